@@ -1,0 +1,18 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.(t|j|mj)s$': [
+      '@swc/jest',
+      { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+    ],
+  },
+  // ESM-only packages are transformed to CommonJS for jest.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|@middy|@marcbachmann|@openrouter|zod)/)'],
+  moduleNameMapper: {
+    '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
+  },
+  testTimeout: 30000,
+};

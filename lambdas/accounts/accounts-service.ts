@@ -1,0 +1,332 @@
+import { BadRequestError, ConflictError, NotFoundError, invalidParameter } from '../http/api-errors';
+import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
+import { AlreadyExistsError, type AccountStore, type GuardrailPatch } from './account-store';
+import { generateApiKey, type RandomBytes } from './api-keys';
+import {
+  DEFAULT_PRIVACY,
+  DEFAULT_PROVIDER_PREFERENCES,
+  type AccessLevel,
+  type ApiKeyRecord,
+  type Guardrail,
+  type KeyKind,
+  type Organization,
+  type Plan,
+  type PrivacySettings,
+  type ProviderPreferences,
+  type User,
+  type Workspace,
+} from './types';
+
+export interface AccountsDeps {
+  store: AccountStore;
+  clock?: Clock;
+  newId?: IdGenerator;
+  random?: RandomBytes;
+}
+
+export interface NewApiKey {
+  kind: KeyKind;
+  name: string;
+  /** Workspace keys; personal keys default to the organization's first workspace. */
+  workspaceId?: string;
+  /** Management keys. @default 'read-write' */
+  accessLevel?: AccessLevel;
+  /** Personal keys. */
+  userId?: string;
+  expiresAt?: string | null;
+}
+
+export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'createdAt' | 'updatedAt'>;
+
+/**
+ * Organization, workspace, user, key and guardrail operations shared by the management
+ * API, the operator CLI and the local demo seed. Validation lives here, not in callers.
+ */
+export class AccountsService {
+  private readonly store: AccountStore;
+  private readonly clock: Clock;
+  private readonly newId: IdGenerator;
+  private readonly random?: RandomBytes;
+
+  constructor(deps: AccountsDeps) {
+    this.store = deps.store;
+    this.clock = deps.clock ?? systemClock;
+    this.newId = deps.newId ?? randomId;
+    this.random = deps.random;
+  }
+
+  /** Creates an organization with a default workspace, as every organization has one. */
+  async createOrganization(input: { name: string; plan: Plan; id?: string }): Promise<{ organization: Organization; workspace: Workspace }> {
+    const now = this.timestamp();
+    const organization: Organization = {
+      id: input.id ?? this.newId(),
+      name: input.name,
+      plan: input.plan,
+      providerPreferences: { ...DEFAULT_PROVIDER_PREFERENCES },
+      privacy: { ...DEFAULT_PRIVACY },
+      createdAt: now,
+      updatedAt: null,
+    };
+    await this.translate(() => this.store.createOrganization(organization));
+    const workspace = await this.createWorkspace(organization.id, { name: 'Default' });
+    return { organization, workspace };
+  }
+
+  async getOrganization(id: string): Promise<Organization> {
+    const organization = await this.store.getOrganization(id);
+    if (!organization) throw new NotFoundError(`Organization ${id} not found`);
+    return organization;
+  }
+
+  listOrganizations(): Promise<Organization[]> {
+    return this.store.listOrganizations();
+  }
+
+  async setPlan(organizationId: string, plan: Plan): Promise<Organization> {
+    return this.updateOrganization(organizationId, { plan });
+  }
+
+  async setProviderPreferences(organizationId: string, preferences: ProviderPreferences): Promise<Organization> {
+    const overlap = (preferences.allowedProviders ?? []).filter((p) => preferences.ignoredProviders.includes(p));
+    if (overlap.length > 0) {
+      throw new BadRequestError(`Providers cannot be both allowed and ignored: ${overlap.join(', ')}`);
+    }
+    return this.updateOrganization(organizationId, { providerPreferences: preferences });
+  }
+
+  async setPrivacy(organizationId: string, privacy: PrivacySettings): Promise<Organization> {
+    return this.updateOrganization(organizationId, { privacy });
+  }
+
+  async createWorkspace(organizationId: string, input: { name: string; description?: string | null; slug?: string }): Promise<Workspace> {
+    const workspace: Workspace = {
+      id: this.newId(),
+      organizationId,
+      name: input.name,
+      slug: input.slug ?? slugify(input.name),
+      description: input.description ?? null,
+      guardrailIds: [],
+      createdAt: this.timestamp(),
+      updatedAt: null,
+    };
+    if (workspace.slug === '') throw invalidParameter('name', 'must contain a letter or digit');
+    const existing = await this.store.listWorkspaces(organizationId);
+    if (existing.some((w) => w.slug === workspace.slug)) {
+      throw new ConflictError(`A workspace with slug "${workspace.slug}" already exists`);
+    }
+    await this.translate(() => this.store.createWorkspace(workspace));
+    return workspace;
+  }
+
+  async getWorkspace(organizationId: string, id: string): Promise<Workspace> {
+    const workspace = await this.store.getWorkspace(organizationId, id);
+    if (!workspace) throw new NotFoundError(`Workspace ${id} not found`);
+    return workspace;
+  }
+
+  listWorkspaces(organizationId: string): Promise<Workspace[]> {
+    return this.store.listWorkspaces(organizationId);
+  }
+
+  async createUser(organizationId: string, input: { email: string; name: string }): Promise<User> {
+    await this.getOrganization(organizationId);
+    const user: User = { id: this.newId(), organizationId, email: input.email, name: input.name, createdAt: this.timestamp() };
+    await this.translate(() => this.store.createUser(user));
+    return user;
+  }
+
+  /** Creates a key and returns its secret, the only time the secret exists outside the caller. */
+  async createApiKey(organizationId: string, input: NewApiKey): Promise<{ key: ApiKeyRecord; secret: string }> {
+    await this.getOrganization(organizationId);
+    let workspaceId: string | null = null;
+    let userId: string | null = null;
+    let accessLevel: AccessLevel | null = null;
+    if (input.kind === 'management') {
+      if (input.workspaceId) throw invalidParameter('workspace_id', 'management keys belong to the organization, not a workspace');
+      accessLevel = input.accessLevel ?? 'read-write';
+    } else {
+      if (input.accessLevel) throw invalidParameter('access_level', 'applies to management keys only');
+      workspaceId = input.workspaceId ?? (await this.defaultWorkspace(organizationId)).id;
+      await this.getWorkspace(organizationId, workspaceId);
+    }
+    if (input.kind === 'personal') {
+      if (!input.userId) throw invalidParameter('user_id', 'is required for a personal key');
+      if (!(await this.store.getUser(organizationId, input.userId))) throw new NotFoundError(`User ${input.userId} not found`);
+      userId = input.userId;
+    } else if (input.userId) {
+      throw invalidParameter('user_id', 'applies to personal keys only');
+    }
+    if (input.expiresAt != null && !isUtcTimestamp(input.expiresAt)) {
+      throw invalidParameter('expires_at', 'must be an ISO 8601 UTC timestamp ending in Z');
+    }
+    const generated = generateApiKey(this.random);
+    const key: ApiKeyRecord = {
+      hash: generated.hash,
+      organizationId,
+      kind: input.kind,
+      workspaceId,
+      accessLevel,
+      userId,
+      name: input.name,
+      label: generated.label,
+      disabled: false,
+      guardrailIds: [],
+      expiresAt: input.expiresAt ?? null,
+      createdAt: this.timestamp(),
+      updatedAt: null,
+    };
+    await this.translate(() => this.store.createApiKey(key));
+    return { key, secret: generated.secret };
+  }
+
+  /** A key of this organization; another organization's key is reported as absent. */
+  async getApiKey(organizationId: string, hash: string): Promise<ApiKeyRecord> {
+    const key = await this.store.getApiKey(hash);
+    if (!key || key.organizationId !== organizationId) throw new NotFoundError(`API key ${hash} not found`);
+    return key;
+  }
+
+  listApiKeys(organizationId: string): Promise<ApiKeyRecord[]> {
+    return this.store.listApiKeys(organizationId);
+  }
+
+  async updateApiKey(organizationId: string, hash: string, patch: { name?: string; disabled?: boolean }): Promise<ApiKeyRecord> {
+    await this.getApiKey(organizationId, hash);
+    const updated = await this.store.updateApiKey(hash, patch, this.timestamp());
+    if (!updated) throw new NotFoundError(`API key ${hash} not found`);
+    return updated;
+  }
+
+  async deleteApiKey(organizationId: string, hash: string): Promise<void> {
+    await this.getApiKey(organizationId, hash);
+    if (!(await this.store.deleteApiKey(hash))) throw new NotFoundError(`API key ${hash} not found`);
+  }
+
+  async createGuardrail(organizationId: string, input: GuardrailInput): Promise<Guardrail> {
+    await this.getOrganization(organizationId);
+    if (input.workspaceId) await this.getWorkspace(organizationId, input.workspaceId);
+    checkGuardrailLists(input);
+    const guardrail: Guardrail = {
+      ...input,
+      id: this.newId(),
+      organizationId,
+      createdAt: this.timestamp(),
+      updatedAt: null,
+    };
+    await this.translate(() => this.store.createGuardrail(guardrail));
+    return guardrail;
+  }
+
+  async getGuardrail(organizationId: string, id: string): Promise<Guardrail> {
+    const guardrail = await this.store.getGuardrail(organizationId, id);
+    if (!guardrail) throw new NotFoundError(`Guardrail ${id} not found`);
+    return guardrail;
+  }
+
+  listGuardrails(organizationId: string): Promise<Guardrail[]> {
+    return this.store.listGuardrails(organizationId);
+  }
+
+  async updateGuardrail(organizationId: string, id: string, patch: GuardrailPatch): Promise<Guardrail> {
+    const current = await this.getGuardrail(organizationId, id);
+    checkGuardrailLists({ ...current, ...patch });
+    const updated = await this.store.updateGuardrail(organizationId, id, patch, this.timestamp());
+    if (!updated) throw new NotFoundError(`Guardrail ${id} not found`);
+    return updated;
+  }
+
+  /** Deletes a guardrail and detaches it from the keys and workspaces it was on. */
+  async deleteGuardrail(organizationId: string, id: string): Promise<void> {
+    await this.getGuardrail(organizationId, id);
+    for (const key of await this.store.listApiKeys(organizationId)) {
+      if (key.guardrailIds.includes(id)) await this.unassignGuardrailFromKeys(organizationId, id, [key.hash]);
+    }
+    for (const workspace of await this.store.listWorkspaces(organizationId)) {
+      if (workspace.guardrailIds.includes(id)) await this.setWorkspaceGuardrail(organizationId, id, workspace.id, false);
+    }
+    if (!(await this.store.deleteGuardrail(organizationId, id))) throw new NotFoundError(`Guardrail ${id} not found`);
+  }
+
+  /** Attaches a guardrail to keys; returns how many keys gained it. */
+  async assignGuardrailToKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
+    await this.getGuardrail(organizationId, guardrailId);
+    const keys = await Promise.all(hashes.map((hash) => this.getApiKey(organizationId, hash)));
+    let changed = 0;
+    for (const key of keys) {
+      if (key.guardrailIds.includes(guardrailId)) continue;
+      await this.store.updateApiKey(key.hash, { guardrailIds: [...key.guardrailIds, guardrailId] }, this.timestamp());
+      changed++;
+    }
+    return changed;
+  }
+
+  /** Detaches a guardrail from keys; returns how many keys lost it. */
+  async unassignGuardrailFromKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
+    const keys = await Promise.all(hashes.map((hash) => this.getApiKey(organizationId, hash)));
+    let changed = 0;
+    for (const key of keys) {
+      if (!key.guardrailIds.includes(guardrailId)) continue;
+      const guardrailIds = key.guardrailIds.filter((id) => id !== guardrailId);
+      await this.store.updateApiKey(key.hash, { guardrailIds }, this.timestamp());
+      changed++;
+    }
+    return changed;
+  }
+
+  /** Attaches (or detaches) a guardrail to every request made with the workspace's keys. */
+  async setWorkspaceGuardrail(organizationId: string, guardrailId: string, workspaceId: string, attached: boolean): Promise<Workspace> {
+    const workspace = await this.getWorkspace(organizationId, workspaceId);
+    if (attached) await this.getGuardrail(organizationId, guardrailId);
+    const others = workspace.guardrailIds.filter((id) => id !== guardrailId);
+    const guardrailIds = attached ? [...others, guardrailId] : others;
+    const updated = await this.store.updateWorkspace(organizationId, workspaceId, { guardrailIds }, this.timestamp());
+    if (!updated) throw new NotFoundError(`Workspace ${workspaceId} not found`);
+    return updated;
+  }
+
+  private async defaultWorkspace(organizationId: string): Promise<Workspace> {
+    const workspaces = await this.store.listWorkspaces(organizationId);
+    const first = [...workspaces].sort((a, b) => a.createdAt.localeCompare(b.createdAt))[0];
+    if (!first) throw new NotFoundError(`Organization ${organizationId} has no workspace`);
+    return first;
+  }
+
+  private async updateOrganization(id: string, patch: Parameters<AccountStore['updateOrganization']>[1]): Promise<Organization> {
+    const updated = await this.store.updateOrganization(id, patch, this.timestamp());
+    if (!updated) throw new NotFoundError(`Organization ${id} not found`);
+    return updated;
+  }
+
+  private timestamp(): string {
+    return this.clock.now().toISOString();
+  }
+
+  private async translate<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (error instanceof AlreadyExistsError) throw new ConflictError(error.message);
+      throw error;
+    }
+  }
+}
+
+function checkGuardrailLists(g: Pick<Guardrail, 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders'>): void {
+  const both = (a: string[] | null, b: string[] | null) => (a ?? []).filter((x) => (b ?? []).includes(x));
+  const models = both(g.allowedModels, g.ignoredModels);
+  if (models.length > 0) throw new BadRequestError(`Models cannot be both allowed and ignored: ${models.join(', ')}`);
+  const providers = both(g.allowedProviders, g.ignoredProviders);
+  if (providers.length > 0) throw new BadRequestError(`Providers cannot be both allowed and ignored: ${providers.join(', ')}`);
+}
+
+function slugify(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 64);
+}
+
+function isUtcTimestamp(value: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(value) && !Number.isNaN(Date.parse(value));
+}

@@ -1,0 +1,34 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Every secret starts with this, so scanners and people recognise a leaked key. */
+export const API_KEY_PREFIX = 'sk-mg-v1-';
+
+const KEY_PATTERN = /^sk-mg-v1-[0-9a-f]{64}$/;
+
+export type RandomBytes = (size: number) => Buffer;
+
+export interface NewApiKeySecret {
+  /** Shown once at creation, never stored. */
+  secret: string;
+  /** SHA-256 of the secret: the key's identifier and the only form stored. */
+  hash: string;
+  label: string;
+}
+
+/** A new 256-bit secret. SHA-256 suffices for storage: the secret has full entropy. */
+export function generateApiKey(random: RandomBytes = randomBytes): NewApiKeySecret {
+  const secret = `${API_KEY_PREFIX}${random(32).toString('hex')}`;
+  return { secret, hash: hashApiKey(secret), label: labelFor(secret) };
+}
+
+export function hashApiKey(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export function isApiKeyFormat(value: string): boolean {
+  return KEY_PATTERN.test(value);
+}
+
+function labelFor(secret: string): string {
+  return `${secret.slice(0, API_KEY_PREFIX.length + 3)}...${secret.slice(-4)}`;
+}

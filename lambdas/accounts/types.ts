@@ -1,0 +1,115 @@
+/** Organizations, workspaces, users, API keys and guardrails: what authentication and the catalog stand on. */
+
+export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export interface ProviderPreferences {
+  /** When set, only these providers (endpoint tags) are used. */
+  allowedProviders: string[] | null;
+  /** Providers never used. */
+  ignoredProviders: string[];
+}
+
+export interface PrivacySettings {
+  /** Allow providers that may train on prompts. */
+  allowTrainingProviders: boolean;
+  /** Allow providers that retain prompts. */
+  allowRetainingProviders: boolean;
+  /** Only zero-data-retention endpoints. */
+  zeroDataRetentionOnly: boolean;
+}
+
+export interface Organization {
+  id: string;
+  name: string;
+  plan: Plan;
+  providerPreferences: ProviderPreferences;
+  privacy: PrivacySettings;
+  createdAt: string;
+  updatedAt: string | null;
+}
+
+export const DEFAULT_PROVIDER_PREFERENCES: ProviderPreferences = Object.freeze({
+  allowedProviders: null,
+  ignoredProviders: [],
+}) as ProviderPreferences;
+
+export const DEFAULT_PRIVACY: PrivacySettings = Object.freeze({
+  allowTrainingProviders: true,
+  allowRetainingProviders: true,
+  zeroDataRetentionOnly: false,
+});
+
+export interface Workspace {
+  id: string;
+  organizationId: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  guardrailIds: string[];
+  createdAt: string;
+  updatedAt: string | null;
+}
+
+export interface User {
+  id: string;
+  organizationId: string;
+  email: string;
+  name: string;
+  createdAt: string;
+}
+
+export const KEY_KINDS = ['workspace', 'management', 'personal'] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
+
+export const ACCESS_LEVELS = ['read-write', 'read-only'] as const;
+export type AccessLevel = (typeof ACCESS_LEVELS)[number];
+
+/** An API key as stored: never the secret, only its SHA-256 hash. */
+export interface ApiKeyRecord {
+  hash: string;
+  organizationId: string;
+  kind: KeyKind;
+  /** Workspace keys and personal keys act in a workspace; management keys in none. */
+  workspaceId: string | null;
+  /** Management keys only. */
+  accessLevel: AccessLevel | null;
+  /** Personal keys: the user who owns the key. */
+  userId: string | null;
+  name: string;
+  /** Recognisable, non-secret form: prefix and last four characters. */
+  label: string;
+  disabled: boolean;
+  guardrailIds: string[];
+  expiresAt: string | null;
+  createdAt: string;
+  updatedAt: string | null;
+}
+
+/** Guardrail restrictions (public OpenAPI `Guardrail`), the part the catalog enforces. */
+export interface Guardrail {
+  id: string;
+  organizationId: string;
+  workspaceId: string | null;
+  name: string;
+  description: string | null;
+  /** Model canonical slugs or ids; null means no allowlist. */
+  allowedModels: string[] | null;
+  ignoredModels: string[] | null;
+  allowedProviders: string[] | null;
+  ignoredProviders: string[] | null;
+  /** Only zero-data-retention endpoints. */
+  enforceZdr: boolean;
+  createdAt: string;
+  updatedAt: string | null;
+}
+
+/** Who is calling, after authentication. */
+export interface Principal {
+  organization: Organization;
+  key: ApiKeyRecord;
+  /** SPEC 2.12: what the credential may do. */
+  scope: 'inference' | 'management';
+  /** How the caller authenticated. */
+  credential: 'api_key' | 'access_token';
+}

@@ -1,0 +1,84 @@
+import type { Guardrail, Organization } from '../accounts/types';
+import type { ProviderEndpoint, PublicModel } from './types';
+
+/**
+ * What one caller may reach: the organization's provider preferences and privacy
+ * settings, every guardrail on its key and workspace, and the region of the hostname it
+ * called. Built once per request; the checks are plain set lookups.
+ */
+export interface CallerPolicy {
+  allowsModel(model: PublicModel): boolean;
+  allowsEndpoint(endpoint: ProviderEndpoint): boolean;
+}
+
+interface GuardrailSets {
+  allowedModels: Set<string> | null;
+  ignoredModels: Set<string>;
+  allowedProviders: Set<string> | null;
+  ignoredProviders: Set<string>;
+  enforceZdr: boolean;
+}
+
+const lower = (values: readonly string[]) => new Set(values.map((v) => v.toLowerCase()));
+
+export function buildCallerPolicy(input: {
+  organization: Pick<Organization, 'providerPreferences' | 'privacy'>;
+  guardrails: readonly Pick<Guardrail, 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders' | 'enforceZdr'>[];
+  /** In-region routing (SPEC 4.1 rule 4); null outside a regional hostname. */
+  region: string | null;
+}): CallerPolicy {
+  const { providerPreferences, privacy } = input.organization;
+  const allowedProviders = providerPreferences.allowedProviders ? lower(providerPreferences.allowedProviders) : null;
+  const ignoredProviders = lower(providerPreferences.ignoredProviders);
+  const guardrails: GuardrailSets[] = input.guardrails.map((g) => ({
+    allowedModels: g.allowedModels ? new Set(g.allowedModels) : null,
+    ignoredModels: new Set(g.ignoredModels ?? []),
+    allowedProviders: g.allowedProviders ? lower(g.allowedProviders) : null,
+    ignoredProviders: lower(g.ignoredProviders ?? []),
+    enforceZdr: g.enforceZdr,
+  }));
+  const zdrOnly = privacy.zeroDataRetentionOnly || guardrails.some((g) => g.enforceZdr);
+  const region = input.region;
+
+  return {
+    // Guardrails name models by canonical slug or by id; either form matches.
+    allowsModel(model) {
+      for (const g of guardrails) {
+        if (g.allowedModels && !g.allowedModels.has(model.canonical_slug) && !g.allowedModels.has(model.id)) return false;
+        if (g.ignoredModels.has(model.canonical_slug) || g.ignoredModels.has(model.id)) return false;
+      }
+      return true;
+    },
+    allowsEndpoint(endpoint) {
+      const provider = endpoint.tag.toLowerCase();
+      if (allowedProviders && !allowedProviders.has(provider)) return false;
+      if (ignoredProviders.has(provider)) return false;
+      const policy = endpoint.dataPolicy;
+      if (!privacy.allowTrainingProviders && policy.training) return false;
+      if (!privacy.allowRetainingProviders && policy.retainsPrompts) return false;
+      if (zdrOnly && !policy.zeroDataRetention) return false;
+      for (const g of guardrails) {
+        if (g.allowedProviders && !g.allowedProviders.has(provider)) return false;
+        if (g.ignoredProviders.has(provider)) return false;
+      }
+      if (region !== null && !endpoint.regions.includes(region)) return false;
+      return true;
+    },
+  };
+}
+
+/** An open policy: every model and endpoint (operators and benchmarks). */
+export const OPEN_POLICY: CallerPolicy = { allowsModel: () => true, allowsEndpoint: () => true };
+
+/**
+ * The region whose configured hostname the request came in on, or null. The port is
+ * ignored; hostnames compare case-insensitively.
+ */
+export function regionForHost(host: string | undefined, regionalHostnames: Readonly<Record<string, string>>): string | null {
+  if (!host) return null;
+  const hostname = host.trim().toLowerCase().replace(/:\d+$/, '');
+  for (const [region, regional] of Object.entries(regionalHostnames)) {
+    if (hostname === regional) return region;
+  }
+  return null;
+}

@@ -1,0 +1,73 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { AccountStore } from '../accounts/account-store';
+import { authenticate, type AuthenticationDeps } from '../accounts/authenticate';
+import type { Principal } from '../accounts/types';
+import { NotFoundError } from '../http/api-errors';
+import { header } from '../http/request';
+import { json, rawJson } from '../http/responses';
+import { API_BASE_PATH } from '../routes';
+import type { CatalogCache } from './catalog-cache';
+import { nextPageLink, parseCatalogQuery } from './catalog-query';
+import { buildCallerPolicy, regionForHost, type CallerPolicy } from './caller-policy';
+import type { ProviderEndpoint } from './types';
+
+export interface CatalogApiDeps extends AuthenticationDeps {
+  catalog: CatalogCache;
+  regionalHostnames: Readonly<Record<string, string>>;
+}
+
+const LIST_PATH = `${API_BASE_PATH}/models/user`;
+
+/** SPEC 4.1 and the `links.details` resource. Handlers only wire: parse, call, format. */
+export function createCatalogApi(deps: CatalogApiDeps) {
+  return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    // Validate the query before any I/O: a bad request costs nothing.
+    const isList = event.resource === LIST_PATH;
+    const query = isList ? parseCatalogQuery(event.queryStringParameters) : undefined;
+    const principal = await authenticate(header(event, 'authorization'), deps);
+    const [policy, catalog] = await Promise.all([
+      callerPolicy(principal, deps.accounts, regionForHost(header(event, 'host'), deps.regionalHostnames)),
+      deps.catalog.get(),
+    ]);
+
+    if (query) {
+      const result = catalog.list(policy, query);
+      const next = nextPageLink(LIST_PATH, query, event.queryStringParameters, result.total);
+      return rawJson(200, `{"data":${result.dataJson},"total_count":${result.total},"links":{"next":${JSON.stringify(next)}}}`);
+    }
+
+    const { author, slug } = event.pathParameters ?? {};
+    const found = catalog.endpointsFor(`${author}/${slug}`, policy);
+    if (!found) throw new NotFoundError(`Model ${author}/${slug} not found`);
+    const { model, endpoints } = found;
+    return json(200, {
+      data: {
+        id: model.id,
+        name: model.name,
+        created: model.created,
+        description: model.description ?? '',
+        architecture: {
+          ...model.architecture,
+          tokenizer: model.architecture.tokenizer ?? null,
+          instruct_type: model.architecture.instruct_type ?? null,
+        },
+        endpoints: endpoints.map((endpoint) => publicEndpoint(endpoint, model.id, model.name)),
+      },
+    });
+  };
+}
+
+/** Guardrails on the key and on its workspace all apply (SPEC 1). */
+export async function callerPolicy(principal: Principal, accounts: AccountStore, region: string | null): Promise<CallerPolicy> {
+  const { organization, key } = principal;
+  const workspace = key.workspaceId ? await accounts.getWorkspace(organization.id, key.workspaceId) : undefined;
+  const ids = [...key.guardrailIds, ...(workspace?.guardrailIds ?? [])];
+  const guardrails = ids.length > 0 ? await accounts.getGuardrails(organization.id, ids) : [];
+  return buildCallerPolicy({ organization, guardrails, region });
+}
+
+/** The public `PublicEndpoint` shape: internal policy and region fields stay inside. */
+function publicEndpoint(endpoint: ProviderEndpoint, modelId: string, modelName: string) {
+  const { dataPolicy: _policy, regions: _regions, ...rest } = endpoint;
+  return { ...rest, model_id: modelId, model_name: modelName };
+}

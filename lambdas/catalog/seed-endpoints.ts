@@ -1,0 +1,459 @@
+/**
+ * Builds `CatalogEntry` records (SPEC 2.1 models plus their provider endpoints) for the
+ * public model snapshot, which carries models but no endpoints, data policies or regions.
+ *
+ * Everything is derived deterministically from a hash of the model id (and of the provider
+ * tag for per-endpoint figures): the same inputs always give the same catalog, so local runs,
+ * tests and benchmarks agree. Real endpoint records (`data/endpoints-excerpt.json`) and model
+ * statistics (`data/model-stats.json`) are used where they exist; the rest is synthetic but
+ * shaped so that the data-policy and region filters have something to filter.
+ */
+import { multiplyDecimal } from './pricing';
+import {
+  OVERRIDABLE_PRICE_KEYS,
+  PRICE_KEYS,
+  type CatalogEntry,
+  type DataPolicy,
+  type PercentileStats,
+  type PricingOverride,
+  type ProviderEndpoint,
+  type PublicModel,
+  type PublicPricing,
+} from './types';
+
+/** One record of `data/endpoints-excerpt.json`: an OpenRouter `PublicEndpoint` plus bookkeeping. */
+export interface ExcerptEndpoint {
+  _snapshot_timestamp_utc: string;
+  _canonical_slug: string;
+  /** Position of this endpoint in the model's full endpoint list (the excerpt is a subset). */
+  _endpoint_index: number;
+  name: string;
+  model_id: string;
+  model_name: string;
+  context_length: number;
+  /** As published: prices already have `discount` applied (see {@link excerptPricing}). */
+  pricing: PublicPricing;
+  provider_name: string;
+  tag: string;
+  quantization: string;
+  max_completion_tokens: number | null;
+  max_prompt_tokens: number | null;
+  supported_parameters: string[];
+  status: number;
+  uptime_last_30m: number | null;
+  uptime_last_5m: number | null;
+  uptime_last_1d: number | null;
+  supports_implicit_caching: boolean;
+  latency_last_30m: PercentileStats | null;
+  throughput_last_30m: PercentileStats | null;
+}
+
+export interface EndpointsExcerptFile {
+  _source?: Record<string, string>;
+  endpoints: ExcerptEndpoint[];
+}
+
+export interface MinMaxMedian {
+  min: number | null;
+  max: number | null;
+  median: number | null;
+}
+
+/** One value of `data/model-stats.json`, keyed there by canonical slug. */
+export interface ModelStats {
+  /** Tokens per second across the model's providers. */
+  throughput: MinMaxMedian | null;
+  /** Time to first token, milliseconds. */
+  latency: MinMaxMedian | null;
+  e2eLatency: MinMaxMedian | null;
+  /** Percent. */
+  uptime: number | null;
+  topProvider: {
+    p50_throughput: number | null;
+    p50_latency: number | null;
+    request_count: number | null;
+  } | null;
+}
+
+export type ModelStatsFile = Record<string, ModelStats>;
+
+export interface SeedSources {
+  endpoints: ExcerptEndpoint[];
+  /** Keyed by canonical slug. */
+  stats: Record<string, ModelStats>;
+}
+
+/** The provider tag of a router model's single endpoint. */
+export const ROUTER_TAG = 'router';
+
+/**
+ * Hosts for open-weight models. Extra endpoints of a model are drawn from here (or from
+ * {@link CLOUD_HOSTS} for closed models), never repeating the model's own author.
+ */
+const OPEN_WEIGHT_HOSTS = [
+  'together',
+  'fireworks',
+  'deepinfra',
+  'novita',
+  'groq',
+  'nebius',
+  'parasail',
+  'baseten',
+  'siliconflow',
+  'friendli',
+  'atlas-cloud',
+  'mistral',
+] as const;
+
+/** Hyperscalers that resell closed models. */
+const CLOUD_HOSTS = ['google-vertex', 'amazon-bedrock', 'azure'] as const;
+
+/** Authors whose models are only served by themselves and the hyperscalers. */
+const CLOSED_MODEL_AUTHORS = new Set(['anthropic', 'openai', 'google', 'x-ai', 'cohere', 'amazon', 'perplexity']);
+
+/** Hosts headquartered in the EU: their endpoints lean to EU regions. */
+const EU_HOSTS = new Set(['mistral', 'mistralai', 'nebius']);
+
+const DISPLAY_NAMES: Record<string, string> = {
+  'amazon-bedrock': 'Amazon Bedrock',
+  'atlas-cloud': 'AtlasCloud',
+  azure: 'Azure',
+  deepinfra: 'DeepInfra',
+  deepseek: 'DeepSeek',
+  'google-vertex': 'Google Vertex',
+  mistralai: 'Mistral',
+  minimax: 'MiniMax',
+  moonshotai: 'Moonshot AI',
+  openai: 'OpenAI',
+  openrouter: 'OpenRouter',
+  router: 'OpenRouter',
+  siliconflow: 'SiliconFlow',
+  'x-ai': 'xAI',
+  'z-ai': 'Z.ai',
+};
+
+const QUANTIZATIONS = ['fp8', 'bf16', 'fp16', 'int4', 'fp4', 'unknown'] as const;
+
+/** Extra endpoints price between 0.8x and 1.6x the model's public price. */
+const PRICE_FACTORS = ['0.8', '0.9', '1', '1', '1.1', '1.2', '1.25', '1.5', '1.6'] as const;
+
+/** Extra endpoints sometimes offer a shorter context than the public entry. */
+const CONTEXT_FACTORS = [1, 1, 1, 0.5, 0.25] as const;
+
+/**
+ * One `CatalogEntry` per model, in input order.
+ *
+ * - Endpoint 0 is the model's public entry (SPEC 2.1 `pricing`, `top_provider`,
+ *   `supported_parameters`), served by the model's author, or by the provider the excerpt
+ *   lists first when it has the model's endpoint 0.
+ * - Models in the excerpt get its other endpoints, in the excerpt's order, and no synthetic
+ *   ones; other models get 0–3 extra synthetic endpoints (1–4 in all; at least 2 for `:free`).
+ * - Router models (`openrouter/…` or prompt price "-1") get exactly one endpoint, tagged
+ *   {@link ROUTER_TAG}.
+ *
+ * Pure: the sources are passed in, nothing is read or randomised.
+ */
+export function deriveCatalogEntries(models: PublicModel[], sources: SeedSources): CatalogEntry[] {
+  const excerptByModel = new Map<string, ExcerptEndpoint[]>();
+  for (const endpoint of sources.endpoints) {
+    const list = excerptByModel.get(endpoint.model_id) ?? [];
+    list.push(endpoint);
+    excerptByModel.set(endpoint.model_id, list);
+  }
+  for (const list of excerptByModel.values()) list.sort((a, b) => a._endpoint_index - b._endpoint_index);
+
+  return models.map((model) => {
+    const stats = sources.stats[model.canonical_slug];
+    const excerpt = excerptByModel.get(model.id) ?? [];
+    return {
+      model,
+      endpoints: deriveEndpoints(model, excerpt, stats),
+      ...usageFigures(model, stats),
+    };
+  });
+}
+
+/** Router models pick another model per request; they have no provider of their own. */
+export function isRouterModel(model: PublicModel): boolean {
+  return model.id.startsWith('openrouter/') || model.pricing.prompt === '-1';
+}
+
+/** Author part of a model id, without the `~` that marks an alias (`~google/…` → `google`). */
+export function authorTag(modelId: string): string {
+  return modelId.split('/')[0].replace(/^~/, '');
+}
+
+/** Display form of a provider tag: `amazon-bedrock` → `Amazon Bedrock`. */
+export function providerDisplayName(tag: string): string {
+  return (
+    DISPLAY_NAMES[tag] ??
+    tag
+      .split('-')
+      .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+      .join(' ')
+  );
+}
+
+function deriveEndpoints(model: PublicModel, excerpt: ExcerptEndpoint[], stats: ModelStats | undefined): ProviderEndpoint[] {
+  if (isRouterModel(model)) {
+    return [{ ...publicEndpoint(model, ROUTER_TAG, stats), dataPolicy: { ...ROUTER_POLICY }, regions: ['us'] }];
+  }
+
+  const first = excerpt.find((e) => e._endpoint_index === 0);
+  const top = first ? fromExcerptTop(model, first) : publicEndpoint(model, authorTag(model.id), stats);
+  const endpoints: ProviderEndpoint[] = [
+    { ...top, dataPolicy: dataPolicyFor(model, top.tag, 0), regions: regionsFor(model, top.tag) },
+  ];
+
+  if (excerpt.length > 0) {
+    for (const record of excerpt) {
+      if (record === first) continue;
+      const endpoint = fromExcerpt(record);
+      endpoints.push({
+        ...endpoint,
+        dataPolicy: dataPolicyFor(model, endpoint.tag, endpoints.length),
+        regions: regionsFor(model, endpoint.tag),
+      });
+    }
+    return endpoints;
+  }
+
+  for (const host of extraHosts(model)) {
+    const endpoint = syntheticEndpoint(model, host, stats);
+    endpoints.push({
+      ...endpoint,
+      dataPolicy: dataPolicyFor(model, host, endpoints.length),
+      regions: regionsFor(model, host),
+    });
+  }
+  return endpoints;
+}
+
+type EndpointBody = Omit<ProviderEndpoint, 'dataPolicy' | 'regions'>;
+
+/** The public entry as one endpoint; p50 latency/throughput from the model's median stats. */
+function publicEndpoint(model: PublicModel, tag: string, stats: ModelStats | undefined): EndpointBody {
+  const providerName = providerDisplayName(tag);
+  return {
+    tag,
+    provider_name: providerName,
+    name: `${providerName} | ${model.canonical_slug}`,
+    quantization: 'unknown',
+    context_length: publicContextLength(model),
+    max_completion_tokens: model.top_provider.max_completion_tokens ?? null,
+    max_prompt_tokens: null,
+    pricing: structuredClone(model.pricing),
+    supported_parameters: [...model.supported_parameters],
+    is_moderated: model.top_provider.is_moderated,
+    status: 0,
+    uptime_last_30m: stats?.uptime ?? null,
+    uptime_last_5m: null,
+    uptime_last_1d: stats?.uptime ?? null,
+    supports_implicit_caching: model.pricing.input_cache_read !== undefined && unit(model.id, 'implicit-cache') < 0.5,
+    latency_last_30m: medianOnly(stats?.latency),
+    throughput_last_30m: medianOnly(stats?.throughput),
+  };
+}
+
+/** The excerpt's endpoint 0, with the public entry's pricing and limits (they must agree). */
+function fromExcerptTop(model: PublicModel, record: ExcerptEndpoint): EndpointBody {
+  return {
+    ...fromExcerpt(record),
+    context_length: publicContextLength(model),
+    max_completion_tokens: model.top_provider.max_completion_tokens ?? null,
+    pricing: structuredClone(model.pricing),
+    supported_parameters: [...model.supported_parameters],
+    is_moderated: model.top_provider.is_moderated,
+  };
+}
+
+function fromExcerpt(record: ExcerptEndpoint): EndpointBody {
+  return {
+    tag: record.tag,
+    provider_name: record.provider_name,
+    name: record.name,
+    quantization: record.quantization,
+    context_length: record.context_length,
+    max_completion_tokens: record.max_completion_tokens,
+    max_prompt_tokens: record.max_prompt_tokens,
+    pricing: excerptPricing(record.pricing),
+    supported_parameters: [...record.supported_parameters],
+    // The excerpt does not record moderation; only first-party endpoints moderate here.
+    is_moderated: false,
+    status: record.status,
+    uptime_last_30m: record.uptime_last_30m,
+    uptime_last_5m: record.uptime_last_5m,
+    uptime_last_1d: record.uptime_last_1d,
+    supports_implicit_caching: record.supports_implicit_caching,
+    latency_last_30m: record.latency_last_30m && { ...record.latency_last_30m },
+    throughput_last_30m: record.throughput_last_30m && { ...record.throughput_last_30m },
+  };
+}
+
+/**
+ * The excerpt publishes prices with its `discount` already applied (its qwen3-vl-8b-thinking
+ * endpoint lists 0.65 × the public price beside `discount: 0.35`). SPEC 2.3 reads `discount`
+ * as still to be applied, so it is dropped here rather than applied twice.
+ */
+function excerptPricing(pricing: PublicPricing): PublicPricing {
+  const { discount: _alreadyApplied, ...rest } = pricing;
+  return structuredClone(rest) as PublicPricing;
+}
+
+function syntheticEndpoint(model: PublicModel, host: string, stats: ModelStats | undefined): EndpointBody {
+  const key = `${model.id}|${host}`;
+  const contextLength = Math.max(1, Math.floor(publicContextLength(model) * pick(key, 'context', CONTEXT_FACTORS)));
+  const maxCompletion = model.top_provider.max_completion_tokens ?? null;
+  const providerName = providerDisplayName(host);
+  return {
+    tag: host,
+    provider_name: providerName,
+    name: `${providerName} | ${model.canonical_slug}`,
+    quantization: CLOUD_HOSTS.includes(host as (typeof CLOUD_HOSTS)[number])
+      ? 'unknown'
+      : pick(key, 'quantization', QUANTIZATIONS),
+    context_length: contextLength,
+    max_completion_tokens: maxCompletion === null ? null : Math.min(maxCompletion, contextLength),
+    max_prompt_tokens: null,
+    pricing: scalePricing(model.pricing, pick(key, 'price', PRICE_FACTORS)),
+    supported_parameters: [...model.supported_parameters],
+    is_moderated: false,
+    status: 0,
+    uptime_last_30m: round(95 + 5 * unit(key, 'uptime-30m'), 2),
+    uptime_last_5m: null,
+    uptime_last_1d: round(97 + 3 * unit(key, 'uptime-1d'), 2),
+    supports_implicit_caching: model.pricing.input_cache_read !== undefined && unit(key, 'implicit-cache') < 0.5,
+    latency_last_30m: withinRange(stats?.latency, unit(key, 'latency')),
+    throughput_last_30m: withinRange(stats?.throughput, unit(key, 'throughput')),
+  };
+}
+
+/** Every price (base and override) × factor in exact decimal; conditions kept as they are. */
+function scalePricing(pricing: PublicPricing, factor: string): PublicPricing {
+  const scale = (price: string) => (factor === '1' ? price : multiplyDecimal(price, factor));
+  const scaled: PublicPricing = { ...pricing, prompt: scale(pricing.prompt), completion: scale(pricing.completion) };
+  for (const key of PRICE_KEYS) {
+    const price = pricing[key];
+    if (price !== undefined) scaled[key] = scale(price);
+  }
+  if (pricing.overrides) {
+    scaled.overrides = pricing.overrides.map((override) => {
+      const copy: PricingOverride = { ...override };
+      if (override.utc_days) copy.utc_days = [...override.utc_days];
+      for (const key of OVERRIDABLE_PRICE_KEYS) {
+        const price = override[key];
+        if (price !== undefined) copy[key] = scale(price);
+      }
+      return copy;
+    });
+  }
+  return scaled;
+}
+
+/** 0–3 distinct hosts beside the author; `:free` models get at least one. */
+function extraHosts(model: PublicModel): string[] {
+  const author = authorTag(model.id);
+  const pool = (CLOSED_MODEL_AUTHORS.has(author) ? CLOUD_HOSTS : OPEN_WEIGHT_HOSTS).filter(
+    (host) => host !== author && !(author === 'mistralai' && host === 'mistral'),
+  );
+  const wanted = Math.max(isFreeVariant(model) ? 1 : 0, hash(`${model.id}|extra-count`) % 4);
+  return [...pool]
+    .sort((a, b) => hash(`${model.id}|host|${a}`) - hash(`${model.id}|host|${b}`) || a.localeCompare(b))
+    .slice(0, wanted);
+}
+
+const ROUTER_POLICY: DataPolicy = { training: false, retainsPrompts: false, zeroDataRetention: false };
+
+/**
+ * Spread per endpoint: 8% train (and retain), 25% retain only (30-day abuse monitoring),
+ * 27% neither, 40% zero data retention. A `:free` model's first endpoint always trains: the
+ * price of free inference.
+ */
+function dataPolicyFor(model: PublicModel, tag: string, position: number): DataPolicy {
+  if (position === 0 && isFreeVariant(model)) {
+    return { training: true, retainsPrompts: true, zeroDataRetention: false };
+  }
+  const bucket = hash(`${model.id}|${tag}|policy`) % 100;
+  if (bucket < 8) return { training: true, retainsPrompts: true, zeroDataRetention: false };
+  if (bucket < 33) return { training: false, retainsPrompts: true, zeroDataRetention: false };
+  if (bucket < 60) return { training: false, retainsPrompts: false, zeroDataRetention: false };
+  return { training: false, retainsPrompts: false, zeroDataRetention: true };
+}
+
+/** About 6% EU only, 30% US and EU, the rest US only; EU-based hosts lean to the EU. */
+function regionsFor(model: PublicModel, tag: string): string[] {
+  const bucket = hash(`${model.id}|${tag}|regions`) % 100;
+  if (EU_HOSTS.has(tag)) return bucket < 30 ? ['eu'] : ['us', 'eu'];
+  if (bucket < 6) return ['eu'];
+  if (bucket < 36) return ['us', 'eu'];
+  return ['us'];
+}
+
+/**
+ * `popularity` is the real request count of the model's top provider where the stats have one
+ * (base models only: `:free`/`:batch` variants share the slug but not the traffic); otherwise
+ * a log-uniform figure in 1–100,000, with one model in five at 0. `weeklyTokens` is
+ * popularity × a per-model 500–15,500 tokens per request × 7.
+ */
+function usageFigures(model: PublicModel, stats: ModelStats | undefined): { popularity: number; weeklyTokens: number } {
+  const requestCount = stats?.topProvider?.request_count;
+  let popularity: number;
+  if (typeof requestCount === 'number' && !model.id.includes(':')) {
+    popularity = requestCount;
+  } else if (hash(`${model.id}|popular`) % 5 === 0) {
+    popularity = 0;
+  } else {
+    popularity = Math.floor(10 ** (5 * unit(model.id, 'popularity')));
+  }
+  const tokensPerRequest = 500 + (hash(`${model.id}|tokens-per-request`) % 15000);
+  return { popularity, weeklyTokens: popularity * tokensPerRequest * 7 };
+}
+
+function isFreeVariant(model: PublicModel): boolean {
+  return model.id.endsWith(':free');
+}
+
+function publicContextLength(model: PublicModel): number {
+  const length = model.top_provider.context_length ?? model.context_length;
+  if (length === null) throw new RangeError(`model ${model.id} has no context length`);
+  return length;
+}
+
+function medianOnly(range: MinMaxMedian | null | undefined): PercentileStats | null {
+  if (range?.median == null) return null;
+  return { p50: range.median, p75: null, p90: null, p99: null };
+}
+
+/** A p50 somewhere between the model's min and max across providers. */
+function withinRange(range: MinMaxMedian | null | undefined, at: number): PercentileStats | null {
+  if (range?.min == null || range.max == null) return null;
+  return { p50: round(range.min + (range.max - range.min) * at, 1), p75: null, p90: null, p99: null };
+}
+
+function round(value: number, digits: number): number {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
+}
+
+function pick<T>(key: string, salt: string, options: readonly T[]): T {
+  return options[hash(`${key}|${salt}`) % options.length];
+}
+
+function unit(key: string, salt: string): number {
+  return hash(`${key}|${salt}`) / 2 ** 32;
+}
+
+/** FNV-1a (32-bit) over UTF-16 code units, finished with murmur3's fmix32 to spread low bits. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}

@@ -1,0 +1,186 @@
+/**
+ * Catalog types. `PublicModel` is the wire shape of SPEC 2.1 (wire names per DESIGN.md);
+ * `ProviderEndpoint` and `CatalogEntry` are what the gateway keeps about each model to
+ * compute one caller's view of it.
+ */
+
+export type InputModality = 'text' | 'image' | 'file' | 'audio' | 'video';
+
+export const OUTPUT_MODALITIES = [
+  'text',
+  'image',
+  'embeddings',
+  'audio',
+  'video',
+  'rerank',
+  'decisions',
+  'speech',
+  'transcription',
+] as const;
+export type OutputModality = (typeof OUTPUT_MODALITIES)[number];
+
+export interface ModelArchitecture {
+  modality: string | null;
+  input_modalities: InputModality[];
+  output_modalities: OutputModality[];
+  instruct_type?: string | null;
+  tokenizer?: string;
+}
+
+/** SPEC 2.3: price keys that an override may replace. */
+export const OVERRIDABLE_PRICE_KEYS = [
+  'prompt',
+  'completion',
+  'audio',
+  'input_audio_cache',
+  'input_cache_read',
+  'input_cache_write',
+  'input_cache_write_1h',
+] as const;
+export type OverridablePriceKey = (typeof OVERRIDABLE_PRICE_KEYS)[number];
+
+export const PRICE_KEYS = [
+  'prompt',
+  'completion',
+  'request',
+  'image',
+  'image_output',
+  'image_token',
+  'audio',
+  'audio_output',
+  'input_audio_cache',
+  'input_cache_read',
+  'input_cache_write',
+  'input_cache_write_1h',
+  'internal_reasoning',
+  'web_search',
+] as const;
+export type PriceKey = (typeof PRICE_KEYS)[number];
+
+export const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+export type PricingOverride = Partial<Record<OverridablePriceKey, string>> & {
+  min_prompt_tokens?: number;
+  utc_start?: number;
+  utc_end?: number;
+  utc_days?: Weekday[];
+};
+
+export type PublicPricing = { prompt: string; completion: string } & Partial<
+  Record<Exclude<PriceKey, 'prompt' | 'completion'>, string>
+> & {
+    discount?: number;
+    overrides?: PricingOverride[];
+  };
+
+export interface TopProviderInfo {
+  is_moderated: boolean;
+  context_length?: number | null;
+  max_completion_tokens?: number | null;
+}
+
+export interface ArenaEntry {
+  arena: string;
+  category: string;
+  elo: number;
+  win_rate: number;
+  rank: number;
+}
+
+export interface ModelBenchmarks {
+  artificial_analysis?: {
+    intelligence_index: number | null;
+    coding_index: number | null;
+    agentic_index: number | null;
+  };
+  design_arena: ArenaEntry[];
+}
+
+export type ReasoningEffort = 'max' | 'xhigh' | 'high' | 'medium' | 'low' | 'minimal' | 'none' | null;
+
+export interface ModelReasoning {
+  mandatory: boolean;
+  default_enabled?: boolean;
+  default_effort?: ReasoningEffort;
+  supported_efforts?: ReasoningEffort[] | null;
+  supports_max_tokens?: boolean;
+}
+
+export interface PublicModel {
+  id: string;
+  canonical_slug: string;
+  hugging_face_id?: string | null;
+  name: string;
+  created: number;
+  description?: string;
+  context_length: number | null;
+  architecture: ModelArchitecture;
+  pricing: PublicPricing;
+  top_provider: TopProviderInfo;
+  per_request_limits: { prompt_tokens: number; completion_tokens: number } | null;
+  supported_parameters: string[];
+  default_parameters: Record<string, number | null> | null;
+  supported_voices: string[] | null;
+  links: { details: string };
+  alias_target?: { slug: string; name: string };
+  benchmarks?: ModelBenchmarks;
+  expiration_date?: string | null;
+  knowledge_cutoff?: string | null;
+  reasoning?: ModelReasoning;
+}
+
+export interface PercentileStats {
+  p50: number | null;
+  p75: number | null;
+  p90: number | null;
+  p99: number | null;
+}
+
+/** What a provider does with prompts sent through one endpoint. */
+export interface DataPolicy {
+  /** The provider may train on prompts. */
+  training: boolean;
+  /** The provider retains prompts (for abuse monitoring or otherwise). */
+  retainsPrompts: boolean;
+  /** Zero data retention: nothing is stored after the response. */
+  zeroDataRetention: boolean;
+}
+
+/** One provider's offer of a model (public shape `PublicEndpoint` plus policy and regions). */
+export interface ProviderEndpoint {
+  /** Provider slug, e.g. `anthropic`; what provider preferences and guardrails name. */
+  tag: string;
+  provider_name: string;
+  name: string;
+  quantization: string;
+  context_length: number;
+  max_completion_tokens: number | null;
+  max_prompt_tokens: number | null;
+  pricing: PublicPricing;
+  supported_parameters: string[];
+  is_moderated: boolean;
+  status: number;
+  uptime_last_30m: number | null;
+  uptime_last_5m: number | null;
+  uptime_last_1d: number | null;
+  supports_implicit_caching: boolean;
+  latency_last_30m: PercentileStats | null;
+  throughput_last_30m: PercentileStats | null;
+  dataPolicy: DataPolicy;
+  /** Regions where this endpoint can serve in-region (e.g. `eu`, `us`). */
+  regions: string[];
+}
+
+/**
+ * A model as the gateway stores it: the public entry, its endpoints in routing-preference
+ * order (first is preferred), and the usage figures that two sorts read.
+ */
+export interface CatalogEntry {
+  model: PublicModel;
+  endpoints: ProviderEndpoint[];
+  /** Requests in the recent window; `most-popular` sorts by it. */
+  popularity: number;
+  /** Tokens processed in the last week; `top-weekly` sorts by it. */
+  weeklyTokens: number;
+}

@@ -1,0 +1,69 @@
+import { TABLE_SCHEMAS, type TableId } from './store/table-schemas';
+
+/**
+ * Service configuration, parsed once per cold start from the environment into a frozen
+ * object. A missing or malformed value fails the cold start with a message naming it.
+ */
+export interface ServiceConfig {
+  readonly tables: Readonly<Partial<Record<TableId, string>>>;
+  /** Region name to the hostname that serves it, e.g. `{ eu: 'eu.api.example.com' }`. */
+  readonly regionalHostnames: Readonly<Record<string, string>>;
+  /** How stale the in-memory catalog may get before it is checked against the table. */
+  readonly catalogCacheSeconds: number;
+  /** SPEC 8: access tokens live at most 15 minutes. */
+  readonly accessTokenMaxLifetimeSeconds: number;
+  /** KMS key that signs access tokens (AWS only). */
+  readonly signingKeyArn?: string;
+  /** File holding the local ES256 signing key (local runtime only). */
+  readonly localSigningKeyPath?: string;
+  readonly stage: string;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv, requiredTables: readonly TableId[]): ServiceConfig {
+  const tables: Partial<Record<TableId, string>> = {};
+  for (const id of requiredTables) {
+    const name = env[TABLE_SCHEMAS[id].envVar];
+    if (!name) throw new ConfigError(`${TABLE_SCHEMAS[id].envVar} is not set`);
+    tables[id] = name;
+  }
+  return Object.freeze({
+    tables: Object.freeze(tables),
+    regionalHostnames: Object.freeze(parseHostnames(env.REGIONAL_HOSTNAMES)),
+    catalogCacheSeconds: parseNumber(env, 'CATALOG_CACHE_SECONDS', 30, 0, 3600),
+    accessTokenMaxLifetimeSeconds: parseNumber(env, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS', 900, 60, 900),
+    signingKeyArn: env.SIGNING_KEY_ARN || undefined,
+    localSigningKeyPath: env.LOCAL_SIGNING_KEY_PATH || undefined,
+    stage: env.STAGE || 'local',
+  });
+}
+
+function parseNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function parseHostnames(raw: string | undefined): Record<string, string> {
+  if (!raw) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('REGIONAL_HOSTNAMES must be a JSON object of region to hostname');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('REGIONAL_HOSTNAMES must be a JSON object of region to hostname');
+  }
+  const out: Record<string, string> = {};
+  for (const [region, host] of Object.entries(parsed)) {
+    if (typeof host !== 'string' || host === '') throw new ConfigError(`REGIONAL_HOSTNAMES.${region} must be a hostname`);
+    out[region] = host.toLowerCase();
+  }
+  return out;
+}

@@ -1,0 +1,80 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { authenticate, requireInference, type AuthenticationDeps } from '../accounts/authenticate';
+import type { CatalogCache } from '../catalog/catalog-cache';
+import { callerPolicy } from '../catalog/catalog-api';
+import { regionForHost } from '../catalog/caller-policy';
+import type { IdGenerator } from '../clock';
+import { ApiError, NotFoundError, invalidParameter } from '../http/api-errors';
+import { requiredString } from '../http/fields';
+import { header, jsonBody } from '../http/request';
+import { json } from '../http/responses';
+import type { ChatMessage, InferenceUpstream } from './upstream';
+
+export interface InferenceApiDeps extends AuthenticationDeps {
+  catalog: CatalogCache;
+  regionalHostnames: Readonly<Record<string, string>>;
+  /** Null when no upstream is configured: requests get 503. */
+  upstream: InferenceUpstream | null;
+  newId: IdGenerator;
+}
+
+const ROLES = ['system', 'user', 'assistant', 'tool', 'developer'];
+
+/**
+ * `POST /chat/completions` (SPEC 4.5): an inference credential, a model the caller may
+ * reach under its preferences, privacy settings, guardrails and region, routed to the
+ * first endpoint that passes them.
+ */
+export function createInferenceApi(deps: InferenceApiDeps) {
+  return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const principal = await authenticate(header(event, 'authorization'), deps);
+    requireInference(principal);
+    const body = jsonBody(event, 4 * 1024 * 1024);
+    const model = requiredString(body, 'model', 256);
+    const messages = parseMessages(body.messages);
+    if (body.stream === true) throw invalidParameter('stream', 'streaming is not supported by this gateway');
+    const maxTokens = parseMaxTokens(body.max_tokens);
+
+    const [policy, catalog] = await Promise.all([
+      callerPolicy(principal, deps.accounts, regionForHost(header(event, 'host'), deps.regionalHostnames)),
+      deps.catalog.get(),
+    ]);
+    const found = catalog.endpointsFor(model, policy);
+    if (!found) throw new NotFoundError(`No endpoints found for model ${model} that your settings and guardrails allow`);
+    if (!deps.upstream) throw new ApiError(503, 'No inference upstream is configured');
+
+    const endpoint = found.endpoints[0]!;
+    const result = await deps.upstream.complete({ model: found.model.id, endpoint, messages, maxTokens });
+    return json(200, {
+      id: `gen-${deps.newId()}`,
+      object: 'chat.completion',
+      created: Math.floor(deps.clock.now().getTime() / 1000),
+      model: found.model.id,
+      provider: endpoint.provider_name,
+      choices: [{ index: 0, message: { role: 'assistant', content: result.content }, finish_reason: result.finishReason }],
+      usage: {
+        prompt_tokens: result.promptTokens,
+        completion_tokens: result.completionTokens,
+        total_tokens: result.promptTokens + result.completionTokens,
+      },
+    });
+  };
+}
+
+function parseMessages(value: unknown): ChatMessage[] {
+  if (!Array.isArray(value) || value.length === 0) throw invalidParameter('messages', 'must be a non-empty array');
+  return value.map((message, i) => {
+    const m = message as { role?: unknown; content?: unknown } | null;
+    if (!m || typeof m.role !== 'string' || !ROLES.includes(m.role)) {
+      throw invalidParameter(`messages[${i}].role`, `must be one of ${ROLES.join(', ')}`);
+    }
+    if (typeof m.content !== 'string') throw invalidParameter(`messages[${i}].content`, 'must be a string');
+    return { role: m.role as ChatMessage['role'], content: m.content };
+  });
+}
+
+function parseMaxTokens(value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw invalidParameter('max_tokens', 'must be a positive integer');
+  return value;
+}

@@ -1,0 +1,210 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { AccountsService } from '../accounts/accounts-service';
+import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
+import { ACCESS_LEVELS, KEY_KINDS, type Principal } from '../accounts/types';
+import { NotFoundError, invalidParameter } from '../http/api-errors';
+import {
+  nullableString,
+  nullableStringList,
+  oneOf,
+  optionalBoolean,
+  optionalString,
+  rejectUnknownFields,
+  requiredString,
+  requiredStringList,
+} from '../http/fields';
+import { header, jsonBody } from '../http/request';
+import { json } from '../http/responses';
+import { guardrailView, keyView, workspaceView } from './views';
+
+export interface ManagementDeps extends AuthenticationDeps {
+  service: AccountsService;
+}
+
+type Action = (request: {
+  principal: Principal;
+  event: APIGatewayProxyEvent;
+  params: Record<string, string>;
+  deps: ManagementDeps;
+}) => Promise<APIGatewayProxyResult>;
+
+interface Operation {
+  access: 'read' | 'write';
+  run: Action;
+}
+
+const orgOf = (principal: Principal) => principal.organization.id;
+
+const GUARDRAIL_FIELDS = [
+  'name',
+  'description',
+  'workspace_id',
+  'allowed_models',
+  'ignored_models',
+  'allowed_providers',
+  'ignored_providers',
+  'enforce_zdr',
+] as const;
+
+/** Management operations by `METHOD resource`, the API Gateway resource template. */
+const OPERATIONS: Record<string, Operation> = {
+  'GET /api/v1/keys': {
+    access: 'read',
+    run: async ({ principal, event, deps }) => {
+      const includeDisabled = event.queryStringParameters?.include_disabled === 'true';
+      const workspaceId = event.queryStringParameters?.workspace_id;
+      const keys = (await deps.service.listApiKeys(orgOf(principal))).filter(
+        (key) => (includeDisabled || !key.disabled) && (!workspaceId || key.workspaceId === workspaceId),
+      );
+      return json(200, { data: keys.map(keyView) });
+    },
+  },
+  'POST /api/v1/keys': {
+    access: 'write',
+    run: async ({ principal, event, deps }) => {
+      const body = jsonBody(event);
+      rejectUnknownFields(body, ['name', 'kind', 'workspace_id', 'access_level', 'user_id', 'expires_at']);
+      const { key, secret } = await deps.service.createApiKey(orgOf(principal), {
+        name: requiredString(body, 'name'),
+        kind: oneOf(body, 'kind', KEY_KINDS) ?? 'workspace',
+        workspaceId: optionalString(body, 'workspace_id'),
+        accessLevel: oneOf(body, 'access_level', ACCESS_LEVELS),
+        userId: optionalString(body, 'user_id'),
+        expiresAt: nullableString(body, 'expires_at', 64),
+      });
+      return json(201, { data: keyView(key), key: secret });
+    },
+  },
+  'GET /api/v1/keys/{hash}': {
+    access: 'read',
+    run: async ({ principal, params, deps }) => json(200, { data: keyView(await deps.service.getApiKey(orgOf(principal), params.hash!)) }),
+  },
+  'PATCH /api/v1/keys/{hash}': {
+    access: 'write',
+    run: async ({ principal, event, params, deps }) => {
+      const body = jsonBody(event);
+      rejectUnknownFields(body, ['name', 'disabled']);
+      const patch = { name: optionalString(body, 'name'), disabled: optionalBoolean(body, 'disabled') };
+      if (patch.name === undefined && patch.disabled === undefined) throw invalidParameter('body', 'name or disabled is required');
+      const key = await deps.service.updateApiKey(orgOf(principal), params.hash!, patch);
+      return json(200, { data: keyView(key) });
+    },
+  },
+  'DELETE /api/v1/keys/{hash}': {
+    access: 'write',
+    run: async ({ principal, params, deps }) => {
+      await deps.service.deleteApiKey(orgOf(principal), params.hash!);
+      return json(200, { deleted: true });
+    },
+  },
+  'GET /api/v1/workspaces': {
+    access: 'read',
+    run: async ({ principal, deps }) => {
+      const workspaces = await deps.service.listWorkspaces(orgOf(principal));
+      return json(200, { data: workspaces.map(workspaceView), total_count: workspaces.length });
+    },
+  },
+  'POST /api/v1/workspaces': {
+    access: 'write',
+    run: async ({ principal, event, deps }) => {
+      const body = jsonBody(event);
+      rejectUnknownFields(body, ['name', 'slug', 'description']);
+      const workspace = await deps.service.createWorkspace(orgOf(principal), {
+        name: requiredString(body, 'name'),
+        slug: optionalString(body, 'slug', 64),
+        description: nullableString(body, 'description'),
+      });
+      return json(201, { data: workspaceView(workspace) });
+    },
+  },
+  'GET /api/v1/workspaces/{id}': {
+    access: 'read',
+    run: async ({ principal, params, deps }) => json(200, { data: workspaceView(await deps.service.getWorkspace(orgOf(principal), params.id!)) }),
+  },
+  'GET /api/v1/guardrails': {
+    access: 'read',
+    run: async ({ principal, deps }) => {
+      const guardrails = await deps.service.listGuardrails(orgOf(principal));
+      return json(200, { data: guardrails.map(guardrailView), total_count: guardrails.length });
+    },
+  },
+  'POST /api/v1/guardrails': {
+    access: 'write',
+    run: async ({ principal, event, deps }) => {
+      const body = jsonBody(event);
+      rejectUnknownFields(body, GUARDRAIL_FIELDS);
+      const guardrail = await deps.service.createGuardrail(orgOf(principal), {
+        name: requiredString(body, 'name'),
+        description: nullableString(body, 'description') ?? null,
+        workspaceId: optionalString(body, 'workspace_id') ?? null,
+        allowedModels: nullableStringList(body, 'allowed_models') ?? null,
+        ignoredModels: nullableStringList(body, 'ignored_models') ?? null,
+        allowedProviders: nullableStringList(body, 'allowed_providers') ?? null,
+        ignoredProviders: nullableStringList(body, 'ignored_providers') ?? null,
+        enforceZdr: optionalBoolean(body, 'enforce_zdr') ?? false,
+      });
+      return json(201, { data: guardrailView(guardrail) });
+    },
+  },
+  'GET /api/v1/guardrails/{id}': {
+    access: 'read',
+    run: async ({ principal, params, deps }) => json(200, { data: guardrailView(await deps.service.getGuardrail(orgOf(principal), params.id!)) }),
+  },
+  'PATCH /api/v1/guardrails/{id}': {
+    access: 'write',
+    run: async ({ principal, event, params, deps }) => {
+      const body = jsonBody(event);
+      rejectUnknownFields(body, GUARDRAIL_FIELDS.filter((f) => f !== 'workspace_id'));
+      const guardrail = await deps.service.updateGuardrail(orgOf(principal), params.id!, {
+        name: optionalString(body, 'name'),
+        description: nullableString(body, 'description'),
+        allowedModels: nullableStringList(body, 'allowed_models'),
+        ignoredModels: nullableStringList(body, 'ignored_models'),
+        allowedProviders: nullableStringList(body, 'allowed_providers'),
+        ignoredProviders: nullableStringList(body, 'ignored_providers'),
+        enforceZdr: optionalBoolean(body, 'enforce_zdr'),
+      });
+      return json(200, { data: guardrailView(guardrail) });
+    },
+  },
+  'DELETE /api/v1/guardrails/{id}': {
+    access: 'write',
+    run: async ({ principal, params, deps }) => {
+      await deps.service.deleteGuardrail(orgOf(principal), params.id!);
+      return json(200, { deleted: true });
+    },
+  },
+  'POST /api/v1/guardrails/{id}/assignments/keys': {
+    access: 'write',
+    run: async ({ principal, event, params, deps }) => {
+      const body = jsonBody(event);
+      rejectUnknownFields(body, ['key_hashes']);
+      const count = await deps.service.assignGuardrailToKeys(orgOf(principal), params.id!, requiredStringList(body, 'key_hashes', 500));
+      return json(200, { assigned_count: count });
+    },
+  },
+  'POST /api/v1/guardrails/{id}/assignments/keys/remove': {
+    access: 'write',
+    run: async ({ principal, event, params, deps }) => {
+      const body = jsonBody(event);
+      rejectUnknownFields(body, ['key_hashes']);
+      await deps.service.getGuardrail(orgOf(principal), params.id!);
+      const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), params.id!, requiredStringList(body, 'key_hashes', 500));
+      return json(200, { unassigned_count: count });
+    },
+  },
+};
+
+/**
+ * The management API: authenticate, check that the credential is a management key with
+ * enough access, then run the operation for the caller's organization only.
+ */
+export function createManagementApi(deps: ManagementDeps) {
+  return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const operation = OPERATIONS[`${event.httpMethod} ${event.resource}`];
+    if (!operation) throw new NotFoundError();
+    const principal = await authenticate(header(event, 'authorization'), deps);
+    requireManagement(principal, operation.access);
+    return operation.run({ principal, event, params: (event.pathParameters ?? {}) as Record<string, string>, deps });
+  };
+}

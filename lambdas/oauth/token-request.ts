@@ -1,0 +1,55 @@
+import { OAuthError, invalidRequest } from './oauth-errors';
+
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+/** SPEC 8 limits. */
+export const MAX_BODY_BYTES = 32 * 1024;
+export const MAX_SUBJECT_TOKEN_BYTES = 16 * 1024;
+
+export interface TokenExchangeRequest {
+  subjectToken: string;
+  federationPolicyId: string;
+  /** Requested scope, when sent (SPEC 4.2). */
+  scope: 'inference' | 'management' | null;
+}
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/**
+ * Parses and validates an RFC 8693 token-exchange request body (SPEC 4.2, errors SPEC 7.2).
+ * Only the shape is checked here; the subject token and policy are evaluated afterwards.
+ */
+export function parseTokenExchangeRequest(body: string, contentType: string | undefined): TokenExchangeRequest {
+  if (Buffer.byteLength(body, 'utf8') >= MAX_BODY_BYTES) throw invalidRequest('Request body must be smaller than 32 KB', 413);
+  if (!contentType || contentType.split(';')[0]!.trim().toLowerCase() !== 'application/x-www-form-urlencoded') {
+    throw invalidRequest('Content-Type must be application/x-www-form-urlencoded');
+  }
+  const form = new URLSearchParams(body);
+  for (const name of new Set(form.keys())) {
+    // RFC 6749 §3.2: request parameters must not be included more than once.
+    if (form.getAll(name).length > 1) throw invalidRequest(`Parameter ${name} is repeated`);
+  }
+  const grantType = form.get('grant_type');
+  if (!grantType) throw invalidRequest('grant_type is required');
+  if (grantType !== TOKEN_EXCHANGE_GRANT) {
+    throw new OAuthError(400, 'unsupported_grant_type', `grant_type must be ${TOKEN_EXCHANGE_GRANT}`);
+  }
+  const subjectTokenType = form.get('subject_token_type');
+  if (!subjectTokenType) throw invalidRequest('subject_token_type is required');
+  if (subjectTokenType !== JWT_TOKEN_TYPE) throw invalidRequest(`subject_token_type must be ${JWT_TOKEN_TYPE}`);
+  const subjectToken = form.get('subject_token');
+  if (!subjectToken) throw invalidRequest('subject_token is required');
+  if (Buffer.byteLength(subjectToken, 'utf8') > MAX_SUBJECT_TOKEN_BYTES) throw invalidRequest('subject_token is larger than 16 KB');
+  if (!JWT_SHAPE.test(subjectToken)) throw invalidRequest('subject_token is not a JWT');
+  const federationPolicyId = form.get('federation_policy_id');
+  if (!federationPolicyId) throw invalidRequest('federation_policy_id is required');
+  const requested = form.get('requested_token_type');
+  if (requested !== null && requested !== ACCESS_TOKEN_TYPE) throw invalidRequest(`requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  const scope = form.get('scope');
+  if (scope !== null && scope !== 'inference' && scope !== 'management') {
+    throw new OAuthError(400, 'invalid_scope', 'scope must be inference or management');
+  }
+  return { subjectToken, federationPolicyId, scope };
+}

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import {
+  BatchWriteCommand,
+  GetCommand,
+  PutCommand,
+  ScanCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import type { CatalogStore, StoredCatalog } from '../catalog/catalog-store';
+import type { CatalogEntry } from '../catalog/types';
+import { isConditionalCheckFailed } from './dynamo-client';
+
+/**
+ * The catalog in the models table: one item per model (`MODEL#<id>` / `ENTRY`, the
+ * public entry with its endpoints and usage figures) and one version item
+ * (`CATALOG` / `VERSION`) that every write bumps, so readers notice changes cheaply.
+ */
+export class DynamoCatalogStore implements CatalogStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly newVersion: () => string = randomUUID,
+  ) {}
+
+  async load(): Promise<StoredCatalog> {
+    const version = (await this.version()) ?? 'empty';
+    const items: { position: number; entry: CatalogEntry }[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: 'sk = :entry',
+          ExpressionAttributeValues: { ':entry': 'ENTRY' },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        items.push({
+          position: item.position as number,
+          entry: {
+            model: item.model as CatalogEntry['model'],
+            endpoints: item.endpoints as CatalogEntry['endpoints'],
+            popularity: item.popularity as number,
+            weeklyTokens: item.weeklyTokens as number,
+          },
+        });
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    items.sort((a, b) => a.position - b.position || a.entry.model.id.localeCompare(b.entry.model.id));
+    return { version, entries: items.map((item) => item.entry) };
+  }
+
+  async version(): Promise<string | undefined> {
+    const result = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: 'CATALOG', sk: 'VERSION' }, ConsistentRead: true }),
+    );
+    return result.Item?.version as string | undefined;
+  }
+
+  async putEntries(entries: readonly { position: number; entry: CatalogEntry }[]): Promise<void> {
+    await this.batchWrite(
+      entries.map(({ position, entry }) => ({
+        PutRequest: {
+          Item: {
+            pk: modelPk(entry.model.id),
+            sk: 'ENTRY',
+            position,
+            model: entry.model,
+            endpoints: entry.endpoints,
+            popularity: entry.popularity,
+            weeklyTokens: entry.weeklyTokens,
+          },
+        },
+      })),
+    );
+    await this.bumpVersion();
+  }
+
+  async setUsage(modelId: string, usage: { popularity?: number; weeklyTokens?: number }): Promise<boolean> {
+    const sets: string[] = [];
+    const values: Record<string, number> = {};
+    if (usage.popularity !== undefined) {
+      sets.push('popularity = :p');
+      values[':p'] = usage.popularity;
+    }
+    if (usage.weeklyTokens !== undefined) {
+      sets.push('weeklyTokens = :w');
+      values[':w'] = usage.weeklyTokens;
+    }
+    if (sets.length === 0) return true;
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: modelPk(modelId), sk: 'ENTRY' },
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: values,
+        }),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+    await this.bumpVersion();
+    return true;
+  }
+
+  async remove(modelIds: readonly string[]): Promise<void> {
+    await this.batchWrite(modelIds.map((id) => ({ DeleteRequest: { Key: { pk: modelPk(id), sk: 'ENTRY' } } })));
+    await this.bumpVersion();
+  }
+
+  private async bumpVersion(): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: 'CATALOG', sk: 'VERSION', version: this.newVersion(), updatedAt: new Date().toISOString() },
+      }),
+    );
+  }
+
+  private async batchWrite(requests: Record<string, unknown>[]): Promise<void> {
+    // BatchWriteItem takes 25 requests; unprocessed ones are retried with backoff.
+    for (let start = 0; start < requests.length; start += 25) {
+      let pending = requests.slice(start, start + 25);
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+        if (attempt > 8) throw new Error('DynamoDB kept items unprocessed after 8 retries');
+        const result = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending as never } }));
+        pending = (result.UnprocessedItems?.[this.tableName] as Record<string, unknown>[] | undefined) ?? [];
+      }
+    }
+  }
+}
+
+const modelPk = (id: string) => `MODEL#${id}`;

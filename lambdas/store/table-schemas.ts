@@ -1,0 +1,78 @@
+/**
+ * The DynamoDB tables, described once. The CDK stack creates them from these schemas and
+ * the local runtime creates the same tables in the embedded DynamoDB.
+ *
+ * Every key attribute is a string. Items use generic `pk`/`sk` keys (one item per fact,
+ * no transactions: the embedded DynamoDB has none).
+ */
+export type TableId = 'models' | 'policies' | 'keys' | 'rateCounters';
+
+export interface GlobalIndexSchema {
+  readonly indexName: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+}
+
+export interface TableSchema {
+  readonly id: TableId;
+  /** Environment variable that carries the physical table name to the functions. */
+  readonly envVar: string;
+  /** Name of the table in the local runtime. */
+  readonly localName: string;
+  readonly partitionKey: string;
+  readonly sortKey?: string;
+  readonly globalIndexes: readonly GlobalIndexSchema[];
+  /** Epoch-seconds attribute after which DynamoDB may delete the item. */
+  readonly timeToLiveAttribute?: string;
+  /** Configuration and secrets: point-in-time recovery and retained on stack deletion. */
+  readonly holdsConfiguration: boolean;
+}
+
+export const BY_ORGANIZATION_INDEX = 'byOrganization';
+
+const byOrganization: GlobalIndexSchema = {
+  indexName: BY_ORGANIZATION_INDEX,
+  partitionKey: 'gsi1pk',
+  sortKey: 'gsi1sk',
+};
+
+export const TABLE_SCHEMAS: Readonly<Record<TableId, TableSchema>> = {
+  models: {
+    id: 'models',
+    envVar: 'MODELS_TABLE',
+    localName: 'modelgate-models',
+    partitionKey: 'pk',
+    sortKey: 'sk',
+    globalIndexes: [],
+    holdsConfiguration: true,
+  },
+  policies: {
+    id: 'policies',
+    envVar: 'POLICIES_TABLE',
+    localName: 'modelgate-policies',
+    partitionKey: 'pk',
+    sortKey: 'sk',
+    globalIndexes: [byOrganization],
+    holdsConfiguration: true,
+  },
+  keys: {
+    id: 'keys',
+    envVar: 'KEYS_TABLE',
+    localName: 'modelgate-keys',
+    partitionKey: 'pk',
+    sortKey: 'sk',
+    globalIndexes: [byOrganization],
+    holdsConfiguration: true,
+  },
+  rateCounters: {
+    id: 'rateCounters',
+    envVar: 'RATE_COUNTERS_TABLE',
+    localName: 'modelgate-rate-counters',
+    partitionKey: 'pk',
+    globalIndexes: [],
+    timeToLiveAttribute: 'expiresAt',
+    holdsConfiguration: false,
+  },
+};
+
+export const ALL_TABLES: readonly TableSchema[] = Object.values(TABLE_SCHEMAS);

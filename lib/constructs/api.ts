@@ -1,0 +1,113 @@
+import { RemovalPolicy, Size } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { API_BASE_PATH, ROUTES, type FunctionId } from '../../lambdas/routes';
+
+export interface ApiProps {
+  /** The function that serves each function id of the route table. */
+  readonly functions: Readonly<Record<FunctionId, lambda.IFunction>>;
+  /** Name of the deployed stage; it becomes the first path segment of the stage URL. */
+  readonly stageName: string;
+  /**
+   * How long access logs are kept.
+   * @default logs.RetentionDays.THREE_MONTHS
+   */
+  readonly accessLogRetention?: logs.RetentionDays;
+}
+
+/**
+ * The public REST API. A REST API rather than an HTTP API because WAF web ACLs attach
+ * to REST API stages only. Every resource and method comes from the route table
+ * (lambdas/routes.ts), which the local runtime dispatches with too.
+ */
+export class Api extends Construct {
+  readonly restApi: apigateway.RestApi;
+  readonly accessLogs: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: props.accessLogRetention ?? logs.RetentionDays.THREE_MONTHS,
+      // The audit trail of who called what outlives the stack.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.restApi = new apigateway.RestApi(this, 'RestApi', {
+      description: 'modelgate: model catalog, token exchange and inference',
+      // Regional, so the per-region hostnames can front it with their own domains.
+      endpointConfiguration: { types: [apigateway.EndpointType.REGIONAL] },
+      // Catalog pages run to hundreds of KB of JSON.
+      minCompressionSize: Size.kibibytes(1),
+      // Access logging needs the account-level CloudWatch role of API Gateway.
+      cloudWatchRole: true,
+      deployOptions: {
+        stageName: props.stageName,
+        accessLogDestination: new apigateway.LogGroupLogDestination(this.accessLogs),
+        accessLogFormat: accessLogFormat(),
+        metricsEnabled: true,
+        tracingEnabled: true,
+        // Execution logs would carry request bodies, i.e. subject tokens and API keys;
+        // the access log says enough.
+        loggingLevel: apigateway.MethodLoggingLevel.OFF,
+        dataTraceEnabled: false,
+      },
+    });
+
+    // API Gateway's own answer to an unknown path is 403 "Missing Authentication Token";
+    // SPEC 7.1 clients expect a 404 in the service's error shape.
+    this.restApi.addGatewayResponse('NotFound', {
+      type: apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN,
+      statusCode: '404',
+      templates: { 'application/json': '{"error":{"code":404,"message":"Not found"}}' },
+    });
+
+    const integrations = new Map<FunctionId, apigateway.LambdaIntegration>();
+    const integrationFor = (functionId: FunctionId): apigateway.LambdaIntegration => {
+      let integration = integrations.get(functionId);
+      if (!integration) {
+        // Proxy integration: handlers see the whole request and shape the whole reply.
+        // No extra permission for the console's test-invoke stage: half the policy size.
+        integration = new apigateway.LambdaIntegration(props.functions[functionId], { allowTestInvoke: false });
+        integrations.set(functionId, integration);
+      }
+      return integration;
+    };
+    for (const route of ROUTES) {
+      this.restApi.root
+        .resourceForPath(`${API_BASE_PATH}${route.path}`)
+        .addMethod(route.method, integrationFor(route.function));
+    }
+  }
+
+  get deploymentStage(): apigateway.Stage {
+    return this.restApi.deploymentStage;
+  }
+}
+
+/** One JSON object per request; the client address is the socket's, never a header. */
+function accessLogFormat(): apigateway.AccessLogFormat {
+  const F = apigateway.AccessLogField;
+  return apigateway.AccessLogFormat.custom(
+    JSON.stringify({
+      requestId: F.contextRequestId(),
+      requestTime: F.contextRequestTime(),
+      ip: F.contextIdentitySourceIp(),
+      domainName: F.contextDomainName(),
+      method: F.contextHttpMethod(),
+      resourcePath: F.contextResourcePath(),
+      path: F.contextPath(),
+      protocol: F.contextProtocol(),
+      status: F.contextStatus(),
+      responseLength: F.contextResponseLength(),
+      responseLatency: F.contextResponseLatency(),
+      integrationStatus: F.contextIntegrationStatus(),
+      integrationLatency: F.contextIntegrationLatency(),
+      errorMessage: F.contextErrorMessage(),
+      wafResponseCode: F.contextWafResponseCode(),
+      xrayTraceId: F.contextXrayTraceId(),
+      userAgent: F.contextIdentityUserAgent(),
+    }),
+  );
+}

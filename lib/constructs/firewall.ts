@@ -1,0 +1,147 @@
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+
+export interface FirewallProps {
+  /** The REST API stage the web ACL protects. */
+  readonly stage: apigateway.Stage;
+  /**
+   * The stage's name as a literal, since `stage.stageName` is a reference; the default
+   * execute-api endpoint puts it in front of every path.
+   */
+  readonly stageName: string;
+  /** Path of the token endpoint below the host, e.g. `/api/v1/oauth/token`. */
+  readonly tokenEndpointPath: string;
+  /** Token endpoint requests per client address per 5 minutes. */
+  readonly tokenRateLimit: number;
+  /** Requests to any path per client address per 5 minutes. */
+  readonly generalRateLimit: number;
+}
+
+/** WAF evaluates rate-based rules over this window; the limits are per window. */
+const RATE_WINDOW_SECONDS = 300;
+
+/**
+ * Seconds a blocked client is told to wait. WAF lifts the block once the address's rate
+ * over the window drops below the limit, so there is no exact answer; a minute is a fair
+ * first backoff.
+ */
+const RETRY_AFTER_SECONDS = '60';
+
+const OAUTH_RATE_LIMITED_BODY = 'oauth-rate-limited';
+const RATE_LIMITED_BODY = 'rate-limited';
+
+/**
+ * The regional WAF web ACL in front of the API stage: per-address rate limits, a tight
+ * one on the token endpoint (each exchange costs an issuer key fetch and a KMS Sign) and
+ * a loose one on everything. Limits key on the address WAF sees on the connection, never
+ * on a client-supplied header such as X-Forwarded-For.
+ *
+ * No managed rule groups: chat completion bodies are arbitrary prompts (code, HTML, file
+ * paths), which body-inspecting rule sets such as AWSManagedRulesCommonRuleSet block as
+ * XSS or path traversal, and its 8 KB body limit is below the 32 KB token requests SPEC 8
+ * allows.
+ */
+export class Firewall extends Construct {
+  readonly webAcl: wafv2.CfnWebACL;
+
+  constructor(scope: Construct, id: string, props: FirewallProps) {
+    super(scope, id);
+    this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
+      scope: 'REGIONAL',
+      defaultAction: { allow: {} },
+      visibilityConfig: visibility('modelgate-web-acl'),
+      customResponseBodies: {
+        // SPEC 7.2: 429 with `invalid_request` in the RFC 6749 §5.2 shape.
+        [OAUTH_RATE_LIMITED_BODY]: {
+          contentType: 'APPLICATION_JSON',
+          content: JSON.stringify({
+            error: 'invalid_request',
+            error_description: 'Too many token requests from this address; retry later',
+          }),
+        },
+        // SPEC 7.1 error shape.
+        [RATE_LIMITED_BODY]: {
+          contentType: 'APPLICATION_JSON',
+          content: JSON.stringify({ error: { code: 429, message: 'Rate limit exceeded; retry later' } }),
+        },
+      },
+      rules: [
+        {
+          name: 'TokenEndpointRateLimit',
+          priority: 0,
+          action: { block: { customResponse: tooManyRequests(OAUTH_RATE_LIMITED_BODY, true) } },
+          statement: {
+            rateBasedStatement: {
+              limit: props.tokenRateLimit,
+              evaluationWindowSec: RATE_WINDOW_SECONDS,
+              aggregateKeyType: 'IP',
+              scopeDownStatement: {
+                // The path as called through a custom domain, and through the default
+                // execute-api endpoint, where the stage name comes first.
+                orStatement: {
+                  statements: [
+                    pathStartsWith(props.tokenEndpointPath),
+                    pathStartsWith(`/${props.stageName}${props.tokenEndpointPath}`),
+                  ],
+                },
+              },
+            },
+          },
+          visibilityConfig: visibility('token-endpoint-rate-limit'),
+        },
+        {
+          name: 'GeneralRateLimit',
+          priority: 1,
+          action: { block: { customResponse: tooManyRequests(RATE_LIMITED_BODY, false) } },
+          statement: {
+            rateBasedStatement: {
+              limit: props.generalRateLimit,
+              evaluationWindowSec: RATE_WINDOW_SECONDS,
+              aggregateKeyType: 'IP',
+            },
+          },
+          visibilityConfig: visibility('general-rate-limit'),
+        },
+      ],
+    });
+
+    const association = new wafv2.CfnWebACLAssociation(this, 'StageAssociation', {
+      resourceArn: props.stage.stageArn,
+      webAclArn: this.webAcl.attrArn,
+    });
+    // The stage ARN is assembled from names, not read from the stage resource, so
+    // CloudFormation would not otherwise wait for the stage to exist.
+    association.node.addDependency(props.stage);
+  }
+
+  get webAclArn(): string {
+    return this.webAcl.attrArn;
+  }
+}
+
+function pathStartsWith(prefix: string): wafv2.CfnWebACL.StatementProperty {
+  return {
+    byteMatchStatement: {
+      fieldToMatch: { uriPath: {} },
+      positionalConstraint: 'STARTS_WITH',
+      searchString: prefix,
+      // Match the path API Gateway routes on, not its encoded or `//`-padded spelling.
+      textTransformations: [
+        { priority: 0, type: 'URL_DECODE' },
+        { priority: 1, type: 'NORMALIZE_PATH' },
+      ],
+    },
+  };
+}
+
+function tooManyRequests(bodyKey: string, noStore: boolean): wafv2.CfnWebACL.CustomResponseProperty {
+  const headers = [{ name: 'Retry-After', value: RETRY_AFTER_SECONDS }];
+  // RFC 6749 §5.1: token endpoint responses are not cached.
+  if (noStore) headers.push({ name: 'Cache-Control', value: 'no-store' });
+  return { responseCode: 429, customResponseBodyKey: bodyKey, responseHeaders: headers };
+}
+
+function visibility(metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty {
+  return { cloudWatchMetricsEnabled: true, sampledRequestsEnabled: true, metricName };
+}

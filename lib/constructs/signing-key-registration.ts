@@ -1,0 +1,49 @@
+import { CustomResource, RemovalPolicy } from 'aws-cdk-lib';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import { Construct } from 'constructs';
+import type { SigningKey } from './signing-key';
+
+export interface SigningKeyRegistrationProps {
+  /** The key whose public half is recorded. */
+  readonly signingKey: SigningKey;
+  /**
+   * The function that reads the public key and writes the signing-key record
+   * (lambdas/functions/signing-key-registrar.ts). It is granted `grantPublicKeyRead`
+   * here; its table access is the caller's to bind.
+   */
+  readonly registrar: lambda.IFunction;
+}
+
+/**
+ * Records the signing key's public key in the keys table on every deployment that
+ * creates or changes the key, so JWKS and the token verifiers never call KMS.
+ */
+export class SigningKeyRegistration extends Construct {
+  readonly resource: CustomResource;
+
+  constructor(scope: Construct, id: string, props: SigningKeyRegistrationProps) {
+    super(scope, id);
+    props.signingKey.grantPublicKeyRead(props.registrar);
+
+    const provider = new cr.Provider(this, 'Provider', {
+      onEventHandler: props.registrar,
+      logGroup: new logs.LogGroup(this, 'ProviderLogs', {
+        retention: logs.RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      }),
+    });
+
+    this.resource = new CustomResource(this, 'Resource', {
+      serviceToken: provider.serviceToken,
+      resourceType: 'Custom::SigningKeyRegistration',
+      // A new key ARN changes the properties, so CloudFormation sends an Update and the
+      // new key is registered.
+      properties: { SigningKeyArn: props.signingKey.keyArn },
+    });
+    // The registrar's grants are separate IAM policy resources; they must exist before
+    // CloudFormation invokes it.
+    this.resource.node.addDependency(props.registrar);
+  }
+}

@@ -1,0 +1,130 @@
+import * as path from 'node:path';
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { API_BASE_PATH, ROUTES } from '../lambdas/routes';
+import { Api } from './constructs/api';
+import { Firewall } from './constructs/firewall';
+import { FUNCTIONS_DIR, ServiceFunction, type ServiceFunctionProps } from './constructs/service-function';
+import { SigningKey } from './constructs/signing-key';
+import { SigningKeyRegistration } from './constructs/signing-key-registration';
+import { Tables } from './constructs/tables';
+import { validateSettings, type ModelgateSettings } from './settings';
+
+/** Settings are validated when the stack is built; see {@link ModelgateSettings} for ranges. */
+export interface ModelgateStackProps extends StackProps, ModelgateSettings {}
+
+/**
+ * The modelgate service: WAF ─► REST API ─► one function per concern ─► DynamoDB, with
+ * a KMS key that signs access tokens. This class only wires the constructs together and
+ * states, per function, which tables and key operations it may use.
+ */
+export class ModelgateStack extends Stack {
+  constructor(scope: Construct, id: string, props: ModelgateStackProps) {
+    super(scope, id, props);
+    const settings = validateSettings(props);
+    const { stageName } = settings;
+
+    const tables = new Tables(this, 'Tables');
+    const models = tables.get('models');
+    const policies = tables.get('policies');
+    const keys = tables.get('keys');
+    const rateCounters = tables.get('rateCounters');
+    const signingKey = new SigningKey(this, 'SigningKey');
+
+    const serviceFunction = (
+      id: string,
+      file: string,
+      options: Omit<ServiceFunctionProps, 'entry' | 'stageName'>,
+    ): ServiceFunction =>
+      new ServiceFunction(this, id, { entry: path.join(FUNCTIONS_DIR, file), stageName, ...options });
+
+    // Every function that authenticates callers reads the keys table: API keys, and the
+    // signing-key records that verify issued access tokens without calling KMS.
+    const catalog = serviceFunction('Catalog', 'catalog.ts', {
+      description: 'GET /models/user: the model catalog as one caller may use it',
+      // Holds the whole catalog in memory and filters it per request.
+      memorySize: 512,
+      environment: {
+        REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
+        CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
+      },
+    })
+      .bindTable(models, 'read')
+      .bindTable(keys, 'read');
+
+    const tokenExchange = serviceFunction('TokenExchange', 'token-exchange.ts', {
+      description: 'POST /oauth/token: RFC 8693 token exchange',
+      // Fetches the issuer's discovery document and key set before it can verify.
+      timeout: Duration.seconds(15),
+      environment: {
+        ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
+        SIGNING_KEY_ARN: signingKey.keyArn,
+      },
+    })
+      .bindTable(policies, 'read')
+      .bindTable(keys, 'read')
+      .bindTable(rateCounters, 'readWrite');
+    signingKey.grantSign(tokenExchange);
+
+    // Publishes public keys from the keys table: it can neither sign nor call KMS.
+    const jwks = serviceFunction('Jwks', 'jwks.ts', {
+      description: 'GET /oauth/jwks: the access-token verification keys',
+      timeout: Duration.seconds(5),
+    }).bindTable(keys, 'read');
+
+    const management = serviceFunction('Management', 'management.ts', {
+      description: 'Management API: keys, workspaces, guardrails',
+    })
+      .bindTable(keys, 'readWrite')
+      .bindTable(models, 'read');
+
+    const inference = serviceFunction('Inference', 'inference.ts', {
+      description: 'POST /chat/completions',
+      // API Gateway gives up on an integration after 29 s; waiting longer is wasted.
+      timeout: Duration.seconds(29),
+    })
+      .bindTable(keys, 'read')
+      .bindTable(models, 'read');
+
+    const registrar = serviceFunction('SigningKeyRegistrar', 'signing-key-registrar.ts', {
+      description: 'Deploy time: records the KMS public key as a signing-key record',
+      timeout: Duration.seconds(30),
+      environment: { SIGNING_KEY_ARN: signingKey.keyArn },
+    }).bindTable(keys, 'readWrite');
+    new SigningKeyRegistration(this, 'SigningKeyRegistration', { signingKey, registrar });
+
+    const api = new Api(this, 'Api', {
+      stageName,
+      functions: { catalog, tokenExchange, jwks, management, inference },
+    });
+
+    const firewall = new Firewall(this, 'Firewall', {
+      stage: api.deploymentStage,
+      stageName,
+      tokenEndpointPath: tokenEndpointPath(),
+      tokenRateLimit: settings.wafTokenRateLimit,
+      generalRateLimit: settings.wafGeneralRateLimit,
+    });
+
+    new CfnOutput(this, 'ApiUrl', {
+      value: api.restApi.urlForPath(API_BASE_PATH),
+      description: 'Base URL of the API, e.g. https://<id>.execute-api.<region>.amazonaws.com/v1/api/v1',
+    });
+    for (const { schema, table } of tables.all) {
+      new CfnOutput(this, `${schema.id[0]!.toUpperCase()}${schema.id.slice(1)}TableName`, {
+        value: table.tableName,
+        description: `${schema.envVar} for the functions and the operator CLI`,
+      });
+    }
+    new CfnOutput(this, 'SigningKeyId', { value: signingKey.keyId });
+    new CfnOutput(this, 'SigningKeyArn', { value: signingKey.keyArn });
+    new CfnOutput(this, 'WebAclArn', { value: firewall.webAclArn });
+  }
+}
+
+/** The token endpoint's full path, from the route table rather than a second literal. */
+function tokenEndpointPath(): string {
+  const route = ROUTES.find((r) => r.function === 'tokenExchange');
+  if (!route) throw new Error('The route table has no tokenExchange route');
+  return `${API_BASE_PATH}${route.path}`;
+}

@@ -1,0 +1,143 @@
+import type { Node } from 'constructs';
+
+/**
+ * The deployment settings of one modelgate stack. `bin/app.ts` reads them from the CDK
+ * context (`modelgate:*` keys in cdk.json, or `-c key=value`); tests pass literals.
+ */
+export interface ModelgateSettings {
+  /**
+   * API Gateway stage name; also the `STAGE` environment variable of every function.
+   * @default 'v1'
+   */
+  readonly stageName: string;
+  /**
+   * Requests to `/api/v1/oauth/token` one client address may send in 5 minutes before
+   * the firewall answers 429.
+   * @default 100
+   */
+  readonly wafTokenRateLimit: number;
+  /**
+   * Requests to any path one client address may send in 5 minutes before the firewall
+   * answers 429.
+   * @default 2000
+   */
+  readonly wafGeneralRateLimit: number;
+  /**
+   * Region name to the hostname that serves it, e.g. `{ eu: 'eu.api.example.com' }`.
+   * @default {}
+   */
+  readonly regionalHostnames: Readonly<Record<string, string>>;
+  /**
+   * Upper bound on the lifetime of issued access tokens, 60 to 900 (SPEC 8: at most 15 minutes).
+   * @default 900
+   */
+  readonly accessTokenMaxLifetimeSeconds: number;
+  /**
+   * How stale a function's in-memory catalog may get, 0 to 3600.
+   * @default 30
+   */
+  readonly catalogCacheSeconds: number;
+}
+
+export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
+  stageName: 'v1',
+  wafTokenRateLimit: 100,
+  wafGeneralRateLimit: 2000,
+  regionalHostnames: Object.freeze({}),
+  accessTokenMaxLifetimeSeconds: 900,
+  catalogCacheSeconds: 30,
+});
+
+/** The context key of each setting, e.g. `modelgate:stageName`. */
+export const contextKey = (name: keyof ModelgateSettings): string => `modelgate:${name}`;
+
+export class SettingsError extends Error {}
+
+/**
+ * Reads the settings from the context once, applying defaults, and validates them.
+ * Values given on the command line (`-c modelgate:wafTokenRateLimit=50`) arrive as
+ * strings, so numbers and the hostname map are also accepted in string form.
+ */
+export function readSettingsFromContext(node: Node): ModelgateSettings {
+  const raw = (name: keyof ModelgateSettings): unknown => node.tryGetContext(contextKey(name));
+  return validateSettings({
+    stageName: asString(raw('stageName'), 'stageName') ?? DEFAULT_SETTINGS.stageName,
+    wafTokenRateLimit: asNumber(raw('wafTokenRateLimit'), 'wafTokenRateLimit') ?? DEFAULT_SETTINGS.wafTokenRateLimit,
+    wafGeneralRateLimit:
+      asNumber(raw('wafGeneralRateLimit'), 'wafGeneralRateLimit') ?? DEFAULT_SETTINGS.wafGeneralRateLimit,
+    regionalHostnames: asHostnames(raw('regionalHostnames')) ?? DEFAULT_SETTINGS.regionalHostnames,
+    accessTokenMaxLifetimeSeconds:
+      asNumber(raw('accessTokenMaxLifetimeSeconds'), 'accessTokenMaxLifetimeSeconds') ??
+      DEFAULT_SETTINGS.accessTokenMaxLifetimeSeconds,
+    catalogCacheSeconds:
+      asNumber(raw('catalogCacheSeconds'), 'catalogCacheSeconds') ?? DEFAULT_SETTINGS.catalogCacheSeconds,
+  });
+}
+
+// AWS WAF accepts rate limits from 10 to 2,000,000,000 per evaluation window.
+const WAF_RATE_LIMIT_MIN = 10;
+const WAF_RATE_LIMIT_MAX = 2_000_000_000;
+
+/**
+ * Checks ranges and formats, returning a frozen copy. The ranges match what the
+ * functions accept at cold start (lambdas/config.ts), so a bad value fails the synth
+ * instead of every cold start after deployment.
+ */
+export function validateSettings(settings: ModelgateSettings): ModelgateSettings {
+  // API Gateway stage names: letters, digits, hyphens and underscores, at most 128.
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(settings.stageName)) {
+    fail('stageName', `must be 1 to 128 letters, digits, "-" or "_", got "${settings.stageName}"`);
+  }
+  checkInteger('wafTokenRateLimit', settings.wafTokenRateLimit, WAF_RATE_LIMIT_MIN, WAF_RATE_LIMIT_MAX);
+  checkInteger('wafGeneralRateLimit', settings.wafGeneralRateLimit, WAF_RATE_LIMIT_MIN, WAF_RATE_LIMIT_MAX);
+  checkInteger('accessTokenMaxLifetimeSeconds', settings.accessTokenMaxLifetimeSeconds, 60, 900);
+  checkInteger('catalogCacheSeconds', settings.catalogCacheSeconds, 0, 3600);
+  const hostnames: Record<string, string> = {};
+  for (const [region, host] of Object.entries(settings.regionalHostnames)) {
+    if (!/^[a-z0-9-]+$/.test(region)) fail('regionalHostnames', `region "${region}" must be lowercase letters, digits or "-"`);
+    if (typeof host !== 'string' || !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/i.test(host)) {
+      fail('regionalHostnames', `"${region}" must map to a hostname, got ${JSON.stringify(host)}`);
+    }
+    hostnames[region] = host.toLowerCase();
+  }
+  return Object.freeze({ ...settings, regionalHostnames: Object.freeze(hostnames) });
+}
+
+function checkInteger(name: keyof ModelgateSettings, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    fail(name, `must be an integer from ${min} to ${max}, got ${value}`);
+  }
+}
+
+function fail(name: keyof ModelgateSettings, message: string): never {
+  throw new SettingsError(`${contextKey(name)} ${message}`);
+}
+
+function asString(value: unknown, name: keyof ModelgateSettings): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') fail(name, `must be a string, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+function asNumber(value: unknown, name: keyof ModelgateSettings): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string' && value.trim() !== '' && !Number.isNaN(Number(value))) return Number(value);
+  return fail(name, `must be a number, got ${JSON.stringify(value)}`);
+}
+
+function asHostnames(value: unknown): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  let parsed = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      fail('regionalHostnames', 'must be a JSON object of region to hostname');
+    }
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    fail('regionalHostnames', 'must be an object of region to hostname');
+  }
+  return parsed as Record<string, string>;
+}

@@ -1,0 +1,45 @@
+import type { AddressInfo } from 'node:net';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+// dynalite ships no types; its factory returns an http.Server.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;
+
+export interface EmbeddedDynamoDb {
+  endpoint: string;
+  client: DynamoDBClient;
+  stop(): Promise<void>;
+}
+
+/** Credentials and region the embedded server accepts; nothing is sent to AWS. */
+export const LOCAL_AWS_ENV = {
+  AWS_REGION: 'local',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+} as const;
+
+/**
+ * Starts dynalite, an in-process DynamoDB-compatible server, on a loopback port.
+ * In memory by default; with `path` the data persists across restarts.
+ */
+export async function startEmbeddedDynamoDb(options: { port?: number; path?: string } = {}): Promise<EmbeddedDynamoDb> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path ? { path: options.path } : {}) });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({
+    endpoint,
+    region: LOCAL_AWS_ENV.AWS_REGION,
+    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+  });
+  return {
+    endpoint,
+    client,
+    stop: async () => {
+      client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { matchRoute, type FunctionId } from '../lambdas/routes';
+
+export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+/** API Gateway's own payload cap. */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/**
+ * An HTTP server that plays API Gateway's part: it matches the route table, builds a REST
+ * API proxy event (socket address as `sourceIp`, Host passed through) and calls the
+ * function's handler export.
+ */
+export function createLocalApiServer(handlers: Readonly<Record<FunctionId, LambdaHandler>>, stage = 'local'): Server {
+  return createServer((request, response) => {
+    void serve(request, response, handlers, stage).catch((error: Error) => {
+      console.error(JSON.stringify({ level: 'error', message: 'local server error', error: error.message }));
+      if (!response.headersSent) send(response, { statusCode: 500, body: errorBody(500, 'Internal Server Error') });
+      else response.end();
+    });
+  });
+}
+
+async function serve(
+  request: IncomingMessage,
+  response: ServerResponse,
+  handlers: Readonly<Record<FunctionId, LambdaHandler>>,
+  stage: string,
+): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://local');
+  const method = request.method ?? 'GET';
+  const match = matchRoute(method, url.pathname);
+  if (!match) return send(response, { statusCode: 404, body: errorBody(404, 'Resource not found') });
+  if (!('route' in match)) {
+    return send(response, { statusCode: 405, headers: { Allow: match.allowed.join(', ') }, body: errorBody(405, 'Method not allowed') });
+  }
+
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return send(response, { statusCode: 413, body: errorBody(413, 'Request body too large') });
+    chunks.push(chunk as Buffer);
+  }
+  const body = Buffer.concat(chunks);
+
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < request.rawHeaders.length; i += 2) {
+    const name = request.rawHeaders[i]!;
+    const value = request.rawHeaders[i + 1]!;
+    headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [key, value] of url.searchParams) {
+    query[key] = value;
+    (multiQuery[key] ??= []).push(value);
+  }
+  const requestId = randomUUID();
+  const hasQuery = Object.keys(query).length > 0;
+  const event: APIGatewayProxyEvent = {
+    resource: match.resource,
+    path: url.pathname,
+    httpMethod: method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: Object.keys(match.pathParameters).length > 0 ? match.pathParameters : null,
+    stageVariables: null,
+    body: body.length > 0 ? body.toString('utf8') : null,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      authorizer: null,
+      protocol: `HTTP/${request.httpVersion}`,
+      httpMethod: method,
+      path: `/${stage}${url.pathname}`,
+      stage,
+      requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: match.resource,
+      identity: {
+        sourceIp: normalizeAddress(request.socket.remoteAddress),
+        userAgent: request.headers['user-agent'] ?? null,
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        user: null,
+        userArn: null,
+      },
+    },
+  };
+  const result = await handlers[match.route.function](event, lambdaContext(match.route.function, requestId));
+  send(response, result);
+}
+
+function lambdaContext(functionName: string, requestId: string): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function send(response: ServerResponse, result: Pick<APIGatewayProxyResult, 'statusCode' | 'body'> & { headers?: APIGatewayProxyResult['headers']; isBase64Encoded?: boolean }): void {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
+  headers['Content-Length'] = String(body.length);
+  response.writeHead(result.statusCode, headers);
+  response.end(body);
+}
+
+function errorBody(code: number, message: string): string {
+  return JSON.stringify({ error: { code, message } });
+}
+
+/** `::ffff:127.0.0.1` is how node reports IPv4 on a dual-stack socket; API Gateway says `127.0.0.1`. */
+function normalizeAddress(address: string | undefined): string {
+  if (!address) return '0.0.0.0';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}

@@ -1,0 +1,27 @@
+import { startLocalRuntime } from './runtime';
+
+/** `npm start`: the local service on http://127.0.0.1:8787/api/v1 (PORT overrides). */
+async function main(): Promise<void> {
+  const port = process.env.PORT ? Number(process.env.PORT) : 8787;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${process.env.PORT}"`);
+  const runtime = await startLocalRuntime({ port });
+  console.log(`modelgate listening on ${runtime.baseUrl}`);
+  console.log('demo organization and keys: .local/demo.json');
+  console.log(`try: curl -H "Authorization: Bearer $(node -p "require('./.local/demo.json').keys.workspace")" ${runtime.baseUrl}/models/user?limit=3`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping`);
+    await runtime.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: Error) => {
+  console.error(`modelgate failed to start: ${error.message}`);
+  process.exit(1);
+});

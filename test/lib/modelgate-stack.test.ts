@@ -1,0 +1,423 @@
+import { App } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { API_BASE_PATH, ROUTES, type FunctionId } from '../../lambdas/routes';
+import { ALL_TABLES, TABLE_SCHEMAS, type TableId } from '../../lambdas/store/table-schemas';
+import { readSettingsFromContext } from '../../lib/settings';
+import {
+  cdkJsonContext,
+  functionActions,
+  functionLogicalId,
+  functionStatements,
+  logicalIdOf,
+  normalizedTemplate,
+  resourcesOfType,
+  roleLogicalIdOf,
+  rolesAllowed,
+  synthModelgate,
+} from './template-helpers';
+
+/** Construct id prefix of each function, as the stack names them. */
+const FUNCTION_PREFIX: Record<FunctionId | 'signingKeyRegistrar', string> = {
+  catalog: 'Catalog',
+  tokenExchange: 'TokenExchange',
+  jwks: 'Jwks',
+  management: 'Management',
+  inference: 'Inference',
+  signingKeyRegistrar: 'SigningKeyRegistrar',
+};
+
+const tableLogicalId = (template: Template, id: TableId): string =>
+  logicalIdOf(template, 'AWS::DynamoDB::Table', `Tables${id[0]!.toUpperCase()}${id.slice(1)}Table`);
+
+const DYNAMODB_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+const settings = readSettingsFromContext(new App({ context: cdkJsonContext() }).node);
+let template: Template;
+
+beforeAll(() => {
+  ({ template } = synthModelgate());
+});
+
+describe('snapshot', () => {
+  it('matches the committed template, asset hashes aside', () => {
+    expect(normalizedTemplate(template)).toMatchSnapshot();
+  });
+
+  it('holds no absolute path, so it matches in a clone at another path', () => {
+    const json = JSON.stringify(normalizedTemplate(template));
+    expect(json).not.toContain(process.cwd());
+    expect(json).not.toMatch(/"\/(work|home|tmp|Users)\//);
+  });
+});
+
+describe('signing key', () => {
+  it('is one ECC_NIST_P256 SIGN_VERIFY key, retained on deletion, never rotated by KMS', () => {
+    template.resourceCountIs('AWS::KMS::Key', 1);
+    template.hasResource('AWS::KMS::Key', {
+      Properties: { KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY', EnableKeyRotation: false },
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/Modelgate/access-token-signing' });
+  });
+
+  it('lets only the token exchange function sign, and only with this key', () => {
+    const tokenExchangeRole = roleLogicalIdOf(template, FUNCTION_PREFIX.tokenExchange);
+    expect(rolesAllowed(template, 'kms:Sign')).toEqual([tokenExchangeRole]);
+    const keyId = logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey');
+    const signing = functionStatements(template, FUNCTION_PREFIX.tokenExchange).filter((s) => s.Action.includes('kms:Sign'));
+    expect(signing).toEqual([{ Effect: 'Allow', Action: ['kms:Sign'], Resource: [{ 'Fn::GetAtt': [keyId, 'Arn'] }] }]);
+  });
+
+  it('lets only the registrar read the public key', () => {
+    expect(rolesAllowed(template, 'kms:GetPublicKey')).toEqual([
+      roleLogicalIdOf(template, FUNCTION_PREFIX.signingKeyRegistrar),
+    ]);
+  });
+
+  it('gives the JWKS function no KMS action at all', () => {
+    expect(functionActions(template, FUNCTION_PREFIX.jwks).filter((a) => a.toLowerCase().startsWith('kms:'))).toEqual([]);
+    expect(functionActions(template, FUNCTION_PREFIX.jwks)).not.toContain('*');
+  });
+
+  it('registers the public key through a custom resource keyed on the key ARN', () => {
+    const keyId = logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey');
+    template.hasResource('Custom::SigningKeyRegistration', {
+      Properties: {
+        ServiceToken: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SigningKeyRegistrationProvider'), 'Arn'] },
+        SigningKeyArn: { 'Fn::GetAtt': [keyId, 'Arn'] },
+      },
+      DependsOn: Match.arrayWith([functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar)]),
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          USER_ON_EVENT_FUNCTION_ARN: {
+            'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar), 'Arn'],
+          },
+        }),
+      },
+    });
+  });
+});
+
+describe('tables', () => {
+  it('creates exactly the tables of the schema module, on demand', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', ALL_TABLES.length);
+    for (const table of Object.values(resourcesOfType(template, 'AWS::DynamoDB::Table'))) {
+      expect(table.Properties?.BillingMode).toBe('PAY_PER_REQUEST');
+    }
+  });
+
+  it.each(ALL_TABLES.map((schema) => [schema.id, schema] as const))('%s has the schema keys and indexes', (id, schema) => {
+    const table = resourcesOfType(template, 'AWS::DynamoDB::Table')[tableLogicalId(template, id)]!;
+    expect(table.Properties?.KeySchema).toEqual([
+      { AttributeName: schema.partitionKey, KeyType: 'HASH' },
+      ...(schema.sortKey ? [{ AttributeName: schema.sortKey, KeyType: 'RANGE' }] : []),
+    ]);
+    for (const definition of table.Properties?.AttributeDefinitions as { AttributeType: string }[]) {
+      expect(definition.AttributeType).toBe('S');
+    }
+    expect((table.Properties?.GlobalSecondaryIndexes ?? []).map((i: { IndexName: string }) => i.IndexName)).toEqual(
+      schema.globalIndexes.map((i) => i.indexName),
+    );
+  });
+
+  it('expires rate counters on the expiresAt attribute and deletes them with the stack', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      Properties: Match.objectLike({
+        KeySchema: [{ AttributeName: TABLE_SCHEMAS.rateCounters.partitionKey, KeyType: 'HASH' }],
+        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+        PointInTimeRecoverySpecification: Match.absent(),
+      }),
+      DeletionPolicy: 'Delete',
+    });
+    const rateCounters = resourcesOfType(template, 'AWS::DynamoDB::Table')[tableLogicalId(template, 'rateCounters')]!;
+    expect(rateCounters.Properties?.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+  });
+
+  it.each(['models', 'policies', 'keys'] as const)('%s has point-in-time recovery and is retained', (id) => {
+    const table = template.toJSON().Resources[tableLogicalId(template, id)];
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+  });
+});
+
+describe('functions', () => {
+  it('run on Node.js 22 or newer, including the custom resource framework', () => {
+    const functions = Object.values(resourcesOfType(template, 'AWS::Lambda::Function'));
+    expect(functions.length).toBe(Object.keys(FUNCTION_PREFIX).length + 1);
+    for (const fn of functions) {
+      const match = /^nodejs(\d+)\.x$/.exec(String(fn.Properties?.Runtime));
+      expect(match).not.toBeNull();
+      expect(Number(match![1])).toBeGreaterThanOrEqual(22);
+    }
+  });
+
+  it.each(Object.entries(FUNCTION_PREFIX))('%s is an arm64 ESM bundle with source maps and STAGE', (_id, prefix) => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Handler: 'index.handler',
+      Architectures: ['arm64'],
+      TracingConfig: { Mode: 'Active' },
+      LoggingConfig: { LogGroup: { Ref: Match.stringLikeRegexp(`^${prefix}Logs`) } },
+      Environment: {
+        Variables: Match.objectLike({ NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName }),
+      },
+    });
+    expect(functionLogicalId(template, prefix)).toMatch(new RegExp(`^${prefix}`));
+  });
+
+  it('gives the catalog function 512 MB and the others 256 MB', () => {
+    const memory = Object.fromEntries(
+      Object.entries(FUNCTION_PREFIX).map(([id, prefix]) => [
+        id,
+        resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, prefix)]!.Properties?.MemorySize,
+      ]),
+    );
+    expect(memory).toEqual({
+      catalog: 512,
+      tokenExchange: 256,
+      jwks: 256,
+      management: 256,
+      inference: 256,
+      signingKeyRegistrar: 256,
+    });
+  });
+
+  it('passes each function exactly the tables it is granted, plus its settings', () => {
+    const table = (id: TableId) => ({ [TABLE_SCHEMAS[id].envVar]: { Ref: tableLogicalId(template, id) } });
+    const keyArn = { 'Fn::GetAtt': [logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey'), 'Arn'] };
+    const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName };
+    const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
+      catalog: {
+        ...base,
+        ...table('models'),
+        ...table('keys'),
+        REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
+        CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
+      },
+      tokenExchange: {
+        ...base,
+        ...table('policies'),
+        ...table('keys'),
+        ...table('rateCounters'),
+        ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
+        SIGNING_KEY_ARN: keyArn,
+      },
+      jwks: { ...base, ...table('keys') },
+      management: { ...base, ...table('keys'), ...table('models') },
+      inference: { ...base, ...table('keys'), ...table('models') },
+      signingKeyRegistrar: { ...base, ...table('keys'), SIGNING_KEY_ARN: keyArn },
+    };
+    for (const [id, prefix] of Object.entries(FUNCTION_PREFIX)) {
+      const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, prefix)]!;
+      expect([id, fn.Properties?.Environment?.Variables]).toEqual([id, expected[id as keyof typeof FUNCTION_PREFIX]]);
+    }
+  });
+
+  it('lets the catalog function read but never write any table', () => {
+    const actions = functionActions(template, FUNCTION_PREFIX.catalog);
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+    for (const write of DYNAMODB_WRITES) expect(actions).not.toContain(write);
+    expect(actions.filter((a) => a.includes('*') && a !== 'xray:*')).toEqual([]);
+  });
+
+  it('lets the JWKS function read the keys table only, and write nothing', () => {
+    const statements = functionStatements(template, FUNCTION_PREFIX.jwks).filter((s) =>
+      s.Action.some((a) => a.startsWith('dynamodb:')),
+    );
+    const keysTable = tableLogicalId(template, 'keys');
+    for (const statement of statements) {
+      for (const write of DYNAMODB_WRITES) expect(statement.Action).not.toContain(write);
+      expect(JSON.stringify(statement.Resource)).toContain(keysTable);
+      for (const other of ALL_TABLES.filter((t) => t.id !== 'keys')) {
+        expect(JSON.stringify(statement.Resource)).not.toContain(tableLogicalId(template, other.id));
+      }
+    }
+  });
+
+  it('lets only token exchange, management and the registrar write, each to its own tables', () => {
+    const writesOf = (prefix: string): string[] =>
+      functionStatements(template, prefix)
+        .filter((s) => s.Action.includes('dynamodb:PutItem'))
+        .flatMap((s) => s.Resource)
+        .map((r) => JSON.stringify(r))
+        .flatMap((r) => ALL_TABLES.filter((t) => r.includes(tableLogicalId(template, t.id))).map((t) => t.id))
+        .filter((id, i, all) => all.indexOf(id) === i);
+    expect(Object.fromEntries(Object.entries(FUNCTION_PREFIX).map(([id, prefix]) => [id, writesOf(prefix)]))).toEqual({
+      catalog: [],
+      tokenExchange: ['rateCounters'],
+      jwks: [],
+      management: ['keys'],
+      inference: [],
+      signingKeyRegistrar: ['keys'],
+    });
+  });
+});
+
+describe('API', () => {
+  const resources = () => resourcesOfType(template, 'AWS::ApiGateway::Resource');
+
+  /** The path of an API Gateway resource, walking ParentId up to the root. */
+  const pathOf = (resourceId: string): string => {
+    const parts: string[] = [];
+    let current: unknown = { Ref: resourceId };
+    while ((current as { Ref?: string }).Ref) {
+      const resource = resources()[(current as { Ref: string }).Ref]!;
+      parts.unshift(resource.Properties?.PathPart);
+      current = resource.Properties?.ParentId;
+    }
+    expect(current).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^ApiRestApi/), 'RootResourceId'] });
+    return `/${parts.join('/')}`;
+  };
+
+  it('has exactly one method per route, each a Lambda proxy to the route function', () => {
+    const methods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')).map((m) => ({
+      method: m.Properties?.HttpMethod,
+      path: pathOf(m.Properties?.ResourceId.Ref),
+      type: m.Properties?.Integration?.Type,
+      target: JSON.stringify(m.Properties?.Integration?.Uri),
+    }));
+    const expected = ROUTES.map((route) => ({
+      method: route.method,
+      path: `${API_BASE_PATH}${route.path}`,
+      type: 'AWS_PROXY',
+      target: expect.stringContaining(
+        JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX[route.function]), 'Arn'] }),
+      ),
+    }));
+    const byKey = (a: { method: string; path: string }, b: { method: string; path: string }) =>
+      `${a.path} ${a.method}`.localeCompare(`${b.path} ${b.method}`);
+    expect(methods.sort(byKey)).toEqual(expected.sort(byKey));
+  });
+
+  it('deploys one regional stage with JSON access logs, tracing and no execution logs', () => {
+    template.resourceCountIs('AWS::ApiGateway::Stage', 1);
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
+    const stage = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Stage'))[0]!;
+    expect(stage.Properties?.StageName).toBe(settings.stageName);
+    expect(stage.Properties?.TracingEnabled).toBe(true);
+    expect(stage.Properties?.MethodSettings).toEqual([
+      expect.objectContaining({ LoggingLevel: 'OFF', DataTraceEnabled: false, MetricsEnabled: true }),
+    ]);
+    const accessLog = stage.Properties?.AccessLogSetting;
+    expect(JSON.stringify(accessLog.DestinationArn)).toContain(logicalIdOf(template, 'AWS::Logs::LogGroup', 'ApiAccessLogs'));
+    expect(JSON.parse(accessLog.Format)).toMatchObject({
+      requestId: '$context.requestId',
+      ip: '$context.identity.sourceIp',
+      method: '$context.httpMethod',
+      resourcePath: '$context.resourcePath',
+      status: '$context.status',
+    });
+  });
+
+  it('answers unknown paths with 404 in the service error shape', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
+      StatusCode: '404',
+      ResponseTemplates: { 'application/json': '{"error":{"code":404,"message":"Not found"}}' },
+    });
+  });
+});
+
+describe('firewall', () => {
+  const webAcl = () => Object.values(resourcesOfType(template, 'AWS::WAFv2::WebACL'))[0]!;
+  const rule = (name: string) =>
+    (webAcl().Properties?.Rules as { Name: string; [key: string]: any }[]).find((r) => r.Name === name)!;
+
+  it('is one regional web ACL that allows by default, with two rate-based rules', () => {
+    template.resourceCountIs('AWS::WAFv2::WebACL', 1);
+    expect(webAcl().Properties).toMatchObject({ Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
+    const rules = webAcl().Properties?.Rules as { Name: string; Statement: Record<string, unknown> }[];
+    expect(rules.map((r) => [r.Name, Object.keys(r.Statement)])).toEqual([
+      ['TokenEndpointRateLimit', ['RateBasedStatement']],
+      ['GeneralRateLimit', ['RateBasedStatement']],
+    ]);
+  });
+
+  it('limits token requests per address to the configured rate, on both URL forms of the endpoint', () => {
+    const tokenRule = rule('TokenEndpointRateLimit');
+    expect(tokenRule.Statement.RateBasedStatement).toMatchObject({
+      Limit: settings.wafTokenRateLimit,
+      AggregateKeyType: 'IP',
+      EvaluationWindowSec: 300,
+    });
+    const prefixes = tokenRule.Statement.RateBasedStatement.ScopeDownStatement.OrStatement.Statements.map(
+      (s: any) => [s.ByteMatchStatement.PositionalConstraint, s.ByteMatchStatement.FieldToMatch, s.ByteMatchStatement.SearchString],
+    );
+    expect(prefixes).toEqual([
+      ['STARTS_WITH', { UriPath: {} }, '/api/v1/oauth/token'],
+      ['STARTS_WITH', { UriPath: {} }, `/${settings.stageName}/api/v1/oauth/token`],
+    ]);
+  });
+
+  it('answers blocked token requests with an OAuth 429 that is not cached', () => {
+    expect(rule('TokenEndpointRateLimit').Action).toEqual({
+      Block: {
+        CustomResponse: {
+          ResponseCode: 429,
+          CustomResponseBodyKey: 'oauth-rate-limited',
+          ResponseHeaders: [
+            { Name: 'Retry-After', Value: '60' },
+            { Name: 'Cache-Control', Value: 'no-store' },
+          ],
+        },
+      },
+    });
+    const body = webAcl().Properties?.CustomResponseBodies['oauth-rate-limited'];
+    expect(body.ContentType).toBe('APPLICATION_JSON');
+    expect(JSON.parse(body.Content)).toEqual({
+      error: 'invalid_request',
+      error_description: 'Too many token requests from this address; retry later',
+    });
+  });
+
+  it('limits all requests per address to the general rate', () => {
+    const general = rule('GeneralRateLimit');
+    expect(general.Statement.RateBasedStatement).toEqual({
+      Limit: settings.wafGeneralRateLimit,
+      AggregateKeyType: 'IP',
+      EvaluationWindowSec: 300,
+    });
+    expect(general.Action.Block.CustomResponse.ResponseCode).toBe(429);
+    expect(JSON.parse(webAcl().Properties?.CustomResponseBodies['rate-limited'].Content)).toEqual({
+      error: { code: 429, message: 'Rate limit exceeded; retry later' },
+    });
+  });
+
+  it('is associated with the API stage, after the stage exists', () => {
+    const stageId = Object.keys(resourcesOfType(template, 'AWS::ApiGateway::Stage'))[0]!;
+    const webAclId = Object.keys(resourcesOfType(template, 'AWS::WAFv2::WebACL'))[0]!;
+    template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 1);
+    const association = Object.values(resourcesOfType(template, 'AWS::WAFv2::WebACLAssociation'))[0]!;
+    expect(association.Properties?.WebACLArn).toEqual({ 'Fn::GetAtt': [webAclId, 'Arn'] });
+    const [, parts] = association.Properties?.ResourceArn['Fn::Join'] as [string, unknown[]];
+    expect(parts).toEqual(expect.arrayContaining([{ Ref: stageId }]));
+    expect(parts.filter((p) => typeof p === 'string').join('')).toMatch(/:apigateway:.*::\/restapis\/.*\/stages\/$/);
+    expect(association.DependsOn).toEqual(expect.arrayContaining([stageId]));
+  });
+});
+
+describe('outputs', () => {
+  it('names the API URL, every table, the signing key and the web ACL', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(Object.keys(outputs)).toEqual(
+      expect.arrayContaining([
+        'ApiUrl',
+        'ModelsTableName',
+        'PoliciesTableName',
+        'KeysTableName',
+        'RateCountersTableName',
+        'SigningKeyId',
+        'SigningKeyArn',
+        'WebAclArn',
+      ]),
+    );
+    for (const id of ALL_TABLES.map((t) => t.id)) {
+      const name = `${id[0]!.toUpperCase()}${id.slice(1)}TableName`;
+      expect(outputs[name]!.Value).toEqual({ Ref: tableLogicalId(template, id) });
+    }
+    expect(JSON.stringify(outputs.ApiUrl!.Value)).toContain(`${API_BASE_PATH}"`);
+  });
+});

@@ -1,0 +1,76 @@
+import { App } from 'aws-cdk-lib';
+import {
+  DEFAULT_SETTINGS,
+  readSettingsFromContext,
+  SettingsError,
+  validateSettings,
+  type ModelgateSettings,
+} from '../../lib/settings';
+import { cdkJsonContext } from './template-helpers';
+
+const read = (context: Record<string, unknown>): ModelgateSettings =>
+  readSettingsFromContext(new App({ context }).node);
+
+describe('readSettingsFromContext', () => {
+  it('reads every modelgate: key of cdk.json', () => {
+    expect(read(cdkJsonContext())).toEqual({
+      stageName: 'v1',
+      wafTokenRateLimit: 100,
+      wafGeneralRateLimit: 2000,
+      regionalHostnames: { eu: 'eu.api.example.com' },
+      accessTokenMaxLifetimeSeconds: 900,
+      catalogCacheSeconds: 30,
+    });
+  });
+
+  it('falls back to the defaults when the context is empty', () => {
+    expect(read({})).toEqual(DEFAULT_SETTINGS);
+  });
+
+  it('accepts numbers and the hostname map as strings, as `cdk -c key=value` passes them', () => {
+    const settings = read({
+      'modelgate:wafTokenRateLimit': '50',
+      'modelgate:regionalHostnames': '{"us":"US.api.example.com"}',
+    });
+    expect(settings.wafTokenRateLimit).toBe(50);
+    expect(settings.regionalHostnames).toEqual({ us: 'us.api.example.com' });
+  });
+
+  it('returns a frozen object', () => {
+    const settings = read({});
+    expect(Object.isFrozen(settings)).toBe(true);
+    expect(Object.isFrozen(settings.regionalHostnames)).toBe(true);
+  });
+
+  it.each([
+    ['modelgate:wafTokenRateLimit', 'many', 'modelgate:wafTokenRateLimit must be a number, got "many"'],
+    ['modelgate:stageName', 1, 'modelgate:stageName must be a string, got 1'],
+    ['modelgate:regionalHostnames', '[1', 'modelgate:regionalHostnames must be a JSON object of region to hostname'],
+    ['modelgate:regionalHostnames', ['eu'], 'modelgate:regionalHostnames must be an object of region to hostname'],
+  ])('rejects %s = %j naming the key', (key, value, message) => {
+    expect(() => read({ [key]: value })).toThrow(new SettingsError(message));
+  });
+});
+
+describe('validateSettings', () => {
+  it.each([
+    [{ accessTokenMaxLifetimeSeconds: 901 }, 'modelgate:accessTokenMaxLifetimeSeconds must be an integer from 60 to 900, got 901'],
+    [{ accessTokenMaxLifetimeSeconds: 59 }, 'modelgate:accessTokenMaxLifetimeSeconds must be an integer from 60 to 900, got 59'],
+    [{ wafTokenRateLimit: 9 }, 'modelgate:wafTokenRateLimit must be an integer from 10 to 2000000000, got 9'],
+    [{ wafGeneralRateLimit: 1.5 }, 'modelgate:wafGeneralRateLimit must be an integer from 10 to 2000000000, got 1.5'],
+    [{ catalogCacheSeconds: -1 }, 'modelgate:catalogCacheSeconds must be an integer from 0 to 3600, got -1'],
+    [{ stageName: 'v 1' }, 'modelgate:stageName must be 1 to 128 letters, digits, "-" or "_", got "v 1"'],
+    [{ regionalHostnames: { EU: 'eu.example.com' } }, 'modelgate:regionalHostnames region "EU" must be lowercase letters, digits or "-"'],
+    [{ regionalHostnames: { eu: 'https://eu.example.com' } }, 'modelgate:regionalHostnames "eu" must map to a hostname, got "https://eu.example.com"'],
+  ])('rejects %j', (override, message) => {
+    expect(() => validateSettings({ ...DEFAULT_SETTINGS, ...override })).toThrow(new SettingsError(message));
+  });
+
+  it('accepts the bounds (SPEC 8: tokens live at most 900 s)', () => {
+    expect(validateSettings({ ...DEFAULT_SETTINGS, accessTokenMaxLifetimeSeconds: 900, catalogCacheSeconds: 0 })).toEqual({
+      ...DEFAULT_SETTINGS,
+      accessTokenMaxLifetimeSeconds: 900,
+      catalogCacheSeconds: 0,
+    });
+  });
+});
