@@ -1,0 +1,45 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestService, type TestService } from '../support/local-service';
+
+describe('local runtime', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(async () => {
+    await service.stop();
+  });
+
+  it('writes demo.json with one working key of each kind, readable only by its owner', async () => {
+    const file = join(service.dataDir, 'demo.json');
+    const demo = JSON.parse(readFileSync(file, 'utf8'));
+    expect(Object.keys(demo).sort()).toEqual(['baseUrl', 'keys', 'organizationId', 'workspaceId']);
+    expect(demo.baseUrl).toBe(service.runtime.baseUrl);
+    expect(Object.keys(demo.keys).sort()).toEqual(['managementReadOnly', 'managementReadWrite', 'personal', 'workspace']);
+    expect(statSync(file).mode & 0o077).toBe(0);
+    for (const key of Object.values(demo.keys) as string[]) {
+      expect(key).toMatch(/^sk-mg-v1-[0-9a-f]{64}$/);
+      const response = await service.call('/models/user?limit=1', { key });
+      expect(response.status).toBe(200);
+    }
+  });
+
+  it('answers an unknown route with a 404 error body and a wrong method with 405', async () => {
+    const missing = await service.call('/nope');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ error: { code: 404, message: 'Resource not found' } });
+    const wrongMethod = await service.call('/oauth/jwks', { method: 'DELETE' });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET');
+  });
+
+  it('publishes the local signing key in the JWKS', async () => {
+    const response = await service.call('/oauth/jwks');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(response.body.keys).toHaveLength(1);
+    expect(response.body.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+    expect(Object.keys(response.body.keys[0]).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y']);
+  });
+});
