@@ -229,7 +229,8 @@ export class AccountsService {
 
   async updateGuardrail(organizationId: string, id: string, patch: GuardrailPatch): Promise<Guardrail> {
     const current = await this.getGuardrail(organizationId, id);
-    checkGuardrailLists({ ...current, ...patch });
+    const given = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+    checkGuardrailLists({ ...current, ...given });
     const updated = await this.store.updateGuardrail(organizationId, id, patch, this.timestamp());
     if (!updated) throw new NotFoundError(`Guardrail ${id} not found`);
     return updated;

@@ -1,0 +1,124 @@
+import type { AccountStore } from '../../../lambdas/accounts/account-store';
+import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import { authenticate, requireInference, requireManagement } from '../../../lambdas/accounts/authenticate';
+import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type ApiKeyRecord, type Organization } from '../../../lambdas/accounts/types';
+import { ApiError } from '../../../lambdas/http/api-errors';
+import { FixedClock } from '../../support/fixed-clock';
+
+const SECRET = `sk-mg-v1-${'1'.repeat(64)}`;
+const organization: Organization = {
+  id: 'org-1',
+  name: 'Org',
+  plan: 'enterprise',
+  providerPreferences: DEFAULT_PROVIDER_PREFERENCES,
+  privacy: DEFAULT_PRIVACY,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: null,
+};
+
+function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+  return {
+    hash: hashApiKey(SECRET),
+    organizationId: 'org-1',
+    kind: 'workspace',
+    workspaceId: 'ws-1',
+    accessLevel: null,
+    userId: null,
+    name: 'k',
+    label: 'sk-mg-v1-111...1111',
+    disabled: false,
+    guardrailIds: [],
+    expiresAt: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: null,
+    ...overrides,
+  };
+}
+
+/** Only the two reads authentication makes. */
+function storeWith(key: ApiKeyRecord | undefined): AccountStore {
+  return {
+    getApiKey: async (hash: string) => (key && key.hash === hash ? key : undefined),
+    getOrganization: async (id: string) => (id === organization.id ? organization : undefined),
+  } as unknown as AccountStore;
+}
+
+async function failure(promise: Promise<unknown>): Promise<{ status: number; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError);
+    return { status: (error as ApiError).status, message: (error as ApiError).message };
+  }
+  throw new Error('expected a failure');
+}
+
+describe('authenticate', () => {
+  const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
+
+  it('accepts a valid key and derives its scope from its kind', async () => {
+    const principal = await authenticate(`Bearer ${SECRET}`, { accounts: storeWith(keyRecord()), clock });
+    expect(principal.organization.id).toBe('org-1');
+    expect(principal.scope).toBe('inference');
+    expect(principal.credential).toBe('api_key');
+    const management = await authenticate(`bearer ${SECRET}`, {
+      accounts: storeWith(keyRecord({ kind: 'management', workspaceId: null, accessLevel: 'read-only' })),
+      clock,
+    });
+    expect(management.scope).toBe('management');
+  });
+
+  it.each([
+    [undefined, 'Missing Authentication header'],
+    ['', 'Missing Authentication header'],
+    ['Basic abc', 'Malformed Authorization header: expected "Bearer <API key>"'],
+    ['Bearer', 'Malformed Authorization header: expected "Bearer <API key>"'],
+    ['Bearer not-a-key', 'Invalid API key'],
+    [`Bearer sk-mg-v1-${'2'.repeat(64)}`, 'Invalid API key'],
+  ])('refuses %p with 401 %p', async (header, message) => {
+    expect(await failure(authenticate(header, { accounts: storeWith(keyRecord()), clock }))).toEqual({ status: 401, message });
+  });
+
+  it('refuses a disabled key and an expired key with 401', async () => {
+    expect(await failure(authenticate(`Bearer ${SECRET}`, { accounts: storeWith(keyRecord({ disabled: true })), clock }))).toEqual({
+      status: 401,
+      message: 'API key is disabled',
+    });
+    const expired = keyRecord({ expiresAt: '2026-11-21T12:00:00.000Z' });
+    expect(await failure(authenticate(`Bearer ${SECRET}`, { accounts: storeWith(expired), clock }))).toEqual({
+      status: 401,
+      message: 'API key has expired',
+    });
+    const live = keyRecord({ expiresAt: '2026-11-21T12:00:01.000Z' });
+    await expect(authenticate(`Bearer ${SECRET}`, { accounts: storeWith(live), clock })).resolves.toBeDefined();
+  });
+
+  it('refuses an access token that fails verification, and resolves a valid one to its key', async () => {
+    const accounts = storeWith(keyRecord());
+    const accessTokens = {
+      verify: async (token: string) => {
+        if (token !== 'aaa.bbb.ccc') throw new Error('bad signature');
+        return { keyHash: hashApiKey(SECRET) };
+      },
+    };
+    const principal = await authenticate('Bearer aaa.bbb.ccc', { accounts, clock, accessTokens });
+    expect(principal.credential).toBe('access_token');
+    expect(await failure(authenticate('Bearer aaa.bbb.ddd', { accounts, clock, accessTokens }))).toEqual({
+      status: 401,
+      message: 'Invalid or expired access token',
+    });
+  });
+
+  it('reserves management operations for management keys and writes for read-write ones', async () => {
+    const workspace = await authenticate(`Bearer ${SECRET}`, { accounts: storeWith(keyRecord()), clock });
+    expect(() => requireManagement(workspace, 'read')).toThrow('Operation reserved for management keys');
+    expect(() => requireInference(workspace)).not.toThrow();
+    const readOnly = await authenticate(`Bearer ${SECRET}`, {
+      accounts: storeWith(keyRecord({ kind: 'management', workspaceId: null, accessLevel: 'read-only' })),
+      clock,
+    });
+    expect(() => requireManagement(readOnly, 'read')).not.toThrow();
+    expect(() => requireManagement(readOnly, 'write')).toThrow('This management key is read-only');
+    expect(() => requireInference(readOnly)).toThrow('Management keys cannot be used for inference');
+  });
+});

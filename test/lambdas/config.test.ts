@@ -1,0 +1,27 @@
+import { ConfigError, loadConfig } from '../../lambdas/config';
+
+describe('loadConfig', () => {
+  it('reads table names, hostnames and limits, with defaults, into a frozen object', () => {
+    const config = loadConfig({ KEYS_TABLE: 'keys-t', REGIONAL_HOSTNAMES: '{"eu":"EU.api.example.com"}' }, ['keys']);
+    expect(config).toEqual({
+      tables: { keys: 'keys-t' },
+      regionalHostnames: { eu: 'eu.api.example.com' },
+      catalogCacheSeconds: 30,
+      accessTokenMaxLifetimeSeconds: 900,
+      signingKeyArn: undefined,
+      localSigningKeyPath: undefined,
+      stage: 'local',
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it.each([
+    [{}, 'KEYS_TABLE is not set'],
+    [{ KEYS_TABLE: 'k', CATALOG_CACHE_SECONDS: 'soon' }, 'CATALOG_CACHE_SECONDS must be an integer from 0 to 3600, got "soon"'],
+    [{ KEYS_TABLE: 'k', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '3600' }, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS must be an integer from 60 to 900, got "3600"'],
+    [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '["eu"]' }, 'REGIONAL_HOSTNAMES must be a JSON object of region to hostname'],
+    [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '{"eu":""}' }, 'REGIONAL_HOSTNAMES.eu must be a hostname'],
+  ])('fails fast on %p', (env, message) => {
+    expect(() => loadConfig(env, ['keys'])).toThrow(new ConfigError(message));
+  });
+});

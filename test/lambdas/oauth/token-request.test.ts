@@ -1,0 +1,61 @@
+import { OAuthError, toOAuthResponse } from '../../../lambdas/oauth/oauth-errors';
+import { parseTokenExchangeRequest } from '../../../lambdas/oauth/token-request';
+
+const FORM = 'application/x-www-form-urlencoded';
+const JWT = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
+const valid = {
+  grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+  subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+  subject_token: JWT,
+  federation_policy_id: 'pol-1',
+};
+const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+
+function oauthFailure(body: string, contentType: string | undefined = FORM) {
+  try {
+    parseTokenExchangeRequest(body, contentType);
+  } catch (error) {
+    expect(error).toBeInstanceOf(OAuthError);
+    const e = error as OAuthError;
+    return { status: e.status, error: e.code, description: e.description };
+  }
+  throw new Error('expected an OAuth error');
+}
+
+describe('token exchange request (SPEC 4.2, 7.2)', () => {
+  it('accepts a complete request and the optional fields', () => {
+    expect(parseTokenExchangeRequest(form(valid), FORM)).toEqual({ subjectToken: JWT, federationPolicyId: 'pol-1', scope: null });
+    const full = form({ ...valid, scope: 'management', requested_token_type: 'urn:ietf:params:oauth:token-type:access_token', audience: 'x', resource: 'y' });
+    expect(parseTokenExchangeRequest(full, `${FORM}; charset=utf-8`).scope).toBe('management');
+  });
+
+  it.each([
+    ['a wrong grant type', { ...valid, grant_type: 'client_credentials' }, 400, 'unsupported_grant_type'],
+    ['no grant type', { ...valid, grant_type: '' }, 400, 'invalid_request'],
+    ['a wrong subject token type', { ...valid, subject_token_type: 'urn:ietf:params:oauth:token-type:id_token' }, 400, 'invalid_request'],
+    ['a subject token that is not a JWT', { ...valid, subject_token: 'abc' }, 400, 'invalid_request'],
+    ['no policy id', { ...valid, federation_policy_id: '' }, 400, 'invalid_request'],
+    ['a wrong requested token type', { ...valid, requested_token_type: 'urn:ietf:params:oauth:token-type:jwt' }, 400, 'invalid_request'],
+    ['an unknown scope', { ...valid, scope: 'admin' }, 400, 'invalid_scope'],
+    ['a subject token over 16 KB', { ...valid, subject_token: `${'a'.repeat(16 * 1024)}.b.c` }, 400, 'invalid_request'],
+  ])('refuses %s', (_name, fields, status, error) => {
+    expect(oauthFailure(form(fields as Record<string, string>))).toMatchObject({ status, error });
+  });
+
+  it('refuses a body of 32 KB or more with 413, a repeated parameter and a JSON body with 400', () => {
+    expect(oauthFailure(form({ ...valid, resource: 'r'.repeat(33 * 1024) }))).toMatchObject({ status: 413, error: 'invalid_request' });
+    expect(oauthFailure(`${form(valid)}&federation_policy_id=pol-2`)).toEqual({ status: 400, error: 'invalid_request', description: 'Parameter federation_policy_id is repeated' });
+    expect(oauthFailure(JSON.stringify(valid), 'application/json')).toMatchObject({ status: 400, error: 'invalid_request' });
+  });
+
+  it('serializes OAuth errors with no-store and hides unexpected ones as server_error', () => {
+    expect(toOAuthResponse(new OAuthError(400, 'invalid_grant', 'nope'))).toEqual({
+      statusCode: 400,
+      headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', Pragma: 'no-cache' },
+      body: '{"error":"invalid_grant","error_description":"nope"}',
+    });
+    const hidden = toOAuthResponse(new Error('DynamoDB exploded'));
+    expect(hidden.statusCode).toBe(500);
+    expect(JSON.parse(hidden.body)).toEqual({ error: 'server_error', error_description: 'Internal server error' });
+  });
+});

@@ -1,0 +1,97 @@
+import { AccountsService } from '../../../lambdas/accounts/accounts-service';
+import { AlreadyExistsError } from '../../../lambdas/accounts/account-store';
+import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type Organization } from '../../../lambdas/accounts/types';
+import { ApiError } from '../../../lambdas/http/api-errors';
+import { DynamoAccountStore } from '../../../lambdas/store/dynamo-account-store';
+import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
+import { FixedClock } from '../../support/fixed-clock';
+import { startEmbeddedTables } from '../../support/embedded-tables';
+
+describe('DynamoAccountStore on the embedded DynamoDB', () => {
+  let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
+  let store: DynamoAccountStore;
+  let service: AccountsService;
+  const clock = new FixedClock();
+  let counter = 0;
+
+  beforeAll(async () => {
+    tables = await startEmbeddedTables();
+    store = new DynamoAccountStore(tables.documentClient, TABLE_SCHEMAS.keys.localName);
+    service = new AccountsService({ store, clock, newId: () => `id-${++counter}` });
+  });
+  afterAll(async () => {
+    await tables.stop();
+  });
+
+  const org = (id: string): Organization => ({
+    id,
+    name: id,
+    plan: 'business',
+    providerPreferences: DEFAULT_PROVIDER_PREFERENCES,
+    privacy: DEFAULT_PRIVACY,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: null,
+  });
+
+  it('creates an organization once and refuses a second create of the same id', async () => {
+    await store.createOrganization(org('o-1'));
+    await expect(store.createOrganization({ ...org('o-1'), name: 'other' })).rejects.toBeInstanceOf(AlreadyExistsError);
+    expect(await store.getOrganization('o-1')).toEqual(org('o-1'));
+    expect((await store.listOrganizations()).map((o) => o.id)).toContain('o-1');
+  });
+
+  it('updates only the fields given and reports a missing item as undefined', async () => {
+    const updated = await store.updateOrganization('o-1', { plan: 'enterprise' }, '2026-02-01T00:00:00.000Z');
+    expect(updated).toEqual({ ...org('o-1'), plan: 'enterprise', updatedAt: '2026-02-01T00:00:00.000Z' });
+    expect(await store.updateOrganization('missing', { plan: 'free' }, 'x')).toBeUndefined();
+    expect(await store.getOrganization('missing')).toBeUndefined();
+  });
+
+  it('stores keys by hash only, lists them per organization and deletes them once', async () => {
+    const { organization } = await service.createOrganization({ name: 'Keys Org', plan: 'pro' });
+    const created = await service.createApiKey(organization.id, { kind: 'workspace', name: 'k1' });
+    const raw = await tables.documentClient.send(
+      new (await import('@aws-sdk/lib-dynamodb')).ScanCommand({ TableName: TABLE_SCHEMAS.keys.localName }),
+    );
+    expect(JSON.stringify(raw.Items)).not.toContain(created.secret);
+    expect(await store.getApiKey(created.key.hash)).toEqual(created.key);
+    expect((await store.listApiKeys(organization.id)).map((k) => k.hash)).toEqual([created.key.hash]);
+    expect(await store.deleteApiKey(created.key.hash)).toBe(true);
+    expect(await store.deleteApiKey(created.key.hash)).toBe(false);
+    expect(await store.getApiKey(created.key.hash)).toBeUndefined();
+  });
+
+  it('fetches guardrails in the order asked, skipping missing ones, across batch boundaries', async () => {
+    const { organization } = await service.createOrganization({ name: 'Guard Org', plan: 'enterprise' });
+    const ids: string[] = [];
+    for (let i = 0; i < 105; i++) {
+      const g = await service.createGuardrail(organization.id, {
+        name: `g${i}`,
+        description: null,
+        workspaceId: null,
+        allowedModels: null,
+        ignoredModels: null,
+        allowedProviders: null,
+        ignoredProviders: null,
+        enforceZdr: false,
+      });
+      ids.push(g.id);
+    }
+    const wanted = [ids[104]!, 'nope', ids[0]!, ...ids.slice(1, 103)];
+    const found = await store.getGuardrails(organization.id, wanted);
+    expect(found.map((g) => g.id)).toEqual(wanted.filter((id) => id !== 'nope'));
+  });
+
+  it('keeps organizations apart: another organization sees none of the keys, guardrails or workspaces', async () => {
+    const a = await service.createOrganization({ name: 'A', plan: 'enterprise' });
+    const b = await service.createOrganization({ name: 'B', plan: 'enterprise' });
+    const keyOfA = await service.createApiKey(a.organization.id, { kind: 'workspace', name: 'a-key' });
+    const status = async (promise: Promise<unknown>) => promise.then(() => 200, (e: ApiError) => e.status);
+    expect(await status(service.getApiKey(b.organization.id, keyOfA.key.hash))).toBe(404);
+    expect(await status(service.updateApiKey(b.organization.id, keyOfA.key.hash, { disabled: true }))).toBe(404);
+    expect(await status(service.deleteApiKey(b.organization.id, keyOfA.key.hash))).toBe(404);
+    expect(await status(service.getWorkspace(b.organization.id, a.workspace.id))).toBe(404);
+    expect(await status(service.createApiKey(b.organization.id, { kind: 'workspace', name: 'x', workspaceId: a.workspace.id }))).toBe(404);
+    expect((await store.getApiKey(keyOfA.key.hash))?.disabled).toBe(false);
+  });
+});

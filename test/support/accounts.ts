@@ -1,0 +1,44 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { AccountsService } from '../../lambdas/accounts/accounts-service';
+import { DEFAULT_PRIVACY } from '../../lambdas/accounts/types';
+import { DynamoAccountStore } from '../../lambdas/store/dynamo-account-store';
+import { DynamoCatalogStore } from '../../lambdas/store/dynamo-catalog-store';
+import { createDocumentClient } from '../../lambdas/store/dynamo-client';
+import { TABLE_SCHEMAS } from '../../lambdas/store/table-schemas';
+import { LOCAL_AWS_ENV } from '../../local/embedded-dynamodb';
+import type { LocalRuntime } from '../../local/runtime';
+
+export interface RuntimeStores {
+  documentClient: DynamoDBDocumentClient;
+  /** What the management API and the operator CLI use: org settings have no HTTP endpoint. */
+  accounts: AccountsService;
+  catalog: DynamoCatalogStore;
+  /** Puts the organization's provider preferences and privacy back to their defaults. */
+  resetOrganization(organizationId: string): Promise<void>;
+  destroy(): void;
+}
+
+/**
+ * The stores of a running local runtime, over its embedded DynamoDB, for tests that change
+ * what the service reads per request (organization settings, the catalog) behind its back.
+ */
+export function connectToRuntime(runtime: Pick<LocalRuntime, 'dynamoEndpoint'>): RuntimeStores {
+  const client = new DynamoDBClient({
+    endpoint: runtime.dynamoEndpoint,
+    region: LOCAL_AWS_ENV.AWS_REGION,
+    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+  });
+  const documentClient = createDocumentClient(client);
+  const accounts = new AccountsService({ store: new DynamoAccountStore(documentClient, TABLE_SCHEMAS.keys.localName) });
+  return {
+    documentClient,
+    accounts,
+    catalog: new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName),
+    async resetOrganization(organizationId) {
+      await accounts.setProviderPreferences(organizationId, { allowedProviders: null, ignoredProviders: [] });
+      await accounts.setPrivacy(organizationId, { ...DEFAULT_PRIVACY });
+    },
+    destroy: () => client.destroy(),
+  };
+}
