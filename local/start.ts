@@ -1,12 +1,15 @@
 import { startLocalRuntime } from './runtime';
 
-/** `npm start`: the local service on http://127.0.0.1:8787/api/v1 (PORT overrides). */
+/**
+ * `npm start`: the local service on http://127.0.0.1:8787/api/v1. `PORT` overrides the port
+ * and `MODELGATE_DATA_DIR` the data folder (`.local`).
+ */
 async function main(): Promise<void> {
   const port = process.env.PORT ? Number(process.env.PORT) : 8787;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${process.env.PORT}"`);
-  const runtime = await startLocalRuntime({ port });
+  const runtime = await startLocalRuntime({ port, dataDir: process.env.MODELGATE_DATA_DIR || '.local' });
   console.log(`modelgate listening on ${runtime.baseUrl}`);
-  console.log('demo organization and keys: .local/demo.json');
+  console.log(`demo organization and keys: ${process.env.MODELGATE_DATA_DIR || '.local'}/demo.json`);
   console.log(`try: curl -H "Authorization: Bearer $(node -p "require('./.local/demo.json').keys.workspace")" ${runtime.baseUrl}/models/user?limit=3`);
 
   let stopping = false;
