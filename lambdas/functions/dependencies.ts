@@ -1,4 +1,6 @@
 import { AccountsService } from '../accounts/accounts-service';
+import { CatalogCache } from '../catalog/catalog-cache';
+import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
 import type { AccountStore } from '../accounts/account-store';
 import { systemClock, type Clock } from '../clock';
 import { loadConfig, type ServiceConfig } from '../config';
@@ -36,4 +38,14 @@ export function buildDependencies(env: NodeJS.ProcessEnv, tables: readonly Table
     accountsService: new AccountsService({ store: accounts }),
     signingKeys: new DynamoSigningKeyStore(documentClient, keysTable),
   };
+}
+
+/**
+ * The container's in-memory catalog. Built at module scope by the functions that list or
+ * route models, so it lives as long as the container.
+ */
+export function buildCatalogCache(deps: ServiceDependencies): CatalogCache {
+  const table = deps.config.tables.models;
+  if (!table) throw new Error('the catalog needs the models table');
+  return new CatalogCache(new DynamoCatalogStore(deps.documentClient, table), deps.clock, deps.config.catalogCacheSeconds);
 }

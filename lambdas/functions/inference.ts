@@ -1,17 +1,11 @@
-import { CatalogCache } from '../catalog/catalog-cache';
 import { randomId } from '../clock';
 import { apiHandler } from '../http/middleware';
 import { createInferenceApi } from '../inference/inference-api';
 import { echoUpstream } from '../inference/upstream';
-import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
-import { buildDependencies } from './dependencies';
+import { buildCatalogCache, buildDependencies } from './dependencies';
 
 const deps = buildDependencies(process.env, ['keys', 'models']);
-const catalog = new CatalogCache(
-  new DynamoCatalogStore(deps.documentClient, deps.config.tables.models!),
-  deps.clock,
-  deps.config.catalogCacheSeconds,
-);
+const catalog = buildCatalogCache(deps);
 
 export const handler = apiHandler(
   createInferenceApi({

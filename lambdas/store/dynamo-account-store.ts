@@ -6,6 +6,7 @@ import {
   QueryCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
+  type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
@@ -174,37 +175,27 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   private async queryPrefix<T>(pk: string, prefix: string): Promise<T[]> {
-    const items: T[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-          ExclusiveStartKey: startKey,
-          ConsistentRead: true,
-        }),
-      );
-      for (const item of page.Items ?? []) items.push(strip<T>(item));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    return this.queryAll<T>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+      ConsistentRead: true,
+    });
   }
 
   private async queryIndex<T>(gsi1pk: string): Promise<T[]> {
+    // Global secondary indexes are eventually consistent; lists may lag a write briefly.
+    return this.queryAll<T>({
+      IndexName: BY_ORGANIZATION_INDEX,
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': gsi1pk },
+    });
+  }
+
+  private async queryAll<T>(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<T[]> {
     const items: T[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: BY_ORGANIZATION_INDEX,
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': gsi1pk },
-          ExclusiveStartKey: startKey,
-        }),
-      );
+      const page = await this.client.send(new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: startKey }));
       for (const item of page.Items ?? []) items.push(strip<T>(item));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
