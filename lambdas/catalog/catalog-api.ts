@@ -9,7 +9,7 @@ import { API_BASE_PATH } from '../routes';
 import type { CatalogCache } from './catalog-cache';
 import { nextPageLink, parseCatalogQuery } from './catalog-query';
 import { buildCallerPolicy, regionForHost, type CallerPolicy } from './caller-policy';
-import type { ProviderEndpoint } from './types';
+import type { PercentileStats, ProviderEndpoint } from './types';
 
 export interface CatalogApiDeps extends AuthenticationDeps {
   catalog: CatalogCache;
@@ -69,5 +69,31 @@ export async function callerPolicy(principal: Principal, accounts: AccountStore,
 /** The public `PublicEndpoint` shape: internal policy and region fields stay inside. */
 function publicEndpoint(endpoint: ProviderEndpoint, modelId: string, modelName: string) {
   const { dataPolicy: _policy, regions: _regions, ...rest } = endpoint;
-  return { ...rest, model_id: modelId, model_name: modelName };
+  return {
+    ...rest,
+    supports_tool_choice: toolChoiceSupport(rest.supported_parameters),
+    latency_last_30m: publicPercentiles(rest.latency_last_30m),
+    throughput_last_30m: publicPercentiles(rest.throughput_last_30m),
+    model_id: modelId,
+    model_name: modelName,
+  };
+}
+
+/**
+ * Which `tool_choice` values the endpoint honours, as the official client expects: none
+ * and auto come with tool calling; forcing a call (function, required) needs tool_choice.
+ */
+function toolChoiceSupport(parameters: readonly string[]) {
+  const tools = parameters.includes('tools');
+  const forced = tools && parameters.includes('tool_choice');
+  return { auto: tools, function: forced, none: tools, required: forced };
+}
+
+/**
+ * The public `PercentileStats` requires all four percentiles or is null as a whole; a
+ * partial set (the seeded endpoints know only a median) is published as null.
+ */
+function publicPercentiles(stats: PercentileStats | null): PercentileStats | null {
+  if (!stats || stats.p50 === null || stats.p75 === null || stats.p90 === null || stats.p99 === null) return null;
+  return stats;
 }

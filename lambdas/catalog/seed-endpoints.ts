@@ -421,13 +421,22 @@ function publicContextLength(model: PublicModel): number {
 
 function medianOnly(range: MinMaxMedian | null | undefined): PercentileStats | null {
   if (range?.median == null) return null;
-  return { p50: range.median, p75: null, p90: null, p99: null };
+  return percentilesFrom(range.median);
 }
 
 /** A p50 somewhere between the model's min and max across providers. */
 function withinRange(range: MinMaxMedian | null | undefined, at: number): PercentileStats | null {
   if (range?.min == null || range.max == null) return null;
-  return { p50: round(range.min + (range.max - range.min) * at, 1), p75: null, p90: null, p99: null };
+  return percentilesFrom(round(range.min + (range.max - range.min) * at, 1));
+}
+
+/**
+ * The public `PercentileStats` has all four percentiles or none. The sources know a median
+ * only, so the upper percentiles are spread from it by fixed ratios, as in the real
+ * endpoint records (each percentile above the one before).
+ */
+function percentilesFrom(p50: number): PercentileStats {
+  return { p50, p75: round(p50 * 1.25, 1), p90: round(p50 * 1.6, 1), p99: round(p50 * 2.4, 1) };
 }
 
 function round(value: number, digits: number): number {
