@@ -110,6 +110,7 @@ export class AccountsService {
       updatedAt: null,
     };
     if (workspace.slug === '') throw invalidParameter('name', 'must contain a letter or digit');
+    await this.getOrganization(organizationId);
     const existing = await this.store.listWorkspaces(organizationId);
     if (existing.some((w) => w.slug === workspace.slug)) {
       throw new ConflictError(`A workspace with slug "${workspace.slug}" already exists`);
@@ -251,7 +252,7 @@ export class AccountsService {
   /** Attaches a guardrail to keys; returns how many keys gained it. */
   async assignGuardrailToKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
     await this.getGuardrail(organizationId, guardrailId);
-    const keys = await Promise.all(hashes.map((hash) => this.getApiKey(organizationId, hash)));
+    const keys = await Promise.all([...new Set(hashes)].map((hash) => this.getApiKey(organizationId, hash)));
     let changed = 0;
     for (const key of keys) {
       if (key.guardrailIds.includes(guardrailId)) continue;
@@ -263,7 +264,7 @@ export class AccountsService {
 
   /** Detaches a guardrail from keys; returns how many keys lost it. */
   async unassignGuardrailFromKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
-    const keys = await Promise.all(hashes.map((hash) => this.getApiKey(organizationId, hash)));
+    const keys = await Promise.all([...new Set(hashes)].map((hash) => this.getApiKey(organizationId, hash)));
     let changed = 0;
     for (const key of keys) {
       if (!key.guardrailIds.includes(guardrailId)) continue;

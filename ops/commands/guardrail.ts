@@ -1,0 +1,181 @@
+import type { Guardrail } from '../../lambdas/accounts/types';
+import type { CommandSpec } from '../command';
+import { fields, orDash, plural, respond, table } from '../format';
+import { guardrailView, workspaceView } from '../views';
+
+const ORG_ARG = { name: 'org', help: 'organization id' };
+const GUARDRAIL_ARG = { name: 'guardrail', help: 'guardrail id' };
+
+/** `allow a, b; ignore c`, or `any` when neither list restricts. */
+function restriction(allowed: string[] | null, ignored: string[] | null): string {
+  const parts = [];
+  if (allowed && allowed.length > 0) parts.push(`allow ${allowed.join(', ')}`);
+  if (ignored && ignored.length > 0) parts.push(`ignore ${ignored.join(', ')}`);
+  return parts.length > 0 ? parts.join('; ') : 'any';
+}
+
+export function guardrailFields(guardrail: Guardrail): string[] {
+  return fields([
+    ['ID', guardrail.id],
+    ['Name', guardrail.name],
+    ['Description', orDash(guardrail.description)],
+    ['Workspace', orDash(guardrail.workspaceId)],
+    ['Models', restriction(guardrail.allowedModels, guardrail.ignoredModels)],
+    ['Providers', restriction(guardrail.allowedProviders, guardrail.ignoredProviders)],
+    ['ZDR only', guardrail.enforceZdr ? 'on' : 'off'],
+    ['Created', guardrail.createdAt],
+    ['Updated', orDash(guardrail.updatedAt)],
+  ]);
+}
+
+function workspaceAttachment(attached: boolean): CommandSpec {
+  return {
+    group: 'guardrail',
+    name: attached ? 'attach-workspace' : 'detach-workspace',
+    summary: attached
+      ? "Attach a guardrail to a workspace, and so to every key acting in it."
+      : 'Detach a guardrail from a workspace.',
+    args: [ORG_ARG, GUARDRAIL_ARG, { name: 'workspace', help: 'workspace id' }],
+    parse(input) {
+      const organizationId = input.arg('org');
+      const guardrailId = input.arg('guardrail');
+      const workspaceId = input.arg('workspace');
+      return async (ctx) => {
+        // Detaching an unknown guardrail is reported, not silently accepted.
+        await ctx.accounts.getGuardrail(organizationId, guardrailId);
+        const workspace = await ctx.accounts.setWorkspaceGuardrail(organizationId, guardrailId, workspaceId, attached);
+        respond(ctx, input, { data: workspaceView(workspace) }, () => [
+          attached
+            ? `Attached guardrail ${guardrailId} to workspace ${workspace.id}.`
+            : `Detached guardrail ${guardrailId} from workspace ${workspace.id}.`,
+        ]);
+      };
+    },
+  };
+}
+
+export const guardrailCommands: CommandSpec[] = [
+  {
+    group: 'guardrail',
+    name: 'create',
+    summary: 'Create a guardrail restricting models and providers.',
+    description: [
+      'A guardrail applies to the keys it is assigned to and to the keys of the workspaces it is attached to. ' +
+        'Models are named by id or canonical slug, providers by endpoint tag; nothing may be both allowed and ignored.',
+    ],
+    args: [ORG_ARG],
+    options: {
+      name: { type: 'string', required: true, help: 'display name' },
+      description: { type: 'string', value: 'text', help: 'free text' },
+      'allow-models': { type: 'string', value: 'models', list: true, help: 'only these models' },
+      'ignore-models': { type: 'string', value: 'models', list: true, help: 'never these models' },
+      'allow-providers': { type: 'string', value: 'providers', list: true, help: 'only these providers' },
+      'ignore-providers': { type: 'string', value: 'providers', list: true, help: 'never these providers' },
+      zdr: { type: 'boolean', help: 'only zero-data-retention endpoints' },
+      workspace: { type: 'string', value: 'id', help: 'the workspace the guardrail belongs to' },
+    },
+    parse(input) {
+      const organizationId = input.arg('org');
+      const request = {
+        name: input.requiredString('name'),
+        description: input.string('description') ?? null,
+        workspaceId: input.string('workspace') ?? null,
+        allowedModels: input.nonEmptyList('allow-models', 'model') ?? null,
+        ignoredModels: input.nonEmptyList('ignore-models', 'model') ?? null,
+        allowedProviders: input.nonEmptyList('allow-providers', 'provider') ?? null,
+        ignoredProviders: input.nonEmptyList('ignore-providers', 'provider') ?? null,
+        enforceZdr: input.flag('zdr'),
+      };
+      return async (ctx) => {
+        const guardrail = await ctx.accounts.createGuardrail(organizationId, request);
+        respond(ctx, input, { data: guardrailView(guardrail) }, () => [
+          `Created guardrail ${guardrail.id} in organization ${organizationId}.`,
+          ...guardrailFields(guardrail),
+        ]);
+      };
+    },
+  },
+  {
+    group: 'guardrail',
+    name: 'list',
+    summary: "List an organization's guardrails, oldest first.",
+    args: [ORG_ARG],
+    parse(input) {
+      const organizationId = input.arg('org');
+      return async (ctx) => {
+        await ctx.accounts.getOrganization(organizationId);
+        const guardrails = (await ctx.accounts.listGuardrails(organizationId)).sort(
+          (a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id),
+        );
+        respond(ctx, input, { data: guardrails.map(guardrailView) }, () =>
+          guardrails.length === 0
+            ? ['No guardrails.']
+            : table(
+                ['ID', 'NAME', 'WORKSPACE', 'MODELS', 'PROVIDERS', 'ZDR'],
+                guardrails.map((g) => [
+                  g.id,
+                  g.name,
+                  orDash(g.workspaceId),
+                  restriction(g.allowedModels, g.ignoredModels),
+                  restriction(g.allowedProviders, g.ignoredProviders),
+                  g.enforceZdr ? 'on' : 'off',
+                ]),
+              ),
+        );
+      };
+    },
+  },
+  {
+    group: 'guardrail',
+    name: 'assign-keys',
+    summary: 'Put a guardrail on keys.',
+    args: [ORG_ARG, GUARDRAIL_ARG, { name: 'hash', variadic: true, help: 'key hashes, as key list shows them' }],
+    parse(input) {
+      const organizationId = input.arg('org');
+      const guardrailId = input.arg('guardrail');
+      const hashes = [...new Set(input.args('hash'))];
+      return async (ctx) => {
+        const count = await ctx.accounts.assignGuardrailToKeys(organizationId, guardrailId, hashes);
+        const unchanged = hashes.length - count;
+        respond(ctx, input, { assigned_count: count }, () => [
+          `Assigned guardrail ${guardrailId} to ${plural(count, 'key')}${unchanged > 0 ? ` (${unchanged} already had it)` : ''}.`,
+        ]);
+      };
+    },
+  },
+  {
+    group: 'guardrail',
+    name: 'unassign-keys',
+    summary: 'Take a guardrail off keys.',
+    args: [ORG_ARG, GUARDRAIL_ARG, { name: 'hash', variadic: true, help: 'key hashes, as key list shows them' }],
+    parse(input) {
+      const organizationId = input.arg('org');
+      const guardrailId = input.arg('guardrail');
+      const hashes = [...new Set(input.args('hash'))];
+      return async (ctx) => {
+        await ctx.accounts.getGuardrail(organizationId, guardrailId);
+        const count = await ctx.accounts.unassignGuardrailFromKeys(organizationId, guardrailId, hashes);
+        const unchanged = hashes.length - count;
+        respond(ctx, input, { unassigned_count: count }, () => [
+          `Unassigned guardrail ${guardrailId} from ${plural(count, 'key')}${unchanged > 0 ? ` (${unchanged} did not have it)` : ''}.`,
+        ]);
+      };
+    },
+  },
+  workspaceAttachment(true),
+  workspaceAttachment(false),
+  {
+    group: 'guardrail',
+    name: 'delete',
+    summary: 'Delete a guardrail, detaching it from its keys and workspaces.',
+    args: [ORG_ARG, { name: 'id', help: 'guardrail id' }],
+    parse(input) {
+      const organizationId = input.arg('org');
+      const id = input.arg('id');
+      return async (ctx) => {
+        await ctx.accounts.deleteGuardrail(organizationId, id);
+        respond(ctx, input, { deleted: true }, () => [`Deleted guardrail ${id}.`]);
+      };
+    },
+  },
+];

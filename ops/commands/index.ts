@@ -1,0 +1,17 @@
+import type { CommandSpec } from '../command';
+import { catalogCommands } from './catalog';
+import { guardrailCommands } from './guardrail';
+import { keyCommands } from './key';
+import { orgCommands } from './org';
+import { userCommands } from './user';
+import { workspaceCommands } from './workspace';
+
+/** Command groups, in help order. */
+export const GROUPS: readonly { name: string; summary: string; commands: readonly CommandSpec[] }[] = [
+  { name: 'org', summary: 'organizations: plan, provider preferences, privacy', commands: orgCommands },
+  { name: 'workspace', summary: "an organization's workspaces", commands: workspaceCommands },
+  { name: 'user', summary: 'users, the owners of personal keys', commands: userCommands },
+  { name: 'key', summary: 'API keys', commands: keyCommands },
+  { name: 'guardrail', summary: 'guardrails on keys and workspaces', commands: guardrailCommands },
+  { name: 'catalog', summary: 'the model catalog', commands: catalogCommands },
+];

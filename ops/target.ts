@@ -1,0 +1,85 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { AccountsService } from '../lambdas/accounts/accounts-service';
+import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
+import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
+import { createDocumentClient } from '../lambdas/store/dynamo-client';
+import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
+import { LOCAL_AWS_ENV } from '../local/embedded-dynamodb';
+import { RUNTIME_FILE } from '../local/runtime';
+import type { GlobalFlags } from './command';
+import { OperationError, UsageError } from './errors';
+import type { ConnectedServices } from './run';
+
+export const LOCAL_NOT_RUNNING = 'the local service is not running: start it with npm start';
+
+/** How long the local DynamoDB may take to answer the first request. */
+const LOCAL_PROBE_TIMEOUT_MS = 3000;
+
+const KEYS = TABLE_SCHEMAS.keys;
+const MODELS = TABLE_SCHEMAS.models;
+
+/**
+ * The target the flags select: a deployed stack with `--aws`, or when its table variables
+ * are set and no `--data-dir` is given; otherwise the local runtime.
+ */
+export async function connectTarget(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env): Promise<ConnectedServices> {
+  if (flags.aws && flags.dataDir !== undefined) throw new UsageError('--aws and --data-dir exclude each other');
+  const useAws = flags.aws || (flags.dataDir === undefined && (env[KEYS.envVar] !== undefined || env[MODELS.envVar] !== undefined));
+  return useAws ? connectAws(env) : connectLocal(flags.dataDir ?? '.local');
+}
+
+/** A deployed stack: default credential chain, table names from the environment. */
+export function connectAws(env: NodeJS.ProcessEnv): ConnectedServices {
+  const missing = [KEYS.envVar, MODELS.envVar].filter((name) => !env[name]);
+  if (missing.length > 0) {
+    throw new UsageError(
+      `a deployed stack needs ${KEYS.envVar} and ${MODELS.envVar} (the stack outputs KeysTableName and ModelsTableName); missing: ${missing.join(', ')}`,
+    );
+  }
+  return services(new DynamoDBClient({}), env[KEYS.envVar]!, env[MODELS.envVar]!);
+}
+
+/** The local runtime: the embedded DynamoDB that `<dataDir>/runtime.json` names, checked to answer. */
+export async function connectLocal(dataDir: string): Promise<ConnectedServices> {
+  const file = resolve(dataDir, RUNTIME_FILE);
+  let endpoint: unknown;
+  try {
+    endpoint = (JSON.parse(readFileSync(file, 'utf8')) as { dynamoEndpoint?: unknown }).dynamoEndpoint;
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? `${file} does not exist` : `${file} is unreadable`;
+    throw new OperationError(`${LOCAL_NOT_RUNNING} (${reason})`);
+  }
+  if (typeof endpoint !== 'string') throw new OperationError(`${LOCAL_NOT_RUNNING} (${file} names no dynamoEndpoint)`);
+
+  const client = new DynamoDBClient({
+    endpoint,
+    region: LOCAL_AWS_ENV.AWS_REGION,
+    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+    maxAttempts: 1,
+  });
+  try {
+    await client.send(new DescribeTableCommand({ TableName: KEYS.localName }), {
+      abortSignal: AbortSignal.timeout(LOCAL_PROBE_TIMEOUT_MS),
+    });
+  } catch (error) {
+    client.destroy();
+    const answered = (error as { name?: string }).name === 'ResourceNotFoundException';
+    throw new OperationError(
+      answered
+        ? `the DynamoDB at ${endpoint} has no ${KEYS.localName} table: is it the modelgate local service?`
+        : `${LOCAL_NOT_RUNNING} (nothing answers at ${endpoint}, named in ${file})`,
+    );
+  }
+  return services(client, KEYS.localName, MODELS.localName);
+}
+
+function services(client: DynamoDBClient, keysTable: string, modelsTable: string): ConnectedServices {
+  const documentClient = createDocumentClient(client);
+  return {
+    accounts: new AccountsService({ store: new DynamoAccountStore(documentClient, keysTable) }),
+    catalog: new DynamoCatalogStore(documentClient, modelsTable),
+    close: () => client.destroy(),
+  };
+}

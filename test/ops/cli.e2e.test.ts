@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hashApiKey } from '../../lambdas/accounts/api-keys';
+import { ALL_TABLES } from '../../lambdas/store/table-schemas';
+import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
+
+const ROOT = join(__dirname, '..', '..');
+
+/** The real CLI in a child process, as `npm run ops --` runs it. */
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  // The runtime put its table variables in this process's environment; the CLI must find
+  // its target from --data-dir alone.
+  const env = { ...process.env };
+  for (const name of [...ALL_TABLES.map((table) => table.envVar), 'AWS_ENDPOINT_URL_DYNAMODB']) delete env[name];
+  return new Promise((resolve) => {
+    execFile('npx', ['tsx', '--require', './local/esm-only-packages.cjs', 'ops/cli.ts', ...args], { cwd: ROOT, env }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('ops CLI end to end against the local runtime', () => {
+  let runtime: LocalRuntime;
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'modelgate-ops-e2e-'));
+    runtime = await startLocalRuntime({ port: 0, persist: false, dataDir });
+  });
+  afterAll(async () => {
+    await runtime.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const listModels = (key: string) =>
+    fetch(`${runtime.baseUrl}/models/user?limit=1`, { headers: { Authorization: `Bearer ${key}` } }).then((response) => response.status);
+
+  it('a key created with the CLI calls the API until the CLI disables it', async () => {
+    const organizationId = runtime.demo.organizationId;
+
+    const created = await cli(['key', 'create', organizationId, '--kind', 'workspace', '--name', 'e2e', '--json', '--data-dir', dataDir]);
+
+    expect(created.code).toBe(0);
+    expect(created.stderr).toContain('The secret is shown only this once and cannot be recovered: store it now.');
+    const { data, key } = JSON.parse(created.stdout);
+    expect(key).toMatch(/^sk-mg-v1-[0-9a-f]{64}$/);
+    expect(data).toMatchObject({ hash: hashApiKey(key), kind: 'workspace', workspace_id: runtime.demo.workspaceId, disabled: false });
+    expect(await listModels(key)).toBe(200);
+
+    const disabled = await cli(['key', 'disable', organizationId, data.hash, '--data-dir', dataDir]);
+
+    expect(disabled).toMatchObject({ code: 0, stdout: `Disabled key ${data.hash} (e2e).\n` });
+    expect(await listModels(key)).toBe(401);
+  }, 60_000);
+});

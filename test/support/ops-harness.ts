@@ -1,0 +1,70 @@
+import { AccountsService } from '../../lambdas/accounts/accounts-service';
+import { DynamoAccountStore } from '../../lambdas/store/dynamo-account-store';
+import { DynamoCatalogStore } from '../../lambdas/store/dynamo-catalog-store';
+import { TABLE_SCHEMAS } from '../../lambdas/store/table-schemas';
+import type { GlobalFlags } from '../../ops/command';
+import { runOps } from '../../ops/run';
+import { startEmbeddedTables } from './embedded-tables';
+import { FixedClock } from './fixed-clock';
+
+export interface OpsResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** The global flags the CLI connected with; undefined when it never connected. */
+  connectedWith?: GlobalFlags;
+}
+
+export interface OpsHarness {
+  accounts: AccountsService;
+  store: DynamoAccountStore;
+  catalog: DynamoCatalogStore;
+  clock: FixedClock;
+  /** Runs one CLI invocation in-process against the embedded tables. */
+  run(...argv: string[]): Promise<OpsResult>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The operator CLI over the real tables in an in-memory DynamoDB, with pinned time, ids
+ * (`id-1`, `id-2`, ...) and key secrets (`sk-mg-v1-0101...`, `sk-mg-v1-0202...`), so
+ * output can be asserted exactly.
+ */
+export async function startOpsHarness(): Promise<OpsHarness> {
+  const tables = await startEmbeddedTables();
+  const clock = new FixedClock();
+  let ids = 0;
+  let secrets = 0;
+  let versions = 0;
+  const store = new DynamoAccountStore(tables.documentClient, TABLE_SCHEMAS.keys.localName);
+  const accounts = new AccountsService({
+    store,
+    clock,
+    newId: () => `id-${++ids}`,
+    random: (size) => Buffer.alloc(size, ++secrets),
+  });
+  const catalog = new DynamoCatalogStore(tables.documentClient, TABLE_SCHEMAS.models.localName, () => `v${++versions}`);
+  return {
+    accounts,
+    store,
+    catalog,
+    clock,
+    async run(...argv) {
+      const stdout: string[] = [];
+      const stderr: string[] = [];
+      let connectedWith: GlobalFlags | undefined;
+      const code = await runOps(argv, { out: (text) => stdout.push(text), err: (text) => stderr.push(text) }, async (flags) => {
+        connectedWith = flags;
+        return { accounts, catalog };
+      });
+      const text = (lines: string[]) => (lines.length > 0 ? `${lines.join('\n')}\n` : '');
+      return { code, stdout: text(stdout), stderr: text(stderr), connectedWith };
+    },
+    stop: () => tables.stop(),
+  };
+}
+
+/** The secret the harness's nth key gets: 32 bytes of value n, in hex. */
+export function harnessSecret(n: number): string {
+  return `sk-mg-v1-${Buffer.alloc(32, n).toString('hex')}`;
+}
