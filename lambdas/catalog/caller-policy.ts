@@ -7,6 +7,8 @@ import type { ProviderEndpoint, PublicModel } from './types';
  * called. Built once per request; the checks are plain set lookups.
  */
 export interface CallerPolicy {
+  /** Equal for two policies exactly when they allow the same models and endpoints. */
+  readonly key: string;
   allowsModel(model: PublicModel): boolean;
   allowsEndpoint(endpoint: ProviderEndpoint): boolean;
 }
@@ -38,9 +40,44 @@ export function buildCallerPolicy(input: {
     enforceZdr: g.enforceZdr,
   }));
   const zdrOnly = privacy.zeroDataRetentionOnly || guardrails.some((g) => g.enforceZdr);
+  // Most callers name no provider at all: skip the per-endpoint provider work for them.
+  const checksProviders =
+    allowedProviders !== null ||
+    ignoredProviders.size > 0 ||
+    guardrails.some((g) => g.allowedProviders !== null || g.ignoredProviders.size > 0);
+  /**
+   * A tag names a provider, optionally with its offering (`novita/fp8`): naming the
+   * provider (`novita`) covers all its offerings, naming the full tag only that one.
+   */
+  const providerAllowed = (tag: string): boolean => {
+    const full = tag.toLowerCase();
+    const slash = full.indexOf('/');
+    const base = slash < 0 ? full : full.slice(0, slash);
+    const named = (set: ReadonlySet<string>) => set.has(full) || set.has(base);
+    if (allowedProviders && !named(allowedProviders)) return false;
+    if (named(ignoredProviders)) return false;
+    for (const g of guardrails) {
+      if (g.allowedProviders && !named(g.allowedProviders)) return false;
+      if (named(g.ignoredProviders)) return false;
+    }
+    return true;
+  };
   const region = input.region;
+  const sorted = (set: ReadonlySet<string> | null) => (set ? [...set].sort() : null);
+  const key = JSON.stringify([
+    sorted(allowedProviders),
+    sorted(ignoredProviders),
+    privacy.allowTrainingProviders,
+    privacy.allowRetainingProviders,
+    zdrOnly,
+    region,
+    guardrails
+      .map((g) => JSON.stringify([sorted(g.allowedModels), sorted(g.ignoredModels), sorted(g.allowedProviders), sorted(g.ignoredProviders)]))
+      .sort(),
+  ]);
 
   return {
+    key,
     // Guardrails name models by canonical slug or by id; either form matches.
     allowsModel(model) {
       for (const g of guardrails) {
@@ -50,17 +87,11 @@ export function buildCallerPolicy(input: {
       return true;
     },
     allowsEndpoint(endpoint) {
-      const provider = endpoint.tag.toLowerCase();
-      if (allowedProviders && !allowedProviders.has(provider)) return false;
-      if (ignoredProviders.has(provider)) return false;
+      if (checksProviders && !providerAllowed(endpoint.tag)) return false;
       const policy = endpoint.dataPolicy;
       if (!privacy.allowTrainingProviders && policy.training) return false;
       if (!privacy.allowRetainingProviders && policy.retainsPrompts) return false;
       if (zdrOnly && !policy.zeroDataRetention) return false;
-      for (const g of guardrails) {
-        if (g.allowedProviders && !g.allowedProviders.has(provider)) return false;
-        if (g.ignoredProviders.has(provider)) return false;
-      }
       if (region !== null && !endpoint.regions.includes(region)) return false;
       return true;
     },
@@ -68,7 +99,7 @@ export function buildCallerPolicy(input: {
 }
 
 /** An open policy: every model and endpoint (operators and benchmarks). */
-export const OPEN_POLICY: CallerPolicy = { allowsModel: () => true, allowsEndpoint: () => true };
+export const OPEN_POLICY: CallerPolicy = { key: 'open', allowsModel: () => true, allowsEndpoint: () => true };
 
 /**
  * The region whose configured hostname the request came in on, or null. The port is

@@ -1,7 +1,8 @@
+import { API_BASE_PATH } from '../routes';
 import type { CallerPolicy } from './caller-policy';
 import type { CatalogQuery, CatalogSort } from './catalog-query';
 import { averageTokenPrice } from './pricing';
-import type { CatalogEntry, OutputModality, ProviderEndpoint, PublicModel } from './types';
+import { OUTPUT_MODALITIES, type CatalogEntry, type OutputModality, type ProviderEndpoint, type PublicModel } from './types';
 
 /** A caller's view of one model: the endpoints it can reach, the first one routing-preferred. */
 interface ModelView {
@@ -15,7 +16,8 @@ interface IndexedEntry {
   entry: CatalogEntry;
   /** Default order: position in the imported catalog. */
   position: number;
-  outputModalities: ReadonlySet<OutputModality>;
+  /** Output modalities as bits of {@link modalityBits}: the filter is one AND per model. */
+  outputModalities: number;
   /** Sort keys that do not depend on the caller; null means "no score", sorted last. */
   created: number;
   popularity: number;
@@ -24,12 +26,22 @@ interface IndexedEntry {
   coding: number | null;
   agentic: number | null;
   arenaElo: number | null;
-  /** Serialized views, by `topIndex:contextLength`; most callers share the first. */
-  serialized: Map<string, string>;
+  /** Sort keys of each endpoint, by endpoint position: computed once, not per request. */
+  endpointKeys: EndpointKeys[];
+  /**
+   * Serialized views, by top endpoint position, then by context length; most callers share
+   * one. Numeric keys: no key string is built per model per request.
+   */
+  serialized: (Map<number, string> | undefined)[];
 }
 
-/** Per-endpoint sort keys. */
-function endpointKeys(endpoint: ProviderEndpoint) {
+interface EndpointKeys {
+  price: number | null;
+  throughput: number | null;
+  latency: number | null;
+}
+
+function endpointKeys(endpoint: ProviderEndpoint): EndpointKeys {
   return {
     price: averageTokenPrice(endpoint.pricing),
     throughput: endpoint.throughput_last_30m?.p50 ?? null,
@@ -43,16 +55,19 @@ const SORT_KEYS: Record<CatalogSort, { direction: Direction; key: (view: ModelVi
   'most-popular': { direction: 'desc', key: (v) => v.indexed.popularity },
   newest: { direction: 'desc', key: (v) => v.indexed.created },
   'top-weekly': { direction: 'desc', key: (v) => v.indexed.weeklyTokens },
-  'pricing-low-to-high': { direction: 'asc', key: (v) => endpointKeys(v.top).price },
-  'pricing-high-to-low': { direction: 'desc', key: (v) => endpointKeys(v.top).price },
+  'pricing-low-to-high': { direction: 'asc', key: (v) => v.indexed.endpointKeys[v.topIndex]!.price },
+  'pricing-high-to-low': { direction: 'desc', key: (v) => v.indexed.endpointKeys[v.topIndex]!.price },
   'context-high-to-low': { direction: 'desc', key: (v) => v.contextLength },
-  'throughput-high-to-low': { direction: 'desc', key: (v) => endpointKeys(v.top).throughput },
-  'latency-low-to-high': { direction: 'asc', key: (v) => endpointKeys(v.top).latency },
+  'throughput-high-to-low': { direction: 'desc', key: (v) => v.indexed.endpointKeys[v.topIndex]!.throughput },
+  'latency-low-to-high': { direction: 'asc', key: (v) => v.indexed.endpointKeys[v.topIndex]!.latency },
   'intelligence-high-to-low': { direction: 'desc', key: (v) => v.indexed.intelligence },
   'coding-high-to-low': { direction: 'desc', key: (v) => v.indexed.coding },
   'agentic-high-to-low': { direction: 'desc', key: (v) => v.indexed.agentic },
   'design-arena-elo-high-to-low': { direction: 'desc', key: (v) => v.indexed.arenaElo },
 };
+
+/** How many callers' ordered lists an index keeps (each is an array of references). */
+const RECENT_LISTS = 64;
 
 export interface ListResult {
   total: number;
@@ -67,15 +82,29 @@ export interface ListResult {
  */
 export class CatalogIndex {
   private readonly entries: IndexedEntry[];
-  private readonly bySlug = new Map<string, IndexedEntry>();
+  private readonly byId = new Map<string, IndexedEntry>();
+  /** The models sharing each canonical slug, in default order. */
+  private readonly bySlug = new Map<string, IndexedEntry[]>();
+  private readonly recentLists = new Map<string, readonly ModelView[]>();
 
   constructor(catalog: readonly CatalogEntry[]) {
     this.entries = catalog.map((entry, position) => indexEntry(entry, position));
-    // Ids win over canonical slugs: variants (`:free`, `:batch`) share their base model's slug.
     for (const indexed of this.entries) {
-      if (!this.bySlug.has(indexed.entry.model.canonical_slug)) this.bySlug.set(indexed.entry.model.canonical_slug, indexed);
+      const { id, canonical_slug: slug } = indexed.entry.model;
+      this.byId.set(id, indexed);
+      const sharing = this.bySlug.get(slug);
+      if (sharing) sharing.push(indexed);
+      else this.bySlug.set(slug, [indexed]);
     }
-    for (const indexed of this.entries) this.bySlug.set(indexed.entry.model.id, indexed);
+    // Variants (`:free`, `:batch`) share their base model's canonical slug, so a link by slug
+    // would show the base model: their `links.details` names their own id instead.
+    for (const indexed of this.entries) {
+      const { id, canonical_slug: slug } = indexed.entry.model;
+      if (this.bySlug.get(slug)![0] !== indexed && id !== slug) {
+        const model = { ...indexed.entry.model, links: { details: `${API_BASE_PATH}/models/${id}/endpoints` } };
+        indexed.entry = { ...indexed.entry, model };
+      }
+    }
   }
 
   get size(): number {
@@ -84,30 +113,60 @@ export class CatalogIndex {
 
   /** The models this caller may use, filtered, sorted and paged (SPEC 4.1). */
   list(policy: CallerPolicy, query: CatalogQuery): ListResult {
-    const views: ModelView[] = [];
-    for (const indexed of this.entries) {
-      if (query.outputModalities && !intersects(indexed.outputModalities, query.outputModalities)) continue;
-      const view = viewFor(indexed, policy);
-      if (view) views.push(view);
-    }
-    if (query.sort) sortViews(views, query.sort);
+    const views = this.filteredAndSorted(policy, query);
     const page = query.page ? views.slice(query.page.offset, query.page.offset + query.page.limit) : views;
     return { total: views.length, dataJson: `[${page.map(serializeView).join(',')}]` };
   }
 
+  /**
+   * The caller's whole ordered list. Callers page through it request after request, so the
+   * most recent lists are kept (by policy, modalities and sort): a later page costs only
+   * its own models. The index is immutable, so a kept list never goes stale.
+   */
+  private filteredAndSorted(policy: CallerPolicy, query: CatalogQuery): readonly ModelView[] {
+    const modalities = query.outputModalities ? modalityBits(query.outputModalities) : null;
+    const key = `${policy.key}|${modalities ?? 'all'}|${query.sort ?? ''}`;
+    const kept = this.recentLists.get(key);
+    if (kept) {
+      // Map order is insertion order: re-inserting marks the list as most recently used.
+      this.recentLists.delete(key);
+      this.recentLists.set(key, kept);
+      return kept;
+    }
+    const views: ModelView[] = [];
+    for (const indexed of this.entries) {
+      // null: `all`, which also lists a model without output modalities.
+      if (modalities !== null && (indexed.outputModalities & modalities) === 0) continue;
+      const view = viewFor(indexed, policy);
+      if (view) views.push(view);
+    }
+    if (query.sort) sortViews(views, query.sort);
+    this.recentLists.set(key, views);
+    if (this.recentLists.size > RECENT_LISTS) this.recentLists.delete(this.recentLists.keys().next().value!);
+    return views;
+  }
+
   /** One model by id or canonical slug, with the endpoints this caller may reach. */
   endpointsFor(slug: string, policy: CallerPolicy): { model: PublicModel; endpoints: ProviderEndpoint[] } | undefined {
-    const indexed = this.bySlug.get(slug);
-    if (!indexed || !policy.allowsModel(indexed.entry.model)) return undefined;
-    const endpoints = indexed.entry.endpoints.filter((e) => policy.allowsEndpoint(e));
-    if (endpoints.length === 0) return undefined;
-    return { model: indexed.entry.model, endpoints };
+    // Ids win over canonical slugs: variants (`:free`, `:batch`) share their base model's slug.
+    // A slug is the first model holding it that this caller can use: a listed variant's
+    // `links.details` (its canonical slug) resolves even when the base model is filtered out.
+    const byId = this.byId.get(slug);
+    const candidates = byId ? [byId] : (this.bySlug.get(slug) ?? []);
+    for (const indexed of candidates) {
+      if (!policy.allowsModel(indexed.entry.model)) continue;
+      const endpoints = indexed.entry.endpoints.filter((e) => policy.allowsEndpoint(e));
+      if (endpoints.length > 0) return { model: indexed.entry.model, endpoints };
+    }
+    return undefined;
   }
 
   /** Approximate bytes of the serialized views held (for the benchmark). */
   serializedBytes(): number {
     let bytes = 0;
-    for (const indexed of this.entries) for (const json of indexed.serialized.values()) bytes += json.length * 2;
+    for (const indexed of this.entries) {
+      for (const byContext of indexed.serialized) for (const json of byContext?.values() ?? []) bytes += json.length * 2;
+    }
     return bytes;
   }
 }
@@ -119,7 +178,7 @@ function indexEntry(entry: CatalogEntry, position: number): IndexedEntry {
   return {
     entry,
     position,
-    outputModalities: new Set(model.architecture.output_modalities),
+    outputModalities: modalityBits(model.architecture.output_modalities),
     created: model.created,
     popularity: entry.popularity,
     weeklyTokens: entry.weeklyTokens,
@@ -128,7 +187,8 @@ function indexEntry(entry: CatalogEntry, position: number): IndexedEntry {
     agentic: aa?.agentic_index ?? null,
     // SPEC 4.1 rule 2: the best rating across arenas.
     arenaElo: arena.length > 0 ? Math.max(...arena.map((a) => a.elo)) : null,
-    serialized: new Map(),
+    endpointKeys: entry.endpoints.map(endpointKeys),
+    serialized: [],
   };
 }
 
@@ -152,8 +212,10 @@ function viewFor(indexed: IndexedEntry, policy: CallerPolicy): ModelView | undef
  * route to first, context length of the longest it can reach.
  */
 function serializeView(view: ModelView): string {
-  const cacheKey = `${view.topIndex}:${view.contextLength}`;
-  const cached = view.indexed.serialized.get(cacheKey);
+  const byContext = (view.indexed.serialized[view.topIndex] ??= new Map());
+  // A view exists only with a reachable endpoint, so its context length is a number.
+  const cacheKey = view.contextLength!;
+  const cached = byContext.get(cacheKey);
   if (cached !== undefined) return cached;
   const model = view.indexed.entry.model;
   const json = JSON.stringify({
@@ -166,7 +228,7 @@ function serializeView(view: ModelView): string {
       is_moderated: view.top.is_moderated,
     },
   });
-  view.indexed.serialized.set(cacheKey, json);
+  byContext.set(cacheKey, json);
   return json;
 }
 
@@ -185,7 +247,10 @@ function sortViews(views: ModelView[], sort: CatalogSort): void {
   for (let i = 0; i < keyed.length; i++) views[i] = keyed[i]!.view;
 }
 
-function intersects<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
-  for (const value of b) if (a.has(value)) return true;
-  return false;
+const MODALITY_BIT = new Map<string, number>(OUTPUT_MODALITIES.map((modality, i) => [modality, 1 << i]));
+
+function modalityBits(modalities: Iterable<OutputModality>): number {
+  let bits = 0;
+  for (const modality of modalities) bits |= MODALITY_BIT.get(modality) ?? 0;
+  return bits;
 }

@@ -300,3 +300,30 @@ describe('regionForHost', () => {
     expect(regionForHost('eu.modelgate.example', {})).toBeNull();
   });
 });
+
+describe('provider names with offerings', () => {
+  const base = { providerPreferences: { allowedProviders: null, ignoredProviders: [] }, privacy: { allowTrainingProviders: true, allowRetainingProviders: true, zeroDataRetentionOnly: false } };
+  const endpoint = (tag: string) => ({ tag, dataPolicy: { training: false, retainsPrompts: false, zeroDataRetention: true }, regions: ['us'] }) as never;
+
+  it('lets a provider name cover its offerings, and a full tag only that offering', () => {
+    const byProvider = buildCallerPolicy({ organization: { ...base, providerPreferences: { allowedProviders: ['Novita'], ignoredProviders: [] } }, guardrails: [], region: null });
+    expect(byProvider.allowsEndpoint(endpoint('novita/fp8'))).toBe(true);
+    expect(byProvider.allowsEndpoint(endpoint('novita'))).toBe(true);
+    expect(byProvider.allowsEndpoint(endpoint('novitax'))).toBe(false);
+    const byOffering = buildCallerPolicy({ organization: { ...base, providerPreferences: { allowedProviders: ['novita/fp8'], ignoredProviders: [] } }, guardrails: [], region: null });
+    expect(byOffering.allowsEndpoint(endpoint('novita/fp8'))).toBe(true);
+    expect(byOffering.allowsEndpoint(endpoint('novita/bf16'))).toBe(false);
+    const ignoring = buildCallerPolicy({ organization: { ...base, providerPreferences: { allowedProviders: null, ignoredProviders: ['novita'] } }, guardrails: [], region: null });
+    expect(ignoring.allowsEndpoint(endpoint('novita/fp8'))).toBe(false);
+    expect(ignoring.allowsEndpoint(endpoint('together'))).toBe(true);
+  });
+
+  it('gives equal keys to equal policies and different keys to different ones', () => {
+    const a = buildCallerPolicy({ organization: { ...base, providerPreferences: { allowedProviders: ['b', 'a'], ignoredProviders: [] } }, guardrails: [], region: null });
+    const b = buildCallerPolicy({ organization: { ...base, providerPreferences: { allowedProviders: ['A', 'b'], ignoredProviders: [] } }, guardrails: [], region: null });
+    const c = buildCallerPolicy({ organization: { ...base, providerPreferences: { allowedProviders: ['a'], ignoredProviders: [] } }, guardrails: [], region: null });
+    const d = buildCallerPolicy({ organization: { ...base, providerPreferences: { allowedProviders: ['a', 'b'], ignoredProviders: [] } }, guardrails: [], region: 'eu' });
+    expect(a.key).toBe(b.key);
+    expect(new Set([a.key, c.key, d.key]).size).toBe(3);
+  });
+});

@@ -1,0 +1,266 @@
+import { OPEN_POLICY } from '../../../lambdas/catalog/caller-policy';
+import { CatalogCache } from '../../../lambdas/catalog/catalog-cache';
+import type { CatalogStore, StoredCatalog } from '../../../lambdas/catalog/catalog-store';
+import type { CatalogEntry } from '../../../lambdas/catalog/types';
+import { FixedClock } from '../../support/fixed-clock';
+
+function entry(id: string): CatalogEntry {
+  return {
+    model: {
+      id,
+      canonical_slug: id,
+      name: id,
+      created: 0,
+      context_length: 1000,
+      architecture: { modality: 'text->text', input_modalities: ['text'], output_modalities: ['text'] },
+      pricing: { prompt: '0', completion: '0' },
+      top_provider: { is_moderated: false },
+      per_request_limits: null,
+      supported_parameters: [],
+      default_parameters: null,
+      supported_voices: null,
+      links: { details: `/api/v1/models/${id}/endpoints` },
+    },
+    endpoints: [
+      {
+        tag: 'host',
+        provider_name: 'Host',
+        name: 'Host | model',
+        quantization: 'bf16',
+        context_length: 1000,
+        max_completion_tokens: null,
+        max_prompt_tokens: null,
+        pricing: { prompt: '0', completion: '0' },
+        supported_parameters: [],
+        is_moderated: false,
+        status: 0,
+        uptime_last_30m: null,
+        uptime_last_5m: null,
+        uptime_last_1d: null,
+        supports_implicit_caching: false,
+        latency_last_30m: null,
+        throughput_last_30m: null,
+        dataPolicy: { training: false, retainsPrompts: false, zeroDataRetention: true },
+        regions: ['us'],
+      },
+    ],
+    popularity: 0,
+    weeklyTokens: 0,
+  };
+}
+
+/** Holds one catalog in memory and counts the reads the cache makes; reads can be held or made to fail. */
+class FakeCatalogStore implements CatalogStore {
+  loads = 0;
+  versionReads = 0;
+  /** The next load throws this. */
+  failNextLoad: Error | undefined;
+  /** The next version read throws this. */
+  failNextVersion: Error | undefined;
+  private gate: Promise<void> | undefined;
+  private openGate: (() => void) | undefined;
+
+  constructor(private catalog: StoredCatalog) {}
+
+  /** Replaces the stored catalog, as an import would. */
+  publish(version: string, ids: string[]): void {
+    this.catalog = { version, entries: ids.map(entry) };
+  }
+
+  /** Holds every read until {@link release} is called. */
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.openGate = resolve));
+  }
+
+  release(): void {
+    this.openGate?.();
+    this.gate = undefined;
+  }
+
+  async load(): Promise<StoredCatalog> {
+    this.loads += 1;
+    await this.gate;
+    this.throwIfFailing('failNextLoad');
+    return { version: this.catalog.version, entries: [...this.catalog.entries] };
+  }
+
+  async version(): Promise<string | undefined> {
+    this.versionReads += 1;
+    await this.gate;
+    this.throwIfFailing('failNextVersion');
+    return this.catalog.version;
+  }
+
+  private throwIfFailing(which: 'failNextLoad' | 'failNextVersion'): void {
+    const failure = this[which];
+    this[which] = undefined;
+    if (failure) throw failure;
+  }
+
+  async putEntries(): Promise<void> {
+    throw new Error('not used by the cache');
+  }
+
+  async setUsage(): Promise<boolean> {
+    throw new Error('not used by the cache');
+  }
+
+  async remove(): Promise<void> {
+    throw new Error('not used by the cache');
+  }
+}
+
+const MAX_AGE_SECONDS = 60;
+
+function ids(index: Awaited<ReturnType<CatalogCache['get']>>): string[] {
+  return (JSON.parse(index.list(OPEN_POLICY, { outputModalities: null, sort: null, page: null }).dataJson) as { id: string }[]).map(
+    (m) => m.id,
+  );
+}
+
+describe('CatalogCache', () => {
+  let store: FakeCatalogStore;
+  let clock: FixedClock;
+  let cache: CatalogCache;
+
+  beforeEach(() => {
+    store = new FakeCatalogStore({ version: 'v1', entries: [entry('a/one'), entry('a/two')] });
+    clock = new FixedClock();
+    cache = new CatalogCache(store, clock, MAX_AGE_SECONDS);
+  });
+
+  it('loads the catalog on the first call, without a version read', async () => {
+    const index = await cache.get();
+
+    expect(ids(index)).toEqual(['a/one', 'a/two']);
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 1, versionReads: 0 });
+  });
+
+  it('serves from memory within maxAge without touching the store', async () => {
+    const first = await cache.get();
+    store.publish('v2', ['b/new']);
+
+    clock.advance(MAX_AGE_SECONDS * 1000 - 1);
+    const second = await cache.get();
+
+    expect(second).toBe(first);
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 1, versionReads: 0 });
+  });
+
+  it('after maxAge reads the version once and keeps the same index when it has not changed', async () => {
+    const first = await cache.get();
+
+    clock.advance(MAX_AGE_SECONDS * 1000);
+    const second = await cache.get();
+
+    expect(second).toBe(first);
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 1, versionReads: 1 });
+  });
+
+  it('restarts the maxAge window after an unchanged version check', async () => {
+    await cache.get();
+    clock.advance(MAX_AGE_SECONDS * 1000);
+    await cache.get();
+
+    clock.advance(MAX_AGE_SECONDS * 1000 - 1);
+    await cache.get();
+
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 1, versionReads: 1 });
+  });
+
+  it('reloads when the version changed after maxAge, and serves the new catalog', async () => {
+    const first = await cache.get();
+    store.publish('v2', ['b/new']);
+
+    clock.advance(MAX_AGE_SECONDS * 1000);
+    const second = await cache.get();
+
+    expect(second).not.toBe(first);
+    expect(ids(second)).toEqual(['b/new']);
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 2, versionReads: 1 });
+  });
+
+  it('remembers the reloaded version: the next check after maxAge does not reload again', async () => {
+    await cache.get();
+    store.publish('v2', ['b/new']);
+    clock.advance(MAX_AGE_SECONDS * 1000);
+    const reloaded = await cache.get();
+
+    clock.advance(MAX_AGE_SECONDS * 1000);
+    const again = await cache.get();
+
+    expect(again).toBe(reloaded);
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 2, versionReads: 2 });
+  });
+
+  it('shares one load among concurrent first calls', async () => {
+    store.hold();
+
+    const pending = [cache.get(), cache.get(), cache.get()];
+    store.release();
+    const [a, b, c] = await Promise.all(pending);
+
+    expect(b).toBe(a);
+    expect(c).toBe(a);
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 1, versionReads: 0 });
+  });
+
+  it('shares one version check and one reload among concurrent calls after maxAge', async () => {
+    await cache.get();
+    store.publish('v2', ['b/new']);
+    clock.advance(MAX_AGE_SECONDS * 1000);
+    store.hold();
+
+    const pending = [cache.get(), cache.get(), cache.get()];
+    store.release();
+    const [a, b, c] = await Promise.all(pending);
+
+    expect(ids(a)).toEqual(['b/new']);
+    expect(b).toBe(a);
+    expect(c).toBe(a);
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 2, versionReads: 1 });
+  });
+
+  it('propagates a failed first load and retries on the next call', async () => {
+    store.failNextLoad = new Error('table unavailable');
+
+    await expect(cache.get()).rejects.toThrow('table unavailable');
+    const index = await cache.get();
+
+    expect(ids(index)).toEqual(['a/one', 'a/two']);
+    expect(store.loads).toBe(2);
+  });
+
+  it('propagates a failed version check to every concurrent caller, and the next call retries', async () => {
+    const first = await cache.get();
+    clock.advance(MAX_AGE_SECONDS * 1000);
+    store.hold();
+    store.failNextVersion = new Error('throttled');
+
+    const pending = [cache.get(), cache.get()];
+    store.release();
+    const results = await Promise.allSettled(pending);
+
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'fulfilled'))).toEqual(['throttled', 'throttled']);
+    expect(store.versionReads).toBe(1);
+
+    const retried = await cache.get();
+
+    expect(retried).toBe(first);
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 1, versionReads: 2 });
+  });
+
+  it('propagates a failed reload after a version change, and the next call reloads', async () => {
+    const first = await cache.get();
+    store.publish('v2', ['b/new']);
+    clock.advance(MAX_AGE_SECONDS * 1000);
+    store.failNextLoad = new Error('load failed');
+
+    await expect(cache.get()).rejects.toThrow('load failed');
+    const retried = await cache.get();
+
+    expect(retried).not.toBe(first);
+    expect(ids(retried)).toEqual(['b/new']);
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 3, versionReads: 2 });
+  });
+});
