@@ -5,6 +5,7 @@ import { OAuthError, toOAuthResponse } from '../oauth/oauth-errors';
 import { parseTokenExchangeRequest } from '../oauth/token-request';
 import { buildDependencies } from './dependencies';
 
+// Fails the cold start when a table the exchange relies on is not configured.
 buildDependencies(process.env, ['keys', 'policies', 'rateCounters']);
 
 /**

@@ -15,7 +15,7 @@ export const FUNCTIONS_DIR = path.join(PROJECT_ROOT, 'lambdas', 'functions');
  * esbuild emits ESM, where `require` does not exist; CommonJS dependencies bundled into
  * the output still call it, so the bundle defines one first.
  */
-const CREATE_REQUIRE_BANNER =
+export const CREATE_REQUIRE_BANNER =
   "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
 export type TableAccessMode = 'read' | 'readWrite';
