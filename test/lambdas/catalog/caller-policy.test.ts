@@ -1,53 +1,19 @@
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type Guardrail, type Organization } from '../../../lambdas/accounts/types';
 import { buildCallerPolicy, OPEN_POLICY, regionForHost } from '../../../lambdas/catalog/caller-policy';
 import type { DataPolicy, ProviderEndpoint, PublicModel } from '../../../lambdas/catalog/types';
+import { providerEndpoint, publicModel } from '../../support/catalog-fixtures';
 
 type PolicyInput = Parameters<typeof buildCallerPolicy>[0];
 type GuardrailInput = PolicyInput['guardrails'][number];
 
-const OPEN_DATA: DataPolicy = { training: false, retainsPrompts: false, zeroDataRetention: true };
-
+/** Only the fields the policy reads matter (tag, data policy, regions); the rest are the fixture defaults. */
 function endpoint(tag: string, overrides: { dataPolicy?: Partial<DataPolicy>; regions?: string[] } = {}): ProviderEndpoint {
-  return {
-    tag,
-    provider_name: tag,
-    name: `${tag} | test`,
-    quantization: 'fp8',
-    context_length: 8192,
-    max_completion_tokens: null,
-    max_prompt_tokens: null,
-    pricing: { prompt: '0.000001', completion: '0.000002' },
-    supported_parameters: [],
-    is_moderated: false,
-    status: 0,
-    uptime_last_30m: null,
-    uptime_last_5m: null,
-    uptime_last_1d: null,
-    supports_implicit_caching: false,
-    latency_last_30m: null,
-    throughput_last_30m: null,
-    dataPolicy: { ...OPEN_DATA, ...overrides.dataPolicy },
-    regions: overrides.regions ?? ['us', 'eu'],
-  };
+  return providerEndpoint(tag, { regions: ['us', 'eu'], ...overrides });
 }
 
-/** Only the fields the policy reads matter; the rest is filled to satisfy the type. */
+/** Only the id and canonical slug matter to the policy. */
 function model(id: string, canonicalSlug: string): PublicModel {
-  return {
-    id,
-    canonical_slug: canonicalSlug,
-    name: id,
-    created: 0,
-    context_length: 8192,
-    architecture: { modality: 'text->text', input_modalities: ['text'], output_modalities: ['text'] },
-    pricing: { prompt: '0', completion: '0' },
-    top_provider: { is_moderated: false },
-    per_request_limits: null,
-    supported_parameters: [],
-    default_parameters: null,
-    supported_voices: null,
-    links: { details: `/api/v1/models/${id}/endpoints` },
-  };
+  return publicModel(id, { canonical_slug: canonicalSlug });
 }
 
 function guardrail(fields: Partial<GuardrailInput>): GuardrailInput {
@@ -303,7 +269,7 @@ describe('regionForHost', () => {
 
 describe('provider names with offerings', () => {
   const base = { providerPreferences: { allowedProviders: null, ignoredProviders: [] }, privacy: { allowTrainingProviders: true, allowRetainingProviders: true, zeroDataRetentionOnly: false } };
-  const endpoint = (tag: string) => ({ tag, dataPolicy: { training: false, retainsPrompts: false, zeroDataRetention: true }, regions: ['us'] }) as never;
+  const endpoint = (tag: string) => providerEndpoint(tag, { regions: ['us'] });
 
   it('lets a provider name cover its offerings, and a full tag only that offering', () => {
     const byProvider = buildCallerPolicy({ organization: { ...base, providerPreferences: { allowedProviders: ['Novita'], ignoredProviders: [] } }, guardrails: [], region: null });

@@ -1,53 +1,8 @@
 import { OPEN_POLICY } from '../../../lambdas/catalog/caller-policy';
 import { CatalogCache } from '../../../lambdas/catalog/catalog-cache';
 import type { CatalogStore, StoredCatalog } from '../../../lambdas/catalog/catalog-store';
-import type { CatalogEntry } from '../../../lambdas/catalog/types';
+import { catalogEntry } from '../../support/catalog-fixtures';
 import { FixedClock } from '../../support/fixed-clock';
-
-function entry(id: string): CatalogEntry {
-  return {
-    model: {
-      id,
-      canonical_slug: id,
-      name: id,
-      created: 0,
-      context_length: 1000,
-      architecture: { modality: 'text->text', input_modalities: ['text'], output_modalities: ['text'] },
-      pricing: { prompt: '0', completion: '0' },
-      top_provider: { is_moderated: false },
-      per_request_limits: null,
-      supported_parameters: [],
-      default_parameters: null,
-      supported_voices: null,
-      links: { details: `/api/v1/models/${id}/endpoints` },
-    },
-    endpoints: [
-      {
-        tag: 'host',
-        provider_name: 'Host',
-        name: 'Host | model',
-        quantization: 'bf16',
-        context_length: 1000,
-        max_completion_tokens: null,
-        max_prompt_tokens: null,
-        pricing: { prompt: '0', completion: '0' },
-        supported_parameters: [],
-        is_moderated: false,
-        status: 0,
-        uptime_last_30m: null,
-        uptime_last_5m: null,
-        uptime_last_1d: null,
-        supports_implicit_caching: false,
-        latency_last_30m: null,
-        throughput_last_30m: null,
-        dataPolicy: { training: false, retainsPrompts: false, zeroDataRetention: true },
-        regions: ['us'],
-      },
-    ],
-    popularity: 0,
-    weeklyTokens: 0,
-  };
-}
 
 /** Holds one catalog in memory and counts the reads the cache makes; reads can be held or made to fail. */
 class FakeCatalogStore implements CatalogStore {
@@ -64,7 +19,7 @@ class FakeCatalogStore implements CatalogStore {
 
   /** Replaces the stored catalog, as an import would. */
   publish(version: string, ids: string[]): void {
-    this.catalog = { version, entries: ids.map(entry) };
+    this.catalog = { version, entries: ids.map((id) => catalogEntry(id)) };
   }
 
   /** Holds every read until {@link release} is called. */
@@ -124,7 +79,7 @@ describe('CatalogCache', () => {
   let cache: CatalogCache;
 
   beforeEach(() => {
-    store = new FakeCatalogStore({ version: 'v1', entries: [entry('a/one'), entry('a/two')] });
+    store = new FakeCatalogStore({ version: 'v1', entries: [catalogEntry('a/one'), catalogEntry('a/two')] });
     clock = new FixedClock();
     cache = new CatalogCache(store, clock, MAX_AGE_SECONDS);
   });

@@ -13,36 +13,12 @@ import type {
   PublicPricing,
 } from '../../../lambdas/catalog/types';
 import { snapshotCatalog } from '../../../local/seed';
+import { catalogEntry, providerEndpoint as endpoint, publicModel } from '../../support/catalog-fixtures';
 
 // --- builders ---
 
 function stats(p50: number | null): PercentileStats {
   return { p50, p75: null, p90: null, p99: null };
-}
-
-function endpoint(tag: string, fields: Partial<ProviderEndpoint> = {}): ProviderEndpoint {
-  return {
-    tag,
-    provider_name: tag,
-    name: `${tag} | model`,
-    quantization: 'bf16',
-    context_length: 32000,
-    max_completion_tokens: 4096,
-    max_prompt_tokens: null,
-    pricing: { prompt: '0.000001', completion: '0.000002' },
-    supported_parameters: ['max_tokens'],
-    is_moderated: false,
-    status: 0,
-    uptime_last_30m: 99,
-    uptime_last_5m: 100,
-    uptime_last_1d: 99.5,
-    supports_implicit_caching: false,
-    latency_last_30m: null,
-    throughput_last_30m: null,
-    dataPolicy: { training: false, retainsPrompts: false, zeroDataRetention: true },
-    regions: ['us'],
-    ...fields,
-  };
 }
 
 interface EntryFields {
@@ -55,10 +31,9 @@ interface EntryFields {
   endpoints?: ProviderEndpoint[];
 }
 
-function model(id: string, fields: EntryFields = {}): PublicModel {
+function entry(id: string, fields: EntryFields = {}): CatalogEntry {
   const output = fields.output ?? ['text'];
-  return {
-    id,
+  const model = publicModel(id, {
     canonical_slug: fields.slug ?? `${id}-20260101`,
     name: `Model ${id}`,
     created: fields.created ?? 1_760_000_000,
@@ -68,22 +43,10 @@ function model(id: string, fields: EntryFields = {}): PublicModel {
     // The public entry's own pricing and top provider: a caller's view replaces both.
     pricing: { prompt: '0.5', completion: '0.5' },
     top_provider: { context_length: 1, max_completion_tokens: 1, is_moderated: true },
-    per_request_limits: null,
     supported_parameters: ['max_tokens'],
-    default_parameters: null,
-    supported_voices: null,
-    links: { details: `/api/v1/models/${id}/endpoints` },
     ...(fields.benchmarks ? { benchmarks: fields.benchmarks } : {}),
-  };
-}
-
-function entry(id: string, fields: EntryFields = {}): CatalogEntry {
-  return {
-    model: model(id, fields),
-    endpoints: fields.endpoints ?? [endpoint('host')],
-    popularity: fields.popularity ?? 0,
-    weeklyTokens: fields.weeklyTokens ?? 0,
-  };
+  });
+  return catalogEntry(id, { ...fields, model });
 }
 
 const price = (prompt: string, completion: string, discount?: number): PublicPricing =>
