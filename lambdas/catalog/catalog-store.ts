@@ -2,7 +2,8 @@ import type { CatalogEntry } from './types';
 
 /** A stored catalog: entries in default order and the version that changes on every write. */
 export interface StoredCatalog {
-  version: string;
+  /** Undefined while nothing has ever been written. */
+  version: string | undefined;
   entries: CatalogEntry[];
 }
 

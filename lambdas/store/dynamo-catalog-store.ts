@@ -24,7 +24,7 @@ export class DynamoCatalogStore implements CatalogStore {
   ) {}
 
   async load(): Promise<StoredCatalog> {
-    const version = (await this.version()) ?? 'empty';
+    const version = await this.version();
     const items: { position: number; entry: CatalogEntry }[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
