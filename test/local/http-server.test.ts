@@ -1,0 +1,73 @@
+import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { createLocalApiServer, type LambdaHandler } from '../../local/http-server';
+import type { FunctionId } from '../../lambdas/routes';
+
+describe('local API server: requests become REST API proxy events', () => {
+  const seen: { fn: FunctionId; event: APIGatewayProxyEvent; remaining: number }[] = [];
+  const handler = (fn: FunctionId): LambdaHandler => async (event, context) => {
+    seen.push({ fn, event, remaining: context.getRemainingTimeInMillis() });
+    return { statusCode: 201, headers: { 'X-Handled-By': fn }, body: JSON.stringify({ ok: true }) };
+  };
+  const server = createLocalApiServer({
+    catalog: handler('catalog'),
+    tokenExchange: handler('tokenExchange'),
+    jwks: handler('jwks'),
+    management: handler('management'),
+    inference: handler('inference'),
+  });
+  let port: number;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  beforeEach(() => (seen.length = 0));
+
+  function send(method: string, path: string, headers: Record<string, string>, body?: string) {
+    return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      });
+      req.on('error', reject);
+      if (body) req.write(body);
+      req.end();
+    });
+  }
+
+  it('builds the event API Gateway would: resource, path parameters, query, headers, socket address, Host', async () => {
+    const response = await send('PATCH', '/api/v1/keys/abc%3Adef?x=1&x=2&y=', { Host: 'eu.localhost:8787', 'X-Forwarded-For': '198.51.100.9', 'Content-Type': 'application/json' }, '{"disabled":true}');
+    expect(response.status).toBe(201);
+    expect(response.headers['x-handled-by']).toBe('management');
+    expect(response.body).toBe('{"ok":true}');
+    const { fn, event, remaining } = seen[0]!;
+    expect(fn).toBe('management');
+    expect(remaining).toBeGreaterThan(0);
+    expect(event).toMatchObject({
+      resource: '/api/v1/keys/{hash}',
+      path: '/api/v1/keys/abc%3Adef',
+      httpMethod: 'PATCH',
+      pathParameters: { hash: 'abc:def' },
+      queryStringParameters: { x: '2', y: '' },
+      multiValueQueryStringParameters: { x: ['1', '2'], y: [''] },
+      body: '{"disabled":true}',
+      isBase64Encoded: false,
+    });
+    expect(event.headers.Host).toBe('eu.localhost:8787');
+    // The limit key is the socket's address, never a header the client chose.
+    expect(event.requestContext.identity.sourceIp).toBe('127.0.0.1');
+    expect(event.requestContext.resourcePath).toBe('/api/v1/keys/{hash}');
+  });
+
+  it('sends no query object and no body when there are none', async () => {
+    await send('GET', '/api/v1/oauth/jwks', {});
+    expect(seen[0]!.event.queryStringParameters).toBeNull();
+    expect(seen[0]!.event.body).toBeNull();
+    expect(seen[0]!.event.pathParameters).toBeNull();
+  });
+});
