@@ -1,3 +1,6 @@
+// The local runtime is tested on Node 20 as well as 22; the SDK's upgrade notice is noise in test logs.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
