@@ -39,3 +39,8 @@ export function respond(io: OpsIo, input: CommandInput, json: unknown, text: () 
   if (input.json) io.out(JSON.stringify(json, null, 2));
   else for (const line of text()) io.out(line);
 }
+
+/** Sort order of every listing: by creation time, ties by id, so output is stable. */
+export function oldestFirst(a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number {
+  return a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
+}

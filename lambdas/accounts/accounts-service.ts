@@ -264,6 +264,8 @@ export class AccountsService {
 
   /** Detaches a guardrail from keys; returns how many keys lost it. */
   async unassignGuardrailFromKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
+    // An unknown guardrail is reported, not silently accepted as "nothing to remove".
+    await this.getGuardrail(organizationId, guardrailId);
     const keys = await Promise.all([...new Set(hashes)].map((hash) => this.getApiKey(organizationId, hash)));
     let changed = 0;
     for (const key of keys) {
@@ -278,7 +280,7 @@ export class AccountsService {
   /** Attaches (or detaches) a guardrail to every request made with the workspace's keys. */
   async setWorkspaceGuardrail(organizationId: string, guardrailId: string, workspaceId: string, attached: boolean): Promise<Workspace> {
     const workspace = await this.getWorkspace(organizationId, workspaceId);
-    if (attached) await this.getGuardrail(organizationId, guardrailId);
+    await this.getGuardrail(organizationId, guardrailId);
     const others = workspace.guardrailIds.filter((id) => id !== guardrailId);
     const guardrailIds = attached ? [...others, guardrailId] : others;
     const updated = await this.store.updateWorkspace(organizationId, workspaceId, { guardrailIds }, this.timestamp());

@@ -188,7 +188,6 @@ const OPERATIONS: Record<string, Operation> = {
     run: async ({ principal, event, params, deps }) => {
       const body = jsonBody(event);
       rejectUnknownFields(body, ['key_hashes']);
-      await deps.service.getGuardrail(orgOf(principal), params.id!);
       const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), params.id!, requiredStringList(body, 'key_hashes', 500));
       return json(200, { unassigned_count: count });
     },

@@ -1,6 +1,6 @@
 import type { Guardrail } from '../../lambdas/accounts/types';
 import type { CommandSpec } from '../command';
-import { fields, orDash, plural, respond, table } from '../format';
+import { fields, oldestFirst, orDash, plural, respond, table } from '../format';
 import { guardrailView, workspaceView } from '../views';
 
 const ORG_ARG = { name: 'org', help: 'organization id' };
@@ -28,6 +28,30 @@ export function guardrailFields(guardrail: Guardrail): string[] {
   ]);
 }
 
+function keyAssignment(assigned: boolean): CommandSpec {
+  return {
+    group: 'guardrail',
+    name: assigned ? 'assign-keys' : 'unassign-keys',
+    summary: assigned ? 'Put a guardrail on keys.' : 'Take a guardrail off keys.',
+    args: [ORG_ARG, GUARDRAIL_ARG, { name: 'hash', variadic: true, help: 'key hashes, as key list shows them' }],
+    parse(input) {
+      const organizationId = input.arg('org');
+      const guardrailId = input.arg('guardrail');
+      const hashes = [...new Set(input.args('hash'))];
+      return async (ctx) => {
+        const count = assigned
+          ? await ctx.accounts.assignGuardrailToKeys(organizationId, guardrailId, hashes)
+          : await ctx.accounts.unassignGuardrailFromKeys(organizationId, guardrailId, hashes);
+        const unchanged = hashes.length - count;
+        const [json, done, already] = assigned
+          ? [{ assigned_count: count }, `Assigned guardrail ${guardrailId} to`, 'already had it']
+          : [{ unassigned_count: count }, `Unassigned guardrail ${guardrailId} from`, 'did not have it'];
+        respond(ctx, input, json, () => [`${done} ${plural(count, 'key')}${unchanged > 0 ? ` (${unchanged} ${already})` : ''}.`]);
+      };
+    },
+  };
+}
+
 function workspaceAttachment(attached: boolean): CommandSpec {
   return {
     group: 'guardrail',
@@ -41,8 +65,6 @@ function workspaceAttachment(attached: boolean): CommandSpec {
       const guardrailId = input.arg('guardrail');
       const workspaceId = input.arg('workspace');
       return async (ctx) => {
-        // Detaching an unknown guardrail is reported, not silently accepted.
-        await ctx.accounts.getGuardrail(organizationId, guardrailId);
         const workspace = await ctx.accounts.setWorkspaceGuardrail(organizationId, guardrailId, workspaceId, attached);
         respond(ctx, input, { data: workspaceView(workspace) }, () => [
           attached
@@ -104,9 +126,7 @@ export const guardrailCommands: CommandSpec[] = [
       const organizationId = input.arg('org');
       return async (ctx) => {
         await ctx.accounts.getOrganization(organizationId);
-        const guardrails = (await ctx.accounts.listGuardrails(organizationId)).sort(
-          (a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id),
-        );
+        const guardrails = (await ctx.accounts.listGuardrails(organizationId)).sort(oldestFirst);
         respond(ctx, input, { data: guardrails.map(guardrailView) }, () =>
           guardrails.length === 0
             ? ['No guardrails.']
@@ -125,43 +145,8 @@ export const guardrailCommands: CommandSpec[] = [
       };
     },
   },
-  {
-    group: 'guardrail',
-    name: 'assign-keys',
-    summary: 'Put a guardrail on keys.',
-    args: [ORG_ARG, GUARDRAIL_ARG, { name: 'hash', variadic: true, help: 'key hashes, as key list shows them' }],
-    parse(input) {
-      const organizationId = input.arg('org');
-      const guardrailId = input.arg('guardrail');
-      const hashes = [...new Set(input.args('hash'))];
-      return async (ctx) => {
-        const count = await ctx.accounts.assignGuardrailToKeys(organizationId, guardrailId, hashes);
-        const unchanged = hashes.length - count;
-        respond(ctx, input, { assigned_count: count }, () => [
-          `Assigned guardrail ${guardrailId} to ${plural(count, 'key')}${unchanged > 0 ? ` (${unchanged} already had it)` : ''}.`,
-        ]);
-      };
-    },
-  },
-  {
-    group: 'guardrail',
-    name: 'unassign-keys',
-    summary: 'Take a guardrail off keys.',
-    args: [ORG_ARG, GUARDRAIL_ARG, { name: 'hash', variadic: true, help: 'key hashes, as key list shows them' }],
-    parse(input) {
-      const organizationId = input.arg('org');
-      const guardrailId = input.arg('guardrail');
-      const hashes = [...new Set(input.args('hash'))];
-      return async (ctx) => {
-        await ctx.accounts.getGuardrail(organizationId, guardrailId);
-        const count = await ctx.accounts.unassignGuardrailFromKeys(organizationId, guardrailId, hashes);
-        const unchanged = hashes.length - count;
-        respond(ctx, input, { unassigned_count: count }, () => [
-          `Unassigned guardrail ${guardrailId} from ${plural(count, 'key')}${unchanged > 0 ? ` (${unchanged} did not have it)` : ''}.`,
-        ]);
-      };
-    },
-  },
+  keyAssignment(true),
+  keyAssignment(false),
   workspaceAttachment(true),
   workspaceAttachment(false),
   {

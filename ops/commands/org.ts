@@ -1,7 +1,7 @@
 import { PLANS, type Organization, type Plan } from '../../lambdas/accounts/types';
 import type { CommandSpec } from '../command';
 import { UsageError } from '../errors';
-import { fields, listOrDash, orDash, respond, table } from '../format';
+import { fields, listOrDash, oldestFirst, orDash, respond, table } from '../format';
 import { organizationView, workspaceView } from '../views';
 
 const ALLOW_DENY = ['allow', 'deny'] as const;
@@ -54,9 +54,7 @@ export const orgCommands: CommandSpec[] = [
     summary: 'List organizations, oldest first.',
     parse(input) {
       return async (ctx) => {
-        const organizations = (await ctx.accounts.listOrganizations()).sort(
-          (a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id),
-        );
+        const organizations = (await ctx.accounts.listOrganizations()).sort(oldestFirst);
         respond(ctx, input, { data: organizations.map(organizationView) }, () =>
           organizations.length === 0
             ? ['No organizations.']

@@ -1,6 +1,6 @@
 import type { Workspace } from '../../lambdas/accounts/types';
 import type { CommandSpec } from '../command';
-import { fields, listOrDash, orDash, respond, table } from '../format';
+import { fields, listOrDash, oldestFirst, orDash, respond, table } from '../format';
 import { workspaceView } from '../views';
 
 const ORG_ARG = { name: 'org', help: 'organization id' };
@@ -51,9 +51,7 @@ export const workspaceCommands: CommandSpec[] = [
       const organizationId = input.arg('org');
       return async (ctx) => {
         await ctx.accounts.getOrganization(organizationId);
-        const workspaces = (await ctx.accounts.listWorkspaces(organizationId)).sort(
-          (a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id),
-        );
+        const workspaces = (await ctx.accounts.listWorkspaces(organizationId)).sort(oldestFirst);
         respond(ctx, input, { data: workspaces.map(workspaceView) }, () =>
           workspaces.length === 0
             ? ['No workspaces.']
