@@ -1,4 +1,5 @@
-import type { Guardrail, Organization } from '../accounts/types';
+import type { AccountStore } from '../accounts/account-store';
+import type { Guardrail, Organization, Principal } from '../accounts/types';
 import type { ProviderEndpoint, PublicModel } from './types';
 
 /**
@@ -96,6 +97,15 @@ export function buildCallerPolicy(input: {
       return true;
     },
   };
+}
+
+/** Guardrails on the key and on its workspace all apply (SPEC 1). */
+export async function loadCallerPolicy(principal: Principal, accounts: AccountStore, region: string | null): Promise<CallerPolicy> {
+  const { organization, key } = principal;
+  const workspace = key.workspaceId ? await accounts.getWorkspace(organization.id, key.workspaceId) : undefined;
+  const ids = [...key.guardrailIds, ...(workspace?.guardrailIds ?? [])];
+  const guardrails = ids.length > 0 ? await accounts.getGuardrails(organization.id, ids) : [];
+  return buildCallerPolicy({ organization, guardrails, region });
 }
 
 /** An open policy: every model and endpoint (operators and benchmarks). */

@@ -1,14 +1,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { AccountStore } from '../accounts/account-store';
 import { authenticate, type AuthenticationDeps } from '../accounts/authenticate';
-import type { Principal } from '../accounts/types';
 import { NotFoundError } from '../http/api-errors';
 import { header } from '../http/request';
 import { json, rawJson } from '../http/responses';
 import { API_BASE_PATH } from '../routes';
 import type { CatalogCache } from './catalog-cache';
 import { nextPageLink, parseCatalogQuery } from './catalog-query';
-import { buildCallerPolicy, regionForHost, type CallerPolicy } from './caller-policy';
+import { loadCallerPolicy, regionForHost } from './caller-policy';
 import type { PercentileStats, ProviderEndpoint } from './types';
 
 export interface CatalogApiDeps extends AuthenticationDeps {
@@ -26,7 +24,7 @@ export function createCatalogApi(deps: CatalogApiDeps) {
     const query = isList ? parseCatalogQuery(event.queryStringParameters) : undefined;
     const principal = await authenticate(header(event, 'authorization'), deps);
     const [policy, catalog] = await Promise.all([
-      callerPolicy(principal, deps.accounts, regionForHost(header(event, 'host'), deps.regionalHostnames)),
+      loadCallerPolicy(principal, deps.accounts, regionForHost(header(event, 'host'), deps.regionalHostnames)),
       deps.catalog.get(),
     ]);
 
@@ -55,15 +53,6 @@ export function createCatalogApi(deps: CatalogApiDeps) {
       },
     });
   };
-}
-
-/** Guardrails on the key and on its workspace all apply (SPEC 1). */
-export async function callerPolicy(principal: Principal, accounts: AccountStore, region: string | null): Promise<CallerPolicy> {
-  const { organization, key } = principal;
-  const workspace = key.workspaceId ? await accounts.getWorkspace(organization.id, key.workspaceId) : undefined;
-  const ids = [...key.guardrailIds, ...(workspace?.guardrailIds ?? [])];
-  const guardrails = ids.length > 0 ? await accounts.getGuardrails(organization.id, ids) : [];
-  return buildCallerPolicy({ organization, guardrails, region });
 }
 
 /** The public `PublicEndpoint` shape: internal policy and region fields stay inside. */

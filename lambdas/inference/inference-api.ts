@@ -1,8 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, requireInference, type AuthenticationDeps } from '../accounts/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
-import { callerPolicy } from '../catalog/catalog-api';
-import { regionForHost } from '../catalog/caller-policy';
+import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
 import type { IdGenerator } from '../clock';
 import { ApiError, NotFoundError, invalidParameter } from '../http/api-errors';
 import { requiredString } from '../http/fields';
@@ -36,7 +35,7 @@ export function createInferenceApi(deps: InferenceApiDeps) {
     const maxTokens = parseMaxTokens(body.max_tokens);
 
     const [policy, catalog] = await Promise.all([
-      callerPolicy(principal, deps.accounts, regionForHost(header(event, 'host'), deps.regionalHostnames)),
+      loadCallerPolicy(principal, deps.accounts, regionForHost(header(event, 'host'), deps.regionalHostnames)),
       deps.catalog.get(),
     ]);
     const found = catalog.endpointsFor(model, policy);
