@@ -1,4 +1,5 @@
 import type { JWK } from 'jose';
+import type { Plan } from '../accounts/types';
 
 /**
  * Workload identity federation: the configuration an organization admin writes (SPEC 2.11,
@@ -70,4 +71,22 @@ export interface FederationPolicy {
 export interface FederationReader {
   getPolicy(policyId: string): Promise<FederationPolicy | undefined>;
   getIssuer(organizationId: string, issuerId: string): Promise<FederationIssuer | undefined>;
+}
+
+/** SPEC 1: federation is available on the two highest plans only. */
+export const FEDERATION_PLANS: readonly Plan[] = ['business', 'enterprise'];
+
+export function hasFederationEntitlement(plan: Plan): boolean {
+  return FEDERATION_PLANS.includes(plan);
+}
+
+/** SPEC 4.4: the only variables a condition sees, built from the verified token's claims. */
+export interface ConditionVariables {
+  subject: string;
+  /** `aud`; a single string becomes a one-element list. */
+  audience: string[];
+  /** `scopes`; empty when absent. */
+  scopes: string[];
+  /** `token_type`; empty when absent. */
+  token_type: string;
 }

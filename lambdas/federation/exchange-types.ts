@@ -1,0 +1,82 @@
+import type { ApiKeyRecord, Organization } from '../accounts/types';
+import type { FederationIssuer, FederationPolicy } from './types';
+
+/**
+ * The outcome of evaluating one subject token against one federation policy (SPEC 4.3, 4.4),
+ * shared by the token endpoint (which hides the reason from the workload and records it in
+ * the exchange event) and the policy tester (which shows every step to the admin).
+ */
+
+/** Stable reason codes of a refused exchange, recorded in exchange events (README lists them). */
+export type RefusalReason =
+  | 'policy_not_found'
+  | 'policy_paused'
+  | 'issuer_deleted'
+  | 'no_entitlement'
+  | 'key_disabled'
+  | 'key_deleted'
+  | 'key_expired'
+  | 'malformed_token'
+  | 'token_type_refused'
+  | 'unsupported_alg'
+  | 'unknown_kid'
+  | 'bad_signature'
+  | 'keys_unavailable'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'iss_mismatch'
+  | 'aud_mismatch'
+  | 'sub_mismatch'
+  | 'claim_too_large'
+  | 'claim_check_failed'
+  | 'condition_false'
+  | 'condition_error'
+  | 'scope_mismatch'
+  | 'replayed'
+  | 'rate_limited';
+
+/** Step names, in evaluation order, as the policy tester shows them. */
+export type ExchangeStepName =
+  | 'size_limits'
+  | 'policy_state'
+  | 'signature'
+  | 'iss'
+  | 'aud'
+  | 'sub'
+  | 'claim_check:scopes'
+  | 'claim_check:token_type'
+  | 'condition';
+
+export interface ExchangeStep {
+  name: ExchangeStepName;
+  status: 'passed' | 'failed' | 'not_reached';
+  /** For the admin: what was compared, or why it failed. Never a token or signature. */
+  detail: string;
+}
+
+/** The verified claims the exchange carries forward (nothing secret). */
+export interface SubjectClaims {
+  sub: string;
+  aud: string[];
+  exp: number;
+  iat: number | null;
+  jti: string | null;
+  scopes: unknown;
+  token_type: unknown;
+}
+
+export interface ExchangeEvaluation {
+  result: 'pass' | 'fail';
+  /** Null when the result is `pass`. */
+  reason: RefusalReason | null;
+  steps: ExchangeStep[];
+  /** Whatever could be resolved, for the event record and minting. */
+  policy: FederationPolicy | null;
+  issuer: FederationIssuer | null;
+  organization: Organization | null;
+  key: ApiKeyRecord | null;
+  /** Present once the signature has been verified. */
+  claims: SubjectClaims | null;
+  /** Unverified `sub`, for the event record when verification failed (at most 512 chars). */
+  unverifiedSubject: string | null;
+}
