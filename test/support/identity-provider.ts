@@ -127,9 +127,10 @@ export async function startIdentityProvider(options: IdentityProviderOptions = {
       body = override.body ?? body;
       headers = { ...headers, ...override.headers };
     }
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
     const send = () => {
-      res.writeHead(status, headers);
-      res.end(typeof body === 'string' ? body : JSON.stringify(body));
+      res.writeHead(status, { 'content-length': String(Buffer.byteLength(text)), ...headers });
+      res.end(text);
     };
     if (override?.delayMs) setTimeout(send, override.delayMs).unref();
     else send();
