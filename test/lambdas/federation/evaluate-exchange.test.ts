@@ -3,18 +3,9 @@ import type { JWK } from 'jose';
 import { evaluateExchange, type ExchangeDependencies } from '../../../lambdas/federation/evaluate-exchange';
 import type { ExchangeEvaluation, ExchangeStepName } from '../../../lambdas/federation/exchange-types';
 import type { IssuerKeySource } from '../../../lambdas/federation/issuer-keys';
-import type { FederationIssuer } from '../../../lambdas/federation/types';
-import {
-  InMemoryFederation,
-  ORG_ID,
-  POLICY_ID,
-  WORKSPACE_KEY_HASH,
-  celCondition,
-  issuer,
-  organization,
-  policy,
-  workspaceKey,
-} from '../../support/federation-fixtures';
+import type { FederationPolicy } from '../../../lambdas/federation/types';
+import { evaluateCondition } from '../../../lambdas/federation/condition';
+import { ExchangeWorld, ISSUER_ID, ORG_ID, POLICY_ID, WORKSPACE_KEY_HASH, makeOrganization, makeWorkspaceKey } from '../../support/federation-fixtures';
 import { FixedClock } from '../../support/fixed-clock';
 import { signJws } from '../../support/identity-provider';
 
@@ -31,7 +22,6 @@ function keyPair(alg: 'ES256' | 'RS256', kid: string, bits = 2048): { kid: strin
 
 const es = keyPair('ES256', 'es-1');
 const rs = keyPair('RS256', 'rs-1');
-const inlineIssuer = (overrides: Partial<FederationIssuer> = {}) => issuer({ jwks: { keys: [es.jwk, rs.jwk] }, ...overrides });
 
 /** Uses the issuer's inline set, like the real source does; no network in these tests. */
 const inlineKeys: IssuerKeySource = {
@@ -47,18 +37,18 @@ function token(payload: Record<string, unknown> = claims(), options: { key?: typ
   return signJws({ alg: key.alg, kid: key.kid, typ: 'JWT', ...options.header }, payload, { alg: key.alg, privateKey: key.privateKey });
 }
 
-let store: InMemoryFederation;
+let world: ExchangeWorld;
 let clock: FixedClock;
 let deps: ExchangeDependencies;
 
-beforeEach(() => {
-  store = new InMemoryFederation({ issuer: inlineIssuer() });
+beforeEach(async () => {
+  world = await ExchangeWorld.create({ issuer: { issuerUrl: ISSUER_URL, jwks: { keys: [es.jwk, rs.jwk] } }, policy: { subject: SUBJECT, audience: AUDIENCE } });
   clock = new FixedClock(NOW);
-  deps = { federation: store, accounts: store.accounts, issuerKeys: inlineKeys, clock, evaluateCondition: celCondition() };
+  deps = { federation: world.federation, accounts: world.accounts, issuerKeys: inlineKeys, clock, evaluateCondition };
 });
 
 const evaluate = (subjectToken: string, policyId = POLICY_ID) => evaluateExchange(deps, { subjectToken, policyId });
-const setPolicy = (overrides: Parameters<typeof policy>[0]) => store.policies.set(POLICY_ID, policy(overrides));
+const setPolicy = (overrides: Partial<FederationPolicy>) => world.updatePolicy(overrides);
 const statuses = (evaluation: ExchangeEvaluation) => evaluation.steps.map((step) => `${step.name}:${step.status}`);
 const step = (evaluation: ExchangeEvaluation, name: ExchangeStepName) => evaluation.steps.find((s) => s.name === name)!;
 
@@ -78,7 +68,7 @@ describe('evaluateExchange: a token that satisfies the policy', () => {
     expect(evaluation.steps.map((s) => s.name)).toEqual(['size_limits', 'policy_state', 'signature', 'iss', 'aud', 'sub', 'claim_check:scopes', 'claim_check:token_type', 'condition']);
     expect(evaluation.claims).toEqual({ sub: SUBJECT, aud: [AUDIENCE], exp: NOW_S + 300, iat: NOW_S - 10, jti: 'j-1', scopes: ['deploy'], token_type: 'id' });
     expect(evaluation.policy?.id).toBe(POLICY_ID);
-    expect(evaluation.issuer?.id).toBe(store.issuers.values().next().value!.id);
+    expect(evaluation.issuer?.id).toBe(ISSUER_ID);
     expect(evaluation.organization?.id).toBe(ORG_ID);
     expect(evaluation.key?.hash).toBe(WORKSPACE_KEY_HASH);
     expect(step(evaluation, 'signature').detail).toBe(
@@ -101,7 +91,7 @@ describe('evaluateExchange: a token that satisfies the policy', () => {
 
 describe('evaluateExchange: SPEC 8 size limits come before any rule', () => {
   it('refuses a 513-character sub before looking at the (paused) policy, and still names the policy for the event', async () => {
-    setPolicy({ enabled: false });
+    await setPolicy({ enabled: false });
     const evaluation = await evaluate(token(claims({ sub: 'x'.repeat(513) })));
     expect(evaluation.reason).toBe('claim_too_large');
     expect(statuses(evaluation)).toEqual(refusedAt('size_limits'));
@@ -113,7 +103,7 @@ describe('evaluateExchange: SPEC 8 size limits come before any rule', () => {
 
   it('counts characters, not UTF-16 units: 512 emoji pass the limit', async () => {
     const sub = '🚀'.repeat(512);
-    setPolicy({ subject: sub });
+    await setPolicy({ subject: sub });
     expect((await evaluate(token(claims({ sub })))).result).toBe('pass');
   });
 
@@ -130,7 +120,7 @@ describe('evaluateExchange: SPEC 8 size limits come before any rule', () => {
 
   it('accepts the limits themselves: 16 scopes of 512 characters, a 512-character sub', async () => {
     const sub = 's'.repeat(512);
-    setPolicy({ subject: sub });
+    await setPolicy({ subject: sub });
     const scopes = Array.from({ length: 16 }, (_, i) => `${i}`.padEnd(512, 'x'));
     expect((await evaluate(token(claims({ sub, scopes })))).result).toBe('pass');
   });
@@ -144,21 +134,21 @@ describe('evaluateExchange: SPEC 8 size limits come before any rule', () => {
 });
 
 describe('evaluateExchange: the policy and what it stands on (SPEC 3)', () => {
-  const cases: Array<[string, () => void, string, string]> = [
-    ['an unknown policy id', () => store.policies.clear(), 'policy_not_found', `No policy has the id "${POLICY_ID}"; it may have been deleted.`],
-    ['a paused policy', () => setPolicy({ enabled: false }), 'policy_paused', 'The policy "deploy from main" is paused.'],
-    ['a deleted issuer', () => store.issuers.clear(), 'issuer_deleted', `The issuer ${issuer().id} of the policy has been deleted.`],
-    ['a deleted organization', () => store.organizations.clear(), 'no_entitlement', `The organization ${ORG_ID} no longer exists.`],
-    ['a plan without federation', () => store.organizations.set(ORG_ID, organization({ plan: 'pro' })), 'no_entitlement', "The organization's plan (pro) does not include workload identity federation."],
-    ['a deleted acting key', () => store.keys.clear(), 'key_deleted', 'The API key the policy acts as has been deleted.'],
-    ['an acting key of another organization', () => store.keys.set(WORKSPACE_KEY_HASH, workspaceKey({ organizationId: 'other-org' })), 'key_deleted', 'The API key the policy acts as has been deleted.'],
-    ['a disabled acting key', () => store.keys.set(WORKSPACE_KEY_HASH, workspaceKey({ disabled: true })), 'key_disabled', 'The API key sk-mg-v1-…a1b2 the policy acts as is disabled.'],
-    ['an acting key that expired this instant', () => store.keys.set(WORKSPACE_KEY_HASH, workspaceKey({ expiresAt: NOW.toISOString() })), 'key_expired', `The API key sk-mg-v1-…a1b2 the policy acts as expired at ${NOW.toISOString()}.`],
-    ['a personal acting key', () => store.keys.set(WORKSPACE_KEY_HASH, workspaceKey({ kind: 'personal' })), 'key_disabled', 'The acting key sk-mg-v1-…a1b2 is a personal key, which a policy cannot act as.'],
+  const cases: Array<[string, () => unknown, string, string]> = [
+    ['an unknown policy id', () => world.federation.deletePolicy(ORG_ID, POLICY_ID), 'policy_not_found', `No policy has the id "${POLICY_ID}"; it may have been deleted.`],
+    ['a paused policy', () => setPolicy({ enabled: false }), 'policy_paused', 'The policy "Deploy from main" is paused.'],
+    ['a deleted issuer', () => world.federation.deleteIssuer(ORG_ID, ISSUER_ID), 'issuer_deleted', `The issuer ${ISSUER_ID} of the policy has been deleted.`],
+    ['a deleted organization', () => world.organizations.clear(), 'no_entitlement', `The organization ${ORG_ID} no longer exists.`],
+    ['a plan without federation', () => world.organizations.set(ORG_ID, makeOrganization({ plan: 'pro' })), 'no_entitlement', "The organization's plan (pro) does not include workload identity federation."],
+    ['a deleted acting key', () => world.keys.clear(), 'key_deleted', 'The API key the policy acts as has been deleted.'],
+    ['an acting key of another organization', () => world.keys.set(WORKSPACE_KEY_HASH, makeWorkspaceKey({ organizationId: 'other-org' })), 'key_deleted', 'The API key the policy acts as has been deleted.'],
+    ['a disabled acting key', () => world.keys.set(WORKSPACE_KEY_HASH, makeWorkspaceKey({ disabled: true })), 'key_disabled', 'The API key sk-mg-v1-…a1b2 the policy acts as is disabled.'],
+    ['an acting key that expired this instant', () => world.keys.set(WORKSPACE_KEY_HASH, makeWorkspaceKey({ expiresAt: NOW.toISOString() })), 'key_expired', `The API key sk-mg-v1-…a1b2 the policy acts as expired at ${NOW.toISOString()}.`],
+    ['a personal acting key', () => world.keys.set(WORKSPACE_KEY_HASH, makeWorkspaceKey({ kind: 'personal' })), 'key_disabled', 'The acting key sk-mg-v1-…a1b2 is a personal key, which a policy cannot act as.'],
     ['a scope that does not follow the key kind', () => setPolicy({ scope: 'management' }), 'key_disabled', 'The policy grants management but the acting key sk-mg-v1-…a1b2 is a workspace key.'],
   ];
   it.each(cases)('refuses %s', async (_name, arrange, reason, detail) => {
-    arrange();
+    await arrange();
     const evaluation = await evaluate(token());
     expect(evaluation.reason).toBe(reason);
     expect(statuses(evaluation)).toEqual(refusedAt('policy_state'));
@@ -166,19 +156,19 @@ describe('evaluateExchange: the policy and what it stands on (SPEC 3)', () => {
   });
 
   it('does not send an implausible policy id to the store', async () => {
-    const getPolicy = jest.spyOn(store, 'getPolicy');
+    const getPolicy = jest.spyOn(world.federation, 'getPolicy');
     const evaluation = await evaluate(token(), 'p'.repeat(129));
     expect(evaluation.reason).toBe('policy_not_found');
     expect(getPolicy).not.toHaveBeenCalled();
   });
 
   it('accepts an acting key that expires later', async () => {
-    store.keys.set(WORKSPACE_KEY_HASH, workspaceKey({ expiresAt: new Date(NOW.getTime() + 1000).toISOString() }));
+    world.keys.set(WORKSPACE_KEY_HASH, makeWorkspaceKey({ expiresAt: new Date(NOW.getTime() + 1000).toISOString() }));
     expect((await evaluate(token())).result).toBe('pass');
   });
 
   it('throws when a store cannot be read: infrastructure failure is not a refusal', async () => {
-    jest.spyOn(store, 'getPolicy').mockRejectedValue(new Error('ProvisionedThroughputExceededException'));
+    jest.spyOn(world.federation, 'getPolicy').mockRejectedValue(new Error('ProvisionedThroughputExceededException'));
     await expect(evaluate(token())).rejects.toThrow('ProvisionedThroughputExceededException');
   });
 });
@@ -211,7 +201,7 @@ describe('evaluateExchange: signature and validity', () => {
     ['a P-384 key', () => ({ ...(generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey.export({ format: 'jwk' }) as JWK), kid: 'small' }), 'key "small" is EC P-384; only EC P-256 (ES256) and RSA (RS256) keys are accepted'],
     ['a symmetric key', () => ({ kty: 'oct', k: 'c2VjcmV0', kid: 'small' }), 'key "small" is oct; only EC P-256 (ES256) and RSA (RS256) keys are accepted'],
   ])('refuses a token whose key is %s', async (_name, jwk, problem) => {
-    store.issuers.set(`${ORG_ID}/${issuer().id}`, inlineIssuer({ jwks: { keys: [jwk() as JWK] } }));
+    await world.updateIssuer({ jwks: { keys: [jwk() as JWK] } });
     const evaluation = await evaluate(token(claims(), { header: { kid: 'small' } }));
     expect(evaluation.reason).toBe('unsupported_alg');
     expect(step(evaluation, 'signature').detail).toBe(`No key can verify this token: ${problem}.`);
@@ -272,7 +262,7 @@ describe('evaluateExchange: iss, aud and sub are compared exactly', () => {
   });
 
   it('lets the condition decide the subject when the policy sets none', async () => {
-    setPolicy({ subject: null, condition: 'subject.startsWith("repo:acme/")' });
+    await setPolicy({ subject: null, condition: 'subject.startsWith("repo:acme/")' });
     const evaluation = await evaluate(token(claims({ sub: 'repo:acme/other:ref:refs/heads/dev' })));
     expect(evaluation.result).toBe('pass');
     expect(step(evaluation, 'sub').detail).toBe('The policy sets no exact subject; the token sub is "repo:acme/other:ref:refs/heads/dev".');
@@ -304,7 +294,7 @@ describe('evaluateExchange: claim checks (SPEC 2.12 rules 3-5)', () => {
   });
 
   it('reports unconfigured checks as passed with a note', async () => {
-    setPolicy({});
+    await setPolicy({ claimChecks: { scopes: null, tokenType: null } });
     const evaluation = await evaluate(token());
     expect(step(evaluation, 'claim_check:scopes')).toEqual({ name: 'claim_check:scopes', status: 'passed', detail: 'No scopes check is configured.' });
     expect(step(evaluation, 'claim_check:token_type').detail).toBe('No token type check is configured.');
@@ -314,14 +304,14 @@ describe('evaluateExchange: claim checks (SPEC 2.12 rules 3-5)', () => {
 
 describe('evaluateExchange: the condition (SPEC 4.4)', () => {
   it('evaluates over the four variables, with absent scopes and token_type as empty values', async () => {
-    setPolicy({ condition: 'subject.endsWith("main") && audience.size() == 1 && scopes.size() == 0 && token_type == ""' });
+    await setPolicy({ condition: 'subject.endsWith("main") && audience.size() == 1 && scopes.size() == 0 && token_type == ""' });
     const evaluation = await evaluate(token());
     expect(evaluation.result).toBe('pass');
     expect(step(evaluation, 'condition').detail).toBe(`The condition is true for subject "${SUBJECT}", audience ["${AUDIENCE}"], scopes [], token_type "".`);
   });
 
   it('refuses a false condition as condition_false and says what it saw', async () => {
-    setPolicy({ condition: '"admin" in scopes' });
+    await setPolicy({ condition: '"admin" in scopes' });
     const evaluation = await evaluate(token(claims({ scopes: ['read'], token_type: 'id' })));
     expect(evaluation.reason).toBe('condition_false');
     expect(statuses(evaluation)).toEqual(refusedAt('condition'));
@@ -332,10 +322,17 @@ describe('evaluateExchange: the condition (SPEC 4.4)', () => {
     deps.evaluateCondition = () => {
       throw new Error('no such overload: string + int');
     };
-    setPolicy({ condition: 'subject + 1 == "x"' });
+    await setPolicy({ condition: 'subject + 1 == "x"' });
     const evaluation = await evaluate(token());
     expect(evaluation.reason).toBe('condition_error');
     expect(step(evaluation, 'condition').detail).toBe('The condition failed to evaluate: no such overload: string + int');
+  });
+
+  it('refuses a condition that fails at run time (an index out of range) as condition_error', async () => {
+    await setPolicy({ condition: 'scopes[3] == "deploy"' });
+    const evaluation = await evaluate(token(claims({ scopes: ['deploy'] })));
+    expect(evaluation.reason).toBe('condition_error');
+    expect(step(evaluation, 'condition').detail).toMatch(/^The condition failed to evaluate: the condition failed: /);
   });
 
   it.each([
@@ -346,7 +343,7 @@ describe('evaluateExchange: the condition (SPEC 4.4)', () => {
   ])('refuses %s fed to the condition as condition_error, without evaluating it', async (_name, overrides, detail) => {
     const evaluateCondition = jest.fn(() => true);
     deps.evaluateCondition = evaluateCondition;
-    setPolicy({ condition: 'true' });
+    await setPolicy({ condition: 'true' });
     const evaluation = await evaluate(token(claims(overrides)));
     expect(evaluation.reason).toBe('condition_error');
     expect(step(evaluation, 'condition').detail).toBe(detail);

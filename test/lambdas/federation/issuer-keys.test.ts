@@ -1,7 +1,7 @@
 import type { JWK } from 'jose';
 import { DocumentFetchError, type JsonDocument } from '../../../lambdas/federation/https-json-fetch';
 import { CachingIssuerKeySource } from '../../../lambdas/federation/issuer-keys';
-import { issuer } from '../../support/federation-fixtures';
+import { makeIssuer as issuer } from '../../support/federation-fixtures';
 import { FixedClock } from '../../support/fixed-clock';
 
 const ISSUER_URL = 'https://idp.example.com/tenant';

@@ -6,7 +6,8 @@ import { evaluateExchange, type ExchangeDependencies } from '../../../lambdas/fe
 import type { ExchangeEvaluation } from '../../../lambdas/federation/exchange-types';
 import { createHttpsJsonFetcher } from '../../../lambdas/federation/https-json-fetch';
 import { CachingIssuerKeySource } from '../../../lambdas/federation/issuer-keys';
-import { POLICY_ID, InMemoryFederation, celCondition, issuer, policy } from '../../support/federation-fixtures';
+import { evaluateCondition } from '../../../lambdas/federation/condition';
+import { ExchangeWorld, POLICY_ID } from '../../support/federation-fixtures';
 import { signJws, startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
 
 /**
@@ -20,7 +21,6 @@ const AUDIENCE = 'modelgate';
 
 let idp: TestIdentityProvider;
 let attacker: TestIdentityProvider;
-let store: InMemoryFederation;
 let deps: ExchangeDependencies;
 
 beforeAll(async () => {
@@ -29,18 +29,24 @@ beforeAll(async () => {
 });
 afterAll(() => Promise.all([idp.close(), attacker.close()]));
 
-function freshDeps(options: { allowLoopback?: boolean; jwksUrl?: string | null; keyClock?: Clock } = {}): ExchangeDependencies {
-  store = new InMemoryFederation({
-    issuer: issuer({ issuerUrl: idp.issuerUrl, jwksUrl: options.jwksUrl ?? null }),
-    policy: policy({ subject: SUBJECT, audience: AUDIENCE, condition: 'audience.size() == 1' }),
+async function freshDeps(options: { allowLoopback?: boolean; jwksUrl?: string | null; keyClock?: Clock } = {}): Promise<ExchangeDependencies> {
+  const world = await ExchangeWorld.create({
+    issuer: { issuerUrl: idp.issuerUrl, jwksUrl: options.jwksUrl ?? null },
+    policy: { subject: SUBJECT, audience: AUDIENCE, condition: 'audience.size() == 1' },
   });
   // The attacker's CA is trusted too: a refusal below is never a TLS failure in disguise.
   const fetchJson = createHttpsJsonFetcher({ allowLoopback: options.allowLoopback ?? true, extraCaPems: [idp.caPem, attacker.caPem] });
-  return { federation: store, accounts: store.accounts, issuerKeys: new CachingIssuerKeySource({ fetchJson, clock: options.keyClock ?? systemClock }), clock: systemClock, evaluateCondition: celCondition() };
+  return {
+    federation: world.federation,
+    accounts: world.accounts,
+    issuerKeys: new CachingIssuerKeySource({ fetchJson, clock: options.keyClock ?? systemClock }),
+    clock: systemClock,
+    evaluateCondition,
+  };
 }
 
-beforeEach(() => {
-  deps = freshDeps();
+beforeEach(async () => {
+  deps = await freshDeps();
 });
 
 const claims = (overrides: Record<string, unknown> = {}) => {
@@ -70,7 +76,7 @@ describe('verification against a real HTTPS identity provider', () => {
   });
 
   it('uses jwks_url directly when the issuer has one', async () => {
-    deps = freshDeps({ jwksUrl: idp.keysUrl });
+    deps = await freshDeps({ jwksUrl: idp.keysUrl });
     const seen = await traffic(async () => {
       expect((await exchange(idp.sign(claims(), { alg: 'RS256' }))).result).toBe('pass');
     });
@@ -87,7 +93,7 @@ describe('verification against a real HTTPS identity provider', () => {
   it('picks up a rotated-in key with one refetch, and does not refetch again for a flood of unknown kids', async () => {
     // The key cache runs on its own clock, moved past the 30 s refetch interval by hand.
     const keyClock = new FixedClock(new Date());
-    deps = freshDeps({ keyClock });
+    deps = await freshDeps({ keyClock });
     expect((await exchange(idp.sign(claims()))).result).toBe('pass');
     const rotated = idp.addKey('ES256', `rotated-${Date.now()}`);
     try {
@@ -118,7 +124,7 @@ describe('verification against a real HTTPS identity provider', () => {
   });
 
   it('counts a loopback identity provider as unreachable when loopback is not allowed', async () => {
-    deps = freshDeps({ allowLoopback: false });
+    deps = await freshDeps({ allowLoopback: false });
     const seen = await traffic(async () => {
       const evaluation = await exchange(idp.sign(claims()));
       expect(evaluation.reason).toBe('keys_unavailable');
