@@ -34,9 +34,10 @@ export interface HttpsJsonFetcherOptions {
   allowLoopback: boolean;
   /**
    * CA certificates (PEM) trusted in addition to the system's and `NODE_EXTRA_CA_CERTS`:
-   * lets a running local service trust a development CA created after Node started.
+   * lets a running local service trust a development CA created after Node started. A
+   * function is asked on every fetch, so CAs added later are trusted without a restart.
    */
-  extraCaPems?: readonly string[];
+  extraCaPems?: readonly string[] | (() => readonly string[]);
   /** @default 3000 */
   timeoutMs?: number;
   /** @default 262144 (256 KB) */
@@ -58,12 +59,16 @@ export function createHttpsJsonFetcher(options: HttpsJsonFetcherOptions): JsonFe
   const maxBytes = options.maxBytes ?? MAX_DOCUMENT_BYTES;
   const resolveHost = options.resolveHost ?? defaultResolveHost;
   const policy = { allowLoopback: options.allowLoopback };
-  // Built once: parsing the root store per request would cost more than the request.
-  let secureContext: SecureContext | undefined;
+  // Built once per set of extra CAs: parsing the root store per request would cost more than the request.
+  let secureContext: { extra: string; context: SecureContext } | undefined;
   const trust = (): SecureContext | undefined => {
-    if (!options.extraCaPems?.length) return undefined; // Node's default store already has NODE_EXTRA_CA_CERTS
-    secureContext ??= createSecureContext({ ca: [...rootCertificates, ...nodeExtraCaCerts(), ...options.extraCaPems] });
-    return secureContext;
+    const extraPems = typeof options.extraCaPems === 'function' ? options.extraCaPems() : (options.extraCaPems ?? []);
+    if (extraPems.length === 0) return undefined; // Node's default store already has NODE_EXTRA_CA_CERTS
+    const extra = extraPems.join('\n');
+    if (secureContext?.extra !== extra) {
+      secureContext = { extra, context: createSecureContext({ ca: [...rootCertificates, ...nodeExtraCaCerts(), ...extraPems] }) };
+    }
+    return secureContext.context;
   };
 
   /**

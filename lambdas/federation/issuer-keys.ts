@@ -1,6 +1,6 @@
 import type { JWK } from 'jose';
 import type { Clock } from '../clock';
-import { DocumentFetchError, type JsonFetcher } from './https-json-fetch';
+import { DocumentFetchError, createHttpsJsonFetcher, type HttpsJsonFetcherOptions, type JsonFetcher } from './https-json-fetch';
 import type { FederationIssuer } from './types';
 
 /**
@@ -55,6 +55,17 @@ interface CacheEntry {
 export interface CachingIssuerKeySourceOptions {
   fetchJson: JsonFetcher;
   clock: Clock;
+}
+
+/**
+ * The key source a container keeps for its lifetime: HTTPS fetches under the SSRF rules,
+ * cached per issuer. `allowLoopback` is `config.allowLoopbackIssuers` (the local runtime).
+ */
+export function createIssuerKeySource(options: { clock: Clock } & Pick<HttpsJsonFetcherOptions, 'allowLoopback' | 'extraCaPems'>): IssuerKeySource {
+  return new CachingIssuerKeySource({
+    clock: options.clock,
+    fetchJson: createHttpsJsonFetcher({ allowLoopback: options.allowLoopback, extraCaPems: options.extraCaPems }),
+  });
 }
 
 export class CachingIssuerKeySource implements IssuerKeySource {

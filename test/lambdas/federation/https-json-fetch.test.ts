@@ -64,6 +64,14 @@ describe('createHttpsJsonFetcher against a real HTTPS identity provider', () => 
     }
   });
 
+  it('asks for the extra CAs on every fetch, so a CA added later is trusted without a restart', async () => {
+    const cas: string[] = [];
+    const fetcher = createHttpsJsonFetcher({ allowLoopback: true, extraCaPems: () => cas });
+    await expect(fetcher(idp.jwksUri)).rejects.toThrow('TLS certificate not trusted');
+    cas.push(idp.caPem);
+    expect((await fetcher(idp.jwksUri)).body).toEqual(idp.jwks());
+  });
+
   it('does not follow a redirect', async () => {
     idp.respond('/moved', { status: 302, headers: { location: idp.jwksUri } });
     const requests = await seen(() => expect(trusting()(`https://localhost:${port}/moved`)).rejects.toThrow(

@@ -4,8 +4,7 @@ import { systemClock, type Clock } from '../../../lambdas/clock';
 import { FixedClock } from '../../support/fixed-clock';
 import { evaluateExchange, type ExchangeDependencies } from '../../../lambdas/federation/evaluate-exchange';
 import type { ExchangeEvaluation } from '../../../lambdas/federation/exchange-types';
-import { createHttpsJsonFetcher } from '../../../lambdas/federation/https-json-fetch';
-import { CachingIssuerKeySource } from '../../../lambdas/federation/issuer-keys';
+import { createIssuerKeySource } from '../../../lambdas/federation/issuer-keys';
 import { evaluateCondition } from '../../../lambdas/federation/condition';
 import { ExchangeWorld, POLICY_ID } from '../../support/federation-fixtures';
 import { signJws, startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
@@ -34,12 +33,15 @@ async function freshDeps(options: { allowLoopback?: boolean; jwksUrl?: string | 
     issuer: { issuerUrl: idp.issuerUrl, jwksUrl: options.jwksUrl ?? null },
     policy: { subject: SUBJECT, audience: AUDIENCE, condition: 'audience.size() == 1' },
   });
-  // The attacker's CA is trusted too: a refusal below is never a TLS failure in disguise.
-  const fetchJson = createHttpsJsonFetcher({ allowLoopback: options.allowLoopback ?? true, extraCaPems: [idp.caPem, attacker.caPem] });
   return {
     federation: world.federation,
     accounts: world.accounts,
-    issuerKeys: new CachingIssuerKeySource({ fetchJson, clock: options.keyClock ?? systemClock }),
+    issuerKeys: createIssuerKeySource({
+      clock: options.keyClock ?? systemClock,
+      allowLoopback: options.allowLoopback ?? true,
+      // The attacker's CA is trusted too: a refusal below is never a TLS failure in disguise.
+      extraCaPems: [idp.caPem, attacker.caPem],
+    }),
     clock: systemClock,
     evaluateCondition,
   };
