@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       signingKeyArn: undefined,
       localSigningKeyPath: undefined,
       stage: 'local',
+      allowLoopbackIssuers: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -21,7 +22,18 @@ describe('loadConfig', () => {
     [{ KEYS_TABLE: 'k', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '3600' }, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS must be an integer from 60 to 900, got "3600"'],
     [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '["eu"]' }, 'REGIONAL_HOSTNAMES must be a JSON object of region to hostname'],
     [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '{"eu":""}' }, 'REGIONAL_HOSTNAMES.eu must be a hostname'],
+    [{ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: 'yes' }, 'MODELGATE_ALLOW_LOOPBACK_ISSUERS must be 1 or 0, got "yes"'],
+    [
+      { KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'prod' },
+      'MODELGATE_ALLOW_LOOPBACK_ISSUERS is for the local runtime only, not stage "prod"',
+    ],
   ])('fails fast on %p', (env, message) => {
     expect(() => loadConfig(env, ['keys'])).toThrow(new ConfigError(message));
+  });
+
+  it('allows loopback issuers on the local stage only when asked', () => {
+    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1' }, ['keys']).allowLoopbackIssuers).toBe(true);
+    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '0' }, ['keys']).allowLoopbackIssuers).toBe(false);
+    expect(loadConfig({ KEYS_TABLE: 'k', STAGE: 'prod' }, ['keys']).allowLoopbackIssuers).toBe(false);
   });
 });
