@@ -2,7 +2,7 @@ import type { AccountStore } from '../accounts/account-store';
 import type { ApiKeyRecord } from '../accounts/types';
 import type { Clock } from '../clock';
 import type { ExchangeEvaluation, ExchangeStep, ExchangeStepName, RefusalReason, SubjectClaims } from './exchange-types';
-import type { IssuerKeySource } from './issuer-keys';
+import { MAX_KEYS, type IssuerKeySource } from './issuer-keys';
 import {
   ACCEPTED_ALGORITHMS,
   decodeUnverified,
@@ -265,7 +265,8 @@ async function checkSignature(deps: ExchangeDependencies, token: DecodedToken, i
   }
   const { set } = lookup;
   const from = `the key set from ${set.origin}`;
-  const candidates = kid === null ? set.keys : set.keys.filter((key) => key.kid === kid);
+  // Bounded like a fetched set, so an inline set cannot make one token cost a hundred verifications.
+  const candidates = (kid === null ? set.keys : set.keys.filter((key) => key.kid === kid)).slice(0, MAX_KEYS);
   if (candidates.length === 0) {
     if (kid === null) return new Refusal('unknown_kid', `The token names no kid and ${from} is empty.`);
     const known = set.keys.map((key) => (typeof key.kid === 'string' ? JSON.stringify(key.kid.slice(0, 100)) : '(no kid)'));
