@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { validatePricing } from '../../../lambdas/catalog/pricing';
+import { validatePricing } from '../../lambdas/catalog/pricing';
 import {
   authorTag,
   deriveCatalogEntries,
@@ -10,10 +10,10 @@ import {
   type EndpointsExcerptFile,
   type ModelStatsFile,
 } from '../../ops/seed-endpoints';
-import type { CatalogEntry, PublicModel } from '../../../lambdas/catalog/types';
+import type { CatalogEntry, PublicModel } from '../../lambdas/catalog/types';
 
 function readData<T>(file: string): T {
-  return JSON.parse(readFileSync(join(__dirname, '../../../data', file), 'utf8')) as T;
+  return JSON.parse(readFileSync(join(__dirname, '../../data', file), 'utf8')) as T;
 }
 
 const models = readData<{ data: PublicModel[] }>('catalog-snapshot.json').data;
