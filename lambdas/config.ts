@@ -1,3 +1,4 @@
+import { normalizeHostname } from './http/request';
 import { TABLE_SCHEMAS, type TableId } from './store/table-schemas';
 
 /** Where `POST /chat/completions` sends completions (SPEC 4.5). */
@@ -41,8 +42,17 @@ export type ServiceConfig<T extends TableId = never, S extends keyof FunctionSet
     /** `LOG_LEVEL` of the function's logger. */
     logLevel: LogLevel;
     stage: string;
+    /**
+     * Accept issuer and JWKS URLs on loopback hosts (127.0.0.0/8, ::1, localhost), so a
+     * development identity provider works against the local runtime. Never on a deployed stage.
+     * @default false
+     */
+    allowLoopbackIssuers: boolean;
   } & Pick<FunctionSettings, S>
 >;
+
+/** Set by the local runtime only (`MODELGATE_ALLOW_LOOPBACK_ISSUERS=0` turns it off there). */
+export const ALLOW_LOOPBACK_ISSUERS_ENV = 'MODELGATE_ALLOW_LOOPBACK_ISSUERS';
 
 export class ConfigError extends Error {}
 
@@ -67,13 +77,19 @@ export function loadConfig<T extends TableId, S extends keyof FunctionSettings =
     if (!raw) throw new ConfigError(`${SETTING_ENV[name]} is not set`);
     settings[name] = name === 'inferenceUpstream' ? parseChoice(SETTING_ENV[name], raw, INFERENCE_UPSTREAMS) : raw;
   }
+  const stage = env.STAGE || 'local';
+  const allowLoopbackIssuers = parseFlag(env, ALLOW_LOOPBACK_ISSUERS_ENV);
+  if (allowLoopbackIssuers && stage !== 'local') {
+    throw new ConfigError(`${ALLOW_LOOPBACK_ISSUERS_ENV} is for the local runtime only, not stage "${stage}"`);
+  }
   return Object.freeze({
     tables: Object.freeze(tables),
     regionalHostnames: Object.freeze(parseHostnames(env.REGIONAL_HOSTNAMES)),
     catalogCacheSeconds: parseNumber(env, 'CATALOG_CACHE_SECONDS', 30, 0, 3600),
     accessTokenMaxLifetimeSeconds: parseNumber(env, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS', 900, 60, 900),
     logLevel: env.LOG_LEVEL ? parseChoice('LOG_LEVEL', env.LOG_LEVEL.toUpperCase(), LOG_LEVELS) : 'INFO',
-    stage: env.STAGE || 'local',
+    stage,
+    allowLoopbackIssuers,
     ...settings,
   }) as unknown as ServiceConfig<T, S>;
 }
@@ -93,6 +109,13 @@ function parseNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min
   return value;
 }
 
+function parseFlag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`${name} must be 1 or 0, got "${raw}"`);
+}
+
 function parseHostnames(raw: string | undefined): Record<string, string> {
   if (!raw) return {};
   let parsed: unknown;
@@ -107,7 +130,8 @@ function parseHostnames(raw: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [region, host] of Object.entries(parsed)) {
     if (typeof host !== 'string' || host === '') throw new ConfigError(`REGIONAL_HOSTNAMES.${region} must be a hostname`);
-    out[region] = host.toLowerCase();
+    // Compared with the request's normalised Host, so normalised the same way.
+    out[region] = normalizeHostname(host);
   }
   return out;
 }

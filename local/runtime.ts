@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
@@ -21,6 +21,7 @@ import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
 import { startEmbeddedDynamoDb } from './embedded-dynamodb';
+import { writeFileAtomically } from './files';
 import { createLocalApiServer, type LambdaHandler } from './http-server';
 import { ReadableLogger } from './readable-logger';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
@@ -47,6 +48,11 @@ export interface LocalRuntimeOptions {
   log?: (line: string) => void;
   /** @default the system clock */
   clock?: Clock;
+  /**
+   * Accept loopback issuer and JWKS hosts, so a development identity provider on this machine
+   * can be configured. @default true, unless MODELGATE_ALLOW_LOOPBACK_ISSUERS is "0"
+   */
+  allowLoopbackIssuers?: boolean;
 }
 
 export interface LocalRuntime {
@@ -121,7 +127,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
     // demo.json is written last: its presence means the service is ready to serve.
     const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl);
-    writeFileSync(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
+    writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
 
     return {
       baseUrl,
