@@ -17,7 +17,26 @@ export interface ServiceConfig {
   /** File holding the local ES256 signing key (local runtime only). */
   readonly localSigningKeyPath?: string;
   readonly stage: string;
+  readonly inference: InferenceConfig;
 }
+
+/** Where completions go (SPEC 4.5 inference endpoints). */
+export interface InferenceConfig {
+  /**
+   * Provider tag (`novita/fp8`), provider (`novita`) or `*` to the OpenAI-compatible base URL
+   * that serves it, or {@link DEVELOPMENT_PROVIDER} for the built-in development provider.
+   */
+  readonly upstreams: Readonly<Record<string, string>>;
+  /** Seconds to wait for the upstream's first byte, and between two stream chunks. */
+  readonly upstreamTimeoutSeconds: number;
+  /** Secrets Manager secret holding the provider credentials (AWS). */
+  readonly providerCredentialsSecretArn?: string;
+  /** File holding the provider credentials (local runtime). */
+  readonly providerCredentialsFile?: string;
+}
+
+/** The upstream value that selects the deterministic in-process provider (local runtime). */
+export const DEVELOPMENT_PROVIDER = 'development-echo';
 
 export class ConfigError extends Error {}
 
@@ -36,6 +55,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, requiredTables: readonly Tabl
     signingKeyArn: env.SIGNING_KEY_ARN || undefined,
     localSigningKeyPath: env.LOCAL_SIGNING_KEY_PATH || undefined,
     stage: env.STAGE || 'local',
+    inference: Object.freeze({
+      upstreams: Object.freeze(parseUpstreams(env.INFERENCE_UPSTREAMS)),
+      upstreamTimeoutSeconds: parseNumber(env, 'UPSTREAM_TIMEOUT_SECONDS', 60, 1, 900),
+      providerCredentialsSecretArn: env.PROVIDER_CREDENTIALS_SECRET_ARN || undefined,
+      providerCredentialsFile: env.PROVIDER_CREDENTIALS_FILE || undefined,
+    }),
   });
 }
 
@@ -64,6 +89,38 @@ function parseHostnames(raw: string | undefined): Record<string, string> {
   for (const [region, host] of Object.entries(parsed)) {
     if (typeof host !== 'string' || host === '') throw new ConfigError(`REGIONAL_HOSTNAMES.${region} must be a hostname`);
     out[region] = host.toLowerCase();
+  }
+  return out;
+}
+
+function parseUpstreams(raw: string | undefined): Record<string, string> {
+  if (!raw) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('INFERENCE_UPSTREAMS must be a JSON object of provider to base URL');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('INFERENCE_UPSTREAMS must be a JSON object of provider to base URL');
+  }
+  // No prototype: a provider tag such as `constructor` must not find an inherited value.
+  const out: Record<string, string> = Object.create(null);
+  for (const [provider, target] of Object.entries(parsed)) {
+    if (target === DEVELOPMENT_PROVIDER) {
+      out[provider] = target;
+      continue;
+    }
+    let url: URL | undefined;
+    try {
+      url = typeof target === 'string' ? new URL(target) : undefined;
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash) {
+      throw new ConfigError(`INFERENCE_UPSTREAMS.${provider} must be an http(s) base URL or "${DEVELOPMENT_PROVIDER}"`);
+    }
+    out[provider] = (target as string).replace(/\/+$/, '');
   }
   return out;
 }

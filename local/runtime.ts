@@ -8,9 +8,10 @@ import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { ALL_TABLES, TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
+import { DEVELOPMENT_PROVIDER } from '../lambdas/config';
 import { LocalSigner } from '../lambdas/signing/local-signer';
 import { LOCAL_AWS_ENV, startEmbeddedDynamoDb } from './embedded-dynamodb';
-import { createLocalApiServer, type LambdaHandler } from './http-server';
+import { createLocalApiServer, type FunctionHandler, type LambdaHandler } from './http-server';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
 
@@ -27,6 +28,13 @@ export interface LocalRuntimeOptions {
   regionalHostnames?: Record<string, string>;
   /** @default 2 */
   catalogCacheSeconds?: number;
+  /**
+   * Provider to OpenAI-compatible base URL (`INFERENCE_UPSTREAMS`).
+   * @default { '*': 'development-echo' } (the built-in development provider)
+   */
+  inferenceUpstreams?: Record<string, string>;
+  /** @default 60 */
+  upstreamTimeoutSeconds?: number;
 }
 
 export interface LocalRuntime {
@@ -38,6 +46,9 @@ export interface LocalRuntime {
 
 /** Where a running local runtime says its embedded DynamoDB is, for the operator CLI. */
 export const RUNTIME_FILE = 'runtime.json';
+
+/** Provider credentials of the local runtime, under the data folder. */
+export const PROVIDER_CREDENTIALS_FILE = 'provider-credentials.json';
 
 /**
  * The local composition root: the embedded DynamoDB with the stack's tables, a local
@@ -58,7 +69,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       REGIONAL_HOSTNAMES: JSON.stringify(options.regionalHostnames ?? { eu: 'eu.localhost' }),
       CATALOG_CACHE_SECONDS: String(options.catalogCacheSeconds ?? 2),
       LOCAL_SIGNING_KEY_PATH: join(dataDir, 'signing-key.pem'),
-      INFERENCE_UPSTREAM: 'echo',
+      INFERENCE_UPSTREAMS: JSON.stringify(options.inferenceUpstreams ?? { '*': DEVELOPMENT_PROVIDER }),
+      UPSTREAM_TIMEOUT_SECONDS: String(options.upstreamTimeoutSeconds ?? 60),
+      // Provider API keys for real upstreams: {"<provider or *>": "<key>"}; never logged.
+      PROVIDER_CREDENTIALS_FILE: join(dataDir, PROVIDER_CREDENTIALS_FILE),
       STAGE: 'local',
     });
 
@@ -110,7 +124,7 @@ async function registerLocalSigningKey(documentClient: ReturnType<typeof createD
 }
 
 /** The same handler exports the Lambda functions run, loaded after the environment is set. */
-async function loadHandlers(): Promise<Record<FunctionId, LambdaHandler>> {
+async function loadHandlers(): Promise<Record<FunctionId, FunctionHandler>> {
   const [catalog, tokenExchange, jwks, management, inference] = await Promise.all([
     import('../lambdas/functions/catalog'),
     import('../lambdas/functions/token-exchange'),
@@ -123,6 +137,6 @@ async function loadHandlers(): Promise<Record<FunctionId, LambdaHandler>> {
     tokenExchange: tokenExchange.handler as LambdaHandler,
     jwks: jwks.handler as LambdaHandler,
     management: management.handler as LambdaHandler,
-    inference: inference.handler as LambdaHandler,
+    inference: inference.handler,
   };
 }

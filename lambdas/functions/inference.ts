@@ -1,20 +1,16 @@
-import { randomId } from '../clock';
-import { apiHandler } from '../http/middleware';
+import { streamingHandler } from '../http/streaming';
 import { createInferenceApi } from '../inference/inference-api';
-import { echoUpstream } from '../inference/upstream';
-import { buildCatalogCache, buildDependencies } from './dependencies';
+import { buildCatalogCache, buildDependencies, buildUpstreamOptions } from './dependencies';
 
 const deps = buildDependencies(process.env, ['keys', 'models']);
-const catalog = buildCatalogCache(deps);
 
-export const handler = apiHandler(
+/** A streaming function: API Gateway relays its bytes as they are written (`responseTransferMode: STREAM`). */
+export const handler = streamingHandler(
   createInferenceApi({
     accounts: deps.accounts,
     clock: deps.clock,
-    catalog,
+    catalog: buildCatalogCache(deps),
     regionalHostnames: deps.config.regionalHostnames,
-    // Provider adapters are configured per deployment; the echo provider serves the local runtime.
-    upstream: process.env.INFERENCE_UPSTREAM === 'echo' ? echoUpstream : null,
-    newId: randomId,
+    upstream: buildUpstreamOptions(deps),
   }),
 );

@@ -57,6 +57,20 @@ export class PayloadTooLargeError extends ApiError {
   }
 }
 
+/**
+ * A failure of a service the gateway depends on (502 bad upstream answer, 503 nothing to
+ * route to, 504 upstream timeout): the caller may retry, so the message is shown.
+ */
+export class UpstreamError extends ApiError {
+  override get expose(): boolean {
+    return true;
+  }
+
+  constructor(status: 502 | 503 | 504, message: string) {
+    super(status, message);
+  }
+}
+
 /** A request field that failed validation: 400 naming the field. */
 export function invalidParameter(name: string, reason: string): BadRequestError {
   return new BadRequestError(`Invalid ${name}: ${reason}`, { parameter: name });

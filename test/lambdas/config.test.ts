@@ -11,8 +11,19 @@ describe('loadConfig', () => {
       signingKeyArn: undefined,
       localSigningKeyPath: undefined,
       stage: 'local',
+      inference: { upstreams: {}, upstreamTimeoutSeconds: 60, providerCredentialsSecretArn: undefined, providerCredentialsFile: undefined },
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads the inference upstreams without a prototype, trailing slashes removed', () => {
+    const { inference } = loadConfig(
+      { KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '{"*":"https://llm.example.com/api/v1/","local":"development-echo"}', UPSTREAM_TIMEOUT_SECONDS: '30', PROVIDER_CREDENTIALS_SECRET_ARN: 'arn:secret' },
+      ['keys'],
+    );
+    expect({ ...inference.upstreams }).toEqual({ '*': 'https://llm.example.com/api/v1', local: 'development-echo' });
+    expect(Object.getPrototypeOf(inference.upstreams)).toBeNull();
+    expect(inference).toMatchObject({ upstreamTimeoutSeconds: 30, providerCredentialsSecretArn: 'arn:secret' });
   });
 
   it.each([
@@ -21,6 +32,9 @@ describe('loadConfig', () => {
     [{ KEYS_TABLE: 'k', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '3600' }, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS must be an integer from 60 to 900, got "3600"'],
     [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '["eu"]' }, 'REGIONAL_HOSTNAMES must be a JSON object of region to hostname'],
     [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '{"eu":""}' }, 'REGIONAL_HOSTNAMES.eu must be a hostname'],
+    [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '{"*":"ftp://x"}' }, 'INFERENCE_UPSTREAMS.* must be an http(s) base URL or "development-echo"'],
+    [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '"https://x"' }, 'INFERENCE_UPSTREAMS must be a JSON object of provider to base URL'],
+    [{ KEYS_TABLE: 'k', UPSTREAM_TIMEOUT_SECONDS: '0' }, 'UPSTREAM_TIMEOUT_SECONDS must be an integer from 1 to 900, got "0"'],
   ])('fails fast on %p', (env, message) => {
     expect(() => loadConfig(env, ['keys'])).toThrow(new ConfigError(message));
   });
