@@ -37,6 +37,17 @@ export interface ModelgateSettings {
    * @default 30
    */
   readonly catalogCacheSeconds: number;
+  /**
+   * Provider tag, provider or `*` to the OpenAI-compatible base URL that serves it
+   * (`https://` only), or `development-echo` for the built-in development provider.
+   * @default {} (no upstream: completions answer 503)
+   */
+  readonly inferenceUpstreams: Readonly<Record<string, string>>;
+  /**
+   * Seconds to wait for a provider's first byte, and between two streamed chunks, 1 to 300.
+   * @default 60
+   */
+  readonly upstreamTimeoutSeconds: number;
 }
 
 export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
@@ -46,6 +57,8 @@ export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
   regionalHostnames: Object.freeze({}),
   accessTokenMaxLifetimeSeconds: 900,
   catalogCacheSeconds: 30,
+  inferenceUpstreams: Object.freeze({}),
+  upstreamTimeoutSeconds: 60,
 });
 
 /** The context key of each setting, e.g. `modelgate:stageName`. */
@@ -71,6 +84,9 @@ export function readSettingsFromContext(node: Node): ModelgateSettings {
       DEFAULT_SETTINGS.accessTokenMaxLifetimeSeconds,
     catalogCacheSeconds:
       asNumber(raw('catalogCacheSeconds'), 'catalogCacheSeconds') ?? DEFAULT_SETTINGS.catalogCacheSeconds,
+    inferenceUpstreams: asObject(raw('inferenceUpstreams'), 'inferenceUpstreams') ?? DEFAULT_SETTINGS.inferenceUpstreams,
+    upstreamTimeoutSeconds:
+      asNumber(raw('upstreamTimeoutSeconds'), 'upstreamTimeoutSeconds') ?? DEFAULT_SETTINGS.upstreamTimeoutSeconds,
   });
 }
 
@@ -100,7 +116,16 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
     }
     hostnames[region] = host.toLowerCase();
   }
-  return Object.freeze({ ...settings, regionalHostnames: Object.freeze(hostnames) });
+  checkInteger('upstreamTimeoutSeconds', settings.upstreamTimeoutSeconds, 1, 300);
+  const upstreams: Record<string, string> = {};
+  for (const [provider, target] of Object.entries(settings.inferenceUpstreams)) {
+    if (!/^(\*|[a-z0-9][a-z0-9._-]*(\/[a-z0-9._-]+)?)$/i.test(provider)) fail('inferenceUpstreams', `"${provider}" is not a provider tag`);
+    if (target !== 'development-echo' && !isHttpsBaseUrl(target)) {
+      fail('inferenceUpstreams', `"${provider}" must map to an https:// base URL or "development-echo", got ${JSON.stringify(target)}`);
+    }
+    upstreams[provider] = target;
+  }
+  return Object.freeze({ ...settings, regionalHostnames: Object.freeze(hostnames), inferenceUpstreams: Object.freeze(upstreams) });
 }
 
 function checkInteger(name: keyof ModelgateSettings, value: number, min: number, max: number): void {
@@ -126,18 +151,34 @@ function asNumber(value: unknown, name: keyof ModelgateSettings): number | undef
   return fail(name, `must be a number, got ${JSON.stringify(value)}`);
 }
 
+function isHttpsBaseUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' && !url.search && !url.hash;
+  } catch {
+    return false;
+  }
+}
+
 function asHostnames(value: unknown): Record<string, string> | undefined {
+  return asObject(value, 'regionalHostnames');
+}
+
+const OBJECT_SHAPE = { regionalHostnames: 'region to hostname', inferenceUpstreams: 'provider to base URL' } as const;
+
+function asObject(value: unknown, name: 'regionalHostnames' | 'inferenceUpstreams'): Record<string, string> | undefined {
   if (value === undefined) return undefined;
   let parsed = value;
   if (typeof value === 'string') {
     try {
       parsed = JSON.parse(value);
     } catch {
-      fail('regionalHostnames', 'must be a JSON object of region to hostname');
+      fail(name, `must be a JSON object of ${OBJECT_SHAPE[name]}`);
     }
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    fail('regionalHostnames', 'must be an object of region to hostname');
+    fail(name, `must be an object of ${OBJECT_SHAPE[name]}`);
   }
   return parsed as Record<string, string>;
 }

@@ -20,6 +20,8 @@ describe('readSettingsFromContext', () => {
       regionalHostnames: { eu: 'eu.api.example.com' },
       accessTokenMaxLifetimeSeconds: 900,
       catalogCacheSeconds: 30,
+      inferenceUpstreams: {},
+      upstreamTimeoutSeconds: 60,
     });
   });
 
@@ -36,6 +38,15 @@ describe('readSettingsFromContext', () => {
     expect(settings.regionalHostnames).toEqual({ us: 'us.api.example.com' });
   });
 
+  it('reads the inference upstreams, as an object or as `-c` JSON', () => {
+    const upstreams = { '*': 'https://llm.example.com/api/v1', 'novita/fp8': 'development-echo' };
+    expect(read({ 'modelgate:inferenceUpstreams': upstreams }).inferenceUpstreams).toEqual(upstreams);
+    expect(read({ 'modelgate:inferenceUpstreams': JSON.stringify(upstreams), 'modelgate:upstreamTimeoutSeconds': '20' })).toMatchObject({
+      inferenceUpstreams: upstreams,
+      upstreamTimeoutSeconds: 20,
+    });
+  });
+
   it('returns a frozen object', () => {
     const settings = read({});
     expect(Object.isFrozen(settings)).toBe(true);
@@ -47,6 +58,7 @@ describe('readSettingsFromContext', () => {
     ['modelgate:stageName', 1, 'modelgate:stageName must be a string, got 1'],
     ['modelgate:regionalHostnames', '[1', 'modelgate:regionalHostnames must be a JSON object of region to hostname'],
     ['modelgate:regionalHostnames', ['eu'], 'modelgate:regionalHostnames must be an object of region to hostname'],
+    ['modelgate:inferenceUpstreams', '{', 'modelgate:inferenceUpstreams must be a JSON object of provider to base URL'],
   ])('rejects %s = %j naming the key', (key, value, message) => {
     expect(() => read({ [key]: value })).toThrow(new SettingsError(message));
   });
@@ -62,6 +74,9 @@ describe('validateSettings', () => {
     [{ stageName: 'v 1' }, 'modelgate:stageName must be 1 to 128 letters, digits, "-" or "_", got "v 1"'],
     [{ regionalHostnames: { EU: 'eu.example.com' } }, 'modelgate:regionalHostnames region "EU" must be lowercase letters, digits or "-"'],
     [{ regionalHostnames: { eu: 'https://eu.example.com' } }, 'modelgate:regionalHostnames "eu" must map to a hostname, got "https://eu.example.com"'],
+    [{ inferenceUpstreams: { '*': 'http://llm.example.com/v1' } }, 'modelgate:inferenceUpstreams "*" must map to an https:// base URL or "development-echo", got "http://llm.example.com/v1"'],
+    [{ inferenceUpstreams: { 'a b': 'https://llm.example.com/v1' } }, 'modelgate:inferenceUpstreams "a b" is not a provider tag'],
+    [{ upstreamTimeoutSeconds: 301 }, 'modelgate:upstreamTimeoutSeconds must be an integer from 1 to 300, got 301'],
   ])('rejects %j', (override, message) => {
     expect(() => validateSettings({ ...DEFAULT_SETTINGS, ...override })).toThrow(new SettingsError(message));
   });
