@@ -1,3 +1,4 @@
+import { normalizeHostname } from './http/request';
 import { TABLE_SCHEMAS, type TableId } from './store/table-schemas';
 
 /**
@@ -18,7 +19,16 @@ export interface ServiceConfig {
   readonly localSigningKeyPath?: string;
   readonly stage: string;
   readonly inference: InferenceConfig;
+  /**
+   * Accept issuer and JWKS URLs on loopback hosts (127.0.0.0/8, ::1, localhost), so a
+   * development identity provider works against the local runtime. Never on a deployed stage.
+   * @default false
+   */
+  readonly allowLoopbackIssuers: boolean;
 }
+
+/** Set by the local runtime only (`MODELGATE_ALLOW_LOOPBACK_ISSUERS=0` turns it off there). */
+export const ALLOW_LOOPBACK_ISSUERS_ENV = 'MODELGATE_ALLOW_LOOPBACK_ISSUERS';
 
 /** Where completions go (SPEC 4.5 inference endpoints). */
 export interface InferenceConfig {
@@ -47,6 +57,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, requiredTables: readonly Tabl
     if (!name) throw new ConfigError(`${TABLE_SCHEMAS[id].envVar} is not set`);
     tables[id] = name;
   }
+  const stage = env.STAGE || 'local';
+  const allowLoopbackIssuers = parseFlag(env, ALLOW_LOOPBACK_ISSUERS_ENV);
+  if (allowLoopbackIssuers && stage !== 'local') {
+    throw new ConfigError(`${ALLOW_LOOPBACK_ISSUERS_ENV} is for the local runtime only, not stage "${stage}"`);
+  }
   return Object.freeze({
     tables: Object.freeze(tables),
     regionalHostnames: Object.freeze(parseHostnames(env.REGIONAL_HOSTNAMES)),
@@ -54,7 +69,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, requiredTables: readonly Tabl
     accessTokenMaxLifetimeSeconds: parseNumber(env, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS', 900, 60, 900),
     signingKeyArn: env.SIGNING_KEY_ARN || undefined,
     localSigningKeyPath: env.LOCAL_SIGNING_KEY_PATH || undefined,
-    stage: env.STAGE || 'local',
+    stage,
+    allowLoopbackIssuers,
     inference: Object.freeze({
       upstreams: Object.freeze(parseUpstreams(env.INFERENCE_UPSTREAMS)),
       upstreamTimeoutSeconds: parseNumber(env, 'UPSTREAM_TIMEOUT_SECONDS', 60, 1, 900),
@@ -74,6 +90,13 @@ function parseNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min
   return value;
 }
 
+function parseFlag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`${name} must be 1 or 0, got "${raw}"`);
+}
+
 function parseHostnames(raw: string | undefined): Record<string, string> {
   if (!raw) return {};
   let parsed: unknown;
@@ -88,7 +111,8 @@ function parseHostnames(raw: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [region, host] of Object.entries(parsed)) {
     if (typeof host !== 'string' || host === '') throw new ConfigError(`REGIONAL_HOSTNAMES.${region} must be a hostname`);
-    out[region] = host.toLowerCase();
+    // Compared with the request's normalised Host, so normalised the same way.
+    out[region] = normalizeHostname(host);
   }
   return out;
 }

@@ -1,6 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
@@ -11,6 +12,7 @@ import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { DEVELOPMENT_PROVIDER } from '../lambdas/config';
 import { LocalSigner } from '../lambdas/signing/local-signer';
 import { LOCAL_AWS_ENV, startEmbeddedDynamoDb } from './embedded-dynamodb';
+import { writeFileAtomically } from './files';
 import { createLocalApiServer, type FunctionHandler, type LambdaHandler } from './http-server';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
@@ -35,6 +37,11 @@ export interface LocalRuntimeOptions {
   inferenceUpstreams?: Record<string, string>;
   /** @default 60 */
   upstreamTimeoutSeconds?: number;
+  /**
+   * Accept loopback issuer and JWKS hosts, so a development identity provider on this machine
+   * can be configured. @default true, unless MODELGATE_ALLOW_LOOPBACK_ISSUERS is "0"
+   */
+  allowLoopbackIssuers?: boolean;
 }
 
 export interface LocalRuntime {
@@ -73,6 +80,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       UPSTREAM_TIMEOUT_SECONDS: String(options.upstreamTimeoutSeconds ?? 60),
       // Provider API keys for real upstreams: {"<provider or *>": "<key>"}; never logged.
       PROVIDER_CREDENTIALS_FILE: join(dataDir, PROVIDER_CREDENTIALS_FILE),
+      [ALLOW_LOOPBACK_ISSUERS_ENV]: (options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0') ? '1' : '0',
       STAGE: 'local',
     });
 
@@ -91,7 +99,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
     // demo.json is written last: its presence means the service is ready to serve.
     const demo = await ensureDemoOrganization(new AccountsService({ store: accounts }), accounts, join(dataDir, 'demo.json'), baseUrl);
-    writeFileSync(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
+    writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
 
     return {
       baseUrl,

@@ -1,5 +1,5 @@
 import { invalidParameter } from '../http/api-errors';
-import { requiredString } from '../http/fields';
+import { optionalBoolean, optionalInteger, optionalNumber, requiredString } from '../http/fields';
 
 /**
  * A chat completion request in the OpenAI-compatible convention (SPEC 1, 4.5). The gateway
@@ -21,9 +21,7 @@ const ROLES = ['system', 'user', 'assistant', 'tool', 'developer'];
 export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   const model = requiredString(body, 'model', 256);
   checkMessages(body.messages);
-  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
-    throw invalidParameter('stream', 'must be a boolean');
-  }
+  checkParameterTypes(body);
   const stream = body.stream === true;
   let includeUsage = false;
   if (body.stream_options !== undefined && body.stream_options !== null) {
@@ -34,12 +32,6 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
       throw invalidParameter('stream_options.include_usage', 'must be a boolean');
     }
     includeUsage = options.include_usage === true;
-  }
-  for (const name of ['max_tokens', 'max_completion_tokens']) {
-    const value = body[name];
-    if (value !== undefined && value !== null && (typeof value !== 'number' || !Number.isInteger(value) || value < 1)) {
-      throw invalidParameter(name, 'must be a positive integer');
-    }
   }
   return { model, stream, includeUsage, body };
 }
@@ -52,6 +44,23 @@ export function upstreamBody(request: ChatRequest, modelId: string): string {
   const body: Record<string, unknown> = { ...request.body, model: modelId };
   if (request.stream) body.stream_options = { ...(request.body.stream_options as object | undefined), include_usage: true };
   return JSON.stringify(body);
+}
+
+/** Sampling parameters of the chat-completion convention (SPEC 2.8) and their JSON types. */
+const NUMBER_PARAMETERS = ['temperature', 'top_p', 'min_p', 'top_a', 'frequency_penalty', 'presence_penalty', 'repetition_penalty'];
+const INTEGER_PARAMETERS = ['top_k', 'seed', 'top_logprobs'];
+const POSITIVE_INTEGER_PARAMETERS = ['max_tokens', 'max_completion_tokens'];
+const BOOLEAN_PARAMETERS = ['stream', 'logprobs', 'parallel_tool_calls', 'include_reasoning'];
+
+/**
+ * A parameter of the wrong JSON type is a 400 naming it, never read loosely: `"stream":
+ * "true"` must not be taken for a request that did not ask to stream.
+ */
+function checkParameterTypes(body: Record<string, unknown>): void {
+  for (const name of NUMBER_PARAMETERS) optionalNumber(body, name);
+  for (const name of INTEGER_PARAMETERS) optionalInteger(body, name);
+  for (const name of POSITIVE_INTEGER_PARAMETERS) optionalInteger(body, name, 1);
+  for (const name of BOOLEAN_PARAMETERS) optionalBoolean(body, name);
 }
 
 function checkMessages(value: unknown): void {

@@ -6,7 +6,7 @@ import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
 import type { ProviderEndpoint } from '../catalog/types';
 import { NotFoundError, UpstreamError, toErrorBody } from '../http/api-errors';
 import { consoleLogger, type Logger } from '../http/middleware';
-import { header, jsonBody } from '../http/request';
+import { credentialHeader, jsonBody, requestHost } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { parseChatRequest, upstreamBody, type ChatRequest } from './chat-request';
 import { openUpstream, sseEvents, type OpenedUpstream, type UpstreamOptions } from './upstream';
@@ -55,11 +55,11 @@ export function createInferenceApi(deps: InferenceApiDeps): StreamingHandler {
     const response = new StreamingResponse(stream);
     const clientGone = response.disconnectSignal();
     try {
-      const principal = await authenticate(header(event, 'authorization'), deps);
+      const principal = await authenticate(credentialHeader(event), deps);
       requireInference(principal);
       const request = parseChatRequest(jsonBody(event, MAX_REQUEST_BYTES));
       const [policy, catalog] = await Promise.all([
-        loadCallerPolicy(principal, deps.accounts, regionForHost(header(event, 'host'), deps.regionalHostnames)),
+        loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames)),
         deps.catalog.get(),
       ]);
       const found = catalog.endpointsFor(request.model, policy);

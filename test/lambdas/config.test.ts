@@ -2,7 +2,7 @@ import { ConfigError, loadConfig } from '../../lambdas/config';
 
 describe('loadConfig', () => {
   it('reads table names, hostnames and limits, with defaults, into a frozen object', () => {
-    const config = loadConfig({ KEYS_TABLE: 'keys-t', REGIONAL_HOSTNAMES: '{"eu":"EU.api.example.com"}' }, ['keys']);
+    const config = loadConfig({ KEYS_TABLE: 'keys-t', REGIONAL_HOSTNAMES: '{"eu":"EU.api.example.com."}' }, ['keys']);
     expect(config).toEqual({
       tables: { keys: 'keys-t' },
       regionalHostnames: { eu: 'eu.api.example.com' },
@@ -12,6 +12,7 @@ describe('loadConfig', () => {
       localSigningKeyPath: undefined,
       stage: 'local',
       inference: { upstreams: {}, upstreamTimeoutSeconds: 60, providerCredentialsSecretArn: undefined, providerCredentialsFile: undefined },
+      allowLoopbackIssuers: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -35,7 +36,18 @@ describe('loadConfig', () => {
     [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '{"*":"ftp://x"}' }, 'INFERENCE_UPSTREAMS.* must be an http(s) base URL or "development-echo"'],
     [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '"https://x"' }, 'INFERENCE_UPSTREAMS must be a JSON object of provider to base URL'],
     [{ KEYS_TABLE: 'k', UPSTREAM_TIMEOUT_SECONDS: '0' }, 'UPSTREAM_TIMEOUT_SECONDS must be an integer from 1 to 900, got "0"'],
+    [{ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: 'yes' }, 'MODELGATE_ALLOW_LOOPBACK_ISSUERS must be 1 or 0, got "yes"'],
+    [
+      { KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'prod' },
+      'MODELGATE_ALLOW_LOOPBACK_ISSUERS is for the local runtime only, not stage "prod"',
+    ],
   ])('fails fast on %p', (env, message) => {
     expect(() => loadConfig(env, ['keys'])).toThrow(new ConfigError(message));
+  });
+
+  it('allows loopback issuers on the local stage only when asked', () => {
+    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1' }, ['keys']).allowLoopbackIssuers).toBe(true);
+    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '0' }, ['keys']).allowLoopbackIssuers).toBe(false);
+    expect(loadConfig({ KEYS_TABLE: 'k', STAGE: 'prod' }, ['keys']).allowLoopbackIssuers).toBe(false);
   });
 });
