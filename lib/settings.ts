@@ -1,4 +1,5 @@
 import type { Node } from 'constructs';
+import { DEVELOPMENT_PROVIDER, LOG_LEVELS, type LogLevel } from '../lambdas/config';
 
 /**
  * The deployment settings of one modelgate stack. `bin/app.ts` reads them from the CDK
@@ -48,6 +49,11 @@ export interface ModelgateSettings {
    * @default 60
    */
   readonly upstreamTimeoutSeconds: number;
+  /**
+   * Level of every function's logger: DEBUG, INFO, WARN or ERROR.
+   * @default 'INFO'
+   */
+  readonly logLevel: LogLevel;
 }
 
 export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
@@ -59,6 +65,7 @@ export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
   catalogCacheSeconds: 30,
   inferenceUpstreams: Object.freeze({}),
   upstreamTimeoutSeconds: 60,
+  logLevel: 'INFO',
 });
 
 /** The context key of each setting, e.g. `modelgate:stageName`. */
@@ -87,6 +94,7 @@ export function readSettingsFromContext(node: Node): ModelgateSettings {
     inferenceUpstreams: asObject(raw('inferenceUpstreams'), 'inferenceUpstreams') ?? DEFAULT_SETTINGS.inferenceUpstreams,
     upstreamTimeoutSeconds:
       asNumber(raw('upstreamTimeoutSeconds'), 'upstreamTimeoutSeconds') ?? DEFAULT_SETTINGS.upstreamTimeoutSeconds,
+    logLevel: (asString(raw('logLevel'), 'logLevel') ?? DEFAULT_SETTINGS.logLevel) as LogLevel,
   });
 }
 
@@ -108,6 +116,18 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
   checkInteger('wafGeneralRateLimit', settings.wafGeneralRateLimit, WAF_RATE_LIMIT_MIN, WAF_RATE_LIMIT_MAX);
   checkInteger('accessTokenMaxLifetimeSeconds', settings.accessTokenMaxLifetimeSeconds, 60, 900);
   checkInteger('catalogCacheSeconds', settings.catalogCacheSeconds, 0, 3600);
+  checkInteger('upstreamTimeoutSeconds', settings.upstreamTimeoutSeconds, 1, 300);
+  const upstreams: Record<string, string> = {};
+  for (const [provider, target] of Object.entries(settings.inferenceUpstreams)) {
+    if (!/^(\*|[a-z0-9][a-z0-9._-]*(\/[a-z0-9._-]+)?)$/i.test(provider)) fail('inferenceUpstreams', `"${provider}" is not a provider tag`);
+    if (target !== DEVELOPMENT_PROVIDER && !isHttpsBaseUrl(target)) {
+      fail('inferenceUpstreams', `"${provider}" must map to an https:// base URL or "${DEVELOPMENT_PROVIDER}", got ${JSON.stringify(target)}`);
+    }
+    upstreams[provider] = target;
+  }
+  if (!LOG_LEVELS.includes(settings.logLevel)) {
+    fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(settings.logLevel)}`);
+  }
   const hostnames: Record<string, string> = {};
   for (const [region, host] of Object.entries(settings.regionalHostnames)) {
     if (!/^[a-z0-9-]+$/.test(region)) fail('regionalHostnames', `region "${region}" must be lowercase letters, digits or "-"`);
@@ -115,15 +135,6 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
       fail('regionalHostnames', `"${region}" must map to a hostname, got ${JSON.stringify(host)}`);
     }
     hostnames[region] = host.toLowerCase();
-  }
-  checkInteger('upstreamTimeoutSeconds', settings.upstreamTimeoutSeconds, 1, 300);
-  const upstreams: Record<string, string> = {};
-  for (const [provider, target] of Object.entries(settings.inferenceUpstreams)) {
-    if (!/^(\*|[a-z0-9][a-z0-9._-]*(\/[a-z0-9._-]+)?)$/i.test(provider)) fail('inferenceUpstreams', `"${provider}" is not a provider tag`);
-    if (target !== 'development-echo' && !isHttpsBaseUrl(target)) {
-      fail('inferenceUpstreams', `"${provider}" must map to an https:// base URL or "development-echo", got ${JSON.stringify(target)}`);
-    }
-    upstreams[provider] = target;
   }
   return Object.freeze({ ...settings, regionalHostnames: Object.freeze(hostnames), inferenceUpstreams: Object.freeze(upstreams) });
 }
@@ -167,7 +178,7 @@ function asHostnames(value: unknown): Record<string, string> | undefined {
 
 const OBJECT_SHAPE = { regionalHostnames: 'region to hostname', inferenceUpstreams: 'provider to base URL' } as const;
 
-function asObject(value: unknown, name: 'regionalHostnames' | 'inferenceUpstreams'): Record<string, string> | undefined {
+function asObject(value: unknown, name: keyof typeof OBJECT_SHAPE): Record<string, string> | undefined {
   if (value === undefined) return undefined;
   let parsed = value;
   if (typeof value === 'string') {

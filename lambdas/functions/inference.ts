@@ -1,16 +1,33 @@
-import { streamingHandler } from '../http/streaming';
-import { createInferenceApi } from '../inference/inference-api';
-import { buildCatalogCache, buildDependencies, buildUpstreamOptions } from './dependencies';
+/** Lambda entry of the inference function; see catalog.ts for the shape every entry follows. */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CatalogCache } from '../catalog/catalog-cache';
+import { randomId, systemClock } from '../clock';
+import { loadConfig } from '../config';
+import { INFERENCE_FUNCTION, createInferenceHandler } from '../handlers/inference';
+import { secretsManagerCredentials } from '../inference/secrets-manager-credentials';
+import { upstreamOptions } from '../inference/upstream-options';
+import { createTelemetry } from '../observability/telemetry';
+import { DynamoAccountStore } from '../store/dynamo-account-store';
+import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
+import { createDocumentClient } from '../store/dynamo-client';
 
-const deps = buildDependencies(process.env, ['keys', 'models']);
+const config = loadConfig(process.env, INFERENCE_FUNCTION);
+const telemetry = createTelemetry({ functionName: 'inference', logLevel: config.logLevel });
+const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const secretArn = config.inference.providerCredentialsSecretArn;
 
-/** A streaming function: API Gateway relays its bytes as they are written (`responseTransferMode: STREAM`). */
-export const handler = streamingHandler(
-  createInferenceApi({
-    accounts: deps.accounts,
-    clock: deps.clock,
-    catalog: buildCatalogCache(deps),
-    regionalHostnames: deps.config.regionalHostnames,
-    upstream: buildUpstreamOptions(deps),
+export const handler = createInferenceHandler({
+  accounts: new DynamoAccountStore(documentClient, config.tables.keys),
+  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds),
+  clock: systemClock,
+  regionalHostnames: config.regionalHostnames,
+  upstream: upstreamOptions(config.inference, {
+    clock: systemClock,
+    newId: randomId,
+    credentials: secretArn
+      ? secretsManagerCredentials(telemetry.tracer.captureAWSv3Client(new SecretsManagerClient({})), secretArn, systemClock)
+      : undefined,
   }),
-);
+  telemetry,
+});

@@ -67,6 +67,8 @@ export function startHttpResponse(stream: Writable, prelude: ResponsePrelude): W
  */
 export class StreamingResponse {
   private body: Writable | undefined;
+  /** The status sent, once started. */
+  status = 0;
 
   constructor(private readonly stream: Writable) {}
 
@@ -81,6 +83,7 @@ export class StreamingResponse {
 
   start(statusCode: number, headers: Record<string, string>): void {
     if (this.body) throw new Error('response already started');
+    this.status = statusCode;
     this.body = startHttpResponse(this.stream, { statusCode, headers });
   }
 

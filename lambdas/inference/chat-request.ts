@@ -1,4 +1,4 @@
-import { invalidParameter } from '../http/api-errors';
+import { invalidParameter } from '../errors';
 import { optionalBoolean, optionalInteger, optionalNumber, requiredString } from '../http/fields';
 
 /**

@@ -4,8 +4,8 @@ import type { Principal } from '../accounts/types';
 import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
 import type { ProviderEndpoint } from '../catalog/types';
-import { NotFoundError, UpstreamError, toErrorBody } from '../http/api-errors';
-import { consoleLogger, type Logger } from '../http/middleware';
+import { NotFoundError, UpstreamError } from '../errors';
+import { toErrorBody } from '../http/api-errors';
 import { credentialHeader, jsonBody, requestHost } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { parseChatRequest, upstreamBody, type ChatRequest } from './chat-request';
@@ -33,7 +33,12 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   upstream: UpstreamOptions;
   /** Called once per completed request; a failure is logged, the answer already stands. */
   onCompleted?: (request: CompletedRequest) => Promise<void>;
-  logger?: Logger;
+  logger: ErrorLogger;
+}
+
+/** Where unexpected errors go: names and messages only, never a request body or header. */
+export interface ErrorLogger {
+  error(message: string, fields: Record<string, unknown>): void;
 }
 
 /** API Gateway's request payload cap is 10 MB; prompts with images stay well below this. */
@@ -49,8 +54,8 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  * A streaming handler in Lambda and locally alike; a client that disconnects aborts the
  * upstream request.
  */
-export function createInferenceApi(deps: InferenceApiDeps): StreamingHandler {
-  const logger = deps.logger ?? consoleLogger;
+export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters<StreamingHandler>) => Promise<number> {
+  const { logger } = deps;
   return async (event, stream, context: Context) => {
     const response = new StreamingResponse(stream);
     const clientGone = response.disconnectSignal();
@@ -79,6 +84,7 @@ export function createInferenceApi(deps: InferenceApiDeps): StreamingHandler {
       if (!clientGone.aborted) reportError(error, response, logger, context);
     }
     await response.end();
+    return response.status;
   };
 }
 
@@ -90,10 +96,10 @@ async function relayJson(upstream: OpenedUpstream, modelId: string, response: St
   } catch (error) {
     upstream.abort();
     if (error instanceof UpstreamError) throw error;
-    throw new UpstreamError(502, `Provider ${name} sent an answer that is not JSON`);
+    throw new UpstreamError('upstream_failed', `Provider ${name} sent an answer that is not JSON`);
   }
   if (typeof body !== 'object' || body === null || !Array.isArray(body.choices)) {
-    throw new UpstreamError(502, `Provider ${name} sent an answer without choices`);
+    throw new UpstreamError('upstream_failed', `Provider ${name} sent an answer without choices`);
   }
   const usage = usageOf(body.usage);
   response.json(200, { ...body, model: modelId, provider: name });
@@ -109,7 +115,7 @@ async function relayStream(upstream: OpenedUpstream, request: ChatRequest, respo
   const type = upstream.response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/event-stream')) {
     upstream.abort();
-    throw new UpstreamError(502, `Provider ${name} did not answer with an event stream`);
+    throw new UpstreamError('upstream_failed', `Provider ${name} did not answer with an event stream`);
   }
   response.start(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
   let usage: CompletionUsage | undefined;
@@ -129,7 +135,7 @@ async function relayStream(upstream: OpenedUpstream, request: ChatRequest, respo
       try {
         chunk = JSON.parse(event.data);
       } catch {
-        throw new UpstreamError(502, `Provider ${name} sent an event that is not JSON`);
+        throw new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not JSON`);
       }
       if (chunk.error) {
         // The provider reports its own failure mid-stream: pass it on and stop.
@@ -151,7 +157,7 @@ async function relayStream(upstream: OpenedUpstream, request: ChatRequest, respo
     upstream.abort();
     throw error;
   }
-  throw new UpstreamError(502, `Provider ${name} ended the stream early`);
+  throw new UpstreamError('upstream_failed', `Provider ${name} ended the stream early`);
 }
 
 function usageOf(value: unknown): CompletionUsage | undefined {
@@ -165,7 +171,7 @@ function usageOf(value: unknown): CompletionUsage | undefined {
  * SPEC 7.1 error body before the response has started; once the stream is open the status
  * is sent, so the error goes out as a final event, as OpenAI-compatible clients read it.
  */
-function reportError(error: unknown, response: StreamingResponse, logger: Logger, context: Context | undefined): void {
+function reportError(error: unknown, response: StreamingResponse, logger: ErrorLogger, context: Context | undefined): void {
   const { status, body } = toErrorBody(error);
   if (status === 500) {
     const e = error as Error | undefined;

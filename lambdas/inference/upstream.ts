@@ -1,5 +1,5 @@
 import type { ProviderEndpoint } from '../catalog/types';
-import { ApiError, UpstreamError } from '../http/api-errors';
+import { UpstreamError } from '../errors';
 
 /** How a request reaches a provider: `fetch` for HTTP providers, in-process for the development one. */
 export type UpstreamTransport = (url: string, init: RequestInit & { signal: AbortSignal }) => Promise<Response>;
@@ -46,7 +46,7 @@ export interface OpenedUpstream {
 }
 
 /** Why an attempt failed, for the caller's error and the next attempt's decision. */
-type AttemptFailure = { retry: true; error: UpstreamError } | { retry: false; error: ApiError };
+type AttemptFailure = { retry: boolean; error: UpstreamError };
 
 /**
  * Sends the request to the caller's eligible endpoints in routing order (SPEC 4.5): the
@@ -71,7 +71,7 @@ export async function openUpstream(
     if (!outcome.retry) throw outcome.error;
     lastFailure = outcome.error;
   }
-  if (routable === 0) throw new UpstreamError(503, 'No provider upstream is configured for this model');
+  if (routable === 0) throw new UpstreamError('unavailable', 'No provider upstream is configured for this model');
   throw lastFailure!;
 }
 
@@ -101,9 +101,9 @@ async function attempt(
   } catch (error) {
     clientSignal.removeEventListener('abort', onClientGone);
     if (clientSignal.aborted) throw clientSignal.reason;
-    if (deadline.expired) return { retry: false, error: new UpstreamError(504, `Provider ${endpoint.provider_name} did not answer in time`) };
+    if (deadline.expired) return { retry: false, error: new UpstreamError('upstream_timeout', `Provider ${endpoint.provider_name} did not answer in time`) };
     void error;
-    return { retry: true, error: new UpstreamError(502, `Provider ${endpoint.provider_name} could not be reached`) };
+    return { retry: true, error: new UpstreamError('upstream_failed', `Provider ${endpoint.provider_name} could not be reached`) };
   } finally {
     deadline.disarm();
   }
@@ -123,14 +123,17 @@ async function attempt(
   const detail = await errorMessage(response, deadline);
   controller.abort();
   if (response.status >= 500) {
-    return { retry: true, error: new UpstreamError(502, `Provider ${endpoint.provider_name} failed (HTTP ${response.status})`) };
+    return { retry: true, error: new UpstreamError('upstream_failed', `Provider ${endpoint.provider_name} failed (HTTP ${response.status})`) };
   }
-  // The caller can fix these: relay the status and the provider's reason.
-  if ([400, 404, 413, 422, 429].includes(response.status)) {
-    return { retry: false, error: new ApiError(response.status, `Provider ${endpoint.provider_name} refused the request: ${detail}`) };
+  // The caller can fix these: relay the provider's reason.
+  if (response.status === 429) {
+    return { retry: false, error: new UpstreamError('rate_limited', `Provider ${endpoint.provider_name} refused the request: ${detail}`) };
+  }
+  if ([400, 413, 422].includes(response.status)) {
+    return { retry: false, error: new UpstreamError('invalid_input', `Provider ${endpoint.provider_name} refused the request: ${detail}`) };
   }
   // 401/403 and the rest concern the gateway's own provider account, not the caller.
-  return { retry: false, error: new UpstreamError(502, `Provider ${endpoint.provider_name} refused the gateway (HTTP ${response.status})`) };
+  return { retry: false, error: new UpstreamError('upstream_failed', `Provider ${endpoint.provider_name} refused the gateway (HTTP ${response.status})`) };
 }
 
 /** The provider's error message, short and without echoing a request body. */
@@ -194,9 +197,9 @@ export class TimedReader {
       return done ? undefined : value;
     } catch (error) {
       if (this.clientSignal.aborted) throw this.clientSignal.reason;
-      if (this.deadline.expired) throw new UpstreamError(504, `Provider ${this.providerName} stopped answering`);
+      if (this.deadline.expired) throw new UpstreamError('upstream_timeout', `Provider ${this.providerName} stopped answering`);
       void error;
-      throw new UpstreamError(502, `Provider ${this.providerName} broke off the answer`);
+      throw new UpstreamError('upstream_failed', `Provider ${this.providerName} broke off the answer`);
     } finally {
       this.deadline.disarm();
     }
@@ -209,7 +212,7 @@ export class TimedReader {
     let size = 0;
     for (let chunk = await this.next(); chunk; chunk = await this.next()) {
       size += chunk.length;
-      if (size > maxBytes) throw new UpstreamError(502, `Provider ${this.providerName} answered more than ${maxBytes} bytes`);
+      if (size > maxBytes) throw new UpstreamError('upstream_failed', `Provider ${this.providerName} answered more than ${maxBytes} bytes`);
       out += decoder.decode(chunk, { stream: true });
     }
     return out + decoder.decode();

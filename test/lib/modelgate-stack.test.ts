@@ -201,7 +201,7 @@ describe('functions', () => {
   it('passes each function exactly the tables it is granted, plus its settings', () => {
     const table = (id: TableId) => ({ [TABLE_SCHEMAS[id].envVar]: { Ref: tableLogicalId(template, id) } });
     const keyArn = { 'Fn::GetAtt': [logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey'), 'Arn'] };
-    const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName };
+    const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName, LOG_LEVEL: settings.logLevel };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
       catalog: {
         ...base,
@@ -219,7 +219,7 @@ describe('functions', () => {
         SIGNING_KEY_ARN: keyArn,
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('models') },
+      management: { ...base, ...table('keys') },
       inference: {
         ...base,
         ...table('keys'),
@@ -228,7 +228,7 @@ describe('functions', () => {
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
       },
-      signingKeyRegistrar: { ...base, ...table('keys'), SIGNING_KEY_ARN: keyArn },
+      signingKeyRegistrar: { ...base, ...table('keys') },
     };
     for (const [id, prefix] of Object.entries(FUNCTION_PREFIX)) {
       const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, prefix)]!;
@@ -436,7 +436,7 @@ describe('firewall', () => {
 });
 
 describe('outputs', () => {
-  it('names the API URL, every table, the signing key, the provider credentials secret and the web ACL', () => {
+  it('names the API URL, every table, the signing key and the web ACL', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
     expect(Object.keys(outputs)).toEqual(
       expect.arrayContaining([

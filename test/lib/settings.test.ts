@@ -22,6 +22,7 @@ describe('readSettingsFromContext', () => {
       catalogCacheSeconds: 30,
       inferenceUpstreams: {},
       upstreamTimeoutSeconds: 60,
+      logLevel: 'INFO',
     });
   });
 
@@ -45,6 +46,9 @@ describe('readSettingsFromContext', () => {
       inferenceUpstreams: upstreams,
       upstreamTimeoutSeconds: 20,
     });
+    expect(() => read({ 'modelgate:inferenceUpstreams': '{' })).toThrow(
+      new SettingsError('modelgate:inferenceUpstreams must be a JSON object of provider to base URL'),
+    );
   });
 
   it('returns a frozen object', () => {
@@ -58,7 +62,6 @@ describe('readSettingsFromContext', () => {
     ['modelgate:stageName', 1, 'modelgate:stageName must be a string, got 1'],
     ['modelgate:regionalHostnames', '[1', 'modelgate:regionalHostnames must be a JSON object of region to hostname'],
     ['modelgate:regionalHostnames', ['eu'], 'modelgate:regionalHostnames must be an object of region to hostname'],
-    ['modelgate:inferenceUpstreams', '{', 'modelgate:inferenceUpstreams must be a JSON object of provider to base URL'],
   ])('rejects %s = %j naming the key', (key, value, message) => {
     expect(() => read({ [key]: value })).toThrow(new SettingsError(message));
   });
@@ -71,14 +74,15 @@ describe('validateSettings', () => {
     [{ wafTokenRateLimit: 9 }, 'modelgate:wafTokenRateLimit must be an integer from 10 to 2000000000, got 9'],
     [{ wafGeneralRateLimit: 1.5 }, 'modelgate:wafGeneralRateLimit must be an integer from 10 to 2000000000, got 1.5'],
     [{ catalogCacheSeconds: -1 }, 'modelgate:catalogCacheSeconds must be an integer from 0 to 3600, got -1'],
-    [{ stageName: 'v 1' }, 'modelgate:stageName must be 1 to 128 letters, digits, "-" or "_", got "v 1"'],
-    [{ regionalHostnames: { EU: 'eu.example.com' } }, 'modelgate:regionalHostnames region "EU" must be lowercase letters, digits or "-"'],
-    [{ regionalHostnames: { eu: 'https://eu.example.com' } }, 'modelgate:regionalHostnames "eu" must map to a hostname, got "https://eu.example.com"'],
     [{ inferenceUpstreams: { '*': 'http://llm.example.com/v1' } }, 'modelgate:inferenceUpstreams "*" must map to an https:// base URL or "development-echo", got "http://llm.example.com/v1"'],
     [{ inferenceUpstreams: { 'a b': 'https://llm.example.com/v1' } }, 'modelgate:inferenceUpstreams "a b" is not a provider tag'],
     [{ upstreamTimeoutSeconds: 301 }, 'modelgate:upstreamTimeoutSeconds must be an integer from 1 to 300, got 301'],
+    [{ logLevel: 'verbose' }, 'modelgate:logLevel must be one of DEBUG, INFO, WARN, ERROR, got "verbose"'],
+    [{ stageName: 'v 1' }, 'modelgate:stageName must be 1 to 128 letters, digits, "-" or "_", got "v 1"'],
+    [{ regionalHostnames: { EU: 'eu.example.com' } }, 'modelgate:regionalHostnames region "EU" must be lowercase letters, digits or "-"'],
+    [{ regionalHostnames: { eu: 'https://eu.example.com' } }, 'modelgate:regionalHostnames "eu" must map to a hostname, got "https://eu.example.com"'],
   ])('rejects %j', (override, message) => {
-    expect(() => validateSettings({ ...DEFAULT_SETTINGS, ...override })).toThrow(new SettingsError(message));
+    expect(() => validateSettings({ ...DEFAULT_SETTINGS, ...(override as Partial<ModelgateSettings>) })).toThrow(new SettingsError(message));
   });
 
   it('accepts the bounds (SPEC 8: tokens live at most 900 s)', () => {

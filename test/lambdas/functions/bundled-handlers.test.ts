@@ -1,61 +1,85 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { CREATE_REQUIRE_BANNER } from '../../../lib/constructs/service-function';
+import { ALL_TABLES } from '../../../lambdas/store/table-schemas';
+import { SERVICE_BUNDLING } from '../../../lib/constructs/service-function';
+import { LOCAL_AWS_ENV } from '../../../local/embedded-dynamodb';
 import { startTestService, type TestService } from '../../support/local-service';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const run = promisify(execFile);
 
 /**
- * The artifact Lambda runs: each entry bundled as the stack bundles it (ESM, minified,
- * `createRequire` banner), loaded by plain node as an ES module, and invoked with a REST
- * API proxy event against the embedded DynamoDB.
+ * The artifact Lambda runs: each entry bundled with the stack's own bundling options (ESM,
+ * its Node target, minified, the SDK left external for the runtime to provide), loaded by
+ * plain node as an ES module with only the environment the stack gives it, and invoked with
+ * a REST API proxy event against the embedded DynamoDB.
  */
 describe('bundled function entry points', () => {
   let service: TestService;
   let outDir: string;
   beforeAll(async () => {
     service = await startTestService();
-    outDir = mkdtempSync(join(tmpdir(), 'modelgate-bundle-'));
+    // Inside the project, so the external SDK resolves from its node_modules as the runtime's would.
+    mkdirSync(join(ROOT, 'node_modules', '.cache'), { recursive: true });
+    outDir = mkdtempSync(join(ROOT, 'node_modules', '.cache', 'modelgate-bundle-'));
   });
   afterAll(async () => {
     await service.stop();
     rmSync(outDir, { recursive: true, force: true });
   });
 
-  async function bundle(entry: string): Promise<string> {
-    const file = join(outDir, `${entry}.mjs`);
-    await build({
+  /** The environment the stack sets, pointed at the embedded DynamoDB. */
+  const functionEnv = (extra: Record<string, string> = {}) => ({
+    PATH: process.env.PATH ?? '',
+    ...LOCAL_AWS_ENV,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    AWS_ENDPOINT_URL_DYNAMODB: service.runtime.dynamoEndpoint,
+    ...Object.fromEntries(ALL_TABLES.map((table) => [table.envVar, table.localName])),
+    STAGE: 'v1',
+    LOG_LEVEL: 'ERROR',
+    ...extra,
+  });
+
+  /** Bundles an entry as the stack does; returns the output file and the source files it holds. */
+  async function bundle(entry: string): Promise<{ file: string; inputs: string[] }> {
+    const file = join(outDir, entry, 'index.mjs');
+    const result = await build({
       entryPoints: [join(ROOT, 'lambdas', 'functions', `${entry}.ts`)],
       bundle: true,
       platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      minify: true,
-      mainFields: ['module', 'main'],
-      banner: { js: CREATE_REQUIRE_BANNER },
+      format: SERVICE_BUNDLING.format,
+      target: SERVICE_BUNDLING.target,
+      minify: SERVICE_BUNDLING.minify,
+      sourcemap: SERVICE_BUNDLING.sourceMap,
+      sourcesContent: SERVICE_BUNDLING.sourcesContent,
+      mainFields: [...SERVICE_BUNDLING.mainFields],
+      banner: { js: SERVICE_BUNDLING.banner },
+      external: [...SERVICE_BUNDLING.externalModules],
       outfile: file,
+      metafile: true,
       logLevel: 'silent',
     });
-    return file;
+    return { file, inputs: Object.keys(result.metafile.inputs).map((input) => relative(ROOT, join(ROOT, input))) };
   }
 
-  async function invoke(entry: string, event: Record<string, unknown>): Promise<{ statusCode: number; headers: Record<string, string>; body: string }> {
-    const file = await bundle(entry);
+  async function invoke(
+    entry: string,
+    event: Record<string, unknown>,
+    env: Record<string, string> = functionEnv(),
+  ): Promise<{ statusCode: number; headers: Record<string, string>; body: string }> {
+    const { file } = await bundle(entry);
     const runner = join(outDir, `run-${entry}.mjs`);
     writeFileSync(
       runner,
       `const { handler } = await import(${JSON.stringify(file)});\n` +
-        `const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'bundle-test', getRemainingTimeInMillis: () => 30000 });\n` +
+        `const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'bundle-test', functionName: ${JSON.stringify(entry)}, getRemainingTimeInMillis: () => 30000 });\n` +
         `process.stdout.write(JSON.stringify(result));\n`,
     );
-    // The runtime set the table names and DynamoDB endpoint in this process's environment.
-    const { stdout } = await run(process.execPath, [runner, JSON.stringify(event)], { env: process.env, cwd: outDir });
-    return JSON.parse(stdout);
+    const { stdout } = await run(process.execPath, [runner, JSON.stringify(event)], { env, cwd: outDir });
+    return JSON.parse(stdout.trim().split('\n').at(-1)!);
   }
 
   const event = (resource: string, path: string, key: string, query: Record<string, string> | null = null) => ({
@@ -91,8 +115,8 @@ describe('bundled function entry points', () => {
   }, 60_000);
 
   it('streams a completion from the inference bundle through the Lambda runtime\'s streaming helpers', async () => {
-    const file = await bundle('inference');
-    const runner = join(outDir, 'run-inference.mjs');
+    const { file } = await bundle('inference');
+    const runner = join(outDir, 'run-inference-stream.mjs');
     // The runtime's `awslambda` global: streamifyResponse marks the handler, and
     // HttpResponseStream.from defers the prelude and its eight NUL bytes to the first write.
     writeFileSync(
@@ -112,7 +136,7 @@ describe('bundled function entry points', () => {
         `}\n` +
         `const { handler } = await import(${JSON.stringify(file)});\n` +
         `const stream = new ResponseStream();\n` +
-        `await handler(JSON.parse(process.argv[2]), stream, { awsRequestId: 'bundle-test', getRemainingTimeInMillis: () => 30000 });\n` +
+        `await handler(JSON.parse(process.argv[2]), stream, { awsRequestId: 'bundle-test', functionName: 'inference', getRemainingTimeInMillis: () => 30000 });\n` +
         `process.stdout.write(JSON.stringify({ mark: handler[MARK], contentType: stream.contentType, writes: stream.writes, ended: stream.writableEnded, bytes: Buffer.concat(stream.chunks).toString('base64') }));\n`,
     );
     const request = {
@@ -120,8 +144,9 @@ describe('bundled function entry points', () => {
       httpMethod: 'POST',
       body: JSON.stringify({ model: 'openai/gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'bundled stream' }] }),
     };
-    const { stdout } = await run(process.execPath, [runner, JSON.stringify(request)], { env: process.env, cwd: outDir });
-    const result = JSON.parse(stdout);
+    const env = functionEnv({ INFERENCE_UPSTREAMS: '{"*":"development-echo"}', UPSTREAM_TIMEOUT_SECONDS: '5' });
+    const { stdout } = await run(process.execPath, [runner, JSON.stringify(request)], { env, cwd: outDir });
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
     expect(result).toMatchObject({ mark: 'response', contentType: 'application/vnd.awslambda.http-integration-response', ended: true });
     const bytes = Buffer.from(result.bytes, 'base64');
     const delimiter = bytes.indexOf(Buffer.alloc(8));
@@ -134,6 +159,19 @@ describe('bundled function entry points', () => {
     expect(body).toContain('"content":"bundled"');
     // One write per event: the body leaves the function as it is produced.
     expect(result.writes).toBe(body.split('\n\n').filter(Boolean).length);
+  }, 60_000);
+
+  it('keeps the SDK out of every bundle and the accounts service out of the JWKS bundle', async () => {
+    const jwks = await bundle('jwks');
+    expect(jwks.inputs.filter((input) => input.includes('@aws-sdk/'))).toEqual([]);
+    expect(jwks.inputs).toContain('lambdas/handlers/jwks.ts');
+    expect(jwks.inputs.filter((input) => /accounts-service|catalog-index|management-api/.test(input))).toEqual([]);
+  }, 60_000);
+
+  it('fails the cold start, naming the variable, when a table the function reads is not configured', async () => {
+    const env = functionEnv();
+    delete (env as Record<string, string>).MODELS_TABLE;
+    await expect(invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', 'x'), env)).rejects.toThrow(/MODELS_TABLE is not set/);
   }, 60_000);
 
   it('publishes the signing keys from the JWKS bundle', async () => {
