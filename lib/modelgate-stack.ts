@@ -73,10 +73,11 @@ export class ModelgateStack extends Stack {
     }).bindTable(keys, 'read');
 
     const management = serviceFunction('Management', 'management.ts', {
-      description: 'Management API: keys, workspaces, guardrails',
+      description: 'Management API: keys, workspaces, guardrails, workload identity',
     })
       .bindTable(keys, 'readWrite')
-      .bindTable(models, 'read');
+      .bindTable(models, 'read')
+      .bindTable(policies, 'readWrite');
 
     const inference = serviceFunction('Inference', 'inference.ts', {
       description: 'POST /chat/completions',

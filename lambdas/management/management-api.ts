@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AccountsService } from '../accounts/accounts-service';
+import type { FederationService } from '../federation/federation-service';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
 import { ACCESS_LEVELS, KEY_KINDS, type Principal } from '../accounts/types';
 import { NotFoundError, invalidParameter } from '../http/api-errors';
@@ -15,10 +16,11 @@ import {
 } from '../http/fields';
 import { header, jsonBody } from '../http/request';
 import { json } from '../http/responses';
-import { guardrailView, keyView, workspaceView } from './views';
+import { guardrailView, issuerView, keyView, policyView, workspaceView } from './views';
 
 export interface ManagementDeps extends AuthenticationDeps {
   service: AccountsService;
+  federation: FederationService;
 }
 
 type Action = (request: {
@@ -190,6 +192,61 @@ const OPERATIONS: Record<string, Operation> = {
       rejectUnknownFields(body, ['key_hashes']);
       const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), params.id!, requiredStringList(body, 'key_hashes', 500));
       return json(200, { unassigned_count: count });
+    },
+  },
+  // Workload identity federation (SPEC 2.11, 2.12; the shape README documents).
+  'GET /api/v1/workload-identity/issuers': {
+    access: 'read',
+    run: async ({ principal, deps }) => {
+      const issuers = await deps.federation.listIssuers(orgOf(principal));
+      return json(200, { data: issuers.map(issuerView), total_count: issuers.length });
+    },
+  },
+  'POST /api/v1/workload-identity/issuers': {
+    access: 'write',
+    run: async ({ principal, event, deps }) => json(201, { data: issuerView(await deps.federation.createIssuer(orgOf(principal), jsonBody(event))) }),
+  },
+  'GET /api/v1/workload-identity/issuers/{id}': {
+    access: 'read',
+    run: async ({ principal, params, deps }) => json(200, { data: issuerView(await deps.federation.getIssuer(orgOf(principal), params.id!)) }),
+  },
+  'PATCH /api/v1/workload-identity/issuers/{id}': {
+    access: 'write',
+    run: async ({ principal, event, params, deps }) =>
+      json(200, { data: issuerView(await deps.federation.updateIssuer(orgOf(principal), params.id!, jsonBody(event))) }),
+  },
+  'DELETE /api/v1/workload-identity/issuers/{id}': {
+    access: 'write',
+    run: async ({ principal, params, deps }) => {
+      await deps.federation.deleteIssuer(orgOf(principal), params.id!);
+      return json(200, { deleted: true });
+    },
+  },
+  'GET /api/v1/workload-identity/policies': {
+    access: 'read',
+    run: async ({ principal, event, deps }) => {
+      const policies = await deps.federation.listPolicies(orgOf(principal), event.queryStringParameters?.issuer_id);
+      return json(200, { data: policies.map(policyView), total_count: policies.length });
+    },
+  },
+  'POST /api/v1/workload-identity/policies': {
+    access: 'write',
+    run: async ({ principal, event, deps }) => json(201, { data: policyView(await deps.federation.createPolicy(orgOf(principal), jsonBody(event))) }),
+  },
+  'GET /api/v1/workload-identity/policies/{id}': {
+    access: 'read',
+    run: async ({ principal, params, deps }) => json(200, { data: policyView(await deps.federation.getPolicy(orgOf(principal), params.id!)) }),
+  },
+  'PATCH /api/v1/workload-identity/policies/{id}': {
+    access: 'write',
+    run: async ({ principal, event, params, deps }) =>
+      json(200, { data: policyView(await deps.federation.updatePolicy(orgOf(principal), params.id!, jsonBody(event))) }),
+  },
+  'DELETE /api/v1/workload-identity/policies/{id}': {
+    access: 'write',
+    run: async ({ principal, params, deps }) => {
+      await deps.federation.deletePolicy(orgOf(principal), params.id!);
+      return json(200, { deleted: true });
     },
   },
 };

@@ -206,7 +206,7 @@ describe('functions', () => {
         SIGNING_KEY_ARN: keyArn,
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('models') },
+      management: { ...base, ...table('keys'), ...table('models'), ...table('policies') },
       inference: { ...base, ...table('keys'), ...table('models') },
       signingKeyRegistrar: { ...base, ...table('keys'), SIGNING_KEY_ARN: keyArn },
     };
@@ -249,7 +249,7 @@ describe('functions', () => {
       catalog: [],
       tokenExchange: ['rateCounters'],
       jwks: [],
-      management: ['keys'],
+      management: ['keys', 'policies'],
       inference: [],
       signingKeyRegistrar: ['keys'],
     });
