@@ -27,8 +27,11 @@ export interface FederationServiceDeps {
 
 export const ENTITLEMENT_MESSAGE = 'Workload identity federation requires the Business or Enterprise plan';
 
-/** How often an update is retried after another writer changed the item in between. */
-const UPDATE_ATTEMPTS = 5;
+/**
+ * How often an update is tried. Each round of conflicting writers has one winner, so this many
+ * concurrent writers of one item all succeed; past that, the caller gets a 409 to retry.
+ */
+const UPDATE_ATTEMPTS = 10;
 
 type Input = Record<string, unknown>;
 
