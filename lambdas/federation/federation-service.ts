@@ -2,12 +2,12 @@ import type { AccountStore } from '../accounts/account-store';
 import type { ApiKeyRecord, Organization } from '../accounts/types';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
 import { ConflictError, ForbiddenError, NotFoundError, invalidParameter } from '../http/api-errors';
+import { checkId, isUuid } from '../http/ids';
 import { IssuerUrlTakenError, type FederationStore } from './federation-store';
 import {
   applyPolicyPatch,
   checkKeySource,
   checkPolicyRules,
-  isUuid,
   multiTenantProvider,
   parseIssuerCreate,
   parseIssuerPatch,
@@ -65,7 +65,9 @@ export class FederationService {
   }
 
   async getIssuer(organizationId: string, issuerId: string): Promise<FederationIssuer> {
-    const issuer = isUuid(issuerId) ? await this.store.getIssuer(organizationId, issuerId) : undefined;
+    // An id of the wrong shape cannot exist and is not echoed (as at the HTTP boundary).
+    if (!isUuid(issuerId)) throw new NotFoundError('Issuer not found');
+    const issuer = await this.store.getIssuer(organizationId, issuerId);
     if (!issuer) throw new NotFoundError(`Issuer ${issuerId} not found`);
     return issuer;
   }
@@ -118,7 +120,7 @@ export class FederationService {
   }
 
   async listPolicies(organizationId: string, issuerId?: string): Promise<FederationPolicy[]> {
-    if (issuerId !== undefined && !isUuid(issuerId)) throw invalidParameter('issuer_id', 'must be an issuer id (a UUID)');
+    if (issuerId !== undefined) checkId(issuerId, 'issuer_id', 'uuid');
     const [policies, issuers] = await Promise.all([this.store.listPolicies(organizationId, issuerId), this.store.listIssuers(organizationId)]);
     const live = new Set(issuers.map((issuer) => issuer.id));
     const usable: FederationPolicy[] = [];
@@ -197,7 +199,8 @@ export class FederationService {
 
   /** The policy and its issuer; a policy of another organization, or whose issuer is gone, does not exist. */
   private async loadPolicy(organizationId: string, policyId: string): Promise<{ policy: FederationPolicy; issuer: FederationIssuer }> {
-    const policy = isUuid(policyId) ? await this.store.getPolicy(policyId) : undefined;
+    if (!isUuid(policyId)) throw new NotFoundError('Policy not found');
+    const policy = await this.store.getPolicy(policyId);
     const issuer = policy?.organizationId === organizationId ? await this.store.getIssuer(organizationId, policy.issuerId) : undefined;
     if (!policy || !issuer) throw new NotFoundError(`Policy ${policyId} not found`);
     return { policy, issuer };

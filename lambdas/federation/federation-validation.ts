@@ -2,6 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { JWK } from 'jose';
 import { invalidParameter } from '../http/api-errors';
+import { isKeyHash, isUuid } from '../http/ids';
 import { ConditionError, checkCondition } from './condition';
 import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
 
@@ -54,13 +55,6 @@ export interface PolicyInput {
 }
 
 export type PolicyPatch = Partial<Omit<PolicyInput, 'claimChecks'>> & { claimChecks?: Partial<ClaimChecks> };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** Issuer and policy ids are UUIDs the service generated (lowercase, as `randomUUID` gives them). */
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
 
 /**
  * Well-known issuers whose tokens any of their customers can obtain (Anthropic's shared-issuer
@@ -243,7 +237,7 @@ function issuerId(body: Body, required: boolean): string | undefined {
 function apiKeyHash(body: Body, required: boolean): string | undefined {
   if (!required && body.api_key_hash === null) throw invalidParameter('api_key_hash', 'is required and cannot be removed');
   const value = text(body, 'api_key_hash', required, 64);
-  if (value !== undefined && !/^[0-9a-f]{64}$/.test(value)) {
+  if (value !== undefined && !isKeyHash(value)) {
     throw invalidParameter('api_key_hash', "must be a key's hash as GET /keys lists it (64 lowercase hex digits), not the key itself");
   }
   return value;

@@ -39,6 +39,8 @@ interface Operation {
 const orgOf = (principal: Principal) => principal.organization.id;
 const keyHash = (params: Record<string, string>) => pathId(params, 'hash', 'key-hash', 'API key');
 const guardrailId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Guardrail');
+const issuerId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Issuer');
+const policyId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Policy');
 const keyHashes = (body: Record<string, unknown>) => checkIdList(requiredStringList(body, 'key_hashes', 500), 'key_hashes', 'key-hash');
 
 /** A boolean query flag: absent is false; anything but `true` or `false` is a 400 naming it. */
@@ -221,24 +223,25 @@ const OPERATIONS: Record<string, Operation> = {
   },
   'GET /api/v1/workload-identity/issuers/{id}': {
     access: 'read',
-    run: async ({ principal, params, deps }) => json(200, { data: issuerView(await deps.federation.getIssuer(orgOf(principal), params.id!)) }),
+    run: async ({ principal, params, deps }) => json(200, { data: issuerView(await deps.federation.getIssuer(orgOf(principal), issuerId(params))) }),
   },
   'PATCH /api/v1/workload-identity/issuers/{id}': {
     access: 'write',
     run: async ({ principal, event, params, deps }) =>
-      json(200, { data: issuerView(await deps.federation.updateIssuer(orgOf(principal), params.id!, jsonBody(event))) }),
+      json(200, { data: issuerView(await deps.federation.updateIssuer(orgOf(principal), issuerId(params), jsonBody(event))) }),
   },
   'DELETE /api/v1/workload-identity/issuers/{id}': {
     access: 'write',
     run: async ({ principal, params, deps }) => {
-      await deps.federation.deleteIssuer(orgOf(principal), params.id!);
+      await deps.federation.deleteIssuer(orgOf(principal), issuerId(params));
       return json(200, { deleted: true });
     },
   },
   'GET /api/v1/workload-identity/policies': {
     access: 'read',
     run: async ({ principal, event, deps }) => {
-      const policies = await deps.federation.listPolicies(orgOf(principal), event.queryStringParameters?.issuer_id);
+      const filter = event.queryStringParameters?.issuer_id;
+      const policies = await deps.federation.listPolicies(orgOf(principal), filter === undefined ? undefined : checkId(filter, 'issuer_id', 'uuid'));
       return json(200, { data: policies.map(policyView), total_count: policies.length });
     },
   },
@@ -248,17 +251,17 @@ const OPERATIONS: Record<string, Operation> = {
   },
   'GET /api/v1/workload-identity/policies/{id}': {
     access: 'read',
-    run: async ({ principal, params, deps }) => json(200, { data: policyView(await deps.federation.getPolicy(orgOf(principal), params.id!)) }),
+    run: async ({ principal, params, deps }) => json(200, { data: policyView(await deps.federation.getPolicy(orgOf(principal), policyId(params))) }),
   },
   'PATCH /api/v1/workload-identity/policies/{id}': {
     access: 'write',
     run: async ({ principal, event, params, deps }) =>
-      json(200, { data: policyView(await deps.federation.updatePolicy(orgOf(principal), params.id!, jsonBody(event))) }),
+      json(200, { data: policyView(await deps.federation.updatePolicy(orgOf(principal), policyId(params), jsonBody(event))) }),
   },
   'DELETE /api/v1/workload-identity/policies/{id}': {
     access: 'write',
     run: async ({ principal, params, deps }) => {
-      await deps.federation.deletePolicy(orgOf(principal), params.id!);
+      await deps.federation.deletePolicy(orgOf(principal), policyId(params));
       return json(200, { deleted: true });
     },
   },

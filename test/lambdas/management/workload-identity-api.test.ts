@@ -350,9 +350,14 @@ describe('workload identity admin API on the local service', () => {
     it('answers 404 for an unknown id, an id that is not a UUID, and another organization’s issuer', async () => {
       const other = await organization('enterprise');
       const theirs = await createIssuer({}, other.admin);
-      for (const id of [randomUUID(), 'not-a-uuid', theirs.id, theirs.id.toUpperCase()]) {
+      for (const [id, message] of [
+        [randomUUID(), 'Issuer <id> not found'],
+        [theirs.id, 'Issuer <id> not found'],
+        ['not-a-uuid', 'Issuer not found'],
+        [theirs.id.toUpperCase(), 'Issuer not found'],
+      ]) {
         for (const response of [await call(`${ISSUERS}/${id}`), await patch(`${ISSUERS}/${id}`, { name: 'x' }), await remove(`${ISSUERS}/${id}`)]) {
-          expect([response.status, response.body]).toEqual([404, { error: { code: 404, message: `Issuer ${id} not found` } }]);
+          expect([response.status, response.body]).toEqual([404, { error: { code: 404, message: message!.replace('<id>', id!) } }]);
         }
       }
       expect((await call(`${ISSUERS}/${theirs.id}`, { key: other.admin })).status).toBe(200);
@@ -429,7 +434,7 @@ describe('workload identity admin API on the local service', () => {
       expect(all.body.total_count).toBe(all.body.data.length);
       expect(all.body.data.length).toBeGreaterThan(1);
       const bad = await call(`${POLICIES}?issuer_id=nope`);
-      expect([bad.status, bad.body]).toEqual([400, badRequest('Invalid issuer_id: must be an issuer id (a UUID)', 'issuer_id')]);
+      expect([bad.status, bad.body]).toEqual([400, badRequest('Invalid issuer_id: must be a lowercase UUID', 'issuer_id')]);
     });
 
     it.each([
@@ -609,9 +614,13 @@ describe('workload identity admin API on the local service', () => {
       const other = await organization('enterprise');
       const theirIssuer = await createIssuer({}, other.admin);
       const theirs = await createPolicy(theirIssuer.id, { api_key_hash: other.workspaceKeyHash }, other.admin);
-      for (const id of [randomUUID(), 'nope', theirs.id]) {
+      for (const [id, message] of [
+        [randomUUID(), 'Policy <id> not found'],
+        [theirs.id, 'Policy <id> not found'],
+        ['nope', 'Policy not found'],
+      ]) {
         for (const response of [await call(`${POLICIES}/${id}`), await patch(`${POLICIES}/${id}`, { enabled: false }), await remove(`${POLICIES}/${id}`)]) {
-          expect([response.status, response.body]).toEqual([404, { error: { code: 404, message: `Policy ${id} not found` } }]);
+          expect([response.status, response.body]).toEqual([404, { error: { code: 404, message: message!.replace('<id>', id!) } }]);
         }
       }
       expect((await call(`${POLICIES}/${theirs.id}`, { key: other.admin })).body.data).toEqual(theirs);
