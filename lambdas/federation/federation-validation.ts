@@ -1,8 +1,9 @@
 import { createPublicKey } from 'node:crypto';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import type { JWK } from 'jose';
-import { invalidParameter } from '../http/api-errors';
+import { invalidParameter } from '../errors';
 import { isKeyHash, isUuid } from '../http/ids';
+import { refusedAddressKind } from './address-policy';
 import { ConditionError, checkCondition } from './condition';
 import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
 
@@ -321,46 +322,21 @@ function httpsUrl(value: string, field: string, hosts: HostRules): URL {
   return url;
 }
 
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-const NON_PUBLIC = new BlockList();
-NON_PUBLIC.addSubnet('0.0.0.0', 8, 'ipv4'); // "this network"; 0.0.0.0 reaches the local machine
-NON_PUBLIC.addSubnet('10.0.0.0', 8, 'ipv4'); // RFC 1918
-NON_PUBLIC.addSubnet('172.16.0.0', 12, 'ipv4'); // RFC 1918
-NON_PUBLIC.addSubnet('192.168.0.0', 16, 'ipv4'); // RFC 1918
-NON_PUBLIC.addSubnet('169.254.0.0', 16, 'ipv4'); // link-local, cloud metadata endpoints
-NON_PUBLIC.addSubnet('100.64.0.0', 10, 'ipv4'); // RFC 6598 shared address space
-NON_PUBLIC.addAddress('::', 'ipv6');
-NON_PUBLIC.addSubnet('fc00::', 7, 'ipv6'); // unique local
-NON_PUBLIC.addSubnet('fe80::', 10, 'ipv6'); // link-local
-
 /**
  * Why a host is refused, or undefined. Identity-provider URLs are fetched by the service at
  * exchange time: an address inside the service's own network would let a configuration
- * make it call internal endpoints. Loopback is allowed only in the local runtime.
+ * make it call internal endpoints. IP literals are judged by the same address policy the
+ * fetcher applies when it connects; `localhost` names count as loopback. Loopback is allowed
+ * only in the local runtime.
  */
 function refusedHost(hostname: string, hosts: HostRules): string | undefined {
   const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-  const loopbackName = host === 'localhost' || host.endsWith('.localhost');
-  const family = isIP(host);
-  const address = family === 6 ? unmapIpv4(host) : host;
-  const type = isIP(address) === 4 ? 'ipv4' : 'ipv6';
-  if (loopbackName || (family !== 0 && LOOPBACK.check(address, type))) {
-    return hosts.allowLoopback ? undefined : `the host ${hostname} is a loopback address`;
+  if (host === 'localhost' || host.endsWith('.localhost')) {
+    return hosts.allowLoopback ? undefined : `the host ${hostname} is not a public address (loopback)`;
   }
-  if (family !== 0 && NON_PUBLIC.check(address, type)) return `the host ${hostname} is a private or link-local address`;
-  return undefined;
-}
-
-/** `::ffff:7f00:1` is 127.0.0.1: mapped IPv4 addresses are checked as IPv4. */
-function unmapIpv4(address: string): string {
-  const match = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!match) return /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address;
-  const high = parseInt(match[1]!, 16);
-  const low = parseInt(match[2]!, 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+  if (isIP(host) === 0) return undefined;
+  const kind = refusedAddressKind(host, { allowLoopback: hosts.allowLoopback });
+  return kind ? `the host ${hostname} is not a public address (${kind})` : undefined;
 }
 
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;

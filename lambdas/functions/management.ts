@@ -1,17 +1,30 @@
+/** Lambda entry of the management function; see catalog.ts for the shape every entry follows. */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { AccountsService } from '../accounts/accounts-service';
+import { systemClock } from '../clock';
+import { loadConfig } from '../config';
 import { FederationService } from '../federation/federation-service';
-import { apiHandler } from '../http/middleware';
-import { createManagementApi } from '../management/management-api';
+import { MANAGEMENT_FUNCTION, createManagementHandler } from '../handlers/management';
+import { createTelemetry } from '../observability/telemetry';
+import { DynamoAccountStore } from '../store/dynamo-account-store';
+import { createDocumentClient } from '../store/dynamo-client';
 import { DynamoFederationStore } from '../store/dynamo-federation-store';
-import { buildDependencies } from './dependencies';
 
-const deps = buildDependencies(process.env, ['keys', 'models', 'policies']);
-const federation = new FederationService({
-  store: new DynamoFederationStore(deps.documentClient, deps.config.tables.policies!, deps.clock),
-  accounts: deps.accounts,
-  hosts: { allowLoopback: deps.config.allowLoopbackIssuers },
-  clock: deps.clock,
+const config = loadConfig(process.env, MANAGEMENT_FUNCTION);
+const telemetry = createTelemetry({ functionName: 'management', logLevel: config.logLevel });
+const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const accounts = new DynamoAccountStore(documentClient, config.tables.keys);
+
+export const handler = createManagementHandler({
+  accounts,
+  service: new AccountsService({ store: accounts, clock: systemClock }),
+  federation: new FederationService({
+    store: new DynamoFederationStore(documentClient, config.tables.policies, systemClock),
+    accounts,
+    // False on every deployed stage: loadConfig refuses the flag outside the local one.
+    hosts: { allowLoopback: config.allowLoopbackIssuers },
+    clock: systemClock,
+  }),
+  clock: systemClock,
+  telemetry,
 });
-
-export const handler = apiHandler(
-  createManagementApi({ accounts: deps.accounts, clock: deps.clock, service: deps.accountsService, federation }),
-);

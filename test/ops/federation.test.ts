@@ -89,7 +89,7 @@ describe('ops issuer and policy commands', () => {
     expect(http).toMatchObject({ code: 2, stdout: '' });
     expect(http.stderr.split('\n')[0]).toBe('error: Invalid --issuer-url: must be an https:// URL');
     const loopback = await ops.run('issuer', 'create', 'id-1', '--name', 'x', '--issuer-url', 'https://169.254.169.254');
-    expect(loopback.stderr.split('\n')[0]).toBe('error: Invalid --issuer-url: the host 169.254.169.254 is a private or link-local address');
+    expect(loopback.stderr.split('\n')[0]).toBe('error: Invalid --issuer-url: the host 169.254.169.254 is not a public address (link-local)');
 
     await createIssuer();
     const unknownVariable = await createPolicy('--condition', 'claims.sub == "x"');

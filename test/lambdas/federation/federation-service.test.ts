@@ -77,8 +77,8 @@ describe('FederationService on the embedded DynamoDB', () => {
     expect(await store.getPolicy(policy.id)).toBeDefined();
     expect(await store.getIssuer(organizationId, policy.issuerId)).toBeUndefined();
 
-    await expect(service.getPolicy(organizationId, policy.id)).rejects.toMatchObject({ status: 404 });
-    await expect(service.updatePolicy(organizationId, policy.id, { enabled: true })).rejects.toMatchObject({ status: 404 });
+    await expect(service.getPolicy(organizationId, policy.id)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(service.updatePolicy(organizationId, policy.id, { enabled: true })).rejects.toMatchObject({ kind: 'not_found' });
     expect((await service.listPolicies(organizationId)).map((p) => p.id)).not.toContain(policy.id);
     expect(await store.getPolicy(policy.id)).toBeUndefined();
   });
@@ -87,7 +87,7 @@ describe('FederationService on the embedded DynamoDB', () => {
     const issuer = await service.createIssuer(organizationId, { name: 'Brief', issuer_url: 'https://brief.example' });
     await service.deleteIssuer(organizationId, issuer.id);
     await expect(service.createPolicy(organizationId, policyInput(issuer.id))).rejects.toMatchObject({
-      status: 400,
+      kind: 'invalid_input',
       metadata: { parameter: 'issuer_id' },
     });
   });

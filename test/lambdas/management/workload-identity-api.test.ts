@@ -282,19 +282,27 @@ describe('workload identity admin API on the local service', () => {
     });
 
     it.each([
-      ['10.1.2.3', 'private or link-local'],
-      ['172.20.0.1', 'private or link-local'],
-      ['192.168.1.10', 'private or link-local'],
-      ['169.254.169.254', 'private or link-local'],
-      ['[fd00::1]', 'private or link-local'],
-      ['[fe80::1]', 'private or link-local'],
-      ['[::ffff:10.0.0.1]', 'private or link-local'],
+      ['10.1.2.3', 'private'],
+      ['172.20.0.1', 'private'],
+      ['192.168.1.10', 'private'],
+      ['169.254.169.254', 'link-local'],
+      ['[fd00::1]', 'private'],
+      ['[fe80::1]', 'link-local'],
+      ['[::ffff:10.0.0.1]', 'private'],
+      ['100.64.0.1', 'shared address space'],
+      ['0.0.0.0', 'unspecified'],
     ])('refuses the non-public host %s in issuer_url and jwks_url', async (host, kind) => {
       const issuer = await post(ISSUERS, { name: 'x', issuer_url: `https://${host}/` });
       const shown = new URL(`https://${host}/`).hostname;
-      expect([issuer.status, issuer.body]).toEqual([400, badRequest(`Invalid issuer_url: the host ${shown} is a ${kind} address`, 'issuer_url')]);
+      expect([issuer.status, issuer.body]).toEqual([
+        400,
+        badRequest(`Invalid issuer_url: the host ${shown} is not a public address (${kind})`, 'issuer_url'),
+      ]);
       const jwks = await post(ISSUERS, { name: 'x', issuer_url: uniqueUrl(), jwks_url: `https://${host}/keys` });
-      expect([jwks.status, jwks.body]).toEqual([400, badRequest(`Invalid jwks_url: the host ${shown} is a ${kind} address`, 'jwks_url')]);
+      expect([jwks.status, jwks.body]).toEqual([
+        400,
+        badRequest(`Invalid jwks_url: the host ${shown} is not a public address (${kind})`, 'jwks_url'),
+      ]);
     });
 
     it('accepts loopback hosts in the local runtime, for a development identity provider', async () => {

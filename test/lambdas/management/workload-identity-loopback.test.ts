@@ -25,12 +25,12 @@ describe('workload identity issuers when loopback hosts are not allowed', () => 
     const issuer = await post({ name: 'Dev IdP', issuer_url: url });
     expect([issuer.status, issuer.body]).toEqual([
       400,
-      { error: { code: 400, message: `Invalid issuer_url: the host ${shown} is a loopback address`, metadata: { parameter: 'issuer_url' } } },
+      { error: { code: 400, message: `Invalid issuer_url: the host ${shown} is not a public address (loopback)`, metadata: { parameter: 'issuer_url' } } },
     ]);
     const jwks = await post({ name: 'Dev IdP', issuer_url: 'https://idp.example.com', jwks_url: `${url}/keys` });
     expect([jwks.status, jwks.body]).toEqual([
       400,
-      { error: { code: 400, message: `Invalid jwks_url: the host ${shown} is a loopback address`, metadata: { parameter: 'jwks_url' } } },
+      { error: { code: 400, message: `Invalid jwks_url: the host ${shown} is not a public address (loopback)`, metadata: { parameter: 'jwks_url' } } },
     ]);
   });
 
