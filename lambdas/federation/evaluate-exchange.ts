@@ -2,7 +2,7 @@ import type { AccountStore } from '../accounts/account-store';
 import type { ApiKeyRecord } from '../accounts/types';
 import type { Clock } from '../clock';
 import type { ExchangeEvaluation, ExchangeStep, ExchangeStepName, RefusalReason, SubjectClaims } from './exchange-types';
-import type { IssuerKeySource } from './issuer-keys';
+import { MAX_KEYS, type IssuerKeySource } from './issuer-keys';
 import {
   ACCEPTED_ALGORITHMS,
   decodeUnverified,
@@ -95,16 +95,19 @@ class Trace {
 export async function evaluateExchange(deps: ExchangeDependencies, input: ExchangeRequestInput): Promise<ExchangeEvaluation> {
   const trace = new Trace();
 
-  // SPEC 8: decoded without trusting anything, checked before any rule runs.
-  const decoded = decodeUnverified(input.subjectToken);
-  const sizeProblem = 'problem' in decoded ? new Refusal('malformed_token', `The token cannot be decoded: ${decoded.problem}.`) : checkSizes(decoded.payload);
-  if (!('problem' in decoded)) trace.outcome.unverifiedSubject = unverifiedSubject(decoded.payload);
-  if (sizeProblem) {
-    // Not a rule: the policy is read only so the refusal can be recorded for its organization.
+  // Not a rule: on a refusal before the policy step, the policy is read only so the refusal
+  // can be recorded for its organization.
+  const refuseBeforeRules = async (refusal: Refusal) => {
     if (plausiblePolicyId(input.policyId)) trace.outcome.policy = (await deps.federation.getPolicy(input.policyId)) ?? null;
-    return trace.refused('size_limits', sizeProblem);
-  }
-  const token = decoded as DecodedToken;
+    return trace.refused('size_limits', refusal);
+  };
+
+  // SPEC 8: decoded without trusting anything, checked before any rule runs.
+  const token = decodeUnverified(input.subjectToken);
+  if ('problem' in token) return refuseBeforeRules(new Refusal('malformed_token', `The token cannot be decoded: ${token.problem}.`));
+  trace.outcome.unverifiedSubject = unverifiedSubject(token.payload);
+  const tooLarge = checkSizes(token.payload);
+  if (tooLarge) return refuseBeforeRules(tooLarge);
   trace.passed('size_limits', `sub, each aud value and each scopes entry are within ${MAX_CLAIM_CHARS} characters, with at most ${MAX_SCOPES} scopes.`);
 
   const state = await checkPolicyState(deps, input.policyId, trace);
@@ -265,7 +268,8 @@ async function checkSignature(deps: ExchangeDependencies, token: DecodedToken, i
   }
   const { set } = lookup;
   const from = `the key set from ${set.origin}`;
-  const candidates = kid === null ? set.keys : set.keys.filter((key) => key.kid === kid);
+  // Bounded like a fetched set, so an inline set cannot make one token cost a hundred verifications.
+  const candidates = (kid === null ? set.keys : set.keys.filter((key) => key.kid === kid)).slice(0, MAX_KEYS);
   if (candidates.length === 0) {
     if (kid === null) return new Refusal('unknown_kid', `The token names no kid and ${from} is empty.`);
     const known = set.keys.map((key) => (typeof key.kid === 'string' ? JSON.stringify(key.kid.slice(0, 100)) : '(no kid)'));
