@@ -60,6 +60,9 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'GET', path: '/workload-identity/policies/{id}', function: 'management' },
   { method: 'PATCH', path: '/workload-identity/policies/{id}', function: 'management' },
   { method: 'DELETE', path: '/workload-identity/policies/{id}', function: 'management' },
+  // The policy tester (never mints) and the save-time condition checker, for the settings page.
+  { method: 'POST', path: '/workload-identity/policies/{id}/evaluate', function: 'management' },
+  { method: 'POST', path: '/workload-identity/conditions/check', function: 'management' },
 ];
 
 export interface RouteMatch {

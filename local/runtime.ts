@@ -5,7 +5,10 @@ import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { CatalogCache } from '../lambdas/catalog/catalog-cache';
 import { randomId, systemClock, type Clock } from '../lambdas/clock';
 import { ALLOW_LOOPBACK_ISSUERS_ENV, DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
+import { evaluateCondition } from '../lambdas/federation/condition';
+import { evaluateExchange } from '../lambdas/federation/evaluate-exchange';
 import { FederationService } from '../lambdas/federation/federation-service';
+import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
 import { createCatalogHandler } from '../lambdas/handlers/catalog';
 import { createInferenceHandler } from '../lambdas/handlers/inference';
 import { createJwksHandler } from '../lambdas/handlers/jwks';
@@ -112,24 +115,35 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const allowLoopback = options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0';
     // One catalog cache serves both functions that read the catalog: one process, one copy.
     const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2);
+    const federationStore = new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock);
+    const evaluationDeps = {
+      federation: federationStore,
+      accounts,
+      issuerKeys: createIssuerKeySource({ clock, allowLoopback }),
+      clock,
+      evaluateCondition,
+    };
+    const accessTokenMaxLifetimeSeconds = options.accessTokenMaxLifetimeSeconds ?? 900;
     const handlers: Record<FunctionId, FunctionHandler> = {
       catalog: createCatalogHandler({ accounts, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
       tokenExchange: createTokenExchangeHandler({ telemetry: telemetry('tokenExchange') }),
       jwks: createJwksHandler({
         signingKeys,
         clock,
-        accessTokenMaxLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900,
+        accessTokenMaxLifetimeSeconds,
         telemetry: telemetry('jwks'),
       }),
       management: createManagementHandler({
         accounts,
         service: accountsService,
         federation: new FederationService({
-          store: new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock),
+          store: federationStore,
           accounts,
           hosts: { allowLoopback },
           clock,
         }),
+        policyTester: { evaluate: (request) => evaluateExchange(evaluationDeps, request), clock, maxLifetimeSeconds: accessTokenMaxLifetimeSeconds },
+        exchangeRate: async () => ({ allowed: true }),
         clock,
         telemetry: telemetry('management'),
       }),

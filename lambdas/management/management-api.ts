@@ -1,6 +1,8 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AccountsService } from '../accounts/accounts-service';
+import { ConditionError, checkCondition } from '../federation/condition';
 import type { FederationService } from '../federation/federation-service';
+import { testPolicy, type PolicyTesterDeps } from '../federation/policy-tester';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
 import { ACCESS_LEVELS, KEY_KINDS, type Principal } from '../accounts/types';
 import { NotFoundError, invalidParameter } from '../errors';
@@ -19,9 +21,20 @@ import { credentialHeader, jsonBody } from '../http/request';
 import { json } from '../http/responses';
 import { guardrailView, issuerView, keyView, policyView, workspaceView } from './views';
 
+/** What an address-rate check answers: allowed, or when to retry (whole seconds). */
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
 export interface ManagementDeps extends AuthenticationDeps {
   service: AccountsService;
   federation: FederationService;
+  /** The policy tester's exchange decision (never mints, records nothing). */
+  policyTester: PolicyTesterDeps;
+  /**
+   * Counts one hit against the token endpoint's per-address limit (SPEC 7.2, 8): the policy
+   * tester verifies tokens as the exchange does, so it shares that budget and cannot be
+   * used to get around it.
+   */
+  exchangeRate: (sourceIp: string) => Promise<RateDecision>;
 }
 
 type Action = (request: {
@@ -41,6 +54,8 @@ const keyHash = (params: Record<string, string>) => pathId(params, 'hash', 'key-
 const guardrailId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Guardrail');
 const issuerId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Issuer');
 const policyId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Policy');
+/** SPEC 8: the subject token limit of the token endpoint applies to the tester too. */
+export const MAX_SUBJECT_TOKEN_BYTES = 16 * 1024;
 const keyHashes = (body: Record<string, unknown>) => checkIdList(requiredStringList(body, 'key_hashes', 500), 'key_hashes', 'key-hash');
 
 /** A boolean query flag: absent is false; anything but `true` or `false` is a 400 naming it. */
@@ -257,6 +272,47 @@ const OPERATIONS: Record<string, Operation> = {
     access: 'write',
     run: async ({ principal, event, params, deps }) =>
       json(200, { data: policyView(await deps.federation.updatePolicy(orgOf(principal), policyId(params), jsonBody(event))) }),
+  },
+  'POST /api/v1/workload-identity/policies/{id}/evaluate': {
+    // Read access suffices: the tester changes nothing.
+    access: 'read',
+    run: async ({ principal, event, params, deps }) => {
+      const id = policyId(params);
+      const rate = await deps.exchangeRate(event.requestContext.identity.sourceIp);
+      if (!rate.allowed) {
+        return json(
+          429,
+          { error: { code: 429, message: 'Too many token evaluations from this address; retry later', metadata: { retry_after_seconds: rate.retryAfterSeconds } } },
+          { 'Retry-After': String(rate.retryAfterSeconds) },
+        );
+      }
+      const body = jsonBody(event);
+      rejectUnknownFields(body, ['subject_token']);
+      const subjectToken = requiredString(body, 'subject_token', MAX_SUBJECT_TOKEN_BYTES);
+      if (Buffer.byteLength(subjectToken, 'utf8') > MAX_SUBJECT_TOKEN_BYTES) {
+        throw invalidParameter('subject_token', `must be at most ${MAX_SUBJECT_TOKEN_BYTES} bytes`);
+      }
+      // Found in the caller's organization first: another organization's policy is a 404.
+      const policy = await deps.federation.getPolicy(orgOf(principal), id);
+      const outcome = await testPolicy(deps.policyTester, policy, subjectToken);
+      return json(200, { data: { result: outcome.result, expires_in: outcome.expiresIn, steps: outcome.steps } });
+    },
+  },
+  'POST /api/v1/workload-identity/conditions/check': {
+    access: 'read',
+    run: async ({ event }) => {
+      const body = jsonBody(event);
+      rejectUnknownFields(body, ['condition']);
+      if (typeof body.condition !== 'string') throw invalidParameter('condition', 'must be a CEL expression (a string)');
+      // SPEC 4.4 rules 1-3: the save-time checker itself, so the page shows exactly what saving would say.
+      try {
+        const checked = checkCondition(body.condition);
+        return json(200, { data: { valid: true, message: null, variables: checked.variables } });
+      } catch (error) {
+        if (error instanceof ConditionError) return json(200, { data: { valid: false, message: error.message, variables: [] } });
+        throw error;
+      }
+    },
   },
   'DELETE /api/v1/workload-identity/policies/{id}': {
     access: 'write',

@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import { EXCHANGE_STEPS } from '../../../lambdas/federation/evaluate-exchange';
+import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
+import { startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
+import { startTestService, type TestService } from '../../support/local-service';
+
+const AUDIENCE = 'https://modelgate.example';
+const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
+const evaluatePath = (policyId: string) => `/workload-identity/policies/${policyId}/evaluate`;
+
+/**
+ * `POST /workload-identity/policies/{id}/evaluate` (the policy tester) and
+ * `POST /workload-identity/conditions/check` through the local runtime's HTTP path, with
+ * tokens signed by a real identity provider whose keys the issuer holds inline.
+ */
+describe('policy tester API on the local service', () => {
+  let service: TestService;
+  let stores: RuntimeStores;
+  let idp: TestIdentityProvider;
+  let admin: string;
+  let policy: { id: string };
+
+  const post = (path: string, body: unknown, key = admin) => service.call(path, { key, method: 'POST', body });
+  const evaluate = (policyId: string, subjectToken: string, key = admin) => post(evaluatePath(policyId), { subject_token: subjectToken }, key);
+  const token = (claims: Record<string, unknown> = {}) => idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID(), ...claims });
+
+  beforeAll(async () => {
+    [service, idp] = await Promise.all([startTestService(), startIdentityProvider()]);
+    stores = connectToRuntime(service.runtime);
+    admin = service.runtime.demo.keys.managementReadWrite;
+    const issuer = await post('/workload-identity/issuers', {
+      name: 'CI',
+      issuer_url: idp.issuerUrl,
+      jwks: { keys: idp.keys.map((key) => key.publicJwk) },
+    });
+    expect(issuer.status).toBe(201);
+    const created = await post('/workload-identity/policies', {
+      name: 'Deploy',
+      issuer_id: issuer.body.data.id,
+      subject: SUBJECT,
+      audience: AUDIENCE,
+      condition: 'token_type == "" || token_type == "id"',
+      api_key_hash: hashApiKey(service.runtime.demo.keys.workspace),
+    });
+    expect(created.status).toBe(201);
+    policy = created.body.data;
+  });
+  afterAll(async () => {
+    stores.destroy();
+    await Promise.all([service.stop(), idp.close()]);
+  });
+
+  it('passes a good token through every step and says how long the issued token would live', async () => {
+    const exp = Math.floor(Date.now() / 1000) + 300;
+    const response = await evaluate(policy.id, token({ exp }));
+    expect(response.status).toBe(200);
+    expect(Object.keys(response.body)).toEqual(['data']);
+    expect(Object.keys(response.body.data)).toEqual(['result', 'expires_in', 'steps']);
+    expect(response.body.data.result).toBe('pass');
+    // SPEC 5 rule 4: never beyond the exchanged token's exp.
+    expect(response.body.data.expires_in).toBeGreaterThanOrEqual(298);
+    expect(response.body.data.expires_in).toBeLessThanOrEqual(300);
+    expect(response.body.data.steps.map((step: { name: string }) => step.name)).toEqual(EXCHANGE_STEPS);
+    for (const step of response.body.data.steps) expect(step).toEqual({ name: step.name, status: 'passed', detail: expect.any(String) });
+    expect(response.body.data.steps.find((step: { name: string }) => step.name === 'condition').detail).toContain(`subject "${SUBJECT}"`);
+    // Nothing minted: no token anywhere in the answer.
+    expect(response.text).not.toMatch(/access_token|eyJ/);
+  });
+
+  it('caps the lifetime at 15 minutes for a long-lived subject token', async () => {
+    const response = await evaluate(policy.id, token({ exp: Math.floor(Date.now() / 1000) + 3600 }));
+    expect(response.body.data).toMatchObject({ result: 'pass', expires_in: 900 });
+  });
+
+  it('names the failing step of a token with the wrong audience and marks the rest not reached', async () => {
+    const response = await evaluate(policy.id, token({ aud: 'https://other.example' }));
+    expect(response.status).toBe(200);
+    expect(response.body.data.result).toBe('fail');
+    expect(response.body.data.expires_in).toBeNull();
+    const statuses = Object.fromEntries(response.body.data.steps.map((step: { name: string; status: string }) => [step.name, step.status]));
+    expect(statuses).toEqual({
+      size_limits: 'passed',
+      policy_state: 'passed',
+      signature: 'passed',
+      iss: 'passed',
+      aud: 'failed',
+      sub: 'not_reached',
+      'claim_check:scopes': 'not_reached',
+      'claim_check:token_type': 'not_reached',
+      condition: 'not_reached',
+    });
+    expect(response.body.data.steps[4]).toEqual({
+      name: 'aud',
+      status: 'failed',
+      detail: `No aud value of the token ("https://other.example") equals the policy audience "${AUDIENCE}" exactly.`,
+    });
+  });
+
+  it('shows the condition value, and a paused policy as the policy_state step', async () => {
+    const condition = await evaluate(policy.id, token({ token_type: 'access' }));
+    expect(condition.body.data.steps.at(-1)).toEqual({ name: 'condition', status: 'failed', detail: expect.stringMatching(/^The condition is false for /) });
+
+    const paused = await post('/workload-identity/policies', {
+      name: 'Paused',
+      issuer_id: (await service.call(`/workload-identity/policies/${policy.id}`, { key: admin })).body.data.issuer_id,
+      subject: SUBJECT,
+      audience: AUDIENCE,
+      enabled: false,
+      api_key_hash: hashApiKey(service.runtime.demo.keys.workspace),
+    });
+    const response = await evaluate(paused.body.data.id, token());
+    expect(response.body.data.steps.slice(0, 2)).toEqual([
+      { name: 'size_limits', status: 'passed', detail: expect.any(String) },
+      { name: 'policy_state', status: 'failed', detail: 'The policy "Paused" is paused.' },
+    ]);
+  });
+
+  it('reports a forged signature as the signature step', async () => {
+    const forged = idp.sign({ sub: SUBJECT, aud: AUDIENCE }, { privateKey: idp.addKey('ES256', 'unpublished').privateKey, kid: idp.keys[0]!.kid });
+    const response = await evaluate(policy.id, forged);
+    expect(response.body.data.steps[2]).toMatchObject({ name: 'signature', status: 'failed' });
+  });
+
+  it('lets a read-only management key test, and refuses other credentials', async () => {
+    expect((await evaluate(policy.id, token(), service.runtime.demo.keys.managementReadOnly)).body.data.result).toBe('pass');
+    expect((await evaluate(policy.id, token(), service.runtime.demo.keys.workspace)).status).toBe(403);
+    const anonymous = await service.call(evaluatePath(policy.id), { method: 'POST', body: { subject_token: token() } });
+    expect(anonymous.status).toBe(401);
+  });
+
+  it("answers 404 for another organization's policy and for an unknown id", async () => {
+    const { organization } = await stores.accounts.createOrganization({ name: `Other ${randomUUID()}`, plan: 'enterprise' });
+    const { secret } = await stores.accounts.createApiKey(organization.id, { kind: 'management', name: 'Admin' });
+    const other = await evaluate(policy.id, token(), secret);
+    expect([other.status, other.body.error.code]).toEqual([404, 404]);
+    expect((await evaluate(randomUUID(), token())).status).toBe(404);
+  });
+
+  it('refuses a missing, oversized or extra field with 400 naming it', async () => {
+    expect((await post(evaluatePath(policy.id), {})).body).toEqual({
+      error: { code: 400, message: 'Invalid subject_token: is required', metadata: { parameter: 'subject_token' } },
+    });
+    const oversized = await evaluate(policy.id, 'a'.repeat(16 * 1024 + 1));
+    expect([oversized.status, oversized.body.error.metadata]).toEqual([400, { parameter: 'subject_token' }]);
+    const extra = await post(evaluatePath(policy.id), { subject_token: token(), federation_policy_id: policy.id });
+    expect([extra.status, extra.body.error.metadata]).toEqual([400, { parameter: 'federation_policy_id' }]);
+    const notJwt = await evaluate(policy.id, 'not a token');
+    expect(notJwt.body.data.steps[0]).toMatchObject({ name: 'size_limits', status: 'failed', detail: expect.stringMatching(/^The token cannot be decoded/) });
+  });
+
+  describe('condition check', () => {
+    const check = (condition: unknown, key = admin) => post('/workload-identity/conditions/check', { condition }, key);
+
+    it('accepts a well-typed boolean condition and lists the variables it reads', async () => {
+      const response = await check('subject.startsWith("repo:acme/") && "deploy" in scopes', service.runtime.demo.keys.managementReadOnly);
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ data: { valid: true, message: null, variables: ['subject', 'scopes'] } });
+    });
+
+    it('gives the message saving the policy would give', async () => {
+      const response = await check('subjekt == "x"');
+      expect(response.body).toEqual({ data: { valid: false, message: 'unknown variable subjekt', variables: [] } });
+      const save = await service.call(`/workload-identity/policies/${policy.id}`, { key: admin, method: 'PATCH', body: { condition: 'subjekt == "x"' } });
+      expect(save.body.error.message).toBe('Invalid condition: unknown variable subjekt');
+      expect((await check('subject')).body.data.message).toBe('the condition must yield a bool, not string');
+    });
+
+    it('refuses a condition that is not a string', async () => {
+      expect((await check(42)).body).toEqual({
+        error: { code: 400, message: 'Invalid condition: must be a CEL expression (a string)', metadata: { parameter: 'condition' } },
+      });
+    });
+  });
+});
