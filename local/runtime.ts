@@ -11,7 +11,7 @@ import { createJwksHandler } from '../lambdas/handlers/jwks';
 import { createManagementHandler } from '../lambdas/handlers/management';
 import { createTokenExchangeHandler } from '../lambdas/handlers/token-exchange';
 import { echoUpstream } from '../lambdas/inference/upstream';
-import { createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
+import { catalogLoadRecorder, createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { LocalSigner } from '../lambdas/signing/local-signer';
 import { registerSigningKey } from '../lambdas/signing/signing-key-registry';
@@ -96,7 +96,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const telemetry = (functionName: FunctionId): Telemetry => createTelemetry({ functionName, logLevel, localLogger: logger });
     const regionalHostnames = options.regionalHostnames ?? { eu: 'eu.localhost' };
     // One catalog cache serves both functions that read the catalog: one process, one copy.
-    const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2);
+    const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2, catalogLoadRecorder(telemetry('catalog')));
     const handlers: Record<FunctionId, LambdaHandler> = {
       catalog: createCatalogHandler({ accounts, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
       tokenExchange: createTokenExchangeHandler({ telemetry: telemetry('tokenExchange') }),

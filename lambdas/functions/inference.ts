@@ -5,7 +5,7 @@ import { randomId, systemClock } from '../clock';
 import { loadConfig } from '../config';
 import { INFERENCE_FUNCTION, createInferenceHandler } from '../handlers/inference';
 import { upstreamNamed } from '../inference/upstream';
-import { createTelemetry } from '../observability/telemetry';
+import { catalogLoadRecorder, createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
 import { createDocumentClient } from '../store/dynamo-client';
@@ -16,7 +16,7 @@ const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(
 
 export const handler = createInferenceHandler({
   accounts: new DynamoAccountStore(documentClient, config.tables.keys),
-  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds),
+  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds, catalogLoadRecorder(telemetry)),
   clock: systemClock,
   regionalHostnames: config.regionalHostnames,
   upstream: upstreamNamed(config.inferenceUpstream),
