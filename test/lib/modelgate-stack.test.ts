@@ -278,7 +278,7 @@ describe('functions', () => {
         SIGNING_KEY_ARN: keyArn,
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys') },
+      management: { ...base, ...table('keys'), ...table('policies') },
       inference: {
         ...base,
         ...table('keys'),
@@ -341,7 +341,7 @@ describe('functions', () => {
       catalog: [],
       tokenExchange: ['rateCounters'],
       jwks: [],
-      management: ['keys'],
+      management: ['keys', 'policies'],
       inference: [],
       signingKeyRegistrar: ['keys'],
     });
