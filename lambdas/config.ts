@@ -27,6 +27,8 @@ export interface FunctionSettings {
   readonly signingKeyArn: string;
   /** Inference upstreams and provider credentials; see {@link InferenceConfig}. */
   readonly inference: InferenceConfig;
+  /** Folder of the settings pages' built assets, inside the function package (`PAGE_ASSETS_DIR`). */
+  readonly pageAssetsDir: string;
 }
 
 /** What one function reads: its tables and the settings it cannot start without. */
@@ -69,6 +71,7 @@ export class ConfigError extends Error {}
 const SETTING_ENV: Readonly<Record<keyof FunctionSettings, string>> = {
   signingKeyArn: 'SIGNING_KEY_ARN',
   inference: 'INFERENCE_UPSTREAMS',
+  pageAssetsDir: 'PAGE_ASSETS_DIR',
 };
 
 export function loadConfig<T extends TableId, S extends keyof FunctionSettings = never>(

@@ -4,15 +4,20 @@
  * The CDK stack builds API Gateway resources from it and the local runtime dispatches
  * with it, so a route exists in both places or in neither.
  */
-export type FunctionId = 'catalog' | 'tokenExchange' | 'jwks' | 'management' | 'inference';
+export type FunctionId = 'catalog' | 'tokenExchange' | 'jwks' | 'management' | 'inference' | 'settingsPage';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 export interface RouteDefinition {
   readonly method: HttpMethod;
-  /** Resource path below {@link API_BASE_PATH}, with `{name}` path parameters. */
+  /** Resource path below {@link RouteDefinition.base}, with `{name}` path parameters. */
   readonly path: string;
   readonly function: FunctionId;
+  /**
+   * What the path is below: the API ({@link API_BASE_PATH}) unless the route serves a page.
+   * @default API_BASE_PATH
+   */
+  readonly base?: typeof API_BASE_PATH | typeof PAGES_BASE_PATH;
 }
 
 /**
@@ -23,6 +28,18 @@ export const STREAMING_FUNCTIONS: readonly FunctionId[] = ['inference'];
 
 /** SPEC 9: every endpoint lives under `/api/v1`. */
 export const API_BASE_PATH = '/api/v1';
+
+/**
+ * The settings pages (SPEC 1, 4.7): served by the same REST API stage as the API, so the page
+ * and the API share an origin and the management key never crosses one. Not part of the
+ * versioned API.
+ */
+export const PAGES_BASE_PATH = '/settings';
+
+/** The resource path of a route as API Gateway and the local server know it. */
+export function resourcePath(route: RouteDefinition): string {
+  return `${route.base ?? API_BASE_PATH}${route.path}`;
+}
 
 export const ROUTES: readonly RouteDefinition[] = [
   // SPEC 4.1 and the `links.details` target of each model.
@@ -63,6 +80,10 @@ export const ROUTES: readonly RouteDefinition[] = [
   // The policy tester (never mints) and the save-time condition checker, for the settings page.
   { method: 'POST', path: '/workload-identity/policies/{id}/evaluate', function: 'management' },
   { method: 'POST', path: '/workload-identity/conditions/check', function: 'management' },
+  { method: 'GET', path: '/workload-identity/entitlement', function: 'management' },
+  // The Workload identity settings page and its static assets (script, stylesheet).
+  { method: 'GET', path: '/workload-identity', function: 'settingsPage', base: PAGES_BASE_PATH },
+  { method: 'GET', path: '/workload-identity/assets/{file}', function: 'settingsPage', base: PAGES_BASE_PATH },
 ];
 
 export interface RouteMatch {
@@ -73,7 +94,7 @@ export interface RouteMatch {
 }
 
 /**
- * Finds the route for a request path below the API base path. Static segments win over
+ * Finds the route for a request path (API or page). Static segments win over
  * parameters, as in API Gateway. Returns `undefined` when no resource matches and
  * `{ allowed }` when the resource exists but not for this method.
  */
@@ -81,11 +102,10 @@ export function matchRoute(
   method: string,
   path: string,
 ): RouteMatch | { readonly allowed: readonly HttpMethod[] } | undefined {
-  if (!path.startsWith(`${API_BASE_PATH}/`)) return undefined;
-  const segments = path.slice(API_BASE_PATH.length + 1).split('/');
+  const segments = path.split('/');
   let best: { route: RouteDefinition; params: Record<string, string>; staticCount: number }[] = [];
   for (const route of ROUTES) {
-    const template = route.path.slice(1).split('/');
+    const template = resourcePath(route).split('/');
     if (template.length !== segments.length) continue;
     const params: Record<string, string> = {};
     let staticCount = 0;
@@ -106,7 +126,7 @@ export function matchRoute(
   best = best.filter((b) => b.staticCount === top);
   const hit = best.find((b) => b.route.method === method);
   if (!hit) return { allowed: best.map((b) => b.route.method) };
-  return { route: hit.route, resource: `${API_BASE_PATH}${hit.route.path}`, pathParameters: hit.params };
+  return { route: hit.route, resource: resourcePath(hit.route), pathParameters: hit.params };
 }
 
 function safeDecode(segment: string): string {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { API_BASE_PATH, ROUTES } from '../lambdas/routes';
+import { API_BASE_PATH, ROUTES, resourcePath } from '../lambdas/routes';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { SIGNING_KEY_PARTITION } from '../lambdas/store/table-schemas';
 import { ServiceAlarms } from './constructs/alarms';
@@ -104,9 +104,17 @@ export class ModelgateStack extends Stack {
     }).bindTable(keys, 'readWrite');
     const registration = new SigningKeyRegistration(this, 'SigningKeyRegistration', { signingKey, registrar });
 
+    // The Workload identity settings page: static files built into its package, no table, no key.
+    const settingsPage = serviceFunction('SettingsPage', 'settings-page.ts', {
+      description: 'GET /settings/workload-identity: the settings page and its assets',
+      timeout: Duration.seconds(5),
+      environment: { PAGE_ASSETS_DIR: PAGE_ASSETS_DIR },
+      afterBundling: (outputDir) => [buildSettingsPageCommand(path.join(outputDir, PAGE_ASSETS_DIR))],
+    });
+
     const api = new Api(this, 'Api', {
       stageName,
-      functions: { catalog, tokenExchange, jwks, management, inference },
+      functions: { catalog, tokenExchange, jwks, management, inference, settingsPage },
     });
 
     const firewall = new Firewall(this, 'Firewall', {
@@ -145,9 +153,19 @@ export class ModelgateStack extends Stack {
   }
 }
 
+/** Where the settings page's built files sit in its function package. */
+const PAGE_ASSETS_DIR = 'settings-page';
+const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+/** The page's own build (web/build.ts), the one the local runtime serves from memory. */
+function buildSettingsPageCommand(outDir: string): string {
+  const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
+  return ['node', path.join(PROJECT_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(PROJECT_ROOT, 'web', 'build-cli.ts'), outDir].map(quote).join(' ');
+}
+
 /** The token endpoint's full path, from the route table rather than a second literal. */
 function tokenEndpointPath(): string {
   const route = ROUTES.find((r) => r.function === 'tokenExchange');
   if (!route) throw new Error('The route table has no tokenExchange route');
-  return `${API_BASE_PATH}${route.path}`;
+  return resourcePath(route);
 }

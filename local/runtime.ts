@@ -13,6 +13,7 @@ import { createCatalogHandler } from '../lambdas/handlers/catalog';
 import { createInferenceHandler } from '../lambdas/handlers/inference';
 import { createJwksHandler } from '../lambdas/handlers/jwks';
 import { createManagementHandler } from '../lambdas/handlers/management';
+import { createSettingsPageHandler } from '../lambdas/handlers/settings-page';
 import { createTokenExchangeHandler } from '../lambdas/handlers/token-exchange';
 import { fileCredentials } from '../lambdas/inference/provider-credentials';
 import { upstreamOptions } from '../lambdas/inference/upstream-options';
@@ -26,6 +27,7 @@ import { DynamoFederationStore } from '../lambdas/store/dynamo-federation-store'
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
+import { buildSettingsPage } from '../web/build';
 import { startEmbeddedDynamoDb } from './embedded-dynamodb';
 import { writeFileAtomically } from './files';
 import { createLocalApiServer, type FunctionHandler } from './http-server';
@@ -162,6 +164,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         ),
         telemetry: telemetry('inference'),
       }),
+      // Built from the page's sources at start, with the same build the stack's bundling step runs.
+      settingsPage: createSettingsPageHandler({ assets: await buildSettingsPage(), telemetry: telemetry('settingsPage') }),
     };
 
     const server = createLocalApiServer(handlers);

@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AccountsService } from '../accounts/accounts-service';
 import { ConditionError, checkCondition } from '../federation/condition';
 import type { FederationService } from '../federation/federation-service';
+import { hasFederationEntitlement } from '../federation/types';
 import { testPolicy, type PolicyTesterDeps } from '../federation/policy-tester';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
 import { ACCESS_LEVELS, KEY_KINDS, type Principal } from '../accounts/types';
@@ -297,6 +298,19 @@ const OPERATIONS: Record<string, Operation> = {
       const outcome = await testPolicy(deps.policyTester, policy, subjectToken);
       return json(200, { data: { result: outcome.result, expires_in: outcome.expiresIn, steps: outcome.steps } });
     },
+  },
+  'GET /api/v1/workload-identity/entitlement': {
+    // What the settings page needs first: whether the plan includes federation, and whether
+    // this credential may change anything.
+    access: 'read',
+    run: async ({ principal }) =>
+      json(200, {
+        data: {
+          entitled: hasFederationEntitlement(principal.organization.plan),
+          plan: principal.organization.plan,
+          access_level: principal.key.accessLevel,
+        },
+      }),
   },
   'POST /api/v1/workload-identity/conditions/check': {
     access: 'read',

@@ -3,7 +3,7 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { API_BASE_PATH, ROUTES, STREAMING_FUNCTIONS, type FunctionId } from '../../lambdas/routes';
+import { ROUTES, STREAMING_FUNCTIONS, resourcePath, type FunctionId } from '../../lambdas/routes';
 
 export interface ApiProps {
   /** The function that serves each function id of the route table. */
@@ -111,7 +111,7 @@ export class Api extends Construct {
     };
     for (const route of ROUTES) {
       this.restApi.root
-        .resourceForPath(`${API_BASE_PATH}${route.path}`)
+        .resourceForPath(resourcePath(route))
         .addMethod(route.method, integrationFor(route.function));
     }
   }

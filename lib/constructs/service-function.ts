@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -76,6 +76,16 @@ export interface ServiceFunctionProps {
    * @default logs.RetentionDays.ONE_MONTH
    */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Shell commands run after esbuild, given the package folder: files the function reads
+   * besides its code (the settings page's built assets).
+   * @default none
+   */
+  readonly afterBundling?: (outputDir: string) => string[];
+}
+
+function packageFiles(afterBundling: (outputDir: string) => string[]): ICommandHooks {
+  return { beforeBundling: () => [], beforeInstall: () => [], afterBundling: (_inputDir, outputDir) => afterBundling(outputDir) };
 }
 
 /** Reads a function may do on a table: items and queries, never streams or table changes. */
@@ -143,7 +153,12 @@ export class ServiceFunction extends NodejsFunction {
         STAGE: props.stageName,
         LOG_LEVEL: props.logLevel ?? 'INFO',
       },
-      bundling: { ...SERVICE_BUNDLING, mainFields: [...SERVICE_BUNDLING.mainFields], externalModules: [...SERVICE_BUNDLING.externalModules] },
+      bundling: {
+        ...SERVICE_BUNDLING,
+        mainFields: [...SERVICE_BUNDLING.mainFields],
+        externalModules: [...SERVICE_BUNDLING.externalModules],
+        ...(props.afterBundling ? { commandHooks: packageFiles(props.afterBundling) } : {}),
+      },
     });
     this.functionLogs = functionLogs;
     // logs:CreateLogStream and logs:PutLogEvents on this function's log group only.

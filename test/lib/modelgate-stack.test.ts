@@ -5,7 +5,7 @@ import { SIGNING_KEY_PARTITION } from '../../lambdas/store/table-schemas';
 import { ModelgateStack } from '../../lib/modelgate-stack';
 import { FUNCTION_REQUIREMENTS } from '../support/function-requirements';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { API_BASE_PATH, ROUTES, type FunctionId } from '../../lambdas/routes';
+import { API_BASE_PATH, ROUTES, resourcePath, type FunctionId } from '../../lambdas/routes';
 import { ALL_TABLES, TABLE_SCHEMAS, type TableId } from '../../lambdas/store/table-schemas';
 import { readSettingsFromContext } from '../../lib/settings';
 import {
@@ -29,6 +29,7 @@ const FUNCTION_PREFIX: Record<FunctionId | 'signingKeyRegistrar', string> = {
   jwks: 'Jwks',
   management: 'Management',
   inference: 'Inference',
+  settingsPage: 'SettingsPage',
   signingKeyRegistrar: 'SigningKeyRegistrar',
 };
 
@@ -253,6 +254,7 @@ describe('functions', () => {
       jwks: 256,
       management: 256,
       inference: 256,
+      settingsPage: 256,
       signingKeyRegistrar: 256,
     });
   });
@@ -278,7 +280,7 @@ describe('functions', () => {
         SIGNING_KEY_ARN: keyArn,
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('policies') },
+      management: { ...base, ...table('keys'), ...table('policies'), ...table('rateCounters') },
       inference: {
         ...base,
         ...table('keys'),
@@ -287,6 +289,7 @@ describe('functions', () => {
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
       },
+      settingsPage: { ...base, PAGE_ASSETS_DIR: 'settings-page' },
       signingKeyRegistrar: { ...base, ...table('keys') },
     };
     for (const [id, prefix] of Object.entries(FUNCTION_PREFIX)) {
@@ -341,8 +344,9 @@ describe('functions', () => {
       catalog: [],
       tokenExchange: ['rateCounters'],
       jwks: [],
-      management: ['keys', 'policies'],
+      management: ['keys', 'policies', 'rateCounters'],
       inference: [],
+      settingsPage: [],
       signingKeyRegistrar: ['keys'],
     });
   });
@@ -482,7 +486,7 @@ describe('API', () => {
     }));
     const expected = ROUTES.map((route) => ({
       method: route.method,
-      path: `${API_BASE_PATH}${route.path}`,
+      path: resourcePath(route),
       type: 'AWS_PROXY',
       target: expect.stringContaining(
         JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX[route.function]), 'Arn'] }),

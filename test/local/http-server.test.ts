@@ -17,6 +17,7 @@ describe('local API server: requests become REST API proxy events', () => {
     jwks: handler('jwks'),
     management: handler('management'),
     inference: handler('inference'),
+    settingsPage: handler('settingsPage'),
   });
   let port: number;
   beforeAll(async () => {
@@ -87,7 +88,7 @@ describe('local API server: streaming functions', () => {
       stream.end('data: [DONE]\n\n');
     });
     const buffered: LambdaHandler = async () => ({ statusCode: 200, body: '' });
-    const server = createLocalApiServer({ catalog: buffered, tokenExchange: buffered, jwks: buffered, management: buffered, inference: streaming });
+    const server = createLocalApiServer({ catalog: buffered, tokenExchange: buffered, jwks: buffered, management: buffered, inference: streaming, settingsPage: buffered });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
@@ -117,7 +118,7 @@ describe('local API server: streaming functions', () => {
       await sawClose;
     });
     const buffered: LambdaHandler = async () => ({ statusCode: 200, body: '' });
-    const server = createLocalApiServer({ catalog: buffered, tokenExchange: buffered, jwks: buffered, management: buffered, inference: streaming });
+    const server = createLocalApiServer({ catalog: buffered, tokenExchange: buffered, jwks: buffered, management: buffered, inference: streaming, settingsPage: buffered });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;

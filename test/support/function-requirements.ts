@@ -3,6 +3,7 @@ import { CATALOG_FUNCTION } from '../../lambdas/handlers/catalog';
 import { INFERENCE_FUNCTION } from '../../lambdas/handlers/inference';
 import { JWKS_FUNCTION } from '../../lambdas/handlers/jwks';
 import { MANAGEMENT_FUNCTION } from '../../lambdas/handlers/management';
+import { SETTINGS_PAGE_FUNCTION } from '../../lambdas/handlers/settings-page';
 import { SIGNING_KEY_REGISTRAR_FUNCTION } from '../../lambdas/handlers/signing-key-registrar';
 import { TOKEN_EXCHANGE_FUNCTION } from '../../lambdas/handlers/token-exchange';
 
@@ -17,5 +18,6 @@ export const FUNCTION_REQUIREMENTS = {
   jwks: { entry: 'jwks', construct: 'Jwks', requirements: JWKS_FUNCTION },
   management: { entry: 'management', construct: 'Management', requirements: MANAGEMENT_FUNCTION },
   inference: { entry: 'inference', construct: 'Inference', requirements: INFERENCE_FUNCTION },
+  settingsPage: { entry: 'settings-page', construct: 'SettingsPage', requirements: SETTINGS_PAGE_FUNCTION },
   signingKeyRegistrar: { entry: 'signing-key-registrar', construct: 'SigningKeyRegistrar', requirements: SIGNING_KEY_REGISTRAR_FUNCTION },
 } as const satisfies Record<FunctionId | 'signingKeyRegistrar', unknown>;

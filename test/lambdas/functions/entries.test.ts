@@ -1,10 +1,19 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
+import { writeSettingsPage } from '../../../web/build';
 import { FUNCTION_REQUIREMENTS } from '../../support/function-requirements';
 
 const SETTING_VALUES: Record<string, [string, string]> = {
   signingKeyArn: ['SIGNING_KEY_ARN', 'arn:aws:kms:eu-west-1:111122223333:key/00000000-0000-0000-0000-000000000000'],
   inference: ['INFERENCE_UPSTREAMS', '{}'],
+  // Filled with the built page before the tests run, as the bundling step fills the package.
+  pageAssetsDir: ['PAGE_ASSETS_DIR', mkdtempSync(join(tmpdir(), 'modelgate-page-'))],
 };
+
+beforeAll(() => writeSettingsPage(SETTING_VALUES.pageAssetsDir![1]));
+afterAll(() => rmSync(SETTING_VALUES.pageAssetsDir![1], { recursive: true, force: true }));
 
 /** The environment a function's entry needs, all of it. */
 function fullEnvironment(requirements: (typeof FUNCTION_REQUIREMENTS)[keyof typeof FUNCTION_REQUIREMENTS]['requirements']) {

@@ -1,0 +1,135 @@
+/**
+ * The admin API client of the settings page. The management key lives in `sessionStorage`
+ * only (never a cookie, `localStorage` or a URL) and goes out as the bearer on same-origin
+ * requests; the page has no other credential and no other origin to talk to.
+ */
+
+const KEY_STORAGE = 'modelgate.managementKey';
+
+/** `/v1/settings/workload-identity` is served beside `/v1/api/v1` (the same stage). */
+export const API_BASE = `${location.pathname.replace(/\/settings\/workload-identity\/?$/, '')}/api/v1`;
+
+export function storedKey(): string | null {
+  return sessionStorage.getItem(KEY_STORAGE);
+}
+
+export function storeKey(key: string): void {
+  sessionStorage.setItem(KEY_STORAGE, key);
+}
+
+export function forgetKey(): void {
+  sessionStorage.removeItem(KEY_STORAGE);
+}
+
+/** A SPEC 7.1 error answer: its status, message and the parameter it names, if any. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly parameter: string | null,
+  ) {
+    super(message);
+  }
+}
+
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const key = storedKey();
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (key) headers.Authorization = `Bearer ${key}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(`${API_BASE}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiFailure(0, 'The service cannot be reached', null);
+  }
+  let parsed: unknown = null;
+  try {
+    parsed = await response.json();
+  } catch {
+    parsed = null;
+  }
+  if (!response.ok) {
+    const error = (parsed as { error?: { message?: unknown; metadata?: { parameter?: unknown } } } | null)?.error;
+    const message = typeof error?.message === 'string' ? error.message : `The service answered ${response.status}`;
+    const parameter = typeof error?.metadata?.parameter === 'string' ? error.metadata.parameter : null;
+    throw new ApiFailure(response.status, message, parameter);
+  }
+  return parsed as T;
+}
+
+export interface Entitlement {
+  entitled: boolean;
+  plan: string;
+  access_level: 'read-write' | 'read-only' | null;
+}
+
+export interface Issuer {
+  id: string;
+  name: string;
+  issuer_url: string;
+  jwks_url: string | null;
+  jwks: { keys: unknown[] } | null;
+  check_jti: boolean;
+}
+
+export interface ClaimChecks {
+  scopes: string | null;
+  token_type: string | null;
+}
+
+export interface Policy {
+  id: string;
+  name: string;
+  issuer_id: string;
+  subject: string | null;
+  audience: string;
+  condition: string | null;
+  api_key_hash: string;
+  scope: 'inference' | 'management';
+  enabled: boolean;
+  claim_checks: ClaimChecks;
+}
+
+export interface ApiKey {
+  hash: string;
+  name: string;
+  label: string;
+  kind: 'workspace' | 'management' | 'personal';
+  access_level: string | null;
+  disabled: boolean;
+}
+
+export interface TestStep {
+  name: string;
+  status: 'passed' | 'failed' | 'not_reached';
+  detail: string;
+}
+
+export interface TestResult {
+  result: 'pass' | 'fail';
+  expires_in: number | null;
+  steps: TestStep[];
+}
+
+export interface ConditionCheck {
+  valid: boolean;
+  message: string | null;
+}
+
+export interface ExchangeEvent {
+  id: string;
+  time: string;
+  policy_id: string;
+  outcome: 'issued' | 'refused';
+  reason: string | null;
+  subject: string | null;
+  subject_verified: boolean;
+  source_ip: string;
+}

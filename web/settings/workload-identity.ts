@@ -1,0 +1,756 @@
+/**
+ * The Workload identity settings page (SPEC 1, 2.11, 2.12, 3, 4.7): issuers, policies, the
+ * policy tester and recent exchanges, all through the admin API with the admin's own
+ * management key. Everything shown is text (dom.ts); nothing is evaluated here, the
+ * condition included: the API's own checker judges it.
+ */
+import {
+  ApiFailure,
+  api,
+  forgetKey,
+  storeKey,
+  storedKey,
+  type ApiKey,
+  type ConditionCheck,
+  type Entitlement,
+  type ExchangeEvent,
+  type Issuer,
+  type Policy,
+  type TestResult,
+} from './api';
+import { append, debounce, h, replaceChildren, uid } from './dom';
+
+interface State {
+  entitlement: Entitlement;
+  issuers: Issuer[];
+  policies: Policy[];
+  keys: ApiKey[];
+}
+
+const CLAIM_CHECKS = [
+  { id: 'scopes', label: 'Scopes claim contains', hint: 'The token’s scopes claim must be a list of strings containing this value.' },
+  { id: 'token_type', label: 'token_type claim equals', hint: 'The token’s token_type claim (not the header typ) must equal this value.' },
+] as const;
+type ClaimCheckId = (typeof CLAIM_CHECKS)[number]['id'];
+
+const STEP_LABELS: Record<string, string> = {
+  size_limits: 'Size limits (sub, aud, scopes)',
+  policy_state: 'Policy state (enabled, issuer, plan, acting key)',
+  signature: 'Signature, key and expiry',
+  iss: 'Issuer (iss)',
+  aud: 'Audience (aud)',
+  sub: 'Subject (sub)',
+  'claim_check:scopes': 'Claim check: scopes',
+  'claim_check:token_type': 'Claim check: token_type',
+  condition: 'Condition',
+};
+const STATUS_LABELS: Record<string, string> = { passed: 'passed', failed: 'failed', not_reached: 'not reached' };
+
+const app = document.getElementById('app')!;
+let state: State | null = null;
+
+const readOnly = () => state?.entitlement.access_level !== 'read-write';
+
+// ---------------------------------------------------------------------------------------
+// Sign in and out
+
+function showSignIn(message?: string): void {
+  state = null;
+  const input = h('input', { id: 'management-key', name: 'management-key', type: 'password', autocomplete: 'off', required: true, spellcheck: 'false' });
+  const error = h('p', { class: 'form-error', role: 'alert' }, message ?? '');
+  const form = h(
+    'form',
+    { class: 'card sign-in', 'aria-labelledby': 'sign-in-title' },
+    h('h2', { id: 'sign-in-title' }, 'Sign in'),
+    h('p', {}, 'Paste a management key of your organization. It is kept in this browser tab only and forgotten when you sign out or close the tab.'),
+    h('label', { for: 'management-key' }, 'Management key'),
+    input,
+    error,
+    h('button', { type: 'submit' }, 'Sign in'),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const key = input.value.trim();
+    if (key === '') return;
+    storeKey(key);
+    void load();
+  });
+  replaceChildren(app, form);
+  input.focus();
+}
+
+function signOut(): void {
+  forgetKey();
+  showSignIn();
+}
+
+async function load(): Promise<void> {
+  replaceChildren(app, h('p', { class: 'loading', role: 'status' }, 'Loading…'));
+  try {
+    const entitlement = (await api<{ data: Entitlement }>('GET', '/workload-identity/entitlement')).data;
+    if (!entitlement.entitled) {
+      state = { entitlement, issuers: [], policies: [], keys: [] };
+      render();
+      return;
+    }
+    const [issuers, policies, keys] = await Promise.all([
+      api<{ data: Issuer[] }>('GET', '/workload-identity/issuers'),
+      api<{ data: Policy[] }>('GET', '/workload-identity/policies'),
+      api<{ data: ApiKey[] }>('GET', '/keys'),
+    ]);
+    state = { entitlement, issuers: issuers.data, policies: policies.data, keys: keys.data };
+    render();
+  } catch (error) {
+    if (error instanceof ApiFailure && (error.status === 401 || error.status === 403)) {
+      forgetKey();
+      showSignIn(error.status === 401 ? `Not signed in: ${error.message}.` : `This key cannot manage the organization: ${error.message}.`);
+      return;
+    }
+    replaceChildren(app, h('p', { class: 'form-error', role: 'alert' }, messageOf(error)), h('button', { type: 'button', onclick: () => void load() }, 'Try again'));
+  }
+}
+
+async function refresh(): Promise<void> {
+  if (!state) return;
+  const [issuers, policies] = await Promise.all([
+    api<{ data: Issuer[] }>('GET', '/workload-identity/issuers'),
+    api<{ data: Policy[] }>('GET', '/workload-identity/policies'),
+  ]);
+  state.issuers = issuers.data;
+  state.policies = policies.data;
+}
+
+// ---------------------------------------------------------------------------------------
+// The page
+
+function render(): void {
+  if (!state) return;
+  const { entitlement } = state;
+  const session = h(
+    'section',
+    { class: 'session', 'aria-label': 'Session' },
+    h(
+      'p',
+      {},
+      'Signed in with a ',
+      h('strong', {}, entitlement.access_level === 'read-write' ? 'read-write' : 'read-only'),
+      ' management key. Plan: ',
+      h('strong', { id: 'plan' }, entitlement.plan),
+      '.',
+    ),
+    h('button', { type: 'button', class: 'secondary', onclick: signOut }, 'Sign out'),
+  );
+  const entitlementNote = entitlement.entitled
+    ? h('p', { class: 'entitlement ok', id: 'entitlement' }, 'Workload identity federation is included in your plan.')
+    : h(
+        'p',
+        { class: 'entitlement missing', id: 'entitlement', role: 'status' },
+        `Workload identity federation requires the Business or Enterprise plan. Your organization is on the ${entitlement.plan} plan; upgrade to configure issuers and policies.`,
+      );
+  if (!entitlement.entitled) {
+    replaceChildren(app, session, entitlementNote);
+    return;
+  }
+  const readOnlyNote = readOnly()
+    ? h('p', { class: 'note', id: 'read-only-note' }, 'This key is read-only: you can see everything and run the policy tester, but not change anything.')
+    : null;
+  replaceChildren(app, session, entitlementNote, readOnlyNote, issuersSection(), policiesSection(), testerSection(), eventsSection());
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A labelled field with a place for the error the API names it in. */
+function field(label: string, control: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement, hint?: string) {
+  const id = control.id || uid('field');
+  control.id = id;
+  const error = h('p', { class: 'field-error', id: `${id}-error`, 'aria-live': 'polite' });
+  const hintElement = hint ? h('p', { class: 'hint', id: `${id}-hint` }, hint) : null;
+  control.setAttribute('aria-describedby', [hintElement?.id, error.id].filter(Boolean).join(' '));
+  const wrapper = h('div', { class: 'field' }, h('label', { for: id }, label), control, hintElement, error);
+  return { wrapper, error, control };
+}
+
+interface FormErrors {
+  fields: Record<string, HTMLElement>;
+  general: HTMLElement;
+}
+
+/** Puts an API error next to the field it names, or at the form when it names none. */
+function showError(errors: FormErrors, error: unknown): void {
+  for (const element of [...Object.values(errors.fields), errors.general]) element.textContent = '';
+  const parameter = error instanceof ApiFailure ? error.parameter : null;
+  const target = parameter ? (errors.fields[parameter] ?? errors.fields[parameter.split('.')[0]!]) : undefined;
+  (target ?? errors.general).textContent = messageOf(error);
+  const control = target?.parentElement?.querySelector<HTMLElement>('input, textarea, select');
+  if (control) {
+    control.setAttribute('aria-invalid', 'true');
+    control.focus();
+  }
+}
+
+function clearErrors(errors: FormErrors, form: HTMLFormElement): void {
+  for (const element of [...Object.values(errors.fields), errors.general]) element.textContent = '';
+  for (const control of form.querySelectorAll('[aria-invalid]')) control.removeAttribute('aria-invalid');
+}
+
+/** A modal confirmation; resolves true when the admin confirms. Escape and Cancel decline. */
+function confirmDialog(title: string, paragraphs: string[], confirmLabel: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const titleId = uid('dialog-title');
+    const confirm = h('button', { type: 'button', class: 'danger' }, confirmLabel);
+    const cancel = h('button', { type: 'button', class: 'secondary' }, 'Cancel');
+    const dialog = h(
+      'dialog',
+      { 'aria-labelledby': titleId, class: 'confirm' },
+      h('h2', { id: titleId }, title),
+      ...paragraphs.map((text) => h('p', {}, text)),
+      h('div', { class: 'actions' }, cancel, confirm),
+    );
+    const finish = (answer: boolean) => {
+      dialog.close();
+      dialog.remove();
+      resolve(answer);
+    };
+    confirm.addEventListener('click', () => finish(true));
+    cancel.addEventListener('click', () => finish(false));
+    dialog.addEventListener('cancel', (event) => {
+      event.preventDefault();
+      finish(false);
+    });
+    document.body.appendChild(dialog);
+    dialog.showModal();
+    cancel.focus();
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Issuers (SPEC 2.11)
+
+function keySource(issuer: Issuer): string {
+  if (issuer.jwks) return `Inline key set (${issuer.jwks.keys.length} ${issuer.jwks.keys.length === 1 ? 'key' : 'keys'})`;
+  if (issuer.jwks_url) return `JWKS URL ${issuer.jwks_url}`;
+  return 'Discovery (jwks_uri of the issuer’s openid-configuration)';
+}
+
+function issuersSection(): HTMLElement {
+  const { issuers, policies } = state!;
+  const list = h('ul', { class: 'cards', id: 'issuer-list', 'aria-label': 'Issuers' });
+  for (const issuer of issuers) {
+    const count = policies.filter((policy) => policy.issuer_id === issuer.id).length;
+    append(
+      list,
+      h(
+        'li',
+        { class: 'card issuer', 'data-issuer-id': issuer.id },
+        h('h3', { class: 'issuer-name' }, issuer.name),
+        h('dl', {}, h('dt', {}, 'Issuer URL'), h('dd', { class: 'mono' }, issuer.issuer_url), h('dt', {}, 'Keys'), h('dd', {}, keySource(issuer)), h('dt', {}, 'Policies'), h('dd', {}, String(count))),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'danger',
+            disabled: readOnly(),
+            'aria-label': `Delete issuer ${issuer.name}`,
+            onclick: () => void deleteIssuer(issuer, count),
+          },
+          'Delete',
+        ),
+      ),
+    );
+  }
+  if (issuers.length === 0) append(list, h('li', { class: 'empty' }, 'No issuers yet.'));
+  return h('section', { 'aria-labelledby': 'issuers-title', id: 'issuers' }, h('h2', { id: 'issuers-title' }, 'Issuers'), list, issuerForm());
+}
+
+async function deleteIssuer(issuer: Issuer, policyCount: number): Promise<void> {
+  // SPEC 3: deleting an issuer stops new exchanges; tokens already issued stay valid.
+  const confirmed = await confirmDialog(
+    `Delete the issuer “${issuer.name}”?`,
+    [
+      policyCount === 0
+        ? 'It has no policies.'
+        : `Its ${policyCount} ${policyCount === 1 ? 'policy is' : 'policies are'} deleted with it, and new token exchanges naming ${policyCount === 1 ? 'it' : 'them'} fail at once.`,
+      'Access tokens already issued stay valid until they expire (at most 15 minutes).',
+    ],
+    'Delete issuer',
+  );
+  if (!confirmed) return;
+  await act(() => api('DELETE', `/workload-identity/issuers/${encodeURIComponent(issuer.id)}`), 'issuer deleted');
+}
+
+function issuerForm(): HTMLElement {
+  const name = field('Name', h('input', { id: 'issuer-name', name: 'name', required: true, maxlength: 100 }));
+  const url = field('Issuer URL', h('input', { id: 'issuer-url', name: 'issuer_url', type: 'url', required: true, placeholder: 'https://token.actions.githubusercontent.com' }), 'Must equal the iss claim of its tokens, character for character.');
+  const jwksUrl = field('JWKS URL (optional)', h('input', { id: 'issuer-jwks-url', name: 'jwks_url', type: 'url' }), 'When empty, the keys are found through the issuer’s openid-configuration.');
+  const jwks = field('Inline key set (optional)', h('textarea', { id: 'issuer-jwks', name: 'jwks', rows: 3, placeholder: '{"keys": [...]}' }), 'For an issuer the service cannot reach: its public JWK Set.');
+  const checkJti = h('input', { id: 'issuer-check-jti', type: 'checkbox', name: 'check_jti' });
+  const general = h('p', { class: 'form-error', role: 'alert' });
+  const submit = h('button', { type: 'submit', disabled: readOnly() }, 'Add issuer');
+  const form = h(
+    'form',
+    { class: 'card', id: 'issuer-form', 'aria-labelledby': 'issuer-form-title', novalidate: true },
+    h('h3', { id: 'issuer-form-title' }, 'Add an issuer'),
+    h('fieldset', { disabled: readOnly() }, name.wrapper, url.wrapper, jwksUrl.wrapper, jwks.wrapper, h('div', { class: 'field checkbox' }, checkJti, h('label', { for: 'issuer-check-jti' }, 'Refuse a token whose jti was already exchanged'))),
+    general,
+    submit,
+  );
+  const errors: FormErrors = { fields: { name: name.error, issuer_url: url.error, jwks_url: jwksUrl.error, jwks: jwks.error }, general };
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    clearErrors(errors, form);
+    const body: Record<string, unknown> = { name: name.control.value.trim(), issuer_url: url.control.value.trim(), check_jti: checkJti.checked };
+    if (jwksUrl.control.value.trim() !== '') body.jwks_url = jwksUrl.control.value.trim();
+    if (jwks.control.value.trim() !== '') {
+      try {
+        body.jwks = JSON.parse(jwks.control.value);
+      } catch {
+        showError(errors, new ApiFailure(400, 'The inline key set is not JSON', 'jwks'));
+        return;
+      }
+    }
+    void act(() => api('POST', '/workload-identity/issuers', body), 'issuer added', errors);
+  });
+  return form;
+}
+
+/** Runs a change, then reloads and re-renders; an error goes next to its field. */
+async function act(change: () => Promise<unknown>, done: string, errors?: FormErrors): Promise<boolean> {
+  try {
+    await change();
+  } catch (error) {
+    if (errors) showError(errors, error);
+    else announce(`Failed: ${messageOf(error)}`);
+    return false;
+  }
+  await refresh();
+  render();
+  announce(done[0]!.toUpperCase() + done.slice(1) + '.');
+  return true;
+}
+
+function announce(text: string): void {
+  let live = document.getElementById('announcer');
+  if (!live) {
+    live = h('p', { id: 'announcer', class: 'announcer', role: 'status', 'aria-live': 'polite' });
+    document.body.appendChild(live);
+  }
+  live.textContent = text;
+}
+
+// ---------------------------------------------------------------------------------------
+// Policies (SPEC 2.12)
+
+function keyChoiceLabel(key: ApiKey): string {
+  const scope = key.kind === 'workspace' ? 'inference' : 'management';
+  return `${key.name} (${key.label}) · ${key.kind} key · scope ${scope}${key.access_level ? ` · ${key.access_level}` : ''}`;
+}
+
+function policiesSection(): HTMLElement {
+  const { policies, issuers, keys } = state!;
+  const list = h('ul', { class: 'cards', id: 'policy-list', 'aria-label': 'Policies' });
+  for (const policy of policies) {
+    const issuer = issuers.find((candidate) => candidate.id === policy.issuer_id);
+    const key = keys.find((candidate) => candidate.hash === policy.api_key_hash);
+    const switchId = uid('enabled');
+    const enabled = h('input', { type: 'checkbox', role: 'switch', id: switchId, class: 'switch', disabled: readOnly() });
+    enabled.checked = policy.enabled;
+    enabled.addEventListener('change', () => {
+      const wanted = enabled.checked;
+      void act(() => api('PATCH', `/workload-identity/policies/${encodeURIComponent(policy.id)}`, { enabled: wanted }), wanted ? `policy ${policy.name} enabled` : `policy ${policy.name} paused`);
+    });
+    const idText = h('code', { class: 'policy-id' }, policy.id);
+    const copied = h('span', { class: 'copied', 'aria-live': 'polite' });
+    const checks = CLAIM_CHECKS.filter((check) => policy.claim_checks[check.id] !== null).map((check) => `${check.label} ${JSON.stringify(policy.claim_checks[check.id])}`);
+    append(
+      list,
+      h(
+        'li',
+        { class: `card policy${policy.enabled ? '' : ' paused'}`, 'data-policy-id': policy.id },
+        h('h3', { class: 'policy-name' }, policy.name),
+        h(
+          'p',
+          { class: 'policy-id-row' },
+          h('span', { class: 'visually-hidden' }, 'Policy id '),
+          idText,
+          h('button', { type: 'button', class: 'secondary small', 'aria-label': `Copy the id of policy ${policy.name}`, onclick: () => void copyId(policy.id, copied) }, 'Copy id'),
+          copied,
+        ),
+        h(
+          'dl',
+          {},
+          h('dt', {}, 'Issuer'),
+          h('dd', {}, issuer ? issuer.name : policy.issuer_id),
+          h('dt', {}, 'Audience'),
+          h('dd', { class: 'mono' }, policy.audience),
+          h('dt', {}, 'Subject'),
+          h('dd', { class: 'mono' }, policy.subject ?? '(any: the condition decides)'),
+          h('dt', {}, 'Condition'),
+          h('dd', { class: 'mono' }, policy.condition ?? '(none)'),
+          h('dt', {}, 'Claim checks'),
+          h('dd', {}, checks.length ? checks.join('; ') : '(none)'),
+          h('dt', {}, 'Acts as'),
+          h('dd', {}, key ? keyChoiceLabel(key) : `key ${policy.api_key_hash.slice(0, 12)}… · scope ${policy.scope}`),
+        ),
+        h('div', { class: 'field checkbox' }, enabled, h('label', { for: switchId }, 'Enabled'), h('span', { class: 'state' }, policy.enabled ? '' : ' (paused: new exchanges are refused)')),
+        h(
+          'div',
+          { class: 'actions' },
+          h('button', { type: 'button', class: 'secondary', disabled: readOnly(), 'aria-label': `Edit policy ${policy.name}`, onclick: () => openPolicyEditor(policy) }, 'Edit'),
+          h('button', { type: 'button', class: 'secondary', 'aria-label': `Test policy ${policy.name}`, onclick: () => selectForTest(policy.id) }, 'Test'),
+          h('button', { type: 'button', class: 'secondary', 'aria-label': `Show exchanges of policy ${policy.name}`, onclick: () => void showEvents(policy.id) }, 'Exchanges'),
+          h('button', { type: 'button', class: 'danger', disabled: readOnly(), 'aria-label': `Delete policy ${policy.name}`, onclick: () => void deletePolicy(policy) }, 'Delete'),
+        ),
+      ),
+    );
+  }
+  if (policies.length === 0) append(list, h('li', { class: 'empty' }, 'No policies yet.'));
+  const create = h(
+    'button',
+    { type: 'button', id: 'new-policy', disabled: readOnly() || issuers.length === 0, onclick: () => openPolicyEditor(null) },
+    'New policy',
+  );
+  const editor = h('div', { id: 'policy-editor' });
+  return h(
+    'section',
+    { 'aria-labelledby': 'policies-title', id: 'policies' },
+    h('h2', { id: 'policies-title' }, 'Policies'),
+    list,
+    issuers.length === 0 ? h('p', { class: 'hint' }, 'Add an issuer first: every policy names one.') : null,
+    create,
+    editor,
+  );
+}
+
+async function copyId(id: string, status: HTMLElement): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(id);
+    status.textContent = 'Copied';
+  } catch {
+    status.textContent = 'Copy failed: select the id and copy it';
+  }
+}
+
+async function deletePolicy(policy: Policy): Promise<void> {
+  // SPEC 3: new exchanges fail; tokens already issued stay valid.
+  const confirmed = await confirmDialog(
+    `Delete the policy “${policy.name}”?`,
+    ['New token exchanges naming it fail at once.', 'Access tokens already issued under it stay valid until they expire (at most 15 minutes).'],
+    'Delete policy',
+  );
+  if (!confirmed) return;
+  await act(() => api('DELETE', `/workload-identity/policies/${encodeURIComponent(policy.id)}`), `policy ${policy.name} deleted`);
+}
+
+function openPolicyEditor(policy: Policy | null): void {
+  const host = document.getElementById('policy-editor');
+  if (!host) return;
+  replaceChildren(host, policyForm(policy));
+  host.querySelector<HTMLInputElement>('input')?.focus();
+}
+
+function policyForm(policy: Policy | null): HTMLElement {
+  const { issuers, keys } = state!;
+  const name = field('Name', h('input', { id: 'policy-name', required: true, maxlength: 100 }));
+  name.control.value = policy?.name ?? '';
+
+  const issuerSelect = h('select', { id: 'policy-issuer', required: true });
+  for (const issuer of issuers) append(issuerSelect, h('option', { value: issuer.id }, `${issuer.name} (${issuer.issuer_url})`));
+  if (policy) issuerSelect.value = policy.issuer_id;
+  const issuer = field('Issuer', issuerSelect);
+
+  const subject = field('Subject (optional)', h('input', { id: 'policy-subject', maxlength: 512 }), 'When set, the token’s sub must equal it exactly.');
+  subject.control.value = policy?.subject ?? '';
+  const audience = field('Audience', h('input', { id: 'policy-audience', required: true, maxlength: 512 }), 'One aud value of the token must equal it exactly.');
+  audience.control.value = policy?.audience ?? '';
+
+  const conditionInput = h('textarea', { id: 'policy-condition', rows: 3, maxlength: 2000, spellcheck: 'false' });
+  conditionInput.value = policy?.condition ?? '';
+  const condition = field('Condition (optional, CEL)', conditionInput, 'Variables: subject, audience, scopes, token_type. Must yield a bool.');
+  const conditionStatus = h('p', { class: 'condition-status', id: 'policy-condition-status', 'aria-live': 'polite' });
+  condition.wrapper.insertBefore(conditionStatus, condition.error);
+  const checkCondition = debounce(async (source: string) => {
+    if (source.trim() === '') {
+      conditionStatus.textContent = '';
+      conditionStatus.removeAttribute('data-valid');
+      return;
+    }
+    try {
+      const { data } = await api<{ data: ConditionCheck }>('POST', '/workload-identity/conditions/check', { condition: source });
+      // A later keystroke may have changed the text while this check was on its way.
+      if (conditionInput.value !== source) return;
+      conditionStatus.textContent = data.valid ? 'The condition is valid.' : `Not valid: ${data.message}`;
+      conditionStatus.setAttribute('data-valid', String(data.valid));
+    } catch (error) {
+      conditionStatus.textContent = `Cannot check the condition: ${messageOf(error)}`;
+    }
+  }, 300);
+  conditionInput.addEventListener('input', () => checkCondition(conditionInput.value));
+  if (conditionInput.value !== '') checkCondition(conditionInput.value);
+
+  // SPEC 2.12: workspace keys (scope inference) and management keys (scope management); never personal keys.
+  const keySelect = h('select', { id: 'policy-key', required: true });
+  append(keySelect, h('option', { value: '' }, 'Choose a key…'));
+  for (const [kind, title] of [
+    ['workspace', 'Workspace keys: scope inference'],
+    ['management', 'Management keys: scope management'],
+  ] as const) {
+    const group = h('optgroup', { label: title });
+    for (const key of keys.filter((candidate) => candidate.kind === kind && !candidate.disabled)) append(group, h('option', { value: key.hash }, keyChoiceLabel(key)));
+    if (group.childElementCount > 0) append(keySelect, group);
+  }
+  if (policy) keySelect.value = policy.api_key_hash;
+  const actsAs = field('Acts as API key', keySelect, 'Issued tokens act as this key: a workspace key gives scope inference, a management key scope management.');
+
+  // SPEC 2.12 rule 3: each claim check at most once, added and removed on its own.
+  const present = new Map<ClaimCheckId, string>();
+  for (const check of CLAIM_CHECKS) if (policy && policy.claim_checks[check.id] !== null) present.set(check.id, policy.claim_checks[check.id]!);
+  const checkErrors: Record<string, HTMLElement> = {};
+  const checksBox = h('fieldset', { class: 'claim-checks', id: 'claim-checks' });
+  const renderChecks = () => {
+    replaceChildren(checksBox, h('legend', {}, 'Claim checks'));
+    for (const check of CLAIM_CHECKS) {
+      if (!present.has(check.id)) continue;
+      const input = h('input', { id: `claim-check-${check.id}`, required: true, maxlength: 512 });
+      input.value = present.get(check.id)!;
+      input.addEventListener('input', () => present.set(check.id, input.value));
+      const row = field(check.label, input, check.hint);
+      checkErrors[`claim_checks.${check.id}`] = row.error;
+      append(
+        row.wrapper,
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary small',
+            'aria-label': `Remove the ${check.id} claim check`,
+            onclick: () => {
+              present.delete(check.id);
+              renderChecks();
+              checksBox.querySelector<HTMLElement>('select, button')?.focus();
+            },
+          },
+          'Remove',
+        ),
+      );
+      append(checksBox, row.wrapper);
+    }
+    const missing = CLAIM_CHECKS.filter((check) => !present.has(check.id));
+    if (present.size === 0) append(checksBox, h('p', { class: 'hint' }, 'No claim checks.'));
+    if (missing.length > 0) {
+      const menu = h('select', { id: 'claim-check-add', 'aria-label': 'Claim check to add' });
+      for (const check of missing) append(menu, h('option', { value: check.id }, check.label));
+      const add = h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary small',
+          onclick: () => {
+            const id = menu.value as ClaimCheckId;
+            present.set(id, '');
+            renderChecks();
+            document.getElementById(`claim-check-${id}`)?.focus();
+          },
+        },
+        'Add claim check',
+      );
+      append(checksBox, h('div', { class: 'add-check' }, h('label', { for: 'claim-check-add' }, 'Add a check'), menu, add));
+    }
+  };
+  renderChecks();
+
+  const enabled = h('input', { type: 'checkbox', role: 'switch', id: 'policy-enabled', class: 'switch' });
+  enabled.checked = policy?.enabled ?? true;
+  const general = h('p', { class: 'form-error', role: 'alert' });
+  const errors: FormErrors = {
+    fields: {
+      name: name.error,
+      issuer_id: issuer.error,
+      subject: subject.error,
+      audience: audience.error,
+      condition: condition.error,
+      api_key_hash: actsAs.error,
+      claim_checks: general,
+    },
+    general,
+  };
+  const form = h(
+    'form',
+    { class: 'card', id: 'policy-form', 'aria-labelledby': 'policy-form-title', novalidate: true },
+    h('h3', { id: 'policy-form-title' }, policy ? `Edit policy “${policy.name}”` : 'New policy'),
+    name.wrapper,
+    issuer.wrapper,
+    subject.wrapper,
+    audience.wrapper,
+    condition.wrapper,
+    actsAs.wrapper,
+    checksBox,
+    h('div', { class: 'field checkbox' }, enabled, h('label', { for: 'policy-enabled' }, 'Enabled')),
+    general,
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', class: 'secondary', onclick: () => replaceChildren(document.getElementById('policy-editor')!) }, 'Cancel'),
+      h('button', { type: 'submit' }, policy ? 'Save policy' : 'Create policy'),
+    ),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    Object.assign(errors.fields, checkErrors);
+    clearErrors(errors, form);
+    const optional = (value: string) => (value.trim() === '' ? null : value.trim());
+    const body = {
+      name: name.control.value.trim(),
+      issuer_id: issuerSelect.value,
+      subject: optional(subject.control.value),
+      audience: audience.control.value.trim(),
+      condition: optional(conditionInput.value),
+      api_key_hash: keySelect.value,
+      enabled: enabled.checked,
+      claim_checks: { scopes: present.get('scopes') ?? null, token_type: present.get('token_type') ?? null },
+    };
+    void act(
+      () => (policy ? api('PATCH', `/workload-identity/policies/${encodeURIComponent(policy.id)}`, body) : api('POST', '/workload-identity/policies', body)),
+      policy ? `policy ${body.name} saved` : `policy ${body.name} created`,
+      errors,
+    );
+  });
+  return form;
+}
+
+// ---------------------------------------------------------------------------------------
+// Policy tester (SPEC 4.3, 4.4 step by step)
+
+function policyOptions(select: HTMLSelectElement): void {
+  for (const policy of state!.policies) append(select, h('option', { value: policy.id }, `${policy.name}${policy.enabled ? '' : ' (paused)'}`));
+}
+
+function testerSection(): HTMLElement {
+  const policySelect = h('select', { id: 'tester-policy', required: true });
+  policyOptions(policySelect);
+  const token = h('textarea', { id: 'tester-token', rows: 4, spellcheck: 'false', autocomplete: 'off', required: true, placeholder: 'eyJ…' });
+  const policyField = field('Policy', policySelect);
+  const tokenField = field('Workload token (JWT)', token, 'Nothing is issued and nothing is recorded: the tester only says what the token endpoint would decide, and why.');
+  const general = h('p', { class: 'form-error', role: 'alert' });
+  const output = h('div', { id: 'tester-result', 'aria-live': 'polite' });
+  const form = h(
+    'form',
+    { class: 'card', id: 'tester-form', 'aria-labelledby': 'tester-title', novalidate: true },
+    policyField.wrapper,
+    tokenField.wrapper,
+    general,
+    h('button', { type: 'submit', disabled: state!.policies.length === 0 }, 'Run test'),
+  );
+  const errors: FormErrors = { fields: { subject_token: tokenField.error }, general };
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearErrors(errors, form);
+    replaceChildren(output);
+    try {
+      const { data } = await api<{ data: TestResult }>('POST', `/workload-identity/policies/${encodeURIComponent(policySelect.value)}/evaluate`, { subject_token: token.value.trim() });
+      replaceChildren(output, testResult(data));
+    } catch (error) {
+      showError(errors, error);
+    }
+  });
+  return h(
+    'section',
+    { 'aria-labelledby': 'tester-title', id: 'tester' },
+    h('h2', { id: 'tester-title' }, 'Policy tester'),
+    h('p', {}, 'Paste a token from your workload to see each check the token endpoint runs, and the true reason a token is refused.'),
+    form,
+    output,
+  );
+}
+
+function testResult(result: TestResult): HTMLElement {
+  const summary =
+    result.result === 'pass'
+      ? `Pass: the exchange would issue an access token valid for ${result.expires_in} seconds.`
+      : `Fail: the exchange would be refused at the step “${STEP_LABELS[result.steps.find((step) => step.status === 'failed')?.name ?? ''] ?? 'unknown'}”.`;
+  const steps = h('ol', { class: 'steps', id: 'tester-steps' });
+  for (const step of result.steps) {
+    append(
+      steps,
+      h(
+        'li',
+        { class: `step ${step.status}`, 'data-step': step.name, 'data-status': step.status },
+        h('span', { class: 'step-name' }, STEP_LABELS[step.name] ?? step.name),
+        ' ',
+        h('span', { class: 'status' }, STATUS_LABELS[step.status] ?? step.status),
+        h('p', { class: 'detail' }, step.detail),
+      ),
+    );
+  }
+  return h('div', { class: `card result ${result.result}` }, h('p', { class: 'summary', id: 'tester-summary' }, summary), steps);
+}
+
+function selectForTest(policyId: string): void {
+  const select = document.getElementById('tester-policy') as HTMLSelectElement | null;
+  if (!select) return;
+  select.value = policyId;
+  document.getElementById('tester-token')?.focus();
+}
+
+// ---------------------------------------------------------------------------------------
+// Recent exchanges
+
+function eventsSection(): HTMLElement {
+  const policySelect = h('select', { id: 'events-policy' });
+  policyOptions(policySelect);
+  const show = h('button', { type: 'button', class: 'secondary', disabled: state!.policies.length === 0, onclick: () => void showEvents(policySelect.value) }, 'Show exchanges');
+  return h(
+    'section',
+    { 'aria-labelledby': 'events-title', id: 'events' },
+    h('h2', { id: 'events-title' }, 'Recent exchanges'),
+    h('div', { class: 'card inline-form' }, field('Policy', policySelect).wrapper, show),
+    h('div', { id: 'events-output', 'aria-live': 'polite' }),
+  );
+}
+
+async function showEvents(policyId: string): Promise<void> {
+  const output = document.getElementById('events-output');
+  const select = document.getElementById('events-policy') as HTMLSelectElement | null;
+  if (!output) return;
+  if (select) select.value = policyId;
+  replaceChildren(output, h('p', { role: 'status' }, 'Loading…'));
+  try {
+    const { data } = await api<{ data: ExchangeEvent[] }>('GET', `/workload-identity/events?policy_id=${encodeURIComponent(policyId)}&limit=20`);
+    if (data.length === 0) {
+      replaceChildren(output, h('p', { class: 'empty' }, 'No exchanges yet for this policy.'));
+    } else {
+      const table = h(
+        'table',
+        { id: 'events-table' },
+        h('caption', {}, 'Newest first'),
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'Outcome'), h('th', { scope: 'col' }, 'Reason'), h('th', { scope: 'col' }, 'Subject'), h('th', { scope: 'col' }, 'Address'))),
+      );
+      const body = h('tbody');
+      for (const event of data) {
+        append(
+          body,
+          h(
+            'tr',
+            { class: event.outcome },
+            h('td', {}, new Date(event.time).toLocaleString()),
+            h('td', {}, event.outcome),
+            h('td', {}, event.reason ?? ''),
+            h('td', { class: 'mono' }, event.subject === null ? '' : `${event.subject}${event.subject_verified ? '' : ' (unverified)'}`),
+            h('td', { class: 'mono' }, event.source_ip),
+          ),
+        );
+      }
+      append(table, body);
+      replaceChildren(output, h('div', { class: 'table-scroll' }, table));
+    }
+  } catch (error) {
+    replaceChildren(output, h('p', { class: 'form-error', role: 'alert' }, messageOf(error)));
+  }
+  output.scrollIntoView({ block: 'nearest' });
+}
+
+// ---------------------------------------------------------------------------------------
+
+if (storedKey()) void load();
+else showSignIn();
