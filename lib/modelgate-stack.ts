@@ -127,7 +127,7 @@ export class ModelgateStack extends Stack {
 
     new ServiceAlarms(this, 'Alarms', {
       stage: api.deploymentStage,
-      functions: { catalog, tokenExchange, jwks, management, inference, signingKeyRegistrar: registrar },
+      functions: { catalog, tokenExchange, jwks, management, inference, settingsPage, signingKeyRegistrar: registrar },
       webAclMetricName: firewall.metricName,
       customResourceFunctions: [registration.frameworkFunction],
       topic: settings.alarmTopicArn ? sns.Topic.fromTopicArn(this, 'AlarmTopic', settings.alarmTopicArn) : undefined,
@@ -136,6 +136,10 @@ export class ModelgateStack extends Stack {
     new CfnOutput(this, 'ApiUrl', {
       value: api.restApi.urlForPath(API_BASE_PATH),
       description: 'Base URL of the API, e.g. https://<id>.execute-api.<region>.amazonaws.com/v1/api/v1',
+    });
+    new CfnOutput(this, 'SettingsPageUrl', {
+      value: api.restApi.urlForPath(settingsPagePath()),
+      description: 'The Workload identity settings page (sign in with a management key)',
     });
     for (const { schema, table } of tables.all) {
       new CfnOutput(this, `${schema.id[0]!.toUpperCase()}${schema.id.slice(1)}TableName`, {
@@ -161,6 +165,13 @@ const PROJECT_ROOT = path.resolve(__dirname, '..');
 function buildSettingsPageCommand(outDir: string): string {
   const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
   return ['node', path.join(PROJECT_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(PROJECT_ROOT, 'web', 'build-cli.ts'), outDir].map(quote).join(' ');
+}
+
+/** The settings page's path, from the route table. */
+function settingsPagePath(): string {
+  const route = ROUTES.find((r) => r.function === 'settingsPage' && !r.path.includes('{'));
+  if (!route) throw new Error('The route table has no settings page route');
+  return resourcePath(route);
 }
 
 /** The token endpoint's full path, from the route table rather than a second literal. */

@@ -3,11 +3,8 @@ import { apiHandler } from '../http/middleware';
 import { createManagementApi, type ManagementDeps } from '../management/management-api';
 import type { Telemetry } from '../observability/telemetry';
 
-/**
- * Keys, workspaces and guardrails live in the keys table; issuers and policies in the policies
- * table. The policy tester counts against the token endpoint's per-address counters.
- */
-export const MANAGEMENT_FUNCTION = { tables: ['keys', 'policies', 'rateCounters'] } as const satisfies FunctionRequirements;
+/** Keys, workspaces and guardrails live in the keys table; issuers and policies in the policies table. */
+export const MANAGEMENT_FUNCTION = { tables: ['keys', 'policies'] } as const satisfies FunctionRequirements;
 
 export interface ManagementHandlerDeps extends ManagementDeps {
   telemetry: Telemetry;

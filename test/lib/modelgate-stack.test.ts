@@ -1,3 +1,5 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -280,7 +282,7 @@ describe('functions', () => {
         SIGNING_KEY_ARN: keyArn,
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('policies'), ...table('rateCounters') },
+      management: { ...base, ...table('keys'), ...table('policies') },
       inference: {
         ...base,
         ...table('keys'),
@@ -332,6 +334,15 @@ describe('functions', () => {
     }
   });
 
+  it('packages the built settings page with its function, which may use nothing but its logs and traces', () => {
+    const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, FUNCTION_PREFIX.settingsPage)]!;
+    const assetHash = String(fn.Properties?.Code?.S3Key).replace(/\.zip$/, '');
+    const packaged = join(synthesized.app.outdir, `asset.${assetHash}`, 'settings-page');
+    expect(readdirSync(packaged).sort()).toEqual(['workload-identity.css', 'workload-identity.html', 'workload-identity.js']);
+    expect(readFileSync(join(packaged, 'workload-identity.html'), 'utf8')).toContain('src="workload-identity/assets/workload-identity.js"');
+    expect(functionActions(template, FUNCTION_PREFIX.settingsPage).filter((a) => !/^(logs|xray):/.test(a))).toEqual([]);
+  });
+
   it('lets only token exchange, management and the registrar write, each to its own tables', () => {
     const writesOf = (prefix: string): string[] =>
       functionStatements(template, prefix)
@@ -344,7 +355,7 @@ describe('functions', () => {
       catalog: [],
       tokenExchange: ['rateCounters'],
       jwks: [],
-      management: ['keys', 'policies', 'rateCounters'],
+      management: ['keys', 'policies'],
       inference: [],
       settingsPage: [],
       signingKeyRegistrar: ['keys'],
@@ -642,5 +653,6 @@ describe('outputs', () => {
       expect(outputs[name]!.Value).toEqual({ Ref: tableLogicalId(template, id) });
     }
     expect(JSON.stringify(outputs.ApiUrl!.Value)).toContain(`${API_BASE_PATH}"`);
+    expect(JSON.stringify(outputs.SettingsPageUrl!.Value)).toContain('/settings/workload-identity"');
   });
 });

@@ -93,11 +93,11 @@ if (!browserAvailable) {
   });
 
   it('signs in with the keyboard and keeps the key in sessionStorage only', async () => {
-    await expect(page.getByLabel('Management key').evaluate((element) => element === document.activeElement)).resolves.toBe(true);
+    await expect(page.getByLabel('Management key').evaluate((element) => element === element.ownerDocument.activeElement)).resolves.toBe(true);
     await signIn(service.runtime.demo.keys.managementReadWrite);
     await page.getByText('Workload identity federation is included in your plan.').waitFor();
     expect(await page.locator('#plan').textContent()).toBe('enterprise');
-    const storage = await page.evaluate(() => ({ session: Object.values(sessionStorage), local: localStorage.length, cookie: document.cookie, url: location.href }));
+    const storage = await page.evaluate('({ session: Object.values(sessionStorage), local: localStorage.length, cookie: document.cookie, url: location.href })');
     expect(storage).toEqual({ session: [service.runtime.demo.keys.managementReadWrite], local: 0, cookie: '', url: pageUrl });
   });
 
@@ -176,7 +176,7 @@ if (!browserAvailable) {
     expect(await card.locator('.policy-id').textContent()).toBe(policyId);
     await card.getByRole('button', { name: 'Copy the id of policy Deploy from main' }).click();
     await card.getByText('Copied').waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(policyId);
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(policyId);
   });
 
   it('runs the tester: a good token passes every step, the wrong audience fails at aud', async () => {
@@ -228,7 +228,7 @@ if (!browserAvailable) {
 
   it('labels every control', async () => {
     const unlabelled = await page.locator('input, select, textarea').evaluateAll((controls) =>
-      controls.filter((control) => ((control as HTMLInputElement).labels?.length ?? 0) === 0 && !control.getAttribute('aria-label')).map((control) => control.outerHTML),
+      controls.filter((control) => ((control as unknown as { labels: unknown[] | null }).labels?.length ?? 0) === 0 && !control.getAttribute('aria-label')).map((control) => control.outerHTML),
     );
     expect(unlabelled).toEqual([]);
   });
@@ -236,7 +236,7 @@ if (!browserAvailable) {
   it('signs out, forgetting the key; a read-only key sees everything with the write controls disabled', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Management key').waitFor();
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
 
     await signIn(service.runtime.demo.keys.managementReadOnly);
     await page.locator('#read-only-note').waitFor();
@@ -253,7 +253,7 @@ if (!browserAvailable) {
 
   it('fits a 360 px wide screen without sideways scrolling', async () => {
     await page.setViewportSize({ width: 360, height: 800 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
     await page.screenshot({ path: join(SCREENSHOTS, 'workload-identity-360px.png'), fullPage: true });
     await page.setViewportSize({ width: 1200, height: 900 });
   });
@@ -274,7 +274,7 @@ if (!browserAvailable) {
     await page.getByLabel('Management key').fill(service.runtime.demo.keys.workspace);
     await page.keyboard.press('Enter');
     await expect(page.getByRole('alert').textContent()).resolves.toBe('This key cannot manage the organization: Operation reserved for management keys.');
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
   it('ran no alert, broke no content security rule and threw no script error', () => {
