@@ -12,6 +12,7 @@ import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { LocalSigner } from '../lambdas/signing/local-signer';
 import { LOCAL_AWS_ENV, startEmbeddedDynamoDb } from './embedded-dynamodb';
 import { writeFileAtomically } from './files';
+import { reconcileIndexes } from './reconcile-indexes';
 import { createLocalApiServer, type LambdaHandler } from './http-server';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
@@ -58,6 +59,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const dynamo = await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
   try {
     await createTables(dynamo.client);
+    if (options.persist !== false) await reconcileAfterUncleanStop(dynamo.client);
     Object.assign(process.env, {
       ...LOCAL_AWS_ENV,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
@@ -100,6 +102,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   } catch (error) {
     await dynamo.stop();
     throw error;
+  }
+}
+
+/** Data kept from an earlier run may come from a process that was killed mid-write. */
+async function reconcileAfterUncleanStop(client: Parameters<typeof reconcileIndexes>[0]): Promise<void> {
+  const { restored, removed } = await reconcileIndexes(client);
+  if (restored + removed > 0) {
+    console.warn(`local data: repaired the listing index after an unclean stop (${restored} entries restored, ${removed} without their item removed)`);
   }
 }
 

@@ -246,22 +246,12 @@ export class DynamoAccountStore implements AccountStore {
 
   async getGuardrails(organizationId: string, ids: readonly string[]): Promise<Guardrail[]> {
     const unique = [...new Set(ids)];
-    const found: Guardrail[] = [];
-    // BatchGetItem takes at most 100 keys per call.
-    for (let start = 0; start < unique.length; start += 100) {
-      let keys: Record<string, string>[] = unique
-        .slice(start, start + 100)
-        .map((id) => ({ pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` }));
-      while (keys.length > 0) {
-        const result = await this.client.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const item of result.Responses?.[this.tableName] ?? []) found.push(strip<Guardrail>(item));
-        keys = (result.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, string>[] | undefined) ?? [];
-      }
-    }
-    const order = new Map(unique.map((id, i) => [id, i]));
-    return found.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    const items = await this.batchGet(unique.map((id) => ({ pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` })));
+    // In the order asked, skipping ids whose guardrail is gone.
+    return unique.flatMap((id) => {
+      const item = items.get(itemId(orgPk(organizationId), `GUARDRAIL#${id}`));
+      return item ? [strip<Guardrail>(item)] : [];
+    });
   }
 
   async listGuardrails(organizationId: string): Promise<Guardrail[]> {
@@ -301,21 +291,56 @@ export class DynamoAccountStore implements AccountStore {
     });
   }
 
+  /**
+   * A listing through the index: the index says which items belong to it, the items
+   * themselves what they hold (strongly consistent). An index entry is a second copy
+   * written apart from its item, and either write can be lost on its own (a crash between
+   * them in the embedded store, replication lag in DynamoDB): a listing built from the
+   * copies could show a key that no longer exists, and so could not be deleted, or a
+   * state the key does not have. Entries whose item is gone are left out.
+   */
   private async queryIndex<T>(gsi1pk: string): Promise<T[]> {
-    // Global secondary indexes are eventually consistent; lists may lag a write briefly.
-    return this.queryAll<T>({
+    const entries = await this.queryAllRaw({
       IndexName: BY_ORGANIZATION_INDEX,
       KeyConditionExpression: 'gsi1pk = :pk',
       ExpressionAttributeValues: { ':pk': gsi1pk },
+      ProjectionExpression: 'pk, sk',
+    });
+    const keys = entries.map((entry) => ({ pk: entry.pk as string, sk: entry.sk as string }));
+    const items = await this.batchGet(keys);
+    return keys.flatMap((key) => {
+      const item = items.get(itemId(key.pk, key.sk));
+      return item && item.gsi1pk === gsi1pk ? [strip<T>(item)] : [];
     });
   }
 
+  /** Items by key, read consistently, 100 per call (BatchGetItem's limit), retrying unprocessed keys. */
+  private async batchGet(keys: readonly { pk: string; sk: string }[]): Promise<Map<string, Record<string, unknown>>> {
+    const found = new Map<string, Record<string, unknown>>();
+    const unique = [...new Map(keys.map((key) => [itemId(key.pk, key.sk), key])).values()];
+    for (let start = 0; start < unique.length; start += 100) {
+      let pending: Record<string, unknown>[] = unique.slice(start, start + 100);
+      while (pending.length > 0) {
+        const result = await this.client.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of result.Responses?.[this.tableName] ?? []) found.set(itemId(item.pk as string, item.sk as string), item);
+        pending = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      }
+    }
+    return found;
+  }
+
   private async queryAll<T>(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<T[]> {
-    const items: T[] = [];
+    return (await this.queryAllRaw(input)).map((item) => strip<T>(item));
+  }
+
+  private async queryAllRaw(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
       const page = await this.client.send(new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: startKey }));
-      for (const item of page.Items ?? []) items.push(strip<T>(item));
+      items.push(...(page.Items ?? []));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
     return items;
@@ -365,6 +390,7 @@ export class DynamoAccountStore implements AccountStore {
 const orgPk = (id: string) => `ORG#${id}`;
 const keyPk = (hash: string) => `APIKEY#${hash}`;
 const slugSk = (slug: string) => `SLUG#${slug}`;
+const itemId = (pk: string, sk: string) => `${pk}\n${sk}`;
 
 /** How long a slug claim without its workspace is honoured before it counts as abandoned. */
 const ABANDONED_CLAIM_MS = 60_000;
