@@ -34,9 +34,9 @@ export class ModelgateStack extends Stack {
     const serviceFunction = (
       id: string,
       file: string,
-      options: Omit<ServiceFunctionProps, 'entry' | 'stageName'>,
+      options: Omit<ServiceFunctionProps, 'entry' | 'stageName' | 'logLevel'>,
     ): ServiceFunction =>
-      new ServiceFunction(this, id, { entry: path.join(FUNCTIONS_DIR, file), stageName, ...options });
+      new ServiceFunction(this, id, { entry: path.join(FUNCTIONS_DIR, file), stageName, logLevel: settings.logLevel, ...options });
 
     // Every function that authenticates callers reads the keys table: API keys, and the
     // signing-key records that verify issued access tokens without calling KMS.
@@ -74,14 +74,13 @@ export class ModelgateStack extends Stack {
 
     const management = serviceFunction('Management', 'management.ts', {
       description: 'Management API: keys, workspaces, guardrails',
-    })
-      .bindTable(keys, 'readWrite')
-      .bindTable(models, 'read');
+    }).bindTable(keys, 'readWrite');
 
     const inference = serviceFunction('Inference', 'inference.ts', {
       description: 'POST /chat/completions',
       // API Gateway gives up on an integration after 29 s; waiting longer is wasted.
       timeout: Duration.seconds(29),
+      environment: { INFERENCE_UPSTREAM: settings.inferenceUpstream },
     })
       .bindTable(keys, 'read')
       .bindTable(models, 'read');
@@ -89,7 +88,6 @@ export class ModelgateStack extends Stack {
     const registrar = serviceFunction('SigningKeyRegistrar', 'signing-key-registrar.ts', {
       description: 'Deploy time: records the KMS public key as a signing-key record',
       timeout: Duration.seconds(30),
-      environment: { SIGNING_KEY_ARN: signingKey.keyArn },
     }).bindTable(keys, 'readWrite');
     new SigningKeyRegistration(this, 'SigningKeyRegistration', { signingKey, registrar });
 

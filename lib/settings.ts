@@ -1,4 +1,5 @@
 import type { Node } from 'constructs';
+import { INFERENCE_UPSTREAMS, LOG_LEVELS, type InferenceUpstreamName, type LogLevel } from '../lambdas/config';
 
 /**
  * The deployment settings of one modelgate stack. `bin/app.ts` reads them from the CDK
@@ -37,6 +38,16 @@ export interface ModelgateSettings {
    * @default 30
    */
   readonly catalogCacheSeconds: number;
+  /**
+   * Where completions go: `echo` answers with the prompt (smoke tests), `none` answers 503.
+   * @default 'none'
+   */
+  readonly inferenceUpstream: InferenceUpstreamName;
+  /**
+   * Level of every function's logger: DEBUG, INFO, WARN or ERROR.
+   * @default 'INFO'
+   */
+  readonly logLevel: LogLevel;
 }
 
 export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
@@ -46,6 +57,8 @@ export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
   regionalHostnames: Object.freeze({}),
   accessTokenMaxLifetimeSeconds: 900,
   catalogCacheSeconds: 30,
+  inferenceUpstream: 'none',
+  logLevel: 'INFO',
 });
 
 /** The context key of each setting, e.g. `modelgate:stageName`. */
@@ -71,6 +84,9 @@ export function readSettingsFromContext(node: Node): ModelgateSettings {
       DEFAULT_SETTINGS.accessTokenMaxLifetimeSeconds,
     catalogCacheSeconds:
       asNumber(raw('catalogCacheSeconds'), 'catalogCacheSeconds') ?? DEFAULT_SETTINGS.catalogCacheSeconds,
+    inferenceUpstream: (asString(raw('inferenceUpstream'), 'inferenceUpstream') ??
+      DEFAULT_SETTINGS.inferenceUpstream) as InferenceUpstreamName,
+    logLevel: (asString(raw('logLevel'), 'logLevel') ?? DEFAULT_SETTINGS.logLevel) as LogLevel,
   });
 }
 
@@ -92,6 +108,12 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
   checkInteger('wafGeneralRateLimit', settings.wafGeneralRateLimit, WAF_RATE_LIMIT_MIN, WAF_RATE_LIMIT_MAX);
   checkInteger('accessTokenMaxLifetimeSeconds', settings.accessTokenMaxLifetimeSeconds, 60, 900);
   checkInteger('catalogCacheSeconds', settings.catalogCacheSeconds, 0, 3600);
+  if (!INFERENCE_UPSTREAMS.includes(settings.inferenceUpstream)) {
+    fail('inferenceUpstream', `must be one of ${INFERENCE_UPSTREAMS.join(', ')}, got ${JSON.stringify(settings.inferenceUpstream)}`);
+  }
+  if (!LOG_LEVELS.includes(settings.logLevel)) {
+    fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(settings.logLevel)}`);
+  }
   const hostnames: Record<string, string> = {};
   for (const [region, host] of Object.entries(settings.regionalHostnames)) {
     if (!/^[a-z0-9-]+$/.test(region)) fail('regionalHostnames', `region "${region}" must be lowercase letters, digits or "-"`);

@@ -1,19 +1,30 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
+import { CatalogCache } from '../lambdas/catalog/catalog-cache';
+import { randomId, systemClock, type Clock } from '../lambdas/clock';
+import type { LogLevel } from '../lambdas/config';
+import { createCatalogHandler } from '../lambdas/handlers/catalog';
+import { createInferenceHandler } from '../lambdas/handlers/inference';
+import { createJwksHandler } from '../lambdas/handlers/jwks';
+import { createManagementHandler } from '../lambdas/handlers/management';
+import { createTokenExchangeHandler } from '../lambdas/handlers/token-exchange';
+import { echoUpstream } from '../lambdas/inference/upstream';
+import { createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
+import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
+import { LocalSigner } from '../lambdas/signing/local-signer';
+import { registerSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
-import { ALL_TABLES, TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
-import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
-import { LocalSigner } from '../lambdas/signing/local-signer';
-import { LOCAL_AWS_ENV, startEmbeddedDynamoDb } from './embedded-dynamodb';
+import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
+import { startEmbeddedDynamoDb } from './embedded-dynamodb';
 import { writeFileAtomically } from './files';
 import { reconcileIndexes } from './reconcile-indexes';
 import { createLocalApiServer, type LambdaHandler } from './http-server';
+import { ReadableLogger } from './readable-logger';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
 
@@ -30,6 +41,14 @@ export interface LocalRuntimeOptions {
   regionalHostnames?: Record<string, string>;
   /** @default 2 */
   catalogCacheSeconds?: number;
+  /** SPEC 8: retired signing keys stay published this long. @default 900 */
+  accessTokenMaxLifetimeSeconds?: number;
+  /** @default 'INFO' */
+  logLevel?: LogLevel;
+  /** Where log lines go. @default standard error */
+  log?: (line: string) => void;
+  /** @default the system clock */
+  clock?: Clock;
   /**
    * Accept loopback issuer and JWKS hosts, so a development identity provider on this machine
    * can be configured. @default true, unless MODELGATE_ALLOW_LOOPBACK_ISSUERS is "0"
@@ -48,36 +67,62 @@ export interface LocalRuntime {
 export const RUNTIME_FILE = 'runtime.json';
 
 /**
- * The local composition root: the embedded DynamoDB with the stack's tables, a local
- * ES256 signer, and the same handler exports behind an HTTP server. The handlers read
- * their configuration from the environment, as in Lambda, so it is set before they load
- * (one runtime per process).
+ * The local composition root, the second one beside the Lambda entries
+ * (lambdas/functions/*.ts): the embedded DynamoDB with the stack's tables, a local ES256
+ * signer, the echo inference upstream and readable log lines, handed to the same handler
+ * factories (lambdas/handlers/*.ts) the Lambda entries call. Nothing is read from or
+ * written to `process.env`, so several runtimes can share a process.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const dataDir = resolve(options.dataDir ?? '.local');
   mkdirSync(dataDir, { recursive: true });
+  const clock = options.clock ?? systemClock;
   const dynamo = await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
   try {
     await createTables(dynamo.client);
-    if (options.persist !== false) await reconcileAfterUncleanStop(dynamo.client);
-    Object.assign(process.env, {
-      ...LOCAL_AWS_ENV,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      ...Object.fromEntries(ALL_TABLES.map((table) => [table.envVar, table.localName])),
-      REGIONAL_HOSTNAMES: JSON.stringify(options.regionalHostnames ?? { eu: 'eu.localhost' }),
-      CATALOG_CACHE_SECONDS: String(options.catalogCacheSeconds ?? 2),
-      LOCAL_SIGNING_KEY_PATH: join(dataDir, 'signing-key.pem'),
-      INFERENCE_UPSTREAM: 'echo',
-      [ALLOW_LOOPBACK_ISSUERS_ENV]: (options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0') ? '1' : '0',
-      STAGE: 'local',
-    });
+    // Messages for whoever started the service; log lines once it serves go to the logger.
+    const warn = options.log ?? ((line: string) => console.warn(line));
+    if (options.persist !== false) await reconcileAfterUncleanStop(dynamo.client, warn);
 
     const documentClient = createDocumentClient(dynamo.client);
     const accounts = new DynamoAccountStore(documentClient, TABLE_SCHEMAS.keys.localName);
-    await seedCatalog(new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName));
-    await registerLocalSigningKey(documentClient, process.env.LOCAL_SIGNING_KEY_PATH!);
+    const accountsService = new AccountsService({ store: accounts, clock });
+    const catalogStore = new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName);
+    const signingKeys = new DynamoSigningKeyStore(documentClient, TABLE_SCHEMAS.keys.localName);
+    await seedCatalog(catalogStore);
 
-    const handlers = await loadHandlers();
+    // The same registration path as the deploy-time registrar: the local key becomes the
+    // active signing key, and a replaced key file retires the previous one.
+    const signer = await LocalSigner.fromFile(join(dataDir, 'signing-key.pem'));
+    await registerSigningKey(signingKeys, { kid: signer.kid, keyRef: 'local:signing-key.pem', publicJwk: signer.publicJwk }, clock);
+
+    const logLevel = options.logLevel ?? 'INFO';
+    const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel }, options.log);
+    const telemetry = (functionName: FunctionId): Telemetry => createTelemetry({ functionName, logLevel, localLogger: logger });
+    const regionalHostnames = options.regionalHostnames ?? { eu: 'eu.localhost' };
+    // One catalog cache serves both functions that read the catalog: one process, one copy.
+    const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2);
+    const handlers: Record<FunctionId, LambdaHandler> = {
+      catalog: createCatalogHandler({ accounts, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
+      tokenExchange: createTokenExchangeHandler({ telemetry: telemetry('tokenExchange') }),
+      jwks: createJwksHandler({
+        signingKeys,
+        clock,
+        accessTokenMaxLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900,
+        telemetry: telemetry('jwks'),
+      }),
+      management: createManagementHandler({ accounts, service: accountsService, clock, telemetry: telemetry('management') }),
+      inference: createInferenceHandler({
+        accounts,
+        catalog,
+        clock,
+        regionalHostnames,
+        upstream: echoUpstream,
+        newId: randomId,
+        telemetry: telemetry('inference'),
+      }),
+    };
+
     const server = createLocalApiServer(handlers);
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', reject);
@@ -86,7 +131,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
     // demo.json is written last: its presence means the service is ready to serve.
-    const demo = await ensureDemoOrganization(new AccountsService({ store: accounts }), accounts, join(dataDir, 'demo.json'), baseUrl);
+    const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl, warn);
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
 
     return {
@@ -106,41 +151,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 }
 
 /** Data kept from an earlier run may come from a process that was killed mid-write. */
-async function reconcileAfterUncleanStop(client: Parameters<typeof reconcileIndexes>[0]): Promise<void> {
+async function reconcileAfterUncleanStop(client: Parameters<typeof reconcileIndexes>[0], warn: (line: string) => void): Promise<void> {
   const { restored, removed } = await reconcileIndexes(client);
   if (restored + removed > 0) {
-    console.warn(`local data: repaired the listing index after an unclean stop (${restored} entries restored, ${removed} without their item removed)`);
+    warn(`local data: repaired the listing index after an unclean stop (${restored} entries restored, ${removed} without their item removed)`);
   }
-}
-
-async function registerLocalSigningKey(documentClient: ReturnType<typeof createDocumentClient>, path: string): Promise<void> {
-  const signer = await LocalSigner.fromFile(path);
-  const store = new DynamoSigningKeyStore(documentClient, TABLE_SCHEMAS.keys.localName);
-  if ((await store.list()).some((record) => record.kid === signer.kid)) return;
-  await store.put({
-    kid: signer.kid,
-    keyRef: 'local:signing-key.pem',
-    publicJwk: signer.publicJwk,
-    status: 'active',
-    createdAt: new Date().toISOString(),
-    retiredAt: null,
-  });
-}
-
-/** The same handler exports the Lambda functions run, loaded after the environment is set. */
-async function loadHandlers(): Promise<Record<FunctionId, LambdaHandler>> {
-  const [catalog, tokenExchange, jwks, management, inference] = await Promise.all([
-    import('../lambdas/functions/catalog'),
-    import('../lambdas/functions/token-exchange'),
-    import('../lambdas/functions/jwks'),
-    import('../lambdas/functions/management'),
-    import('../lambdas/functions/inference'),
-  ]);
-  return {
-    catalog: catalog.handler as LambdaHandler,
-    tokenExchange: tokenExchange.handler as LambdaHandler,
-    jwks: jwks.handler as LambdaHandler,
-    management: management.handler as LambdaHandler,
-    inference: inference.handler as LambdaHandler,
-  };
 }

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AccountsService } from '../accounts/accounts-service';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
 import { ACCESS_LEVELS, KEY_KINDS, type Principal } from '../accounts/types';
-import { NotFoundError, invalidParameter } from '../http/api-errors';
+import { NotFoundError, invalidParameter } from '../errors';
 import {
   nullableString,
   nullableStringList,

@@ -188,7 +188,7 @@ describe('functions', () => {
   it('passes each function exactly the tables it is granted, plus its settings', () => {
     const table = (id: TableId) => ({ [TABLE_SCHEMAS[id].envVar]: { Ref: tableLogicalId(template, id) } });
     const keyArn = { 'Fn::GetAtt': [logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey'), 'Arn'] };
-    const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName };
+    const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName, LOG_LEVEL: settings.logLevel };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
       catalog: {
         ...base,
@@ -206,9 +206,9 @@ describe('functions', () => {
         SIGNING_KEY_ARN: keyArn,
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('models') },
-      inference: { ...base, ...table('keys'), ...table('models') },
-      signingKeyRegistrar: { ...base, ...table('keys'), SIGNING_KEY_ARN: keyArn },
+      management: { ...base, ...table('keys') },
+      inference: { ...base, ...table('keys'), ...table('models'), INFERENCE_UPSTREAM: settings.inferenceUpstream },
+      signingKeyRegistrar: { ...base, ...table('keys') },
     };
     for (const [id, prefix] of Object.entries(FUNCTION_PREFIX)) {
       const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, prefix)]!;

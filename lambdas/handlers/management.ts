@@ -1,0 +1,16 @@
+import type { FunctionRequirements } from '../config';
+import { apiHandler } from '../http/middleware';
+import { createManagementApi, type ManagementDeps } from '../management/management-api';
+import type { Telemetry } from '../observability/telemetry';
+
+/** Keys, workspaces and guardrails all live in the keys table. */
+export const MANAGEMENT_FUNCTION = { tables: ['keys'] } as const satisfies FunctionRequirements;
+
+export interface ManagementHandlerDeps extends ManagementDeps {
+  telemetry: Telemetry;
+}
+
+/** The management API: `/keys`, `/workspaces`, `/guardrails`. */
+export function createManagementHandler(deps: ManagementHandlerDeps) {
+  return apiHandler(createManagementApi(deps), deps.telemetry);
+}
