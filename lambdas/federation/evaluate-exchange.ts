@@ -35,7 +35,11 @@ export interface ExchangeRequestInput {
   policyId: string;
 }
 
-/** Allowed clock difference between the identity provider and the service for `exp`, `nbf` and `iat`. */
+/**
+ * Allowed clock difference between the identity provider and the service for `nbf` and
+ * `iat`. None for `exp`: an issued token never outlives the exchanged one (SPEC 5 rule 4),
+ * so a token past its `exp` could only yield a token that is already expired.
+ */
 export const CLOCK_LEEWAY_SECONDS = 30;
 /** SPEC 8: `sub` and each `aud` value. */
 export const MAX_CLAIM_CHARS = 512;
@@ -301,7 +305,7 @@ async function checkSignature(deps: ExchangeDependencies, token: DecodedToken, i
   return { detail: `The ${alg} signature verifies with ${keyName} of ${from}. ${validity}` };
 }
 
-/** RFC 7519 §4.1.4-4.1.6 with {@link CLOCK_LEEWAY_SECONDS} of leeway; `exp` is required (SPEC 4.3 rule 2). */
+/** RFC 7519 §4.1.4-4.1.6: `exp` required (SPEC 4.3 rule 2) and in the future; {@link CLOCK_LEEWAY_SECONDS} of leeway for `nbf` and `iat`. */
 function checkValidity(payload: Record<string, unknown>, now: Date): string | Refusal {
   const nowSeconds = now.getTime() / 1000;
   const at = (seconds: number) => (Number.isFinite(seconds * 1000) && Math.abs(seconds) < 8.64e12 ? new Date(seconds * 1000).toISOString() : String(seconds));
@@ -309,8 +313,8 @@ function checkValidity(payload: Record<string, unknown>, now: Date): string | Re
   const { exp, nbf, iat } = payload;
   if (exp === undefined) return new Refusal('expired', 'The token has no exp claim; an expiry is required (SPEC 4.3 rule 2).');
   if (!isNumericDate(exp)) return new Refusal('malformed_token', 'The token exp claim is not a number of seconds (NumericDate).');
-  if (nowSeconds >= exp + CLOCK_LEEWAY_SECONDS) {
-    return new Refusal('expired', `The token expired at ${at(exp)}; it is now ${now.toISOString()} (${leeway}).`);
+  if (nowSeconds >= exp) {
+    return new Refusal('expired', `The token expired at ${at(exp)}; it is now ${now.toISOString()} (no leeway on exp: an issued token never outlives the exchanged one).`);
   }
   if (nbf !== undefined) {
     if (!isNumericDate(nbf)) return new Refusal('malformed_token', 'The token nbf claim is not a number of seconds (NumericDate).');
@@ -324,7 +328,7 @@ function checkValidity(payload: Record<string, unknown>, now: Date): string | Re
       return new Refusal('not_yet_valid', `The token was issued in the future, at ${at(iat)}; it is now ${now.toISOString()} (${leeway}).`);
     }
   }
-  return `It is valid until ${at(exp)} (${leeway}).`;
+  return `It is valid until ${at(exp)} (nbf and iat with ${leeway}).`;
 }
 
 function checkIssuer(iss: unknown, issuer: FederationIssuer): Refusal | null {
