@@ -74,8 +74,10 @@ export class ModelgateStack extends Stack {
     }).bindTable(keys, 'read');
 
     const management = serviceFunction('Management', 'management.ts', {
-      description: 'Management API: keys, workspaces, guardrails',
-    }).bindTable(keys, 'readWrite');
+      description: 'Management API: keys, workspaces, guardrails, workload identity',
+    })
+      .bindTable(keys, 'readWrite')
+      .bindTable(policies, 'readWrite');
 
     const inference = serviceFunction('Inference', 'inference.ts', {
       description: 'POST /chat/completions',

@@ -219,7 +219,7 @@ describe('functions', () => {
         SIGNING_KEY_ARN: keyArn,
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys') },
+      management: { ...base, ...table('keys'), ...table('policies') },
       inference: {
         ...base,
         ...table('keys'),
@@ -269,7 +269,7 @@ describe('functions', () => {
       catalog: [],
       tokenExchange: ['rateCounters'],
       jwks: [],
-      management: ['keys'],
+      management: ['keys', 'policies'],
       inference: [],
       signingKeyRegistrar: ['keys'],
     });
