@@ -163,8 +163,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
     // demo.json is written last: its presence means the service is ready to serve.
-    const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl, warn);
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
+    const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl, warn);
 
     return {
       baseUrl,
