@@ -18,6 +18,8 @@ import { LocalSigner } from '../lambdas/signing/local-signer';
 import { registerSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
+import { DynamoUsageStore } from '../lambdas/store/dynamo-usage-store';
+import { USAGE_SORT_DAYS } from '../lambdas/usage/usage';
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
@@ -107,7 +109,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const telemetry = (functionName: FunctionId): Telemetry => createTelemetry({ functionName, logLevel, localLogger: logger });
     const regionalHostnames = options.regionalHostnames ?? { eu: 'eu.localhost' };
     // One catalog cache serves both functions that read the catalog: one process, one copy.
-    const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2);
+    const usage = new DynamoUsageStore(documentClient, TABLE_SCHEMAS.usage.localName);
+    const catalogCacheSeconds = options.catalogCacheSeconds ?? 2;
+    const catalog = new CatalogCache(catalogStore, clock, catalogCacheSeconds, {
+      recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
+      maxAgeSeconds: catalogCacheSeconds,
+    });
     const handlers: Record<FunctionId, FunctionHandler> = {
       catalog: createCatalogHandler({ accounts, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
       tokenExchange: createTokenExchangeHandler({ telemetry: telemetry('tokenExchange') }),
@@ -117,9 +124,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         accessTokenMaxLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900,
         telemetry: telemetry('jwks'),
       }),
-      management: createManagementHandler({ accounts, service: accountsService, clock, telemetry: telemetry('management') }),
+      management: createManagementHandler({ accounts, service: accountsService, usage, clock, telemetry: telemetry('management') }),
       inference: createInferenceHandler({
         accounts,
+        usage,
         catalog,
         clock,
         regionalHostnames,

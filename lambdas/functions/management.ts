@@ -7,6 +7,7 @@ import { MANAGEMENT_FUNCTION, createManagementHandler } from '../handlers/manage
 import { createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { createDocumentClient } from '../store/dynamo-client';
+import { DynamoUsageStore } from '../store/dynamo-usage-store';
 
 const config = loadConfig(process.env, MANAGEMENT_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'management', logLevel: config.logLevel });
@@ -16,6 +17,7 @@ const accounts = new DynamoAccountStore(documentClient, config.tables.keys);
 export const handler = createManagementHandler({
   accounts,
   service: new AccountsService({ store: accounts, clock: systemClock }),
+  usage: new DynamoUsageStore(documentClient, config.tables.usage),
   clock: systemClock,
   telemetry,
 });
