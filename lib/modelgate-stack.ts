@@ -77,9 +77,10 @@ export class ModelgateStack extends Stack {
     }).bindTable(keys, 'read');
 
     const management = serviceFunction('Management', 'management.ts', {
-      description: 'Management API: keys, workspaces, guardrails',
+      description: 'Management API: keys, workspaces, guardrails, workload identity',
     })
       .bindTable(keys, 'readWrite')
+      .bindTable(policies, 'readWrite')
       .bindTable(usage, 'read');
 
     const inference = serviceFunction('Inference', 'inference.ts', {

@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { CatalogCache } from '../lambdas/catalog/catalog-cache';
 import { randomId, systemClock, type Clock } from '../lambdas/clock';
-import { DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
+import { ALLOW_LOOPBACK_ISSUERS_ENV, DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
+import { FederationService } from '../lambdas/federation/federation-service';
 import { createCatalogHandler } from '../lambdas/handlers/catalog';
 import { createInferenceHandler } from '../lambdas/handlers/inference';
 import { createJwksHandler } from '../lambdas/handlers/jwks';
@@ -20,6 +21,7 @@ import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
 import { DynamoUsageStore } from '../lambdas/store/dynamo-usage-store';
 import { USAGE_SORT_DAYS } from '../lambdas/usage/usage';
+import { DynamoFederationStore } from '../lambdas/store/dynamo-federation-store';
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
@@ -108,6 +110,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel }, options.log);
     const telemetry = (functionName: FunctionId): Telemetry => createTelemetry({ functionName, logLevel, localLogger: logger });
     const regionalHostnames = options.regionalHostnames ?? { eu: 'eu.localhost' };
+    // A development identity provider on this machine may be configured, unless turned off.
+    const allowLoopback = options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0';
     // One catalog cache serves both functions that read the catalog: one process, one copy.
     const usage = new DynamoUsageStore(documentClient, TABLE_SCHEMAS.usage.localName);
     const catalogCacheSeconds = options.catalogCacheSeconds ?? 2;
@@ -124,7 +128,19 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         accessTokenMaxLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900,
         telemetry: telemetry('jwks'),
       }),
-      management: createManagementHandler({ accounts, service: accountsService, usage, clock, telemetry: telemetry('management') }),
+      management: createManagementHandler({
+        accounts,
+        service: accountsService,
+        federation: new FederationService({
+          store: new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock),
+          accounts,
+          hosts: { allowLoopback },
+          clock,
+        }),
+        usage,
+        clock,
+        telemetry: telemetry('management'),
+      }),
       inference: createInferenceHandler({
         accounts,
         usage,

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { AccountsService } from '../lambdas/accounts/accounts-service';
 import type { CatalogStore } from '../lambdas/catalog/catalog-store';
+import type { FederationService } from '../lambdas/federation/federation-service';
 import type { SeedSources } from './seed-endpoints';
 import { UsageError } from './errors';
 
@@ -17,6 +18,8 @@ export interface OpsIo {
 export interface OpsServices {
   accounts: AccountsService;
   catalog: CatalogStore;
+  /** Issuers and policies; absent on a deployed stack when POLICIES_TABLE is not set. */
+  federation?: FederationService;
   /** Real endpoint records and model statistics for deriving demo endpoints. @default the files in data/ */
   seedSources?: () => SeedSources;
 }

@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
+import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
+import { FederationService } from '../lambdas/federation/federation-service';
+import { DynamoFederationStore } from '../lambdas/store/dynamo-federation-store';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
@@ -19,6 +22,7 @@ const LOCAL_PROBE_TIMEOUT_MS = 3000;
 
 const KEYS = TABLE_SCHEMAS.keys;
 const MODELS = TABLE_SCHEMAS.models;
+const POLICIES = TABLE_SCHEMAS.policies;
 
 /**
  * The target the flags select: a deployed stack with `--aws`, or when its table variables
@@ -38,7 +42,8 @@ export function connectAws(env: NodeJS.ProcessEnv): ConnectedServices {
       `a deployed stack needs ${KEYS.envVar} and ${MODELS.envVar} (the stack outputs KeysTableName and ModelsTableName); missing: ${missing.join(', ')}`,
     );
   }
-  return services(new DynamoDBClient({}), env[KEYS.envVar]!, env[MODELS.envVar]!);
+  // A deployed service never trusts loopback issuers.
+  return services(new DynamoDBClient({}), env[KEYS.envVar]!, env[MODELS.envVar]!, env[POLICIES.envVar] || undefined, false);
 }
 
 /** The local runtime: the embedded DynamoDB that `<dataDir>/runtime.json` names, checked to answer. */
@@ -72,14 +77,29 @@ export async function connectLocal(dataDir: string): Promise<ConnectedServices> 
         : `${LOCAL_NOT_RUNNING} (nothing answers at ${endpoint}, named in ${file})`,
     );
   }
-  return services(client, KEYS.localName, MODELS.localName);
+  // As the local runtime: loopback issuers are accepted unless MODELGATE_ALLOW_LOOPBACK_ISSUERS=0.
+  return services(client, KEYS.localName, MODELS.localName, POLICIES.localName, process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0');
 }
 
-function services(client: DynamoDBClient, keysTable: string, modelsTable: string): ConnectedServices {
+function services(
+  client: DynamoDBClient,
+  keysTable: string,
+  modelsTable: string,
+  policiesTable: string | undefined,
+  allowLoopbackIssuers: boolean,
+): ConnectedServices {
   const documentClient = createDocumentClient(client);
+  const accountStore = new DynamoAccountStore(documentClient, keysTable);
   return {
-    accounts: new AccountsService({ store: new DynamoAccountStore(documentClient, keysTable) }),
+    accounts: new AccountsService({ store: accountStore }),
     catalog: new DynamoCatalogStore(documentClient, modelsTable),
+    federation: policiesTable
+      ? new FederationService({
+          store: new DynamoFederationStore(documentClient, policiesTable),
+          accounts: accountStore,
+          hosts: { allowLoopback: allowLoopbackIssuers },
+        })
+      : undefined,
     close: () => client.destroy(),
   };
 }

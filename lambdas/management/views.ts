@@ -1,4 +1,5 @@
 import type { ApiKeyRecord, Guardrail, Principal, Workspace } from '../accounts/types';
+import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { NO_USAGE, type ActivityRow, type KeyUsage } from '../usage/usage';
 
 /** Wire shapes of the management API, following the public OpenAPI document's field names. */
@@ -105,5 +106,37 @@ export function activityView(row: Omit<ActivityRow, 'keyHash'>) {
     reasoning_tokens: 0,
     requests_via_api_key: row.requestsViaApiKey,
     requests_via_federation_policy: row.requestsViaPolicy,
+  };
+}
+
+/** Workload identity: the admin API's issuer shape. */
+export function issuerView(issuer: FederationIssuer) {
+  return {
+    id: issuer.id,
+    name: issuer.name,
+    issuer_url: issuer.issuerUrl,
+    jwks_url: issuer.jwksUrl,
+    jwks: issuer.jwks,
+    check_jti: issuer.checkJti,
+    created_at: issuer.createdAt,
+    updated_at: issuer.updatedAt,
+  };
+}
+
+/** Workload identity: the admin API's policy shape. */
+export function policyView(policy: FederationPolicy) {
+  return {
+    id: policy.id,
+    name: policy.name,
+    issuer_id: policy.issuerId,
+    subject: policy.subject,
+    audience: policy.audience,
+    condition: policy.condition,
+    api_key_hash: policy.apiKeyHash,
+    scope: policy.scope,
+    enabled: policy.enabled,
+    claim_checks: { scopes: policy.claimChecks.scopes, token_type: policy.claimChecks.tokenType },
+    created_at: policy.createdAt,
+    updated_at: policy.updatedAt,
   };
 }

@@ -220,7 +220,7 @@ describe('functions', () => {
         SIGNING_KEY_ARN: keyArn,
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('usage') },
+      management: { ...base, ...table('keys'), ...table('policies'), ...table('usage') },
       inference: {
         ...base,
         ...table('keys'),
@@ -271,7 +271,7 @@ describe('functions', () => {
       catalog: [],
       tokenExchange: ['rateCounters'],
       jwks: [],
-      management: ['keys'],
+      management: ['keys', 'policies'],
       inference: ['usage'],
       signingKeyRegistrar: ['keys'],
     });
