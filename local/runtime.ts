@@ -13,7 +13,7 @@ import { createManagementHandler } from '../lambdas/handlers/management';
 import { createTokenExchangeHandler } from '../lambdas/handlers/token-exchange';
 import { fileCredentials } from '../lambdas/inference/provider-credentials';
 import { upstreamOptions } from '../lambdas/inference/upstream-options';
-import { createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
+import { catalogLoadRecorder, createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { LocalSigner } from '../lambdas/signing/local-signer';
 import { registerSigningKey } from '../lambdas/signing/signing-key-registry';
@@ -115,7 +115,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // One catalog cache serves both functions that read the catalog: one process, one copy.
     const usage = new DynamoUsageStore(documentClient, TABLE_SCHEMAS.usage.localName);
     const catalogCacheSeconds = options.catalogCacheSeconds ?? 2;
-    const catalog = new CatalogCache(catalogStore, clock, catalogCacheSeconds, {
+    const catalog = new CatalogCache(catalogStore, clock, catalogCacheSeconds, catalogLoadRecorder(telemetry('catalog')), {
       recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
       maxAgeSeconds: catalogCacheSeconds,
     });

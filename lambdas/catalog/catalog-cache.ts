@@ -12,6 +12,9 @@ export interface UsageFigures {
   maxAgeSeconds: number;
 }
 
+/** Told when the cache (re)loads the catalog, e.g. to count reloads as a metric. */
+export type CatalogLoadListener = (loaded: { version: string | undefined; entries: number }) => void;
+
 /**
  * The catalog of one Lambda container, held in memory. For `maxAgeSeconds` after a check
  * it is served as is; after that the next request reads the version item (one GetItem)
@@ -35,6 +38,7 @@ export class CatalogCache {
     private readonly store: CatalogStore,
     private readonly clock: Clock,
     private readonly maxAgeSeconds: number,
+    private readonly onLoad: CatalogLoadListener = () => undefined,
     private readonly usage?: UsageFigures,
   ) {}
 
@@ -64,6 +68,7 @@ export class CatalogCache {
       const catalog = await this.store.load();
       this.entries = catalog.entries;
       this.version = catalog.version;
+      this.onLoad({ version: catalog.version, entries: catalog.entries.length });
     }
     if (usageDue) {
       this.figures = await this.usage!.recent(now);

@@ -7,7 +7,7 @@ import { loadConfig } from '../config';
 import { INFERENCE_FUNCTION, createInferenceHandler } from '../handlers/inference';
 import { secretsManagerCredentials } from '../inference/secrets-manager-credentials';
 import { upstreamOptions } from '../inference/upstream-options';
-import { createTelemetry } from '../observability/telemetry';
+import { catalogLoadRecorder, createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
 import { createDocumentClient } from '../store/dynamo-client';
@@ -23,7 +23,7 @@ const secretArn = config.inference.providerCredentialsSecretArn;
 export const handler = createInferenceHandler({
   accounts: new DynamoAccountStore(documentClient, config.tables.keys),
   usage,
-  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds, {
+  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds, catalogLoadRecorder(telemetry), {
     recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
     maxAgeSeconds: USAGE_FIGURES_SECONDS,
   }),

@@ -1,5 +1,5 @@
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 
@@ -37,9 +37,28 @@ export class SigningKey extends Construct {
     return this.key.keyId;
   }
 
-  /** Lets the grantee sign token digests: `kms:Sign` and nothing else. */
-  grantSign(grantee: iam.IGrantable): iam.Grant {
-    return this.key.grant(grantee, 'kms:Sign');
+  private signer: iam.IRole | undefined;
+
+  /**
+   * Makes `role` the one principal that may sign with this key: it is granted `kms:Sign`
+   * (and nothing else), and the key policy denies `kms:Sign` to every other principal, so a
+   * broad IAM permission elsewhere (`kms:*` on `*`, an administrator) cannot mint access
+   * tokens. The account root keeps every other action: administration stays possible.
+   */
+  grantSign(role: iam.IRole): iam.Grant {
+    if (this.signer) throw new Error('Only one role may sign access tokens; grantSign was already called');
+    this.signer = role;
+    this.key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'OnlyTheTokenExchangeSigns',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['kms:Sign'],
+        resources: ['*'],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': role.roleArn } },
+      }),
+    );
+    return this.key.grant(role, 'kms:Sign');
   }
 
   /** Lets the grantee read the public key: `kms:GetPublicKey` and nothing else. */
