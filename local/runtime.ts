@@ -19,6 +19,8 @@ import { LocalSigner } from '../lambdas/signing/local-signer';
 import { registerSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
+import { DynamoUsageStore } from '../lambdas/store/dynamo-usage-store';
+import { USAGE_SORT_DAYS } from '../lambdas/usage/usage';
 import { DynamoFederationStore } from '../lambdas/store/dynamo-federation-store';
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
@@ -116,7 +118,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // A development identity provider on this machine may be configured, unless turned off.
     const allowLoopback = options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0';
     // One catalog cache serves both functions that read the catalog: one process, one copy.
-    const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2, catalogLoadRecorder(telemetry('catalog')));
+    const usage = new DynamoUsageStore(documentClient, TABLE_SCHEMAS.usage.localName);
+    const catalogCacheSeconds = options.catalogCacheSeconds ?? 2;
+    const catalog = new CatalogCache(catalogStore, clock, catalogCacheSeconds, catalogLoadRecorder(telemetry('catalog')), {
+      recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
+      maxAgeSeconds: catalogCacheSeconds,
+    });
     const handlers: Record<FunctionId, FunctionHandler> = {
       catalog: createCatalogHandler({ accounts, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
       tokenExchange: createTokenExchangeHandler({ telemetry: telemetry('tokenExchange') }),
@@ -135,11 +142,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
           hosts: { allowLoopback },
           clock,
         }),
+        usage,
         clock,
         telemetry: telemetry('management'),
       }),
       inference: createInferenceHandler({
         accounts,
+        usage,
         catalog,
         clock,
         regionalHostnames,
