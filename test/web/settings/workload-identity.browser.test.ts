@@ -40,6 +40,13 @@ if (!browserAvailable) {
   const token = (claims: Record<string, unknown> = {}) => idp.sign({ sub: SUBJECT, aud: AUDIENCE, ...claims });
   const apiGet = async (path: string) => (await service.call(path, { key: service.runtime.demo.keys.managementReadWrite })).body;
 
+  /** The text of `selector` once it shows `expected` (answers arrive asynchronously; the CPU is shared). */
+  async function textWhen(selector: string, expected: string | RegExp): Promise<string | null> {
+    const locator = page.locator(selector).filter({ hasText: expected }).first();
+    await locator.waitFor();
+    return locator.textContent();
+  }
+
   async function signIn(key: string): Promise<void> {
     await page.getByLabel('Management key').fill(key);
     await page.keyboard.press('Enter');
@@ -60,7 +67,7 @@ if (!browserAvailable) {
     pageUrl = service.runtime.baseUrl.replace(/\/api\/v1$/, '/settings/workload-identity');
     context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(pageUrl).origin });
-    context.setDefaultTimeout(5000);
+    context.setDefaultTimeout(10_000);
     page = await context.newPage();
     page.on('dialog', (dialog) => {
       problems.push(`${dialog.type()}: ${dialog.message()}`);
@@ -105,7 +112,7 @@ if (!browserAvailable) {
     await page.locator('#issuer-name').fill('CI identity provider');
     await page.locator('#issuer-url').fill(idp.issuerUrl.replace('https://', 'http://'));
     await page.getByRole('button', { name: 'Add issuer' }).click();
-    await expect(page.locator('#issuer-url-error').textContent()).resolves.toBe('Invalid issuer_url: must be an https:// URL');
+    expect(await textWhen('#issuer-url-error', 'Invalid')).toBe('Invalid issuer_url: must be an https:// URL');
     expect(await page.locator('#issuer-url').getAttribute('aria-invalid')).toBe('true');
 
     await page.locator('#issuer-url').fill(idp.issuerUrl);
@@ -160,7 +167,7 @@ if (!browserAvailable) {
     await page.locator('#policy-condition').fill('subjekt.startsWith("repo:acme/")');
     await page.getByText('Not valid: unknown variable subjekt').waitFor();
     await page.getByRole('button', { name: 'Create policy' }).click();
-    await expect(page.locator('#policy-condition-error').textContent()).resolves.toBe('Invalid condition: unknown variable subjekt');
+    expect(await textWhen('#policy-condition-error', 'Invalid')).toBe('Invalid condition: unknown variable subjekt');
 
     await page.locator('#policy-condition').fill('subject.startsWith("repo:acme/")');
     await page.getByText('The condition is valid.').waitFor();
@@ -183,13 +190,13 @@ if (!browserAvailable) {
     await page.locator('#tester-policy').selectOption(policyId);
     await page.locator('#tester-token').fill(token({ exp: Math.floor(Date.now() / 1000) + 600 }));
     await page.getByRole('button', { name: 'Run test' }).click();
-    await expect(page.locator('#tester-summary').textContent()).resolves.toMatch(/^Pass: the exchange would issue an access token valid for (59[89]|600) seconds\.$/);
+    expect(await textWhen('#tester-summary', /^(Pass|Fail)/)).toMatch(/^Pass: the exchange would issue an access token valid for (59[89]|600) seconds\.$/);
     expect(await page.locator('#tester-steps li').evaluateAll((items) => items.map((item) => item.getAttribute('data-status')))).toEqual(Array(9).fill('passed'));
     await page.screenshot({ path: join(SCREENSHOTS, 'workload-identity-desktop.png'), fullPage: true });
 
     await page.locator('#tester-token').fill(token({ aud: 'https://wrong.example' }));
     await page.getByRole('button', { name: 'Run test' }).click();
-    await expect(page.locator('#tester-summary').textContent()).resolves.toBe('Fail: the exchange would be refused at the step “Audience (aud)”.');
+    expect(await textWhen('#tester-summary', /^(Pass|Fail)/)).toBe('Fail: the exchange would be refused at the step “Audience (aud)”.');
     const failed = page.locator('#tester-steps li[data-status="failed"]');
     expect(await failed.getAttribute('data-step')).toBe('aud');
     expect(await failed.locator('.detail').textContent()).toBe(`No aud value of the token ("https://wrong.example") equals the policy audience "${AUDIENCE}" exactly.`);
@@ -206,6 +213,7 @@ if (!browserAvailable) {
     await page.locator('#tester-policy').selectOption(policyId);
     await page.locator('#tester-token').fill(token());
     await page.getByRole('button', { name: 'Run test' }).click();
+    await textWhen('#tester-summary', /^(Pass|Fail)/);
     await expect(page.locator('#tester-steps li[data-status="failed"]').getAttribute('data-step')).resolves.toBe('policy_state');
     await expect(page.locator('#tester-steps li[data-status="failed"] .detail').textContent()).resolves.toBe('The policy "Deploy from main" is paused.');
   });
@@ -273,7 +281,7 @@ if (!browserAvailable) {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Management key').fill(service.runtime.demo.keys.workspace);
     await page.keyboard.press('Enter');
-    await expect(page.getByRole('alert').textContent()).resolves.toBe('This key cannot manage the organization: Operation reserved for management keys.');
+    expect(await textWhen('[role=alert]', 'cannot manage')).toBe('This key cannot manage the organization: Operation reserved for management keys.');
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
