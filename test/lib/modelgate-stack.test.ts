@@ -312,6 +312,8 @@ describe('functions', () => {
     expect(dynamo.length).toBeGreaterThan(0);
     for (const statement of dynamo) {
       expect(statement.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SIGNING_KEY_PARTITION] } });
+      // Scan carries no leading key, so the condition could not hold it back.
+      expect([statement.Action].flat()).not.toContain('dynamodb:Scan');
     }
   });
 
