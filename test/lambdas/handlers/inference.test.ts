@@ -27,6 +27,7 @@ describe('inference handler telemetry', () => {
       clock: new FixedClock(),
       regionalHostnames: {},
       upstream: { upstreams: {} } as never,
+      usage: { record: async () => undefined },
       telemetry,
     });
     const event = {
