@@ -17,6 +17,14 @@ export interface ServiceConfig {
   /** File holding the local ES256 signing key (local runtime only). */
   readonly localSigningKeyPath?: string;
   readonly stage: string;
+  /**
+   * The service's API base URL, e.g. `https://api.example.com/api/v1`: the `iss` and `aud`
+   * of issued access tokens. Required by the functions that issue or accept them.
+   */
+  readonly apiBaseUrl?: string;
+  /** SPEC 8: token exchanges one source address may request per window. */
+  readonly exchangeRateLimit: number;
+  readonly exchangeRateWindowSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -36,6 +44,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, requiredTables: readonly Tabl
     signingKeyArn: env.SIGNING_KEY_ARN || undefined,
     localSigningKeyPath: env.LOCAL_SIGNING_KEY_PATH || undefined,
     stage: env.STAGE || 'local',
+    apiBaseUrl: parseBaseUrl(env.API_BASE_URL),
+    exchangeRateLimit: parseNumber(env, 'EXCHANGE_RATE_LIMIT', 60, 1, 1_000_000),
+    exchangeRateWindowSeconds: parseNumber(env, 'EXCHANGE_RATE_WINDOW_SECONDS', 60, 1, 3600),
   });
 }
 
@@ -47,6 +58,23 @@ function parseNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/** An absolute URL without a trailing slash; plain HTTP only on a loopback host (the local runtime). */
+function parseBaseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`API_BASE_URL must be an absolute URL, got "${raw}"`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new ConfigError(`API_BASE_URL must be an https:// URL, got "${raw}"`);
+  }
+  if (url.search || url.hash || raw.endsWith('/')) throw new ConfigError(`API_BASE_URL must have no query, fragment or trailing slash, got "${raw}"`);
+  return raw;
 }
 
 function parseHostnames(raw: string | undefined): Record<string, string> {

@@ -27,6 +27,8 @@ export interface LocalRuntimeOptions {
   regionalHostnames?: Record<string, string>;
   /** @default 2 */
   catalogCacheSeconds?: number;
+  /** Token exchanges per source address per minute. @default MODELGATE_EXCHANGE_LIMIT, else 60 */
+  exchangeLimit?: number;
 }
 
 export interface LocalRuntime {
@@ -60,6 +62,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       LOCAL_SIGNING_KEY_PATH: join(dataDir, 'signing-key.pem'),
       INFERENCE_UPSTREAM: 'echo',
       STAGE: 'local',
+      EXCHANGE_RATE_LIMIT: String(options.exchangeLimit ?? (process.env.MODELGATE_EXCHANGE_LIMIT || 60)),
+      EXCHANGE_RATE_WINDOW_SECONDS: '60',
     });
 
     const documentClient = createDocumentClient(dynamo.client);
@@ -67,7 +71,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     await seedCatalog(new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName));
     await registerLocalSigningKey(documentClient, process.env.LOCAL_SIGNING_KEY_PATH!);
 
-    const handlers = await loadHandlers();
+    // The handlers load once the port, and so the API base URL (the `iss` of issued
+    // tokens), is known; nothing is served before demo.json says the service is ready.
+    const handlers = {} as Record<FunctionId, LambdaHandler>;
     const server = createLocalApiServer(handlers);
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', reject);
@@ -75,6 +81,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
+    process.env.API_BASE_URL = baseUrl;
+    try {
+      Object.assign(handlers, await loadHandlers());
+    } catch (error) {
+      server.close();
+      throw error;
+    }
     // demo.json is written last: its presence means the service is ready to serve.
     const demo = await ensureDemoOrganization(new AccountsService({ store: accounts }), accounts, join(dataDir, 'demo.json'), baseUrl);
     writeFileSync(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);

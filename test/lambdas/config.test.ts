@@ -11,6 +11,9 @@ describe('loadConfig', () => {
       signingKeyArn: undefined,
       localSigningKeyPath: undefined,
       stage: 'local',
+      apiBaseUrl: undefined,
+      exchangeRateLimit: 60,
+      exchangeRateWindowSeconds: 60,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -21,6 +24,9 @@ describe('loadConfig', () => {
     [{ KEYS_TABLE: 'k', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '3600' }, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS must be an integer from 60 to 900, got "3600"'],
     [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '["eu"]' }, 'REGIONAL_HOSTNAMES must be a JSON object of region to hostname'],
     [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '{"eu":""}' }, 'REGIONAL_HOSTNAMES.eu must be a hostname'],
+    [{ KEYS_TABLE: 'k', API_BASE_URL: 'http://api.example.com/api/v1' }, 'API_BASE_URL must be an https:// URL, got "http://api.example.com/api/v1"'],
+    [{ KEYS_TABLE: 'k', API_BASE_URL: 'https://api.example.com/api/v1/' }, 'API_BASE_URL must have no query, fragment or trailing slash, got "https://api.example.com/api/v1/"'],
+    [{ KEYS_TABLE: 'k', EXCHANGE_RATE_LIMIT: '0' }, 'EXCHANGE_RATE_LIMIT must be an integer from 1 to 1000000, got "0"'],
   ])('fails fast on %p', (env, message) => {
     expect(() => loadConfig(env, ['keys'])).toThrow(new ConfigError(message));
   });

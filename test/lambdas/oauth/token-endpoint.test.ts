@@ -17,9 +17,11 @@ describe('POST /oauth/token on the local service', () => {
     const response = await exchange('grant_type=client_credentials');
     expect(response.status).toBe(400);
     expect(response.headers.get('cache-control')).toBe('no-store');
+    const requestId = response.headers.get('x-request-id');
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(response.body).toEqual({
       error: 'unsupported_grant_type',
-      error_description: 'grant_type must be urn:ietf:params:oauth:grant-type:token-exchange',
+      error_description: `grant_type must be urn:ietf:params:oauth:grant-type:token-exchange (request id ${requestId})`,
     });
   });
 
@@ -36,7 +38,7 @@ describe('POST /oauth/token on the local service', () => {
       }).toString(),
     );
     expect(notJwt.status).toBe(400);
-    expect(notJwt.body).toEqual({ error: 'invalid_request', error_description: 'subject_token is not a JWT' });
+    expect(notJwt.body).toEqual({ error: 'invalid_request', error_description: `subject_token is not a JWT (request id ${notJwt.headers.get('x-request-id')})` });
   });
 
   it('answers a well-formed exchange naming no configured policy with the generic invalid_grant', async () => {
@@ -49,6 +51,9 @@ describe('POST /oauth/token on the local service', () => {
       }).toString(),
     );
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: 'invalid_grant', error_description: 'The subject token or federation policy is not valid' });
+    expect(response.body).toEqual({
+      error: 'invalid_grant',
+      error_description: `The subject token or federation policy is not valid (request id ${response.headers.get('x-request-id')})`,
+    });
   });
 });
