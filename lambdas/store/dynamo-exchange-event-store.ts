@@ -36,43 +36,46 @@ export class DynamoExchangeEventStore implements ExchangeEventStore {
   }
 
   async list({ organizationId, policyId, limit, cursor, now }: ExchangeEventQuery): Promise<ExchangeEventPage> {
-    const start = cursor === undefined ? undefined : decodeCursor(cursor);
-    const common = {
-      TableName: this.tableName,
-      ScanIndexForward: false,
-      Limit: limit,
-      // DynamoDB deletes expired items late: an expired event is absent on read.
-      FilterExpression: 'expiresAt > :now',
-    };
     const nowSeconds = Math.floor(now.getTime() / 1000);
-    const result = await this.client.send(
-      policyId !== undefined
-        ? new QueryCommand({
-            ...common,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': policyPk(organizationId, policyId), ':now': nowSeconds },
-            ConsistentRead: true,
-            ExclusiveStartKey: start && { pk: policyPk(organizationId, policyId), sk: start.order },
-          })
-        : new QueryCommand({
-            ...common,
-            IndexName: BY_ORGANIZATION_INDEX,
-            KeyConditionExpression: 'gsi1pk = :pk',
-            ExpressionAttributeValues: { ':pk': orgPk(organizationId), ':now': nowSeconds },
-            ExclusiveStartKey: start && {
-              pk: policyPk(organizationId, start.policyId),
-              sk: start.order,
-              gsi1pk: orgPk(organizationId),
-              gsi1sk: start.order,
-            },
-          }),
-    );
-    const events = (result.Items ?? []).map(({ pk: _pk, sk: _sk, gsi1pk: _gpk, gsi1sk: _gsk, ...event }) => event as ExchangeEvent);
-    const last = result.LastEvaluatedKey;
+    const events: ExchangeEvent[] = [];
+    let start: Record<string, unknown> | undefined = cursor === undefined ? undefined : this.startKey(organizationId, policyId, decodeCursor(cursor));
+    // Expired events are filtered after the read, so a page is topped up until it is full.
+    do {
+      const base = {
+        TableName: this.tableName,
+        ScanIndexForward: false,
+        Limit: limit - events.length,
+        // DynamoDB deletes expired items late: an expired event is absent on read.
+        FilterExpression: 'expiresAt > :now',
+        ExclusiveStartKey: start,
+      };
+      const result = await this.client.send(
+        policyId !== undefined
+          ? new QueryCommand({
+              ...base,
+              KeyConditionExpression: 'pk = :pk',
+              ExpressionAttributeValues: { ':pk': policyPk(organizationId, policyId), ':now': nowSeconds },
+              ConsistentRead: true,
+            })
+          : new QueryCommand({
+              ...base,
+              IndexName: BY_ORGANIZATION_INDEX,
+              KeyConditionExpression: 'gsi1pk = :pk',
+              ExpressionAttributeValues: { ':pk': orgPk(organizationId), ':now': nowSeconds },
+            }),
+      );
+      for (const { pk: _pk, sk: _sk, gsi1pk: _gpk, gsi1sk: _gsk, ...event } of result.Items ?? []) events.push(event as ExchangeEvent);
+      start = result.LastEvaluatedKey;
+    } while (start && events.length < limit);
     return {
       events,
-      nextCursor: last ? encodeCursor({ order: String(last.sk), policyId: String(last.pk).split('#')[2] ?? '' }) : null,
+      nextCursor: start ? encodeCursor({ order: String(start.sk), policyId: String(start.pk).split('#')[2] ?? '' }) : null,
     };
+  }
+
+  private startKey(organizationId: string, policyId: string | undefined, position: Cursor): Record<string, unknown> {
+    const key = { pk: policyPk(organizationId, policyId ?? position.policyId), sk: position.order };
+    return policyId !== undefined ? key : { ...key, gsi1pk: orgPk(organizationId), gsi1sk: position.order };
   }
 }
 
