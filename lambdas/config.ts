@@ -25,7 +25,16 @@ export interface ServiceConfig {
   /** SPEC 8: token exchanges one source address may request per window. */
   readonly exchangeRateLimit: number;
   readonly exchangeRateWindowSeconds: number;
+  /**
+   * Accept issuer and JWKS URLs on loopback hosts (127.0.0.0/8, ::1, localhost), so a
+   * development identity provider works against the local runtime. Never on a deployed stage.
+   * @default false
+   */
+  readonly allowLoopbackIssuers: boolean;
 }
+
+/** Set by the local runtime only (`MODELGATE_ALLOW_LOOPBACK_ISSUERS=0` turns it off there). */
+export const ALLOW_LOOPBACK_ISSUERS_ENV = 'MODELGATE_ALLOW_LOOPBACK_ISSUERS';
 
 export class ConfigError extends Error {}
 
@@ -36,6 +45,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, requiredTables: readonly Tabl
     if (!name) throw new ConfigError(`${TABLE_SCHEMAS[id].envVar} is not set`);
     tables[id] = name;
   }
+  const stage = env.STAGE || 'local';
+  const allowLoopbackIssuers = parseFlag(env, ALLOW_LOOPBACK_ISSUERS_ENV);
+  if (allowLoopbackIssuers && stage !== 'local') {
+    throw new ConfigError(`${ALLOW_LOOPBACK_ISSUERS_ENV} is for the local runtime only, not stage "${stage}"`);
+  }
   return Object.freeze({
     tables: Object.freeze(tables),
     regionalHostnames: Object.freeze(parseHostnames(env.REGIONAL_HOSTNAMES)),
@@ -43,7 +57,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, requiredTables: readonly Tabl
     accessTokenMaxLifetimeSeconds: parseNumber(env, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS', 900, 60, 900),
     signingKeyArn: env.SIGNING_KEY_ARN || undefined,
     localSigningKeyPath: env.LOCAL_SIGNING_KEY_PATH || undefined,
-    stage: env.STAGE || 'local',
+    stage,
+    allowLoopbackIssuers,
     apiBaseUrl: parseBaseUrl(env.API_BASE_URL),
     exchangeRateLimit: parseNumber(env, 'EXCHANGE_RATE_LIMIT', 60, 1, 1_000_000),
     exchangeRateWindowSeconds: parseNumber(env, 'EXCHANGE_RATE_WINDOW_SECONDS', 60, 1, 3600),
@@ -75,6 +90,13 @@ function parseBaseUrl(raw: string | undefined): string | undefined {
   }
   if (url.search || url.hash || raw.endsWith('/')) throw new ConfigError(`API_BASE_URL must have no query, fragment or trailing slash, got "${raw}"`);
   return raw;
+}
+
+function parseFlag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`${name} must be 1 or 0, got "${raw}"`);
 }
 
 function parseHostnames(raw: string | undefined): Record<string, string> {

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
@@ -29,6 +30,11 @@ export interface LocalRuntimeOptions {
   catalogCacheSeconds?: number;
   /** Token exchanges per source address per minute. @default MODELGATE_EXCHANGE_LIMIT, else 60 */
   exchangeLimit?: number;
+  /**
+   * Accept loopback issuer and JWKS hosts, so a development identity provider on this machine
+   * can be configured. @default true, unless MODELGATE_ALLOW_LOOPBACK_ISSUERS is "0"
+   */
+  allowLoopbackIssuers?: boolean;
 }
 
 export interface LocalRuntime {
@@ -61,6 +67,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       CATALOG_CACHE_SECONDS: String(options.catalogCacheSeconds ?? 2),
       LOCAL_SIGNING_KEY_PATH: join(dataDir, 'signing-key.pem'),
       INFERENCE_UPSTREAM: 'echo',
+      [ALLOW_LOOPBACK_ISSUERS_ENV]: (options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0') ? '1' : '0',
       STAGE: 'local',
       EXCHANGE_RATE_LIMIT: String(options.exchangeLimit ?? (process.env.MODELGATE_EXCHANGE_LIMIT || 60)),
       EXCHANGE_RATE_WINDOW_SECONDS: '60',

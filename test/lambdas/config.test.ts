@@ -14,6 +14,7 @@ describe('loadConfig', () => {
       apiBaseUrl: undefined,
       exchangeRateLimit: 60,
       exchangeRateWindowSeconds: 60,
+      allowLoopbackIssuers: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -27,7 +28,18 @@ describe('loadConfig', () => {
     [{ KEYS_TABLE: 'k', API_BASE_URL: 'http://api.example.com/api/v1' }, 'API_BASE_URL must be an https:// URL, got "http://api.example.com/api/v1"'],
     [{ KEYS_TABLE: 'k', API_BASE_URL: 'https://api.example.com/api/v1/' }, 'API_BASE_URL must have no query, fragment or trailing slash, got "https://api.example.com/api/v1/"'],
     [{ KEYS_TABLE: 'k', EXCHANGE_RATE_LIMIT: '0' }, 'EXCHANGE_RATE_LIMIT must be an integer from 1 to 1000000, got "0"'],
+    [{ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: 'yes' }, 'MODELGATE_ALLOW_LOOPBACK_ISSUERS must be 1 or 0, got "yes"'],
+    [
+      { KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'prod' },
+      'MODELGATE_ALLOW_LOOPBACK_ISSUERS is for the local runtime only, not stage "prod"',
+    ],
   ])('fails fast on %p', (env, message) => {
     expect(() => loadConfig(env, ['keys'])).toThrow(new ConfigError(message));
+  });
+
+  it('allows loopback issuers on the local stage only when asked', () => {
+    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1' }, ['keys']).allowLoopbackIssuers).toBe(true);
+    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '0' }, ['keys']).allowLoopbackIssuers).toBe(false);
+    expect(loadConfig({ KEYS_TABLE: 'k', STAGE: 'prod' }, ['keys']).allowLoopbackIssuers).toBe(false);
   });
 });

@@ -1,0 +1,48 @@
+import type { FederationIssuer, FederationPolicy, FederationReader } from './types';
+
+/**
+ * Persistence of issuers and policies: what the token exchange reads ({@link FederationReader})
+ * plus the admin operations. Every write of an existing item is conditional on the version
+ * the caller read, so two concurrent updates never silently overwrite each other: the loser
+ * gets `false` and retries on a fresh read. No operation spans two items atomically (the
+ * embedded DynamoDB has no transactions); the order of the single-item writes is chosen so
+ * that an interrupted operation leaves nothing a reader could take for valid configuration.
+ */
+export interface FederationStore extends FederationReader {
+  /**
+   * Claims the issuer URL within the organization, then writes the issuer. Throws
+   * {@link IssuerUrlTakenError} when another issuer of the organization holds the URL.
+   */
+  createIssuer(issuer: FederationIssuer): Promise<void>;
+  /** Strongly consistent, oldest first. */
+  listIssuers(organizationId: string): Promise<FederationIssuer[]>;
+  /**
+   * Replaces the issuer when its stored version is `expectedVersion` (`next.version` is the
+   * new one). A changed URL is claimed first and the old claim released after. Returns false
+   * when the issuer is gone or was changed meanwhile; throws {@link IssuerUrlTakenError}.
+   */
+  updateIssuer(next: FederationIssuer, expectedVersion: number): Promise<boolean>;
+  /** Deletes the issuer and releases its URL; false when it did not exist. */
+  deleteIssuer(organizationId: string, issuerId: string): Promise<boolean>;
+
+  createPolicy(policy: FederationPolicy): Promise<void>;
+  /** Oldest first; with `issuerId`, only that issuer's policies. May lag a write briefly (index). */
+  listPolicies(organizationId: string, issuerId?: string): Promise<FederationPolicy[]>;
+  /** Replaces the policy when its stored version is `expectedVersion`; false when gone or changed meanwhile. */
+  updatePolicy(next: FederationPolicy, expectedVersion: number): Promise<boolean>;
+  /** False when it did not exist in that organization. */
+  deletePolicy(organizationId: string, policyId: string): Promise<boolean>;
+}
+
+/** Another issuer of the organization has this issuer URL. */
+export class IssuerUrlTakenError extends Error {
+  constructor(readonly issuerUrl: string) {
+    super(`An issuer with issuer_url ${issuerUrl} already exists in this organization`);
+    this.name = 'IssuerUrlTakenError';
+  }
+}
+
+/** Listing order of issuers and policies: by creation time, ties by id. */
+export function byCreation(a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number {
+  return a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
+}
