@@ -43,6 +43,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'DELETE', path: '/guardrails/{id}', function: 'management' },
   { method: 'POST', path: '/guardrails/{id}/assignments/keys', function: 'management' },
   { method: 'POST', path: '/guardrails/{id}/assignments/keys/remove', function: 'management' },
+  // Workload identity: token exchange events, newest first.
+  { method: 'GET', path: '/workload-identity/events', function: 'management' },
 ];
 
 export interface RouteMatch {

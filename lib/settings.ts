@@ -37,6 +37,24 @@ export interface ModelgateSettings {
    * @default 30
    */
   readonly catalogCacheSeconds: number;
+  /**
+   * The public API base URL, the `iss` and `aud` of issued access tokens, e.g.
+   * `https://api.example.com/api/v1` behind a custom domain. Empty: the stage's own URL,
+   * `https://<api id>.execute-api.<region>.amazonaws.com/<stage>/api/v1`.
+   * @default ''
+   */
+  readonly apiBaseUrl: string;
+  /**
+   * Token exchanges one source address may request per window before the token endpoint
+   * answers 429 (checked by the function itself, behind the firewall's own rate rule).
+   * @default 60
+   */
+  readonly exchangeRateLimit: number;
+  /**
+   * The window of {@link exchangeRateLimit}, 1 to 3600 seconds.
+   * @default 60
+   */
+  readonly exchangeRateWindowSeconds: number;
 }
 
 export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
@@ -46,6 +64,9 @@ export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
   regionalHostnames: Object.freeze({}),
   accessTokenMaxLifetimeSeconds: 900,
   catalogCacheSeconds: 30,
+  apiBaseUrl: '',
+  exchangeRateLimit: 60,
+  exchangeRateWindowSeconds: 60,
 });
 
 /** The context key of each setting, e.g. `modelgate:stageName`. */
@@ -71,6 +92,10 @@ export function readSettingsFromContext(node: Node): ModelgateSettings {
       DEFAULT_SETTINGS.accessTokenMaxLifetimeSeconds,
     catalogCacheSeconds:
       asNumber(raw('catalogCacheSeconds'), 'catalogCacheSeconds') ?? DEFAULT_SETTINGS.catalogCacheSeconds,
+    apiBaseUrl: asString(raw('apiBaseUrl'), 'apiBaseUrl') ?? DEFAULT_SETTINGS.apiBaseUrl,
+    exchangeRateLimit: asNumber(raw('exchangeRateLimit'), 'exchangeRateLimit') ?? DEFAULT_SETTINGS.exchangeRateLimit,
+    exchangeRateWindowSeconds:
+      asNumber(raw('exchangeRateWindowSeconds'), 'exchangeRateWindowSeconds') ?? DEFAULT_SETTINGS.exchangeRateWindowSeconds,
   });
 }
 
@@ -92,6 +117,11 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
   checkInteger('wafGeneralRateLimit', settings.wafGeneralRateLimit, WAF_RATE_LIMIT_MIN, WAF_RATE_LIMIT_MAX);
   checkInteger('accessTokenMaxLifetimeSeconds', settings.accessTokenMaxLifetimeSeconds, 60, 900);
   checkInteger('catalogCacheSeconds', settings.catalogCacheSeconds, 0, 3600);
+  checkInteger('exchangeRateLimit', settings.exchangeRateLimit, 1, 1_000_000);
+  checkInteger('exchangeRateWindowSeconds', settings.exchangeRateWindowSeconds, 1, 3600);
+  if (settings.apiBaseUrl !== '' && !/^https:\/\/[^/?#\s]+(\/[^?#\s]*[^/?#\s])?$/.test(settings.apiBaseUrl)) {
+    fail('apiBaseUrl', `must be an https:// URL without query, fragment or trailing slash, got "${settings.apiBaseUrl}"`);
+  }
   const hostnames: Record<string, string> = {};
   for (const [region, host] of Object.entries(settings.regionalHostnames)) {
     if (!/^[a-z0-9-]+$/.test(region)) fail('regionalHostnames', `region "${region}" must be lowercase letters, digits or "-"`);

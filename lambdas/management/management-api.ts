@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AccountsService } from '../accounts/accounts-service';
+import type { ExchangeEventStore } from '../federation/exchange-events';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
 import { ACCESS_LEVELS, KEY_KINDS, type Principal } from '../accounts/types';
 import { NotFoundError, invalidParameter } from '../http/api-errors';
@@ -15,10 +16,13 @@ import {
 } from '../http/fields';
 import { header, jsonBody } from '../http/request';
 import { json } from '../http/responses';
+import { listExchangeEvents } from './exchange-events-api';
 import { guardrailView, keyView, workspaceView } from './views';
 
 export interface ManagementDeps extends AuthenticationDeps {
   service: AccountsService;
+  /** Token exchange events (workload identity). */
+  exchangeEvents: ExchangeEventStore;
 }
 
 type Action = (request: {
@@ -191,6 +195,11 @@ const OPERATIONS: Record<string, Operation> = {
       const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), params.id!, requiredStringList(body, 'key_hashes', 500));
       return json(200, { unassigned_count: count });
     },
+  },
+  'GET /api/v1/workload-identity/events': {
+    access: 'read',
+    run: async ({ principal, event, deps }) =>
+      json(200, await listExchangeEvents(deps.exchangeEvents, deps.clock, orgOf(principal), event.queryStringParameters ?? {})),
   },
 };
 

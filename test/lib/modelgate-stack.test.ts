@@ -204,9 +204,25 @@ describe('functions', () => {
         ...table('rateCounters'),
         ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
         SIGNING_KEY_ARN: keyArn,
+        EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
+        EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
+        API_BASE_URL: {
+          'Fn::Join': [
+            '',
+            [
+              'https://',
+              { Ref: logicalIdOf(template, 'AWS::ApiGateway::RestApi', 'ApiRestApi') },
+              '.execute-api.',
+              { Ref: 'AWS::Region' },
+              '.',
+              { Ref: 'AWS::URLSuffix' },
+              `/${settings.stageName}/api/v1`,
+            ],
+          ],
+        },
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('models') },
+      management: { ...base, ...table('keys'), ...table('models'), ...table('policies') },
       inference: { ...base, ...table('keys'), ...table('models') },
       signingKeyRegistrar: { ...base, ...table('keys'), SIGNING_KEY_ARN: keyArn },
     };
@@ -247,12 +263,24 @@ describe('functions', () => {
         .filter((id, i, all) => all.indexOf(id) === i);
     expect(Object.fromEntries(Object.entries(FUNCTION_PREFIX).map(([id, prefix]) => [id, writesOf(prefix)]))).toEqual({
       catalog: [],
-      tokenExchange: ['rateCounters'],
+      tokenExchange: ['rateCounters', 'policies'],
       jwks: [],
       management: ['keys'],
       inference: [],
       signingKeyRegistrar: ['keys'],
     });
+  });
+  it('lets the token exchange write only event and jti items of the policies table, never an issuer or policy', () => {
+    const policiesTable = tableLogicalId(template, 'policies');
+    const onPolicies = functionStatements(template, FUNCTION_PREFIX.tokenExchange).filter(
+      (s) => JSON.stringify(s.Resource).includes(policiesTable) && DYNAMODB_WRITES.some((w) => s.Action.includes(w)),
+    );
+    expect(onPolicies).toEqual([
+      expect.objectContaining({
+        Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem'],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVENT#*', 'JTI#*'] } },
+      }),
+    ]);
   });
 });
 

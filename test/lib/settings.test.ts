@@ -20,6 +20,9 @@ describe('readSettingsFromContext', () => {
       regionalHostnames: { eu: 'eu.api.example.com' },
       accessTokenMaxLifetimeSeconds: 900,
       catalogCacheSeconds: 30,
+      apiBaseUrl: '',
+      exchangeRateLimit: 60,
+      exchangeRateWindowSeconds: 60,
     });
   });
 
