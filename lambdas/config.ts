@@ -1,3 +1,4 @@
+import { normalizeHostname } from './http/request';
 import { TABLE_SCHEMAS, type TableId } from './store/table-schemas';
 
 /**
@@ -113,7 +114,8 @@ function parseHostnames(raw: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [region, host] of Object.entries(parsed)) {
     if (typeof host !== 'string' || host === '') throw new ConfigError(`REGIONAL_HOSTNAMES.${region} must be a hostname`);
-    out[region] = host.toLowerCase();
+    // Compared with the request's normalised Host, so normalised the same way.
+    out[region] = normalizeHostname(host);
   }
   return out;
 }

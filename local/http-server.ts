@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { matchRoute, type FunctionId } from '../lambdas/routes';
 
@@ -9,18 +10,51 @@ export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => P
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /**
+ * API Gateway's REST API limit on the request line and headers together (10,240 bytes).
+ * Node enforces it while parsing, before any handler runs; see {@link answerClientError}.
+ */
+export const MAX_HEADER_BYTES = 10 * 1024;
+
+/**
  * An HTTP server that plays API Gateway's part: it matches the route table, builds a REST
  * API proxy event (socket address as `sourceIp`, Host passed through) and calls the
  * function's handler export.
  */
 export function createLocalApiServer(handlers: Readonly<Record<FunctionId, LambdaHandler>>, stage = 'local'): Server {
-  return createServer((request, response) => {
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (request, response) => {
     void serve(request, response, handlers, stage).catch((error: Error) => {
       console.error(JSON.stringify({ level: 'error', message: 'local server error', error: error.message }));
       if (!response.headersSent) send(response, { statusCode: 500, body: errorBody(500, 'Internal Server Error') });
       else response.end();
     });
   });
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+/**
+ * Requests Node refuses while parsing (oversized headers, a malformed request line) get
+ * the SPEC 7.1 error body like every other error, where Node would answer a bare status.
+ */
+function answerClientError(error: NodeJS.ErrnoException & { bytesParsed?: number }, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, `Request headers are larger than ${MAX_HEADER_BYTES} bytes`]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request timed out']
+        : [400, 'Malformed HTTP request'];
+  const body = errorBody(status, message);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      'Content-Type: application/json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
 }
 
 async function serve(
@@ -46,22 +80,25 @@ async function serve(
   }
   const body = Buffer.concat(chunks);
 
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Maps keyed by client-chosen names have no prototype: a header or parameter named
+  // `constructor` or `__proto__` is a plain entry, not an inherited member.
+  const headers: Record<string, string> = Object.create(null);
+  const multiValueHeaders: Record<string, string[]> = Object.create(null);
   for (let i = 0; i < request.rawHeaders.length; i += 2) {
     const name = request.rawHeaders[i]!;
     const value = request.rawHeaders[i + 1]!;
     headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
     (multiValueHeaders[name] ??= []).push(value);
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  const query: Record<string, string> = Object.create(null);
+  const multiQuery: Record<string, string[]> = Object.create(null);
   for (const [key, value] of url.searchParams) {
     query[key] = value;
     (multiQuery[key] ??= []).push(value);
   }
   const requestId = randomUUID();
   const hasQuery = Object.keys(query).length > 0;
+  const pathParameters: Record<string, string> = Object.assign(Object.create(null), match.pathParameters);
   const event: APIGatewayProxyEvent = {
     resource: match.resource,
     path: url.pathname,
@@ -70,7 +107,7 @@ async function serve(
     multiValueHeaders,
     queryStringParameters: hasQuery ? query : null,
     multiValueQueryStringParameters: hasQuery ? multiQuery : null,
-    pathParameters: Object.keys(match.pathParameters).length > 0 ? match.pathParameters : null,
+    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
     stageVariables: null,
     body: body.length > 0 ? body.toString('utf8') : null,
     isBase64Encoded: false,

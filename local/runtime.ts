@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
@@ -11,6 +11,7 @@ import { ALL_TABLES, TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { LocalSigner } from '../lambdas/signing/local-signer';
 import { LOCAL_AWS_ENV, startEmbeddedDynamoDb } from './embedded-dynamodb';
+import { writeFileAtomically } from './files';
 import { createLocalApiServer, type LambdaHandler } from './http-server';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
@@ -97,7 +98,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     }
     // demo.json is written last: its presence means the service is ready to serve.
     const demo = await ensureDemoOrganization(new AccountsService({ store: accounts }), accounts, join(dataDir, 'demo.json'), baseUrl);
-    writeFileSync(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
+    writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
 
     return {
       baseUrl,

@@ -1,11 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AccountsService } from '../lambdas/accounts/accounts-service';
 import type { AccountStore } from '../lambdas/accounts/account-store';
 import { hashApiKey } from '../lambdas/accounts/api-keys';
 import type { CatalogStore } from '../lambdas/catalog/catalog-store';
 import { deriveCatalogEntries } from '../lambdas/catalog/seed-endpoints';
 import type { PublicModel } from '../lambdas/catalog/types';
+import { readJsonFile, writeFileAtomically } from './files';
 
 export const DATA_DIR = join(__dirname, '..', 'data');
 
@@ -48,8 +49,9 @@ export async function ensureDemoOrganization(
   accounts: AccountStore,
   file: string,
   baseUrl: string,
+  warn: (message: string) => void = (message) => console.warn(message),
 ): Promise<DemoCredentials> {
-  const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials) : undefined;
+  const previous = readPreviousDemo(file, warn);
   if (previous && (await stillValid(previous, accounts))) {
     const demo = { ...previous, baseUrl };
     writeDemo(file, demo);
@@ -74,9 +76,35 @@ export async function ensureDemoOrganization(
   return demo;
 }
 
+/**
+ * The credentials of an earlier run, or undefined. A file that is not the JSON object it
+ * should be (truncated by a crash, edited by hand) is reported and replaced, not fatal.
+ */
+function readPreviousDemo(file: string, warn: (message: string) => void): DemoCredentials | undefined {
+  const read = readJsonFile(file);
+  if (read.status === 'missing') return undefined;
+  if (read.status === 'damaged' || !isDemoShape(read.value)) {
+    warn(`${file} is damaged (${read.status === 'damaged' ? read.reason : 'not the demo credentials object'}): creating a new demo organization and rewriting it`);
+    return undefined;
+  }
+  return read.value;
+}
+
+function isDemoShape(value: unknown): value is DemoCredentials {
+  const demo = value as Partial<DemoCredentials> | null;
+  return (
+    typeof demo === 'object' &&
+    demo !== null &&
+    typeof demo.organizationId === 'string' &&
+    typeof demo.workspaceId === 'string' &&
+    typeof demo.keys === 'object' &&
+    demo.keys !== null
+  );
+}
+
 async function stillValid(demo: DemoCredentials, accounts: AccountStore): Promise<boolean> {
-  const secrets = Object.values(demo.keys ?? {});
-  if (secrets.length !== 4) return false;
+  const secrets = Object.values(demo.keys);
+  if (secrets.length !== 4 || secrets.some((secret) => typeof secret !== 'string')) return false;
   for (const secret of secrets) {
     const key = await accounts.getApiKey(hashApiKey(secret));
     if (!key || key.disabled || key.organizationId !== demo.organizationId) return false;
@@ -85,7 +113,6 @@ async function stillValid(demo: DemoCredentials, accounts: AccountStore): Promis
 }
 
 function writeDemo(file: string, demo: DemoCredentials): void {
-  mkdirSync(dirname(file), { recursive: true });
   // The file holds secrets: owner-only.
-  writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+  writeFileAtomically(file, `${JSON.stringify(demo, null, 2)}\n`, 0o600);
 }

@@ -112,12 +112,11 @@ export async function loadCallerPolicy(principal: Principal, accounts: AccountSt
 export const OPEN_POLICY: CallerPolicy = { key: 'open', allowsModel: () => true, allowsEndpoint: () => true };
 
 /**
- * The region whose configured hostname the request came in on, or null. The port is
- * ignored; hostnames compare case-insensitively.
+ * The region whose configured hostname the request came in on, or null. Both sides are
+ * normalised hostnames (`requestHost`, `loadConfig`), so this is a plain comparison.
  */
-export function regionForHost(host: string | undefined, regionalHostnames: Readonly<Record<string, string>>): string | null {
-  if (!host) return null;
-  const hostname = host.trim().toLowerCase().replace(/:\d+$/, '');
+export function regionForHost(hostname: string | undefined, regionalHostnames: Readonly<Record<string, string>>): string | null {
+  if (!hostname) return null;
   for (const [region, regional] of Object.entries(regionalHostnames)) {
     if (hostname === regional) return region;
   }

@@ -68,7 +68,7 @@ function parseModalities(raw: string | undefined): ReadonlySet<OutputModality> |
 
 function parseSort(raw: string | undefined): CatalogSort | null {
   if (raw === undefined || raw === '') return null;
-  const sort = SORT_ALIASES[raw] ?? raw;
+  const sort = Object.hasOwn(SORT_ALIASES, raw) ? SORT_ALIASES[raw]! : raw;
   if (!(SORTS as readonly string[]).includes(sort)) throw invalidParameter('sort', `must be one of ${SORTS.join(', ')}`);
   return sort as CatalogSort;
 }

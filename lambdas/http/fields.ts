@@ -32,6 +32,22 @@ export function optionalBoolean(body: Body, name: string): boolean | undefined {
   return value;
 }
 
+export function optionalNumber(body: Body, name: string): number | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidParameter(name, 'must be a number');
+  return value;
+}
+
+export function optionalInteger(body: Body, name: string, min = Number.MIN_SAFE_INTEGER): number | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw invalidParameter(name, min === Number.MIN_SAFE_INTEGER ? 'must be an integer' : `must be an integer of at least ${min}`);
+  }
+  return value;
+}
+
 /** An array of non-empty strings, `null`, or absent (`undefined`). */
 export function nullableStringList(body: Body, name: string, maxItems = 1000): string[] | null | undefined {
   const value = body[name];

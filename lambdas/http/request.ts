@@ -1,5 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { BadRequestError, PayloadTooLargeError } from './api-errors';
+import { BadRequestError, PayloadTooLargeError, UnauthorizedError } from './api-errors';
+
+type HeaderEvent = Pick<APIGatewayProxyEvent, 'headers'> & Partial<Pick<APIGatewayProxyEvent, 'multiValueHeaders'>>;
 
 /** Header lookup that ignores case, as HTTP does (API Gateway keeps the client's case). */
 export function header(event: Pick<APIGatewayProxyEvent, 'headers'>, name: string): string | undefined {
@@ -9,6 +11,58 @@ export function header(event: Pick<APIGatewayProxyEvent, 'headers'>, name: strin
     if (key.toLowerCase() === wanted && value !== undefined) return value;
   }
   return undefined;
+}
+
+/**
+ * Every value the client sent for a header, whatever the letter case of each copy.
+ * API Gateway keeps one value per spelling in `headers` and every value in
+ * `multiValueHeaders`, so the latter is authoritative when present.
+ */
+export function headerValues(event: HeaderEvent, name: string): string[] {
+  const wanted = name.toLowerCase();
+  const values: string[] = [];
+  if (event.multiValueHeaders) {
+    for (const [key, list] of Object.entries(event.multiValueHeaders)) {
+      if (key.toLowerCase() === wanted) values.push(...(list ?? []));
+    }
+    if (values.length > 0) return values;
+  }
+  for (const [key, value] of Object.entries(event.headers ?? {})) {
+    if (key.toLowerCase() === wanted && value !== undefined) values.push(value);
+  }
+  return values;
+}
+
+/**
+ * The one `Authorization` value of a request. Two credentials in one request are refused
+ * whichever comes first (SPEC 5 rule 2: an invalid credential is a 401), so a proxy that
+ * adds its own header can never decide which identity the request runs as.
+ */
+export function credentialHeader(event: HeaderEvent): string | undefined {
+  const values = headerValues(event, 'authorization');
+  if (values.length > 1) throw new UnauthorizedError('Multiple Authorization headers: send exactly one credential');
+  return values[0];
+}
+
+/**
+ * The hostname the request was sent to, normalised once for every lookup: lower case,
+ * without port, and without the one trailing dot of a fully qualified name
+ * (`EU.Example.com.:443` and `eu.example.com` are the same host).
+ */
+export function requestHost(event: Pick<APIGatewayProxyEvent, 'headers'>): string | undefined {
+  const raw = header(event, 'host');
+  return raw === undefined ? undefined : normalizeHostname(raw);
+}
+
+export function normalizeHostname(raw: string): string {
+  let host = raw.trim().toLowerCase();
+  if (host.startsWith('[')) {
+    // An IPv6 literal: `[::1]:8787`.
+    const end = host.indexOf(']');
+    return end < 0 ? host : host.slice(0, end + 1);
+  }
+  host = host.replace(/:\d*$/, '');
+  return host.endsWith('.') ? host.slice(0, -1) : host;
 }
 
 /** The raw body as text, decoding API Gateway's base64 form. */

@@ -4,8 +4,8 @@ import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
 import type { IdGenerator } from '../clock';
 import { ApiError, NotFoundError, invalidParameter } from '../http/api-errors';
-import { requiredString } from '../http/fields';
-import { header, jsonBody } from '../http/request';
+import { optionalBoolean, optionalInteger, optionalNumber, requiredString } from '../http/fields';
+import { credentialHeader, jsonBody, requestHost } from '../http/request';
 import { json } from '../http/responses';
 import type { ChatMessage, InferenceUpstream } from './upstream';
 
@@ -26,16 +26,17 @@ const ROLES = ['system', 'user', 'assistant', 'tool', 'developer'];
  */
 export function createInferenceApi(deps: InferenceApiDeps) {
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
-    const principal = await authenticate(header(event, 'authorization'), deps);
+    const principal = await authenticate(credentialHeader(event), deps);
     requireInference(principal);
     const body = jsonBody(event, 4 * 1024 * 1024);
     const model = requiredString(body, 'model', 256);
     const messages = parseMessages(body.messages);
+    checkParameterTypes(body);
     if (body.stream === true) throw invalidParameter('stream', 'streaming is not supported by this gateway');
-    const maxTokens = parseMaxTokens(body.max_tokens);
+    const maxTokens = optionalInteger(body, 'max_tokens', 1) ?? null;
 
     const [policy, catalog] = await Promise.all([
-      loadCallerPolicy(principal, deps.accounts, regionForHost(header(event, 'host'), deps.regionalHostnames)),
+      loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames)),
       deps.catalog.get(),
     ]);
     const found = catalog.endpointsFor(model, policy);
@@ -72,8 +73,17 @@ function parseMessages(value: unknown): ChatMessage[] {
   });
 }
 
-function parseMaxTokens(value: unknown): number | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw invalidParameter('max_tokens', 'must be a positive integer');
-  return value;
+/** Sampling parameters of the chat-completion convention (SPEC 2.8) and their JSON types. */
+const NUMBER_PARAMETERS = ['temperature', 'top_p', 'min_p', 'top_a', 'frequency_penalty', 'presence_penalty', 'repetition_penalty'];
+const INTEGER_PARAMETERS = ['top_k', 'seed', 'top_logprobs', 'max_completion_tokens'];
+const BOOLEAN_PARAMETERS = ['stream', 'logprobs', 'parallel_tool_calls', 'include_reasoning'];
+
+/**
+ * A parameter of the wrong JSON type is a 400 naming it, never read loosely: `"stream":
+ * "true"` must not be taken for a request that did not ask to stream.
+ */
+function checkParameterTypes(body: Record<string, unknown>): void {
+  for (const name of NUMBER_PARAMETERS) optionalNumber(body, name);
+  for (const name of INTEGER_PARAMETERS) optionalInteger(body, name);
+  for (const name of BOOLEAN_PARAMETERS) optionalBoolean(body, name);
 }

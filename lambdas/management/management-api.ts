@@ -14,7 +14,8 @@ import {
   requiredString,
   requiredStringList,
 } from '../http/fields';
-import { header, jsonBody } from '../http/request';
+import { checkId, checkIdList, optionalId, pathId } from '../http/ids';
+import { credentialHeader, jsonBody } from '../http/request';
 import { json } from '../http/responses';
 import { listExchangeEvents } from './exchange-events-api';
 import { guardrailView, keyView, workspaceView } from './views';
@@ -38,6 +39,16 @@ interface Operation {
 }
 
 const orgOf = (principal: Principal) => principal.organization.id;
+const keyHash = (params: Record<string, string>) => pathId(params, 'hash', 'key-hash', 'API key');
+const guardrailId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Guardrail');
+const keyHashes = (body: Record<string, unknown>) => checkIdList(requiredStringList(body, 'key_hashes', 500), 'key_hashes', 'key-hash');
+
+/** A boolean query flag: absent is false; anything but `true` or `false` is a 400 naming it. */
+function queryBoolean(value: string | undefined, name: string): boolean {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw invalidParameter(name, 'must be true or false');
+}
 
 const GUARDRAIL_FIELDS = [
   'name',
@@ -55,8 +66,9 @@ const OPERATIONS: Record<string, Operation> = {
   'GET /api/v1/keys': {
     access: 'read',
     run: async ({ principal, event, deps }) => {
-      const includeDisabled = event.queryStringParameters?.include_disabled === 'true';
-      const workspaceId = event.queryStringParameters?.workspace_id;
+      const query = event.queryStringParameters ?? {};
+      const includeDisabled = queryBoolean(query.include_disabled, 'include_disabled');
+      const workspaceId = query.workspace_id === undefined ? undefined : checkId(query.workspace_id, 'workspace_id', 'uuid');
       const keys = (await deps.service.listApiKeys(orgOf(principal))).filter(
         (key) => (includeDisabled || !key.disabled) && (!workspaceId || key.workspaceId === workspaceId),
       );
@@ -71,9 +83,9 @@ const OPERATIONS: Record<string, Operation> = {
       const { key, secret } = await deps.service.createApiKey(orgOf(principal), {
         name: requiredString(body, 'name'),
         kind: oneOf(body, 'kind', KEY_KINDS) ?? 'workspace',
-        workspaceId: optionalString(body, 'workspace_id'),
+        workspaceId: optionalId(body, 'workspace_id', 'uuid'),
         accessLevel: oneOf(body, 'access_level', ACCESS_LEVELS),
-        userId: optionalString(body, 'user_id'),
+        userId: optionalId(body, 'user_id', 'uuid'),
         expiresAt: nullableString(body, 'expires_at', 64),
       });
       return json(201, { data: keyView(key), key: secret });
@@ -81,7 +93,7 @@ const OPERATIONS: Record<string, Operation> = {
   },
   'GET /api/v1/keys/{hash}': {
     access: 'read',
-    run: async ({ principal, params, deps }) => json(200, { data: keyView(await deps.service.getApiKey(orgOf(principal), params.hash!)) }),
+    run: async ({ principal, params, deps }) => json(200, { data: keyView(await deps.service.getApiKey(orgOf(principal), keyHash(params))) }),
   },
   'PATCH /api/v1/keys/{hash}': {
     access: 'write',
@@ -90,14 +102,14 @@ const OPERATIONS: Record<string, Operation> = {
       rejectUnknownFields(body, ['name', 'disabled']);
       const patch = { name: optionalString(body, 'name'), disabled: optionalBoolean(body, 'disabled') };
       if (patch.name === undefined && patch.disabled === undefined) throw invalidParameter('body', 'name or disabled is required');
-      const key = await deps.service.updateApiKey(orgOf(principal), params.hash!, patch);
+      const key = await deps.service.updateApiKey(orgOf(principal), keyHash(params), patch);
       return json(200, { data: keyView(key) });
     },
   },
   'DELETE /api/v1/keys/{hash}': {
     access: 'write',
     run: async ({ principal, params, deps }) => {
-      await deps.service.deleteApiKey(orgOf(principal), params.hash!);
+      await deps.service.deleteApiKey(orgOf(principal), keyHash(params));
       return json(200, { deleted: true });
     },
   },
@@ -115,7 +127,7 @@ const OPERATIONS: Record<string, Operation> = {
       rejectUnknownFields(body, ['name', 'slug', 'description']);
       const workspace = await deps.service.createWorkspace(orgOf(principal), {
         name: requiredString(body, 'name'),
-        slug: optionalString(body, 'slug', 64),
+        slug: optionalString(body, 'slug'),
         description: nullableString(body, 'description'),
       });
       return json(201, { data: workspaceView(workspace) });
@@ -123,7 +135,8 @@ const OPERATIONS: Record<string, Operation> = {
   },
   'GET /api/v1/workspaces/{id}': {
     access: 'read',
-    run: async ({ principal, params, deps }) => json(200, { data: workspaceView(await deps.service.getWorkspace(orgOf(principal), params.id!)) }),
+    run: async ({ principal, params, deps }) =>
+      json(200, { data: workspaceView(await deps.service.getWorkspace(orgOf(principal), pathId(params, 'id', 'uuid', 'Workspace'))) }),
   },
   'GET /api/v1/guardrails': {
     access: 'read',
@@ -140,7 +153,7 @@ const OPERATIONS: Record<string, Operation> = {
       const guardrail = await deps.service.createGuardrail(orgOf(principal), {
         name: requiredString(body, 'name'),
         description: nullableString(body, 'description') ?? null,
-        workspaceId: optionalString(body, 'workspace_id') ?? null,
+        workspaceId: optionalId(body, 'workspace_id', 'uuid') ?? null,
         allowedModels: nullableStringList(body, 'allowed_models') ?? null,
         ignoredModels: nullableStringList(body, 'ignored_models') ?? null,
         allowedProviders: nullableStringList(body, 'allowed_providers') ?? null,
@@ -152,14 +165,14 @@ const OPERATIONS: Record<string, Operation> = {
   },
   'GET /api/v1/guardrails/{id}': {
     access: 'read',
-    run: async ({ principal, params, deps }) => json(200, { data: guardrailView(await deps.service.getGuardrail(orgOf(principal), params.id!)) }),
+    run: async ({ principal, params, deps }) => json(200, { data: guardrailView(await deps.service.getGuardrail(orgOf(principal), guardrailId(params))) }),
   },
   'PATCH /api/v1/guardrails/{id}': {
     access: 'write',
     run: async ({ principal, event, params, deps }) => {
       const body = jsonBody(event);
       rejectUnknownFields(body, GUARDRAIL_FIELDS.filter((f) => f !== 'workspace_id'));
-      const guardrail = await deps.service.updateGuardrail(orgOf(principal), params.id!, {
+      const guardrail = await deps.service.updateGuardrail(orgOf(principal), guardrailId(params), {
         name: optionalString(body, 'name'),
         description: nullableString(body, 'description'),
         allowedModels: nullableStringList(body, 'allowed_models'),
@@ -174,7 +187,7 @@ const OPERATIONS: Record<string, Operation> = {
   'DELETE /api/v1/guardrails/{id}': {
     access: 'write',
     run: async ({ principal, params, deps }) => {
-      await deps.service.deleteGuardrail(orgOf(principal), params.id!);
+      await deps.service.deleteGuardrail(orgOf(principal), guardrailId(params));
       return json(200, { deleted: true });
     },
   },
@@ -183,7 +196,7 @@ const OPERATIONS: Record<string, Operation> = {
     run: async ({ principal, event, params, deps }) => {
       const body = jsonBody(event);
       rejectUnknownFields(body, ['key_hashes']);
-      const count = await deps.service.assignGuardrailToKeys(orgOf(principal), params.id!, requiredStringList(body, 'key_hashes', 500));
+      const count = await deps.service.assignGuardrailToKeys(orgOf(principal), guardrailId(params), keyHashes(body));
       return json(200, { assigned_count: count });
     },
   },
@@ -192,7 +205,7 @@ const OPERATIONS: Record<string, Operation> = {
     run: async ({ principal, event, params, deps }) => {
       const body = jsonBody(event);
       rejectUnknownFields(body, ['key_hashes']);
-      const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), params.id!, requiredStringList(body, 'key_hashes', 500));
+      const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), guardrailId(params), keyHashes(body));
       return json(200, { unassigned_count: count });
     },
   },
@@ -211,7 +224,7 @@ export function createManagementApi(deps: ManagementDeps) {
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const operation = OPERATIONS[`${event.httpMethod} ${event.resource}`];
     if (!operation) throw new NotFoundError();
-    const principal = await authenticate(header(event, 'authorization'), deps);
+    const principal = await authenticate(credentialHeader(event), deps);
     requireManagement(principal, operation.access);
     return operation.run({ principal, event, params: (event.pathParameters ?? {}) as Record<string, string>, deps });
   };

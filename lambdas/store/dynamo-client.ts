@@ -1,14 +1,41 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BadRequestError } from '../http/api-errors';
 
 /**
  * The document client, built once per cold start. The endpoint comes from the SDK's own
  * `AWS_ENDPOINT_URL_DYNAMODB`, which the local runtime points at the embedded server.
  */
 export function createDocumentClient(client: DynamoDBClient = new DynamoDBClient({})): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(client, {
+  const documentClient = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
+  // The document client shares the base client's stack: one translation for every store.
+  documentClient.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        throw translateStoreError(error);
+      }
+    },
+    { step: 'initialize', name: 'modelgateValidationErrors', override: true },
+  );
+  return documentClient;
+}
+
+/** Message of the 400 a request gets when DynamoDB refuses one of its values. */
+export const UNSTORABLE_VALUE_MESSAGE = 'A value in the request cannot be stored: it is too long or malformed';
+
+/**
+ * The one store boundary for DynamoDB's `ValidationException`: a value the client sent
+ * that DynamoDB cannot take (a key attribute over 2,048 bytes, an item over 400 KB) is
+ * the client's error, a 400 (SPEC 7.1), not a 500. Identifiers are checked before any
+ * store call; this catches whatever slips past that check.
+ */
+export function translateStoreError(error: unknown): unknown {
+  if ((error as { name?: string } | null)?.name !== 'ValidationException') return error;
+  return new BadRequestError(UNSTORABLE_VALUE_MESSAGE);
 }
 
 /** True when the error is DynamoDB's answer to a failed condition expression. */

@@ -2,7 +2,7 @@ import { ConfigError, loadConfig } from '../../lambdas/config';
 
 describe('loadConfig', () => {
   it('reads table names, hostnames and limits, with defaults, into a frozen object', () => {
-    const config = loadConfig({ KEYS_TABLE: 'keys-t', REGIONAL_HOSTNAMES: '{"eu":"EU.api.example.com"}' }, ['keys']);
+    const config = loadConfig({ KEYS_TABLE: 'keys-t', REGIONAL_HOSTNAMES: '{"eu":"EU.api.example.com."}' }, ['keys']);
     expect(config).toEqual({
       tables: { keys: 'keys-t' },
       regionalHostnames: { eu: 'eu.api.example.com' },

@@ -300,6 +300,14 @@ describe('the catalog listing follows who is asking', () => {
       expect(await listing(demo.keys.workspace, 'EU.Localhost')).toEqual(inEu);
     });
 
+    it('matches the EU hostname written as a fully qualified name, with its one trailing dot', async () => {
+      const port = new URL(service.runtime.baseUrl).port;
+      expect(await listing(demo.keys.workspace, 'eu.localhost.')).toEqual(inEu);
+      expect(await listing(demo.keys.workspace, `EU.localhost.:${port}`)).toEqual(inEu);
+      // Only one dot is a DNS root; two are not a hostname the region is served on.
+      expect(await listing(demo.keys.workspace, 'eu.localhost..')).toEqual(EVERYTHING);
+    });
+
     it('lists everything through a hostname that is not configured as regional', async () => {
       for (const host of ['localhost', 'us.localhost', 'eu.localhost.example.com', 'api.modelgate.test']) {
         expect(await listing(demo.keys.workspace, host)).toEqual(EVERYTHING);

@@ -116,7 +116,8 @@ describe('management API and bearer authentication on the local service', () => 
     ['a missing name', {}, 400, 'Invalid name: is required'],
     ['a bad kind', { name: 'a', kind: 'root' }, 400, 'Invalid kind: must be one of workspace, management, personal'],
     ['a non-UTC expiry', { name: 'a', expires_at: '2030-01-01T00:00:00+02:00' }, 400, 'Invalid expires_at: must be an ISO 8601 UTC timestamp ending in Z'],
-    ['an unknown workspace', { name: 'a', workspace_id: 'nope' }, 404, 'Workspace nope not found'],
+    ['an unknown workspace', { name: 'a', workspace_id: '00000000-0000-4000-8000-000000000000' }, 404, 'Workspace 00000000-0000-4000-8000-000000000000 not found'],
+    ['a workspace id that cannot exist', { name: 'a', workspace_id: 'nope' }, 400, 'Invalid workspace_id: must be a lowercase UUID'],
   ])('rejects a key request with %s', async (_name, body, status, message) => {
     const response = await service.call('/keys', { key: keys.managementReadWrite, method: 'POST', body });
     expect(response.status).toBe(status);

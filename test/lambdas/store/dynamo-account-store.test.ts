@@ -94,4 +94,17 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     expect(await status(service.createApiKey(b.organization.id, { kind: 'workspace', name: 'x', workspaceId: a.workspace.id }))).toBe(404);
     expect((await store.getApiKey(keyOfA.key.hash))?.disabled).toBe(false);
   });
+
+  it('turns a value DynamoDB refuses (an over-long key) into a 400 at the store boundary, for readers and writers alike', async () => {
+    const refusal = async (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'accepted',
+        (e: Error) => (e instanceof ApiError ? { status: e.status, message: e.message } : e.name),
+      );
+    const expected = { status: 400, message: 'A value in the request cannot be stored: it is too long or malformed' };
+    expect(await refusal(store.getApiKey('k'.repeat(3000)))).toEqual(expected);
+    expect(await refusal(store.getWorkspace('o-1', 'w'.repeat(1100)))).toEqual(expected);
+    expect(await refusal(store.deleteApiKey('k'.repeat(3000)))).toEqual(expected);
+    expect(await refusal(store.getGuardrails('o-1', ['g'.repeat(1100)]))).toEqual(expected);
+  });
 });

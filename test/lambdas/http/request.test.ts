@@ -1,0 +1,52 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { ApiError } from '../../../lambdas/http/api-errors';
+import { credentialHeader, headerValues, normalizeHostname, requestHost } from '../../../lambdas/http/request';
+
+type HeaderEvent = Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>;
+
+describe('request headers', () => {
+  it('collects every copy of a header whatever its letter case', () => {
+    const event: HeaderEvent = {
+      headers: { Authorization: 'Bearer a', authorization: 'Bearer b' },
+      multiValueHeaders: { Authorization: ['Bearer a'], authorization: ['Bearer b'] },
+    };
+    expect(headerValues(event, 'AUTHORIZATION')).toEqual(['Bearer a', 'Bearer b']);
+    // Without multiValueHeaders, each spelling in `headers` still counts.
+    expect(headerValues({ headers: event.headers, multiValueHeaders: {} }, 'authorization')).toEqual(['Bearer a', 'Bearer b']);
+  });
+
+  it('refuses two credentials in one request, even identical ones', () => {
+    const twice: HeaderEvent = { headers: { Authorization: 'Bearer a' }, multiValueHeaders: { Authorization: ['Bearer a', 'Bearer a'] } };
+    let error: unknown;
+    try {
+      credentialHeader(twice);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(401);
+    expect((error as ApiError).message).toBe('Multiple Authorization headers: send exactly one credential');
+    expect(credentialHeader({ headers: { authorization: 'Bearer a' }, multiValueHeaders: {} })).toBe('Bearer a');
+    expect(credentialHeader({ headers: {}, multiValueHeaders: {} })).toBeUndefined();
+  });
+});
+
+describe('request host', () => {
+  it.each([
+    ['eu.example.com', 'eu.example.com'],
+    ['EU.Example.COM', 'eu.example.com'],
+    ['eu.example.com.', 'eu.example.com'],
+    ['eu.example.com.:8443', 'eu.example.com'],
+    ['  eu.example.com:443 ', 'eu.example.com'],
+    ['eu.example.com:', 'eu.example.com'],
+    ['eu.example.com..', 'eu.example.com.'],
+    ['[::1]:8787', '[::1]'],
+  ])('normalises %j to %j', (raw, normalised) => {
+    expect(normalizeHostname(raw)).toBe(normalised);
+  });
+
+  it('reads the Host header in any case', () => {
+    expect(requestHost({ headers: { host: 'EU.localhost.:8787' } })).toBe('eu.localhost');
+    expect(requestHost({ headers: {} })).toBeUndefined();
+  });
+});
