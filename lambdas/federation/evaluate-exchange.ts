@@ -1,0 +1,444 @@
+import type { AccountStore } from '../accounts/account-store';
+import type { ApiKeyRecord } from '../accounts/types';
+import type { Clock } from '../clock';
+import type { ExchangeEvaluation, ExchangeStep, ExchangeStepName, RefusalReason, SubjectClaims } from './exchange-types';
+import type { IssuerKeySource } from './issuer-keys';
+import {
+  ACCEPTED_ALGORITHMS,
+  decodeUnverified,
+  toVerificationKey,
+  verifySignature,
+  type DecodedToken,
+  type SubjectTokenAlgorithm,
+  type VerificationKey,
+} from './subject-token';
+import { hasFederationEntitlement, type ConditionVariables, type FederationIssuer, type FederationPolicy, type FederationReader } from './types';
+
+/**
+ * Decides whether a subject token may be exchanged under a federation policy (SPEC 4.3, 4.4)
+ * and says why, step by step. The token endpoint answers from `result` and `reason`; the
+ * policy tester shows `steps` to the organization's admin. A refusal is a result, never an
+ * exception: only an infrastructure failure (a store that cannot be read) throws.
+ */
+
+export interface ExchangeDependencies {
+  federation: FederationReader;
+  accounts: Pick<AccountStore, 'getApiKey' | 'getOrganization'>;
+  issuerKeys: IssuerKeySource;
+  clock: Clock;
+  /** SPEC 4.4: evaluates a saved condition; throws when evaluation fails. */
+  evaluateCondition: (source: string, variables: ConditionVariables) => boolean;
+}
+
+export interface ExchangeRequestInput {
+  subjectToken: string;
+  policyId: string;
+}
+
+/** Allowed clock difference between the identity provider and the service for `exp`, `nbf` and `iat`. */
+export const CLOCK_LEEWAY_SECONDS = 30;
+/** SPEC 8: `sub` and each `aud` value. */
+export const MAX_CLAIM_CHARS = 512;
+/** SPEC 8: entries of the `scopes` claim. */
+export const MAX_SCOPES = 16;
+/** Longer than any identifier the service generates; never sent to a store. */
+const MAX_POLICY_ID_CHARS = 128;
+
+export const EXCHANGE_STEPS: readonly ExchangeStepName[] = [
+  'size_limits',
+  'policy_state',
+  'signature',
+  'iss',
+  'aud',
+  'sub',
+  'claim_check:scopes',
+  'claim_check:token_type',
+  'condition',
+];
+
+class Refusal {
+  constructor(
+    readonly reason: RefusalReason,
+    readonly detail: string,
+  ) {}
+}
+
+/** Collects steps in order; a refusal closes the list with `not_reached` for the rest. */
+class Trace {
+  readonly steps: ExchangeStep[] = [];
+  readonly outcome: Omit<ExchangeEvaluation, 'result' | 'reason' | 'steps'> = {
+    policy: null,
+    issuer: null,
+    organization: null,
+    key: null,
+    claims: null,
+    unverifiedSubject: null,
+  };
+
+  passed(name: ExchangeStepName, detail: string): void {
+    this.steps.push({ name, status: 'passed', detail });
+  }
+
+  refused(name: ExchangeStepName, refusal: Refusal): ExchangeEvaluation {
+    this.steps.push({ name, status: 'failed', detail: refusal.detail });
+    for (const later of EXCHANGE_STEPS.slice(EXCHANGE_STEPS.indexOf(name) + 1)) {
+      this.steps.push({ name: later, status: 'not_reached', detail: 'not evaluated: an earlier step failed' });
+    }
+    return { result: 'fail', reason: refusal.reason, steps: this.steps, ...this.outcome };
+  }
+
+  accepted(): ExchangeEvaluation {
+    return { result: 'pass', reason: null, steps: this.steps, ...this.outcome };
+  }
+}
+
+export async function evaluateExchange(deps: ExchangeDependencies, input: ExchangeRequestInput): Promise<ExchangeEvaluation> {
+  const trace = new Trace();
+
+  // SPEC 8: decoded without trusting anything, checked before any rule runs.
+  const decoded = decodeUnverified(input.subjectToken);
+  const sizeProblem = 'problem' in decoded ? new Refusal('malformed_token', `The token cannot be decoded: ${decoded.problem}.`) : checkSizes(decoded.payload);
+  if (!('problem' in decoded)) trace.outcome.unverifiedSubject = unverifiedSubject(decoded.payload);
+  if (sizeProblem) {
+    // Not a rule: the policy is read only so the refusal can be recorded for its organization.
+    if (plausiblePolicyId(input.policyId)) trace.outcome.policy = (await deps.federation.getPolicy(input.policyId)) ?? null;
+    return trace.refused('size_limits', sizeProblem);
+  }
+  const token = decoded as DecodedToken;
+  trace.passed('size_limits', `sub, each aud value and each scopes entry are within ${MAX_CLAIM_CHARS} characters, with at most ${MAX_SCOPES} scopes.`);
+
+  const state = await checkPolicyState(deps, input.policyId, trace);
+  if (state instanceof Refusal) return trace.refused('policy_state', state);
+  trace.passed('policy_state', state.detail);
+
+  const signature = await checkSignature(deps, token, state.issuer);
+  if (signature instanceof Refusal) return trace.refused('signature', signature);
+  trace.outcome.claims = verifiedClaims(token.payload);
+  trace.passed('signature', signature.detail);
+
+  const payload = token.payload;
+  const iss = checkIssuer(payload.iss, state.issuer);
+  if (iss) return trace.refused('iss', iss);
+  trace.passed('iss', `iss equals the issuer URL ${JSON.stringify(state.issuer.issuerUrl)}.`);
+
+  const audiences = stringList(payload.aud, true);
+  if (!audiences) return trace.refused('aud', new Refusal('aud_mismatch', 'The token has no aud, or aud is not a string or a list of strings.'));
+  if (!audiences.includes(state.policy.audience)) {
+    return trace.refused(
+      'aud',
+      new Refusal('aud_mismatch', `No aud value of the token (${quoteList(audiences)}) equals the policy audience ${JSON.stringify(state.policy.audience)} exactly.`),
+    );
+  }
+  trace.passed('aud', `One aud value equals the policy audience ${JSON.stringify(state.policy.audience)}.`);
+
+  const sub = payload.sub;
+  if (typeof sub !== 'string' || sub === '') {
+    return trace.refused('sub', new Refusal('sub_mismatch', 'The token has no sub, or sub is not a non-empty string (SPEC 4.3 rule 2).'));
+  }
+  if (state.policy.subject !== null && sub !== state.policy.subject) {
+    return trace.refused(
+      'sub',
+      new Refusal('sub_mismatch', `The token sub ${JSON.stringify(sub)} does not equal the policy subject ${JSON.stringify(state.policy.subject)} (exact, case-sensitive).`),
+    );
+  }
+  trace.passed('sub', state.policy.subject === null ? `The policy sets no exact subject; the token sub is ${JSON.stringify(sub)}.` : `sub equals the policy subject ${JSON.stringify(sub)}.`);
+
+  const scopesCheck = checkScopesClaim(payload.scopes, state.policy.claimChecks.scopes);
+  if (scopesCheck instanceof Refusal) return trace.refused('claim_check:scopes', scopesCheck);
+  trace.passed('claim_check:scopes', scopesCheck);
+
+  const tokenTypeCheck = checkTokenTypeClaim(payload.token_type, state.policy.claimChecks.tokenType);
+  if (tokenTypeCheck instanceof Refusal) return trace.refused('claim_check:token_type', tokenTypeCheck);
+  trace.passed('claim_check:token_type', tokenTypeCheck);
+
+  const condition = runCondition(deps, state.policy.condition, { sub, audiences, scopes: payload.scopes, tokenType: payload.token_type });
+  if (condition instanceof Refusal) return trace.refused('condition', condition);
+  trace.passed('condition', condition);
+
+  return trace.accepted();
+}
+
+/** SPEC 8 limits on the unverified payload. */
+function checkSizes(payload: Record<string, unknown>): Refusal | null {
+  const tooLong = (value: unknown): value is string => typeof value === 'string' && charCount(value) > MAX_CLAIM_CHARS;
+  if (tooLong(payload.sub)) return new Refusal('claim_too_large', `sub has ${charCount(payload.sub)} characters; at most ${MAX_CLAIM_CHARS} are accepted.`);
+  const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+  const longAudience = audiences.findIndex(tooLong);
+  if (longAudience >= 0) {
+    return new Refusal('claim_too_large', `aud value ${longAudience + 1} has ${charCount(audiences[longAudience] as string)} characters; at most ${MAX_CLAIM_CHARS} are accepted.`);
+  }
+  if (Array.isArray(payload.scopes)) {
+    if (payload.scopes.length > MAX_SCOPES) {
+      return new Refusal('claim_too_large', `scopes has ${payload.scopes.length} entries; at most ${MAX_SCOPES} are accepted.`);
+    }
+    const longScope = payload.scopes.findIndex(tooLong);
+    if (longScope >= 0) {
+      return new Refusal('claim_too_large', `scopes entry ${longScope + 1} has ${charCount(payload.scopes[longScope] as string)} characters; at most ${MAX_CLAIM_CHARS} are accepted.`);
+    }
+  } else if (tooLong(payload.scopes)) {
+    return new Refusal('claim_too_large', `scopes has ${charCount(payload.scopes)} characters; at most ${MAX_CLAIM_CHARS} are accepted.`);
+  }
+  return null;
+}
+
+interface PolicyState {
+  policy: FederationPolicy;
+  issuer: FederationIssuer;
+  detail: string;
+}
+
+/** SPEC 3: a paused or deleted policy, a deleted issuer, a lost entitlement or an unusable key stop new exchanges. */
+async function checkPolicyState(deps: ExchangeDependencies, policyId: string, trace: Trace): Promise<PolicyState | Refusal> {
+  if (!plausiblePolicyId(policyId)) return new Refusal('policy_not_found', 'The federation_policy_id is not a policy identifier.');
+  const policy = await deps.federation.getPolicy(policyId);
+  if (!policy) return new Refusal('policy_not_found', `No policy has the id ${JSON.stringify(policyId)}; it may have been deleted.`);
+  trace.outcome.policy = policy;
+  if (!policy.enabled) return new Refusal('policy_paused', `The policy "${policy.name}" is paused.`);
+  const issuer = await deps.federation.getIssuer(policy.organizationId, policy.issuerId);
+  if (!issuer) return new Refusal('issuer_deleted', `The issuer ${policy.issuerId} of the policy has been deleted.`);
+  trace.outcome.issuer = issuer;
+  const organization = await deps.accounts.getOrganization(policy.organizationId);
+  if (!organization) return new Refusal('no_entitlement', `The organization ${policy.organizationId} no longer exists.`);
+  trace.outcome.organization = organization;
+  if (!hasFederationEntitlement(organization.plan)) {
+    return new Refusal('no_entitlement', `The organization's plan (${organization.plan}) does not include workload identity federation.`);
+  }
+  const key = await deps.accounts.getApiKey(policy.apiKeyHash);
+  if (!key || key.organizationId !== policy.organizationId) {
+    return new Refusal('key_deleted', 'The API key the policy acts as has been deleted.');
+  }
+  trace.outcome.key = key;
+  const keyProblem = actingKeyProblem(key, policy, deps.clock.now());
+  if (keyProblem) return keyProblem;
+  return {
+    policy,
+    issuer,
+    detail: `The policy "${policy.name}" is enabled; its issuer "${issuer.name}" exists; the organization's plan (${organization.plan}) includes federation; it acts as the ${key.kind} key ${key.label}.`,
+  };
+}
+
+function actingKeyProblem(key: ApiKeyRecord, policy: FederationPolicy, now: Date): Refusal | null {
+  // SPEC 2.12: personal keys cannot be targeted, and the scope follows the key's kind.
+  const scope = key.kind === 'workspace' ? 'inference' : key.kind === 'management' ? 'management' : null;
+  if (scope === null) return new Refusal('key_disabled', `The acting key ${key.label} is a personal key, which a policy cannot act as.`);
+  if (scope !== policy.scope) {
+    return new Refusal('key_disabled', `The policy grants ${policy.scope} but the acting key ${key.label} is a ${key.kind} key.`);
+  }
+  if (key.disabled) return new Refusal('key_disabled', `The API key ${key.label} the policy acts as is disabled.`);
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) {
+    return new Refusal('key_expired', `The API key ${key.label} the policy acts as expired at ${key.expiresAt}.`);
+  }
+  return null;
+}
+
+/**
+ * SPEC 4.3 rules 1-2. The JOSE header is checked before any key is looked up; the algorithm
+ * the signature is verified with is the key's, and must match the header's. The validity
+ * window (`exp`, `nbf`, `iat`) is part of this step: an expired token is refused before any
+ * of its claims are compared (SPEC 4.4: signature and expiry come first).
+ */
+async function checkSignature(deps: ExchangeDependencies, token: DecodedToken, issuer: FederationIssuer): Promise<{ detail: string } | Refusal> {
+  const header = token.header;
+  // RFC 8725 §3.11, RFC 9068 §4: access tokens are never accepted as subject tokens.
+  if (typeof header.typ === 'string' && header.typ.toLowerCase().replace(/^application\//, '') === 'at+jwt') {
+    return new Refusal('token_type_refused', `The token's header typ is ${JSON.stringify(header.typ)}: access tokens are not accepted as subject tokens.`);
+  }
+  if (typeof header.alg !== 'string' || !ACCEPTED_ALGORITHMS.includes(header.alg as SubjectTokenAlgorithm)) {
+    return new Refusal('unsupported_alg', `The token's header alg is ${JSON.stringify(header.alg ?? null)}; only ES256 and RS256 are accepted.`);
+  }
+  const alg = header.alg as SubjectTokenAlgorithm;
+  // RFC 7515 §4.1.11: a JWS naming an extension the recipient does not process is invalid; this service processes none.
+  if (header.crit !== undefined) {
+    return new Refusal('malformed_token', `The token's header marks ${JSON.stringify(header.crit).slice(0, 200)} as critical; no JWS extension is accepted.`);
+  }
+  if (header.b64 !== undefined && header.b64 !== true) {
+    return new Refusal('malformed_token', 'The token uses an unencoded payload (b64, RFC 7797), which is not accepted.');
+  }
+  if (header.kid !== undefined && typeof header.kid !== 'string') {
+    return new Refusal('malformed_token', "The token's header kid is not a string.");
+  }
+  // The key comes from the issuer's set only: jwk, jku, x5u and x5c in the header are ignored (RFC 8725 §3.10).
+  const kid = (header.kid as string | undefined) ?? null;
+  const lookup = await deps.issuerKeys.getKeys(issuer, kid);
+  if (lookup.status === 'unavailable') {
+    return new Refusal('keys_unavailable', `The issuer's keys cannot be fetched and none are cached: ${lookup.problem}`);
+  }
+  const { set } = lookup;
+  const from = `the key set from ${set.origin}`;
+  const candidates = kid === null ? set.keys : set.keys.filter((key) => key.kid === kid);
+  if (candidates.length === 0) {
+    if (kid === null) return new Refusal('unknown_kid', `The token names no kid and ${from} is empty.`);
+    const known = set.keys.map((key) => (typeof key.kid === 'string' ? JSON.stringify(key.kid.slice(0, 100)) : '(no kid)'));
+    return new Refusal(
+      'unknown_kid',
+      `No key with kid ${JSON.stringify(kid.slice(0, 100))} is in ${from}; it has ${known.length ? known.slice(0, 10).join(', ') : 'no keys'}.`,
+    );
+  }
+  const usable: VerificationKey[] = [];
+  const problems: string[] = [];
+  for (const jwk of candidates) {
+    const key = toVerificationKey(jwk);
+    if ('problem' in key) problems.push(key.problem);
+    else if (key.alg !== alg) problems.push(`${key.kid === null ? 'a key without kid' : `key ${JSON.stringify(key.kid)}`} verifies ${key.alg}, but the token's header says ${alg}`);
+    else usable.push(key);
+  }
+  if (usable.length === 0) {
+    const summary = kid === null ? `no ${alg} key in ${from}` : problems.join('; ');
+    return new Refusal('unsupported_alg', `No key can verify this token: ${summary}.`);
+  }
+  const verifiedBy = usable.find((key) => verifySignature(token, key));
+  if (!verifiedBy) {
+    const named = kid === null ? `any of the ${usable.length} ${alg} keys` : `key ${JSON.stringify(kid.slice(0, 100))} (${alg})`;
+    return new Refusal('bad_signature', `The signature does not verify with ${named} of ${from}.`);
+  }
+  const validity = checkValidity(token.payload, deps.clock.now());
+  if (validity instanceof Refusal) return validity;
+  const keyName = verifiedBy.kid === null ? `a key without kid` : `key ${JSON.stringify(verifiedBy.kid)}`;
+  return { detail: `The ${alg} signature verifies with ${keyName} of ${from}. ${validity}` };
+}
+
+/** RFC 7519 §4.1.4-4.1.6 with {@link CLOCK_LEEWAY_SECONDS} of leeway; `exp` is required (SPEC 4.3 rule 2). */
+function checkValidity(payload: Record<string, unknown>, now: Date): string | Refusal {
+  const nowSeconds = now.getTime() / 1000;
+  const at = (seconds: number) => (Number.isFinite(seconds * 1000) && Math.abs(seconds) < 8.64e12 ? new Date(seconds * 1000).toISOString() : String(seconds));
+  const leeway = `${CLOCK_LEEWAY_SECONDS} s leeway`;
+  const { exp, nbf, iat } = payload;
+  if (exp === undefined) return new Refusal('expired', 'The token has no exp claim; an expiry is required (SPEC 4.3 rule 2).');
+  if (!isNumericDate(exp)) return new Refusal('malformed_token', 'The token exp claim is not a number of seconds (NumericDate).');
+  if (nowSeconds >= exp + CLOCK_LEEWAY_SECONDS) {
+    return new Refusal('expired', `The token expired at ${at(exp)}; it is now ${now.toISOString()} (${leeway}).`);
+  }
+  if (nbf !== undefined) {
+    if (!isNumericDate(nbf)) return new Refusal('malformed_token', 'The token nbf claim is not a number of seconds (NumericDate).');
+    if (nowSeconds < nbf - CLOCK_LEEWAY_SECONDS) {
+      return new Refusal('not_yet_valid', `The token is not valid before ${at(nbf)}; it is now ${now.toISOString()} (${leeway}).`);
+    }
+  }
+  if (iat !== undefined) {
+    if (!isNumericDate(iat)) return new Refusal('malformed_token', 'The token iat claim is not a number of seconds (NumericDate).');
+    if (iat > nowSeconds + CLOCK_LEEWAY_SECONDS) {
+      return new Refusal('not_yet_valid', `The token was issued in the future, at ${at(iat)}; it is now ${now.toISOString()} (${leeway}).`);
+    }
+  }
+  return `It is valid until ${at(exp)} (${leeway}).`;
+}
+
+function checkIssuer(iss: unknown, issuer: FederationIssuer): Refusal | null {
+  if (typeof iss !== 'string') return new Refusal('iss_mismatch', 'The token has no iss, or iss is not a string.');
+  if (iss === issuer.issuerUrl) return null;
+  return new Refusal(
+    'iss_mismatch',
+    `The token iss ${JSON.stringify(iss.slice(0, MAX_CLAIM_CHARS))} does not equal the issuer URL ${JSON.stringify(issuer.issuerUrl)} character for character.`,
+  );
+}
+
+/** SPEC 2.12 scopes check: an array of strings containing the value; rules 4-5. */
+function checkScopesClaim(scopes: unknown, required: string | null): string | Refusal {
+  if (required === null) return 'No scopes check is configured.';
+  if (scopes === undefined) return new Refusal('claim_check_failed', `The token has no scopes claim; the policy requires one containing ${JSON.stringify(required)}.`);
+  const list = stringList(scopes, false);
+  if (!list) {
+    const shape = typeof scopes === 'string' ? 'a string (a space-separated scope is never consulted)' : `of type ${describeType(scopes)}`;
+    return new Refusal('claim_check_failed', `The token scopes claim is ${shape}, not a list of strings.`);
+  }
+  if (!list.includes(required)) {
+    return new Refusal('claim_check_failed', `The token scopes (${quoteList(list)}) do not contain ${JSON.stringify(required)} (case-sensitive).`);
+  }
+  return `The token scopes contain ${JSON.stringify(required)}.`;
+}
+
+/** SPEC 2.12 token type check: the `token_type` claim, never the header `typ`. */
+function checkTokenTypeClaim(tokenType: unknown, required: string | null): string | Refusal {
+  if (required === null) return 'No token type check is configured.';
+  if (tokenType === undefined) return new Refusal('claim_check_failed', `The token has no token_type claim; the policy requires ${JSON.stringify(required)}.`);
+  if (typeof tokenType !== 'string') {
+    return new Refusal('claim_check_failed', `The token token_type claim is of type ${describeType(tokenType)}, not a string.`);
+  }
+  if (tokenType !== required) {
+    return new Refusal(
+      'claim_check_failed',
+      `The token token_type ${JSON.stringify(tokenType.slice(0, MAX_CLAIM_CHARS))} does not equal ${JSON.stringify(required)} (case-sensitive).`,
+    );
+  }
+  return `The token token_type equals ${JSON.stringify(required)}.`;
+}
+
+/** SPEC 4.4: the condition sees exactly four variables; rule 4 refuses false, errors and wrongly typed claims. */
+function runCondition(
+  deps: ExchangeDependencies,
+  source: string | null,
+  claims: { sub: string; audiences: string[]; scopes: unknown; tokenType: unknown },
+): string | Refusal {
+  if (source === null) return 'The policy has no condition.';
+  const scopes = claims.scopes === undefined ? [] : stringList(claims.scopes, false);
+  if (!scopes) {
+    return new Refusal('condition_error', `The token scopes claim is of type ${describeType(claims.scopes)}; the condition needs a list of strings (SPEC 4.4 rule 4).`);
+  }
+  const tokenType = claims.tokenType === undefined ? '' : claims.tokenType;
+  if (typeof tokenType !== 'string') {
+    return new Refusal('condition_error', `The token token_type claim is of type ${describeType(tokenType)}; the condition needs a string (SPEC 4.4 rule 4).`);
+  }
+  const variables: ConditionVariables = { subject: claims.sub, audience: claims.audiences, scopes, token_type: tokenType };
+  let result: unknown;
+  try {
+    result = deps.evaluateCondition(source, variables);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return new Refusal('condition_error', `The condition failed to evaluate: ${message.slice(0, 300)}`);
+  }
+  if (result === true) return `The condition is true for ${describeVariables(variables)}.`;
+  if (result === false) return new Refusal('condition_false', `The condition is false for ${describeVariables(variables)}.`);
+  return new Refusal('condition_error', `The condition yielded ${describeType(result)}, not a boolean.`);
+}
+
+function verifiedClaims(payload: Record<string, unknown>): SubjectClaims {
+  return {
+    sub: typeof payload.sub === 'string' ? payload.sub : '',
+    aud: stringList(payload.aud, true) ?? [],
+    exp: payload.exp as number,
+    iat: isNumericDate(payload.iat) ? payload.iat : null,
+    jti: typeof payload.jti === 'string' ? payload.jti : null,
+    scopes: payload.scopes,
+    token_type: payload.token_type,
+  };
+}
+
+function unverifiedSubject(payload: Record<string, unknown>): string | null {
+  return typeof payload.sub === 'string' ? Array.from(payload.sub).slice(0, MAX_CLAIM_CHARS).join('') : null;
+}
+
+function plausiblePolicyId(policyId: string): boolean {
+  return typeof policyId === 'string' && policyId.length > 0 && policyId.length <= MAX_POLICY_ID_CHARS;
+}
+
+/** A list of strings; with `singleString`, one string is a one-element list (the `aud` rule, RFC 7519 §4.1.3). */
+function stringList(value: unknown, singleString: boolean): string[] | null {
+  if (singleString && typeof value === 'string') return [value];
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value as string[];
+  return null;
+}
+
+function isNumericDate(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+/** Unicode characters, not UTF-16 code units. */
+function charCount(value: string): number {
+  let count = 0;
+  for (const _ of value) count++;
+  return count;
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'list (not all strings)';
+  return typeof value;
+}
+
+function quoteList(values: readonly string[]): string {
+  return values.map((value) => JSON.stringify(value.slice(0, 200))).join(', ');
+}
+
+function describeVariables(variables: ConditionVariables): string {
+  return `subject ${JSON.stringify(variables.subject)}, audience [${quoteList(variables.audience)}], scopes [${quoteList(variables.scopes)}], token_type ${JSON.stringify(variables.token_type)}`;
+}
