@@ -1,50 +1,97 @@
 import { normalizeHostname } from './http/request';
 import { TABLE_SCHEMAS, type TableId } from './store/table-schemas';
 
+/** Where `POST /chat/completions` sends completions (SPEC 4.5). */
+export const INFERENCE_UPSTREAMS = ['echo', 'none'] as const;
+export type InferenceUpstreamName = (typeof INFERENCE_UPSTREAMS)[number];
+
+export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Settings only some functions need; a function names the ones it cannot start without. */
+export interface FunctionSettings {
+  /** KMS key that signs access tokens (`SIGNING_KEY_ARN`). */
+  readonly signingKeyArn: string;
+  /**
+   * `INFERENCE_UPSTREAM`: `echo` answers with the prompt (local runtime, smoke tests);
+   * `none` deploys no provider, so completions answer 503 by configuration.
+   */
+  readonly inferenceUpstream: InferenceUpstreamName;
+  /**
+   * `API_BASE_URL`: the service's API base URL, e.g. `https://api.example.com/api/v1`, the
+   * `iss` and `aud` of issued access tokens (SPEC 2.13). HTTPS; plain HTTP only on a
+   * loopback host (the local runtime).
+   */
+  readonly apiBaseUrl: string;
+}
+
+/** What one function reads: its tables and the settings it cannot start without. */
+export interface FunctionRequirements<T extends TableId = TableId, S extends keyof FunctionSettings = keyof FunctionSettings> {
+  readonly tables: readonly T[];
+  readonly settings?: readonly S[];
+}
+
 /**
  * Service configuration, parsed once per cold start from the environment into a frozen
  * object. A missing or malformed value fails the cold start with a message naming it.
+ * `tables` holds exactly the tables the function declared, so code cannot reach another.
  */
-export interface ServiceConfig {
-  readonly tables: Readonly<Partial<Record<TableId, string>>>;
-  /** Region name to the hostname that serves it, e.g. `{ eu: 'eu.api.example.com' }`. */
-  readonly regionalHostnames: Readonly<Record<string, string>>;
-  /** How stale the in-memory catalog may get before it is checked against the table. */
-  readonly catalogCacheSeconds: number;
-  /** SPEC 8: access tokens live at most 15 minutes. */
-  readonly accessTokenMaxLifetimeSeconds: number;
-  /** KMS key that signs access tokens (AWS only). */
-  readonly signingKeyArn?: string;
-  /** File holding the local ES256 signing key (local runtime only). */
-  readonly localSigningKeyPath?: string;
-  readonly stage: string;
-  /**
-   * The service's API base URL, e.g. `https://api.example.com/api/v1`: the `iss` and `aud`
-   * of issued access tokens. Required by the functions that issue or accept them.
-   */
-  readonly apiBaseUrl?: string;
-  /** SPEC 8: token exchanges one source address may request per window. */
-  readonly exchangeRateLimit: number;
-  readonly exchangeRateWindowSeconds: number;
-  /**
-   * Accept issuer and JWKS URLs on loopback hosts (127.0.0.0/8, ::1, localhost), so a
-   * development identity provider works against the local runtime. Never on a deployed stage.
-   * @default false
-   */
-  readonly allowLoopbackIssuers: boolean;
-}
+export type ServiceConfig<T extends TableId = never, S extends keyof FunctionSettings = never> = Readonly<
+  {
+    tables: Readonly<Record<T, string>>;
+    /** Region name to the hostname that serves it, e.g. `{ eu: 'eu.api.example.com' }`. */
+    regionalHostnames: Readonly<Record<string, string>>;
+    /** How stale the in-memory catalog may get before it is checked against the table. */
+    catalogCacheSeconds: number;
+    /** SPEC 8: access tokens live at most 15 minutes. */
+    accessTokenMaxLifetimeSeconds: number;
+    /** SPEC 8: token exchanges one source address may request per window (`EXCHANGE_RATE_LIMIT`). */
+    exchangeRateLimit: number;
+    /** `EXCHANGE_RATE_WINDOW_SECONDS`. */
+    exchangeRateWindowSeconds: number;
+    /** `LOG_LEVEL` of the function's logger. */
+    logLevel: LogLevel;
+    stage: string;
+    /**
+     * Accept issuer and JWKS URLs on loopback hosts (127.0.0.0/8, ::1, localhost), so a
+     * development identity provider works against the local runtime. Never on a deployed stage.
+     * @default false
+     */
+    allowLoopbackIssuers: boolean;
+  } & Pick<FunctionSettings, S>
+>;
 
 /** Set by the local runtime only (`MODELGATE_ALLOW_LOOPBACK_ISSUERS=0` turns it off there). */
 export const ALLOW_LOOPBACK_ISSUERS_ENV = 'MODELGATE_ALLOW_LOOPBACK_ISSUERS';
 
 export class ConfigError extends Error {}
 
-export function loadConfig(env: NodeJS.ProcessEnv, requiredTables: readonly TableId[]): ServiceConfig {
+const SETTING_ENV: Readonly<Record<keyof FunctionSettings, string>> = {
+  signingKeyArn: 'SIGNING_KEY_ARN',
+  inferenceUpstream: 'INFERENCE_UPSTREAM',
+  apiBaseUrl: 'API_BASE_URL',
+};
+
+export function loadConfig<T extends TableId, S extends keyof FunctionSettings = never>(
+  env: NodeJS.ProcessEnv,
+  requirements: FunctionRequirements<T, S>,
+): ServiceConfig<T, S> {
   const tables: Partial<Record<TableId, string>> = {};
-  for (const id of requiredTables) {
+  for (const id of requirements.tables) {
     const name = env[TABLE_SCHEMAS[id].envVar];
     if (!name) throw new ConfigError(`${TABLE_SCHEMAS[id].envVar} is not set`);
     tables[id] = name;
+  }
+  const settings: Partial<Record<keyof FunctionSettings, string>> = {};
+  for (const name of requirements.settings ?? []) {
+    const raw = env[SETTING_ENV[name]];
+    if (!raw) throw new ConfigError(`${SETTING_ENV[name]} is not set`);
+    settings[name] =
+      name === 'inferenceUpstream'
+        ? parseChoice(SETTING_ENV[name], raw, INFERENCE_UPSTREAMS)
+        : name === 'apiBaseUrl'
+          ? parseBaseUrl(SETTING_ENV[name], raw)
+          : raw;
   }
   const stage = env.STAGE || 'local';
   const allowLoopbackIssuers = parseFlag(env, ALLOW_LOOPBACK_ISSUERS_ENV);
@@ -56,14 +103,34 @@ export function loadConfig(env: NodeJS.ProcessEnv, requiredTables: readonly Tabl
     regionalHostnames: Object.freeze(parseHostnames(env.REGIONAL_HOSTNAMES)),
     catalogCacheSeconds: parseNumber(env, 'CATALOG_CACHE_SECONDS', 30, 0, 3600),
     accessTokenMaxLifetimeSeconds: parseNumber(env, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS', 900, 60, 900),
-    signingKeyArn: env.SIGNING_KEY_ARN || undefined,
-    localSigningKeyPath: env.LOCAL_SIGNING_KEY_PATH || undefined,
-    stage,
-    allowLoopbackIssuers,
-    apiBaseUrl: parseBaseUrl(env.API_BASE_URL),
     exchangeRateLimit: parseNumber(env, 'EXCHANGE_RATE_LIMIT', 60, 1, 1_000_000),
     exchangeRateWindowSeconds: parseNumber(env, 'EXCHANGE_RATE_WINDOW_SECONDS', 60, 1, 3600),
-  });
+    logLevel: env.LOG_LEVEL ? parseChoice('LOG_LEVEL', env.LOG_LEVEL.toUpperCase(), LOG_LEVELS) : 'INFO',
+    stage,
+    allowLoopbackIssuers,
+    ...settings,
+  }) as unknown as ServiceConfig<T, S>;
+}
+
+function parseChoice<C extends string>(name: string, raw: string, allowed: readonly C[]): C {
+  if (!allowed.includes(raw as C)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as C;
+}
+
+/** An absolute URL without query, fragment or trailing slash. */
+function parseBaseUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new ConfigError(`${name} must be an https:// URL, got "${raw}"`);
+  }
+  if (url.search || url.hash || raw.endsWith('/')) throw new ConfigError(`${name} must have no query, fragment or trailing slash, got "${raw}"`);
+  return raw;
 }
 
 function parseNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -74,23 +141,6 @@ function parseNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
-}
-
-/** An absolute URL without a trailing slash; plain HTTP only on a loopback host (the local runtime). */
-function parseBaseUrl(raw: string | undefined): string | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`API_BASE_URL must be an absolute URL, got "${raw}"`);
-  }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw new ConfigError(`API_BASE_URL must be an https:// URL, got "${raw}"`);
-  }
-  if (url.search || url.hash || raw.endsWith('/')) throw new ConfigError(`API_BASE_URL must have no query, fragment or trailing slash, got "${raw}"`);
-  return raw;
 }
 
 function parseFlag(env: NodeJS.ProcessEnv, name: string): boolean {

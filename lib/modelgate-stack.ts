@@ -35,9 +35,9 @@ export class ModelgateStack extends Stack {
     const serviceFunction = (
       id: string,
       file: string,
-      options: Omit<ServiceFunctionProps, 'entry' | 'stageName'>,
+      options: Omit<ServiceFunctionProps, 'entry' | 'stageName' | 'logLevel'>,
     ): ServiceFunction =>
-      new ServiceFunction(this, id, { entry: path.join(FUNCTIONS_DIR, file), stageName, ...options });
+      new ServiceFunction(this, id, { entry: path.join(FUNCTIONS_DIR, file), stageName, logLevel: settings.logLevel, ...options });
 
     // Every function that authenticates callers reads the keys table: API keys, and the
     // signing-key records that verify issued access tokens without calling KMS.
@@ -59,7 +59,6 @@ export class ModelgateStack extends Stack {
       timeout: Duration.seconds(15),
       environment: {
         ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
-        SIGNING_KEY_ARN: signingKey.keyArn,
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
       },
@@ -67,7 +66,8 @@ export class ModelgateStack extends Stack {
       .bindTable(policies, 'read')
       .bindTable(keys, 'read')
       .bindTable(rateCounters, 'readWrite');
-    signingKey.grantSign(tokenExchange);
+    // The active signing-key record names the key; rotated keys carry the stack's tag.
+    signingKey.grantSignRotated(tokenExchange);
     // Exchange events and seen `jti` values live in the policies table under their own key
     // prefixes; the exchange may write those items and never an issuer or a policy.
     tokenExchange.addToRolePolicy(
@@ -88,13 +88,13 @@ export class ModelgateStack extends Stack {
       description: 'Management API: keys, workspaces, guardrails, workload identity',
     })
       .bindTable(keys, 'readWrite')
-      .bindTable(models, 'read')
       .bindTable(policies, 'read');
 
     const inference = serviceFunction('Inference', 'inference.ts', {
       description: 'POST /chat/completions',
       // API Gateway gives up on an integration after 29 s; waiting longer is wasted.
       timeout: Duration.seconds(29),
+      environment: { INFERENCE_UPSTREAM: settings.inferenceUpstream },
     })
       .bindTable(keys, 'read')
       .bindTable(models, 'read');
@@ -102,7 +102,6 @@ export class ModelgateStack extends Stack {
     const registrar = serviceFunction('SigningKeyRegistrar', 'signing-key-registrar.ts', {
       description: 'Deploy time: records the KMS public key as a signing-key record',
       timeout: Duration.seconds(30),
-      environment: { SIGNING_KEY_ARN: signingKey.keyArn },
     }).bindTable(keys, 'readWrite');
     new SigningKeyRegistration(this, 'SigningKeyRegistration', { signingKey, registrar });
 

@@ -1,4 +1,5 @@
 import type { Node } from 'constructs';
+import { INFERENCE_UPSTREAMS, LOG_LEVELS, type InferenceUpstreamName, type LogLevel } from '../lambdas/config';
 
 /**
  * The deployment settings of one modelgate stack. `bin/app.ts` reads them from the CDK
@@ -38,6 +39,16 @@ export interface ModelgateSettings {
    */
   readonly catalogCacheSeconds: number;
   /**
+   * Where completions go: `echo` answers with the prompt (smoke tests), `none` answers 503.
+   * @default 'none'
+   */
+  readonly inferenceUpstream: InferenceUpstreamName;
+  /**
+   * Level of every function's logger: DEBUG, INFO, WARN or ERROR.
+   * @default 'INFO'
+   */
+  readonly logLevel: LogLevel;
+  /**
    * The public API base URL, the `iss` and `aud` of issued access tokens, e.g.
    * `https://api.example.com/api/v1` behind a custom domain. Empty: the stage's own URL,
    * `https://<api id>.execute-api.<region>.amazonaws.com/<stage>/api/v1`.
@@ -64,6 +75,8 @@ export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
   regionalHostnames: Object.freeze({}),
   accessTokenMaxLifetimeSeconds: 900,
   catalogCacheSeconds: 30,
+  inferenceUpstream: 'none',
+  logLevel: 'INFO',
   apiBaseUrl: '',
   exchangeRateLimit: 60,
   exchangeRateWindowSeconds: 60,
@@ -92,6 +105,9 @@ export function readSettingsFromContext(node: Node): ModelgateSettings {
       DEFAULT_SETTINGS.accessTokenMaxLifetimeSeconds,
     catalogCacheSeconds:
       asNumber(raw('catalogCacheSeconds'), 'catalogCacheSeconds') ?? DEFAULT_SETTINGS.catalogCacheSeconds,
+    inferenceUpstream: (asString(raw('inferenceUpstream'), 'inferenceUpstream') ??
+      DEFAULT_SETTINGS.inferenceUpstream) as InferenceUpstreamName,
+    logLevel: (asString(raw('logLevel'), 'logLevel') ?? DEFAULT_SETTINGS.logLevel) as LogLevel,
     apiBaseUrl: asString(raw('apiBaseUrl'), 'apiBaseUrl') ?? DEFAULT_SETTINGS.apiBaseUrl,
     exchangeRateLimit: asNumber(raw('exchangeRateLimit'), 'exchangeRateLimit') ?? DEFAULT_SETTINGS.exchangeRateLimit,
     exchangeRateWindowSeconds:
@@ -121,6 +137,12 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
   checkInteger('exchangeRateWindowSeconds', settings.exchangeRateWindowSeconds, 1, 3600);
   if (settings.apiBaseUrl !== '' && !/^https:\/\/[^/?#\s]+(\/[^?#\s]*[^/?#\s])?$/.test(settings.apiBaseUrl)) {
     fail('apiBaseUrl', `must be an https:// URL without query, fragment or trailing slash, got "${settings.apiBaseUrl}"`);
+  }
+  if (!INFERENCE_UPSTREAMS.includes(settings.inferenceUpstream)) {
+    fail('inferenceUpstream', `must be one of ${INFERENCE_UPSTREAMS.join(', ')}, got ${JSON.stringify(settings.inferenceUpstream)}`);
+  }
+  if (!LOG_LEVELS.includes(settings.logLevel)) {
+    fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(settings.logLevel)}`);
   }
   const hostnames: Record<string, string> = {};
   for (const [region, host] of Object.entries(settings.regionalHostnames)) {

@@ -1,20 +1,42 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
+import { CatalogCache } from '../lambdas/catalog/catalog-cache';
+import { randomId, systemClock, type Clock } from '../lambdas/clock';
+import type { LogLevel } from '../lambdas/config';
+import { createCatalogHandler } from '../lambdas/handlers/catalog';
+import { createInferenceHandler } from '../lambdas/handlers/inference';
+import { createJwksHandler } from '../lambdas/handlers/jwks';
+import { createManagementHandler } from '../lambdas/handlers/management';
+import { createTokenExchangeHandler } from '../lambdas/handlers/token-exchange';
+import { echoUpstream } from '../lambdas/inference/upstream';
+import { createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
+import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
+import { LocalSigner } from '../lambdas/signing/local-signer';
+import { registerSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
-import { ALL_TABLES, TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
-import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
-import { LocalSigner } from '../lambdas/signing/local-signer';
-import { LOCAL_AWS_ENV, startEmbeddedDynamoDb } from './embedded-dynamodb';
+import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
+import { startEmbeddedDynamoDb } from './embedded-dynamodb';
 import { writeFileAtomically } from './files';
 import { createLocalApiServer, type LambdaHandler } from './http-server';
+import { ReadableLogger } from './readable-logger';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
+import { ensureDevCertificateAuthority } from './dev-ca';
+import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
+import { evaluateCondition } from '../lambdas/federation/condition';
+import { evaluateExchange } from '../lambdas/federation/evaluate-exchange';
+import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
+import { ActiveSigner } from '../lambdas/signing/active-signer';
+import { signerForRecord } from '../lambdas/signing/signer-for-record';
+import { DynamoExchangeEventStore } from '../lambdas/store/dynamo-exchange-event-store';
+import { DynamoFederationStore } from '../lambdas/store/dynamo-federation-store';
+import { DynamoJtiStore } from '../lambdas/store/dynamo-jti-store';
+import { DynamoRateCounterStore } from '../lambdas/store/dynamo-rate-counter-store';
 
 export interface LocalRuntimeOptions {
   /** @default 8787 */
@@ -29,17 +51,27 @@ export interface LocalRuntimeOptions {
   regionalHostnames?: Record<string, string>;
   /** @default 2 */
   catalogCacheSeconds?: number;
-  /** Token exchanges per source address per minute. @default MODELGATE_EXCHANGE_LIMIT, else 60 */
-  exchangeLimit?: number;
+  /** SPEC 8: retired signing keys stay published this long. @default 900 */
+  accessTokenMaxLifetimeSeconds?: number;
+  /** @default 'INFO' */
+  logLevel?: LogLevel;
+  /** Where log lines go. @default standard error */
+  log?: (line: string) => void;
+  /** @default the system clock */
+  clock?: Clock;
   /**
    * Accept loopback issuer and JWKS hosts, so a development identity provider on this machine
    * can be configured. @default true, unless MODELGATE_ALLOW_LOOPBACK_ISSUERS is "0"
    */
   allowLoopbackIssuers?: boolean;
+  /** Token exchanges per source address per minute. @default MODELGATE_EXCHANGE_LIMIT, else 60 */
+  exchangeLimit?: number;
 }
 
 export interface LocalRuntime {
   baseUrl: string;
+  /** Where data, keys and the development CA live. */
+  dataDir: string;
   demo: DemoCredentials;
   dynamoEndpoint: string;
   stop(): Promise<void>;
@@ -49,39 +81,95 @@ export interface LocalRuntime {
 export const RUNTIME_FILE = 'runtime.json';
 
 /**
- * The local composition root: the embedded DynamoDB with the stack's tables, a local
- * ES256 signer, and the same handler exports behind an HTTP server. The handlers read
- * their configuration from the environment, as in Lambda, so it is set before they load
- * (one runtime per process).
+ * The local composition root, the second one beside the Lambda entries
+ * (lambdas/functions/*.ts): the embedded DynamoDB with the stack's tables, a local ES256
+ * signer, the echo inference upstream and readable log lines, handed to the same handler
+ * factories (lambdas/handlers/*.ts) the Lambda entries call. Nothing is read from or
+ * written to `process.env`, so several runtimes can share a process.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const dataDir = resolve(options.dataDir ?? '.local');
   mkdirSync(dataDir, { recursive: true });
+  const clock = options.clock ?? systemClock;
   const dynamo = await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
   try {
     await createTables(dynamo.client);
-    Object.assign(process.env, {
-      ...LOCAL_AWS_ENV,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      ...Object.fromEntries(ALL_TABLES.map((table) => [table.envVar, table.localName])),
-      REGIONAL_HOSTNAMES: JSON.stringify(options.regionalHostnames ?? { eu: 'eu.localhost' }),
-      CATALOG_CACHE_SECONDS: String(options.catalogCacheSeconds ?? 2),
-      LOCAL_SIGNING_KEY_PATH: join(dataDir, 'signing-key.pem'),
-      INFERENCE_UPSTREAM: 'echo',
-      [ALLOW_LOOPBACK_ISSUERS_ENV]: (options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0') ? '1' : '0',
-      STAGE: 'local',
-      EXCHANGE_RATE_LIMIT: String(options.exchangeLimit ?? (process.env.MODELGATE_EXCHANGE_LIMIT || 60)),
-      EXCHANGE_RATE_WINDOW_SECONDS: '60',
-    });
-
     const documentClient = createDocumentClient(dynamo.client);
     const accounts = new DynamoAccountStore(documentClient, TABLE_SCHEMAS.keys.localName);
-    await seedCatalog(new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName));
-    await registerLocalSigningKey(documentClient, process.env.LOCAL_SIGNING_KEY_PATH!);
+    const accountsService = new AccountsService({ store: accounts, clock });
+    const catalogStore = new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName);
+    const signingKeys = new DynamoSigningKeyStore(documentClient, TABLE_SCHEMAS.keys.localName);
+    await seedCatalog(catalogStore);
 
-    // The handlers load once the port, and so the API base URL (the `iss` of issued
-    // tokens), is known; nothing is served before demo.json says the service is ready.
-    const handlers = {} as Record<FunctionId, LambdaHandler>;
+    // The same registration path as the deploy-time registrar: the local key becomes the
+    // active signing key, and a replaced key file retires the previous one.
+    const signer = await LocalSigner.fromFile(join(dataDir, 'signing-key.pem'));
+    await registerSigningKey(signingKeys, { kid: signer.kid, keyRef: 'local:signing-key.pem', publicJwk: signer.publicJwk }, clock);
+
+    const logLevel = options.logLevel ?? 'INFO';
+    const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel }, options.log);
+    const telemetry = (functionName: FunctionId): Telemetry => createTelemetry({ functionName, logLevel, localLogger: logger });
+    const regionalHostnames = options.regionalHostnames ?? { eu: 'eu.localhost' };
+    // One catalog cache serves both functions that read the catalog: one process, one copy.
+    const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2);
+    const federation = new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock);
+    const exchangeEvents = new DynamoExchangeEventStore(documentClient, TABLE_SCHEMAS.policies.localName);
+    // Identity providers on this machine present certificates from the development CA.
+    const devCa = ensureDevCertificateAuthority(dataDir);
+    const evaluationDeps = {
+      federation,
+      accounts,
+      issuerKeys: createIssuerKeySource({
+        clock,
+        allowLoopback: options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0',
+        extraCaPems: [devCa.certPem],
+      }),
+      clock,
+      evaluateCondition,
+    };
+    const accessTokenMaxLifetimeSeconds = options.accessTokenMaxLifetimeSeconds ?? 900;
+    const exchangeLimit = options.exchangeLimit ?? parseExchangeLimit(process.env.MODELGATE_EXCHANGE_LIMIT);
+    // Re-reads the active signing-key record, so `npm run ops -- signing-key rotate` takes
+    // effect in the running service within a minute.
+    const signers = new ActiveSigner(signingKeys, signerForRecord({ localKeyDir: dataDir }), clock);
+    // The token endpoint names the API base URL as issuer, known once the port is bound.
+    const tokenExchange = (apiBaseUrl: string): LambdaHandler =>
+      createTokenExchangeHandler({
+        config: {
+          issuer: apiBaseUrl,
+          maxLifetimeSeconds: accessTokenMaxLifetimeSeconds,
+          rateLimit: { limit: exchangeLimit, windowSeconds: 60 },
+        },
+        clock,
+        newId: randomId,
+        rateCounters: new DynamoRateCounterStore(documentClient, TABLE_SCHEMAS.rateCounters.localName),
+        evaluate: (request) => evaluateExchange(evaluationDeps, request),
+        jtis: new DynamoJtiStore(documentClient, TABLE_SCHEMAS.policies.localName),
+        events: exchangeEvents,
+        signer: () => signers.signer(),
+        telemetry: telemetry('tokenExchange'),
+      });
+    const handlers: Record<FunctionId, LambdaHandler> = {
+      catalog: createCatalogHandler({ accounts, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
+      tokenExchange: async () => ({ statusCode: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }) }),
+      jwks: createJwksHandler({
+        signingKeys,
+        clock,
+        accessTokenMaxLifetimeSeconds,
+        telemetry: telemetry('jwks'),
+      }),
+      management: createManagementHandler({ accounts, service: accountsService, clock, exchangeEvents, telemetry: telemetry('management') }),
+      inference: createInferenceHandler({
+        accounts,
+        catalog,
+        clock,
+        regionalHostnames,
+        upstream: echoUpstream,
+        newId: randomId,
+        telemetry: telemetry('inference'),
+      }),
+    };
+
     const server = createLocalApiServer(handlers);
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', reject);
@@ -89,19 +177,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
-    process.env.API_BASE_URL = baseUrl;
-    try {
-      Object.assign(handlers, await loadHandlers());
-    } catch (error) {
-      server.close();
-      throw error;
-    }
+    handlers.tokenExchange = tokenExchange(baseUrl);
     // demo.json is written last: its presence means the service is ready to serve.
-    const demo = await ensureDemoOrganization(new AccountsService({ store: accounts }), accounts, join(dataDir, 'demo.json'), baseUrl);
+    const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl);
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
 
     return {
       baseUrl,
+      dataDir,
       demo,
       dynamoEndpoint: dynamo.endpoint,
       stop: async () => {
@@ -116,34 +199,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   }
 }
 
-async function registerLocalSigningKey(documentClient: ReturnType<typeof createDocumentClient>, path: string): Promise<void> {
-  const signer = await LocalSigner.fromFile(path);
-  const store = new DynamoSigningKeyStore(documentClient, TABLE_SCHEMAS.keys.localName);
-  if ((await store.list()).some((record) => record.kid === signer.kid)) return;
-  await store.put({
-    kid: signer.kid,
-    keyRef: 'local:signing-key.pem',
-    publicJwk: signer.publicJwk,
-    status: 'active',
-    createdAt: new Date().toISOString(),
-    retiredAt: null,
-  });
-}
-
-/** The same handler exports the Lambda functions run, loaded after the environment is set. */
-async function loadHandlers(): Promise<Record<FunctionId, LambdaHandler>> {
-  const [catalog, tokenExchange, jwks, management, inference] = await Promise.all([
-    import('../lambdas/functions/catalog'),
-    import('../lambdas/functions/token-exchange'),
-    import('../lambdas/functions/jwks'),
-    import('../lambdas/functions/management'),
-    import('../lambdas/functions/inference'),
-  ]);
-  return {
-    catalog: catalog.handler as LambdaHandler,
-    tokenExchange: tokenExchange.handler as LambdaHandler,
-    jwks: jwks.handler as LambdaHandler,
-    management: management.handler as LambdaHandler,
-    inference: inference.handler as LambdaHandler,
-  };
+/** `MODELGATE_EXCHANGE_LIMIT`: token exchanges per address per minute, 60 when unset. */
+function parseExchangeLimit(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 60;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 1_000_000) {
+    throw new Error(`MODELGATE_EXCHANGE_LIMIT must be an integer from 1 to 1000000, got "${raw}"`);
+  }
+  return value;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validatePricing } from '../lambdas/catalog/pricing';
-import { deriveCatalogEntries, type EndpointsExcerptFile, type ModelStatsFile, type SeedSources } from '../lambdas/catalog/seed-endpoints';
+import { deriveCatalogEntries, type EndpointsExcerptFile, type ModelStatsFile, type SeedSources } from './seed-endpoints';
 import type { CatalogEntry, ProviderEndpoint, PublicModel, PublicPricing } from '../lambdas/catalog/types';
 import { DATA_DIR } from '../local/seed';
 

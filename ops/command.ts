@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { AccountsService } from '../lambdas/accounts/accounts-service';
 import type { CatalogStore } from '../lambdas/catalog/catalog-store';
-import type { SeedSources } from '../lambdas/catalog/seed-endpoints';
+import type { SeedSources } from './seed-endpoints';
 import { UsageError } from './errors';
 
 /** How the CLI is invoked, as usage lines show it. */

@@ -1,4 +1,4 @@
-import { ApiError } from '../lambdas/http/api-errors';
+import { DomainError } from '../lambdas/errors';
 
 /** Bad usage: unknown command, missing or invalid arguments. Exit code 2, with the usage. */
 export class UsageError extends Error {
@@ -27,13 +27,14 @@ export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 
 /**
- * The one place where errors from the accounts service become CLI errors: a 400 is a bad
- * argument (exit 2), with the API's field name replaced by the command's flag
- * (`Invalid expires_at: ...` → `Invalid --expires: ...`); 404 and 409 are failures (exit 1).
+ * The one place where errors from the accounts service become CLI errors: invalid input is
+ * a bad argument (exit 2), with the API's field name replaced by the command's flag
+ * (`Invalid expires_at: ...` → `Invalid --expires: ...`); not found and conflicts are
+ * failures (exit 1).
  */
 export function translateServiceError(error: unknown, flags: Readonly<Record<string, string>> = {}): unknown {
-  if (!(error instanceof ApiError)) return error;
-  if (error.status !== 400) return new OperationError(error.message);
+  if (!(error instanceof DomainError)) return error;
+  if (error.kind !== 'invalid_input') return new OperationError(error.message);
   const parameter = error.metadata?.parameter;
   const flag = typeof parameter === 'string' ? flags[parameter] : undefined;
   const prefix = `Invalid ${String(parameter)}:`;

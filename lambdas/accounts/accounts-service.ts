@@ -1,4 +1,4 @@
-import { BadRequestError, ConflictError, NotFoundError, invalidParameter } from '../http/api-errors';
+import { ConflictError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
 import { AlreadyExistsError, type AccountStore, type GuardrailPatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
@@ -89,7 +89,7 @@ export class AccountsService {
   async setProviderPreferences(organizationId: string, preferences: ProviderPreferences): Promise<Organization> {
     const overlap = (preferences.allowedProviders ?? []).filter((p) => preferences.ignoredProviders.includes(p));
     if (overlap.length > 0) {
-      throw new BadRequestError(`Providers cannot be both allowed and ignored: ${overlap.join(', ')}`);
+      throw new InvalidInputError(`Providers cannot be both allowed and ignored: ${overlap.join(', ')}`);
     }
     return this.updateOrganization(organizationId, { providerPreferences: preferences });
   }
@@ -316,9 +316,9 @@ export class AccountsService {
 function checkGuardrailLists(g: Pick<Guardrail, 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders'>): void {
   const both = (a: string[] | null, b: string[] | null) => (a ?? []).filter((x) => (b ?? []).includes(x));
   const models = both(g.allowedModels, g.ignoredModels);
-  if (models.length > 0) throw new BadRequestError(`Models cannot be both allowed and ignored: ${models.join(', ')}`);
+  if (models.length > 0) throw new InvalidInputError(`Models cannot be both allowed and ignored: ${models.join(', ')}`);
   const providers = both(g.allowedProviders, g.ignoredProviders);
-  if (providers.length > 0) throw new BadRequestError(`Providers cannot be both allowed and ignored: ${providers.join(', ')}`);
+  if (providers.length > 0) throw new InvalidInputError(`Providers cannot be both allowed and ignored: ${providers.join(', ')}`);
 }
 
 function slugify(name: string): string {

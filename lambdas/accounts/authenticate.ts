@@ -1,4 +1,4 @@
-import { ForbiddenError, UnauthorizedError } from '../http/api-errors';
+import { ForbiddenError, UnauthenticatedError } from '../errors';
 import type { Clock } from '../clock';
 import type { AccountStore } from './account-store';
 import { hashApiKey, isApiKeyFormat } from './api-keys';
@@ -19,6 +19,18 @@ export interface AuthenticationDeps {
 }
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
+
+/** What kind of credential a request presents, for logs: never the credential itself. */
+export type CredentialKind = 'none' | 'api_key' | 'access_token' | 'unrecognized';
+
+export function credentialKind(authorization: string | undefined): CredentialKind {
+  if (authorization === undefined || authorization.trim() === '') return 'none';
+  const credential = BEARER.exec(authorization)?.[1];
+  if (credential === undefined) return 'unrecognized';
+  if (isApiKeyFormat(credential)) return 'api_key';
+  return JWT_SHAPE.test(credential) ? 'access_token' : 'unrecognized';
+}
 
 /**
  * SPEC 5: one bearer-authentication path for every protected route. The key record is
@@ -27,10 +39,10 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
  */
 export async function authenticate(authorization: string | undefined, deps: AuthenticationDeps): Promise<Principal> {
   if (authorization === undefined || authorization.trim() === '') {
-    throw new UnauthorizedError('Missing Authentication header');
+    throw new UnauthenticatedError('missing_credential', 'Missing Authentication header');
   }
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
-  if (!match) throw new UnauthorizedError('Malformed Authorization header: expected "Bearer <API key>"');
+  const match = BEARER.exec(authorization);
+  if (!match) throw new UnauthenticatedError('malformed_header', 'Malformed Authorization header: expected "Bearer <API key>"');
   const credential = match[1]!;
 
   let keyHash: string;
@@ -42,21 +54,21 @@ export async function authenticate(authorization: string | undefined, deps: Auth
     try {
       keyHash = (await deps.accessTokens.verify(credential)).keyHash;
     } catch {
-      throw new UnauthorizedError('Invalid or expired access token');
+      throw new UnauthenticatedError('invalid_token', 'Invalid or expired access token');
     }
     kind = 'access_token';
   } else {
-    throw new UnauthorizedError('Invalid API key');
+    throw new UnauthenticatedError('unknown_key', 'Invalid API key');
   }
 
   const key = await deps.accounts.getApiKey(keyHash);
-  if (!key) throw new UnauthorizedError(kind === 'api_key' ? 'Invalid API key' : 'The API key behind this access token no longer exists');
-  if (key.disabled) throw new UnauthorizedError('API key is disabled');
+  if (!key) throw new UnauthenticatedError('unknown_key', kind === 'api_key' ? 'Invalid API key' : 'The API key behind this access token no longer exists');
+  if (key.disabled) throw new UnauthenticatedError('disabled_key', 'API key is disabled');
   if (key.expiresAt && Date.parse(key.expiresAt) <= deps.clock.now().getTime()) {
-    throw new UnauthorizedError('API key has expired');
+    throw new UnauthenticatedError('expired_key', 'API key has expired');
   }
   const organization = await deps.accounts.getOrganization(key.organizationId);
-  if (!organization) throw new UnauthorizedError('Invalid API key');
+  if (!organization) throw new UnauthenticatedError('unknown_key', 'Invalid API key');
   return { organization, key, scope: scopeOf(key), credential: kind };
 }
 

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, type AuthenticationDeps } from '../accounts/authenticate';
-import { NotFoundError } from '../http/api-errors';
+import { NotFoundError } from '../errors';
 import { credentialHeader, requestHost } from '../http/request';
 import { json, rawJson } from '../http/responses';
 import { API_BASE_PATH } from '../routes';

@@ -1,4 +1,4 @@
-import { invalidParameter } from '../http/api-errors';
+import { invalidParameter } from '../errors';
 import { OUTPUT_MODALITIES, type OutputModality } from './types';
 
 /** SPEC 4.1 sort values; the arena order has a neutral and a wire name (DESIGN.md). */

@@ -1,10 +1,32 @@
-import { createCatalogApi } from '../catalog/catalog-api';
-import { apiHandler } from '../http/middleware';
-import { buildCatalogCache, buildDependencies } from './dependencies';
+/**
+ * Lambda entry of the catalog function. Every entry in this folder is a composition root
+ * and reads the same way:
+ *   1. configuration from the environment, naming exactly the tables and settings the
+ *      function needs (a missing one fails the cold start, not a request);
+ *   2. telemetry, then the AWS clients it uses, each built once and traced;
+ *   3. the stores and services those clients back;
+ *   4. the handler factory of lambdas/handlers/, which the local runtime (local/runtime.ts)
+ *      calls too with local clients.
+ * Nothing else belongs here: no logic, no other module's wiring.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CatalogCache } from '../catalog/catalog-cache';
+import { systemClock } from '../clock';
+import { loadConfig } from '../config';
+import { CATALOG_FUNCTION, createCatalogHandler } from '../handlers/catalog';
+import { createTelemetry } from '../observability/telemetry';
+import { DynamoAccountStore } from '../store/dynamo-account-store';
+import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
+import { createDocumentClient } from '../store/dynamo-client';
 
-const deps = buildDependencies(process.env, ['keys', 'models']);
-const catalog = buildCatalogCache(deps);
+const config = loadConfig(process.env, CATALOG_FUNCTION);
+const telemetry = createTelemetry({ functionName: 'catalog', logLevel: config.logLevel });
+const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
 
-export const handler = apiHandler(
-  createCatalogApi({ accounts: deps.accounts, clock: deps.clock, catalog, regionalHostnames: deps.config.regionalHostnames }),
-);
+export const handler = createCatalogHandler({
+  accounts: new DynamoAccountStore(documentClient, config.tables.keys),
+  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds),
+  clock: systemClock,
+  regionalHostnames: config.regionalHostnames,
+  telemetry,
+});

@@ -1,20 +1,25 @@
-import { randomId } from '../clock';
-import { apiHandler } from '../http/middleware';
-import { createInferenceApi } from '../inference/inference-api';
-import { echoUpstream } from '../inference/upstream';
-import { buildCatalogCache, buildDependencies } from './dependencies';
+/** Lambda entry of the inference function; see catalog.ts for the shape every entry follows. */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CatalogCache } from '../catalog/catalog-cache';
+import { randomId, systemClock } from '../clock';
+import { loadConfig } from '../config';
+import { INFERENCE_FUNCTION, createInferenceHandler } from '../handlers/inference';
+import { upstreamNamed } from '../inference/upstream';
+import { createTelemetry } from '../observability/telemetry';
+import { DynamoAccountStore } from '../store/dynamo-account-store';
+import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
+import { createDocumentClient } from '../store/dynamo-client';
 
-const deps = buildDependencies(process.env, ['keys', 'models']);
-const catalog = buildCatalogCache(deps);
+const config = loadConfig(process.env, INFERENCE_FUNCTION);
+const telemetry = createTelemetry({ functionName: 'inference', logLevel: config.logLevel });
+const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
 
-export const handler = apiHandler(
-  createInferenceApi({
-    accounts: deps.accounts,
-    clock: deps.clock,
-    catalog,
-    regionalHostnames: deps.config.regionalHostnames,
-    // Provider adapters are configured per deployment; the echo provider serves the local runtime.
-    upstream: process.env.INFERENCE_UPSTREAM === 'echo' ? echoUpstream : null,
-    newId: randomId,
-  }),
-);
+export const handler = createInferenceHandler({
+  accounts: new DynamoAccountStore(documentClient, config.tables.keys),
+  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds),
+  clock: systemClock,
+  regionalHostnames: config.regionalHostnames,
+  upstream: upstreamNamed(config.inferenceUpstream),
+  newId: randomId,
+  telemetry,
+});

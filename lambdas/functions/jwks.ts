@@ -1,13 +1,19 @@
-import { apiHandler } from '../http/middleware';
-import { json } from '../http/responses';
-import { publishedKeys } from '../oauth/jwks';
-import { buildDependencies } from './dependencies';
+/** Lambda entry of the JWKS function; see catalog.ts for the shape every entry follows. */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { systemClock } from '../clock';
+import { loadConfig } from '../config';
+import { JWKS_FUNCTION, createJwksHandler } from '../handlers/jwks';
+import { createTelemetry } from '../observability/telemetry';
+import { createDocumentClient } from '../store/dynamo-client';
+import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
 
-const deps = buildDependencies(process.env, ['keys']);
+const config = loadConfig(process.env, JWKS_FUNCTION);
+const telemetry = createTelemetry({ functionName: 'jwks', logLevel: config.logLevel });
+const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
 
-/** SPEC 4.6. Caches may keep the set briefly: a new key is published well before it signs. */
-export const handler = apiHandler(async () =>
-  json(200, publishedKeys(await deps.signingKeys.list(), deps.clock.now(), deps.config.accessTokenMaxLifetimeSeconds), {
-    'Cache-Control': 'public, max-age=300',
-  }),
-);
+export const handler = createJwksHandler({
+  signingKeys: new DynamoSigningKeyStore(documentClient, config.tables.keys),
+  clock: systemClock,
+  accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
+  telemetry,
+});

@@ -1,15 +1,23 @@
-import { apiHandler } from '../http/middleware';
-import { createManagementApi } from '../management/management-api';
+/** Lambda entry of the management function; see catalog.ts for the shape every entry follows. */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { AccountsService } from '../accounts/accounts-service';
+import { systemClock } from '../clock';
+import { loadConfig } from '../config';
+import { MANAGEMENT_FUNCTION, createManagementHandler } from '../handlers/management';
+import { createTelemetry } from '../observability/telemetry';
+import { DynamoAccountStore } from '../store/dynamo-account-store';
+import { createDocumentClient } from '../store/dynamo-client';
 import { DynamoExchangeEventStore } from '../store/dynamo-exchange-event-store';
-import { buildDependencies } from './dependencies';
 
-const deps = buildDependencies(process.env, ['keys', 'models', 'policies']);
+const config = loadConfig(process.env, MANAGEMENT_FUNCTION);
+const telemetry = createTelemetry({ functionName: 'management', logLevel: config.logLevel });
+const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const accounts = new DynamoAccountStore(documentClient, config.tables.keys);
 
-export const handler = apiHandler(
-  createManagementApi({
-    accounts: deps.accounts,
-    clock: deps.clock,
-    service: deps.accountsService,
-    exchangeEvents: new DynamoExchangeEventStore(deps.documentClient, deps.config.tables.policies!),
-  }),
-);
+export const handler = createManagementHandler({
+  accounts,
+  service: new AccountsService({ store: accounts, clock: systemClock }),
+  clock: systemClock,
+  exchangeEvents: new DynamoExchangeEventStore(documentClient, config.tables.policies),
+  telemetry,
+});

@@ -1,30 +1,20 @@
+/** Lambda entry of the deploy-time signing-key registrar; see catalog.ts for the shape every entry follows. */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
-import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
-import { kmsPublicJwk } from '../signing/kms-signer';
+import { systemClock } from '../clock';
+import { loadConfig } from '../config';
+import { SIGNING_KEY_REGISTRAR_FUNCTION, createSigningKeyRegistrar } from '../handlers/signing-key-registrar';
+import { createTelemetry } from '../observability/telemetry';
+import { createDocumentClient } from '../store/dynamo-client';
 import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
-import { buildDependencies } from './dependencies';
 
-const deps = buildDependencies(process.env, ['keys']);
-const kms = new KMSClient({});
-const store = new DynamoSigningKeyStore(deps.documentClient, deps.config.tables.keys!);
+const config = loadConfig(process.env, SIGNING_KEY_REGISTRAR_FUNCTION);
+const telemetry = createTelemetry({ functionName: 'signingKeyRegistrar', logLevel: config.logLevel });
+const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
 
-/**
- * CloudFormation custom resource, run on deploy: records the KMS key's public JWK as the
- * active signing key, so the JWKS function publishes it without reading KMS. A new key ARN
- * retires the previous record; retired keys stay published until their tokens expire.
- */
-export async function handler(event: CloudFormationCustomResourceEvent): Promise<{ PhysicalResourceId: string }> {
-  const keyArn = event.ResourceProperties.KeyArn as string;
-  if (event.RequestType === 'Delete') return { PhysicalResourceId: event.PhysicalResourceId };
-  const { kid, publicJwk } = await kmsPublicJwk(kms, keyArn);
-  const now = new Date().toISOString();
-  const existing = await store.list();
-  for (const record of existing) {
-    if (record.kid !== kid && record.status === 'active') await store.put({ ...record, status: 'retired', retiredAt: now });
-  }
-  const current = existing.find((record) => record.kid === kid);
-  if (!current || current.status !== 'active') {
-    await store.put({ kid, keyRef: keyArn, publicJwk, status: 'active', createdAt: current?.createdAt ?? now, retiredAt: null });
-  }
-  return { PhysicalResourceId: kid };
-}
+export const handler = createSigningKeyRegistrar({
+  signingKeys: new DynamoSigningKeyStore(documentClient, config.tables.keys),
+  kms: telemetry.tracer.captureAWSv3Client(new KMSClient({})),
+  clock: systemClock,
+  telemetry,
+});

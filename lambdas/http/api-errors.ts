@@ -1,10 +1,24 @@
-/**
- * The error hierarchy of every non-OAuth route (SPEC 7.1). One serializer,
- * {@link toErrorResponse}, turns any thrown value into the `{error: {code, message, metadata}}`
- * body; anything that is not an {@link ApiError} becomes a 500 without detail.
- */
-export type ErrorMetadata = Record<string, unknown> | null;
+import { DomainError, type DomainErrorKind, type ErrorMetadata } from '../errors';
 
+/**
+ * The HTTP boundary of every non-OAuth route (SPEC 7.1). One serializer,
+ * {@link toErrorBody}, turns any thrown value into the `{error: {code, message, metadata}}`
+ * body: domain errors by their kind, {@link ApiError} (the few errors that only exist in
+ * HTTP: an unreadable body) by its status; anything else becomes a 500 without detail.
+ */
+export type { ErrorMetadata } from '../errors';
+
+/** SPEC 7.1 status of each domain error kind. */
+export const STATUS_OF_KIND: Readonly<Record<DomainErrorKind, number>> = {
+  invalid_input: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  unavailable: 503,
+};
+
+/** An error of the HTTP layer itself (request body parsing), with its status. */
 export class ApiError extends Error {
   /** Only client errors carry their message to the caller. */
   get expose(): boolean {
@@ -27,39 +41,10 @@ export class BadRequestError extends ApiError {
   }
 }
 
-export class UnauthorizedError extends ApiError {
-  constructor(message: string) {
-    super(401, message);
-  }
-}
-
-export class ForbiddenError extends ApiError {
-  constructor(message: string) {
-    super(403, message);
-  }
-}
-
-export class NotFoundError extends ApiError {
-  constructor(message = 'Resource not found') {
-    super(404, message);
-  }
-}
-
-export class ConflictError extends ApiError {
-  constructor(message: string) {
-    super(409, message);
-  }
-}
-
 export class PayloadTooLargeError extends ApiError {
   constructor(message: string) {
     super(413, message);
   }
-}
-
-/** A request field that failed validation: 400 naming the field. */
-export function invalidParameter(name: string, reason: string): BadRequestError {
-  return new BadRequestError(`Invalid ${name}: ${reason}`, { parameter: name });
 }
 
 export interface ErrorBody {
@@ -67,10 +52,14 @@ export interface ErrorBody {
 }
 
 export function toErrorBody(error: unknown): { status: number; body: ErrorBody } {
-  if (error instanceof ApiError && error.expose) {
-    const body: ErrorBody = { error: { code: error.status, message: error.message } };
-    if (error.metadata) body.error.metadata = error.metadata;
-    return { status: error.status, body };
-  }
-  return { status: 500, body: { error: { code: 500, message: 'Internal Server Error' } } };
+  const known =
+    error instanceof DomainError
+      ? { status: STATUS_OF_KIND[error.kind], message: error.message, metadata: error.metadata }
+      : error instanceof ApiError && error.expose
+        ? { status: error.status, message: error.message, metadata: error.metadata }
+        : undefined;
+  if (!known) return { status: 500, body: { error: { code: 500, message: 'Internal Server Error' } } };
+  const body: ErrorBody = { error: { code: known.status, message: known.message } };
+  if (known.metadata) body.error.metadata = known.metadata;
+  return { status: known.status, body };
 }

@@ -1,4 +1,4 @@
-import { invalidParameter } from './api-errors';
+import { invalidParameter } from '../errors';
 
 /**
  * Readers for fields of a parsed JSON body. Each throws a 400 naming the field, so a

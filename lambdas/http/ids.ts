@@ -1,4 +1,4 @@
-import { NotFoundError, invalidParameter } from './api-errors';
+import { NotFoundError, invalidParameter } from '../errors';
 
 /**
  * Identifier shapes, checked where a request enters (path, query, body) so that a value

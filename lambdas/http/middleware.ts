@@ -1,45 +1,36 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { powertools, requestLog } from '../observability/middleware';
+import type { Telemetry } from '../observability/telemetry';
 import { toErrorBody } from './api-errors';
 import { json } from './responses';
 
+/** What a route handler is: a proxy event in, a proxy result out. */
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
-export interface Logger {
-  error(message: string, fields?: Record<string, unknown>): void;
-}
-
-/** Structured JSON lines on stderr; never given secrets (handlers pass ids and hashes only). */
-export const consoleLogger: Logger = {
-  error(message, fields) {
-    console.error(JSON.stringify({ level: 'error', message, ...fields }));
-  },
-};
-
 /**
- * Serializes every thrown error as a SPEC 7.1 body. Unexpected errors are logged with the
- * request id and answered with a bare 500, so internals never reach the caller.
+ * Serializes every thrown error as a SPEC 7.1 body. Unexpected errors are logged with their
+ * stack and answered with a bare 500, so internals never reach the caller.
  */
-export function apiErrors(logger: Logger = consoleLogger): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+export function apiErrors(telemetry: Telemetry): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError: async (request) => {
       const { status, body } = toErrorBody(request.error);
-      if (status >= 500) {
-        const error = request.error as Error | undefined;
-        logger.error('unhandled error', {
-          requestId: request.context?.awsRequestId,
-          path: request.event?.path,
-          error: error?.name,
-          detail: error?.message,
-          stack: error?.stack,
-        });
-      }
+      if (status >= 500) telemetry.logger.error('unhandled error', request.error as Error);
       request.response = json(status, body);
     },
   };
 }
 
-/** Wraps a plain handler in middy with the API error serializer. */
-export function apiHandler(handler: ApiHandler, logger?: Logger) {
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>().use(apiErrors(logger)).handler(handler);
+/**
+ * The one wrapper of every non-OAuth route: Powertools (context, traces, metrics), one log
+ * line per request, and the SPEC 7.1 error serializer, the boundary where domain errors
+ * become HTTP statuses.
+ */
+export function apiHandler(handler: ApiHandler, telemetry: Telemetry) {
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(powertools(telemetry))
+    .use(requestLog(telemetry))
+    .use(apiErrors(telemetry))
+    .handler(handler);
 }

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { BadRequestError, PayloadTooLargeError, UnauthorizedError } from './api-errors';
+import { UnauthenticatedError } from '../errors';
+import { BadRequestError, PayloadTooLargeError } from './api-errors';
 
 type HeaderEvent = Pick<APIGatewayProxyEvent, 'headers'> & Partial<Pick<APIGatewayProxyEvent, 'multiValueHeaders'>>;
 
@@ -40,7 +41,7 @@ export function headerValues(event: HeaderEvent, name: string): string[] {
  */
 export function credentialHeader(event: HeaderEvent): string | undefined {
   const values = headerValues(event, 'authorization');
-  if (values.length > 1) throw new UnauthorizedError('Multiple Authorization headers: send exactly one credential');
+  if (values.length > 1) throw new UnauthenticatedError('malformed_header', 'Multiple Authorization headers: send exactly one credential');
   return values[0];
 }
 

@@ -3,7 +3,7 @@ import { authenticate, requireInference, type AuthenticationDeps } from '../acco
 import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
 import type { IdGenerator } from '../clock';
-import { ApiError, NotFoundError, invalidParameter } from '../http/api-errors';
+import { NotFoundError, UnavailableError, invalidParameter } from '../errors';
 import { optionalBoolean, optionalInteger, optionalNumber, requiredString } from '../http/fields';
 import { credentialHeader, jsonBody, requestHost } from '../http/request';
 import { json } from '../http/responses';
@@ -41,7 +41,7 @@ export function createInferenceApi(deps: InferenceApiDeps) {
     ]);
     const found = catalog.endpointsFor(model, policy);
     if (!found) throw new NotFoundError(`No endpoints found for model ${model} that your settings and guardrails allow`);
-    if (!deps.upstream) throw new ApiError(503, 'No inference upstream is configured');
+    if (!deps.upstream) throw new UnavailableError('No inference upstream is configured');
 
     const endpoint = found.endpoints[0]!;
     const result = await deps.upstream.complete({ model: found.model.id, endpoint, messages, maxTokens });

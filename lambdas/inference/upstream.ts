@@ -1,3 +1,4 @@
+import type { InferenceUpstreamName } from '../config';
 import type { ProviderEndpoint } from '../catalog/types';
 
 export interface ChatMessage {
@@ -42,3 +43,8 @@ export const echoUpstream: InferenceUpstream = {
     };
   },
 };
+
+/** The upstream a deployment configured (`INFERENCE_UPSTREAM`); `none` answers 503. */
+export function upstreamNamed(name: InferenceUpstreamName): InferenceUpstream | null {
+  return name === 'echo' ? echoUpstream : null;
+}

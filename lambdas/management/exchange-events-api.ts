@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import { InvalidCursorError, type ExchangeEvent, type ExchangeEventStore } from '../federation/exchange-events';
-import { invalidParameter } from '../http/api-errors';
+import { invalidParameter } from '../errors';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const EVENTS_DEFAULT_LIMIT = 50;

@@ -3,7 +3,7 @@ import type { AccountsService } from '../accounts/accounts-service';
 import type { ExchangeEventStore } from '../federation/exchange-events';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
 import { ACCESS_LEVELS, KEY_KINDS, type Principal } from '../accounts/types';
-import { NotFoundError, invalidParameter } from '../http/api-errors';
+import { NotFoundError, invalidParameter } from '../errors';
 import {
   nullableString,
   nullableStringList,

@@ -43,6 +43,8 @@ export interface TokenExchangeDeps {
   /** The signer of the currently active signing key. */
   readonly signer: () => Promise<Signer>;
   readonly logger: ExchangeLogger;
+  /** Told of every exchange that reached a decision (metrics). */
+  readonly onOutcome?: (outcome: 'issued' | 'refused', reason: RefusalReason | null) => void;
 }
 
 export interface TokenExchangeInput {
@@ -67,6 +69,7 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
   const evaluation = await deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId });
 
   const refuse = async (reason: RefusalReason, error: OAuthError): Promise<never> => {
+    deps.onOutcome?.('refused', reason);
     await recordRefusal(deps, input, evaluation, reason, now);
     throw error;
   };
@@ -134,6 +137,7 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     });
     throw new OAuthError(503, 'temporarily_unavailable', 'The access token could not be issued; retry shortly', { 'Retry-After': '1' });
   }
+  deps.onOutcome?.('issued', null);
   return response;
 }
 
@@ -155,6 +159,7 @@ async function enforceRateLimit(deps: TokenExchangeDeps, input: TokenExchangeInp
     throw new OAuthError(503, 'temporarily_unavailable', 'The token endpoint is unavailable; retry shortly', { 'Retry-After': '1' });
   }
   if (!decision.allowed) {
+    deps.onOutcome?.('refused', 'rate_limited');
     throw new OAuthError(429, 'invalid_request', 'Too many token requests from this address', {
       'Retry-After': String(decision.retryAfterSeconds),
     });

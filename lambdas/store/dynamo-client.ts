@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BadRequestError } from '../http/api-errors';
+import { InvalidInputError } from '../errors';
 
 /**
  * The document client, built once per cold start. The endpoint comes from the SDK's own
@@ -35,7 +35,7 @@ export const UNSTORABLE_VALUE_MESSAGE = 'A value in the request cannot be stored
  */
 export function translateStoreError(error: unknown): unknown {
   if ((error as { name?: string } | null)?.name !== 'ValidationException') return error;
-  return new BadRequestError(UNSTORABLE_VALUE_MESSAGE);
+  return new InvalidInputError(UNSTORABLE_VALUE_MESSAGE);
 }
 
 /** True when the error is DynamoDB's answer to a failed condition expression. */

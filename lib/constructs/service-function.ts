@@ -1,9 +1,10 @@
 import * as path from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { LogLevel as FunctionLogLevel } from '../../lambdas/config';
 import type { SchemaTable } from './tables';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
@@ -20,6 +21,29 @@ export const CREATE_REQUIRE_BANNER =
 
 export type TableAccessMode = 'read' | 'readWrite';
 
+/** The runtime of every function. */
+export const SERVICE_RUNTIME = lambda.Runtime.NODEJS_22_X;
+
+/**
+ * How every function is bundled. Exported so the bundle test builds the artifact that ships
+ * with exactly these options.
+ */
+export const SERVICE_BUNDLING = {
+  format: OutputFormat.ESM,
+  target: 'node22',
+  minify: true,
+  sourceMap: true,
+  // Stack traces need the mappings, not a copy of the sources in the package.
+  sourcesContent: false,
+  // Prefer the ESM build of dual packages (jose, the AWS SDK helpers).
+  mainFields: ['module', 'main'],
+  banner: CREATE_REQUIRE_BANNER,
+  // The Lambda runtime provides the AWS SDK v3; bundling it would only add cold-start time.
+  externalModules: ['@aws-sdk/*'],
+  // Bundle size tables for six functions drown the synth output; warnings still show.
+  logLevel: LogLevel.WARNING,
+} as const satisfies BundlingOptions;
+
 export interface ServiceFunctionProps {
   /** Entry file exporting `handler`, e.g. `path.join(FUNCTIONS_DIR, 'catalog.ts')`. */
   readonly entry: string;
@@ -27,6 +51,11 @@ export interface ServiceFunctionProps {
   readonly description: string;
   /** API Gateway stage name, passed as `STAGE`. */
   readonly stageName: string;
+  /**
+   * Level of the function's logger, passed as `LOG_LEVEL`.
+   * @default 'INFO'
+   */
+  readonly logLevel?: FunctionLogLevel;
   /**
    * Memory in MB. CPU scales with it, so cold starts of larger bundles shrink too.
    * @default 256
@@ -70,7 +99,7 @@ export class ServiceFunction extends NodejsFunction {
       entry: props.entry,
       handler: 'handler',
       description: props.description,
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: SERVICE_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
       timeout: props.timeout ?? Duration.seconds(10),
@@ -88,20 +117,9 @@ export class ServiceFunction extends NodejsFunction {
         // Stack traces point at the TypeScript sources rather than the minified bundle.
         NODE_OPTIONS: '--enable-source-maps',
         STAGE: props.stageName,
+        LOG_LEVEL: props.logLevel ?? 'INFO',
       },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        // Stack traces need the mappings, not a copy of the sources in the package.
-        sourcesContent: false,
-        // Prefer the ESM build of dual packages (jose, the AWS SDK helpers).
-        mainFields: ['module', 'main'],
-        banner: CREATE_REQUIRE_BANNER,
-        // Bundle size tables for six functions drown the synth output; warnings still show.
-        logLevel: LogLevel.WARNING,
-      },
+      bundling: { ...SERVICE_BUNDLING, mainFields: [...SERVICE_BUNDLING.mainFields], externalModules: [...SERVICE_BUNDLING.externalModules] },
     });
   }
 

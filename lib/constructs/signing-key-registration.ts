@@ -3,6 +3,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../lambdas/signing/registration-properties';
 import type { SigningKey } from './signing-key';
 
 export interface SigningKeyRegistrationProps {
@@ -40,7 +41,7 @@ export class SigningKeyRegistration extends Construct {
       resourceType: 'Custom::SigningKeyRegistration',
       // A new key ARN changes the properties, so CloudFormation sends an Update and the
       // new key is registered.
-      properties: { SigningKeyArn: props.signingKey.keyArn },
+      properties: { [SIGNING_KEY_REGISTRATION_PROPERTIES.signingKeyArn]: props.signingKey.keyArn },
     });
     // The registrar's grants are separate IAM policy resources; they must exist before
     // CloudFormation invokes it.

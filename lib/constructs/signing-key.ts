@@ -1,5 +1,5 @@
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import { RemovalPolicy, Stack, Tags } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 
@@ -12,6 +12,12 @@ import { Construct } from 'constructs';
  * adding a new key and a new signing-key record, which JWKS publishes beside the old one
  * until every token it signed has expired.
  */
+/**
+ * The tag that marks a stack's signing keys: the stack's key, and every key the rotate
+ * command (`npm run ops -- signing-key rotate`) creates. Its value is the stack name.
+ */
+export const SIGNING_KEY_TAG = 'modelgate:access-token-signing';
+
 export class SigningKey extends Construct {
   readonly key: kms.Key;
 
@@ -27,6 +33,7 @@ export class SigningKey extends Construct {
       // The stack name keeps aliases of two stacks in one account apart.
       alias: `alias/${Stack.of(this).stackName}/access-token-signing`,
     });
+    Tags.of(this.key).add(SIGNING_KEY_TAG, Stack.of(this).stackName);
   }
 
   get keyArn(): string {
@@ -40,6 +47,21 @@ export class SigningKey extends Construct {
   /** Lets the grantee sign token digests: `kms:Sign` and nothing else. */
   grantSign(grantee: iam.IGrantable): iam.Grant {
     return this.key.grant(grantee, 'kms:Sign');
+  }
+
+  /**
+   * Lets the grantee sign with any key of this stack's rotation: keys in this account and
+   * region tagged {@link SIGNING_KEY_TAG} with the stack name. A rotated key is used without
+   * a redeploy; which key signs is decided by the active signing-key record.
+   */
+  grantSignRotated(grantee: iam.IGrantable): iam.Grant {
+    const stack = Stack.of(this);
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['kms:Sign'],
+      resourceArns: [stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*' })],
+      conditions: { StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG}`]: stack.stackName } },
+    });
   }
 
   /** Lets the grantee read the public key: `kms:GetPublicKey` and nothing else. */

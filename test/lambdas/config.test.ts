@@ -2,21 +2,47 @@ import { ConfigError, loadConfig } from '../../lambdas/config';
 
 describe('loadConfig', () => {
   it('reads table names, hostnames and limits, with defaults, into a frozen object', () => {
-    const config = loadConfig({ KEYS_TABLE: 'keys-t', REGIONAL_HOSTNAMES: '{"eu":"EU.api.example.com."}' }, ['keys']);
+    const config = loadConfig({ KEYS_TABLE: 'keys-t', REGIONAL_HOSTNAMES: '{"eu":"EU.api.example.com."}' }, { tables: ['keys'] });
     expect(config).toEqual({
       tables: { keys: 'keys-t' },
       regionalHostnames: { eu: 'eu.api.example.com' },
       catalogCacheSeconds: 30,
       accessTokenMaxLifetimeSeconds: 900,
-      signingKeyArn: undefined,
-      localSigningKeyPath: undefined,
-      stage: 'local',
-      apiBaseUrl: undefined,
       exchangeRateLimit: 60,
       exchangeRateWindowSeconds: 60,
+      logLevel: 'INFO',
+      stage: 'local',
       allowLoopbackIssuers: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.tables)).toBe(true);
+  });
+
+  it('holds only the tables the function declared, even when others are set', () => {
+    const config = loadConfig({ KEYS_TABLE: 'k', MODELS_TABLE: 'm', POLICIES_TABLE: 'p' }, { tables: ['keys', 'models'] });
+    expect(config.tables).toEqual({ keys: 'k', models: 'm' });
+  });
+
+  it('reads the settings a function requires', () => {
+    const config = loadConfig(
+      { KEYS_TABLE: 'k', SIGNING_KEY_ARN: 'arn:aws:kms:eu-west-1:1:key/x', INFERENCE_UPSTREAM: 'echo', LOG_LEVEL: 'debug' },
+      { tables: ['keys'], settings: ['signingKeyArn', 'inferenceUpstream'] },
+    );
+    expect(config).toMatchObject({ signingKeyArn: 'arn:aws:kms:eu-west-1:1:key/x', inferenceUpstream: 'echo', logLevel: 'DEBUG' });
+  });
+
+  it.each([
+    ['http://api.example.com/api/v1', 'API_BASE_URL must be an https:// URL, got "http://api.example.com/api/v1"'],
+    ['https://api.example.com/api/v1/', 'API_BASE_URL must have no query, fragment or trailing slash, got "https://api.example.com/api/v1/"'],
+    ['api.example.com', 'API_BASE_URL must be an absolute URL, got "api.example.com"'],
+  ])('refuses API_BASE_URL %p', (url, message) => {
+    expect(() => loadConfig({ KEYS_TABLE: 'k', API_BASE_URL: url }, { tables: ['keys'], settings: ['apiBaseUrl'] })).toThrow(new ConfigError(message));
+  });
+
+  it('accepts an https API base URL, and plain http on loopback only', () => {
+    for (const url of ['https://api.example.com/api/v1', 'http://127.0.0.1:8787/api/v1']) {
+      expect(loadConfig({ KEYS_TABLE: 'k', API_BASE_URL: url }, { tables: ['keys'], settings: ['apiBaseUrl'] }).apiBaseUrl).toBe(url);
+    }
   });
 
   it.each([
@@ -25,8 +51,7 @@ describe('loadConfig', () => {
     [{ KEYS_TABLE: 'k', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '3600' }, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS must be an integer from 60 to 900, got "3600"'],
     [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '["eu"]' }, 'REGIONAL_HOSTNAMES must be a JSON object of region to hostname'],
     [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '{"eu":""}' }, 'REGIONAL_HOSTNAMES.eu must be a hostname'],
-    [{ KEYS_TABLE: 'k', API_BASE_URL: 'http://api.example.com/api/v1' }, 'API_BASE_URL must be an https:// URL, got "http://api.example.com/api/v1"'],
-    [{ KEYS_TABLE: 'k', API_BASE_URL: 'https://api.example.com/api/v1/' }, 'API_BASE_URL must have no query, fragment or trailing slash, got "https://api.example.com/api/v1/"'],
+    [{ KEYS_TABLE: 'k', LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of DEBUG, INFO, WARN, ERROR, got "VERBOSE"'],
     [{ KEYS_TABLE: 'k', EXCHANGE_RATE_LIMIT: '0' }, 'EXCHANGE_RATE_LIMIT must be an integer from 1 to 1000000, got "0"'],
     [{ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: 'yes' }, 'MODELGATE_ALLOW_LOOPBACK_ISSUERS must be 1 or 0, got "yes"'],
     [
@@ -34,12 +59,20 @@ describe('loadConfig', () => {
       'MODELGATE_ALLOW_LOOPBACK_ISSUERS is for the local runtime only, not stage "prod"',
     ],
   ])('fails fast on %p', (env, message) => {
-    expect(() => loadConfig(env, ['keys'])).toThrow(new ConfigError(message));
+    expect(() => loadConfig(env, { tables: ['keys'] })).toThrow(new ConfigError(message));
+  });
+
+  it.each([
+    [{ KEYS_TABLE: 'k' }, 'INFERENCE_UPSTREAM is not set'],
+    [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAM: 'openai' }, 'INFERENCE_UPSTREAM must be one of echo, none, got "openai"'],
+  ])('fails fast on a missing or unknown required setting: %p', (env, message) => {
+    expect(() => loadConfig(env, { tables: ['keys'], settings: ['inferenceUpstream'] })).toThrow(new ConfigError(message));
   });
 
   it('allows loopback issuers on the local stage only when asked', () => {
-    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1' }, ['keys']).allowLoopbackIssuers).toBe(true);
-    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '0' }, ['keys']).allowLoopbackIssuers).toBe(false);
-    expect(loadConfig({ KEYS_TABLE: 'k', STAGE: 'prod' }, ['keys']).allowLoopbackIssuers).toBe(false);
+    const keys = { tables: ['keys'] } as const;
+    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1' }, keys).allowLoopbackIssuers).toBe(true);
+    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '0' }, keys).allowLoopbackIssuers).toBe(false);
+    expect(loadConfig({ KEYS_TABLE: 'k', STAGE: 'prod' }, keys).allowLoopbackIssuers).toBe(false);
   });
 });

@@ -61,12 +61,21 @@ describe('signing key', () => {
     template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/Modelgate/access-token-signing' });
   });
 
-  it('lets only the token exchange function sign, and only with this key', () => {
+  it("lets only the token exchange function sign, and only with keys carrying this stack's signing tag", () => {
     const tokenExchangeRole = roleLogicalIdOf(template, FUNCTION_PREFIX.tokenExchange);
     expect(rolesAllowed(template, 'kms:Sign')).toEqual([tokenExchangeRole]);
-    const keyId = logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey');
     const signing = functionStatements(template, FUNCTION_PREFIX.tokenExchange).filter((s) => s.Action.includes('kms:Sign'));
-    expect(signing).toEqual([{ Effect: 'Allow', Action: ['kms:Sign'], Resource: [{ 'Fn::GetAtt': [keyId, 'Arn'] }] }]);
+    expect(signing).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['kms:Sign'],
+        Resource: [
+          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':kms:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':key/*']] },
+        ],
+        Condition: { StringEquals: { 'aws:ResourceTag/modelgate:access-token-signing': 'Modelgate' } },
+      },
+    ]);
+    template.hasResourceProperties('AWS::KMS::Key', { Tags: [{ Key: 'modelgate:access-token-signing', Value: 'Modelgate' }] });
   });
 
   it('lets only the registrar read the public key', () => {
@@ -187,8 +196,7 @@ describe('functions', () => {
 
   it('passes each function exactly the tables it is granted, plus its settings', () => {
     const table = (id: TableId) => ({ [TABLE_SCHEMAS[id].envVar]: { Ref: tableLogicalId(template, id) } });
-    const keyArn = { 'Fn::GetAtt': [logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey'), 'Arn'] };
-    const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName };
+    const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName, LOG_LEVEL: settings.logLevel };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
       catalog: {
         ...base,
@@ -203,7 +211,6 @@ describe('functions', () => {
         ...table('keys'),
         ...table('rateCounters'),
         ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
-        SIGNING_KEY_ARN: keyArn,
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
         API_BASE_URL: {
@@ -222,9 +229,9 @@ describe('functions', () => {
         },
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('models'), ...table('policies') },
-      inference: { ...base, ...table('keys'), ...table('models') },
-      signingKeyRegistrar: { ...base, ...table('keys'), SIGNING_KEY_ARN: keyArn },
+      management: { ...base, ...table('keys'), ...table('policies') },
+      inference: { ...base, ...table('keys'), ...table('models'), INFERENCE_UPSTREAM: settings.inferenceUpstream },
+      signingKeyRegistrar: { ...base, ...table('keys') },
     };
     for (const [id, prefix] of Object.entries(FUNCTION_PREFIX)) {
       const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, prefix)]!;

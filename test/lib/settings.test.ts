@@ -20,6 +20,8 @@ describe('readSettingsFromContext', () => {
       regionalHostnames: { eu: 'eu.api.example.com' },
       accessTokenMaxLifetimeSeconds: 900,
       catalogCacheSeconds: 30,
+      inferenceUpstream: 'none',
+      logLevel: 'INFO',
       apiBaseUrl: '',
       exchangeRateLimit: 60,
       exchangeRateWindowSeconds: 60,
@@ -62,11 +64,13 @@ describe('validateSettings', () => {
     [{ wafTokenRateLimit: 9 }, 'modelgate:wafTokenRateLimit must be an integer from 10 to 2000000000, got 9'],
     [{ wafGeneralRateLimit: 1.5 }, 'modelgate:wafGeneralRateLimit must be an integer from 10 to 2000000000, got 1.5'],
     [{ catalogCacheSeconds: -1 }, 'modelgate:catalogCacheSeconds must be an integer from 0 to 3600, got -1'],
+    [{ inferenceUpstream: 'openai' }, 'modelgate:inferenceUpstream must be one of echo, none, got "openai"'],
+    [{ logLevel: 'verbose' }, 'modelgate:logLevel must be one of DEBUG, INFO, WARN, ERROR, got "verbose"'],
     [{ stageName: 'v 1' }, 'modelgate:stageName must be 1 to 128 letters, digits, "-" or "_", got "v 1"'],
     [{ regionalHostnames: { EU: 'eu.example.com' } }, 'modelgate:regionalHostnames region "EU" must be lowercase letters, digits or "-"'],
     [{ regionalHostnames: { eu: 'https://eu.example.com' } }, 'modelgate:regionalHostnames "eu" must map to a hostname, got "https://eu.example.com"'],
   ])('rejects %j', (override, message) => {
-    expect(() => validateSettings({ ...DEFAULT_SETTINGS, ...override })).toThrow(new SettingsError(message));
+    expect(() => validateSettings({ ...DEFAULT_SETTINGS, ...(override as Partial<ModelgateSettings>) })).toThrow(new SettingsError(message));
   });
 
   it('accepts the bounds (SPEC 8: tokens live at most 900 s)', () => {

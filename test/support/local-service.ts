@@ -20,7 +20,8 @@ export interface TestService {
  */
 export async function startTestService(options: LocalRuntimeOptions = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-test-'));
-  const runtime = await startLocalRuntime({ port: 0, persist: false, dataDir, ...options });
+  // Request lines would drown the test output; warnings and errors still show.
+  const runtime = await startLocalRuntime({ port: 0, persist: false, dataDir, logLevel: 'WARN', ...options });
   return {
     runtime,
     dataDir,

@@ -2,7 +2,8 @@ import type { AccountStore } from '../../../lambdas/accounts/account-store';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { authenticate, requireInference, requireManagement } from '../../../lambdas/accounts/authenticate';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type ApiKeyRecord, type Organization } from '../../../lambdas/accounts/types';
-import { ApiError } from '../../../lambdas/http/api-errors';
+import { DomainError } from '../../../lambdas/errors';
+import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { FixedClock } from '../../support/fixed-clock';
 
 const SECRET = `sk-mg-v1-${'1'.repeat(64)}`;
@@ -47,8 +48,10 @@ async function failure(promise: Promise<unknown>): Promise<{ status: number; mes
   try {
     await promise;
   } catch (error) {
-    expect(error).toBeInstanceOf(ApiError);
-    return { status: (error as ApiError).status, message: (error as ApiError).message };
+    // Domain errors, as the HTTP boundary answers them.
+    expect(error).toBeInstanceOf(DomainError);
+    const { status, body } = toErrorBody(error);
+    return { status, message: body.error.message };
   }
   throw new Error('expected a failure');
 }

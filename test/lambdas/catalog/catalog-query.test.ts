@@ -1,4 +1,4 @@
-import { ApiError } from '../../../lambdas/http/api-errors';
+import { InvalidInputError } from '../../../lambdas/errors';
 import {
   DEFAULT_LIMIT,
   MAX_LIMIT,
@@ -130,8 +130,8 @@ describe('parseCatalogQuery (SPEC 4.1)', () => {
     ])('%s=%s', (parameter, value, message) => {
       const error = thrownBy(() => parseCatalogQuery({ [parameter]: value }));
 
-      expect(error).toBeInstanceOf(ApiError);
-      expect(error).toMatchObject({ status: 400, message, metadata: { parameter } });
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect(error).toMatchObject({ kind: 'invalid_input', message, metadata: { parameter } });
     });
   });
 });

@@ -1,56 +1,85 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { CREATE_REQUIRE_BANNER } from '../../../lib/constructs/service-function';
+import { ALL_TABLES } from '../../../lambdas/store/table-schemas';
+import { SERVICE_BUNDLING } from '../../../lib/constructs/service-function';
+import { LOCAL_AWS_ENV } from '../../../local/embedded-dynamodb';
 import { startTestService, type TestService } from '../../support/local-service';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const run = promisify(execFile);
 
 /**
- * The artifact Lambda runs: each entry bundled as the stack bundles it (ESM, minified,
- * `createRequire` banner), loaded by plain node as an ES module, and invoked with a REST
- * API proxy event against the embedded DynamoDB.
+ * The artifact Lambda runs: each entry bundled with the stack's own bundling options (ESM,
+ * its Node target, minified, the SDK left external for the runtime to provide), loaded by
+ * plain node as an ES module with only the environment the stack gives it, and invoked with
+ * a REST API proxy event against the embedded DynamoDB.
  */
 describe('bundled function entry points', () => {
   let service: TestService;
   let outDir: string;
   beforeAll(async () => {
     service = await startTestService();
-    outDir = mkdtempSync(join(tmpdir(), 'modelgate-bundle-'));
+    // Inside the project, so the external SDK resolves from its node_modules as the runtime's would.
+    mkdirSync(join(ROOT, 'node_modules', '.cache'), { recursive: true });
+    outDir = mkdtempSync(join(ROOT, 'node_modules', '.cache', 'modelgate-bundle-'));
   });
   afterAll(async () => {
     await service.stop();
     rmSync(outDir, { recursive: true, force: true });
   });
 
-  async function invoke(entry: string, event: Record<string, unknown>): Promise<{ statusCode: number; headers: Record<string, string>; body: string }> {
-    const file = join(outDir, `${entry}.mjs`);
-    await build({
+  /** The environment the stack sets, pointed at the embedded DynamoDB. */
+  const functionEnv = (extra: Record<string, string> = {}) => ({
+    PATH: process.env.PATH ?? '',
+    ...LOCAL_AWS_ENV,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    AWS_ENDPOINT_URL_DYNAMODB: service.runtime.dynamoEndpoint,
+    ...Object.fromEntries(ALL_TABLES.map((table) => [table.envVar, table.localName])),
+    STAGE: 'v1',
+    LOG_LEVEL: 'ERROR',
+    ...extra,
+  });
+
+  /** Bundles an entry as the stack does; returns the output file and the source files it holds. */
+  async function bundle(entry: string): Promise<{ file: string; inputs: string[] }> {
+    const file = join(outDir, entry, 'index.mjs');
+    const result = await build({
       entryPoints: [join(ROOT, 'lambdas', 'functions', `${entry}.ts`)],
       bundle: true,
       platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      minify: true,
-      mainFields: ['module', 'main'],
-      banner: { js: CREATE_REQUIRE_BANNER },
+      format: SERVICE_BUNDLING.format,
+      target: SERVICE_BUNDLING.target,
+      minify: SERVICE_BUNDLING.minify,
+      sourcemap: SERVICE_BUNDLING.sourceMap,
+      sourcesContent: SERVICE_BUNDLING.sourcesContent,
+      mainFields: [...SERVICE_BUNDLING.mainFields],
+      banner: { js: SERVICE_BUNDLING.banner },
+      external: [...SERVICE_BUNDLING.externalModules],
       outfile: file,
+      metafile: true,
       logLevel: 'silent',
     });
+    return { file, inputs: Object.keys(result.metafile.inputs).map((input) => relative(ROOT, join(ROOT, input))) };
+  }
+
+  async function invoke(
+    entry: string,
+    event: Record<string, unknown>,
+    env: Record<string, string> = functionEnv(),
+  ): Promise<{ statusCode: number; headers: Record<string, string>; body: string }> {
+    const { file } = await bundle(entry);
     const runner = join(outDir, `run-${entry}.mjs`);
     writeFileSync(
       runner,
       `const { handler } = await import(${JSON.stringify(file)});\n` +
-        `const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'bundle-test', getRemainingTimeInMillis: () => 30000 });\n` +
+        `const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'bundle-test', functionName: ${JSON.stringify(entry)}, getRemainingTimeInMillis: () => 30000 });\n` +
         `process.stdout.write(JSON.stringify(result));\n`,
     );
-    // The runtime set the table names and DynamoDB endpoint in this process's environment.
-    const { stdout } = await run(process.execPath, [runner, JSON.stringify(event)], { env: process.env, cwd: outDir });
-    return JSON.parse(stdout);
+    const { stdout } = await run(process.execPath, [runner, JSON.stringify(event)], { env, cwd: outDir });
+    return JSON.parse(stdout.trim().split('\n').at(-1)!);
   }
 
   const event = (resource: string, path: string, key: string, query: Record<string, string> | null = null) => ({
@@ -83,6 +112,44 @@ describe('bundled function entry points', () => {
     const refused = await invoke('management', event('/api/v1/workspaces', '/api/v1/workspaces', service.runtime.demo.keys.workspace));
     expect(refused.statusCode).toBe(403);
     expect(JSON.parse(refused.body)).toEqual({ error: { code: 403, message: 'Operation reserved for management keys' } });
+  }, 60_000);
+
+  it('keeps the SDK out of every bundle and the accounts service out of the JWKS bundle', async () => {
+    const jwks = await bundle('jwks');
+    expect(jwks.inputs.filter((input) => input.includes('@aws-sdk/'))).toEqual([]);
+    expect(jwks.inputs).toContain('lambdas/handlers/jwks.ts');
+    expect(jwks.inputs.filter((input) => /accounts-service|catalog-index|management-api/.test(input))).toEqual([]);
+  }, 60_000);
+
+  it('fails the cold start, naming the variable, when a table the function reads is not configured', async () => {
+    const env = functionEnv();
+    delete (env as Record<string, string>).MODELS_TABLE;
+    await expect(invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', 'x'), env)).rejects.toThrow(/MODELS_TABLE is not set/);
+  }, 60_000);
+
+  it('runs the token exchange bundle: the limiter, the policy read and the OAuth refusal with its request id', async () => {
+    const body = new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+      subject_token: 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln',
+      federation_policy_id: '00000000-0000-4000-8000-000000000000',
+    }).toString();
+    const tokenEvent = {
+      ...event('/api/v1/oauth/token', '/api/v1/oauth/token', ''),
+      httpMethod: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body,
+    };
+    const env = functionEnv({ API_BASE_URL: 'https://api.example.com/api/v1', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '900' });
+    const result = await invoke('token-exchange', tokenEvent, env);
+    expect(result.statusCode).toBe(400);
+    expect(result.headers).toMatchObject({ 'Cache-Control': 'no-store', 'X-Request-Id': 'r1' });
+    expect(JSON.parse(result.body)).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The subject token or federation policy is not valid (request id r1)',
+    });
+    delete (env as Record<string, string>).API_BASE_URL;
+    await expect(invoke('token-exchange', tokenEvent, env)).rejects.toThrow(/API_BASE_URL is not set/);
   }, 60_000);
 
   it('publishes the signing keys from the JWKS bundle', async () => {

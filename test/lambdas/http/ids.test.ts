@@ -1,4 +1,5 @@
-import { ApiError } from '../../../lambdas/http/api-errors';
+import { DomainError } from '../../../lambdas/errors';
+import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { checkId, checkIdList, isKeyHash, isUuid, optionalId, pathId } from '../../../lambdas/http/ids';
 
 const UUID = '0b7d4c8e-3f1a-4e2b-9c6d-5a8f7e6d4c3b';
@@ -8,7 +9,7 @@ function thrown(fn: () => unknown): { status: number; message: string; metadata:
   try {
     fn();
   } catch (error) {
-    if (error instanceof ApiError) return { status: error.status, message: error.message, metadata: error.metadata };
+    if (error instanceof DomainError) return { status: toErrorBody(error).status, message: error.message, metadata: error.metadata };
     throw error;
   }
   throw new Error('expected an error');

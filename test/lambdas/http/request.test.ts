@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { ApiError } from '../../../lambdas/http/api-errors';
+import { UnauthenticatedError } from '../../../lambdas/errors';
+import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { credentialHeader, headerValues, normalizeHostname, requestHost } from '../../../lambdas/http/request';
 
 type HeaderEvent = Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>;
@@ -23,9 +24,11 @@ describe('request headers', () => {
     } catch (caught) {
       error = caught;
     }
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).status).toBe(401);
-    expect((error as ApiError).message).toBe('Multiple Authorization headers: send exactly one credential');
+    expect(error).toBeInstanceOf(UnauthenticatedError);
+    expect(toErrorBody(error)).toEqual({
+      status: 401,
+      body: { error: { code: 401, message: 'Multiple Authorization headers: send exactly one credential' } },
+    });
     expect(credentialHeader({ headers: { authorization: 'Bearer a' }, multiValueHeaders: {} })).toBe('Bearer a');
     expect(credentialHeader({ headers: {}, multiValueHeaders: {} })).toBeUndefined();
   });

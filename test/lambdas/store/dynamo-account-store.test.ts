@@ -1,7 +1,8 @@
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { AlreadyExistsError } from '../../../lambdas/accounts/account-store';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type Organization } from '../../../lambdas/accounts/types';
-import { ApiError } from '../../../lambdas/http/api-errors';
+import { DomainError } from '../../../lambdas/errors';
+import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { DynamoAccountStore } from '../../../lambdas/store/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
 import { FixedClock } from '../../support/fixed-clock';
@@ -86,7 +87,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     const a = await service.createOrganization({ name: 'A', plan: 'enterprise' });
     const b = await service.createOrganization({ name: 'B', plan: 'enterprise' });
     const keyOfA = await service.createApiKey(a.organization.id, { kind: 'workspace', name: 'a-key' });
-    const status = async (promise: Promise<unknown>) => promise.then(() => 200, (e: ApiError) => e.status);
+    const status = async (promise: Promise<unknown>) => promise.then(() => 200, (e: unknown) => toErrorBody(e).status);
     expect(await status(service.getApiKey(b.organization.id, keyOfA.key.hash))).toBe(404);
     expect(await status(service.updateApiKey(b.organization.id, keyOfA.key.hash, { disabled: true }))).toBe(404);
     expect(await status(service.deleteApiKey(b.organization.id, keyOfA.key.hash))).toBe(404);
@@ -99,7 +100,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     const refusal = async (promise: Promise<unknown>) =>
       promise.then(
         () => 'accepted',
-        (e: Error) => (e instanceof ApiError ? { status: e.status, message: e.message } : e.name),
+        (e: Error) => (e instanceof DomainError ? { status: toErrorBody(e).status, message: e.message } : e.name),
       );
     const expected = { status: 400, message: 'A value in the request cannot be stored: it is too long or malformed' };
     expect(await refusal(store.getApiKey('k'.repeat(3000)))).toEqual(expected);

@@ -8,7 +8,7 @@
  * statistics (`data/model-stats.json`) are used where they exist; the rest is synthetic but
  * shaped so that the data-policy and region filters have something to filter.
  */
-import { multiplyDecimal } from './pricing';
+import { multiplyDecimal } from '../lambdas/catalog/pricing';
 import {
   OVERRIDABLE_PRICE_KEYS,
   PRICE_KEYS,
@@ -19,7 +19,7 @@ import {
   type ProviderEndpoint,
   type PublicModel,
   type PublicPricing,
-} from './types';
+} from '../lambdas/catalog/types';
 
 /** One record of `data/endpoints-excerpt.json`: an OpenRouter `PublicEndpoint` plus bookkeeping. */
 export interface ExcerptEndpoint {

@@ -1,0 +1,79 @@
+/**
+ * Domain errors: what went wrong, in the domain's terms. Domain modules (accounts, catalog,
+ * federation, signing) throw these and know nothing of HTTP; each protocol boundary maps
+ * the kind to its own wire form once (lambdas/http/api-errors.ts for SPEC 7.1 bodies, the
+ * operator CLI to exit codes).
+ */
+export type DomainErrorKind = 'invalid_input' | 'unauthenticated' | 'forbidden' | 'not_found' | 'conflict' | 'unavailable';
+
+/** Structured detail for the caller, e.g. `{ parameter: 'limit' }`. */
+export type ErrorMetadata = Record<string, unknown> | null;
+
+export class DomainError extends Error {
+  constructor(
+    readonly kind: DomainErrorKind,
+    message: string,
+    readonly metadata: ErrorMetadata = null,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The input breaks a rule of the operation. */
+export class InvalidInputError extends DomainError {
+  constructor(message: string, metadata: ErrorMetadata = null) {
+    super('invalid_input', message, metadata);
+  }
+}
+
+/** Why a credential was refused: a metric dimension, never shown to the caller. */
+export type AuthenticationFailureReason =
+  | 'missing_credential'
+  | 'malformed_header'
+  | 'unknown_key'
+  | 'invalid_token'
+  | 'disabled_key'
+  | 'expired_key';
+
+/** No credential, or one that does not identify a caller (SPEC 5). */
+export class UnauthenticatedError extends DomainError {
+  constructor(
+    readonly reason: AuthenticationFailureReason,
+    message: string,
+  ) {
+    super('unauthenticated', message);
+  }
+}
+
+/** The caller is known but may not do this. */
+export class ForbiddenError extends DomainError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(message = 'Resource not found') {
+    super('not_found', message);
+  }
+}
+
+/** The operation clashes with existing state (a taken name, a changed version). */
+export class ConflictError extends DomainError {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
+
+/** A dependency the operation needs is not available in this deployment. */
+export class UnavailableError extends DomainError {
+  constructor(message: string) {
+    super('unavailable', message);
+  }
+}
+
+/** An input field that failed validation, named in the message and the metadata. */
+export function invalidParameter(name: string, reason: string): InvalidInputError {
+  return new InvalidInputError(`Invalid ${name}: ${reason}`, { parameter: name });
+}

@@ -1,0 +1,29 @@
+import type { Clock } from '../clock';
+import type { FunctionRequirements } from '../config';
+import { apiHandler } from '../http/middleware';
+import { json } from '../http/responses';
+import type { Telemetry } from '../observability/telemetry';
+import { publishedKeys } from '../oauth/jwks';
+import type { SigningKeyStore } from '../signing/signer';
+
+/** SPEC 4.6: only the signing-key records of the keys table (IAM narrows it to them). */
+export const JWKS_FUNCTION = { tables: ['keys'] } as const satisfies FunctionRequirements;
+
+export interface JwksHandlerDeps {
+  signingKeys: Pick<SigningKeyStore, 'list'>;
+  clock: Clock;
+  /** Retired keys stay published this long after retirement (SPEC 8). */
+  accessTokenMaxLifetimeSeconds: number;
+  telemetry: Telemetry;
+}
+
+/** `GET /oauth/jwks`. Caches may keep the set briefly: a new key is published well before it signs. */
+export function createJwksHandler(deps: JwksHandlerDeps) {
+  return apiHandler(
+    async () =>
+      json(200, publishedKeys(await deps.signingKeys.list(), deps.clock.now(), deps.accessTokenMaxLifetimeSeconds), {
+        'Cache-Control': 'public, max-age=300',
+      }),
+    deps.telemetry,
+  );
+}

@@ -1,0 +1,85 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { LogLevel } from '../config';
+
+/** `service` of every log line and metric; the function name tells functions apart. */
+export const SERVICE_NAME = 'modelgate';
+/** CloudWatch namespace of the service's EMF metrics (README lists them). */
+export const METRICS_NAMESPACE = 'modelgate';
+
+/**
+ * The metrics the service emits, by name, so alarms, dashboards and code agree. Every one is
+ * a count with the dimensions named beside it (plus `service`).
+ */
+export const METRIC = {
+  /** Every API and OAuth request: `function`, `route`, `statusClass` (2xx, 4xx, 5xx). */
+  requests: 'Requests',
+  /** Refused credentials (SPEC 5): `function`, `reason`. */
+  authenticationFailures: 'AuthenticationFailures',
+  /** The in-memory catalog was (re)loaded from the table: `function`. */
+  catalogReloads: 'CatalogReloads',
+  /** Token exchanges (SPEC 4.2): `outcome` (issued, refused), `reason`. */
+  tokenExchanges: 'TokenExchanges',
+} as const;
+
+/**
+ * Logger, metrics and tracer of one function: built once per cold start by its composition
+ * root and handed to the protocol wrapper (`apiHandler`, `oauthHandler`), which logs one line
+ * per request and flushes metrics after it.
+ */
+export interface Telemetry {
+  readonly functionName: string;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly tracer: Tracer;
+}
+
+export interface TelemetryOptions {
+  /** The function's name in logs and metric dimensions, e.g. `catalog`. */
+  readonly functionName: string;
+  readonly logLevel: LogLevel;
+  /**
+   * A logger to use instead of the JSON one (the local runtime passes a readable one);
+   * metrics and traces then stay in the process: there is no CloudWatch or X-Ray to read
+   * them.
+   */
+  readonly localLogger?: Logger;
+}
+
+/** Builds the telemetry of one function. In Lambda: JSON logs, EMF metrics, X-Ray traces. */
+export function createTelemetry(options: TelemetryOptions): Telemetry {
+  const local = options.localLogger !== undefined;
+  const logger =
+    options.localLogger?.createChild({ persistentKeys: { function: options.functionName } }) ??
+    new Logger({ serviceName: SERVICE_NAME, logLevel: options.logLevel, persistentKeys: { function: options.functionName } });
+  const metrics = local ? new DiscardedMetrics() : new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+  // Tracing needs the Lambda X-Ray daemon; locally every capture would log a missing segment.
+  const tracer = new Tracer({ serviceName: SERVICE_NAME, enabled: !local, captureHTTPsRequests: !local });
+  return { functionName: options.functionName, logger, metrics, tracer };
+}
+
+/** Adds one count with its own dimensions, flushed with the function's other metrics. */
+export function countMetric(telemetry: Telemetry, name: string, dimensions: Readonly<Record<string, string>>): void {
+  const single = telemetry.metrics.singleMetric();
+  single.addDimension('function', telemetry.functionName);
+  for (const [key, value] of Object.entries(dimensions)) single.addDimension(key, value);
+  single.addMetric(name, MetricUnit.Count, 1);
+}
+
+/** Metrics that are dropped: the local runtime has nowhere to send EMF. */
+class DiscardedMetrics extends Metrics {
+  constructor(singleMetric = false) {
+    super({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME, singleMetric });
+  }
+
+  override publishStoredMetrics(): this {
+    this.clearMetrics();
+    this.clearDimensions();
+    return this;
+  }
+
+  override singleMetric(): Metrics {
+    return new DiscardedMetrics(true);
+  }
+}

@@ -1,0 +1,65 @@
+import type { JWK } from 'jose';
+import type { Clock } from '../clock';
+import type { SigningKeyRecord, SigningKeyStore } from './signer';
+
+/** A key to sign with from now on: its id, where it lives, and its public half. */
+export interface SigningKeyRegistration {
+  kid: string;
+  /** KMS key ARN in AWS, or the local key file's name. */
+  keyRef: string;
+  publicJwk: JWK;
+}
+
+export interface RegistrationResult {
+  /** The record that now signs. */
+  active: SigningKeyRecord;
+  /** Records that stopped signing by this registration (still published, SPEC 4.6). */
+  retired: SigningKeyRecord[];
+  /** False when the key was already the active one and nothing was written. */
+  changed: boolean;
+}
+
+/**
+ * Makes `key` the one signing key: its record becomes active and every other active record
+ * is retired as of now. Retired keys stay in the store, so JWKS keeps publishing them until
+ * every token they signed has expired (SPEC 4.6).
+ *
+ * The one code path for first registration, rotation and rollback: the deploy-time
+ * registrar, the local runtime and the rotate command all call it. Idempotent: registering
+ * the active key again writes nothing. The new record is written before the old ones are
+ * retired, so there is never a moment without an active key.
+ */
+export async function registerSigningKey(store: SigningKeyStore, key: SigningKeyRegistration, clock: Clock): Promise<RegistrationResult> {
+  const now = clock.now().toISOString();
+  const existing = await store.list();
+  const current = existing.find((record) => record.kid === key.kid);
+  const others = existing.filter((record) => record.kid !== key.kid && record.status === 'active');
+  if (current?.status === 'active' && current.keyRef === key.keyRef && others.length === 0) {
+    return { active: current, retired: [], changed: false };
+  }
+  const active: SigningKeyRecord = {
+    kid: key.kid,
+    keyRef: key.keyRef,
+    publicJwk: key.publicJwk,
+    status: 'active',
+    // A key brought back (a rolled-back rotation) keeps its original creation time.
+    createdAt: current?.createdAt ?? now,
+    retiredAt: null,
+  };
+  await store.put(active);
+  const retired = others.map((record): SigningKeyRecord => ({ ...record, status: 'retired', retiredAt: now }));
+  for (const record of retired) await store.put(record);
+  return { active, retired, changed: true };
+}
+
+/**
+ * Stops `kid` from signing, as of now, keeping it published until its tokens expire. A key
+ * that is unknown or already retired is left as it is: its retirement time must not move.
+ */
+export async function retireSigningKey(store: SigningKeyStore, kid: string, clock: Clock): Promise<SigningKeyRecord | undefined> {
+  const record = (await store.list()).find((candidate) => candidate.kid === kid);
+  if (!record || record.status !== 'active') return undefined;
+  const retired: SigningKeyRecord = { ...record, status: 'retired', retiredAt: clock.now().toISOString() };
+  await store.put(retired);
+  return retired;
+}

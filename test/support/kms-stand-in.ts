@@ -1,0 +1,244 @@
+import { createHash, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { signDigest } from './p256';
+
+/**
+ * A stand-in for AWS KMS on a loopback port, speaking its wire protocol (AWS JSON 1.1:
+ * `POST /`, `X-Amz-Target: TrentService.<Operation>`, base64 blobs, errors as
+ * `{"__type", "message"}`), so the real `@aws-sdk/client-kms` is what the tests exercise.
+ *
+ * It knows the operations the service uses, for ECC_NIST_P256 / SIGN_VERIFY keys:
+ * `CreateKey`, `DescribeKey`, `GetPublicKey` (DER SPKI), `Sign` (ECDSA_SHA_256 over a RAW
+ * message up to 4,096 bytes or a 32-byte DIGEST; DER signature) and `ScheduleKeyDeletion`.
+ * It refuses what KMS refuses: a missing `KeyId`, an unknown or pending-deletion key, another
+ * signing algorithm, a raw message over 4,096 bytes, a digest of the wrong length, an
+ * unsigned request. Keys are addressed by id or ARN.
+ *
+ * @example
+ * const kms = await startKmsStandIn();
+ * const client = kms.client();                       // a real KMSClient pointed at it
+ * const { KeyMetadata } = await client.send(new CreateKeyCommand({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' }));
+ * await kms.stop();
+ */
+export interface KmsStandIn {
+  readonly endpoint: string;
+  /** A real KMS client for this stand-in (static test credentials, region `eu-west-1`). */
+  client(): KMSClient;
+  /** Every request the stand-in answered, in order: operation and parsed body. */
+  readonly requests: readonly { operation: string; body: Record<string, unknown> }[];
+  /** The ARN of a key created with `CreateKey`, by its key id. */
+  arnOf(keyId: string): string;
+  stop(): Promise<void>;
+}
+
+export const KMS_STAND_IN_REGION = 'eu-west-1';
+const ACCOUNT = '111122223333';
+const MAX_RAW_MESSAGE_BYTES = 4096;
+const SIGNING_ALGORITHMS = ['ECDSA_SHA_256'];
+
+interface StoredKey {
+  keyId: string;
+  arn: string;
+  description: string;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  created: number;
+  state: 'Enabled' | 'PendingDeletion';
+}
+
+class KmsError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+export async function startKmsStandIn(): Promise<KmsStandIn> {
+  const keys = new Map<string, StoredKey>();
+  const requests: { operation: string; body: Record<string, unknown> }[] = [];
+  const clients: KMSClient[] = [];
+
+  const findKey = (body: Record<string, unknown>): StoredKey => {
+    const keyId = body.KeyId;
+    if (keyId === undefined || keyId === null) {
+      throw new KmsError('ValidationException', "1 validation error detected: Value null at 'keyId' failed to satisfy constraint: Member must not be null");
+    }
+    if (typeof keyId !== 'string' || keyId.length < 1 || keyId.length > 2048) {
+      throw new KmsError('ValidationException', "1 validation error detected: Value at 'keyId' failed to satisfy constraint: Member must have length between 1 and 2048");
+    }
+    const key = keys.get(keyId) ?? [...keys.values()].find((candidate) => candidate.arn === keyId);
+    if (!key) throw new KmsError('NotFoundException', `Key '${keyId.startsWith('arn:') ? keyId : `arn:aws:kms:${KMS_STAND_IN_REGION}:${ACCOUNT}:key/${keyId}`}' does not exist`);
+    if (key.state === 'PendingDeletion') throw new KmsError('KMSInvalidStateException', `${key.arn} is pending deletion.`);
+    return key;
+  };
+
+  const metadata = (key: StoredKey) => ({
+    AWSAccountId: ACCOUNT,
+    Arn: key.arn,
+    CreationDate: key.created,
+    CustomerMasterKeySpec: 'ECC_NIST_P256',
+    Description: key.description,
+    Enabled: key.state === 'Enabled',
+    KeyId: key.keyId,
+    KeyManager: 'CUSTOMER',
+    KeySpec: 'ECC_NIST_P256',
+    KeyState: key.state,
+    KeyUsage: 'SIGN_VERIFY',
+    MultiRegion: false,
+    Origin: 'AWS_KMS',
+    SigningAlgorithms: SIGNING_ALGORITHMS,
+  });
+
+  const operations: Record<string, (body: Record<string, unknown>) => unknown> = {
+    CreateKey(body) {
+      if (body.KeySpec !== 'ECC_NIST_P256' || body.KeyUsage !== 'SIGN_VERIFY') {
+        // The service signs with P-256 only; anything else is a test mistake, said plainly.
+        throw new KmsError('ValidationException', 'This KMS stand-in creates ECC_NIST_P256 keys with KeyUsage SIGN_VERIFY only');
+      }
+      const keyId = randomUUID();
+      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const key: StoredKey = {
+        keyId,
+        arn: `arn:aws:kms:${KMS_STAND_IN_REGION}:${ACCOUNT}:key/${keyId}`,
+        description: typeof body.Description === 'string' ? body.Description : '',
+        privateKey,
+        publicKey,
+        created: Math.floor(Date.now() / 1000),
+        state: 'Enabled',
+      };
+      keys.set(keyId, key);
+      return { KeyMetadata: metadata(key) };
+    },
+    DescribeKey(body) {
+      const keyId = body.KeyId;
+      const key = typeof keyId === 'string' ? (keys.get(keyId) ?? [...keys.values()].find((k) => k.arn === keyId)) : undefined;
+      if (!key) return findKey(body);
+      return { KeyMetadata: metadata(key) };
+    },
+    GetPublicKey(body) {
+      const key = findKey(body);
+      return {
+        CustomerMasterKeySpec: 'ECC_NIST_P256',
+        KeyId: key.arn,
+        KeySpec: 'ECC_NIST_P256',
+        KeyUsage: 'SIGN_VERIFY',
+        PublicKey: key.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+        SigningAlgorithms: SIGNING_ALGORITHMS,
+      };
+    },
+    Sign(body) {
+      const key = findKey(body);
+      if (typeof body.Message !== 'string' || body.Message === '') {
+        throw new KmsError('ValidationException', "1 validation error detected: Value null at 'message' failed to satisfy constraint: Member must not be null");
+      }
+      const algorithm = body.SigningAlgorithm;
+      if (typeof algorithm !== 'string') {
+        throw new KmsError('ValidationException', "1 validation error detected: Value null at 'signingAlgorithm' failed to satisfy constraint: Member must not be null");
+      }
+      if (!SIGNING_ALGORITHMS.includes(algorithm)) {
+        throw new KmsError('InvalidKeyUsageException', `You cannot use ${algorithm} with ${key.arn}: use one of ${SIGNING_ALGORITHMS.join(', ')}.`);
+      }
+      const message = Buffer.from(body.Message, 'base64');
+      const messageType = body.MessageType ?? 'RAW';
+      let digest: Buffer;
+      if (messageType === 'RAW') {
+        if (message.length > MAX_RAW_MESSAGE_BYTES) {
+          throw new KmsError('ValidationException', "1 validation error detected: Value at 'message' failed to satisfy constraint: Member must have length less than or equal to 4096");
+        }
+        digest = createHash('sha256').update(message).digest();
+      } else if (messageType === 'DIGEST') {
+        if (message.length !== 32) throw new KmsError('ValidationException', `Digest is invalid length for algorithm ${algorithm}.`);
+        digest = message;
+      } else {
+        throw new KmsError('ValidationException', `1 validation error detected: Value '${String(messageType)}' at 'messageType' failed to satisfy constraint: Member must satisfy enum value set: [RAW, DIGEST]`);
+      }
+      const d = Buffer.from(key.privateKey.export({ format: 'jwk' }).d!, 'base64url');
+      return { KeyId: key.arn, Signature: signDigest(digest, d).toString('base64'), SigningAlgorithm: algorithm };
+    },
+    ScheduleKeyDeletion(body) {
+      const key = findKey(body);
+      key.state = 'PendingDeletion';
+      const days = typeof body.PendingWindowInDays === 'number' ? body.PendingWindowInDays : 30;
+      return { KeyId: key.arn, DeletionDate: Math.floor(Date.now() / 1000) + days * 86400, KeyState: 'PendingDeletion', PendingWindowInDays: days };
+    },
+  };
+
+  const server = createServer((request, response) => {
+    void serve(request, response).catch((error: Error) => reply(response, 500, { __type: 'KMSInternalException', message: error.message }));
+  });
+
+  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const target = String(request.headers['x-amz-target'] ?? '');
+    const operation = target.startsWith('TrentService.') ? target.slice('TrentService.'.length) : '';
+    try {
+      if (request.method !== 'POST' || !String(request.headers['content-type'] ?? '').startsWith('application/x-amz-json-1.1')) {
+        throw new KmsError('SerializationException', 'Expected POST with Content-Type application/x-amz-json-1.1');
+      }
+      // KMS answers an unsigned request before looking at it.
+      if (!String(request.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 Credential=')) {
+        throw new KmsError('MissingAuthenticationTokenException', 'Missing Authentication Token');
+      }
+      const handler = Object.hasOwn(operations, operation) ? operations[operation] : undefined;
+      if (!handler) throw new KmsError('UnknownOperationException', `Unknown operation ${target}`);
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+      } catch {
+        throw new KmsError('SerializationException', 'Request body is not JSON');
+      }
+      requests.push({ operation, body });
+      reply(response, 200, handler(body));
+    } catch (error) {
+      if (!(error instanceof KmsError)) throw error;
+      reply(response, error.status, { __type: error.type, message: error.message });
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    endpoint,
+    requests,
+    client() {
+      const client = new KMSClient({
+        endpoint,
+        region: KMS_STAND_IN_REGION,
+        credentials: { accessKeyId: 'AKIDSTANDIN', secretAccessKey: 'stand-in-secret' },
+        maxAttempts: 1,
+      });
+      clients.push(client);
+      return client;
+    },
+    arnOf(keyId) {
+      const key = keys.get(keyId);
+      if (!key) throw new Error(`no key ${keyId}`);
+      return key.arn;
+    },
+    async stop() {
+      for (const client of clients) client.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function reply(response: ServerResponse, status: number, body: unknown): void {
+  const payload = JSON.stringify(body);
+  response.writeHead(status, {
+    'Content-Type': 'application/x-amz-json-1.1',
+    'Content-Length': Buffer.byteLength(payload),
+    'x-amzn-RequestId': randomUUID(),
+  });
+  response.end(payload);
+}
