@@ -64,8 +64,10 @@ export interface LocalRuntimeOptions {
    * can be configured. @default true, unless MODELGATE_ALLOW_LOOPBACK_ISSUERS is "0"
    */
   allowLoopbackIssuers?: boolean;
-  /** Token exchanges per source address per minute. @default MODELGATE_EXCHANGE_LIMIT, else 60 */
+  /** Token exchanges per source address per window. @default MODELGATE_EXCHANGE_LIMIT, else 60 */
   exchangeLimit?: number;
+  /** @default 60 */
+  exchangeWindowSeconds?: number;
 }
 
 export interface LocalRuntime {
@@ -138,7 +140,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         config: {
           issuer: apiBaseUrl,
           maxLifetimeSeconds: accessTokenMaxLifetimeSeconds,
-          rateLimit: { limit: exchangeLimit, windowSeconds: 60 },
+          rateLimit: { limit: exchangeLimit, windowSeconds: options.exchangeWindowSeconds ?? 60 },
         },
         clock,
         newId: randomId,

@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { createKmsSigningKeyLike } from '../lambdas/signing/kms-signer';
+import { LOCAL_KEY_REF_PREFIX } from '../lambdas/signing/signer-for-record';
+import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
+import { createLocalSigningKey } from '../local/signing-keys';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
@@ -38,7 +43,17 @@ export function connectAws(env: NodeJS.ProcessEnv): ConnectedServices {
       `a deployed stack needs ${KEYS.envVar} and ${MODELS.envVar} (the stack outputs KeysTableName and ModelsTableName); missing: ${missing.join(', ')}`,
     );
   }
-  return services(new DynamoDBClient({}), env[KEYS.envVar]!, env[MODELS.envVar]!);
+  const kms = new KMSClient({});
+  return services(new DynamoDBClient({}), env[KEYS.envVar]!, env[MODELS.envVar]!, {
+    createKey: async (active) => {
+      if (!active || active.keyRef.startsWith(LOCAL_KEY_REF_PREFIX)) {
+        throw new OperationError('the deployed stack has no active KMS signing key to rotate from: deploy it first');
+      }
+      const { keyArn, kid, publicJwk } = await createKmsSigningKeyLike(kms, active.keyRef, 'Signs modelgate access tokens (ES256), rotated');
+      return { kid, keyRef: keyArn, publicJwk };
+    },
+    close: () => kms.destroy(),
+  });
 }
 
 /** The local runtime: the embedded DynamoDB that `<dataDir>/runtime.json` names, checked to answer. */
@@ -72,14 +87,25 @@ export async function connectLocal(dataDir: string): Promise<ConnectedServices> 
         : `${LOCAL_NOT_RUNNING} (nothing answers at ${endpoint}, named in ${file})`,
     );
   }
-  return services(client, KEYS.localName, MODELS.localName);
+  return services(client, KEYS.localName, MODELS.localName, {
+    createKey: () => createLocalSigningKey(resolve(dataDir), new Date()),
+  });
 }
 
-function services(client: DynamoDBClient, keysTable: string, modelsTable: string): ConnectedServices {
+function services(
+  client: DynamoDBClient,
+  keysTable: string,
+  modelsTable: string,
+  signing: { createKey: NonNullable<ConnectedServices['signingKeys']>['createKey']; close?: () => void },
+): ConnectedServices {
   const documentClient = createDocumentClient(client);
   return {
     accounts: new AccountsService({ store: new DynamoAccountStore(documentClient, keysTable) }),
     catalog: new DynamoCatalogStore(documentClient, modelsTable),
-    close: () => client.destroy(),
+    signingKeys: { store: new DynamoSigningKeyStore(documentClient, keysTable), createKey: signing.createKey },
+    close: () => {
+      signing.close?.();
+      client.destroy();
+    },
   };
 }

@@ -3,6 +3,7 @@ import { catalogCommands } from './catalog';
 import { guardrailCommands } from './guardrail';
 import { keyCommands } from './key';
 import { orgCommands } from './org';
+import { signingKeyCommands } from './signing-key';
 import { userCommands } from './user';
 import { workspaceCommands } from './workspace';
 
@@ -14,4 +15,5 @@ export const GROUPS: readonly { name: string; summary: string; commands: readonl
   { name: 'key', summary: 'API keys', commands: keyCommands },
   { name: 'guardrail', summary: 'guardrails on keys and workspaces', commands: guardrailCommands },
   { name: 'catalog', summary: 'the model catalog', commands: catalogCommands },
+  { name: 'signing-key', summary: 'the keys that sign access tokens', commands: signingKeyCommands },
 ];
