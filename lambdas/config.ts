@@ -2,8 +2,21 @@ import { normalizeHostname } from './http/request';
 import { TABLE_SCHEMAS, type TableId } from './store/table-schemas';
 
 /** Where `POST /chat/completions` sends completions (SPEC 4.5). */
-export const INFERENCE_UPSTREAMS = ['echo', 'none'] as const;
-export type InferenceUpstreamName = (typeof INFERENCE_UPSTREAMS)[number];
+export interface InferenceConfig {
+  /**
+   * `INFERENCE_UPSTREAMS`: provider tag (`novita/fp8`), provider (`novita`) or `*` to the
+   * OpenAI-compatible base URL that serves it, or {@link DEVELOPMENT_PROVIDER} for the
+   * built-in development provider. Empty: completions answer 503.
+   */
+  readonly upstreams: Readonly<Record<string, string>>;
+  /** `UPSTREAM_TIMEOUT_SECONDS`: wait for the first byte, and between two stream chunks. */
+  readonly upstreamTimeoutSeconds: number;
+  /** `PROVIDER_CREDENTIALS_SECRET_ARN`: the Secrets Manager secret with the provider keys. */
+  readonly providerCredentialsSecretArn?: string;
+}
+
+/** The upstream value that selects the deterministic in-process provider. */
+export const DEVELOPMENT_PROVIDER = 'development-echo';
 
 export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -12,11 +25,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface FunctionSettings {
   /** KMS key that signs access tokens (`SIGNING_KEY_ARN`). */
   readonly signingKeyArn: string;
-  /**
-   * `INFERENCE_UPSTREAM`: `echo` answers with the prompt (local runtime, smoke tests);
-   * `none` deploys no provider, so completions answer 503 by configuration.
-   */
-  readonly inferenceUpstream: InferenceUpstreamName;
+  /** Inference upstreams and provider credentials; see {@link InferenceConfig}. */
+  readonly inference: InferenceConfig;
   /**
    * `API_BASE_URL`: the service's API base URL, e.g. `https://api.example.com/api/v1`, the
    * `iss` and `aud` of issued access tokens (SPEC 2.13). HTTPS; plain HTTP only on a
@@ -68,7 +78,7 @@ export class ConfigError extends Error {}
 
 const SETTING_ENV: Readonly<Record<keyof FunctionSettings, string>> = {
   signingKeyArn: 'SIGNING_KEY_ARN',
-  inferenceUpstream: 'INFERENCE_UPSTREAM',
+  inference: 'INFERENCE_UPSTREAMS',
   apiBaseUrl: 'API_BASE_URL',
 };
 
@@ -82,16 +92,12 @@ export function loadConfig<T extends TableId, S extends keyof FunctionSettings =
     if (!name) throw new ConfigError(`${TABLE_SCHEMAS[id].envVar} is not set`);
     tables[id] = name;
   }
-  const settings: Partial<Record<keyof FunctionSettings, string>> = {};
+  const settings: Partial<Record<keyof FunctionSettings, unknown>> = {};
   for (const name of requirements.settings ?? []) {
     const raw = env[SETTING_ENV[name]];
     if (!raw) throw new ConfigError(`${SETTING_ENV[name]} is not set`);
     settings[name] =
-      name === 'inferenceUpstream'
-        ? parseChoice(SETTING_ENV[name], raw, INFERENCE_UPSTREAMS)
-        : name === 'apiBaseUrl'
-          ? parseBaseUrl(SETTING_ENV[name], raw)
-          : raw;
+      name === 'inference' ? parseInference(env, raw) : name === 'apiBaseUrl' ? parseBaseUrl(SETTING_ENV[name], raw) : raw;
   }
   const stage = env.STAGE || 'local';
   const allowLoopbackIssuers = parseFlag(env, ALLOW_LOOPBACK_ISSUERS_ENV);
@@ -166,6 +172,45 @@ function parseHostnames(raw: string | undefined): Record<string, string> {
     if (typeof host !== 'string' || host === '') throw new ConfigError(`REGIONAL_HOSTNAMES.${region} must be a hostname`);
     // Compared with the request's normalised Host, so normalised the same way.
     out[region] = normalizeHostname(host);
+  }
+  return out;
+}
+
+function parseInference(env: NodeJS.ProcessEnv, upstreams: string): InferenceConfig {
+  return Object.freeze({
+    upstreams: Object.freeze(parseUpstreams(upstreams)),
+    upstreamTimeoutSeconds: parseNumber(env, 'UPSTREAM_TIMEOUT_SECONDS', 60, 1, 900),
+    providerCredentialsSecretArn: env.PROVIDER_CREDENTIALS_SECRET_ARN || undefined,
+  });
+}
+
+/** Provider to base URL; parsed without a prototype, so a tag such as `constructor` finds nothing inherited. */
+export function parseUpstreams(raw: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('INFERENCE_UPSTREAMS must be a JSON object of provider to base URL');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('INFERENCE_UPSTREAMS must be a JSON object of provider to base URL');
+  }
+  const out: Record<string, string> = Object.create(null);
+  for (const [provider, target] of Object.entries(parsed)) {
+    if (target === DEVELOPMENT_PROVIDER) {
+      out[provider] = target;
+      continue;
+    }
+    let url: URL | undefined;
+    try {
+      url = typeof target === 'string' ? new URL(target) : undefined;
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash) {
+      throw new ConfigError(`INFERENCE_UPSTREAMS.${provider} must be an http(s) base URL or "${DEVELOPMENT_PROVIDER}"`);
+    }
+    out[provider] = (target as string).replace(/\/+$/, '');
   }
   return out;
 }

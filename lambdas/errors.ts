@@ -4,7 +4,16 @@
  * the kind to its own wire form once (lambdas/http/api-errors.ts for SPEC 7.1 bodies, the
  * operator CLI to exit codes).
  */
-export type DomainErrorKind = 'invalid_input' | 'unauthenticated' | 'forbidden' | 'not_found' | 'conflict' | 'unavailable';
+export type DomainErrorKind =
+  | 'invalid_input'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'upstream_failed'
+  | 'upstream_timeout';
 
 /** Structured detail for the caller, e.g. `{ parameter: 'limit' }`. */
 export type ErrorMetadata = Record<string, unknown> | null;
@@ -70,6 +79,13 @@ export class ConflictError extends DomainError {
 export class UnavailableError extends DomainError {
   constructor(message: string) {
     super('unavailable', message);
+  }
+}
+
+/** A provider the request was sent to refused it, answered badly, or could not be reached. */
+export class UpstreamError extends DomainError {
+  constructor(kind: 'invalid_input' | 'rate_limited' | 'unavailable' | 'upstream_failed' | 'upstream_timeout', message: string) {
+    super(kind, message);
   }
 }
 

@@ -15,6 +15,12 @@ export interface RouteDefinition {
   readonly function: FunctionId;
 }
 
+/**
+ * Functions that stream their response (`awslambda.streamifyResponse`): API Gateway
+ * relays their bytes as written (`responseTransferMode: STREAM`).
+ */
+export const STREAMING_FUNCTIONS: readonly FunctionId[] = ['inference'];
+
 /** SPEC 9: every endpoint lives under `/api/v1`. */
 export const API_BASE_PATH = '/api/v1';
 

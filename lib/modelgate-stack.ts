@@ -5,6 +5,7 @@ import type { Construct } from 'constructs';
 import { API_BASE_PATH, ROUTES } from '../lambdas/routes';
 import { Api } from './constructs/api';
 import { Firewall } from './constructs/firewall';
+import { ProviderCredentials } from './constructs/provider-credentials';
 import { FUNCTIONS_DIR, ServiceFunction, type ServiceFunctionProps } from './constructs/service-function';
 import { SigningKey } from './constructs/signing-key';
 import { SigningKeyRegistration } from './constructs/signing-key-registration';
@@ -92,12 +93,18 @@ export class ModelgateStack extends Stack {
 
     const inference = serviceFunction('Inference', 'inference.ts', {
       description: 'POST /chat/completions',
-      // API Gateway gives up on an integration after 29 s; waiting longer is wasted.
-      timeout: Duration.seconds(29),
-      environment: { INFERENCE_UPSTREAM: settings.inferenceUpstream },
+      // A streamed completion may run for minutes; API Gateway streams for up to 15.
+      timeout: Duration.minutes(5),
+      environment: {
+        INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
+        UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
+      },
     })
       .bindTable(keys, 'read')
       .bindTable(models, 'read');
+    // Only the inference function can read the provider API keys.
+    const providerCredentials = new ProviderCredentials(this, 'ProviderCredentials');
+    providerCredentials.bindReader(inference);
 
     const registrar = serviceFunction('SigningKeyRegistrar', 'signing-key-registrar.ts', {
       description: 'Deploy time: records the KMS public key as a signing-key record',
@@ -137,6 +144,10 @@ export class ModelgateStack extends Stack {
     }
     new CfnOutput(this, 'SigningKeyId', { value: signingKey.keyId });
     new CfnOutput(this, 'SigningKeyArn', { value: signingKey.keyArn });
+    new CfnOutput(this, 'ProviderCredentialsSecretArn', {
+      value: providerCredentials.secret.secretArn,
+      description: 'Secret holding the inference providers\' API keys: {"<provider or *>": "<key>"}',
+    });
     new CfnOutput(this, 'WebAclArn', { value: firewall.webAclArn });
   }
 }

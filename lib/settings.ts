@@ -1,5 +1,5 @@
 import type { Node } from 'constructs';
-import { INFERENCE_UPSTREAMS, LOG_LEVELS, type InferenceUpstreamName, type LogLevel } from '../lambdas/config';
+import { DEVELOPMENT_PROVIDER, LOG_LEVELS, type LogLevel } from '../lambdas/config';
 
 /**
  * The deployment settings of one modelgate stack. `bin/app.ts` reads them from the CDK
@@ -39,10 +39,16 @@ export interface ModelgateSettings {
    */
   readonly catalogCacheSeconds: number;
   /**
-   * Where completions go: `echo` answers with the prompt (smoke tests), `none` answers 503.
-   * @default 'none'
+   * Provider tag, provider or `*` to the OpenAI-compatible base URL that serves it
+   * (`https://` only), or `development-echo` for the built-in development provider.
+   * @default {} (no upstream: completions answer 503)
    */
-  readonly inferenceUpstream: InferenceUpstreamName;
+  readonly inferenceUpstreams: Readonly<Record<string, string>>;
+  /**
+   * Seconds to wait for a provider's first byte, and between two streamed chunks, 1 to 300.
+   * @default 60
+   */
+  readonly upstreamTimeoutSeconds: number;
   /**
    * Level of every function's logger: DEBUG, INFO, WARN or ERROR.
    * @default 'INFO'
@@ -75,7 +81,8 @@ export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
   regionalHostnames: Object.freeze({}),
   accessTokenMaxLifetimeSeconds: 900,
   catalogCacheSeconds: 30,
-  inferenceUpstream: 'none',
+  inferenceUpstreams: Object.freeze({}),
+  upstreamTimeoutSeconds: 60,
   logLevel: 'INFO',
   apiBaseUrl: '',
   exchangeRateLimit: 60,
@@ -105,8 +112,9 @@ export function readSettingsFromContext(node: Node): ModelgateSettings {
       DEFAULT_SETTINGS.accessTokenMaxLifetimeSeconds,
     catalogCacheSeconds:
       asNumber(raw('catalogCacheSeconds'), 'catalogCacheSeconds') ?? DEFAULT_SETTINGS.catalogCacheSeconds,
-    inferenceUpstream: (asString(raw('inferenceUpstream'), 'inferenceUpstream') ??
-      DEFAULT_SETTINGS.inferenceUpstream) as InferenceUpstreamName,
+    inferenceUpstreams: asObject(raw('inferenceUpstreams'), 'inferenceUpstreams') ?? DEFAULT_SETTINGS.inferenceUpstreams,
+    upstreamTimeoutSeconds:
+      asNumber(raw('upstreamTimeoutSeconds'), 'upstreamTimeoutSeconds') ?? DEFAULT_SETTINGS.upstreamTimeoutSeconds,
     logLevel: (asString(raw('logLevel'), 'logLevel') ?? DEFAULT_SETTINGS.logLevel) as LogLevel,
     apiBaseUrl: asString(raw('apiBaseUrl'), 'apiBaseUrl') ?? DEFAULT_SETTINGS.apiBaseUrl,
     exchangeRateLimit: asNumber(raw('exchangeRateLimit'), 'exchangeRateLimit') ?? DEFAULT_SETTINGS.exchangeRateLimit,
@@ -138,8 +146,14 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
   if (settings.apiBaseUrl !== '' && !/^https:\/\/[^/?#\s]+(\/[^?#\s]*[^/?#\s])?$/.test(settings.apiBaseUrl)) {
     fail('apiBaseUrl', `must be an https:// URL without query, fragment or trailing slash, got "${settings.apiBaseUrl}"`);
   }
-  if (!INFERENCE_UPSTREAMS.includes(settings.inferenceUpstream)) {
-    fail('inferenceUpstream', `must be one of ${INFERENCE_UPSTREAMS.join(', ')}, got ${JSON.stringify(settings.inferenceUpstream)}`);
+  checkInteger('upstreamTimeoutSeconds', settings.upstreamTimeoutSeconds, 1, 300);
+  const upstreams: Record<string, string> = {};
+  for (const [provider, target] of Object.entries(settings.inferenceUpstreams)) {
+    if (!/^(\*|[a-z0-9][a-z0-9._-]*(\/[a-z0-9._-]+)?)$/i.test(provider)) fail('inferenceUpstreams', `"${provider}" is not a provider tag`);
+    if (target !== DEVELOPMENT_PROVIDER && !isHttpsBaseUrl(target)) {
+      fail('inferenceUpstreams', `"${provider}" must map to an https:// base URL or "${DEVELOPMENT_PROVIDER}", got ${JSON.stringify(target)}`);
+    }
+    upstreams[provider] = target;
   }
   if (!LOG_LEVELS.includes(settings.logLevel)) {
     fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(settings.logLevel)}`);
@@ -152,7 +166,7 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
     }
     hostnames[region] = host.toLowerCase();
   }
-  return Object.freeze({ ...settings, regionalHostnames: Object.freeze(hostnames) });
+  return Object.freeze({ ...settings, regionalHostnames: Object.freeze(hostnames), inferenceUpstreams: Object.freeze(upstreams) });
 }
 
 function checkInteger(name: keyof ModelgateSettings, value: number, min: number, max: number): void {
@@ -178,18 +192,34 @@ function asNumber(value: unknown, name: keyof ModelgateSettings): number | undef
   return fail(name, `must be a number, got ${JSON.stringify(value)}`);
 }
 
+function isHttpsBaseUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' && !url.search && !url.hash;
+  } catch {
+    return false;
+  }
+}
+
 function asHostnames(value: unknown): Record<string, string> | undefined {
+  return asObject(value, 'regionalHostnames');
+}
+
+const OBJECT_SHAPE = { regionalHostnames: 'region to hostname', inferenceUpstreams: 'provider to base URL' } as const;
+
+function asObject(value: unknown, name: keyof typeof OBJECT_SHAPE): Record<string, string> | undefined {
   if (value === undefined) return undefined;
   let parsed = value;
   if (typeof value === 'string') {
     try {
       parsed = JSON.parse(value);
     } catch {
-      fail('regionalHostnames', 'must be a JSON object of region to hostname');
+      fail(name, `must be a JSON object of ${OBJECT_SHAPE[name]}`);
     }
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    fail('regionalHostnames', 'must be an object of region to hostname');
+    fail(name, `must be an object of ${OBJECT_SHAPE[name]}`);
   }
   return parsed as Record<string, string>;
 }

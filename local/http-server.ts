@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { Writable, type Duplex } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { isStreamingHandler, type StreamingHandler } from '../lambdas/http/streaming';
 import { matchRoute, type FunctionId } from '../lambdas/routes';
 
 export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+/** What serves a function id: a buffered handler, or a streaming one (`awslambda.streamifyResponse`). */
+export type FunctionHandler = LambdaHandler | StreamingHandler;
 
 /** API Gateway's own payload cap. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -20,7 +24,7 @@ export const MAX_HEADER_BYTES = 10 * 1024;
  * API proxy event (socket address as `sourceIp`, Host passed through) and calls the
  * function's handler export.
  */
-export function createLocalApiServer(handlers: Readonly<Record<FunctionId, LambdaHandler>>, stage = 'local'): Server {
+export function createLocalApiServer(handlers: Readonly<Record<FunctionId, FunctionHandler>>, stage = 'local'): Server {
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (request, response) => {
     void serve(request, response, handlers, stage).catch((error: Error) => {
       console.error(JSON.stringify({ level: 'error', message: 'local server error', error: error.message }));
@@ -60,7 +64,7 @@ function answerClientError(error: NodeJS.ErrnoException & { bytesParsed?: number
 async function serve(
   request: IncomingMessage,
   response: ServerResponse,
-  handlers: Readonly<Record<FunctionId, LambdaHandler>>,
+  handlers: Readonly<Record<FunctionId, FunctionHandler>>,
   stage: string,
 ): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://local');
@@ -142,8 +146,69 @@ async function serve(
       },
     },
   };
-  const result = await handlers[match.route.function](event, lambdaContext(match.route.function, requestId));
+  const handler = handlers[match.route.function];
+  const context = lambdaContext(match.route.function, requestId);
+  if (isStreamingHandler(handler)) return serveStreaming(handler, event, context, response);
+  const result = await (handler as LambdaHandler)(event, context);
   send(response, result);
+}
+
+/**
+ * A streaming function (`awslambda.streamifyResponse`): the handler writes the Lambda
+ * response-stream protocol (JSON prelude, eight NUL bytes, body) and the bytes go to the
+ * client as they come. A client that hangs up destroys the handler's stream, as in Lambda.
+ */
+async function serveStreaming(handler: StreamingHandler, event: APIGatewayProxyEvent, context: Context, response: ServerResponse): Promise<void> {
+  const stream = new PreludeResponseStream(response);
+  response.once('close', () => {
+    if (!response.writableFinished) stream.destroy();
+  });
+  try {
+    await handler(event, stream, context);
+  } finally {
+    if (!stream.writableEnded && !stream.destroyed) stream.end();
+  }
+}
+
+class PreludeResponseStream extends Writable {
+  private head: Buffer | null = Buffer.alloc(0);
+
+  constructor(private readonly response: ServerResponse) {
+    super();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (this.head === null) return this.forward(chunk, callback);
+    this.head = Buffer.concat([this.head, chunk]);
+    // The prelude is JSON, which holds no NUL byte: the first NUL starts the delimiter.
+    const delimiter = this.head.indexOf(0);
+    if (delimiter < 0 || this.head.length < delimiter + 8) return callback();
+    let prelude: { statusCode?: number; headers?: Record<string, string> };
+    try {
+      prelude = JSON.parse(this.head.subarray(0, delimiter).toString('utf8'));
+    } catch {
+      return callback(new Error('streaming handler wrote an invalid response prelude'));
+    }
+    const rest = this.head.subarray(delimiter + 8);
+    this.head = null;
+    this.response.writeHead(prelude.statusCode ?? 200, prelude.headers ?? {});
+    this.response.flushHeaders();
+    if (rest.length === 0) return callback();
+    this.forward(rest, callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    if (this.head !== null) {
+      send(this.response, { statusCode: 500, body: errorBody(500, 'Internal Server Error') });
+      return callback();
+    }
+    this.response.end(() => callback());
+  }
+
+  private forward(chunk: Buffer, callback: (error?: Error | null) => void): void {
+    if (this.response.write(chunk)) callback();
+    else this.response.once('drain', () => callback());
+  }
 }
 
 function lambdaContext(functionName: string, requestId: string): Context {

@@ -4,13 +4,14 @@ import { join, resolve } from 'node:path';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { CatalogCache } from '../lambdas/catalog/catalog-cache';
 import { randomId, systemClock, type Clock } from '../lambdas/clock';
-import type { LogLevel } from '../lambdas/config';
+import { DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
 import { createCatalogHandler } from '../lambdas/handlers/catalog';
 import { createInferenceHandler } from '../lambdas/handlers/inference';
 import { createJwksHandler } from '../lambdas/handlers/jwks';
 import { createManagementHandler } from '../lambdas/handlers/management';
 import { createTokenExchangeHandler } from '../lambdas/handlers/token-exchange';
-import { echoUpstream } from '../lambdas/inference/upstream';
+import { fileCredentials } from '../lambdas/inference/provider-credentials';
+import { upstreamOptions } from '../lambdas/inference/upstream-options';
 import { createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { LocalSigner } from '../lambdas/signing/local-signer';
@@ -22,7 +23,7 @@ import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
 import { startEmbeddedDynamoDb } from './embedded-dynamodb';
 import { writeFileAtomically } from './files';
-import { createLocalApiServer, type LambdaHandler } from './http-server';
+import { createLocalApiServer, type FunctionHandler } from './http-server';
 import { ReadableLogger } from './readable-logger';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
@@ -68,6 +69,13 @@ export interface LocalRuntimeOptions {
   exchangeLimit?: number;
   /** @default 60 */
   exchangeWindowSeconds?: number;
+  /**
+   * Provider to OpenAI-compatible base URL, as `INFERENCE_UPSTREAMS` in AWS.
+   * @default { '*': 'development-echo' } (the built-in development provider)
+   */
+  inferenceUpstreams?: Record<string, string>;
+  /** @default 60 */
+  upstreamTimeoutSeconds?: number;
 }
 
 export interface LocalRuntime {
@@ -82,10 +90,13 @@ export interface LocalRuntime {
 /** Where a running local runtime says its embedded DynamoDB is, for the operator CLI. */
 export const RUNTIME_FILE = 'runtime.json';
 
+/** Provider API keys of the local runtime, under the data folder: `{"<provider or *>": "<key>"}`. */
+export const PROVIDER_CREDENTIALS_FILE = 'provider-credentials.json';
+
 /**
  * The local composition root, the second one beside the Lambda entries
  * (lambdas/functions/*.ts): the embedded DynamoDB with the stack's tables, a local ES256
- * signer, the echo inference upstream and readable log lines, handed to the same handler
+ * signer, the development inference provider and readable log lines, handed to the same handler
  * factories (lambdas/handlers/*.ts) the Lambda entries call. Nothing is read from or
  * written to `process.env`, so several runtimes can share a process.
  */
@@ -135,7 +146,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // effect in the running service within a minute.
     const signers = new ActiveSigner(signingKeys, signerForRecord({ localKeyDir: dataDir }), clock);
     // The token endpoint names the API base URL as issuer, known once the port is bound.
-    const tokenExchange = (apiBaseUrl: string): LambdaHandler =>
+    const tokenExchange = (apiBaseUrl: string): FunctionHandler =>
       createTokenExchangeHandler({
         config: {
           issuer: apiBaseUrl,
@@ -151,7 +162,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         signer: () => signers.signer(),
         telemetry: telemetry('tokenExchange'),
       });
-    const handlers: Record<FunctionId, LambdaHandler> = {
+    const handlers: Record<FunctionId, FunctionHandler> = {
       catalog: createCatalogHandler({ accounts, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
       tokenExchange: async () => ({ statusCode: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }) }),
       jwks: createJwksHandler({
@@ -166,8 +177,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         catalog,
         clock,
         regionalHostnames,
-        upstream: echoUpstream,
-        newId: randomId,
+        upstream: upstreamOptions(
+          {
+            // Validated as in AWS: a bad base URL fails the start, naming it.
+            upstreams: parseUpstreams(JSON.stringify(options.inferenceUpstreams ?? { '*': DEVELOPMENT_PROVIDER })),
+            upstreamTimeoutSeconds: options.upstreamTimeoutSeconds ?? 60,
+          },
+          { clock, newId: randomId, credentials: fileCredentials(join(dataDir, PROVIDER_CREDENTIALS_FILE), clock) },
+        ),
         telemetry: telemetry('inference'),
       }),
     };

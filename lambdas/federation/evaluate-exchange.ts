@@ -2,7 +2,7 @@ import type { AccountStore } from '../accounts/account-store';
 import type { ApiKeyRecord } from '../accounts/types';
 import type { Clock } from '../clock';
 import type { ExchangeEvaluation, ExchangeStep, ExchangeStepName, RefusalReason, SubjectClaims } from './exchange-types';
-import type { IssuerKeySource } from './issuer-keys';
+import { MAX_KEYS, type IssuerKeySource } from './issuer-keys';
 import {
   ACCEPTED_ALGORITHMS,
   decodeUnverified,
@@ -35,7 +35,11 @@ export interface ExchangeRequestInput {
   policyId: string;
 }
 
-/** Allowed clock difference between the identity provider and the service for `exp`, `nbf` and `iat`. */
+/**
+ * Allowed clock difference between the identity provider and the service for `nbf` and
+ * `iat`. None for `exp`: an issued token never outlives the exchanged one (SPEC 5 rule 4),
+ * so a token past its `exp` could only yield a token that is already expired.
+ */
 export const CLOCK_LEEWAY_SECONDS = 30;
 /** SPEC 8: `sub` and each `aud` value. */
 export const MAX_CLAIM_CHARS = 512;
@@ -95,16 +99,19 @@ class Trace {
 export async function evaluateExchange(deps: ExchangeDependencies, input: ExchangeRequestInput): Promise<ExchangeEvaluation> {
   const trace = new Trace();
 
-  // SPEC 8: decoded without trusting anything, checked before any rule runs.
-  const decoded = decodeUnverified(input.subjectToken);
-  const sizeProblem = 'problem' in decoded ? new Refusal('malformed_token', `The token cannot be decoded: ${decoded.problem}.`) : checkSizes(decoded.payload);
-  if (!('problem' in decoded)) trace.outcome.unverifiedSubject = unverifiedSubject(decoded.payload);
-  if (sizeProblem) {
-    // Not a rule: the policy is read only so the refusal can be recorded for its organization.
+  // Not a rule: on a refusal before the policy step, the policy is read only so the refusal
+  // can be recorded for its organization.
+  const refuseBeforeRules = async (refusal: Refusal) => {
     if (plausiblePolicyId(input.policyId)) trace.outcome.policy = (await deps.federation.getPolicy(input.policyId)) ?? null;
-    return trace.refused('size_limits', sizeProblem);
-  }
-  const token = decoded as DecodedToken;
+    return trace.refused('size_limits', refusal);
+  };
+
+  // SPEC 8: decoded without trusting anything, checked before any rule runs.
+  const token = decodeUnverified(input.subjectToken);
+  if ('problem' in token) return refuseBeforeRules(new Refusal('malformed_token', `The token cannot be decoded: ${token.problem}.`));
+  trace.outcome.unverifiedSubject = unverifiedSubject(token.payload);
+  const tooLarge = checkSizes(token.payload);
+  if (tooLarge) return refuseBeforeRules(tooLarge);
   trace.passed('size_limits', `sub, each aud value and each scopes entry are within ${MAX_CLAIM_CHARS} characters, with at most ${MAX_SCOPES} scopes.`);
 
   const state = await checkPolicyState(deps, input.policyId, trace);
@@ -265,7 +272,8 @@ async function checkSignature(deps: ExchangeDependencies, token: DecodedToken, i
   }
   const { set } = lookup;
   const from = `the key set from ${set.origin}`;
-  const candidates = kid === null ? set.keys : set.keys.filter((key) => key.kid === kid);
+  // Bounded like a fetched set, so an inline set cannot make one token cost a hundred verifications.
+  const candidates = (kid === null ? set.keys : set.keys.filter((key) => key.kid === kid)).slice(0, MAX_KEYS);
   if (candidates.length === 0) {
     if (kid === null) return new Refusal('unknown_kid', `The token names no kid and ${from} is empty.`);
     const known = set.keys.map((key) => (typeof key.kid === 'string' ? JSON.stringify(key.kid.slice(0, 100)) : '(no kid)'));
@@ -297,7 +305,7 @@ async function checkSignature(deps: ExchangeDependencies, token: DecodedToken, i
   return { detail: `The ${alg} signature verifies with ${keyName} of ${from}. ${validity}` };
 }
 
-/** RFC 7519 §4.1.4-4.1.6 with {@link CLOCK_LEEWAY_SECONDS} of leeway; `exp` is required (SPEC 4.3 rule 2). */
+/** RFC 7519 §4.1.4-4.1.6: `exp` required (SPEC 4.3 rule 2) and in the future; {@link CLOCK_LEEWAY_SECONDS} of leeway for `nbf` and `iat`. */
 function checkValidity(payload: Record<string, unknown>, now: Date): string | Refusal {
   const nowSeconds = now.getTime() / 1000;
   const at = (seconds: number) => (Number.isFinite(seconds * 1000) && Math.abs(seconds) < 8.64e12 ? new Date(seconds * 1000).toISOString() : String(seconds));
@@ -305,8 +313,8 @@ function checkValidity(payload: Record<string, unknown>, now: Date): string | Re
   const { exp, nbf, iat } = payload;
   if (exp === undefined) return new Refusal('expired', 'The token has no exp claim; an expiry is required (SPEC 4.3 rule 2).');
   if (!isNumericDate(exp)) return new Refusal('malformed_token', 'The token exp claim is not a number of seconds (NumericDate).');
-  if (nowSeconds >= exp + CLOCK_LEEWAY_SECONDS) {
-    return new Refusal('expired', `The token expired at ${at(exp)}; it is now ${now.toISOString()} (${leeway}).`);
+  if (nowSeconds >= exp) {
+    return new Refusal('expired', `The token expired at ${at(exp)}; it is now ${now.toISOString()} (no leeway on exp: an issued token never outlives the exchanged one).`);
   }
   if (nbf !== undefined) {
     if (!isNumericDate(nbf)) return new Refusal('malformed_token', 'The token nbf claim is not a number of seconds (NumericDate).');
@@ -320,7 +328,7 @@ function checkValidity(payload: Record<string, unknown>, now: Date): string | Re
       return new Refusal('not_yet_valid', `The token was issued in the future, at ${at(iat)}; it is now ${now.toISOString()} (${leeway}).`);
     }
   }
-  return `It is valid until ${at(exp)} (${leeway}).`;
+  return `It is valid until ${at(exp)} (nbf and iat with ${leeway}).`;
 }
 
 function checkIssuer(iss: unknown, issuer: FederationIssuer): Refusal | null {

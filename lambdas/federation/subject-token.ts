@@ -54,7 +54,12 @@ export interface VerificationKey {
   key: KeyObject;
 }
 
-const imported = new WeakMap<JWK, VerificationKey | { problem: string }>();
+/**
+ * Imported keys by their published members: a key set is re-read (inline sets with every
+ * policy read), but importing a key costs as much as verifying with it.
+ */
+const imported = new Map<string, VerificationKey | { problem: string }>();
+const MAX_IMPORTED = 1000;
 
 /**
  * The algorithm a published key verifies, taken from the key: an EC P-256 key verifies ES256
@@ -62,10 +67,12 @@ const imported = new WeakMap<JWK, VerificationKey | { problem: string }>();
  * present, must agree. Anything else is refused with the reason.
  */
 export function toVerificationKey(jwk: JWK): VerificationKey | { problem: string } {
-  const cached = imported.get(jwk);
+  const cacheKey = JSON.stringify([jwk.kty, jwk.crv, jwk.x, jwk.y, jwk.n, jwk.e, jwk.kid, jwk.alg, jwk.use, jwk.key_ops]);
+  const cached = imported.get(cacheKey);
   if (cached) return cached;
   const result = importKey(jwk);
-  if (Object.isFrozen(jwk)) imported.set(jwk, result);
+  if (imported.size >= MAX_IMPORTED) imported.delete(imported.keys().next().value!);
+  imported.set(cacheKey, result);
   return result;
 }
 

@@ -1,10 +1,12 @@
 /** Lambda entry of the inference function; see catalog.ts for the shape every entry follows. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CatalogCache } from '../catalog/catalog-cache';
 import { randomId, systemClock } from '../clock';
 import { loadConfig } from '../config';
 import { INFERENCE_FUNCTION, createInferenceHandler } from '../handlers/inference';
-import { upstreamNamed } from '../inference/upstream';
+import { secretsManagerCredentials } from '../inference/secrets-manager-credentials';
+import { upstreamOptions } from '../inference/upstream-options';
 import { createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
@@ -13,13 +15,19 @@ import { createDocumentClient } from '../store/dynamo-client';
 const config = loadConfig(process.env, INFERENCE_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'inference', logLevel: config.logLevel });
 const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const secretArn = config.inference.providerCredentialsSecretArn;
 
 export const handler = createInferenceHandler({
   accounts: new DynamoAccountStore(documentClient, config.tables.keys),
   catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds),
   clock: systemClock,
   regionalHostnames: config.regionalHostnames,
-  upstream: upstreamNamed(config.inferenceUpstream),
-  newId: randomId,
+  upstream: upstreamOptions(config.inference, {
+    clock: systemClock,
+    newId: randomId,
+    credentials: secretArn
+      ? secretsManagerCredentials(telemetry.tracer.captureAWSv3Client(new SecretsManagerClient({})), secretArn, systemClock)
+      : undefined,
+  }),
   telemetry,
 });

@@ -15,7 +15,10 @@ export const STATUS_OF_KIND: Readonly<Record<DomainErrorKind, number>> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  rate_limited: 429,
   unavailable: 503,
+  upstream_failed: 502,
+  upstream_timeout: 504,
 };
 
 /** An error of the HTTP layer itself (request body parsing), with its status. */

@@ -1,89 +1,183 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { authenticate, requireInference, type AuthenticationDeps } from '../accounts/authenticate';
+import type { Principal } from '../accounts/types';
 import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
-import type { IdGenerator } from '../clock';
-import { NotFoundError, UnavailableError, invalidParameter } from '../errors';
-import { optionalBoolean, optionalInteger, optionalNumber, requiredString } from '../http/fields';
+import type { ProviderEndpoint } from '../catalog/types';
+import { NotFoundError, UpstreamError } from '../errors';
+import { toErrorBody } from '../http/api-errors';
 import { credentialHeader, jsonBody, requestHost } from '../http/request';
-import { json } from '../http/responses';
-import type { ChatMessage, InferenceUpstream } from './upstream';
+import { StreamingResponse, type StreamingHandler } from '../http/streaming';
+import { parseChatRequest, upstreamBody, type ChatRequest } from './chat-request';
+import { openUpstream, sseEvents, type OpenedUpstream, type UpstreamOptions } from './upstream';
+
+/** Token counts of one completed request, as the provider reported them. */
+export interface CompletionUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** What is known about a completed request, for usage accounting (SPEC 1). */
+export interface CompletedRequest {
+  principal: Principal;
+  modelId: string;
+  endpoint: ProviderEndpoint;
+  usage: CompletionUsage;
+  /** The request instant: prices with time windows are read at it (SPEC 2.3). */
+  at: Date;
+}
 
 export interface InferenceApiDeps extends AuthenticationDeps {
   catalog: CatalogCache;
   regionalHostnames: Readonly<Record<string, string>>;
-  /** Null when no upstream is configured: requests get 503. */
-  upstream: InferenceUpstream | null;
-  newId: IdGenerator;
+  upstream: UpstreamOptions;
+  /** Called once per completed request; a failure is logged, the answer already stands. */
+  onCompleted?: (request: CompletedRequest) => Promise<void>;
+  logger: ErrorLogger;
 }
 
-const ROLES = ['system', 'user', 'assistant', 'tool', 'developer'];
+/** Where unexpected errors go: names and messages only, never a request body or header. */
+export interface ErrorLogger {
+  error(message: string, fields: Record<string, unknown>): void;
+}
+
+/** API Gateway's request payload cap is 10 MB; prompts with images stay well below this. */
+const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
+const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
 
 /**
- * `POST /chat/completions` (SPEC 4.5): an inference credential, a model the caller may
- * reach under its preferences, privacy settings, guardrails and region, routed to the
- * first endpoint that passes them.
+ * `POST /chat/completions` (SPEC 4.5), OpenAI-compatible: an inference credential, a model
+ * the caller may reach under its preferences, privacy settings, guardrails and region,
+ * sent to the first eligible provider endpoint. `"stream": true` answers
+ * `text/event-stream` chunks as the provider sends them, ending with `data: [DONE]`.
+ *
+ * A streaming handler in Lambda and locally alike; a client that disconnects aborts the
+ * upstream request.
  */
-export function createInferenceApi(deps: InferenceApiDeps) {
-  return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
-    const principal = await authenticate(credentialHeader(event), deps);
-    requireInference(principal);
-    const body = jsonBody(event, 4 * 1024 * 1024);
-    const model = requiredString(body, 'model', 256);
-    const messages = parseMessages(body.messages);
-    checkParameterTypes(body);
-    if (body.stream === true) throw invalidParameter('stream', 'streaming is not supported by this gateway');
-    const maxTokens = optionalInteger(body, 'max_tokens', 1) ?? null;
+export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters<StreamingHandler>) => Promise<number> {
+  const { logger } = deps;
+  return async (event, stream, context: Context) => {
+    const response = new StreamingResponse(stream);
+    const clientGone = response.disconnectSignal();
+    try {
+      const principal = await authenticate(credentialHeader(event), deps);
+      requireInference(principal);
+      const request = parseChatRequest(jsonBody(event, MAX_REQUEST_BYTES));
+      const [policy, catalog] = await Promise.all([
+        loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames)),
+        deps.catalog.get(),
+      ]);
+      const found = catalog.endpointsFor(request.model, policy);
+      if (!found) throw new NotFoundError(`No endpoints found for model ${request.model} that your settings and guardrails allow`);
+      const at = deps.clock.now();
 
-    const [policy, catalog] = await Promise.all([
-      loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames)),
-      deps.catalog.get(),
-    ]);
-    const found = catalog.endpointsFor(model, policy);
-    if (!found) throw new NotFoundError(`No endpoints found for model ${model} that your settings and guardrails allow`);
-    if (!deps.upstream) throw new UnavailableError('No inference upstream is configured');
-
-    const endpoint = found.endpoints[0]!;
-    const result = await deps.upstream.complete({ model: found.model.id, endpoint, messages, maxTokens });
-    return json(200, {
-      id: `gen-${deps.newId()}`,
-      object: 'chat.completion',
-      created: Math.floor(deps.clock.now().getTime() / 1000),
-      model: found.model.id,
-      provider: endpoint.provider_name,
-      choices: [{ index: 0, message: { role: 'assistant', content: result.content }, finish_reason: result.finishReason }],
-      usage: {
-        prompt_tokens: result.promptTokens,
-        completion_tokens: result.completionTokens,
-        total_tokens: result.promptTokens + result.completionTokens,
-      },
-    });
+      const upstream = await openUpstream(found.endpoints, upstreamBody(request, found.model.id), clientGone, deps.upstream);
+      const usage = request.stream
+        ? await relayStream(upstream, request, response)
+        : await relayJson(upstream, found.model.id, response);
+      if (usage && deps.onCompleted) {
+        await deps.onCompleted({ principal, modelId: found.model.id, endpoint: upstream.endpoint, usage, at }).catch((error: Error) =>
+          logger.error('usage not recorded', { requestId: context?.awsRequestId, error: error.name, detail: error.message }),
+        );
+      }
+    } catch (error) {
+      if (!clientGone.aborted) reportError(error, response, logger, context);
+    }
+    await response.end();
+    return response.status;
   };
 }
 
-function parseMessages(value: unknown): ChatMessage[] {
-  if (!Array.isArray(value) || value.length === 0) throw invalidParameter('messages', 'must be a non-empty array');
-  return value.map((message, i) => {
-    const m = message as { role?: unknown; content?: unknown } | null;
-    if (!m || typeof m.role !== 'string' || !ROLES.includes(m.role)) {
-      throw invalidParameter(`messages[${i}].role`, `must be one of ${ROLES.join(', ')}`);
-    }
-    if (typeof m.content !== 'string') throw invalidParameter(`messages[${i}].content`, 'must be a string');
-    return { role: m.role as ChatMessage['role'], content: m.content };
-  });
+async function relayJson(upstream: OpenedUpstream, modelId: string, response: StreamingResponse): Promise<CompletionUsage> {
+  const name = upstream.endpoint.provider_name;
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(await upstream.reader.text(MAX_UPSTREAM_JSON_BYTES));
+  } catch (error) {
+    upstream.abort();
+    if (error instanceof UpstreamError) throw error;
+    throw new UpstreamError('upstream_failed', `Provider ${name} sent an answer that is not JSON`);
+  }
+  if (typeof body !== 'object' || body === null || !Array.isArray(body.choices)) {
+    throw new UpstreamError('upstream_failed', `Provider ${name} sent an answer without choices`);
+  }
+  const usage = usageOf(body.usage);
+  response.json(200, { ...body, model: modelId, provider: name });
+  return usage ?? { promptTokens: 0, completionTokens: 0 };
 }
 
-/** Sampling parameters of the chat-completion convention (SPEC 2.8) and their JSON types. */
-const NUMBER_PARAMETERS = ['temperature', 'top_p', 'min_p', 'top_a', 'frequency_penalty', 'presence_penalty', 'repetition_penalty'];
-const INTEGER_PARAMETERS = ['top_k', 'seed', 'top_logprobs', 'max_completion_tokens'];
-const BOOLEAN_PARAMETERS = ['stream', 'logprobs', 'parallel_tool_calls', 'include_reasoning'];
+/**
+ * Relays the provider's events as they arrive. The usage chunk is always requested
+ * upstream (SPEC 1: usage is accounted from it) and passed on only when the caller asked.
+ */
+async function relayStream(upstream: OpenedUpstream, request: ChatRequest, response: StreamingResponse): Promise<CompletionUsage | undefined> {
+  const name = upstream.endpoint.provider_name;
+  const type = upstream.response.headers.get('content-type') ?? '';
+  if (!type.startsWith('text/event-stream')) {
+    upstream.abort();
+    throw new UpstreamError('upstream_failed', `Provider ${name} did not answer with an event stream`);
+  }
+  response.start(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+  let usage: CompletionUsage | undefined;
+  try {
+    for await (const event of sseEvents(upstream.reader)) {
+      if (response.closed) break;
+      if (event.data === null) {
+        // Comments keep idle connections open; pass them on.
+        response.write(`${event.raw}\n\n`);
+        continue;
+      }
+      if (event.data.trim() === '[DONE]') {
+        response.write('data: [DONE]\n\n');
+        return usage ?? { promptTokens: 0, completionTokens: 0 };
+      }
+      let chunk: { choices?: unknown; usage?: unknown; error?: unknown };
+      try {
+        chunk = JSON.parse(event.data);
+      } catch {
+        throw new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not JSON`);
+      }
+      if (chunk.error) {
+        // The provider reports its own failure mid-stream: pass it on and stop.
+        response.write(`data: ${event.data}\n\n`);
+        upstream.abort();
+        return usage;
+      }
+      const reported = usageOf(chunk.usage);
+      if (reported) usage = reported;
+      if (reported && !request.includeUsage) {
+        if (Array.isArray(chunk.choices) && chunk.choices.length === 0) continue;
+        const { usage: _usage, ...rest } = chunk;
+        response.write(`data: ${JSON.stringify(rest)}\n\n`);
+        continue;
+      }
+      response.write(`data: ${event.data}\n\n`);
+    }
+  } catch (error) {
+    upstream.abort();
+    throw error;
+  }
+  throw new UpstreamError('upstream_failed', `Provider ${name} ended the stream early`);
+}
+
+function usageOf(value: unknown): CompletionUsage | undefined {
+  const usage = value as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
+  if (!usage || typeof usage !== 'object') return undefined;
+  const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0);
+  return { promptTokens: count(usage.prompt_tokens), completionTokens: count(usage.completion_tokens) };
+}
 
 /**
- * A parameter of the wrong JSON type is a 400 naming it, never read loosely: `"stream":
- * "true"` must not be taken for a request that did not ask to stream.
+ * SPEC 7.1 error body before the response has started; once the stream is open the status
+ * is sent, so the error goes out as a final event, as OpenAI-compatible clients read it.
  */
-function checkParameterTypes(body: Record<string, unknown>): void {
-  for (const name of NUMBER_PARAMETERS) optionalNumber(body, name);
-  for (const name of INTEGER_PARAMETERS) optionalInteger(body, name);
-  for (const name of BOOLEAN_PARAMETERS) optionalBoolean(body, name);
+function reportError(error: unknown, response: StreamingResponse, logger: ErrorLogger, context: Context | undefined): void {
+  const { status, body } = toErrorBody(error);
+  if (status === 500) {
+    const e = error as Error | undefined;
+    // Names and messages only: never the request body (prompts) or headers (credentials).
+    logger.error('unhandled error', { requestId: context?.awsRequestId, error: e?.name, detail: e?.message });
+  }
+  if (!response.started) response.json(status, body);
+  else response.write(`data: ${JSON.stringify(body)}\n\n`);
 }

@@ -1,9 +1,9 @@
-import { RemovalPolicy, Size } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { API_BASE_PATH, ROUTES, type FunctionId } from '../../lambdas/routes';
+import { API_BASE_PATH, ROUTES, STREAMING_FUNCTIONS, type FunctionId } from '../../lambdas/routes';
 
 export interface ApiProps {
   /** The function that serves each function id of the route table. */
@@ -69,7 +69,13 @@ export class Api extends Construct {
       if (!integration) {
         // Proxy integration: handlers see the whole request and shape the whole reply.
         // No extra permission for the console's test-invoke stage: half the policy size.
-        integration = new apigateway.LambdaIntegration(props.functions[functionId], { allowTestInvoke: false });
+        // Streaming functions' bytes go to the client as written (SSE completions), for up
+        // to the function's own timeout.
+        const streaming = STREAMING_FUNCTIONS.includes(functionId);
+        integration = new apigateway.LambdaIntegration(props.functions[functionId], {
+          allowTestInvoke: false,
+          ...(streaming ? { responseTransferMode: apigateway.ResponseTransferMode.STREAM, timeout: Duration.minutes(5) } : {}),
+        });
         integrations.set(functionId, integration);
       }
       return integration;

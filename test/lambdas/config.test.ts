@@ -25,10 +25,29 @@ describe('loadConfig', () => {
 
   it('reads the settings a function requires', () => {
     const config = loadConfig(
-      { KEYS_TABLE: 'k', SIGNING_KEY_ARN: 'arn:aws:kms:eu-west-1:1:key/x', INFERENCE_UPSTREAM: 'echo', LOG_LEVEL: 'debug' },
-      { tables: ['keys'], settings: ['signingKeyArn', 'inferenceUpstream'] },
+      { KEYS_TABLE: 'k', SIGNING_KEY_ARN: 'arn:aws:kms:eu-west-1:1:key/x', INFERENCE_UPSTREAMS: '{}', LOG_LEVEL: 'debug' },
+      { tables: ['keys'], settings: ['signingKeyArn', 'inference'] },
     );
-    expect(config).toMatchObject({ signingKeyArn: 'arn:aws:kms:eu-west-1:1:key/x', inferenceUpstream: 'echo', logLevel: 'DEBUG' });
+    expect(config).toMatchObject({
+      signingKeyArn: 'arn:aws:kms:eu-west-1:1:key/x',
+      inference: { upstreams: {}, upstreamTimeoutSeconds: 60, providerCredentialsSecretArn: undefined },
+      logLevel: 'DEBUG',
+    });
+  });
+
+  it('reads the inference upstreams without a prototype, trailing slashes removed', () => {
+    const { inference } = loadConfig(
+      {
+        KEYS_TABLE: 'k',
+        INFERENCE_UPSTREAMS: '{"*":"https://llm.example.com/api/v1/","local":"development-echo"}',
+        UPSTREAM_TIMEOUT_SECONDS: '30',
+        PROVIDER_CREDENTIALS_SECRET_ARN: 'arn:secret',
+      },
+      { tables: ['keys'], settings: ['inference'] },
+    );
+    expect({ ...inference.upstreams }).toEqual({ '*': 'https://llm.example.com/api/v1', local: 'development-echo' });
+    expect(Object.getPrototypeOf(inference.upstreams)).toBeNull();
+    expect(inference).toMatchObject({ upstreamTimeoutSeconds: 30, providerCredentialsSecretArn: 'arn:secret' });
   });
 
   it.each([
@@ -63,10 +82,12 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    [{ KEYS_TABLE: 'k' }, 'INFERENCE_UPSTREAM is not set'],
-    [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAM: 'openai' }, 'INFERENCE_UPSTREAM must be one of echo, none, got "openai"'],
-  ])('fails fast on a missing or unknown required setting: %p', (env, message) => {
-    expect(() => loadConfig(env, { tables: ['keys'], settings: ['inferenceUpstream'] })).toThrow(new ConfigError(message));
+    [{ KEYS_TABLE: 'k' }, 'INFERENCE_UPSTREAMS is not set'],
+    [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '{"*":"ftp://x"}' }, 'INFERENCE_UPSTREAMS.* must be an http(s) base URL or "development-echo"'],
+    [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '"https://x"' }, 'INFERENCE_UPSTREAMS must be a JSON object of provider to base URL'],
+    [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '{}', UPSTREAM_TIMEOUT_SECONDS: '0' }, 'UPSTREAM_TIMEOUT_SECONDS must be an integer from 1 to 900, got "0"'],
+  ])('fails fast on a missing or malformed required setting: %p', (env, message) => {
+    expect(() => loadConfig(env, { tables: ['keys'], settings: ['inference'] })).toThrow(new ConfigError(message));
   });
 
   it('allows loopback issuers on the local stage only when asked', () => {

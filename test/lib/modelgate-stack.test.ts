@@ -110,6 +110,19 @@ describe('signing key', () => {
   });
 });
 
+describe('provider credentials', () => {
+  it('live in one retained secret that only the inference function may read', () => {
+    template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    const secretId = logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret');
+    template.hasResource('AWS::SecretsManager::Secret', { Properties: { SecretString: '{}' }, DeletionPolicy: 'Retain' });
+    expect(rolesAllowed(template, 'secretsmanager:GetSecretValue')).toEqual([roleLogicalIdOf(template, FUNCTION_PREFIX.inference)]);
+    const reads = functionStatements(template, FUNCTION_PREFIX.inference).filter((s) => s.Action.includes('secretsmanager:GetSecretValue'));
+    expect(reads).toEqual([
+      { Effect: 'Allow', Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], Resource: [{ Ref: secretId }] },
+    ]);
+  });
+});
+
 describe('tables', () => {
   it('creates exactly the tables of the schema module, on demand', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', ALL_TABLES.length);
@@ -230,7 +243,14 @@ describe('functions', () => {
       },
       jwks: { ...base, ...table('keys') },
       management: { ...base, ...table('keys'), ...table('policies') },
-      inference: { ...base, ...table('keys'), ...table('models'), INFERENCE_UPSTREAM: settings.inferenceUpstream },
+      inference: {
+        ...base,
+        ...table('keys'),
+        ...table('models'),
+        INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
+        UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
+        PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
+      },
       signingKeyRegistrar: { ...base, ...table('keys') },
     };
     for (const [id, prefix] of Object.entries(FUNCTION_PREFIX)) {
@@ -325,6 +345,22 @@ describe('API', () => {
     const byKey = (a: { method: string; path: string }, b: { method: string; path: string }) =>
       `${a.path} ${a.method}`.localeCompare(`${b.path} ${b.method}`);
     expect(methods.sort(byKey)).toEqual(expected.sort(byKey));
+  });
+
+  it('streams the responses of the inference routes only, with a 5-minute integration timeout', () => {
+    const methods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'));
+    const inferenceArn = JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX.inference), 'Arn'] });
+    expect(methods.length).toBe(ROUTES.length);
+    for (const method of methods) {
+      const integration = method.Properties?.Integration;
+      const uri = JSON.stringify(integration?.Uri);
+      if (uri.includes(inferenceArn)) {
+        expect(integration).toMatchObject({ ResponseTransferMode: 'STREAM', TimeoutInMillis: 300_000 });
+        expect(uri).toContain('/response-streaming-invocations');
+      } else {
+        expect(integration?.ResponseTransferMode).toBeUndefined();
+      }
+    }
   });
 
   it('deploys one regional stage with JSON access logs, tracing and no execution logs', () => {
@@ -446,9 +482,11 @@ describe('outputs', () => {
         'RateCountersTableName',
         'SigningKeyId',
         'SigningKeyArn',
+        'ProviderCredentialsSecretArn',
         'WebAclArn',
       ]),
     );
+    expect(outputs.ProviderCredentialsSecretArn!.Value).toEqual({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') });
     for (const id of ALL_TABLES.map((t) => t.id)) {
       const name = `${id[0]!.toUpperCase()}${id.slice(1)}TableName`;
       expect(outputs[name]!.Value).toEqual({ Ref: tableLogicalId(template, id) });

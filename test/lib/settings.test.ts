@@ -20,7 +20,8 @@ describe('readSettingsFromContext', () => {
       regionalHostnames: { eu: 'eu.api.example.com' },
       accessTokenMaxLifetimeSeconds: 900,
       catalogCacheSeconds: 30,
-      inferenceUpstream: 'none',
+      inferenceUpstreams: {},
+      upstreamTimeoutSeconds: 60,
       logLevel: 'INFO',
       apiBaseUrl: '',
       exchangeRateLimit: 60,
@@ -39,6 +40,18 @@ describe('readSettingsFromContext', () => {
     });
     expect(settings.wafTokenRateLimit).toBe(50);
     expect(settings.regionalHostnames).toEqual({ us: 'us.api.example.com' });
+  });
+
+  it('reads the inference upstreams, as an object or as `-c` JSON', () => {
+    const upstreams = { '*': 'https://llm.example.com/api/v1', 'novita/fp8': 'development-echo' };
+    expect(read({ 'modelgate:inferenceUpstreams': upstreams }).inferenceUpstreams).toEqual(upstreams);
+    expect(read({ 'modelgate:inferenceUpstreams': JSON.stringify(upstreams), 'modelgate:upstreamTimeoutSeconds': '20' })).toMatchObject({
+      inferenceUpstreams: upstreams,
+      upstreamTimeoutSeconds: 20,
+    });
+    expect(() => read({ 'modelgate:inferenceUpstreams': '{' })).toThrow(
+      new SettingsError('modelgate:inferenceUpstreams must be a JSON object of provider to base URL'),
+    );
   });
 
   it('returns a frozen object', () => {
@@ -64,7 +77,9 @@ describe('validateSettings', () => {
     [{ wafTokenRateLimit: 9 }, 'modelgate:wafTokenRateLimit must be an integer from 10 to 2000000000, got 9'],
     [{ wafGeneralRateLimit: 1.5 }, 'modelgate:wafGeneralRateLimit must be an integer from 10 to 2000000000, got 1.5'],
     [{ catalogCacheSeconds: -1 }, 'modelgate:catalogCacheSeconds must be an integer from 0 to 3600, got -1'],
-    [{ inferenceUpstream: 'openai' }, 'modelgate:inferenceUpstream must be one of echo, none, got "openai"'],
+    [{ inferenceUpstreams: { '*': 'http://llm.example.com/v1' } }, 'modelgate:inferenceUpstreams "*" must map to an https:// base URL or "development-echo", got "http://llm.example.com/v1"'],
+    [{ inferenceUpstreams: { 'a b': 'https://llm.example.com/v1' } }, 'modelgate:inferenceUpstreams "a b" is not a provider tag'],
+    [{ upstreamTimeoutSeconds: 301 }, 'modelgate:upstreamTimeoutSeconds must be an integer from 1 to 300, got 301'],
     [{ logLevel: 'verbose' }, 'modelgate:logLevel must be one of DEBUG, INFO, WARN, ERROR, got "verbose"'],
     [{ stageName: 'v 1' }, 'modelgate:stageName must be 1 to 128 letters, digits, "-" or "_", got "v 1"'],
     [{ regionalHostnames: { EU: 'eu.example.com' } }, 'modelgate:regionalHostnames region "EU" must be lowercase letters, digits or "-"'],

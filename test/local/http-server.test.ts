@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { createLocalApiServer, type LambdaHandler } from '../../local/http-server';
 import type { FunctionId } from '../../lambdas/routes';
+import { streamingHandler } from '../../lambdas/http/streaming';
 
 describe('local API server: requests become REST API proxy events', () => {
   const seen: { fn: FunctionId; event: APIGatewayProxyEvent; remaining: number }[] = [];
@@ -69,5 +70,65 @@ describe('local API server: requests become REST API proxy events', () => {
     expect(seen[0]!.event.queryStringParameters).toBeNull();
     expect(seen[0]!.event.body).toBeNull();
     expect(seen[0]!.event.pathParameters).toBeNull();
+  });
+});
+
+describe('local API server: streaming functions', () => {
+  it('relays the Lambda response-stream protocol (prelude, eight NUL bytes, body) chunk by chunk', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const streaming = streamingHandler(async (event, stream) => {
+      // The prelude split across writes, as the runtime may deliver it.
+      stream.write('{"statusCode":207,');
+      stream.write(`"headers":{"Content-Type":"text/event-stream","X-Path":"${event.path}"}}`);
+      stream.write(new Uint8Array(8));
+      stream.write('data: first\n\n');
+      await released;
+      stream.end('data: [DONE]\n\n');
+    });
+    const buffered: LambdaHandler = async () => ({ statusCode: 200, body: '' });
+    const server = createLocalApiServer({ catalog: buffered, tokenExchange: buffered, jwks: buffered, management: buffered, inference: streaming });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${port}/api/v1/chat/completions`, { method: 'POST', body: '{}' });
+      expect(response.status).toBe(207);
+      expect(response.headers.get('content-type')).toBe('text/event-stream');
+      expect(response.headers.get('x-path')).toBe('/api/v1/chat/completions');
+      const reader = response.body!.getReader();
+      // The first event arrives while the handler is still running.
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
+      release();
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: [DONE]\n\n');
+      expect((await reader.read()).done).toBe(true);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('destroys the handler stream when the client hangs up', async () => {
+    let closed!: () => void;
+    const sawClose = new Promise<void>((resolve) => (closed = resolve));
+    const streaming = streamingHandler(async (_event, stream) => {
+      stream.once('close', () => closed());
+      stream.write(JSON.stringify({ statusCode: 200, headers: {} }));
+      stream.write(new Uint8Array(8));
+      stream.write('data: 1\n\n');
+      await sawClose;
+    });
+    const buffered: LambdaHandler = async () => ({ statusCode: 200, body: '' });
+    const server = createLocalApiServer({ catalog: buffered, tokenExchange: buffered, jwks: buffered, management: buffered, inference: streaming });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const controller = new AbortController();
+      const response = await fetch(`http://127.0.0.1:${port}/api/v1/chat/completions`, { method: 'POST', body: '{}', signal: controller.signal });
+      await response.body!.getReader().read();
+      controller.abort();
+      await expect(sawClose).resolves.toBeUndefined();
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

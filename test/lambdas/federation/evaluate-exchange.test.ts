@@ -72,7 +72,7 @@ describe('evaluateExchange: a token that satisfies the policy', () => {
     expect(evaluation.organization?.id).toBe(ORG_ID);
     expect(evaluation.key?.hash).toBe(WORKSPACE_KEY_HASH);
     expect(step(evaluation, 'signature').detail).toBe(
-      `The ${key.alg} signature verifies with key "${key.kid}" of the key set from inline JWK Set. It is valid until 2026-11-21T12:05:00.000Z (30 s leeway).`,
+      `The ${key.alg} signature verifies with key "${key.kid}" of the key set from inline JWK Set. It is valid until 2026-11-21T12:05:00.000Z (nbf and iat with 30 s leeway).`,
     );
   });
 
@@ -220,14 +220,16 @@ describe('evaluateExchange: signature and validity', () => {
     expect(evaluation.unverifiedSubject).toBe(SUBJECT);
   });
 
-  it('states the leeway: expired 30 s after exp, accepted 29 s after', async () => {
-    clock.set(new Date((NOW_S + 300 + 29) * 1000));
+  it('refuses a token from the second of its exp, with no leeway, and accepts it the millisecond before', async () => {
+    clock.set(new Date((NOW_S + 300) * 1000 - 1));
     expect((await evaluate(token())).result).toBe('pass');
-    clock.set(new Date((NOW_S + 300 + 30) * 1000));
+    clock.set(new Date((NOW_S + 300) * 1000));
     const evaluation = await evaluate(token());
     expect(evaluation.reason).toBe('expired');
     expect(statuses(evaluation)).toEqual(refusedAt('signature'));
-    expect(step(evaluation, 'signature').detail).toBe('The token expired at 2026-11-21T12:05:00.000Z; it is now 2026-11-21T12:05:30.000Z (30 s leeway).');
+    expect(step(evaluation, 'signature').detail).toBe(
+      'The token expired at 2026-11-21T12:05:00.000Z; it is now 2026-11-21T12:05:00.000Z (no leeway on exp: an issued token never outlives the exchanged one).',
+    );
   });
 
   it.each([

@@ -114,6 +114,53 @@ describe('bundled function entry points', () => {
     expect(JSON.parse(refused.body)).toEqual({ error: { code: 403, message: 'Operation reserved for management keys' } });
   }, 60_000);
 
+  it('streams a completion from the inference bundle through the Lambda runtime\'s streaming helpers', async () => {
+    const { file } = await bundle('inference');
+    const runner = join(outDir, 'run-inference-stream.mjs');
+    // The runtime's `awslambda` global: streamifyResponse marks the handler, and
+    // HttpResponseStream.from defers the prelude and its eight NUL bytes to the first write.
+    writeFileSync(
+      runner,
+      `import { Writable } from 'node:stream';\n` +
+        `const MARK = Symbol.for('aws.lambda.runtime.handler.streaming');\n` +
+        `globalThis.awslambda = {\n` +
+        `  streamifyResponse: (h) => { h[MARK] = 'response'; return h; },\n` +
+        `  HttpResponseStream: { from(s, prelude) { s.setContentType('application/vnd.awslambda.http-integration-response');\n` +
+        `    s._onBeforeFirstWrite = (write) => { write(JSON.stringify(prelude)); write(new Uint8Array(8)); }; return s; } },\n` +
+        `};\n` +
+        `class ResponseStream extends Writable {\n` +
+        `  chunks = []; writes = 0;\n` +
+        `  setContentType(type) { this.contentType = type; }\n` +
+        `  _write(chunk, _e, cb) { const hook = this._onBeforeFirstWrite; this._onBeforeFirstWrite = undefined;\n` +
+        `    if (hook) hook((c) => this.chunks.push(Buffer.from(c))); this.chunks.push(Buffer.from(chunk)); this.writes++; cb(); }\n` +
+        `}\n` +
+        `const { handler } = await import(${JSON.stringify(file)});\n` +
+        `const stream = new ResponseStream();\n` +
+        `await handler(JSON.parse(process.argv[2]), stream, { awsRequestId: 'bundle-test', functionName: 'inference', getRemainingTimeInMillis: () => 30000 });\n` +
+        `process.stdout.write(JSON.stringify({ mark: handler[MARK], contentType: stream.contentType, writes: stream.writes, ended: stream.writableEnded, bytes: Buffer.concat(stream.chunks).toString('base64') }));\n`,
+    );
+    const request = {
+      ...event('/api/v1/chat/completions', '/api/v1/chat/completions', service.runtime.demo.keys.workspace),
+      httpMethod: 'POST',
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'bundled stream' }] }),
+    };
+    const env = functionEnv({ INFERENCE_UPSTREAMS: '{"*":"development-echo"}', UPSTREAM_TIMEOUT_SECONDS: '5' });
+    const { stdout } = await run(process.execPath, [runner, JSON.stringify(request)], { env, cwd: outDir });
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    expect(result).toMatchObject({ mark: 'response', contentType: 'application/vnd.awslambda.http-integration-response', ended: true });
+    const bytes = Buffer.from(result.bytes, 'base64');
+    const delimiter = bytes.indexOf(Buffer.alloc(8));
+    expect(JSON.parse(bytes.subarray(0, delimiter).toString())).toEqual({
+      statusCode: 200,
+      headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' },
+    });
+    const body = bytes.subarray(delimiter + 8).toString();
+    expect(body.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(body).toContain('"content":"bundled"');
+    // One write per event: the body leaves the function as it is produced.
+    expect(result.writes).toBe(body.split('\n\n').filter(Boolean).length);
+  }, 60_000);
+
   it('keeps the SDK out of every bundle and the accounts service out of the JWKS bundle', async () => {
     const jwks = await bundle('jwks');
     expect(jwks.inputs.filter((input) => input.includes('@aws-sdk/'))).toEqual([]);

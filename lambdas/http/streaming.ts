@@ -1,0 +1,121 @@
+import type { Writable } from 'node:stream';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+
+/**
+ * Lambda response streaming, as API Gateway REST APIs use it (`responseTransferMode: STREAM`):
+ * the handler gets a writable stream, writes a JSON prelude (status and headers), eight NUL
+ * bytes, then the body as it is produced.
+ *
+ * In Lambda the runtime provides the global `awslambda` with `streamifyResponse` and
+ * `HttpResponseStream`; the local server speaks the same byte protocol
+ * (local/http-server.ts), so one handler serves both.
+ */
+export type StreamingHandler = (event: APIGatewayProxyEvent, responseStream: Writable, context: Context) => Promise<void>;
+
+export interface ResponsePrelude {
+  statusCode: number;
+  headers: Record<string, string>;
+}
+
+/** The mark `awslambda.streamifyResponse` sets on a handler, read by the Lambda runtime. */
+export const STREAMING_HANDLER_MARK = Symbol.for('aws.lambda.runtime.handler.streaming');
+const STREAM_RESPONSE = 'response';
+
+/** Eight NUL bytes end the prelude (the `application/vnd.awslambda.http-integration-response` form). */
+export const PRELUDE_DELIMITER = new Uint8Array(8);
+
+interface LambdaRuntimeGlobal {
+  streamifyResponse(handler: StreamingHandler): StreamingHandler;
+  HttpResponseStream: { from(stream: Writable, prelude: ResponsePrelude): Writable };
+}
+
+/** The Lambda runtime's helpers; the AWS SDK also creates an `awslambda` object, without them. */
+function runtimeGlobal(): LambdaRuntimeGlobal | undefined {
+  const runtime = (globalThis as unknown as { awslambda?: Partial<LambdaRuntimeGlobal> }).awslambda;
+  return typeof runtime?.streamifyResponse === 'function' && typeof runtime.HttpResponseStream?.from === 'function'
+    ? (runtime as LambdaRuntimeGlobal)
+    : undefined;
+}
+
+/** Marks a handler as streaming: through the Lambda runtime when present, else the same mark by hand. */
+export function streamingHandler(handler: StreamingHandler): StreamingHandler {
+  const runtime = runtimeGlobal();
+  if (runtime) return runtime.streamifyResponse(handler);
+  (handler as unknown as Record<symbol, string>)[STREAMING_HANDLER_MARK] = STREAM_RESPONSE;
+  return handler;
+}
+
+export function isStreamingHandler(handler: unknown): handler is StreamingHandler {
+  return typeof handler === 'function' && (handler as unknown as Record<symbol, unknown>)[STREAMING_HANDLER_MARK] === STREAM_RESPONSE;
+}
+
+/**
+ * Starts the HTTP response on a Lambda response stream. Returns the stream to write the
+ * body to; nothing reaches the client before the first body write.
+ */
+export function startHttpResponse(stream: Writable, prelude: ResponsePrelude): Writable {
+  const runtime = runtimeGlobal();
+  if (runtime) return runtime.HttpResponseStream.from(stream, prelude);
+  stream.write(JSON.stringify(prelude));
+  stream.write(PRELUDE_DELIMITER);
+  return stream;
+}
+
+/**
+ * One HTTP response over a response stream: headers once, then body text. Knows whether
+ * the status line has gone out, which decides how a late error can still be reported.
+ */
+export class StreamingResponse {
+  private body: Writable | undefined;
+  /** The status sent, once started. */
+  status = 0;
+
+  constructor(private readonly stream: Writable) {}
+
+  get started(): boolean {
+    return this.body !== undefined;
+  }
+
+  /** True once the client has gone away (or the response has ended). */
+  get closed(): boolean {
+    return this.stream.destroyed || this.stream.writableEnded;
+  }
+
+  start(statusCode: number, headers: Record<string, string>): void {
+    if (this.body) throw new Error('response already started');
+    this.status = statusCode;
+    this.body = startHttpResponse(this.stream, { statusCode, headers });
+  }
+
+  write(text: string): void {
+    if (!this.body) throw new Error('response not started');
+    if (!this.closed) this.body.write(text);
+  }
+
+  json(statusCode: number, value: unknown, headers: Record<string, string> = {}): void {
+    this.start(statusCode, { 'Content-Type': 'application/json', ...headers });
+    this.write(JSON.stringify(value));
+  }
+
+  /** Ends the response and waits until the bytes are handed over. */
+  async end(): Promise<void> {
+    if (this.stream.writableEnded || this.stream.destroyed) return;
+    // A body must exist for the prelude to be flushed; an empty one will do.
+    if (!this.body) this.start(204, {});
+    await new Promise<void>((resolve) => {
+      this.stream.once('error', () => resolve());
+      this.stream.end(() => resolve());
+    });
+  }
+
+  /** Aborted when the client disconnects before the response has ended. */
+  disconnectSignal(): AbortSignal {
+    const controller = new AbortController();
+    const onClose = () => {
+      if (!this.stream.writableFinished) controller.abort(new Error('client disconnected'));
+    };
+    this.stream.once('close', onClose);
+    this.stream.once('error', onClose);
+    return controller.signal;
+  }
+}

@@ -1,0 +1,22 @@
+import type { Clock, IdGenerator } from '../clock';
+import { DEVELOPMENT_PROVIDER, type InferenceConfig } from '../config';
+import { developmentProvider } from './development-provider';
+import { NO_CREDENTIALS, type ProviderCredentials, type UpstreamOptions } from './upstream';
+
+/**
+ * Where completions go, as both composition roots build it: HTTP providers through
+ * `fetch`, the development provider in process, credentials from the given source.
+ */
+export function upstreamOptions(
+  config: Pick<InferenceConfig, 'upstreams' | 'upstreamTimeoutSeconds'>,
+  deps: { clock: Clock; newId: IdGenerator; credentials?: ProviderCredentials },
+): UpstreamOptions {
+  return {
+    upstreams: config.upstreams,
+    transport: (url, init) => fetch(url, init),
+    development: developmentProvider(deps.clock, deps.newId),
+    developmentName: DEVELOPMENT_PROVIDER,
+    credentials: deps.credentials ?? NO_CREDENTIALS,
+    timeoutMs: config.upstreamTimeoutSeconds * 1000,
+  };
+}

@@ -1,0 +1,144 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What the upstream does with the next request to one provider path. */
+export type UpstreamBehaviour =
+  /** Answers like an OpenAI-compatible provider: echo of the last user message, JSON or SSE. */
+  | { kind: 'answer'; delayMs?: number }
+  /** Answers with this status and an OpenAI-style error body. */
+  | { kind: 'status'; status: number; message?: string }
+  /** Closes the connection without answering. */
+  | { kind: 'hang-up' }
+  /** Never answers (headers included). */
+  | { kind: 'stall' }
+  /** Streams this many content chunks, then goes silent. */
+  | { kind: 'stall-after'; chunks: number }
+  /** Streams content chunks, then closes without `[DONE]`. */
+  | { kind: 'cut-off'; chunks: number }
+  /** Answers 200 with a body that is not JSON. */
+  | { kind: 'garbage' };
+
+export interface ReceivedRequest {
+  provider: string;
+  headers: IncomingMessage['headers'];
+  body: any;
+  /** Set when the gateway closed the connection before the answer was complete. */
+  abortedByGateway: boolean;
+}
+
+export interface ScriptedUpstream {
+  /** The OpenAI-compatible base URL of one provider path, e.g. `http://127.0.0.1:1234/alpha/v1`. */
+  baseUrl(provider: string): string;
+  /** Queues behaviours for a provider; unscripted requests get `answer`. */
+  script(provider: string, ...behaviours: UpstreamBehaviour[]): void;
+  received: ReceivedRequest[];
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real HTTP server speaking the OpenAI-compatible chat-completions protocol that streams,
+ * stalls and fails on demand, one queue of behaviours per provider path.
+ */
+export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
+  const queues = new Map<string, UpstreamBehaviour[]>();
+  const received: ReceivedRequest[] = [];
+  const server: Server = createServer((request, response) => {
+    void handle(request, response);
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const match = /^\/([^/]+)\/v1\/chat\/completions$/.exec(request.url ?? '');
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    if (!match || request.method !== 'POST') {
+      response.writeHead(404).end();
+      return;
+    }
+    const provider = match[1]!;
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const record: ReceivedRequest = { provider, headers: request.headers, body, abortedByGateway: false };
+    received.push(record);
+    response.on('close', () => {
+      if (!response.writableFinished) record.abortedByGateway = true;
+    });
+    const behaviour = queues.get(provider)?.shift() ?? { kind: 'answer' };
+    const words = lastUserWords(body);
+    const base = { id: `up-${received.length}`, created: 1_700_000_000, model: body.model };
+    const event = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
+    const contentChunk = (word: string, i: number) =>
+      event({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: i === 0 ? word : ` ${word}` }, finish_reason: null }] });
+    const streamHead = () => response.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    const usage = { prompt_tokens: 11, completion_tokens: words.length, total_tokens: 11 + words.length };
+
+    switch (behaviour.kind) {
+      case 'status':
+        response.writeHead(behaviour.status, { 'Content-Type': 'application/json' });
+        response.end(JSON.stringify({ error: { message: behaviour.message ?? `scripted ${behaviour.status}`, code: behaviour.status } }));
+        return;
+      case 'hang-up':
+        request.socket.destroy();
+        return;
+      case 'stall':
+        return;
+      case 'garbage':
+        response.writeHead(200, { 'Content-Type': 'application/json' });
+        response.end('<html>upstream proxy error</html>');
+        return;
+      case 'stall-after':
+      case 'cut-off':
+        streamHead();
+        for (let i = 0; i < behaviour.chunks; i++) response.write(contentChunk(words[i % words.length] ?? 'x', i));
+        if (behaviour.kind === 'cut-off') response.end();
+        return;
+      case 'answer':
+        if (body.stream !== true) {
+          response.writeHead(200, { 'Content-Type': 'application/json' });
+          response.end(
+            JSON.stringify({
+              ...base,
+              object: 'chat.completion',
+              choices: [{ index: 0, message: { role: 'assistant', content: words.join(' ') }, finish_reason: 'stop' }],
+              usage,
+            }),
+          );
+          return;
+        }
+        streamHead();
+        // A keep-alive comment, as providers send while a model warms up.
+        response.write(': processing\n\n');
+        for (let i = 0; i < words.length; i++) {
+          if (response.destroyed) return;
+          response.write(contentChunk(words[i]!, i));
+          if (behaviour.delayMs) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
+        }
+        if (response.destroyed) return;
+        response.write(event({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
+        if (body.stream_options?.include_usage) response.write(event({ ...base, object: 'chat.completion.chunk', choices: [], usage }));
+        response.end('data: [DONE]\n\n');
+    }
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: (provider) => `http://127.0.0.1:${port}/${provider}/v1`,
+    script(provider, ...behaviours) {
+      queues.set(provider, [...(queues.get(provider) ?? []), ...behaviours]);
+    },
+    received,
+    reset() {
+      queues.clear();
+      received.length = 0;
+    },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function lastUserWords(body: { messages?: { role: string; content: unknown }[] }): string[] {
+  const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
+  return typeof last?.content === 'string' ? last.content.split(/\s+/).filter(Boolean) : [];
+}
