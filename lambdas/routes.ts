@@ -49,6 +49,17 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'DELETE', path: '/guardrails/{id}', function: 'management' },
   { method: 'POST', path: '/guardrails/{id}/assignments/keys', function: 'management' },
   { method: 'POST', path: '/guardrails/{id}/assignments/keys/remove', function: 'management' },
+  // Workload identity federation configuration (SPEC 2.11, 2.12, 4.7).
+  { method: 'GET', path: '/workload-identity/issuers', function: 'management' },
+  { method: 'POST', path: '/workload-identity/issuers', function: 'management' },
+  { method: 'GET', path: '/workload-identity/issuers/{id}', function: 'management' },
+  { method: 'PATCH', path: '/workload-identity/issuers/{id}', function: 'management' },
+  { method: 'DELETE', path: '/workload-identity/issuers/{id}', function: 'management' },
+  { method: 'GET', path: '/workload-identity/policies', function: 'management' },
+  { method: 'POST', path: '/workload-identity/policies', function: 'management' },
+  { method: 'GET', path: '/workload-identity/policies/{id}', function: 'management' },
+  { method: 'PATCH', path: '/workload-identity/policies/{id}', function: 'management' },
+  { method: 'DELETE', path: '/workload-identity/policies/{id}', function: 'management' },
   // Workload identity: token exchange events, newest first.
   { method: 'GET', path: '/workload-identity/events', function: 'management' },
 ];

@@ -89,7 +89,7 @@ export class ModelgateStack extends Stack {
       description: 'Management API: keys, workspaces, guardrails, workload identity',
     })
       .bindTable(keys, 'readWrite')
-      .bindTable(policies, 'read');
+      .bindTable(policies, 'readWrite');
 
     const inference = serviceFunction('Inference', 'inference.ts', {
       description: 'POST /chat/completions',

@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { CatalogCache } from '../lambdas/catalog/catalog-cache';
 import { randomId, systemClock, type Clock } from '../lambdas/clock';
-import { DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
+import { ALLOW_LOOPBACK_ISSUERS_ENV, DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
+import { FederationService } from '../lambdas/federation/federation-service';
 import { createCatalogHandler } from '../lambdas/handlers/catalog';
 import { createInferenceHandler } from '../lambdas/handlers/inference';
 import { createJwksHandler } from '../lambdas/handlers/jwks';
@@ -18,6 +19,7 @@ import { LocalSigner } from '../lambdas/signing/local-signer';
 import { registerSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
+import { DynamoFederationStore } from '../lambdas/store/dynamo-federation-store';
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
@@ -28,14 +30,12 @@ import { ReadableLogger } from './readable-logger';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
 import { ensureDevCertificateAuthority } from './dev-ca';
-import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
 import { evaluateCondition } from '../lambdas/federation/condition';
 import { evaluateExchange } from '../lambdas/federation/evaluate-exchange';
 import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
 import { ActiveSigner } from '../lambdas/signing/active-signer';
 import { signerForRecord } from '../lambdas/signing/signer-for-record';
 import { DynamoExchangeEventStore } from '../lambdas/store/dynamo-exchange-event-store';
-import { DynamoFederationStore } from '../lambdas/store/dynamo-federation-store';
 import { DynamoJtiStore } from '../lambdas/store/dynamo-jti-store';
 import { DynamoRateCounterStore } from '../lambdas/store/dynamo-rate-counter-store';
 
@@ -123,6 +123,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel }, options.log);
     const telemetry = (functionName: FunctionId): Telemetry => createTelemetry({ functionName, logLevel, localLogger: logger });
     const regionalHostnames = options.regionalHostnames ?? { eu: 'eu.localhost' };
+    // A development identity provider on this machine may be configured, unless turned off.
+    const allowLoopback = options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0';
     // One catalog cache serves both functions that read the catalog: one process, one copy.
     const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2);
     const federation = new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock);
@@ -134,7 +136,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       accounts,
       issuerKeys: createIssuerKeySource({
         clock,
-        allowLoopback: options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0',
+        allowLoopback,
         extraCaPems: [devCa.certPem],
       }),
       clock,
@@ -171,7 +173,19 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         accessTokenMaxLifetimeSeconds,
         telemetry: telemetry('jwks'),
       }),
-      management: createManagementHandler({ accounts, service: accountsService, clock, exchangeEvents, telemetry: telemetry('management') }),
+      management: createManagementHandler({
+        accounts,
+        service: accountsService,
+        federation: new FederationService({
+          store: federation,
+          accounts,
+          hosts: { allowLoopback },
+          clock,
+        }),
+        clock,
+        exchangeEvents,
+        telemetry: telemetry('management'),
+      }),
       inference: createInferenceHandler({
         accounts,
         catalog,

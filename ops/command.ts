@@ -3,6 +3,7 @@ import type { AccountsService } from '../lambdas/accounts/accounts-service';
 import type { CatalogStore } from '../lambdas/catalog/catalog-store';
 import type { SigningKeyRecord, SigningKeyStore } from '../lambdas/signing/signer';
 import type { SigningKeyRegistration } from '../lambdas/signing/signing-key-registry';
+import type { FederationService } from '../lambdas/federation/federation-service';
 import type { SeedSources } from './seed-endpoints';
 import { UsageError } from './errors';
 
@@ -25,6 +26,8 @@ export interface OpsServices {
     /** A new key, made like the active one when there is one. */
     createKey(active: SigningKeyRecord | undefined): Promise<SigningKeyRegistration>;
   };
+  /** Issuers and policies; absent on a deployed stack when POLICIES_TABLE is not set. */
+  federation?: FederationService;
   /** Real endpoint records and model statistics for deriving demo endpoints. @default the files in data/ */
   seedSources?: () => SeedSources;
 }

@@ -7,6 +7,9 @@ import { LOCAL_KEY_REF_PREFIX } from '../lambdas/signing/signer-for-record';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { createLocalSigningKey } from '../local/signing-keys';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
+import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
+import { FederationService } from '../lambdas/federation/federation-service';
+import { DynamoFederationStore } from '../lambdas/store/dynamo-federation-store';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
@@ -24,6 +27,7 @@ const LOCAL_PROBE_TIMEOUT_MS = 3000;
 
 const KEYS = TABLE_SCHEMAS.keys;
 const MODELS = TABLE_SCHEMAS.models;
+const POLICIES = TABLE_SCHEMAS.policies;
 
 /**
  * The target the flags select: a deployed stack with `--aws`, or when its table variables
@@ -44,7 +48,8 @@ export function connectAws(env: NodeJS.ProcessEnv): ConnectedServices {
     );
   }
   const kms = new KMSClient({});
-  return services(new DynamoDBClient({}), env[KEYS.envVar]!, env[MODELS.envVar]!, {
+  // A deployed service never trusts loopback issuers.
+  return services(new DynamoDBClient({}), env[KEYS.envVar]!, env[MODELS.envVar]!, env[POLICIES.envVar] || undefined, false, {
     createKey: async (active) => {
       if (!active || active.keyRef.startsWith(LOCAL_KEY_REF_PREFIX)) {
         throw new OperationError('the deployed stack has no active KMS signing key to rotate from: deploy it first');
@@ -87,7 +92,8 @@ export async function connectLocal(dataDir: string): Promise<ConnectedServices> 
         : `${LOCAL_NOT_RUNNING} (nothing answers at ${endpoint}, named in ${file})`,
     );
   }
-  return services(client, KEYS.localName, MODELS.localName, {
+  // As the local runtime: loopback issuers are accepted unless MODELGATE_ALLOW_LOOPBACK_ISSUERS=0.
+  return services(client, KEYS.localName, MODELS.localName, POLICIES.localName, process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0', {
     createKey: () => createLocalSigningKey(resolve(dataDir), new Date()),
   });
 }
@@ -96,12 +102,22 @@ function services(
   client: DynamoDBClient,
   keysTable: string,
   modelsTable: string,
+  policiesTable: string | undefined,
+  allowLoopbackIssuers: boolean,
   signing: { createKey: NonNullable<ConnectedServices['signingKeys']>['createKey']; close?: () => void },
 ): ConnectedServices {
   const documentClient = createDocumentClient(client);
+  const accountStore = new DynamoAccountStore(documentClient, keysTable);
   return {
-    accounts: new AccountsService({ store: new DynamoAccountStore(documentClient, keysTable) }),
+    accounts: new AccountsService({ store: accountStore }),
     catalog: new DynamoCatalogStore(documentClient, modelsTable),
+    federation: policiesTable
+      ? new FederationService({
+          store: new DynamoFederationStore(documentClient, policiesTable),
+          accounts: accountStore,
+          hosts: { allowLoopback: allowLoopbackIssuers },
+        })
+      : undefined,
     signingKeys: { store: new DynamoSigningKeyStore(documentClient, keysTable), createKey: signing.createKey },
     close: () => {
       signing.close?.();

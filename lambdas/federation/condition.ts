@@ -122,7 +122,7 @@ function inspect(root: ASTNode): string[] {
         return;
       case 'id': {
         const name = node.args as string;
-        if (!bound.has(name) && name in CONDITION_VARIABLE_TYPES && !variables.includes(name)) variables.push(name);
+        if (!bound.has(name) && Object.hasOwn(CONDITION_VARIABLE_TYPES, name) && !variables.includes(name)) variables.push(name);
         return;
       }
       case 'call': {

@@ -3,11 +3,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountsService } from '../accounts/accounts-service';
 import { systemClock } from '../clock';
 import { loadConfig } from '../config';
+import { FederationService } from '../federation/federation-service';
 import { MANAGEMENT_FUNCTION, createManagementHandler } from '../handlers/management';
 import { createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { createDocumentClient } from '../store/dynamo-client';
 import { DynamoExchangeEventStore } from '../store/dynamo-exchange-event-store';
+import { DynamoFederationStore } from '../store/dynamo-federation-store';
 
 const config = loadConfig(process.env, MANAGEMENT_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'management', logLevel: config.logLevel });
@@ -17,6 +19,13 @@ const accounts = new DynamoAccountStore(documentClient, config.tables.keys);
 export const handler = createManagementHandler({
   accounts,
   service: new AccountsService({ store: accounts, clock: systemClock }),
+  federation: new FederationService({
+    store: new DynamoFederationStore(documentClient, config.tables.policies, systemClock),
+    accounts,
+    // False on every deployed stage: loadConfig refuses the flag outside the local one.
+    hosts: { allowLoopback: config.allowLoopbackIssuers },
+    clock: systemClock,
+  }),
   clock: systemClock,
   exchangeEvents: new DynamoExchangeEventStore(documentClient, config.tables.policies),
   telemetry,

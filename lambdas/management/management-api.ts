@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AccountsService } from '../accounts/accounts-service';
 import type { ExchangeEventStore } from '../federation/exchange-events';
+import type { FederationService } from '../federation/federation-service';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
 import { ACCESS_LEVELS, KEY_KINDS, type Principal } from '../accounts/types';
 import { NotFoundError, invalidParameter } from '../errors';
@@ -18,10 +19,11 @@ import { checkId, checkIdList, optionalId, pathId } from '../http/ids';
 import { credentialHeader, jsonBody } from '../http/request';
 import { json } from '../http/responses';
 import { listExchangeEvents } from './exchange-events-api';
-import { guardrailView, keyView, workspaceView } from './views';
+import { guardrailView, issuerView, keyView, policyView, workspaceView } from './views';
 
 export interface ManagementDeps extends AuthenticationDeps {
   service: AccountsService;
+  federation: FederationService;
   /** Token exchange events (workload identity). */
   exchangeEvents: ExchangeEventStore;
 }
@@ -41,6 +43,8 @@ interface Operation {
 const orgOf = (principal: Principal) => principal.organization.id;
 const keyHash = (params: Record<string, string>) => pathId(params, 'hash', 'key-hash', 'API key');
 const guardrailId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Guardrail');
+const issuerId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Issuer');
+const policyId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Policy');
 const keyHashes = (body: Record<string, unknown>) => checkIdList(requiredStringList(body, 'key_hashes', 500), 'key_hashes', 'key-hash');
 
 /** A boolean query flag: absent is false; anything but `true` or `false` is a 400 naming it. */
@@ -207,6 +211,62 @@ const OPERATIONS: Record<string, Operation> = {
       rejectUnknownFields(body, ['key_hashes']);
       const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), guardrailId(params), keyHashes(body));
       return json(200, { unassigned_count: count });
+    },
+  },
+  // Workload identity federation (SPEC 2.11, 2.12; the shape README documents).
+  'GET /api/v1/workload-identity/issuers': {
+    access: 'read',
+    run: async ({ principal, deps }) => {
+      const issuers = await deps.federation.listIssuers(orgOf(principal));
+      return json(200, { data: issuers.map(issuerView), total_count: issuers.length });
+    },
+  },
+  'POST /api/v1/workload-identity/issuers': {
+    access: 'write',
+    run: async ({ principal, event, deps }) => json(201, { data: issuerView(await deps.federation.createIssuer(orgOf(principal), jsonBody(event))) }),
+  },
+  'GET /api/v1/workload-identity/issuers/{id}': {
+    access: 'read',
+    run: async ({ principal, params, deps }) => json(200, { data: issuerView(await deps.federation.getIssuer(orgOf(principal), issuerId(params))) }),
+  },
+  'PATCH /api/v1/workload-identity/issuers/{id}': {
+    access: 'write',
+    run: async ({ principal, event, params, deps }) =>
+      json(200, { data: issuerView(await deps.federation.updateIssuer(orgOf(principal), issuerId(params), jsonBody(event))) }),
+  },
+  'DELETE /api/v1/workload-identity/issuers/{id}': {
+    access: 'write',
+    run: async ({ principal, params, deps }) => {
+      await deps.federation.deleteIssuer(orgOf(principal), issuerId(params));
+      return json(200, { deleted: true });
+    },
+  },
+  'GET /api/v1/workload-identity/policies': {
+    access: 'read',
+    run: async ({ principal, event, deps }) => {
+      const filter = event.queryStringParameters?.issuer_id;
+      const policies = await deps.federation.listPolicies(orgOf(principal), filter === undefined ? undefined : checkId(filter, 'issuer_id', 'uuid'));
+      return json(200, { data: policies.map(policyView), total_count: policies.length });
+    },
+  },
+  'POST /api/v1/workload-identity/policies': {
+    access: 'write',
+    run: async ({ principal, event, deps }) => json(201, { data: policyView(await deps.federation.createPolicy(orgOf(principal), jsonBody(event))) }),
+  },
+  'GET /api/v1/workload-identity/policies/{id}': {
+    access: 'read',
+    run: async ({ principal, params, deps }) => json(200, { data: policyView(await deps.federation.getPolicy(orgOf(principal), policyId(params))) }),
+  },
+  'PATCH /api/v1/workload-identity/policies/{id}': {
+    access: 'write',
+    run: async ({ principal, event, params, deps }) =>
+      json(200, { data: policyView(await deps.federation.updatePolicy(orgOf(principal), policyId(params), jsonBody(event))) }),
+  },
+  'DELETE /api/v1/workload-identity/policies/{id}': {
+    access: 'write',
+    run: async ({ principal, params, deps }) => {
+      await deps.federation.deletePolicy(orgOf(principal), policyId(params));
+      return json(200, { deleted: true });
     },
   },
   'GET /api/v1/workload-identity/events': {

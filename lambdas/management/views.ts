@@ -1,4 +1,5 @@
 import type { ApiKeyRecord, Guardrail, Workspace } from '../accounts/types';
+import type { FederationIssuer, FederationPolicy } from '../federation/types';
 
 /** Wire shapes of the management API, following the public OpenAPI document's field names. */
 
@@ -44,5 +45,37 @@ export function guardrailView(guardrail: Guardrail) {
     enforce_zdr: guardrail.enforceZdr,
     created_at: guardrail.createdAt,
     updated_at: guardrail.updatedAt,
+  };
+}
+
+/** Workload identity: the admin API's issuer shape. */
+export function issuerView(issuer: FederationIssuer) {
+  return {
+    id: issuer.id,
+    name: issuer.name,
+    issuer_url: issuer.issuerUrl,
+    jwks_url: issuer.jwksUrl,
+    jwks: issuer.jwks,
+    check_jti: issuer.checkJti,
+    created_at: issuer.createdAt,
+    updated_at: issuer.updatedAt,
+  };
+}
+
+/** Workload identity: the admin API's policy shape. */
+export function policyView(policy: FederationPolicy) {
+  return {
+    id: policy.id,
+    name: policy.name,
+    issuer_id: policy.issuerId,
+    subject: policy.subject,
+    audience: policy.audience,
+    condition: policy.condition,
+    api_key_hash: policy.apiKeyHash,
+    scope: policy.scope,
+    enabled: policy.enabled,
+    claim_checks: { scopes: policy.claimChecks.scopes, token_type: policy.claimChecks.tokenType },
+    created_at: policy.createdAt,
+    updated_at: policy.updatedAt,
   };
 }

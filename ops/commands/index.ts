@@ -1,5 +1,6 @@
 import type { CommandSpec } from '../command';
 import { catalogCommands } from './catalog';
+import { issuerCommands, policyCommands } from './federation';
 import { guardrailCommands } from './guardrail';
 import { keyCommands } from './key';
 import { orgCommands } from './org';
@@ -14,6 +15,8 @@ export const GROUPS: readonly { name: string; summary: string; commands: readonl
   { name: 'user', summary: 'users, the owners of personal keys', commands: userCommands },
   { name: 'key', summary: 'API keys', commands: keyCommands },
   { name: 'guardrail', summary: 'guardrails on keys and workspaces', commands: guardrailCommands },
+  { name: 'issuer', summary: 'workload identity: trusted identity providers', commands: issuerCommands },
+  { name: 'policy', summary: 'workload identity: which tokens act as which key', commands: policyCommands },
   { name: 'catalog', summary: 'the model catalog', commands: catalogCommands },
   { name: 'signing-key', summary: 'the keys that sign access tokens', commands: signingKeyCommands },
 ];

@@ -292,7 +292,7 @@ describe('functions', () => {
       catalog: [],
       tokenExchange: ['rateCounters', 'policies'],
       jwks: [],
-      management: ['keys'],
+      management: ['keys', 'policies'],
       inference: [],
       signingKeyRegistrar: ['keys'],
     });

@@ -1,6 +1,8 @@
 import { AccountsService } from '../../lambdas/accounts/accounts-service';
 import { DynamoAccountStore } from '../../lambdas/store/dynamo-account-store';
+import { FederationService } from '../../lambdas/federation/federation-service';
 import { DynamoCatalogStore } from '../../lambdas/store/dynamo-catalog-store';
+import { DynamoFederationStore } from '../../lambdas/store/dynamo-federation-store';
 import { TABLE_SCHEMAS } from '../../lambdas/store/table-schemas';
 import type { GlobalFlags } from '../../ops/command';
 import { runOps } from '../../ops/run';
@@ -19,6 +21,7 @@ export interface OpsHarness {
   accounts: AccountsService;
   store: DynamoAccountStore;
   catalog: DynamoCatalogStore;
+  federation: FederationService;
   clock: FixedClock;
   /** Runs one CLI invocation in-process against the embedded tables. */
   run(...argv: string[]): Promise<OpsResult>;
@@ -44,10 +47,20 @@ export async function startOpsHarness(): Promise<OpsHarness> {
     random: (size) => Buffer.alloc(size, ++secrets),
   });
   const catalog = new DynamoCatalogStore(tables.documentClient, TABLE_SCHEMAS.models.localName, () => `v${++versions}`);
+  let federationIds = 0;
+  const federation = new FederationService({
+    store: new DynamoFederationStore(tables.documentClient, TABLE_SCHEMAS.policies.localName, clock),
+    accounts: store,
+    hosts: { allowLoopback: false },
+    clock,
+    // Issuer and policy ids are UUIDs: 00000000-0000-4000-8000-000000000001, ...002, ...
+    newId: () => federationUuid(++federationIds),
+  });
   return {
     accounts,
     store,
     catalog,
+    federation,
     clock,
     async run(...argv) {
       const stdout: string[] = [];
@@ -55,7 +68,7 @@ export async function startOpsHarness(): Promise<OpsHarness> {
       let connectedWith: GlobalFlags | undefined;
       const code = await runOps(argv, { out: (text) => stdout.push(text), err: (text) => stderr.push(text) }, async (flags) => {
         connectedWith = flags;
-        return { accounts, catalog };
+        return { accounts, catalog, federation };
       });
       const text = (lines: string[]) => (lines.length > 0 ? `${lines.join('\n')}\n` : '');
       return { code, stdout: text(stdout), stderr: text(stderr), connectedWith };
@@ -67,4 +80,9 @@ export async function startOpsHarness(): Promise<OpsHarness> {
 /** The secret the harness's nth key gets: 32 bytes of value n, in hex. */
 export function harnessSecret(n: number): string {
   return `sk-mg-v1-${Buffer.alloc(32, n).toString('hex')}`;
+}
+
+/** The id the harness gives its nth issuer or policy. */
+export function federationUuid(n: number): string {
+  return `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 }
