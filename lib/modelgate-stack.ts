@@ -3,6 +3,9 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { API_BASE_PATH, ROUTES } from '../lambdas/routes';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { SIGNING_KEY_PARTITION } from '../lambdas/store/table-schemas';
+import { ServiceAlarms } from './constructs/alarms';
 import { Api } from './constructs/api';
 import { Firewall } from './constructs/firewall';
 import { ProviderCredentials } from './constructs/provider-credentials';
@@ -67,8 +70,9 @@ export class ModelgateStack extends Stack {
       .bindTable(policies, 'read')
       .bindTable(keys, 'read')
       .bindTable(rateCounters, 'readWrite');
+    signingKey.grantSign(tokenExchange.role!);
     // The active signing-key record names the key; rotated keys carry the stack's tag.
-    signingKey.grantSignRotated(tokenExchange);
+    signingKey.grantSignRotated(tokenExchange.role!);
     // Exchange events and seen `jti` values live in the policies table under their own key
     // prefixes; the exchange may write those items and never an issuer or a policy.
     tokenExchange.addToRolePolicy(
@@ -79,11 +83,12 @@ export class ModelgateStack extends Stack {
       }),
     );
 
-    // Publishes public keys from the keys table: it can neither sign nor call KMS.
+    // Publishes public keys from the keys table: it can neither sign nor call KMS, and it
+    // reads the signing-key records only, not API keys or organizations.
     const jwks = serviceFunction('Jwks', 'jwks.ts', {
       description: 'GET /oauth/jwks: the access-token verification keys',
       timeout: Duration.seconds(5),
-    }).bindTable(keys, 'read');
+    }).bindTable(keys, 'read', { partitionKeys: [SIGNING_KEY_PARTITION] });
 
     const management = serviceFunction('Management', 'management.ts', {
       description: 'Management API: keys, workspaces, guardrails, workload identity',
@@ -110,7 +115,7 @@ export class ModelgateStack extends Stack {
       description: 'Deploy time: records the KMS public key as a signing-key record',
       timeout: Duration.seconds(30),
     }).bindTable(keys, 'readWrite');
-    new SigningKeyRegistration(this, 'SigningKeyRegistration', { signingKey, registrar });
+    const registration = new SigningKeyRegistration(this, 'SigningKeyRegistration', { signingKey, registrar });
 
     const api = new Api(this, 'Api', {
       stageName,
@@ -130,6 +135,14 @@ export class ModelgateStack extends Stack {
       tokenEndpointPath: tokenEndpointPath(),
       tokenRateLimit: settings.wafTokenRateLimit,
       generalRateLimit: settings.wafGeneralRateLimit,
+    });
+
+    new ServiceAlarms(this, 'Alarms', {
+      stage: api.deploymentStage,
+      functions: { catalog, tokenExchange, jwks, management, inference, signingKeyRegistrar: registrar },
+      webAclMetricName: firewall.metricName,
+      customResourceFunctions: [registration.frameworkFunction],
+      topic: settings.alarmTopicArn ? sns.Topic.fromTopicArn(this, 'AlarmTopic', settings.alarmTopicArn) : undefined,
     });
 
     new CfnOutput(this, 'ApiUrl', {

@@ -55,6 +55,12 @@ export interface ModelgateSettings {
    */
   readonly logLevel: LogLevel;
   /**
+   * ARN of an existing SNS topic that every alarm notifies (on ALARM and on OK), e.g.
+   * `arn:aws:sns:eu-west-1:111122223333:modelgate-alarms`.
+   * @default no notification: alarms show in the CloudWatch console only
+   */
+  readonly alarmTopicArn?: string;
+  /**
    * The public API base URL, the `iss` and `aud` of issued access tokens, e.g.
    * `https://api.example.com/api/v1` behind a custom domain. Empty: the stage's own URL,
    * `https://<api id>.execute-api.<region>.amazonaws.com/<stage>/api/v1`.
@@ -120,8 +126,11 @@ export function readSettingsFromContext(node: Node): ModelgateSettings {
     exchangeRateLimit: asNumber(raw('exchangeRateLimit'), 'exchangeRateLimit') ?? DEFAULT_SETTINGS.exchangeRateLimit,
     exchangeRateWindowSeconds:
       asNumber(raw('exchangeRateWindowSeconds'), 'exchangeRateWindowSeconds') ?? DEFAULT_SETTINGS.exchangeRateWindowSeconds,
+    alarmTopicArn: asString(raw('alarmTopicArn'), 'alarmTopicArn') || undefined,
   });
 }
+
+const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/;
 
 // AWS WAF accepts rate limits from 10 to 2,000,000,000 per evaluation window.
 const WAF_RATE_LIMIT_MIN = 10;
@@ -157,6 +166,9 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
   }
   if (!LOG_LEVELS.includes(settings.logLevel)) {
     fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(settings.logLevel)}`);
+  }
+  if (settings.alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(settings.alarmTopicArn)) {
+    fail('alarmTopicArn', `must be the ARN of an SNS topic, got ${JSON.stringify(settings.alarmTopicArn)}`);
   }
   const hostnames: Record<string, string> = {};
   for (const [region, host] of Object.entries(settings.regionalHostnames)) {

@@ -1,7 +1,5 @@
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
 
 /**
  * A development certificate authority and the server certificates it issues, for HTTPS
@@ -42,28 +40,6 @@ export function createDevCertificateAuthority(options: { commonName?: string; da
     ],
   });
   return fromCa(toPem(certDer, 'CERTIFICATE'), privateKey, name, caKeyId);
-}
-
-export const DEV_CA_CERT_FILE = 'dev-ca.pem';
-export const DEV_CA_KEY_FILE = 'dev-ca-key.pem';
-
-/**
- * The CA kept in `directory` (for example `.local/`), created on first use: the same CA
- * across restarts, so a client that trusts it once keeps trusting it. The key file is
- * readable by its owner only.
- */
-export function ensureDevCertificateAuthority(directory: string): DevCertificateAuthority {
-  const certFile = join(directory, DEV_CA_CERT_FILE);
-  const keyFile = join(directory, DEV_CA_KEY_FILE);
-  if (existsSync(certFile) && existsSync(keyFile)) {
-    return loadDevCertificateAuthority(readFileSync(certFile, 'utf8'), readFileSync(keyFile, 'utf8'));
-  }
-  mkdirSync(directory, { recursive: true });
-  const ca = createDevCertificateAuthority();
-  writeFileSync(keyFile, ca.keyPem, { mode: 0o600 });
-  chmodSync(keyFile, 0o600);
-  writeFileSync(certFile, ca.certPem);
-  return ca;
 }
 
 /** A CA from its PEMs, for example one kept on disk between runs. */

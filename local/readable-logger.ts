@@ -20,8 +20,6 @@ const HIDDEN = new Set([
   'function',
 ]);
 
-const LEVEL_NAMES: Record<number, string> = { 8: 'TRACE', 12: 'DEBUG', 16: 'INFO', 20: 'WARN', 24: 'ERROR', 28: 'CRITICAL' };
-
 /**
  * The Powertools logger of the local runtime: the same calls and attributes as in Lambda,
  * written as one readable line each, e.g.
@@ -39,11 +37,11 @@ export class ReadableLogger extends Logger {
     return new ReadableLogger({ logLevel: 'INFO', ...options } as ConstructorOptions & { logLevel: LogLevel }, this.write);
   }
 
-  protected override printLog(logLevel: number, log: LogItem): void {
+  protected override printLog(_logLevel: number, log: LogItem): void {
     log.prepareForPrint();
     const attributes = log.getAttributes() as Record<string, unknown>;
     const time = String(attributes.timestamp ?? new Date().toISOString()).slice(11, 23);
-    const level = (LEVEL_NAMES[logLevel] ?? String(attributes.level ?? '')).padEnd(5);
+    const level = String(attributes.level ?? '').padEnd(5);
     const fn = String(attributes.function ?? '').padEnd(13);
     const fields = Object.entries(attributes)
       .filter(([key, value]) => !HIDDEN.has(key) && value !== undefined)

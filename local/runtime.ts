@@ -13,7 +13,7 @@ import { createManagementHandler } from '../lambdas/handlers/management';
 import { createTokenExchangeHandler } from '../lambdas/handlers/token-exchange';
 import { fileCredentials } from '../lambdas/inference/provider-credentials';
 import { upstreamOptions } from '../lambdas/inference/upstream-options';
-import { createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
+import { catalogLoadRecorder, createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { LocalSigner } from '../lambdas/signing/local-signer';
 import { registerSigningKey } from '../lambdas/signing/signing-key-registry';
@@ -126,7 +126,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // A development identity provider on this machine may be configured, unless turned off.
     const allowLoopback = options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0';
     // One catalog cache serves both functions that read the catalog: one process, one copy.
-    const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2);
+    const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2, catalogLoadRecorder(telemetry('catalog')));
     const federation = new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock);
     const exchangeEvents = new DynamoExchangeEventStore(documentClient, TABLE_SCHEMAS.policies.localName);
     // Identity providers on this machine present certificates from the development CA.

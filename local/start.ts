@@ -7,21 +7,30 @@ import { startLocalRuntime } from './runtime';
 async function main(): Promise<void> {
   const port = process.env.PORT ? Number(process.env.PORT) : 8787;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${process.env.PORT}"`);
-  const runtime = await startLocalRuntime({ port, dataDir: process.env.MODELGATE_DATA_DIR || '.local' });
-  console.log(`modelgate listening on ${runtime.baseUrl}`);
-  console.log(`demo organization and keys: ${process.env.MODELGATE_DATA_DIR || '.local'}/demo.json`);
-  console.log(`try: curl -H "Authorization: Bearer $(node -p "require('./.local/demo.json').keys.workspace")" ${runtime.baseUrl}/models/user?limit=3`);
-
-  let stopping = false;
+  // Handlers first: demo.json (the ready signal) is written inside startLocalRuntime, and a
+  // Ctrl-C right after it must stop the runtime cleanly rather than kill the process.
+  let stopping: string | undefined;
+  let runtime: Awaited<ReturnType<typeof startLocalRuntime>> | undefined;
   const stop = async (signal: string) => {
     if (stopping) return;
-    stopping = true;
+    stopping = signal;
+    if (!runtime) return; // still starting: stopped as soon as the start completes
     console.log(`\n${signal}: stopping`);
     await runtime.stop();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  runtime = await startLocalRuntime({ port, dataDir: process.env.MODELGATE_DATA_DIR || '.local' });
+  if (stopping) {
+    console.log(`\n${stopping}: stopping`);
+    await runtime.stop();
+    process.exit(0);
+  }
+  console.log(`modelgate listening on ${runtime.baseUrl}`);
+  console.log(`demo organization and keys: ${process.env.MODELGATE_DATA_DIR || '.local'}/demo.json`);
+  console.log(`try: curl -H "Authorization: Bearer $(node -p "require('./.local/demo.json').keys.workspace")" ${runtime.baseUrl}/models/user?limit=3`);
 }
 
 main().catch((error: Error) => {

@@ -8,6 +8,9 @@ import type { CatalogStore } from './catalog-store';
  * and reloads the catalog only when the version moved. A catalog change is therefore
  * visible within `maxAgeSeconds` plus one load, on every container.
  */
+/** Told when the cache (re)loads the catalog, e.g. to count reloads as a metric. */
+export type CatalogLoadListener = (loaded: { version: string | undefined; entries: number }) => void;
+
 export class CatalogCache {
   private index: CatalogIndex | undefined;
   private version: string | undefined;
@@ -18,6 +21,7 @@ export class CatalogCache {
     private readonly store: CatalogStore,
     private readonly clock: Clock,
     private readonly maxAgeSeconds: number,
+    private readonly onLoad: CatalogLoadListener = () => undefined,
   ) {}
 
   async get(): Promise<CatalogIndex> {
@@ -42,6 +46,7 @@ export class CatalogCache {
     this.index = new CatalogIndex(catalog.entries);
     this.version = catalog.version;
     this.checkedAt = checkedAt;
+    this.onLoad({ version: catalog.version, entries: catalog.entries.length });
     return this.index;
   }
 }

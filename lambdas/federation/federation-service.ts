@@ -23,7 +23,12 @@ export interface FederationServiceDeps {
   hosts: HostRules;
   clock?: Clock;
   newId?: IdGenerator;
+  /** How many issuers and policies one organization may have. @default {@link FEDERATION_LIMITS} */
+  limits?: { issuers: number; policies: number };
 }
+
+/** Per organization: generous for real use, and a bound on what one admin key can make the service store and list. */
+export const FEDERATION_LIMITS = Object.freeze({ issuers: 100, policies: 1000 });
 
 export const ENTITLEMENT_MESSAGE = 'Workload identity federation requires the Business or Enterprise plan';
 
@@ -51,6 +56,7 @@ export class FederationService {
   private readonly hosts: HostRules;
   private readonly clock: Clock;
   private readonly newId: IdGenerator;
+  private readonly limits: { issuers: number; policies: number };
 
   constructor(deps: FederationServiceDeps) {
     this.store = deps.store;
@@ -58,6 +64,7 @@ export class FederationService {
     this.hosts = deps.hosts;
     this.clock = deps.clock ?? systemClock;
     this.newId = deps.newId ?? randomId;
+    this.limits = deps.limits ?? FEDERATION_LIMITS;
   }
 
   async listIssuers(organizationId: string): Promise<FederationIssuer[]> {
@@ -75,6 +82,9 @@ export class FederationService {
   async createIssuer(organizationId: string, input: Input): Promise<FederationIssuer> {
     await this.requireEntitlement(organizationId);
     const fields = parseIssuerCreate(input, this.hosts);
+    if ((await this.store.listIssuers(organizationId)).length >= this.limits.issuers) {
+      throw new ConflictError(`An organization has at most ${this.limits.issuers} issuers: delete one first`);
+    }
     const issuer: FederationIssuer = {
       id: this.newId(),
       organizationId,
@@ -142,6 +152,9 @@ export class FederationService {
     const issuer = await this.issuerFor(organizationId, fields.issuerId);
     const scope = await this.scopeOfKey(organizationId, fields.apiKeyHash);
     checkPolicyRules(fields, issuer);
+    if ((await this.store.listPolicies(organizationId)).length >= this.limits.policies) {
+      throw new ConflictError(`An organization has at most ${this.limits.policies} policies: delete one first`);
+    }
     const policy: FederationPolicy = {
       id: this.newId(),
       organizationId,

@@ -14,7 +14,7 @@ import { CatalogCache } from '../catalog/catalog-cache';
 import { systemClock } from '../clock';
 import { loadConfig } from '../config';
 import { CATALOG_FUNCTION, createCatalogHandler } from '../handlers/catalog';
-import { createTelemetry } from '../observability/telemetry';
+import { catalogLoadRecorder, createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
 import { createDocumentClient } from '../store/dynamo-client';
@@ -25,7 +25,7 @@ const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(
 
 export const handler = createCatalogHandler({
   accounts: new DynamoAccountStore(documentClient, config.tables.keys),
-  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds),
+  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds, catalogLoadRecorder(telemetry)),
   clock: systemClock,
   regionalHostnames: config.regionalHostnames,
   telemetry,

@@ -7,7 +7,7 @@ import { loadConfig } from '../config';
 import { INFERENCE_FUNCTION, createInferenceHandler } from '../handlers/inference';
 import { secretsManagerCredentials } from '../inference/secrets-manager-credentials';
 import { upstreamOptions } from '../inference/upstream-options';
-import { createTelemetry } from '../observability/telemetry';
+import { catalogLoadRecorder, createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
 import { createDocumentClient } from '../store/dynamo-client';
@@ -19,7 +19,7 @@ const secretArn = config.inference.providerCredentialsSecretArn;
 
 export const handler = createInferenceHandler({
   accounts: new DynamoAccountStore(documentClient, config.tables.keys),
-  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds),
+  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds, catalogLoadRecorder(telemetry)),
   clock: systemClock,
   regionalHostnames: config.regionalHostnames,
   upstream: upstreamOptions(config.inference, {

@@ -55,7 +55,7 @@ export function createSigningKeyRegistrar(deps: SigningKeyRegistrarDeps) {
     return { PhysicalResourceId: kid, Data: { Kid: kid } };
   };
   return middy<CloudFormationCustomResourceEvent, RegistrarResponse, Error, Context>()
-    .use(injectLambdaContext(deps.telemetry.logger, { resetKeys: true }))
+    .use(injectLambdaContext(deps.telemetry.logger, { resetKeys: true, logEvent: false }))
     .use(captureLambdaHandler(deps.telemetry.tracer, { captureResponse: false }))
     .handler(register);
 }

@@ -6,7 +6,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { credentialKind } from '../accounts/authenticate';
 import { UnauthenticatedError } from '../errors';
 import { header } from '../http/request';
-import { METRIC, countMetric, type Telemetry } from './telemetry';
+import { METRIC, countMetric, countRequest, type Telemetry } from './telemetry';
 
 type HttpMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
 
@@ -17,7 +17,8 @@ type HttpMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>
  */
 export function powertools(telemetry: Telemetry): HttpMiddleware[] {
   return [
-    injectLambdaContext(telemetry.logger, { resetKeys: true }),
+    // logEvent false wins over POWERTOOLS_LOGGER_LOG_EVENT: events carry credentials.
+    injectLambdaContext(telemetry.logger, { resetKeys: true, logEvent: false }),
     captureLambdaHandler(telemetry.tracer, { captureResponse: false }),
     logMetrics(telemetry.metrics, { captureColdStartMetric: true }),
   ];
@@ -44,7 +45,7 @@ export function requestLog(telemetry: Telemetry, now: () => number = () => perfo
       sourceIp: event.requestContext?.identity?.sourceIp,
       apiRequestId: event.requestContext?.requestId,
     });
-    countMetric(telemetry, METRIC.requests, { route, statusClass: `${Math.floor(status / 100)}xx` });
+    countRequest(telemetry, route, status);
     if (request.error instanceof UnauthenticatedError) {
       countMetric(telemetry, METRIC.authenticationFailures, { reason: request.error.reason });
     }

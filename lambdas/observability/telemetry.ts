@@ -53,24 +53,56 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   const logger =
     options.localLogger?.createChild({ persistentKeys: { function: options.functionName } }) ??
     new Logger({ serviceName: SERVICE_NAME, logLevel: options.logLevel, persistentKeys: { function: options.functionName } });
-  const metrics = local ? new DiscardedMetrics() : new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+  // Every metric carries the function name; Powertools' own warnings go through the logger.
+  const metricOptions = { namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME, defaultDimensions: { function: options.functionName }, logger };
+  const metrics = local ? new DiscardedMetrics(metricOptions) : new Metrics(metricOptions);
   // Tracing needs the Lambda X-Ray daemon; locally every capture would log a missing segment.
   const tracer = new Tracer({ serviceName: SERVICE_NAME, enabled: !local, captureHTTPsRequests: !local });
   return { functionName: options.functionName, logger, metrics, tracer };
 }
 
-/** Adds one count with its own dimensions, flushed with the function's other metrics. */
+/** Counts a catalog (re)load and logs it: how often containers see a new catalog version. */
+export function catalogLoadRecorder(telemetry: Telemetry): (loaded: { version: string | undefined; entries: number }) => void {
+  return ({ version, entries }) => {
+    telemetry.logger.info('catalog loaded', { catalogVersion: version, entries });
+    countMetric(telemetry, METRIC.catalogReloads, {});
+  };
+}
+
+/** How a token exchange ended (SPEC 4.2): an access token issued, or a refusal. */
+export type TokenExchangeOutcome = 'issued' | 'refused';
+
+/**
+ * Counts one token exchange by outcome and reason (`issued`/`ok`, `refused`/`invalid_grant`,
+ * `refused`/`rate_limited`, ...), for the exchange function.
+ */
+export function recordTokenExchange(telemetry: Telemetry, outcome: TokenExchangeOutcome, reason: string): void {
+  countMetric(telemetry, METRIC.tokenExchanges, { outcome, reason });
+}
+
+/**
+ * Emits one count with its own dimensions (beside `service` and `function`) at once, apart
+ * from the request's own metrics.
+ */
 export function countMetric(telemetry: Telemetry, name: string, dimensions: Readonly<Record<string, string>>): void {
   const single = telemetry.metrics.singleMetric();
-  single.addDimension('function', telemetry.functionName);
   for (const [key, value] of Object.entries(dimensions)) single.addDimension(key, value);
   single.addMetric(name, MetricUnit.Count, 1);
 }
 
+/**
+ * Counts the request by route and status class in the invocation's own metrics, which the
+ * Powertools middleware flushes as one EMF record when the invocation ends.
+ */
+export function countRequest(telemetry: Telemetry, route: string, status: number): void {
+  telemetry.metrics.addDimensions({ route, statusClass: `${Math.floor(status / 100)}xx` });
+  telemetry.metrics.addMetric(METRIC.requests, MetricUnit.Count, 1);
+}
+
 /** Metrics that are dropped: the local runtime has nowhere to send EMF. */
 class DiscardedMetrics extends Metrics {
-  constructor(singleMetric = false) {
-    super({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME, singleMetric });
+  constructor(private readonly options: ConstructorParameters<typeof Metrics>[0] = {}) {
+    super(options);
   }
 
   override publishStoredMetrics(): this {
@@ -80,6 +112,6 @@ class DiscardedMetrics extends Metrics {
   }
 
   override singleMetric(): Metrics {
-    return new DiscardedMetrics(true);
+    return new DiscardedMetrics({ ...this.options, singleMetric: true });
   }
 }

@@ -30,6 +30,12 @@ export interface TableSchema {
 
 export const BY_ORGANIZATION_INDEX = 'byOrganization';
 
+/**
+ * Partition key of the signing-key records in the keys table: one item collection, so IAM
+ * can limit the JWKS function to it (`dynamodb:LeadingKeys`).
+ */
+export const SIGNING_KEY_PARTITION = 'SIGNING_KEY';
+
 const byOrganization: GlobalIndexSchema = {
   indexName: BY_ORGANIZATION_INDEX,
   partitionKey: 'gsi1pk',

@@ -44,13 +44,15 @@ const RATE_LIMITED_BODY = 'rate-limited';
  */
 export class Firewall extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
+  /** The web ACL's metric name: the `WebACL` dimension of its CloudWatch metrics. */
+  readonly metricName = 'modelgate-web-acl';
 
   constructor(scope: Construct, id: string, props: FirewallProps) {
     super(scope, id);
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
-      visibilityConfig: visibility('modelgate-web-acl'),
+      visibilityConfig: visibility(this.metricName),
       customResponseBodies: {
         // SPEC 7.2: 429 with `invalid_request` in the RFC 6749 §5.2 shape.
         [OAUTH_RATE_LIMITED_BODY]: {

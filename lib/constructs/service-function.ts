@@ -1,7 +1,8 @@
 import * as path from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { LogLevel as FunctionLogLevel } from '../../lambdas/config';
@@ -21,8 +22,8 @@ export const CREATE_REQUIRE_BANNER =
 
 export type TableAccessMode = 'read' | 'readWrite';
 
-/** The runtime of every function. */
-export const SERVICE_RUNTIME = lambda.Runtime.NODEJS_22_X;
+/** The runtime of every function: the newest Node.js runtime aws-cdk-lib offers. */
+export const SERVICE_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
 /**
  * How every function is bundled. Exported so the bundle test builds the artifact that ships
@@ -30,7 +31,7 @@ export const SERVICE_RUNTIME = lambda.Runtime.NODEJS_22_X;
  */
 export const SERVICE_BUNDLING = {
   format: OutputFormat.ESM,
-  target: 'node22',
+  target: 'node24',
   minify: true,
   sourceMap: true,
   // Stack traces need the mappings, not a copy of the sources in the package.
@@ -77,13 +78,28 @@ export interface ServiceFunctionProps {
   readonly logRetention?: logs.RetentionDays;
 }
 
+/** Reads a function may do on a table: items and queries, never streams or table changes. */
+const TABLE_READS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:ConditionCheckItem', 'dynamodb:DescribeTable'];
+const TABLE_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+export interface BindTableOptions {
+  /**
+   * Restricts every granted action to items whose partition key is one of these values
+   * (`dynamodb:LeadingKeys`), e.g. the JWKS function reads only `SIGNING_KEY` records.
+   * @default every item of the table
+   */
+  readonly partitionKeys?: readonly string[];
+}
+
 /**
- * A modelgate Lambda function: Node.js 22 on arm64, bundled by esbuild into minified
- * ESM with source maps, X-Ray tracing and a log group with bounded retention.
+ * A modelgate Lambda function: the newest Node.js runtime on arm64, bundled by esbuild into
+ * minified ESM with source maps, X-Ray tracing, and a log group of its own with bounded
+ * retention.
  *
- * Access to a table is granted with {@link bindTable}, which sets the table-name
- * environment variable and the IAM grant in one call, so a function can never know a
- * table it cannot use, nor use one it was not told about.
+ * Least privilege by construction: the function's role starts empty (no AWS managed
+ * policy), may write logs to its own log group only, and gets table access only through
+ * {@link bindTable}, which sets the table-name environment variable and the IAM grant in one
+ * call, so a function can never know a table it cannot use, nor use one it was not told about.
  *
  * @example
  * const catalog = new ServiceFunction(this, 'Catalog', {
@@ -94,7 +110,20 @@ export interface ServiceFunctionProps {
  * catalog.bindTable(tables.get('models'), 'read');
  */
 export class ServiceFunction extends NodejsFunction {
+  /** The function's own log group; its role may write there and nowhere else. */
+  readonly functionLogs: logs.LogGroup;
+
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    // Created here rather than by Lambda on first invocation, so retention is bounded,
+    // the group goes away with the stack, and the role can be limited to it.
+    const functionLogs = new logs.LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const role = new iam.Role(scope, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of ${id}: its own log group, its tables, nothing else`,
+    });
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
@@ -103,13 +132,8 @@ export class ServiceFunction extends NodejsFunction {
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
       timeout: props.timeout ?? Duration.seconds(10),
-      tracing: lambda.Tracing.ACTIVE,
-      // Created here rather than by Lambda on first invocation, so retention is bounded
-      // and the group goes away with the stack.
-      logGroup: new logs.LogGroup(scope, `${id}Logs`, {
-        retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
-        removalPolicy: RemovalPolicy.DESTROY,
-      }),
+      role,
+      logGroup: functionLogs,
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
       environment: {
@@ -121,19 +145,43 @@ export class ServiceFunction extends NodejsFunction {
       },
       bundling: { ...SERVICE_BUNDLING, mainFields: [...SERVICE_BUNDLING.mainFields], externalModules: [...SERVICE_BUNDLING.externalModules] },
     });
+    this.functionLogs = functionLogs;
+    // logs:CreateLogStream and logs:PutLogEvents on this function's log group only.
+    functionLogs.grantWrite(role);
+
+    // Active tracing, with its two X-Ray actions in a policy of their own, so the one
+    // wildcard they need is acknowledged there and nowhere else.
+    (this.node.defaultChild as lambda.CfnFunction).tracingConfig = { mode: lambda.Tracing.ACTIVE };
+    const tracing = new iam.Policy(this, 'TracingPolicy', {
+      roles: [role],
+      statements: [new iam.PolicyStatement({ actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], resources: ['*'] })],
+    });
+    Validations.of(tracing).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions; this policy holds only them',
+    });
   }
 
   /**
    * Gives the function a table: its physical name in the schema's environment variable
-   * (e.g. `KEYS_TABLE`) and the matching IAM grant.
+   * (e.g. `KEYS_TABLE`) and the matching IAM grant, on the table and the indexes its schema
+   * names (no wildcard).
    *
    * @param accessMode `read` grants only reads (GetItem, Query, Scan, BatchGetItem, ...);
    *   `readWrite` adds PutItem, UpdateItem, DeleteItem and BatchWriteItem.
    */
-  bindTable(binding: SchemaTable, accessMode: TableAccessMode): this {
+  bindTable(binding: SchemaTable, accessMode: TableAccessMode, options: BindTableOptions = {}): this {
     this.addEnvironment(binding.schema.envVar, binding.table.tableName);
-    if (accessMode === 'readWrite') binding.table.grantReadWriteData(this);
-    else binding.table.grantReadData(this);
+    const tableArn = binding.table.tableArn;
+    this.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: accessMode === 'readWrite' ? [...TABLE_READS, ...TABLE_WRITES] : TABLE_READS,
+        resources: [tableArn, ...binding.schema.globalIndexes.map((index) => `${tableArn}/index/${index.indexName}`)],
+        conditions: options.partitionKeys
+          ? { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...options.partitionKeys] } }
+          : undefined,
+      }),
+    );
     return this;
   }
 }

@@ -1,4 +1,4 @@
-import { RemovalPolicy, Stack, Tags } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
@@ -44,9 +44,28 @@ export class SigningKey extends Construct {
     return this.key.keyId;
   }
 
-  /** Lets the grantee sign token digests: `kms:Sign` and nothing else. */
-  grantSign(grantee: iam.IGrantable): iam.Grant {
-    return this.key.grant(grantee, 'kms:Sign');
+  private signer: iam.IRole | undefined;
+
+  /**
+   * Makes `role` the one principal that may sign with this key: it is granted `kms:Sign`
+   * (and nothing else), and the key policy denies `kms:Sign` to every other principal, so a
+   * broad IAM permission elsewhere (`kms:*` on `*`, an administrator) cannot mint access
+   * tokens. The account root keeps every other action: administration stays possible.
+   */
+  grantSign(role: iam.IRole): iam.Grant {
+    if (this.signer) throw new Error('Only one role may sign access tokens; grantSign was already called');
+    this.signer = role;
+    this.key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'OnlyTheTokenExchangeSigns',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['kms:Sign'],
+        resources: ['*'],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': role.roleArn } },
+      }),
+    );
+    return this.key.grant(role, 'kms:Sign');
   }
 
   /**
@@ -54,15 +73,27 @@ export class SigningKey extends Construct {
    * region tagged {@link SIGNING_KEY_TAG} with the stack name. A rotated key is used without
    * a redeploy; which key signs is decided by the active signing-key record.
    */
-  grantSignRotated(grantee: iam.IGrantable): iam.Grant {
+  grantSignRotated(role: iam.IRole): iam.Policy {
     const stack = Stack.of(this);
-    return iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['kms:Sign'],
-      resourceArns: [stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*' })],
-      conditions: { StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG}`]: stack.stackName } },
+    // A policy of its own, so the one wildcard it needs is acknowledged there and nowhere else.
+    const policy = new iam.Policy(this, 'RotatedKeysSignPolicy', {
+      roles: [role],
+      statements: [
+        new iam.PolicyStatement({
+          actions: ['kms:Sign'],
+          resources: [stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*' })],
+          conditions: { StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG}`]: stack.stackName } },
+        }),
+      ],
     });
+    Validations.of(policy).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]',
+      reason:
+        "Keys created by signing-key rotation are not known at deploy time; kms:Sign is limited to keys tagged with this stack's signing tag, and each rotated key carries the active key's policy, which denies Sign to every other principal",
+    });
+    return policy;
   }
+
 
   /** Lets the grantee read the public key: `kms:GetPublicKey` and nothing else. */
   grantPublicKeyRead(grantee: iam.IGrantable): iam.Grant {

@@ -1,5 +1,10 @@
-import { App } from 'aws-cdk-lib';
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { App, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { SIGNING_KEY_PARTITION } from '../../lambdas/store/table-schemas';
+import { ModelgateStack } from '../../lib/modelgate-stack';
+import { FUNCTION_REQUIREMENTS } from '../support/function-requirements';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { API_BASE_PATH, ROUTES, type FunctionId } from '../../lambdas/routes';
 import { ALL_TABLES, TABLE_SCHEMAS, type TableId } from '../../lambdas/store/table-schemas';
 import { readSettingsFromContext } from '../../lib/settings';
@@ -9,6 +14,7 @@ import {
   functionLogicalId,
   functionStatements,
   logicalIdOf,
+  newestNodeRuntime,
   normalizedTemplate,
   resourcesOfType,
   roleLogicalIdOf,
@@ -33,9 +39,11 @@ const DYNAMODB_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:De
 
 const settings = readSettingsFromContext(new App({ context: cdkJsonContext() }).node);
 let template: Template;
+let synthesized: ReturnType<typeof synthModelgate>;
 
 beforeAll(() => {
-  ({ template } = synthModelgate());
+  synthesized = synthModelgate();
+  ({ template } = synthesized);
 });
 
 describe('snapshot', () => {
@@ -61,11 +69,14 @@ describe('signing key', () => {
     template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/Modelgate/access-token-signing' });
   });
 
-  it("lets only the token exchange function sign, and only with keys carrying this stack's signing tag", () => {
+  it("lets only the token exchange function sign: with this key, and with rotated keys carrying the stack's signing tag", () => {
     const tokenExchangeRole = roleLogicalIdOf(template, FUNCTION_PREFIX.tokenExchange);
     expect(rolesAllowed(template, 'kms:Sign')).toEqual([tokenExchangeRole]);
+    const keyId = logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey');
     const signing = functionStatements(template, FUNCTION_PREFIX.tokenExchange).filter((s) => s.Action.includes('kms:Sign'));
-    expect(signing).toEqual([
+    expect(signing).toHaveLength(2);
+    expect(signing).toEqual(expect.arrayContaining([
+      { Effect: 'Allow', Action: ['kms:Sign'], Resource: [{ 'Fn::GetAtt': [keyId, 'Arn'] }] },
       {
         Effect: 'Allow',
         Action: ['kms:Sign'],
@@ -74,8 +85,24 @@ describe('signing key', () => {
         ],
         Condition: { StringEquals: { 'aws:ResourceTag/modelgate:access-token-signing': 'Modelgate' } },
       },
-    ]);
+    ]));
     template.hasResourceProperties('AWS::KMS::Key', { Tags: [{ Key: 'modelgate:access-token-signing', Value: 'Modelgate' }] });
+  });
+
+  it('denies kms:Sign in the key policy to every principal but the token exchange role; the account root administers', () => {
+    const key = resourcesOfType(template, 'AWS::KMS::Key')[logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey')]!;
+    const statements = key.Properties?.KeyPolicy.Statement as Record<string, any>[];
+    expect(statements).toHaveLength(2);
+    expect(statements[0]).toMatchObject({ Effect: 'Allow', Action: 'kms:*', Resource: '*' });
+    expect(JSON.stringify(statements[0]!.Principal)).toContain(':root');
+    expect(statements[1]).toEqual({
+      Sid: 'OnlyTheTokenExchangeSigns',
+      Effect: 'Deny',
+      Action: 'kms:Sign',
+      Principal: { AWS: '*' },
+      Resource: '*',
+      Condition: { ArnNotEquals: { 'aws:PrincipalArn': { 'Fn::GetAtt': [roleLogicalIdOf(template, FUNCTION_PREFIX.tokenExchange), 'Arn'] } } },
+    });
   });
 
   it('lets only the registrar read the public key', () => {
@@ -167,13 +194,48 @@ describe('tables', () => {
 });
 
 describe('functions', () => {
-  it('run on Node.js 22 or newer, including the custom resource framework', () => {
-    const functions = Object.values(resourcesOfType(template, 'AWS::Lambda::Function'));
-    expect(functions.length).toBe(Object.keys(FUNCTION_PREFIX).length + 1);
-    for (const fn of functions) {
+  it('run on the newest Node.js runtime aws-cdk-lib offers; the custom resource framework on 22 or newer', () => {
+    const functions = resourcesOfType(template, 'AWS::Lambda::Function');
+    expect(Object.keys(functions).length).toBe(Object.keys(FUNCTION_PREFIX).length + 1);
+    for (const prefix of Object.values(FUNCTION_PREFIX)) {
+      expect([prefix, functions[functionLogicalId(template, prefix)]!.Properties?.Runtime]).toEqual([prefix, newestNodeRuntime()]);
+    }
+    for (const fn of Object.values(functions)) {
       const match = /^nodejs(\d+)\.x$/.exec(String(fn.Properties?.Runtime));
-      expect(match).not.toBeNull();
-      expect(Number(match![1])).toBeGreaterThanOrEqual(22);
+      expect(Number(match?.[1])).toBeGreaterThanOrEqual(22);
+    }
+  });
+
+  it('grants each function exactly the tables its entry declares, and fails no cold start for want of one', () => {
+    for (const { construct, requirements } of Object.values(FUNCTION_REQUIREMENTS)) {
+      const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, construct)]!;
+      const variables = Object.keys(fn.Properties?.Environment?.Variables ?? {});
+      const passed = ALL_TABLES.filter((t) => variables.includes(t.envVar)).map((t) => t.id);
+      const granted = ALL_TABLES.filter((t) =>
+        functionStatements(template, construct).some(
+          (s) => s.Action.some((a) => a.startsWith('dynamodb:')) && JSON.stringify(s.Resource).includes(tableLogicalId(template, t.id)),
+        ),
+      ).map((t) => t.id);
+      const declared = ALL_TABLES.filter((t) => (requirements.tables as readonly string[]).includes(t.id)).map((t) => t.id);
+      expect({ construct, passed, granted }).toEqual({ construct, passed: declared, granted: declared });
+    }
+  });
+
+  it('lets each function write logs to its own log group only, and attaches no AWS managed policy', () => {
+    for (const prefix of Object.values(FUNCTION_PREFIX)) {
+      const logs = functionStatements(template, prefix).filter((s) => s.Action.some((a) => a.startsWith('logs:')));
+      expect([prefix, logs]).toEqual([
+        prefix,
+        [
+          {
+            Effect: 'Allow',
+            Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+            Resource: [{ 'Fn::GetAtt': [logicalIdOf(template, 'AWS::Logs::LogGroup', `${prefix}Logs`), 'Arn'] }],
+          },
+        ],
+      ]);
+      const role = resourcesOfType(template, 'AWS::IAM::Role')[roleLogicalIdOf(template, prefix)]!;
+      expect(role.Properties?.ManagedPolicyArns).toBeUndefined();
     }
   });
 
@@ -266,6 +328,19 @@ describe('functions', () => {
     expect(actions.filter((a) => a.includes('*') && a !== 'xray:*')).toEqual([]);
   });
 
+  it('lets the JWKS function read the signing-key records only (dynamodb:LeadingKeys)', () => {
+    const policies = Object.values(resourcesOfType(template, 'AWS::IAM::Policy')).filter((p) =>
+      (p.Properties?.Roles as { Ref: string }[]).some((r) => r.Ref === roleLogicalIdOf(template, FUNCTION_PREFIX.jwks)),
+    );
+    const dynamo = policies
+      .flatMap((p) => p.Properties!.PolicyDocument.Statement as { Action: string | string[]; Condition?: unknown }[])
+      .filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo.length).toBeGreaterThan(0);
+    for (const statement of dynamo) {
+      expect(statement.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SIGNING_KEY_PARTITION] } });
+    }
+  });
+
   it('lets the JWKS function read the keys table only, and write nothing', () => {
     const statements = functionStatements(template, FUNCTION_PREFIX.jwks).filter((s) =>
       s.Action.some((a) => a.startsWith('dynamodb:')),
@@ -309,6 +384,116 @@ describe('functions', () => {
       }),
     ]);
   });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  it('reports no finding that is neither fixed nor acknowledged (the synth above would have failed)', () => {
+    const report = new AwsSolutionsChecks(synthesized.app).validateScope(synthesized.app);
+    expect(report.violations.map((v) => v.ruleName)).toEqual([]);
+  });
+
+  it('acknowledges exactly these findings, each with a written reason next to its resource', () => {
+    const acknowledged: [string, string][] = [];
+    for (const construct of synthesized.stack.node.findAll()) {
+      for (const entry of construct.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)) {
+        for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+          expect(reason.length).toBeGreaterThan(40);
+          acknowledged.push([construct.node.path.replace(/^Modelgate\//, ''), id.replace(/^annotation::/i, '')]);
+        }
+      }
+    }
+    expect(acknowledged.sort()).toEqual(
+      [
+        ...Object.values(FUNCTION_PREFIX).map((p) => [`${p}/TracingPolicy`, 'AwsSolutions-IAM5[Resource::*]']),
+        ['Api/RestApi', 'AwsSolutions-APIG2'],
+        ['Api/RestApi', 'AwsSolutions-APIG4'],
+        ['Api/RestApi', 'AwsSolutions-COG4'],
+        ['Api/RestApi/CloudWatchRole', 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]'],
+        ['Api/RestApi/DeploymentStage.v1', 'AwsSolutions-APIG6'],
+        ['SigningKeyRegistration/Provider', 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]'],
+        ['SigningKeyRegistration/Provider', `AwsSolutions-IAM5[Resource::<${functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar)}.Arn>:*]`],
+        ['Tables/RateCountersTable', 'AwsSolutions-DDB3'],
+        ['ProviderCredentials/Secret', 'AwsSolutions-SMG4'],
+        ['SigningKey/RotatedKeysSignPolicy', 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]'],
+      ].sort(),
+    );
+  });
+
+  it('fails the synth on a finding nobody acknowledged', () => {
+    const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+    const stack = new ModelgateStack(app, 'Modelgate', readSettingsFromContext(app.node));
+    new iam.Role(stack, 'Unreviewed', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AdministratorAccess')],
+    });
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth()).toThrow(/AwsSolutions-IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy\/AdministratorAccess\]/);
+  }, 60_000);
+});
+
+describe('alarms', () => {
+  const alarms = () => Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'));
+  const byMetric = (metricName: string) => alarms().filter((a) => a.Properties?.MetricName === metricName);
+
+  it('watches the API 5XX rate: above 1% of requests for two 5-minute periods', () => {
+    expect(byMetric('5XXError').map((a) => a.Properties)).toEqual([
+      expect.objectContaining({
+        Namespace: 'AWS/ApiGateway',
+        Statistic: 'Average',
+        Period: 300,
+        Threshold: 0.01,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 2,
+        TreatMissingData: 'notBreaching',
+        Dimensions: expect.arrayContaining([expect.objectContaining({ Name: 'Stage', Value: expect.anything() })]),
+      }),
+    ]);
+  });
+
+  it('has an errors and a throttles alarm for every function', () => {
+    for (const metric of ['Errors', 'Throttles']) {
+      const watched = byMetric(metric)
+        .filter((a) => a.Properties?.Namespace === 'AWS/Lambda')
+        .map((a) => JSON.stringify(a.Properties?.Dimensions));
+      for (const prefix of Object.values(FUNCTION_PREFIX)) {
+        expect([metric, prefix, watched.some((d) => d.includes(functionLogicalId(template, prefix)))]).toEqual([metric, prefix, true]);
+      }
+    }
+  });
+
+  it('alarms on a spike of requests the firewall blocked, above the learned band', () => {
+    const spike = alarms().filter((a) => a.Properties?.ThresholdMetricId !== undefined);
+    expect(spike).toHaveLength(1);
+    const metrics = spike[0]!.Properties?.Metrics as Record<string, any>[];
+    expect(spike[0]!.Properties?.ComparisonOperator).toBe('GreaterThanUpperThreshold');
+    expect(metrics.find((m) => m.MetricStat)?.MetricStat.Metric).toMatchObject({
+      Namespace: 'AWS/WAFV2',
+      MetricName: 'BlockedRequests',
+      Dimensions: expect.arrayContaining([
+        { Name: 'WebACL', Value: 'modelgate-web-acl' },
+        { Name: 'Rule', Value: 'ALL' },
+      ]),
+    });
+    expect(resourcesOfType(template, 'AWS::WAFv2::WebACL')[Object.keys(resourcesOfType(template, 'AWS::WAFv2::WebACL'))[0]!]!.Properties?.VisibilityConfig.MetricName).toBe('modelgate-web-acl');
+  });
+
+  it('alarms on a failure of the custom resource framework function', () => {
+    const framework = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).find((id) => id.startsWith('SigningKeyRegistrationProviderframeworkonEvent'))!;
+    expect(byMetric('Errors').some((a) => JSON.stringify(a.Properties?.Dimensions).includes(framework))).toBe(true);
+  });
+
+  it('notifies nobody by default, and the configured SNS topic on ALARM and OK', () => {
+    for (const alarm of alarms()) expect(alarm.Properties?.AlarmActions).toBeUndefined();
+    const topicArn = 'arn:aws:sns:eu-west-1:111122223333:modelgate-alarms';
+    const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], 'modelgate:alarmTopicArn': topicArn } });
+    const withTopic = Template.fromStack(new ModelgateStack(app, 'Modelgate', readSettingsFromContext(app.node)));
+    const configured = Object.values(withTopic.findResources('AWS::CloudWatch::Alarm'));
+    expect(configured.length).toBe(alarms().length);
+    for (const alarm of configured) {
+      expect(alarm.Properties.AlarmActions).toEqual([topicArn]);
+      expect(alarm.Properties.OKActions).toEqual([topicArn]);
+    }
+  }, 60_000);
 });
 
 describe('API', () => {

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { ModelgateStack } from '../../lib/modelgate-stack';
 import { readSettingsFromContext } from '../../lib/settings';
 
@@ -15,11 +17,16 @@ export function cdkJsonContext(): Record<string, unknown> {
   return cdkJson.context ?? {};
 }
 
-/** Synthesizes the stack as `bin/app.ts` does, environment-agnostic, with real bundling. */
-export function synthModelgate(extraContext: Record<string, unknown> = {}): { app: App; template: Template } {
+/**
+ * Synthesizes the stack as `bin/app.ts` does, environment-agnostic, with real bundling and
+ * the cdk-nag AwsSolutions pack registered: an unacknowledged finding fails the synth.
+ */
+export function synthModelgate(extraContext: Record<string, unknown> = {}): { app: App; stack: ModelgateStack; template: Template } {
   const app = new App({ context: { ...cdkJsonContext(), ...extraContext } });
   const stack = new ModelgateStack(app, 'Modelgate', readSettingsFromContext(app.node));
-  return { app, template: Template.fromStack(stack) };
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  app.synth();
+  return { app, stack, template: Template.fromStack(stack) };
 }
 
 /**
@@ -118,4 +125,10 @@ export function actionMatches(pattern: string, action: string): boolean {
 
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The newest `nodejsNN.x` runtime aws-cdk-lib knows. */
+export function newestNodeRuntime(): string {
+  const versions = lambda.Runtime.ALL.map((r) => /^nodejs(\d+)\.x$/.exec(r.name)?.[1]).filter((v): v is string => v !== undefined);
+  return `nodejs${Math.max(...versions.map(Number))}.x`;
 }

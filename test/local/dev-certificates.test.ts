@@ -1,8 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createDevCertificateAuthority, ensureDevCertificateAuthority, loadDevCertificateAuthority } from '../../local/dev-certificates';
+import { createDevCertificateAuthority, loadDevCertificateAuthority } from '../../local/dev-certificates';
 
 describe('development certificate authority', () => {
   const ca = createDevCertificateAuthority({ commonName: 'test CA' });
@@ -34,19 +31,5 @@ describe('development certificate authority', () => {
     const server = new X509Certificate(reloaded.issueServerCertificate(['localhost']).certPem);
     expect(server.checkIssued(new X509Certificate(ca.certPem))).toBe(true);
     expect(server.verify(new X509Certificate(ca.certPem).publicKey)).toBe(true);
-  });
-
-  it('keeps one CA in a directory across runs, its key readable by the owner only', () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'dev-ca-')), 'nested');
-    try {
-      const first = ensureDevCertificateAuthority(dir);
-      const second = ensureDevCertificateAuthority(dir);
-      expect(second.certPem).toBe(first.certPem);
-      expect(statSync(join(dir, 'dev-ca-key.pem')).mode & 0o777).toBe(0o600);
-      const server = new X509Certificate(second.issueServerCertificate(['localhost']).certPem);
-      expect(server.checkIssued(new X509Certificate(first.certPem))).toBe(true);
-    } finally {
-      rmSync(join(dir, '..'), { recursive: true, force: true });
-    }
   });
 });

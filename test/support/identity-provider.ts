@@ -71,6 +71,8 @@ export interface IdentityProviderOptions {
   hostname?: string;
   /** Path of the issuer URL (no trailing slash), e.g. `/tenant-1`. @default '' */
   issuerPath?: string;
+  /** Port to listen on. @default a free one */
+  port?: number;
   /** Reuse a CA (e.g. one the service under test already trusts). */
   ca?: DevCertificateAuthority;
   /** Header values for the key set answer. @default { 'cache-control': 'max-age=600' } */
@@ -135,7 +137,10 @@ export async function startIdentityProvider(options: IdentityProviderOptions = {
     if (override?.delayMs) setTimeout(send, override.delayMs).unref();
     else send();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   const port = (server.address() as AddressInfo).port;
   const origin = `https://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`;
   issuerUrl = `${origin}${issuerPath}`;

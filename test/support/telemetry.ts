@@ -26,3 +26,30 @@ export function lambdaContext(functionName = 'test-function', awsRequestId = 'c6
     succeed: () => undefined,
   };
 }
+
+/** What the function writes to stdout and stderr, as Lambda would ship it to CloudWatch. */
+export function captureOutput(): { lines: () => string[]; restore: () => void } {
+  const written: string[] = [];
+  const spies = [process.stdout, process.stderr].map((stream) =>
+    jest.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    }),
+  );
+  return {
+    lines: () => written.join('').split('\n').filter(Boolean),
+    restore: () => spies.forEach((spy) => spy.mockRestore()),
+  };
+}
+
+/** Every metric in the EMF records among `lines`, as `name{dimension=value,...}`. */
+export function emfMetrics(lines: readonly string[]): string[] {
+  return lines
+    .map((line) => JSON.parse(line) as Record<string, any>)
+    .filter((record) => '_aws' in record)
+    .flatMap((record) =>
+      (record._aws.CloudWatchMetrics as { Dimensions: string[][]; Metrics: { Name: string }[] }[]).flatMap((directive) =>
+        directive.Metrics.map((m) => `${m.Name}{${directive.Dimensions[0]!.map((d) => `${d}=${record[d]}`).join(',')}}`),
+      ),
+    );
+}

@@ -84,6 +84,22 @@ describe('CatalogCache', () => {
     cache = new CatalogCache(store, clock, MAX_AGE_SECONDS);
   });
 
+  it('tells its listener about each load, and only about loads', async () => {
+    const loads: unknown[] = [];
+    cache = new CatalogCache(store, clock, MAX_AGE_SECONDS, (loaded) => loads.push(loaded));
+    await cache.get();
+    clock.advance(MAX_AGE_SECONDS * 1000);
+    await cache.get();
+    store.publish('v2', ['b/new']);
+    clock.advance(MAX_AGE_SECONDS * 1000);
+    await cache.get();
+
+    expect(loads).toEqual([
+      { version: 'v1', entries: 2 },
+      { version: 'v2', entries: 1 },
+    ]);
+  });
+
   it('loads the catalog on the first call, without a version read', async () => {
     const index = await cache.get();
 

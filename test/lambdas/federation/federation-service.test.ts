@@ -9,6 +9,8 @@ import { FixedClock } from '../../support/fixed-clock';
 describe('FederationService on the embedded DynamoDB', () => {
   let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
   let store: DynamoFederationStore;
+  let accountStore: DynamoAccountStore;
+  let accounts: AccountsService;
   let service: FederationService;
   let organizationId: string;
   let keyHash: string;
@@ -18,8 +20,8 @@ describe('FederationService on the embedded DynamoDB', () => {
 
   beforeAll(async () => {
     tables = await startEmbeddedTables();
-    const accountStore = new DynamoAccountStore(tables.documentClient, TABLE_SCHEMAS.keys.localName);
-    const accounts = new AccountsService({ store: accountStore, clock });
+    accountStore = new DynamoAccountStore(tables.documentClient, TABLE_SCHEMAS.keys.localName);
+    accounts = new AccountsService({ store: accountStore, clock });
     const { organization } = await accounts.createOrganization({ name: 'Acme', plan: 'business' });
     organizationId = organization.id;
     keyHash = (await accounts.createApiKey(organizationId, { kind: 'workspace', name: 'CI' })).key.hash;
@@ -89,6 +91,26 @@ describe('FederationService on the embedded DynamoDB', () => {
     await expect(service.createPolicy(organizationId, policyInput(issuer.id))).rejects.toMatchObject({
       kind: 'invalid_input',
       metadata: { parameter: 'issuer_id' },
+    });
+  });
+
+  it('caps the issuers and policies of one organization', async () => {
+    const { organization } = await accounts.createOrganization({ name: 'Capped', plan: 'enterprise' });
+    const limits = { issuers: 2, policies: 1 };
+    const capped = new FederationService({ store, accounts: accountStore, hosts: { allowLoopback: false }, clock, newId, limits });
+    await capped.createIssuer(organization.id, { name: 'A', issuer_url: 'https://a.example' });
+    await capped.createIssuer(organization.id, { name: 'B', issuer_url: 'https://b.example' });
+    await expect(capped.createIssuer(organization.id, { name: 'C', issuer_url: 'https://c.example' })).rejects.toMatchObject({
+      kind: 'conflict',
+      message: 'An organization has at most 2 issuers: delete one first',
+    });
+    const [first] = await capped.listIssuers(organization.id);
+    const hash = (await accounts.createApiKey(organization.id, { kind: 'workspace', name: 'CI' })).key.hash;
+    const input = { ...policyInput(first!.id), api_key_hash: hash };
+    await capped.createPolicy(organization.id, input);
+    await expect(capped.createPolicy(organization.id, input)).rejects.toMatchObject({
+      kind: 'conflict',
+      message: 'An organization has at most 1 policies: delete one first',
     });
   });
 });

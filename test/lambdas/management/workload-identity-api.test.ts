@@ -574,6 +574,19 @@ describe('workload identity admin API on the local service', () => {
       expect(added.body.data.claim_checks).toEqual({ scopes: 'read', token_type: 'id_token' });
     });
 
+    it('moves a policy to another issuer of the organization, and not to an unknown one', async () => {
+      const policy = await createPolicy(issuer.id);
+      const other = await createIssuer();
+      const moved = await patch(`${POLICIES}/${policy.id}`, { issuer_id: other.id });
+      expect(moved.body.data).toMatchObject({ id: policy.id, issuer_id: other.id });
+      expect((await call(`${POLICIES}?issuer_id=${other.id}`)).body.data.map((p: { id: string }) => p.id)).toEqual([policy.id]);
+      const unknown = await patch(`${POLICIES}/${policy.id}`, { issuer_id: randomUUID() });
+      expect([unknown.status, unknown.body]).toEqual([
+        400,
+        badRequest('Invalid issuer_id: no issuer with this id in the organization', 'issuer_id'),
+      ]);
+    });
+
     it('re-derives the scope when the acting key changes', async () => {
       const policy = await createPolicy(issuer.id);
       const updated = await patch(`${POLICIES}/${policy.id}`, { api_key_hash: managementKeyHash });

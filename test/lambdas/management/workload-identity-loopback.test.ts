@@ -1,12 +1,16 @@
 import { startTestService, type TestService } from '../../support/local-service';
 
-/** The runtime as the deployed service behaves: MODELGATE_ALLOW_LOOPBACK_ISSUERS=0. */
+/** The local runtime started as `MODELGATE_ALLOW_LOOPBACK_ISSUERS=0 npm start`: hosts as a deployed stack judges them. */
 describe('workload identity issuers when loopback hosts are not allowed', () => {
   let service: TestService;
+  const previous = process.env.MODELGATE_ALLOW_LOOPBACK_ISSUERS;
   beforeAll(async () => {
-    service = await startTestService({ allowLoopbackIssuers: false });
+    process.env.MODELGATE_ALLOW_LOOPBACK_ISSUERS = '0';
+    service = await startTestService();
   });
   afterAll(async () => {
+    if (previous === undefined) delete process.env.MODELGATE_ALLOW_LOOPBACK_ISSUERS;
+    else process.env.MODELGATE_ALLOW_LOOPBACK_ISSUERS = previous;
     await service.stop();
   });
 

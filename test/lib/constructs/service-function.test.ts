@@ -5,7 +5,8 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
 import { ServiceFunction } from '../../../lib/constructs/service-function';
 import type { SchemaTable } from '../../../lib/constructs/tables';
-import { functionActions } from '../template-helpers';
+import { functionActions, functionStatements, newestNodeRuntime } from '../template-helpers';
+
 
 const ENTRY = path.join(__dirname, '..', 'fixtures', 'handler.ts');
 const WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
@@ -21,17 +22,35 @@ function arrange(): { stack: Stack; fn: ServiceFunction; keys: SchemaTable } {
 }
 
 describe('ServiceFunction', () => {
-  it('defaults to Node.js 22 on arm64, 256 MB, 10 s, tracing, source maps and the stage', () => {
+  it('defaults to the newest Node.js runtime on arm64, 256 MB, 10 s, tracing, source maps and the stage', () => {
     const { stack } = arrange();
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', {
-      Runtime: 'nodejs22.x',
+      Runtime: newestNodeRuntime(),
       Architectures: ['arm64'],
       MemorySize: 256,
       Timeout: 10,
       Handler: 'index.handler',
       TracingConfig: { Mode: 'Active' },
-      Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', STAGE: 'v9' } },
+      Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', STAGE: 'v9', LOG_LEVEL: 'INFO' } },
     });
+  });
+
+  it('starts from an empty role: no managed policy, logs to its own group only, X-Ray in a policy of its own', () => {
+    const template = Template.fromStack(arrange().stack);
+    const roles = Object.values(template.findResources('AWS::IAM::Role'));
+    expect(roles).toHaveLength(1);
+    expect(roles[0]!.Properties.ManagedPolicyArns).toBeUndefined();
+    const statements = functionStatements(template, 'Subject');
+    expect(statements.filter((s) => s.Action.some((a) => a.startsWith('logs:')))).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: [{ 'Fn::GetAtt': [expect.stringMatching(/^SubjectLogs/), 'Arn'] }],
+      },
+    ]);
+    expect(statements.filter((s) => s.Resource.includes('*'))).toEqual([
+      { Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: ['*'] },
+    ]);
   });
 
   it('writes to its own log group with a month of retention', () => {
@@ -62,5 +81,26 @@ describe('ServiceFunction', () => {
       Environment: { Variables: Match.objectLike({ KEYS_TABLE: { Ref: Match.stringLikeRegexp('^Keys') } }) },
     });
     expect(functionActions(template, 'Subject')).toEqual(expect.arrayContaining(['dynamodb:GetItem', ...WRITES]));
+  });
+
+  it('grants the table and the indexes its schema names, never index/*', () => {
+    const { stack, fn, keys } = arrange();
+    fn.bindTable(keys, 'read');
+    const [statement] = functionStatements(Template.fromStack(stack), 'Subject').filter((s) => s.Action.includes('dynamodb:Query'));
+    expect(JSON.stringify(statement!.Resource)).toContain('/index/byOrganization');
+    expect(JSON.stringify(statement!.Resource)).not.toContain('index/*');
+  });
+
+  it('bindTable with partition keys limits every action to those item collections (dynamodb:LeadingKeys)', () => {
+    const { stack, fn, keys } = arrange();
+    fn.bindTable(keys, 'read', { partitionKeys: ['SIGNING_KEY'] });
+    const policy = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy')).find((p) =>
+      JSON.stringify(p).includes('dynamodb:Query'),
+    )!;
+    const dynamo = (policy.Properties.PolicyDocument.Statement as { Action: string[]; Condition?: unknown }[]).filter((s) =>
+      [s.Action].flat().some((a) => a.startsWith('dynamodb:')),
+    );
+    expect(dynamo).toHaveLength(1);
+    expect(dynamo[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SIGNING_KEY'] } });
   });
 });

@@ -29,8 +29,34 @@ describe('SigningKey', () => {
 
   it('grantSign grants kms:Sign and nothing else', () => {
     const { stack, key, fn } = arrange();
-    key.grantSign(fn);
+    key.grantSign(fn.role!);
     expect(kmsActions(stack)).toEqual(['kms:Sign']);
+  });
+
+  it('grantSign denies kms:Sign in the key policy to every principal but that role; the root keeps administration', () => {
+    const { stack, key, fn } = arrange();
+    key.grantSign(fn.role!);
+    const [policyKey] = Object.values(Template.fromStack(stack).findResources('AWS::KMS::Key'));
+    const statements = policyKey!.Properties.KeyPolicy.Statement as Record<string, unknown>[];
+    const roleArn = { 'Fn::GetAtt': [expect.stringMatching(/^SubjectRole/), 'Arn'] };
+    expect(statements).toEqual([
+      expect.objectContaining({ Effect: 'Allow', Action: 'kms:*', Principal: { AWS: expect.anything() }, Resource: '*' }),
+      {
+        Sid: 'OnlyTheTokenExchangeSigns',
+        Effect: 'Deny',
+        Action: 'kms:Sign',
+        Principal: { AWS: '*' },
+        Resource: '*',
+        Condition: { ArnNotEquals: { 'aws:PrincipalArn': roleArn } },
+      },
+    ]);
+  });
+
+  it('lets only one role sign', () => {
+    const { stack, key, fn } = arrange();
+    key.grantSign(fn.role!);
+    const other = new ServiceFunction(stack, 'Other', { entry: ENTRY, description: 'test', stageName: 'v1' });
+    expect(() => key.grantSign(other.role!)).toThrow('Only one role may sign access tokens');
   });
 
   it('grantPublicKeyRead grants kms:GetPublicKey and nothing else', () => {

@@ -1,0 +1,119 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+
+export interface ServiceAlarmsProps {
+  /** The API stage whose 5XX rate is watched. */
+  readonly stage: apigateway.Stage;
+  /** Every function of the service by name; each gets an errors and a throttles alarm. */
+  readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /** The `MetricName` of the web ACL's visibility config: WAF's `WebACL` metric dimension. */
+  readonly webAclMetricName: string;
+  /** The functions behind custom resources; any error means a failed deployment step. */
+  readonly customResourceFunctions: readonly lambda.IFunction[];
+  /**
+   * Where alarms (and their recovery) are sent.
+   * @default no notification; alarms show in the CloudWatch console only
+   */
+  readonly topic?: sns.ITopic;
+}
+
+/** SPEC 7: a 5XX is never the answer to bad input, so even 1% of requests means a fault. */
+const API_5XX_RATE_THRESHOLD = 0.01;
+const FIVE_MINUTES = Duration.minutes(5);
+
+/**
+ * The alarms an operator needs to know the service is healthy (README lists them):
+ * - the API's 5XX rate above 1% for two 5-minute periods in a row;
+ * - any error, and any throttle, of each function in a 5-minute period;
+ * - a spike of requests the WAF blocked, above the band CloudWatch learns from its history;
+ * - any error of a custom resource function (a deployment step failed).
+ * With a topic, each alarm notifies it on ALARM and again on OK.
+ */
+export class ServiceAlarms extends Construct {
+  readonly alarms: cloudwatch.Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: ServiceAlarmsProps) {
+    super(scope, id);
+
+    this.add(
+      new cloudwatch.Alarm(this, 'Api5xxRate', {
+        alarmDescription: 'More than 1% of API requests answered 5XX (SPEC 7: never the answer to bad input)',
+        metric: props.stage.metricServerError({ statistic: cloudwatch.Stats.AVERAGE, period: FIVE_MINUTES }),
+        threshold: API_5XX_RATE_THRESHOLD,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
+    for (const [name, fn] of Object.entries(props.functions)) {
+      this.add(
+        new cloudwatch.Alarm(this, `${name}Errors`, {
+          alarmDescription: `The ${name} function failed an invocation (an unhandled error, a timeout or a crash)`,
+          metric: fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      );
+      this.add(
+        new cloudwatch.Alarm(this, `${name}Throttles`, {
+          alarmDescription: `Invocations of the ${name} function were throttled (account or reserved concurrency reached)`,
+          metric: fn.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+
+    this.add(
+      new cloudwatch.AnomalyDetectionAlarm(this, 'WafBlockedSpike', {
+        alarmDescription: 'The firewall blocks far more requests than usual: an attack, or a client stuck in a retry loop',
+        metric: new cloudwatch.Metric({
+          namespace: 'AWS/WAFV2',
+          metricName: 'BlockedRequests',
+          dimensionsMap: { WebACL: props.webAclMetricName, Region: Stack.of(this).region, Rule: 'ALL' },
+          statistic: cloudwatch.Stats.SUM,
+          period: FIVE_MINUTES,
+        }),
+        stdDevs: 3,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_UPPER_THRESHOLD,
+        evaluationPeriods: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
+    props.customResourceFunctions.forEach((fn, index) => {
+      this.add(
+        new cloudwatch.Alarm(this, `CustomResourceFailures${index}`, {
+          alarmDescription: 'A custom resource failed: a deployment step (signing-key registration) did not complete',
+          metric: fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    });
+
+    if (props.topic) {
+      const notify = new actions.SnsAction(props.topic);
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(notify);
+        alarm.addOkAction(notify);
+      }
+    }
+  }
+
+  private add(alarm: cloudwatch.Alarm): void {
+    this.alarms.push(alarm);
+  }
+}
