@@ -26,7 +26,8 @@ const TARGET_HELP = [
   '  (.local, or --data-dir) and connects to the embedded DynamoDB it names.',
   '  With --aws, or when KEYS_TABLE or MODELS_TABLE is set (and no --data-dir), a deployed stack:',
   '  the default AWS credential chain (AWS_PROFILE, AWS_REGION, ...) and the table names in',
-  '  KEYS_TABLE and MODELS_TABLE, as the stack outputs KeysTableName and ModelsTableName give them.',
+  '  KEYS_TABLE and MODELS_TABLE, as the stack outputs KeysTableName and ModelsTableName give them',
+  '  (issuer and policy commands also need POLICIES_TABLE, the output PoliciesTableName).',
 ];
 
 const EXIT_HELP = ['Exit status: 0 done; 1 the operation failed (not found, conflict, rejected import, target unreachable); 2 bad usage.'];
@@ -34,7 +35,7 @@ const EXIT_HELP = ['Exit status: 0 done; 1 the operation failed (not found, conf
 export function overallHelp(): string[] {
   const rows = GROUPS.flatMap((group) => group.commands.map((spec) => [`${spec.group} ${spec.name}`, spec.summary.replace(/\.$/, '')] as const));
   return [
-    'modelgate operator CLI: organizations, plans, workspaces, users, API keys, guardrails and the model catalog.',
+    'modelgate operator CLI: organizations, plans, workspaces, users, API keys, guardrails, workload identity and the model catalog.',
     '',
     `Usage: ${PROGRAM} <command> [arguments] [options]`,
     '',

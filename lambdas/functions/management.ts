@@ -9,6 +9,7 @@ import { createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { createDocumentClient } from '../store/dynamo-client';
 import { DynamoExchangeEventStore } from '../store/dynamo-exchange-event-store';
+import { DynamoUsageStore } from '../store/dynamo-usage-store';
 import { DynamoFederationStore } from '../store/dynamo-federation-store';
 
 const config = loadConfig(process.env, MANAGEMENT_FUNCTION);
@@ -19,6 +20,7 @@ const accounts = new DynamoAccountStore(documentClient, config.tables.keys);
 export const handler = createManagementHandler({
   accounts,
   service: new AccountsService({ store: accounts, clock: systemClock }),
+  usage: new DynamoUsageStore(documentClient, config.tables.usage),
   federation: new FederationService({
     store: new DynamoFederationStore(documentClient, config.tables.policies, systemClock),
     accounts,

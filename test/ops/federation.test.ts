@@ -3,6 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
+import { runOps } from '../../ops/run';
 import { federationUuid, harnessSecret, startOpsHarness, type OpsHarness } from '../support/ops-harness';
 
 describe('ops issuer and policy commands', () => {
@@ -168,5 +169,15 @@ describe('ops issuer and policy commands', () => {
     expect((await ops.run('issuer', 'list', 'id-1')).stdout).toBe('No issuers.\n');
     expect((await ops.run('policy', 'list', 'id-1')).stdout).toBe('No policies.\n');
     expect(await ops.run('issuer', 'delete', 'id-1', issuerId)).toMatchObject({ code: 1, stderr: `error: Issuer ${issuerId} not found\n` });
+  });
+
+  it('on a deployed stack without POLICIES_TABLE, says which variable the commands need (exit 2)', async () => {
+    const err: string[] = [];
+    const code = await runOps(['issuer', 'list', 'id-1'], { out: () => undefined, err: (line) => err.push(line) }, async () => ({
+      accounts: ops.accounts,
+      catalog: ops.catalog,
+    }));
+    expect(code).toBe(2);
+    expect(err[0]).toBe('error: issuer and policy commands on a deployed stack need POLICIES_TABLE (the stack output PoliciesTableName)');
   });
 });

@@ -21,7 +21,8 @@ describe('ops command dispatch, help and usage errors', () => {
       expect(lines.some((line) => line.startsWith(`  ${command} `))).toBe(true);
     }
     expect(result.stdout).toContain('With --aws, or when KEYS_TABLE or MODELS_TABLE is set (and no --data-dir), a deployed stack:');
-    expect(result.stdout).toContain('KEYS_TABLE and MODELS_TABLE, as the stack outputs KeysTableName and ModelsTableName give them.');
+    expect(result.stdout).toContain('KEYS_TABLE and MODELS_TABLE, as the stack outputs KeysTableName and ModelsTableName give them');
+    expect(result.stdout).toContain('(issuer and policy commands also need POLICIES_TABLE, the output PoliciesTableName).');
     expect(result.stdout).toContain('Exit status: 0 done; 1 the operation failed');
     expect((await ops.run('help')).stdout).toBe(result.stdout);
   });
@@ -80,7 +81,7 @@ describe('ops command dispatch, help and usage errors', () => {
     expect(result.stderr.split('\n').slice(0, 3)).toEqual([
       'error: missing command',
       '',
-      'modelgate operator CLI: organizations, plans, workspaces, users, API keys, guardrails and the model catalog.',
+      'modelgate operator CLI: organizations, plans, workspaces, users, API keys, guardrails, workload identity and the model catalog.',
     ]);
   });
 
