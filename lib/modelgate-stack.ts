@@ -144,7 +144,10 @@ export class ModelgateStack extends Stack {
 
     new ServiceAlarms(this, 'Alarms', {
       stage: api.deploymentStage,
-      functions: { catalog, tokenExchange, jwks, management, inference, signingKeyRegistrar: registrar },
+      // Every function of the stack, so a new one is watched without another line here.
+      functions: Object.fromEntries(
+        this.node.children.filter((child): child is ServiceFunction => child instanceof ServiceFunction).map((fn) => [fn.node.id, fn]),
+      ),
       webAclMetricName: firewall.metricName,
       customResourceFunctions: [registration.frameworkFunction],
       topic: settings.alarmTopicArn ? sns.Topic.fromTopicArn(this, 'AlarmTopic', settings.alarmTopicArn) : undefined,
