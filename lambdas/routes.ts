@@ -87,6 +87,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   // The Workload identity settings page and its static assets (script, stylesheet).
   { method: 'GET', path: '/workload-identity', function: 'settingsPage', base: PAGES_BASE_PATH },
   { method: 'GET', path: '/workload-identity/assets/{file}', function: 'settingsPage', base: PAGES_BASE_PATH },
+  // Workload identity: token exchange events, newest first.
+  { method: 'GET', path: '/workload-identity/events', function: 'management' },
 ];
 
 export interface RouteMatch {

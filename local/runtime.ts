@@ -5,10 +5,7 @@ import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { CatalogCache } from '../lambdas/catalog/catalog-cache';
 import { randomId, systemClock, type Clock } from '../lambdas/clock';
 import { ALLOW_LOOPBACK_ISSUERS_ENV, DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
-import { evaluateCondition } from '../lambdas/federation/condition';
-import { evaluateExchange } from '../lambdas/federation/evaluate-exchange';
 import { FederationService } from '../lambdas/federation/federation-service';
-import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
 import { createCatalogHandler } from '../lambdas/handlers/catalog';
 import { createInferenceHandler } from '../lambdas/handlers/inference';
 import { createJwksHandler } from '../lambdas/handlers/jwks';
@@ -37,6 +34,16 @@ import { createLocalApiServer, type FunctionHandler } from './http-server';
 import { ReadableLogger } from './readable-logger';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
+import { ensureDevCertificateAuthority } from './dev-ca';
+import { evaluateCondition } from '../lambdas/federation/condition';
+import { evaluateExchange } from '../lambdas/federation/evaluate-exchange';
+import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
+import { ActiveSigner } from '../lambdas/signing/active-signer';
+import { signerForRecord } from '../lambdas/signing/signer-for-record';
+import { DynamoExchangeEventStore } from '../lambdas/store/dynamo-exchange-event-store';
+import { DynamoJtiStore } from '../lambdas/store/dynamo-jti-store';
+import { DynamoRateCounterStore } from '../lambdas/store/dynamo-rate-counter-store';
+import { checkExchangeRate } from '../lambdas/oauth/exchange-rate-limit';
 
 export interface LocalRuntimeOptions {
   /** @default 8787 */
@@ -64,6 +71,10 @@ export interface LocalRuntimeOptions {
    * can be configured. @default true, unless MODELGATE_ALLOW_LOOPBACK_ISSUERS is "0"
    */
   allowLoopbackIssuers?: boolean;
+  /** Token exchanges per source address per window. @default MODELGATE_EXCHANGE_LIMIT, else 60 */
+  exchangeLimit?: number;
+  /** @default 60 */
+  exchangeWindowSeconds?: number;
   /**
    * Provider to OpenAI-compatible base URL, as `INFERENCE_UPSTREAMS` in AWS.
    * @default { '*': 'development-echo' } (the built-in development provider)
@@ -75,6 +86,8 @@ export interface LocalRuntimeOptions {
 
 export interface LocalRuntime {
   baseUrl: string;
+  /** Where data, keys and the development CA live. */
+  dataDir: string;
   demo: DemoCredentials;
   dynamoEndpoint: string;
   stop(): Promise<void>;
@@ -123,24 +136,55 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // A development identity provider on this machine may be configured, unless turned off.
     const allowLoopback = options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0';
     // One catalog cache serves both functions that read the catalog: one process, one copy.
-    const federationStore = new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock);
-    const evaluationDeps = {
-      federation: federationStore,
-      accounts,
-      issuerKeys: createIssuerKeySource({ clock, allowLoopback }),
-      clock,
-      evaluateCondition,
-    };
-    const accessTokenMaxLifetimeSeconds = options.accessTokenMaxLifetimeSeconds ?? 900;
     const usage = new DynamoUsageStore(documentClient, TABLE_SCHEMAS.usage.localName);
     const catalogCacheSeconds = options.catalogCacheSeconds ?? 2;
     const catalog = new CatalogCache(catalogStore, clock, catalogCacheSeconds, catalogLoadRecorder(telemetry('catalog')), {
       recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
       maxAgeSeconds: catalogCacheSeconds,
     });
+    const federation = new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock);
+    const exchangeEvents = new DynamoExchangeEventStore(documentClient, TABLE_SCHEMAS.policies.localName);
+    // Identity providers on this machine present certificates from the development CA.
+    const devCa = ensureDevCertificateAuthority(dataDir);
+    const evaluationDeps = {
+      federation,
+      accounts,
+      issuerKeys: createIssuerKeySource({
+        clock,
+        allowLoopback,
+        extraCaPems: [devCa.certPem],
+      }),
+      clock,
+      evaluateCondition,
+    };
+    const accessTokenMaxLifetimeSeconds = options.accessTokenMaxLifetimeSeconds ?? 900;
+    const exchangeLimit = options.exchangeLimit ?? parseExchangeLimit(process.env.MODELGATE_EXCHANGE_LIMIT);
+    // One per-address budget for the token endpoint and the policy tester (SPEC 7.2, 8).
+    const rateCounters = new DynamoRateCounterStore(documentClient, TABLE_SCHEMAS.rateCounters.localName);
+    const exchangeRateLimit = { limit: exchangeLimit, windowSeconds: options.exchangeWindowSeconds ?? 60 };
+    // Re-reads the active signing-key record, so `npm run ops -- signing-key rotate` takes
+    // effect in the running service within a minute.
+    const signers = new ActiveSigner(signingKeys, signerForRecord({ localKeyDir: dataDir }), clock);
+    // The token endpoint names the API base URL as issuer, known once the port is bound.
+    const tokenExchange = (apiBaseUrl: string): FunctionHandler =>
+      createTokenExchangeHandler({
+        config: {
+          issuer: apiBaseUrl,
+          maxLifetimeSeconds: accessTokenMaxLifetimeSeconds,
+          rateLimit: exchangeRateLimit,
+        },
+        clock,
+        newId: randomId,
+        rateCounters,
+        evaluate: (request) => evaluateExchange(evaluationDeps, request),
+        jtis: new DynamoJtiStore(documentClient, TABLE_SCHEMAS.policies.localName),
+        events: exchangeEvents,
+        signer: () => signers.signer(),
+        telemetry: telemetry('tokenExchange'),
+      });
     const handlers: Record<FunctionId, FunctionHandler> = {
       catalog: createCatalogHandler({ accounts, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
-      tokenExchange: createTokenExchangeHandler({ telemetry: telemetry('tokenExchange') }),
+      tokenExchange: async () => ({ statusCode: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }) }),
       jwks: createJwksHandler({
         signingKeys,
         clock,
@@ -151,15 +195,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         accounts,
         service: accountsService,
         federation: new FederationService({
-          store: federationStore,
+          store: federation,
           accounts,
           hosts: { allowLoopback },
           clock,
         }),
         policyTester: { evaluate: (request) => evaluateExchange(evaluationDeps, request), clock, maxLifetimeSeconds: accessTokenMaxLifetimeSeconds },
-        exchangeRate: async () => ({ allowed: true }),
+        exchangeRate: (sourceIp) => checkExchangeRate(rateCounters, sourceIp, clock.now(), exchangeRateLimit),
         usage,
         clock,
+        exchangeEvents,
         telemetry: telemetry('management'),
       }),
       inference: createInferenceHandler({
@@ -189,12 +234,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
+    handlers.tokenExchange = tokenExchange(baseUrl);
     // demo.json is written last: its presence means the service is ready to serve.
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
     const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl, warn);
 
     return {
       baseUrl,
+      dataDir,
       demo,
       dynamoEndpoint: dynamo.endpoint,
       stop: async () => {
@@ -207,6 +254,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     await dynamo.stop();
     throw error;
   }
+}
+
+/** `MODELGATE_EXCHANGE_LIMIT`: token exchanges per address per minute, 60 when unset. */
+function parseExchangeLimit(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 60;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 1_000_000) {
+    throw new Error(`MODELGATE_EXCHANGE_LIMIT must be an integer from 1 to 1000000, got "${raw}"`);
+  }
+  return value;
 }
 
 /** Data kept from an earlier run may come from a process that was killed mid-write. */

@@ -8,11 +8,14 @@ import { evaluateExchange } from '../federation/evaluate-exchange';
 import { FederationService } from '../federation/federation-service';
 import { createIssuerKeySource } from '../federation/issuer-keys';
 import { MANAGEMENT_FUNCTION, createManagementHandler } from '../handlers/management';
+import { checkExchangeRate } from '../oauth/exchange-rate-limit';
 import { createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { createDocumentClient } from '../store/dynamo-client';
+import { DynamoExchangeEventStore } from '../store/dynamo-exchange-event-store';
 import { DynamoUsageStore } from '../store/dynamo-usage-store';
 import { DynamoFederationStore } from '../store/dynamo-federation-store';
+import { DynamoRateCounterStore } from '../store/dynamo-rate-counter-store';
 
 const config = loadConfig(process.env, MANAGEMENT_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'management', logLevel: config.logLevel });
@@ -27,6 +30,9 @@ const evaluationDeps = {
   clock: systemClock,
   evaluateCondition,
 };
+
+const rateCounters = new DynamoRateCounterStore(documentClient, config.tables.rateCounters);
+const exchangeRateLimit = { limit: config.exchangeRateLimit, windowSeconds: config.exchangeRateWindowSeconds };
 
 export const handler = createManagementHandler({
   accounts,
@@ -44,8 +50,9 @@ export const handler = createManagementHandler({
     clock: systemClock,
     maxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
   },
-  // The token endpoint's per-address counter is not wired here yet: every evaluation is allowed.
-  exchangeRate: async () => ({ allowed: true }),
+  // The token endpoint's own counters and limit: tester calls and exchanges share one budget per address.
+  exchangeRate: (sourceIp) => checkExchangeRate(rateCounters, sourceIp, systemClock.now(), exchangeRateLimit),
   clock: systemClock,
+  exchangeEvents: new DynamoExchangeEventStore(documentClient, config.tables.policies),
   telemetry,
 });

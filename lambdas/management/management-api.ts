@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AccountsService } from '../accounts/accounts-service';
 import { ConditionError, checkCondition } from '../federation/condition';
+import type { ExchangeEventStore } from '../federation/exchange-events';
 import type { FederationService } from '../federation/federation-service';
 import { hasFederationEntitlement } from '../federation/types';
 import { testPolicy, type PolicyTesterDeps } from '../federation/policy-tester';
@@ -21,6 +22,7 @@ import {
 import { checkId, checkIdList, optionalId, pathId } from '../http/ids';
 import { credentialHeader, jsonBody } from '../http/request';
 import { json } from '../http/responses';
+import { listExchangeEvents } from './exchange-events-api';
 import { activityView, currentKeyView, guardrailView, issuerView, keyView, policyView, workspaceView } from './views';
 
 /** What an address-rate check answers: allowed, or when to retry (whole seconds). */
@@ -38,6 +40,8 @@ export interface ManagementDeps extends AuthenticationDeps {
    */
   exchangeRate: (sourceIp: string) => Promise<RateDecision>;
   usage: Pick<UsageStore, 'keyUsage' | 'activity'>;
+  /** Token exchange events (workload identity). */
+  exchangeEvents: ExchangeEventStore;
 }
 
 type Action = (request: {
@@ -379,6 +383,11 @@ const OPERATIONS: Record<string, Operation> = {
       await deps.federation.deletePolicy(orgOf(principal), policyId(params));
       return json(200, { deleted: true });
     },
+  },
+  'GET /api/v1/workload-identity/events': {
+    access: 'read',
+    run: async ({ principal, event, deps }) =>
+      json(200, await listExchangeEvents(deps.exchangeEvents, deps.clock, orgOf(principal), event.queryStringParameters ?? {})),
   },
 };
 

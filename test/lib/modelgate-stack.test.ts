@@ -73,12 +73,24 @@ describe('signing key', () => {
     template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/Modelgate/access-token-signing' });
   });
 
-  it('lets only the token exchange function sign, and only with this key', () => {
+  it("lets only the token exchange function sign: with this key, and with rotated keys carrying the stack's signing tag", () => {
     const tokenExchangeRole = roleLogicalIdOf(template, FUNCTION_PREFIX.tokenExchange);
     expect(rolesAllowed(template, 'kms:Sign')).toEqual([tokenExchangeRole]);
     const keyId = logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey');
     const signing = functionStatements(template, FUNCTION_PREFIX.tokenExchange).filter((s) => s.Action.includes('kms:Sign'));
-    expect(signing).toEqual([{ Effect: 'Allow', Action: ['kms:Sign'], Resource: [{ 'Fn::GetAtt': [keyId, 'Arn'] }] }]);
+    expect(signing).toHaveLength(2);
+    expect(signing).toEqual(expect.arrayContaining([
+      { Effect: 'Allow', Action: ['kms:Sign'], Resource: [{ 'Fn::GetAtt': [keyId, 'Arn'] }] },
+      {
+        Effect: 'Allow',
+        Action: ['kms:Sign'],
+        Resource: [
+          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':kms:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':key/*']] },
+        ],
+        Condition: { StringEquals: { 'aws:ResourceTag/modelgate:access-token-signing': 'Modelgate' } },
+      },
+    ]));
+    template.hasResourceProperties('AWS::KMS::Key', { Tags: [{ Key: 'modelgate:access-token-signing', Value: 'Modelgate' }] });
   });
 
   it('denies kms:Sign in the key policy to every principal but the token exchange role; the account root administers', () => {
@@ -265,7 +277,6 @@ describe('functions', () => {
 
   it('passes each function exactly the tables it is granted, plus its settings', () => {
     const table = (id: TableId) => ({ [TABLE_SCHEMAS[id].envVar]: { Ref: tableLogicalId(template, id) } });
-    const keyArn = { 'Fn::GetAtt': [logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey'), 'Arn'] };
     const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName, LOG_LEVEL: settings.logLevel };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
       catalog: {
@@ -282,10 +293,34 @@ describe('functions', () => {
         ...table('keys'),
         ...table('rateCounters'),
         ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
-        SIGNING_KEY_ARN: keyArn,
+        EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
+        EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
+        API_BASE_URL: {
+          'Fn::Join': [
+            '',
+            [
+              'https://',
+              { Ref: logicalIdOf(template, 'AWS::ApiGateway::RestApi', 'ApiRestApi') },
+              '.execute-api.',
+              { Ref: 'AWS::Region' },
+              '.',
+              { Ref: 'AWS::URLSuffix' },
+              `/${settings.stageName}/api/v1`,
+            ],
+          ],
+        },
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('policies'), ...table('usage') },
+      management: {
+        ...base,
+        ...table('keys'),
+        ...table('policies'),
+        ...table('usage'),
+        ...table('rateCounters'),
+        ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
+        EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
+        EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
+      },
       inference: {
         ...base,
         ...table('keys'),
@@ -359,13 +394,25 @@ describe('functions', () => {
         .filter((id, i, all) => all.indexOf(id) === i);
     expect(Object.fromEntries(Object.entries(FUNCTION_PREFIX).map(([id, prefix]) => [id, writesOf(prefix)]))).toEqual({
       catalog: [],
-      tokenExchange: ['rateCounters'],
+      tokenExchange: ['rateCounters', 'policies'],
       jwks: [],
-      management: ['keys', 'policies'],
+      management: ['keys', 'policies', 'rateCounters'],
       inference: ['usage'],
       settingsPage: [],
       signingKeyRegistrar: ['keys'],
     });
+  });
+  it('lets the token exchange write only event and jti items of the policies table, never an issuer or policy', () => {
+    const policiesTable = tableLogicalId(template, 'policies');
+    const onPolicies = functionStatements(template, FUNCTION_PREFIX.tokenExchange).filter(
+      (s) => JSON.stringify(s.Resource).includes(policiesTable) && DYNAMODB_WRITES.some((w) => s.Action.includes(w)),
+    );
+    expect(onPolicies).toEqual([
+      expect.objectContaining({
+        Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem'],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVENT#*', 'JTI#*'] } },
+      }),
+    ]);
   });
 });
 
@@ -397,6 +444,7 @@ describe('cdk-nag AwsSolutions', () => {
         ['SigningKeyRegistration/Provider', `AwsSolutions-IAM5[Resource::<${functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar)}.Arn>:*]`],
         ['Tables/RateCountersTable', 'AwsSolutions-DDB3'],
         ['ProviderCredentials/Secret', 'AwsSolutions-SMG4'],
+        ['SigningKey/RotatedKeysSignPolicy', 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]'],
       ].sort(),
     );
   });

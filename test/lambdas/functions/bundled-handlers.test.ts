@@ -176,6 +176,31 @@ describe('bundled function entry points', () => {
     await expect(invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', 'x'), env)).rejects.toThrow(/MODELS_TABLE is not set/);
   }, 60_000);
 
+  it('runs the token exchange bundle: the limiter, the policy read and the OAuth refusal with its request id', async () => {
+    const body = new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+      subject_token: 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln',
+      federation_policy_id: '00000000-0000-4000-8000-000000000000',
+    }).toString();
+    const tokenEvent = {
+      ...event('/api/v1/oauth/token', '/api/v1/oauth/token', ''),
+      httpMethod: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body,
+    };
+    const env = functionEnv({ API_BASE_URL: 'https://api.example.com/api/v1', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '900' });
+    const result = await invoke('token-exchange', tokenEvent, env);
+    expect(result.statusCode).toBe(400);
+    expect(result.headers).toMatchObject({ 'Cache-Control': 'no-store', 'X-Request-Id': 'r1' });
+    expect(JSON.parse(result.body)).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The subject token or federation policy is not valid (request id r1)',
+    });
+    delete (env as Record<string, string>).API_BASE_URL;
+    await expect(invoke('token-exchange', tokenEvent, env)).rejects.toThrow(/API_BASE_URL is not set/);
+  }, 60_000);
+
   it('publishes the signing keys from the JWKS bundle', async () => {
     const result = await invoke('jwks', { ...event('/api/v1/oauth/jwks', '/api/v1/oauth/jwks', ''), headers: {} });
     expect(result.statusCode).toBe(200);

@@ -10,6 +10,7 @@ const SETTING_VALUES: Record<string, [string, string]> = {
   inference: ['INFERENCE_UPSTREAMS', '{}'],
   // Filled with the built page before the tests run, as the bundling step fills the package.
   pageAssetsDir: ['PAGE_ASSETS_DIR', mkdtempSync(join(tmpdir(), 'modelgate-page-'))],
+  apiBaseUrl: ['API_BASE_URL', 'https://api.example.com/api/v1'],
 };
 
 beforeAll(() => writeSettingsPage(SETTING_VALUES.pageAssetsDir![1]));

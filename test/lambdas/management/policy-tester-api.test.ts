@@ -8,6 +8,8 @@ import { startTestService, type TestService } from '../../support/local-service'
 const AUDIENCE = 'https://modelgate.example';
 const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
 const evaluatePath = (policyId: string) => `/workload-identity/policies/${policyId}/evaluate`;
+/** Exchanges and tester calls one address may make in this file's window (shared budget). */
+const LIMIT = 60;
 
 /**
  * `POST /workload-identity/policies/{id}/evaluate` (the policy tester) and
@@ -20,13 +22,19 @@ describe('policy tester API on the local service', () => {
   let idp: TestIdentityProvider;
   let admin: string;
   let policy: { id: string };
+  /** Tester calls that reached the per-address limit (authenticated with a management key). */
+  let counted = 0;
 
-  const post = (path: string, body: unknown, key = admin) => service.call(path, { key, method: 'POST', body });
+  const post = (path: string, body: unknown, key = admin) => {
+    if (path.endsWith('/evaluate') && key !== service.runtime.demo.keys.workspace) counted++;
+    return service.call(path, { key, method: 'POST', body });
+  };
   const evaluate = (policyId: string, subjectToken: string, key = admin) => post(evaluatePath(policyId), { subject_token: subjectToken }, key);
   const token = (claims: Record<string, unknown> = {}) => idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID(), ...claims });
 
   beforeAll(async () => {
-    [service, idp] = await Promise.all([startTestService(), startIdentityProvider()]);
+    // A window far longer than this file runs, so the shared budget is counted exactly.
+    [service, idp] = await Promise.all([startTestService({ exchangeLimit: LIMIT, exchangeWindowSeconds: 3600 }), startIdentityProvider()]);
     stores = connectToRuntime(service.runtime);
     admin = service.runtime.demo.keys.managementReadWrite;
     const issuer = await post('/workload-identity/issuers', {
@@ -171,5 +179,28 @@ describe('policy tester API on the local service', () => {
         error: { code: 400, message: 'Invalid condition: must be a CEL expression (a string)', metadata: { parameter: 'condition' } },
       });
     });
+  });
+
+  it('records no exchange event, whatever it evaluated', async () => {
+    const events = await service.call(`/workload-identity/events?policy_id=${policy.id}`, { key: admin });
+    expect([events.status, events.body.data]).toEqual([200, []]);
+  });
+
+  it('counts against the per-address limit of the token endpoint, which it shares', async () => {
+    // Requests the token endpoint refuses after counting them (unsupported grant: no event).
+    const exchange = () =>
+      service.call('/oauth/token', { method: 'POST', body: 'grant_type=password', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const left = LIMIT - counted;
+    expect(left).toBeGreaterThan(1);
+    for (let i = 0; i < left - 1; i++) expect((await exchange()).status).toBe(400);
+    // The last hit of the budget goes to the tester; then both are refused.
+    expect((await evaluate(policy.id, token())).status).toBe(200);
+    const refused = await service.call(evaluatePath(policy.id), { key: admin, method: 'POST', body: { subject_token: token() } });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.body).toEqual({
+      error: { code: 429, message: 'Too many token evaluations from this address; retry later', metadata: { retry_after_seconds: Number(refused.headers.get('retry-after')) } },
+    });
+    expect((await exchange()).status).toBe(429);
   });
 });

@@ -204,6 +204,32 @@ if (!browserAvailable) {
     await page.locator('#tester').screenshot({ path: join(SCREENSHOTS, 'policy-tester-wrong-audience.png') });
   });
 
+  it('reads the recent exchanges of a policy, newest first, with the reason of each refusal', async () => {
+    const exchange = (subjectToken: string) =>
+      service.call('/oauth/token', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+          subject_token: subjectToken,
+          federation_policy_id: policyId,
+        }).toString(),
+      });
+    expect((await exchange(token())).status).toBe(200);
+    expect((await exchange(token({ aud: 'https://wrong.example' }))).status).toBe(400);
+
+    await page.getByRole('button', { name: 'Show exchanges of policy Deploy from main' }).click();
+    await page.locator('#events-table').waitFor();
+    const rows = await page.locator('#events-table tbody tr').evaluateAll((items) =>
+      items.map((row) => Array.from(row.children).slice(1, 4).map((cell) => cell.textContent)),
+    );
+    expect(rows).toEqual([
+      ['refused', 'aud_mismatch', SUBJECT],
+      ['issued', '', SUBJECT],
+    ]);
+  });
+
   it('pauses the policy with the Enabled switch, and the tester names the policy state', async () => {
     const card = page.locator(`#policy-list li[data-policy-id="${policyId}"]`);
     await card.getByRole('switch', { name: 'Enabled' }).uncheck();
