@@ -221,8 +221,8 @@ if (!browserAvailable) {
 
     await page.getByRole('button', { name: 'Show exchanges of policy Deploy from main' }).click();
     await page.locator('#events-table').waitFor();
-    const rows = await page.locator('#events-table tbody tr').evaluateAll((items) =>
-      items.map((row) => Array.from(row.children).slice(1, 4).map((cell) => cell.textContent)),
+    const rows = await page.evaluate(
+      "Array.from(document.querySelectorAll('#events-table tbody tr')).map((row) => Array.from(row.children).slice(1, 4).map((cell) => cell.textContent))",
     );
     expect(rows).toEqual([
       ['refused', 'aud_mismatch', SUBJECT],
