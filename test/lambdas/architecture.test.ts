@@ -11,7 +11,7 @@ const HTTP_LAYER = [
   /^functions\//,
   /^observability\//,
   // Route adapters: parse the event, call the domain, format the reply (STYLE.md 1).
-  /^(catalog\/catalog-api|management\/management-api|inference\/inference-api)\.ts$/,
+  /^(catalog\/catalog-api|management\/management-api|inference\/inference-api|pages\/page-server)\.ts$/,
 ];
 
 function sources(dir: string): string[] {
