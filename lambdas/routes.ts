@@ -34,6 +34,9 @@ export const ROUTES: readonly RouteDefinition[] = [
   // SPEC 4.5: inference.
   { method: 'POST', path: '/chat/completions', function: 'inference' },
   // Management API, shaped as the public OpenAPI document's /keys, /workspaces, /guardrails.
+  // The caller's own key (any credential) and usage by day and model (public `getCurrentKey`, `getUserActivity`).
+  { method: 'GET', path: '/key', function: 'management' },
+  { method: 'GET', path: '/activity', function: 'management' },
   { method: 'GET', path: '/keys', function: 'management' },
   { method: 'POST', path: '/keys', function: 'management' },
   { method: 'GET', path: '/keys/{hash}', function: 'management' },

@@ -33,6 +33,7 @@ export class ModelgateStack extends Stack {
     const policies = tables.get('policies');
     const keys = tables.get('keys');
     const rateCounters = tables.get('rateCounters');
+    const usage = tables.get('usage');
     const signingKey = new SigningKey(this, 'SigningKey');
 
     const serviceFunction = (
@@ -54,7 +55,9 @@ export class ModelgateStack extends Stack {
       },
     })
       .bindTable(models, 'read')
-      .bindTable(keys, 'read');
+      .bindTable(keys, 'read')
+      // The gateway's own traffic feeds the most-popular and top-weekly sorts.
+      .bindTable(usage, 'read');
 
     const tokenExchange = serviceFunction('TokenExchange', 'token-exchange.ts', {
       description: 'POST /oauth/token: RFC 8693 token exchange',
@@ -81,7 +84,8 @@ export class ModelgateStack extends Stack {
       description: 'Management API: keys, workspaces, guardrails, workload identity',
     })
       .bindTable(keys, 'readWrite')
-      .bindTable(policies, 'readWrite');
+      .bindTable(policies, 'readWrite')
+      .bindTable(usage, 'read');
 
     const inference = serviceFunction('Inference', 'inference.ts', {
       description: 'POST /chat/completions',
@@ -93,7 +97,8 @@ export class ModelgateStack extends Stack {
       },
     })
       .bindTable(keys, 'read')
-      .bindTable(models, 'read');
+      .bindTable(models, 'read')
+      .bindTable(usage, 'readWrite');
     // Only the inference function can read the provider API keys.
     const providerCredentials = new ProviderCredentials(this, 'ProviderCredentials');
     providerCredentials.bindReader(inference);

@@ -19,12 +19,15 @@ import { LocalSigner } from '../lambdas/signing/local-signer';
 import { registerSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
+import { DynamoUsageStore } from '../lambdas/store/dynamo-usage-store';
+import { USAGE_SORT_DAYS } from '../lambdas/usage/usage';
 import { DynamoFederationStore } from '../lambdas/store/dynamo-federation-store';
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
 import { startEmbeddedDynamoDb } from './embedded-dynamodb';
 import { writeFileAtomically } from './files';
+import { reconcileIndexes } from './reconcile-indexes';
 import { createLocalApiServer, type FunctionHandler } from './http-server';
 import { ReadableLogger } from './readable-logger';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
@@ -92,6 +95,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const dynamo = await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
   try {
     await createTables(dynamo.client);
+    // Messages for whoever started the service; log lines once it serves go to the logger.
+    const warn = options.log ?? ((line: string) => console.warn(line));
+    if (options.persist !== false) await reconcileAfterUncleanStop(dynamo.client, warn);
+
     const documentClient = createDocumentClient(dynamo.client);
     const accounts = new DynamoAccountStore(documentClient, TABLE_SCHEMAS.keys.localName);
     const accountsService = new AccountsService({ store: accounts, clock });
@@ -111,7 +118,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // A development identity provider on this machine may be configured, unless turned off.
     const allowLoopback = options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0';
     // One catalog cache serves both functions that read the catalog: one process, one copy.
-    const catalog = new CatalogCache(catalogStore, clock, options.catalogCacheSeconds ?? 2, catalogLoadRecorder(telemetry('catalog')));
+    const usage = new DynamoUsageStore(documentClient, TABLE_SCHEMAS.usage.localName);
+    const catalogCacheSeconds = options.catalogCacheSeconds ?? 2;
+    const catalog = new CatalogCache(catalogStore, clock, catalogCacheSeconds, catalogLoadRecorder(telemetry('catalog')), {
+      recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
+      maxAgeSeconds: catalogCacheSeconds,
+    });
     const handlers: Record<FunctionId, FunctionHandler> = {
       catalog: createCatalogHandler({ accounts, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
       tokenExchange: createTokenExchangeHandler({ telemetry: telemetry('tokenExchange') }),
@@ -130,11 +142,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
           hosts: { allowLoopback },
           clock,
         }),
+        usage,
         clock,
         telemetry: telemetry('management'),
       }),
       inference: createInferenceHandler({
         accounts,
+        usage,
         catalog,
         clock,
         regionalHostnames,
@@ -158,8 +172,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
     // demo.json is written last: its presence means the service is ready to serve.
-    const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl);
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
+    const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl, warn);
 
     return {
       baseUrl,
@@ -174,5 +188,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   } catch (error) {
     await dynamo.stop();
     throw error;
+  }
+}
+
+/** Data kept from an earlier run may come from a process that was killed mid-write. */
+async function reconcileAfterUncleanStop(client: Parameters<typeof reconcileIndexes>[0], warn: (line: string) => void): Promise<void> {
+  const { restored, removed } = await reconcileIndexes(client);
+  if (restored + removed > 0) {
+    warn(`local data: repaired the listing index after an unclean stop (${restored} entries restored, ${removed} without their item removed)`);
   }
 }

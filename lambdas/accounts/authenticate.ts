@@ -9,7 +9,14 @@ import type { ApiKeyRecord, Principal } from './types';
  * Throws for anything that is not a valid, unexpired token of ours.
  */
 export interface AccessTokenVerifier {
-  verify(token: string): Promise<{ keyHash: string }>;
+  verify(token: string): Promise<VerifiedAccessToken>;
+}
+
+export interface VerifiedAccessToken {
+  /** The API key the token acts as. */
+  keyHash: string;
+  /** The policy that authorized it, for usage attribution only (SPEC 2.13: never for authorization). */
+  federationPolicyId: string | null;
 }
 
 export interface AuthenticationDeps {
@@ -47,12 +54,13 @@ export async function authenticate(authorization: string | undefined, deps: Auth
 
   let keyHash: string;
   let kind: Principal['credential'];
+  let federationPolicyId: string | null = null;
   if (isApiKeyFormat(credential)) {
     keyHash = hashApiKey(credential);
     kind = 'api_key';
   } else if (deps.accessTokens && JWT_SHAPE.test(credential)) {
     try {
-      keyHash = (await deps.accessTokens.verify(credential)).keyHash;
+      ({ keyHash, federationPolicyId } = await deps.accessTokens.verify(credential));
     } catch {
       throw new UnauthenticatedError('invalid_token', 'Invalid or expired access token');
     }
@@ -69,7 +77,7 @@ export async function authenticate(authorization: string | undefined, deps: Auth
   }
   const organization = await deps.accounts.getOrganization(key.organizationId);
   if (!organization) throw new UnauthenticatedError('unknown_key', 'Invalid API key');
-  return { organization, key, scope: scopeOf(key), credential: kind };
+  return { organization, key, scope: scopeOf(key), credential: kind, federationPolicyId };
 }
 
 /** SPEC 2.12: workspace and personal keys are for inference; management keys for management. */

@@ -112,4 +112,6 @@ export interface Principal {
   scope: 'inference' | 'management';
   /** How the caller authenticated. */
   credential: 'api_key' | 'access_token';
+  /** The federation policy that authorized an access token (SPEC 2.13); null for an API key. */
+  federationPolicyId: string | null;
 }

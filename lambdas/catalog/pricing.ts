@@ -148,6 +148,22 @@ export function multiplyDecimal(a: string, b: string): string {
   return formatDecimal(multiplyScaled(left, right));
 }
 
+/**
+ * Exact sum of decimal strings, normalised like {@link multiplyDecimal}. Throws a
+ * `RangeError` when one is not a decimal string.
+ *
+ * @example addDecimals(['0.1', '0.2']) // '0.3'
+ */
+export function addDecimals(values: readonly string[]): string {
+  let sum: Scaled = { units: 0n, scale: 0 };
+  for (const value of values) {
+    const parsed = parseDecimal(value);
+    if (parsed === null) throw new RangeError(`${JSON.stringify(value)} is not a decimal number`);
+    sum = addScaled(sum, parsed);
+  }
+  return formatDecimal(sum);
+}
+
 // --- override conditions (SPEC 2.3 PricingOverride) ---
 
 function overrideApplies(override: PricingOverride, request: PricingRequest): boolean {

@@ -18,14 +18,20 @@ import { catalogLoadRecorder, createTelemetry } from '../observability/telemetry
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
 import { createDocumentClient } from '../store/dynamo-client';
+import { DynamoUsageStore } from '../store/dynamo-usage-store';
+import { USAGE_FIGURES_SECONDS, USAGE_SORT_DAYS } from '../usage/usage';
 
 const config = loadConfig(process.env, CATALOG_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'catalog', logLevel: config.logLevel });
 const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const usage = new DynamoUsageStore(documentClient, config.tables.usage);
 
 export const handler = createCatalogHandler({
   accounts: new DynamoAccountStore(documentClient, config.tables.keys),
-  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds, catalogLoadRecorder(telemetry)),
+  catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds, catalogLoadRecorder(telemetry), {
+    recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
+    maxAgeSeconds: USAGE_FIGURES_SECONDS,
+  }),
   clock: systemClock,
   regionalHostnames: config.regionalHostnames,
   telemetry,

@@ -8,6 +8,7 @@ import { MANAGEMENT_FUNCTION, createManagementHandler } from '../handlers/manage
 import { createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { createDocumentClient } from '../store/dynamo-client';
+import { DynamoUsageStore } from '../store/dynamo-usage-store';
 import { DynamoFederationStore } from '../store/dynamo-federation-store';
 
 const config = loadConfig(process.env, MANAGEMENT_FUNCTION);
@@ -18,6 +19,7 @@ const accounts = new DynamoAccountStore(documentClient, config.tables.keys);
 export const handler = createManagementHandler({
   accounts,
   service: new AccountsService({ store: accounts, clock: systemClock }),
+  usage: new DynamoUsageStore(documentClient, config.tables.usage),
   federation: new FederationService({
     store: new DynamoFederationStore(documentClient, config.tables.policies, systemClock),
     accounts,

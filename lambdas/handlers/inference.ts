@@ -5,9 +5,9 @@ import { streamingHandler, type StreamingHandler } from '../http/streaming';
 import { createInferenceApi, type InferenceApiDeps } from '../inference/inference-api';
 import { METRIC, countMetric, type Telemetry } from '../observability/telemetry';
 
-/** SPEC 4.5: API keys and the catalog, read-only, and the upstreams configuration names. */
+/** SPEC 4.5: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
 export const INFERENCE_FUNCTION = {
-  tables: ['keys', 'models'],
+  tables: ['keys', 'models', 'usage'],
   settings: ['inference'],
 } as const satisfies FunctionRequirements;
 

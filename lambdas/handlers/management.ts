@@ -3,14 +3,14 @@ import { apiHandler } from '../http/middleware';
 import { createManagementApi, type ManagementDeps } from '../management/management-api';
 import type { Telemetry } from '../observability/telemetry';
 
-/** Keys, workspaces and guardrails live in the keys table; issuers and policies in the policies table. */
-export const MANAGEMENT_FUNCTION = { tables: ['keys', 'policies'] } as const satisfies FunctionRequirements;
+/** Keys, workspaces and guardrails live in the keys table; issuers and policies in the policies table; what keys spent, in the usage table. */
+export const MANAGEMENT_FUNCTION = { tables: ['keys', 'policies', 'usage'] } as const satisfies FunctionRequirements;
 
 export interface ManagementHandlerDeps extends ManagementDeps {
   telemetry: Telemetry;
 }
 
-/** The management API: `/keys`, `/workspaces`, `/guardrails`, `/workload-identity/*`. */
+/** The management API: `/keys`, `/key`, `/activity`, `/workspaces`, `/guardrails`, `/workload-identity/*`. */
 export function createManagementHandler(deps: ManagementHandlerDeps) {
   return apiHandler(createManagementApi(deps), deps.telemetry);
 }

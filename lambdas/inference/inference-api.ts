@@ -1,13 +1,12 @@
 import type { Context } from 'aws-lambda';
 import { authenticate, requireInference, type AuthenticationDeps } from '../accounts/authenticate';
-import type { Principal } from '../accounts/types';
 import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
-import type { ProviderEndpoint } from '../catalog/types';
 import { NotFoundError, UpstreamError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
 import { credentialHeader, jsonBody, requestHost } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
+import { usageRecord, type UsageStore } from '../usage/usage';
 import { parseChatRequest, upstreamBody, type ChatRequest } from './chat-request';
 import { openUpstream, sseEvents, type OpenedUpstream, type UpstreamOptions } from './upstream';
 
@@ -17,22 +16,12 @@ export interface CompletionUsage {
   completionTokens: number;
 }
 
-/** What is known about a completed request, for usage accounting (SPEC 1). */
-export interface CompletedRequest {
-  principal: Principal;
-  modelId: string;
-  endpoint: ProviderEndpoint;
-  usage: CompletionUsage;
-  /** The request instant: prices with time windows are read at it (SPEC 2.3). */
-  at: Date;
-}
-
 export interface InferenceApiDeps extends AuthenticationDeps {
   catalog: CatalogCache;
   regionalHostnames: Readonly<Record<string, string>>;
   upstream: UpstreamOptions;
-  /** Called once per completed request; a failure is logged, the answer already stands. */
-  onCompleted?: (request: CompletedRequest) => Promise<void>;
+  /** Records each completed request against the acting key (SPEC 1); a failure is logged, the answer stands. */
+  usage: Pick<UsageStore, 'record'>;
   logger: ErrorLogger;
 }
 
@@ -75,8 +64,10 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
       const usage = request.stream
         ? await relayStream(upstream, request, response)
         : await relayJson(upstream, found.model.id, response);
-      if (usage && deps.onCompleted) {
-        await deps.onCompleted({ principal, modelId: found.model.id, endpoint: upstream.endpoint, usage, at }).catch((error: Error) =>
+      if (usage) {
+        // SPEC 2.3: priced at the request instant, whichever credential made the call.
+        const record = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...usage, at });
+        await deps.usage.record(record).catch((error: Error) =>
           logger.error('usage not recorded', { requestId: context?.awsRequestId, error: error.name, detail: error.message }),
         );
       }

@@ -2,7 +2,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AccountsService } from '../accounts/accounts-service';
 import type { FederationService } from '../federation/federation-service';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
-import { ACCESS_LEVELS, KEY_KINDS, type Principal } from '../accounts/types';
+import { ACCESS_LEVELS, KEY_KINDS, type ApiKeyRecord, type Principal } from '../accounts/types';
+import { NO_USAGE, daysBefore, utcDate, type ActivityRow, type UsageStore } from '../usage/usage';
 import { NotFoundError, invalidParameter } from '../errors';
 import {
   nullableString,
@@ -17,11 +18,12 @@ import {
 import { checkId, checkIdList, optionalId, pathId } from '../http/ids';
 import { credentialHeader, jsonBody } from '../http/request';
 import { json } from '../http/responses';
-import { guardrailView, issuerView, keyView, policyView, workspaceView } from './views';
+import { activityView, currentKeyView, guardrailView, issuerView, keyView, policyView, workspaceView } from './views';
 
 export interface ManagementDeps extends AuthenticationDeps {
   service: AccountsService;
   federation: FederationService;
+  usage: Pick<UsageStore, 'keyUsage' | 'activity'>;
 }
 
 type Action = (request: {
@@ -32,9 +34,19 @@ type Action = (request: {
 }) => Promise<APIGatewayProxyResult>;
 
 interface Operation {
-  access: 'read' | 'write';
+  /** `self`: any credential, about itself (SPEC 4.5 scopes do not apply). */
+  access: 'read' | 'write' | 'self';
   run: Action;
 }
+
+/** Key views with each key's usage: one usage query for the whole list. */
+async function keyViews(deps: ManagementDeps, organizationId: string, keys: readonly ApiKeyRecord[]) {
+  const usage = await deps.usage.keyUsage(organizationId, keys.map((key) => key.hash), deps.clock.now());
+  return keys.map((key) => keyView(key, usage.get(key.hash)));
+}
+
+/** How far back `GET /activity` reaches, in UTC days before today. */
+const ACTIVITY_DAYS = 30;
 
 const orgOf = (principal: Principal) => principal.organization.id;
 const keyHash = (params: Record<string, string>) => pathId(params, 'hash', 'key-hash', 'API key');
@@ -72,7 +84,7 @@ const OPERATIONS: Record<string, Operation> = {
       const keys = (await deps.service.listApiKeys(orgOf(principal))).filter(
         (key) => (includeDisabled || !key.disabled) && (!workspaceId || key.workspaceId === workspaceId),
       );
-      return json(200, { data: keys.map(keyView) });
+      return json(200, { data: await keyViews(deps, orgOf(principal), keys) });
     },
   },
   'POST /api/v1/keys': {
@@ -93,7 +105,10 @@ const OPERATIONS: Record<string, Operation> = {
   },
   'GET /api/v1/keys/{hash}': {
     access: 'read',
-    run: async ({ principal, params, deps }) => json(200, { data: keyView(await deps.service.getApiKey(orgOf(principal), keyHash(params))) }),
+    run: async ({ principal, params, deps }) => {
+      const key = await deps.service.getApiKey(orgOf(principal), keyHash(params));
+      return json(200, { data: (await keyViews(deps, orgOf(principal), [key]))[0] });
+    },
   },
   'PATCH /api/v1/keys/{hash}': {
     access: 'write',
@@ -103,7 +118,7 @@ const OPERATIONS: Record<string, Operation> = {
       const patch = { name: optionalString(body, 'name'), disabled: optionalBoolean(body, 'disabled') };
       if (patch.name === undefined && patch.disabled === undefined) throw invalidParameter('body', 'name or disabled is required');
       const key = await deps.service.updateApiKey(orgOf(principal), keyHash(params), patch);
-      return json(200, { data: keyView(key) });
+      return json(200, { data: (await keyViews(deps, orgOf(principal), [key]))[0] });
     },
   },
   'DELETE /api/v1/keys/{hash}': {
@@ -111,6 +126,36 @@ const OPERATIONS: Record<string, Operation> = {
     run: async ({ principal, params, deps }) => {
       await deps.service.deleteApiKey(orgOf(principal), keyHash(params));
       return json(200, { deleted: true });
+    },
+  },
+  'GET /api/v1/key': {
+    access: 'self',
+    run: async ({ principal, deps }) => {
+      const usage = await deps.usage.keyUsage(orgOf(principal), [principal.key.hash], deps.clock.now());
+      return json(200, { data: currentKeyView(principal, usage.get(principal.key.hash) ?? NO_USAGE) });
+    },
+  },
+  'GET /api/v1/activity': {
+    access: 'read',
+    run: async ({ principal, event, deps }) => {
+      const query = event.queryStringParameters ?? {};
+      const today = utcDate(deps.clock.now());
+      const earliest = daysBefore(deps.clock.now(), ACTIVITY_DAYS);
+      let from = earliest;
+      let to = today;
+      if (query.date !== undefined) {
+        if (!/^\d{4}-\d{2}-\d{2}$/.test(query.date) || query.date < earliest || query.date > today) {
+          throw invalidParameter('date', `must be a UTC date (YYYY-MM-DD) from ${earliest} to ${today}`);
+        }
+        from = to = query.date;
+      }
+      let onlyKey: string | undefined;
+      if (query.api_key_hash !== undefined) {
+        onlyKey = checkId(query.api_key_hash, 'api_key_hash', 'key-hash');
+        await deps.service.getApiKey(orgOf(principal), onlyKey);
+      }
+      const rows = await deps.usage.activity(orgOf(principal), from, to);
+      return json(200, { data: aggregateActivity(rows.filter((row) => !onlyKey || row.keyHash === onlyKey)).map(activityView) });
     },
   },
   'GET /api/v1/workspaces': {
@@ -276,7 +321,30 @@ export function createManagementApi(deps: ManagementDeps) {
     const operation = OPERATIONS[`${event.httpMethod} ${event.resource}`];
     if (!operation) throw new NotFoundError();
     const principal = await authenticate(credentialHeader(event), deps);
-    requireManagement(principal, operation.access);
+    if (operation.access !== 'self') requireManagement(principal, operation.access);
     return operation.run({ principal, event, params: (event.pathParameters ?? {}) as Record<string, string>, deps });
   };
+}
+
+/** Rows of several keys for one day, model and endpoint become one row (the public shape has no key). */
+function aggregateActivity(rows: readonly ActivityRow[]): Omit<ActivityRow, 'keyHash'>[] {
+  const byGroup = new Map<string, Omit<ActivityRow, 'keyHash'>>();
+  for (const { keyHash: _keyHash, ...row } of rows) {
+    const group = `${row.date}|${row.endpointId}`;
+    const current = byGroup.get(group);
+    if (!current) {
+      byGroup.set(group, { ...row, requestsViaPolicy: { ...row.requestsViaPolicy } });
+      continue;
+    }
+    current.requests += row.requests;
+    current.promptTokens += row.promptTokens;
+    current.completionTokens += row.completionTokens;
+    current.usage += row.usage;
+    current.requestsViaApiKey += row.requestsViaApiKey;
+    for (const [policy, count] of Object.entries(row.requestsViaPolicy)) {
+      current.requestsViaPolicy[policy] = (current.requestsViaPolicy[policy] ?? 0) + count;
+    }
+  }
+  // Newest day first, then by model and endpoint.
+  return [...byGroup.values()].sort((a, b) => b.date.localeCompare(a.date) || a.endpointId.localeCompare(b.endpointId));
 }

@@ -1,10 +1,33 @@
-import type { ApiKeyRecord, Guardrail, Workspace } from '../accounts/types';
+import type { ApiKeyRecord, Guardrail, Principal, Workspace } from '../accounts/types';
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
+import { NO_USAGE, type ActivityRow, type KeyUsage } from '../usage/usage';
 
 /** Wire shapes of the management API, following the public OpenAPI document's field names. */
 
-export function keyView(key: ApiKeyRecord) {
+/**
+ * A key's spend in USD (SPEC 1: usage is attributed to the acting key), with the fields the
+ * public document requires beside it: no spending limits and no bring-your-own-key usage here.
+ */
+function usageFields(usage: KeyUsage) {
   return {
+    usage: usage.usage,
+    usage_daily: usage.daily,
+    usage_weekly: usage.weekly,
+    usage_monthly: usage.monthly,
+    byok_usage: 0,
+    byok_usage_daily: 0,
+    byok_usage_weekly: 0,
+    byok_usage_monthly: 0,
+    include_byok_in_limit: false,
+    limit: null,
+    limit_remaining: null,
+    limit_reset: null,
+  };
+}
+
+export function keyView(key: ApiKeyRecord, usage: KeyUsage = NO_USAGE) {
+  return {
+    ...usageFields(usage),
     hash: key.hash,
     name: key.name,
     label: key.label,
@@ -45,6 +68,44 @@ export function guardrailView(guardrail: Guardrail) {
     enforce_zdr: guardrail.enforceZdr,
     created_at: guardrail.createdAt,
     updated_at: guardrail.updatedAt,
+  };
+}
+
+/** `GET /key`: the caller's own key, or the key an access token acts as (public `getCurrentKey`). */
+export function currentKeyView(principal: Principal, usage: KeyUsage) {
+  const { key, organization } = principal;
+  return {
+    label: key.label,
+    ...usageFields(usage),
+    is_management_key: key.kind === 'management',
+    is_provisioning_key: false,
+    is_free_tier: organization.plan === 'free',
+    creator_user_id: key.userId,
+    expires_at: key.expiresAt,
+    organization_id: organization.id,
+    workspace_id: key.workspaceId,
+    allowed_data_regions: [],
+    free_model_daily_requests: { limit: 0, remaining: 0, used: 0 },
+    rate_limit: { requests: -1, interval: '10s', note: 'This field is deprecated and safe to ignore.' },
+  };
+}
+
+/** One `GET /activity` item; `requests_via_*` say which credentials made the requests. */
+export function activityView(row: Omit<ActivityRow, 'keyHash'>) {
+  return {
+    date: row.date,
+    model: row.model,
+    model_permaslug: row.modelPermaslug,
+    endpoint_id: row.endpointId,
+    provider_name: row.providerName,
+    usage: row.usage,
+    byok_usage_inference: 0,
+    requests: row.requests,
+    prompt_tokens: row.promptTokens,
+    completion_tokens: row.completionTokens,
+    reasoning_tokens: 0,
+    requests_via_api_key: row.requestsViaApiKey,
+    requests_via_federation_policy: row.requestsViaPolicy,
   };
 }
 

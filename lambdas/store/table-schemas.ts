@@ -5,7 +5,7 @@
  * Every key attribute is a string. Items use generic `pk`/`sk` keys (one item per fact,
  * no transactions: the embedded DynamoDB has none).
  */
-export type TableId = 'models' | 'policies' | 'keys' | 'rateCounters';
+export type TableId = 'models' | 'policies' | 'keys' | 'rateCounters' | 'usage';
 
 export interface GlobalIndexSchema {
   readonly indexName: string;
@@ -78,6 +78,17 @@ export const TABLE_SCHEMAS: Readonly<Record<TableId, TableSchema>> = {
     globalIndexes: [],
     timeToLiveAttribute: 'expiresAt',
     holdsConfiguration: false,
+  },
+  // Usage counters (SPEC 1): per key, day, model and endpoint, indexed by organization and date.
+  usage: {
+    id: 'usage',
+    envVar: 'USAGE_TABLE',
+    localName: 'modelgate-usage',
+    partitionKey: 'pk',
+    sortKey: 'sk',
+    globalIndexes: [byOrganization],
+    // What callers were charged: kept like configuration.
+    holdsConfiguration: true,
   },
 };
 

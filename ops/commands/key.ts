@@ -95,7 +95,7 @@ export const keyCommands: CommandSpec[] = [
       return async (ctx) => {
         await ctx.accounts.getOrganization(organizationId);
         const keys = await ctx.accounts.listApiKeys(organizationId);
-        respond(ctx, input, { data: keys.map(keyView) }, () =>
+        respond(ctx, input, { data: keys.map((key) => keyView(key)) }, () =>
           keys.length === 0
             ? ['No keys.']
             : table(

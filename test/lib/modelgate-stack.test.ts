@@ -266,6 +266,7 @@ describe('functions', () => {
         ...base,
         ...table('models'),
         ...table('keys'),
+        ...table('usage'),
         REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
       },
@@ -278,11 +279,12 @@ describe('functions', () => {
         SIGNING_KEY_ARN: keyArn,
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('policies') },
+      management: { ...base, ...table('keys'), ...table('policies'), ...table('usage') },
       inference: {
         ...base,
         ...table('keys'),
         ...table('models'),
+        ...table('usage'),
         INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
@@ -329,7 +331,7 @@ describe('functions', () => {
     }
   });
 
-  it('lets only token exchange, management and the registrar write, each to its own tables', () => {
+  it('lets only token exchange, management, inference (usage counters) and the registrar write, each to its own tables', () => {
     const writesOf = (prefix: string): string[] =>
       functionStatements(template, prefix)
         .filter((s) => s.Action.includes('dynamodb:PutItem'))
@@ -342,7 +344,7 @@ describe('functions', () => {
       tokenExchange: ['rateCounters'],
       jwks: [],
       management: ['keys', 'policies'],
-      inference: [],
+      inference: ['usage'],
       signingKeyRegistrar: ['keys'],
     });
   });

@@ -101,11 +101,11 @@ describe('authenticate', () => {
     const accessTokens = {
       verify: async (token: string) => {
         if (token !== 'aaa.bbb.ccc') throw new Error('bad signature');
-        return { keyHash: hashApiKey(SECRET) };
+        return { keyHash: hashApiKey(SECRET), federationPolicyId: 'policy-1' };
       },
     };
     const principal = await authenticate('Bearer aaa.bbb.ccc', { accounts, clock, accessTokens });
-    expect(principal.credential).toBe('access_token');
+    expect(principal).toMatchObject({ credential: 'access_token', federationPolicyId: 'policy-1', key: { hash: hashApiKey(SECRET) } });
     expect(await failure(authenticate('Bearer aaa.bbb.ddd', { accounts, clock, accessTokens }))).toEqual({
       status: 401,
       message: 'Invalid or expired access token',

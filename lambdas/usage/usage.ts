@@ -1,0 +1,134 @@
+import type { Principal } from '../accounts/types';
+import { VARIABLE_PRICE, addDecimals, effectivePricing, multiplyDecimal } from '../catalog/pricing';
+import type { ProviderEndpoint, PublicModel } from '../catalog/types';
+
+/**
+ * Usage attribution (SPEC 1): every completed inference request counts against the API key
+ * it acted as, whether the key itself or an access token issued for it made the call.
+ */
+
+/** One completed request, as the usage store records it. */
+export interface UsageRecord {
+  organizationId: string;
+  /** The acting key: the key itself, or the key a federation policy's token acts as. */
+  keyHash: string;
+  model: PublicModel;
+  endpoint: ProviderEndpoint;
+  promptTokens: number;
+  completionTokens: number;
+  /** USD, exact decimal, from the endpoint's pricing at the request instant (SPEC 2.3). */
+  cost: string;
+  /** UTC date of the request instant, `YYYY-MM-DD`. */
+  date: string;
+  /** `api_key`, or the federation policy whose token made the call. */
+  via: { credential: 'api_key' } | { credential: 'access_token'; policyId: string | null };
+}
+
+/** USD spent by one key: all time and in the current UTC day, week (from Monday) and month. */
+export interface KeyUsage {
+  usage: number;
+  daily: number;
+  weekly: number;
+  monthly: number;
+}
+
+export const NO_USAGE: KeyUsage = Object.freeze({ usage: 0, daily: 0, weekly: 0, monthly: 0 });
+
+/** One row of the activity listing: a day, a model and the endpoint that served it. */
+export interface ActivityRow {
+  date: string;
+  model: string;
+  modelPermaslug: string;
+  endpointId: string;
+  providerName: string;
+  keyHash: string;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  usage: number;
+  /** Requests made with the key itself, and with access tokens by federation policy. */
+  requestsViaApiKey: number;
+  requestsViaPolicy: Record<string, number>;
+}
+
+/** SPEC 4.1 rule 2: `top-weekly` counts the last week; `most-popular` the same window. */
+export const USAGE_SORT_DAYS = 7;
+
+/** How often a deployed function reads the gateway's usage figures for the catalog sorts. */
+export const USAGE_FIGURES_SECONDS = 300;
+
+/** Requests and tokens per model over a recent window: what the catalog's usage sorts read. */
+export type ModelUsage = ReadonlyMap<string, { requests: number; tokens: number }>;
+
+export interface UsageStore {
+  /** Adds one request to the key's counters atomically (DynamoDB `ADD`): concurrent requests lose nothing. */
+  record(record: UsageRecord): Promise<void>;
+  /** Usage of these keys of the organization, at `now`. Keys without usage are absent. */
+  keyUsage(organizationId: string, keyHashes: readonly string[], now: Date): Promise<Map<string, KeyUsage>>;
+  /** Activity rows of the organization from `from` to `to` (UTC dates, inclusive). */
+  activity(organizationId: string, from: string, to: string): Promise<ActivityRow[]>;
+  /** Requests and tokens per model id over the `days` UTC days ending with `now`'s. */
+  modelUsage(now: Date, days: number): Promise<ModelUsage>;
+}
+
+/**
+ * What a request cost (SPEC 2.3): the effective prompt and completion prices for its
+ * prompt size at its instant, overrides and discount applied, plus the per-request price.
+ * A router's variable price ("-1") is not known here and counts as zero.
+ */
+export function requestCost(endpoint: ProviderEndpoint, promptTokens: number, completionTokens: number, at: Date): string {
+  const price = effectivePricing(endpoint.pricing, { promptTokens, at });
+  const known = (value: string | undefined) => (value === undefined || value === VARIABLE_PRICE ? '0' : value);
+  return addDecimals([
+    multiplyDecimal(known(price.prompt), String(promptTokens)),
+    multiplyDecimal(known(price.completion), String(completionTokens)),
+    known(price.request),
+  ]);
+}
+
+export function usageRecord(input: {
+  principal: Principal;
+  model: PublicModel;
+  endpoint: ProviderEndpoint;
+  promptTokens: number;
+  completionTokens: number;
+  at: Date;
+}): UsageRecord {
+  const { principal } = input;
+  return {
+    organizationId: principal.organization.id,
+    keyHash: principal.key.hash,
+    model: input.model,
+    endpoint: input.endpoint,
+    promptTokens: input.promptTokens,
+    completionTokens: input.completionTokens,
+    cost: requestCost(input.endpoint, input.promptTokens, input.completionTokens, input.at),
+    date: utcDate(input.at),
+    via:
+      principal.credential === 'api_key'
+        ? { credential: 'api_key' }
+        : { credential: 'access_token', policyId: principal.federationPolicyId ?? null },
+  };
+}
+
+export function utcDate(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+/** First days of the current UTC week (Monday) and month, as `YYYY-MM-DD`. */
+export function periodStarts(now: Date): { day: string; week: string; month: string } {
+  const day = utcDate(now);
+  const sinceMonday = (now.getUTCDay() + 6) % 7;
+  const week = utcDate(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - sinceMonday)));
+  return { day, week, month: `${day.slice(0, 8)}01` };
+}
+
+/** The UTC date `days` days before `now`'s. */
+export function daysBefore(now: Date, days: number): string {
+  return utcDate(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - days)));
+}
+
+/** An endpoint's id in activity rows: stable across catalog imports (model and provider tag). */
+export function endpointId(model: PublicModel, endpoint: ProviderEndpoint): string {
+  return `${model.id}:${endpoint.tag}`;
+}
