@@ -8,6 +8,7 @@ import { MANAGEMENT_FUNCTION, createManagementHandler } from '../handlers/manage
 import { createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { createDocumentClient } from '../store/dynamo-client';
+import { DynamoExchangeEventStore } from '../store/dynamo-exchange-event-store';
 import { DynamoUsageStore } from '../store/dynamo-usage-store';
 import { DynamoFederationStore } from '../store/dynamo-federation-store';
 
@@ -28,5 +29,6 @@ export const handler = createManagementHandler({
     clock: systemClock,
   }),
   clock: systemClock,
+  exchangeEvents: new DynamoExchangeEventStore(documentClient, config.tables.policies),
   telemetry,
 });

@@ -1,6 +1,7 @@
 import { App, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../lambdas/signing/registration-properties';
 import { SIGNING_KEY_PARTITION } from '../../lambdas/store/table-schemas';
 import { ModelgateStack } from '../../lib/modelgate-stack';
 import { FUNCTION_REQUIREMENTS } from '../support/function-requirements';
@@ -69,12 +70,24 @@ describe('signing key', () => {
     template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/Modelgate/access-token-signing' });
   });
 
-  it('lets only the token exchange function sign, and only with this key', () => {
+  it("lets only the token exchange function sign: with this key, and with rotated keys carrying the stack's signing tag", () => {
     const tokenExchangeRole = roleLogicalIdOf(template, FUNCTION_PREFIX.tokenExchange);
     expect(rolesAllowed(template, 'kms:Sign')).toEqual([tokenExchangeRole]);
     const keyId = logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey');
     const signing = functionStatements(template, FUNCTION_PREFIX.tokenExchange).filter((s) => s.Action.includes('kms:Sign'));
-    expect(signing).toEqual([{ Effect: 'Allow', Action: ['kms:Sign'], Resource: [{ 'Fn::GetAtt': [keyId, 'Arn'] }] }]);
+    expect(signing).toHaveLength(2);
+    expect(signing).toEqual(expect.arrayContaining([
+      { Effect: 'Allow', Action: ['kms:Sign'], Resource: [{ 'Fn::GetAtt': [keyId, 'Arn'] }] },
+      {
+        Effect: 'Allow',
+        Action: ['kms:Sign'],
+        Resource: [
+          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':kms:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':key/*']] },
+        ],
+        Condition: { StringEquals: { 'aws:ResourceTag/modelgate:access-token-signing': 'Modelgate' } },
+      },
+    ]));
+    template.hasResourceProperties('AWS::KMS::Key', { Tags: [{ Key: 'modelgate:access-token-signing', Value: 'Modelgate' }] });
   });
 
   it('denies kms:Sign in the key policy to every principal but the token exchange role; the account root administers', () => {
@@ -109,7 +122,8 @@ describe('signing key', () => {
     template.hasResource('Custom::SigningKeyRegistration', {
       Properties: {
         ServiceToken: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SigningKeyRegistrationProvider'), 'Arn'] },
-        SigningKeyArn: { 'Fn::GetAtt': [keyId, 'Arn'] },
+        // The name the registrar reads (test/lambdas/handlers/signing-key-registrar.test.ts runs it with these properties).
+        [SIGNING_KEY_REGISTRATION_PROPERTIES.signingKeyArn]: { 'Fn::GetAtt': [keyId, 'Arn'] },
       },
       DependsOn: Match.arrayWith([functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar)]),
     });
@@ -259,7 +273,6 @@ describe('functions', () => {
 
   it('passes each function exactly the tables it is granted, plus its settings', () => {
     const table = (id: TableId) => ({ [TABLE_SCHEMAS[id].envVar]: { Ref: tableLogicalId(template, id) } });
-    const keyArn = { 'Fn::GetAtt': [logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey'), 'Arn'] };
     const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName, LOG_LEVEL: settings.logLevel };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
       catalog: {
@@ -276,7 +289,22 @@ describe('functions', () => {
         ...table('keys'),
         ...table('rateCounters'),
         ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
-        SIGNING_KEY_ARN: keyArn,
+        EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
+        EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
+        API_BASE_URL: {
+          'Fn::Join': [
+            '',
+            [
+              'https://',
+              { Ref: logicalIdOf(template, 'AWS::ApiGateway::RestApi', 'ApiRestApi') },
+              '.execute-api.',
+              { Ref: 'AWS::Region' },
+              '.',
+              { Ref: 'AWS::URLSuffix' },
+              `/${settings.stageName}/api/v1`,
+            ],
+          ],
+        },
       },
       jwks: { ...base, ...table('keys') },
       management: { ...base, ...table('keys'), ...table('policies'), ...table('usage') },
@@ -314,6 +342,8 @@ describe('functions', () => {
     expect(dynamo.length).toBeGreaterThan(0);
     for (const statement of dynamo) {
       expect(statement.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SIGNING_KEY_PARTITION] } });
+      // Scan carries no leading key, so the condition could not hold it back.
+      expect([statement.Action].flat()).not.toContain('dynamodb:Scan');
     }
   });
 
@@ -341,12 +371,24 @@ describe('functions', () => {
         .filter((id, i, all) => all.indexOf(id) === i);
     expect(Object.fromEntries(Object.entries(FUNCTION_PREFIX).map(([id, prefix]) => [id, writesOf(prefix)]))).toEqual({
       catalog: [],
-      tokenExchange: ['rateCounters'],
+      tokenExchange: ['rateCounters', 'policies'],
       jwks: [],
       management: ['keys', 'policies'],
       inference: ['usage'],
       signingKeyRegistrar: ['keys'],
     });
+  });
+  it('lets the token exchange write only event and jti items of the policies table, never an issuer or policy', () => {
+    const policiesTable = tableLogicalId(template, 'policies');
+    const onPolicies = functionStatements(template, FUNCTION_PREFIX.tokenExchange).filter(
+      (s) => JSON.stringify(s.Resource).includes(policiesTable) && DYNAMODB_WRITES.some((w) => s.Action.includes(w)),
+    );
+    expect(onPolicies).toEqual([
+      expect.objectContaining({
+        Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem'],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVENT#*', 'JTI#*'] } },
+      }),
+    ]);
   });
 });
 
@@ -378,6 +420,7 @@ describe('cdk-nag AwsSolutions', () => {
         ['SigningKeyRegistration/Provider', `AwsSolutions-IAM5[Resource::<${functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar)}.Arn>:*]`],
         ['Tables/RateCountersTable', 'AwsSolutions-DDB3'],
         ['ProviderCredentials/Secret', 'AwsSolutions-SMG4'],
+        ['SigningKey/RotatedKeysSignPolicy', 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]'],
       ].sort(),
     );
   });
