@@ -28,7 +28,7 @@ export function createTokenExchangeHandler(deps: TokenExchangeHandlerDeps) {
   const exchangeDeps: TokenExchangeDeps = {
     ...deps,
     logger: { error: (message, fields) => telemetry.logger.error(message, { ...fields }) },
-    onOutcome: (outcome, reason) => recordTokenExchange(telemetry, outcome, reason ?? 'ok'),
+    onOutcome: (outcome, reason) => recordTokenExchange(telemetry, outcome, reason ?? 'none'),
   };
   return oauthHandler(async (event, _context, requestId) => {
     const body = await exchangeToken(exchangeDeps, {
