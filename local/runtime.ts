@@ -29,6 +29,7 @@ import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
 import { startEmbeddedDynamoDb } from './embedded-dynamodb';
 import { writeFileAtomically } from './files';
+import { reconcileIndexes } from './reconcile-indexes';
 import { createLocalApiServer, type FunctionHandler } from './http-server';
 import { ReadableLogger } from './readable-logger';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
@@ -96,6 +97,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const dynamo = await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
   try {
     await createTables(dynamo.client);
+    // Messages for whoever started the service; log lines once it serves go to the logger.
+    const warn = options.log ?? ((line: string) => console.warn(line));
+    if (options.persist !== false) await reconcileAfterUncleanStop(dynamo.client, warn);
+
     const documentClient = createDocumentClient(dynamo.client);
     const accounts = new DynamoAccountStore(documentClient, TABLE_SCHEMAS.keys.localName);
     const accountsService = new AccountsService({ store: accounts, clock });
@@ -183,8 +188,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       maxTokenLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900,
     });
     // demo.json is written last: its presence means the service is ready to serve.
-    const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl);
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
+    const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl, warn);
 
     return {
       baseUrl,
@@ -199,5 +204,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   } catch (error) {
     await dynamo.stop();
     throw error;
+  }
+}
+
+/** Data kept from an earlier run may come from a process that was killed mid-write. */
+async function reconcileAfterUncleanStop(client: Parameters<typeof reconcileIndexes>[0], warn: (line: string) => void): Promise<void> {
+  const { restored, removed } = await reconcileIndexes(client);
+  if (restored + removed > 0) {
+    warn(`local data: repaired the listing index after an unclean stop (${restored} entries restored, ${removed} without their item removed)`);
   }
 }

@@ -1,8 +1,19 @@
 import type { ApiKeyRecord, Guardrail, Organization, User, Workspace } from './types';
 
 export type OrganizationPatch = Partial<Pick<Organization, 'name' | 'plan' | 'providerPreferences' | 'privacy'>>;
-export type ApiKeyPatch = Partial<Pick<ApiKeyRecord, 'name' | 'disabled' | 'guardrailIds' | 'expiresAt'>>;
-export type WorkspacePatch = Partial<Pick<Workspace, 'name' | 'description' | 'guardrailIds'>>;
+export type ApiKeyPatch = Partial<Pick<ApiKeyRecord, 'name' | 'disabled' | 'expiresAt'>>;
+export type WorkspacePatch = Partial<Pick<Workspace, 'name' | 'description'>>;
+
+/** What a guardrail can be attached to: a key, or a workspace (and so every key in it). */
+export type GuardrailHolder =
+  | { readonly kind: 'key'; readonly hash: string }
+  | { readonly kind: 'workspace'; readonly organizationId: string; readonly id: string };
+
+/**
+ * The outcome of adding an id to, or removing it from, a holder's guardrail set:
+ * `changed` only when this call changed the set, so counts reported to callers are real.
+ */
+export type SetChange = 'changed' | 'unchanged' | 'missing';
 export type GuardrailPatch = Partial<
   Pick<Guardrail, 'name' | 'description' | 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders' | 'enforceZdr'>
 >;
@@ -10,6 +21,10 @@ export type GuardrailPatch = Partial<
 /**
  * Persistence of accounts. Creates fail with {@link AlreadyExistsError} when the item
  * exists; updates and deletes of a missing item return `undefined` / `false`.
+ *
+ * Guardrail ids on keys and workspaces are never written as a whole list: each
+ * assignment adds or removes one id atomically, so concurrent assignments cannot undo
+ * each other (a read-modify-write of the list loses updates).
  */
 export interface AccountStore {
   createOrganization(organization: Organization): Promise<void>;
@@ -17,6 +32,10 @@ export interface AccountStore {
   listOrganizations(): Promise<Organization[]>;
   updateOrganization(id: string, patch: OrganizationPatch, updatedAt: string): Promise<Organization | undefined>;
 
+  /**
+   * Creates the workspace and claims its slug within the organization, both or neither:
+   * a slug already claimed fails with {@link AlreadyExistsError}.
+   */
   createWorkspace(workspace: Workspace): Promise<void>;
   getWorkspace(organizationId: string, id: string): Promise<Workspace | undefined>;
   listWorkspaces(organizationId: string): Promise<Workspace[]>;
@@ -24,6 +43,11 @@ export interface AccountStore {
 
   createUser(user: User): Promise<void>;
   getUser(organizationId: string, id: string): Promise<User | undefined>;
+
+  /** Atomically adds one guardrail id to the holder's set. */
+  addGuardrail(holder: GuardrailHolder, guardrailId: string, updatedAt: string): Promise<SetChange>;
+  /** Atomically removes one guardrail id from the holder's set. */
+  removeGuardrail(holder: GuardrailHolder, guardrailId: string, updatedAt: string): Promise<SetChange>;
 
   createApiKey(key: ApiKeyRecord): Promise<void>;
   getApiKey(hash: string): Promise<ApiKeyRecord | undefined>;

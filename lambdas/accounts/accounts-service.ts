@@ -1,6 +1,6 @@
 import { ConflictError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
-import { AlreadyExistsError, type AccountStore, type GuardrailPatch } from './account-store';
+import { AlreadyExistsError, type AccountStore, type GuardrailHolder, type GuardrailPatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
 import {
   DEFAULT_PRIVACY,
@@ -109,8 +109,13 @@ export class AccountsService {
       createdAt: this.timestamp(),
       updatedAt: null,
     };
+    if (input.slug !== undefined && !WORKSPACE_SLUG.test(input.slug)) {
+      throw invalidParameter('slug', 'must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit');
+    }
     if (workspace.slug === '') throw invalidParameter('name', 'must contain a letter or digit');
     await this.getOrganization(organizationId);
+    // The store claims the slug atomically; this check also covers workspaces created
+    // before slugs were claimed.
     const existing = await this.store.listWorkspaces(organizationId);
     if (existing.some((w) => w.slug === workspace.slug)) {
       throw new ConflictError(`A workspace with slug "${workspace.slug}" already exists`);
@@ -235,29 +240,43 @@ export class AccountsService {
     return updated;
   }
 
-  /** Deletes a guardrail and detaches it from the keys and workspaces it was on. */
+  /**
+   * Deletes a guardrail and detaches it from the keys and workspaces it was on.
+   *
+   * No dangling ids, in either order of a concurrent assignment (no transactions, so by
+   * ordering): the guardrail item goes first, then every key and workspace of the
+   * organization loses the id by a conditional `DELETE`, which sees the item as it is at
+   * that moment. An assignment re-reads the guardrail after its write
+   * ({@link confirmGuardrailExists}): if it read the guardrail before the delete, its
+   * write came earlier still and the sweep removes it; if after, it sees the guardrail
+   * gone and removes its own write. Readers also ignore ids whose guardrail is gone
+   * (`getGuardrails` returns existing ones only), and ids are never reused, so an id left
+   * by a crash mid-sweep restricts nothing.
+   */
   async deleteGuardrail(organizationId: string, id: string): Promise<void> {
     await this.getGuardrail(organizationId, id);
-    for (const key of await this.store.listApiKeys(organizationId)) {
-      if (key.guardrailIds.includes(id)) await this.unassignGuardrailFromKeys(organizationId, id, [key.hash]);
-    }
-    for (const workspace of await this.store.listWorkspaces(organizationId)) {
-      if (workspace.guardrailIds.includes(id)) await this.setWorkspaceGuardrail(organizationId, id, workspace.id, false);
-    }
     if (!(await this.store.deleteGuardrail(organizationId, id))) throw new NotFoundError(`Guardrail ${id} not found`);
+    const now = this.timestamp();
+    const holders: GuardrailHolder[] = [
+      ...(await this.store.listApiKeys(organizationId)).map((key) => ({ kind: 'key' as const, hash: key.hash })),
+      ...(await this.store.listWorkspaces(organizationId)).map((w) => ({ kind: 'workspace' as const, organizationId, id: w.id })),
+    ];
+    await inBatches(holders, (holder) => this.store.removeGuardrail(holder, id, now));
   }
 
-  /** Attaches a guardrail to keys; returns how many keys gained it. */
+  /** Attaches a guardrail to keys; returns how many keys gained it (not those that had it). */
   async assignGuardrailToKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
     await this.getGuardrail(organizationId, guardrailId);
     const keys = await Promise.all([...new Set(hashes)].map((hash) => this.getApiKey(organizationId, hash)));
-    let changed = 0;
+    const now = this.timestamp();
+    const added: GuardrailHolder[] = [];
     for (const key of keys) {
-      if (key.guardrailIds.includes(guardrailId)) continue;
-      await this.store.updateApiKey(key.hash, { guardrailIds: [...key.guardrailIds, guardrailId] }, this.timestamp());
-      changed++;
+      const holder = { kind: 'key', hash: key.hash } as const;
+      // A key deleted meanwhile no longer needs the guardrail: it is simply not counted.
+      if ((await this.store.addGuardrail(holder, guardrailId, now)) === 'changed') added.push(holder);
     }
-    return changed;
+    await this.confirmGuardrailExists(organizationId, guardrailId, added);
+    return added.length;
   }
 
   /** Detaches a guardrail from keys; returns how many keys lost it. */
@@ -265,25 +284,38 @@ export class AccountsService {
     // An unknown guardrail is reported, not silently accepted as "nothing to remove".
     await this.getGuardrail(organizationId, guardrailId);
     const keys = await Promise.all([...new Set(hashes)].map((hash) => this.getApiKey(organizationId, hash)));
+    const now = this.timestamp();
     let changed = 0;
     for (const key of keys) {
-      if (!key.guardrailIds.includes(guardrailId)) continue;
-      const guardrailIds = key.guardrailIds.filter((id) => id !== guardrailId);
-      await this.store.updateApiKey(key.hash, { guardrailIds }, this.timestamp());
-      changed++;
+      if ((await this.store.removeGuardrail({ kind: 'key', hash: key.hash }, guardrailId, now)) === 'changed') changed++;
     }
     return changed;
   }
 
   /** Attaches (or detaches) a guardrail to every request made with the workspace's keys. */
   async setWorkspaceGuardrail(organizationId: string, guardrailId: string, workspaceId: string, attached: boolean): Promise<Workspace> {
-    const workspace = await this.getWorkspace(organizationId, workspaceId);
+    await this.getWorkspace(organizationId, workspaceId);
     await this.getGuardrail(organizationId, guardrailId);
-    const others = workspace.guardrailIds.filter((id) => id !== guardrailId);
-    const guardrailIds = attached ? [...others, guardrailId] : others;
-    const updated = await this.store.updateWorkspace(organizationId, workspaceId, { guardrailIds }, this.timestamp());
-    if (!updated) throw new NotFoundError(`Workspace ${workspaceId} not found`);
-    return updated;
+    const holder = { kind: 'workspace', organizationId, id: workspaceId } as const;
+    const now = this.timestamp();
+    const result = attached
+      ? await this.store.addGuardrail(holder, guardrailId, now)
+      : await this.store.removeGuardrail(holder, guardrailId, now);
+    if (result === 'missing') throw new NotFoundError(`Workspace ${workspaceId} not found`);
+    if (attached && result === 'changed') await this.confirmGuardrailExists(organizationId, guardrailId, [holder]);
+    return this.getWorkspace(organizationId, workspaceId);
+  }
+
+  /**
+   * The second half of the no-dangling-ids protocol (see {@link deleteGuardrail}): after
+   * adding the id, make sure the guardrail still exists; if it was deleted meanwhile, take
+   * the id back off and report the guardrail as missing.
+   */
+  private async confirmGuardrailExists(organizationId: string, guardrailId: string, added: readonly GuardrailHolder[]): Promise<void> {
+    if (added.length === 0 || (await this.store.getGuardrail(organizationId, guardrailId))) return;
+    const now = this.timestamp();
+    await inBatches(added, (holder) => this.store.removeGuardrail(holder, guardrailId, now));
+    throw new NotFoundError(`Guardrail ${guardrailId} not found`);
   }
 
   private async defaultWorkspace(organizationId: string): Promise<Workspace> {
@@ -319,6 +351,16 @@ function checkGuardrailLists(g: Pick<Guardrail, 'allowedModels' | 'ignoredModels
   if (models.length > 0) throw new InvalidInputError(`Models cannot be both allowed and ignored: ${models.join(', ')}`);
   const providers = both(g.allowedProviders, g.ignoredProviders);
   if (providers.length > 0) throw new InvalidInputError(`Providers cannot be both allowed and ignored: ${providers.join(', ')}`);
+}
+
+/** Workspace slugs: safe in URLs and file names, unique per organization. */
+export const WORKSPACE_SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+/** Runs one store call per item, a few at a time: many in flight, none unbounded. */
+async function inBatches<T>(items: readonly T[], run: (item: T) => Promise<unknown>, size = 16): Promise<void> {
+  for (let start = 0; start < items.length; start += size) {
+    await Promise.all(items.slice(start, start + size).map(run));
+  }
 }
 
 function slugify(name: string): string {

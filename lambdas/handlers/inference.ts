@@ -3,7 +3,7 @@ import type { FunctionRequirements } from '../config';
 import { header } from '../http/request';
 import { streamingHandler, type StreamingHandler } from '../http/streaming';
 import { createInferenceApi, type InferenceApiDeps } from '../inference/inference-api';
-import { METRIC, countMetric, type Telemetry } from '../observability/telemetry';
+import { countRequest, type Telemetry } from '../observability/telemetry';
 
 /** SPEC 4.5: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
 export const INFERENCE_FUNCTION = {
@@ -27,6 +27,7 @@ export function createInferenceHandler(deps: InferenceHandlerDeps): StreamingHan
   return streamingHandler(async (event, stream, context) => {
     const started = performance.now();
     telemetry.logger.addContext(context);
+    telemetry.metrics.captureColdStartMetric(context.functionName);
     let status = 500;
     try {
       status = await api(event, stream, context);
@@ -41,7 +42,8 @@ export function createInferenceHandler(deps: InferenceHandlerDeps): StreamingHan
         sourceIp: event.requestContext?.identity?.sourceIp,
         apiRequestId: event.requestContext?.requestId,
       });
-      countMetric(telemetry, METRIC.requests, { route, statusClass: `${Math.floor(status / 100)}xx` });
+      // In the invocation's own metrics, so the flush below always has one to publish.
+      countRequest(telemetry, route, status);
       telemetry.metrics.publishStoredMetrics();
     }
   });

@@ -12,8 +12,10 @@ import {
   AlreadyExistsError,
   type AccountStore,
   type ApiKeyPatch,
+  type GuardrailHolder,
   type GuardrailPatch,
   type OrganizationPatch,
+  type SetChange,
   type WorkspacePatch,
 } from '../accounts/account-store';
 import type { ApiKeyRecord, Guardrail, Organization, User, Workspace } from '../accounts/types';
@@ -27,11 +29,17 @@ import { BY_ORGANIZATION_INDEX } from './table-schemas';
  * |--------------|-------------------|-------------------|-------------------------|---------------------|
  * | organization | `ORG#<id>`        | `ORG`             | `ORGS`                  | `<id>`              |
  * | workspace    | `ORG#<org>`       | `WORKSPACE#<id>`  |                         |                     |
+ * | slug claim   | `ORG#<org>`       | `SLUG#<slug>`     |                         |                     |
  * | user         | `ORG#<org>`       | `USER#<id>`       |                         |                     |
  * | guardrail    | `ORG#<org>`       | `GUARDRAIL#<id>`  |                         |                     |
  * | API key      | `APIKEY#<hash>`   | `APIKEY`          | `ORG#<org>#APIKEYS`     | `<createdAt>#<hash>`|
  *
  * A key is fetched by its hash alone, so authentication is one GetItem.
+ *
+ * `guardrailIds` of keys and workspaces is a DynamoDB string set changed only with `ADD`
+ * and `DELETE` of one element, never rewritten whole. DynamoDB has no empty sets, so an
+ * item without guardrails has no such attribute. Items written before sets were used hold
+ * a list; the first change converts it (see {@link convertLegacyList}).
  */
 export class DynamoAccountStore implements AccountStore {
   constructor(
@@ -58,23 +66,134 @@ export class DynamoAccountStore implements AccountStore {
     return this.update<Organization>(orgPk(id), 'ORG', { ...patch, updatedAt });
   }
 
+  /**
+   * The slug is claimed first with a conditional put of a claim item, so of two concurrent
+   * creations with one slug exactly one wins. The claim names its workspace: a claim whose
+   * workspace never appeared (the process died between the two writes) is taken over once
+   * it is older than {@link ABANDONED_CLAIM_MS}, so a crash cannot lock a slug forever.
+   */
   async createWorkspace(workspace: Workspace): Promise<void> {
-    await this.create(
-      { pk: orgPk(workspace.organizationId), sk: `WORKSPACE#${workspace.id}`, ...workspace },
-      `workspace ${workspace.id}`,
-    );
+    const pk = orgPk(workspace.organizationId);
+    const claim = { pk, sk: slugSk(workspace.slug), workspaceId: workspace.id, claimedAt: workspace.createdAt };
+    const taken = new AlreadyExistsError(`A workspace with slug "${workspace.slug}"`);
+    try {
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: claim, ConditionExpression: 'attribute_not_exists(pk)' }));
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      const current = await this.get<{ workspaceId: string; claimedAt: string }>(pk, slugSk(workspace.slug));
+      const abandoned =
+        current !== undefined &&
+        Date.parse(workspace.createdAt) - Date.parse(current.claimedAt) > ABANDONED_CLAIM_MS &&
+        (await this.getWorkspace(workspace.organizationId, current.workspaceId)) === undefined;
+      if (!abandoned) throw taken;
+      try {
+        await this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: claim,
+            ConditionExpression: 'workspaceId = :previous',
+            ExpressionAttributeValues: { ':previous': current.workspaceId },
+          }),
+        );
+      } catch (takeoverError) {
+        if (isConditionalCheckFailed(takeoverError)) throw taken;
+        throw takeoverError;
+      }
+    }
+    try {
+      await this.create({ pk, sk: `WORKSPACE#${workspace.id}`, ...withGuardrailSet(workspace) }, `workspace ${workspace.id}`);
+    } catch (error) {
+      await this.client
+        .send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: { pk, sk: slugSk(workspace.slug) },
+            ConditionExpression: 'workspaceId = :mine',
+            ExpressionAttributeValues: { ':mine': workspace.id },
+          }),
+        )
+        .catch(() => undefined);
+      throw error;
+    }
   }
 
   async getWorkspace(organizationId: string, id: string): Promise<Workspace | undefined> {
-    return this.get<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`);
+    return withGuardrailList(await this.get<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`));
   }
 
   async listWorkspaces(organizationId: string): Promise<Workspace[]> {
-    return this.queryPrefix<Workspace>(orgPk(organizationId), 'WORKSPACE#');
+    return (await this.queryPrefix<Workspace>(orgPk(organizationId), 'WORKSPACE#')).map((w) => withGuardrailList(w)!);
   }
 
   async updateWorkspace(organizationId: string, id: string, patch: WorkspacePatch, updatedAt: string): Promise<Workspace | undefined> {
-    return this.update<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`, { ...patch, updatedAt });
+    return withGuardrailList(await this.update<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`, { ...patch, updatedAt }));
+  }
+
+  async addGuardrail(holder: GuardrailHolder, guardrailId: string, updatedAt: string): Promise<SetChange> {
+    return this.changeGuardrailSet(holder, guardrailId, updatedAt, 'add');
+  }
+
+  async removeGuardrail(holder: GuardrailHolder, guardrailId: string, updatedAt: string): Promise<SetChange> {
+    return this.changeGuardrailSet(holder, guardrailId, updatedAt, 'remove');
+  }
+
+  /**
+   * One conditional `ADD` or `DELETE` of a single element. The condition makes the write
+   * happen only when it changes the set, so `changed` is exact under concurrency; when it
+   * fails, one consistent read says why (item gone, no change needed, or a legacy list).
+   */
+  private async changeGuardrailSet(holder: GuardrailHolder, guardrailId: string, updatedAt: string, change: 'add' | 'remove'): Promise<SetChange> {
+    const key = holderKey(holder);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: key,
+            UpdateExpression: `${change === 'add' ? 'ADD' : 'DELETE'} guardrailIds :ids SET updatedAt = :now`,
+            ConditionExpression:
+              change === 'add'
+                ? 'attribute_exists(pk) AND (attribute_not_exists(guardrailIds) OR (attribute_type(guardrailIds, :set) AND NOT contains(guardrailIds, :id)))'
+                : 'attribute_exists(pk) AND attribute_type(guardrailIds, :set) AND contains(guardrailIds, :id)',
+            ExpressionAttributeValues: { ':ids': new Set([guardrailId]), ':id': guardrailId, ':set': 'SS', ':now': updatedAt },
+          }),
+        );
+        return 'changed';
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      const item = await this.get<{ guardrailIds?: unknown }>(key.pk, key.sk);
+      if (!item) return 'missing';
+      if (Array.isArray(item.guardrailIds)) {
+        await this.convertLegacyList(key, item.guardrailIds as string[]);
+        continue;
+      }
+      const present = item.guardrailIds instanceof Set && item.guardrailIds.has(guardrailId);
+      if (present === (change === 'add')) return 'unchanged';
+      // Changed by someone else between the write and the read: try again.
+    }
+    throw new Error(`guardrail set of ${key.pk} ${key.sk} kept changing under ${change}`);
+  }
+
+  /**
+   * Items written before guardrail ids were a set hold a list. Converted once, on the
+   * first change; the condition on the type makes exactly one converter win.
+   */
+  private async convertLegacyList(key: { pk: string; sk: string }, list: readonly string[]): Promise<void> {
+    const unique = [...new Set(list)];
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: unique.length > 0 ? 'SET guardrailIds = :ids' : 'REMOVE guardrailIds',
+          ConditionExpression: 'attribute_type(guardrailIds, :list)',
+          ExpressionAttributeValues: { ':list': 'L', ...(unique.length > 0 ? { ':ids': new Set(unique) } : {}) },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
   }
 
   async createUser(user: User): Promise<void> {
@@ -92,22 +211,22 @@ export class DynamoAccountStore implements AccountStore {
         sk: 'APIKEY',
         gsi1pk: `${orgPk(key.organizationId)}#APIKEYS`,
         gsi1sk: `${key.createdAt}#${key.hash}`,
-        ...key,
+        ...withGuardrailSet(key),
       },
       'API key',
     );
   }
 
   async getApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
-    return this.get<ApiKeyRecord>(keyPk(hash), 'APIKEY');
+    return withGuardrailList(await this.get<ApiKeyRecord>(keyPk(hash), 'APIKEY'));
   }
 
   async listApiKeys(organizationId: string): Promise<ApiKeyRecord[]> {
-    return this.queryIndex<ApiKeyRecord>(`${orgPk(organizationId)}#APIKEYS`);
+    return (await this.queryIndex<ApiKeyRecord>(`${orgPk(organizationId)}#APIKEYS`)).map((k) => withGuardrailList(k)!);
   }
 
   async updateApiKey(hash: string, patch: ApiKeyPatch, updatedAt: string): Promise<ApiKeyRecord | undefined> {
-    return this.update<ApiKeyRecord>(keyPk(hash), 'APIKEY', { ...patch, updatedAt });
+    return withGuardrailList(await this.update<ApiKeyRecord>(keyPk(hash), 'APIKEY', { ...patch, updatedAt }));
   }
 
   async deleteApiKey(hash: string): Promise<boolean> {
@@ -127,22 +246,12 @@ export class DynamoAccountStore implements AccountStore {
 
   async getGuardrails(organizationId: string, ids: readonly string[]): Promise<Guardrail[]> {
     const unique = [...new Set(ids)];
-    const found: Guardrail[] = [];
-    // BatchGetItem takes at most 100 keys per call.
-    for (let start = 0; start < unique.length; start += 100) {
-      let keys: Record<string, string>[] = unique
-        .slice(start, start + 100)
-        .map((id) => ({ pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` }));
-      while (keys.length > 0) {
-        const result = await this.client.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const item of result.Responses?.[this.tableName] ?? []) found.push(strip<Guardrail>(item));
-        keys = (result.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, string>[] | undefined) ?? [];
-      }
-    }
-    const order = new Map(unique.map((id, i) => [id, i]));
-    return found.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    const items = await this.batchGet(unique.map((id) => ({ pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` })));
+    // In the order asked, skipping ids whose guardrail is gone.
+    return unique.flatMap((id) => {
+      const item = items.get(itemId(orgPk(organizationId), `GUARDRAIL#${id}`));
+      return item ? [strip<Guardrail>(item)] : [];
+    });
   }
 
   async listGuardrails(organizationId: string): Promise<Guardrail[]> {
@@ -182,21 +291,56 @@ export class DynamoAccountStore implements AccountStore {
     });
   }
 
+  /**
+   * A listing through the index: the index says which items belong to it, the items
+   * themselves what they hold (strongly consistent). An index entry is a second copy
+   * written apart from its item, and either write can be lost on its own (a crash between
+   * them in the embedded store, replication lag in DynamoDB): a listing built from the
+   * copies could show a key that no longer exists, and so could not be deleted, or a
+   * state the key does not have. Entries whose item is gone are left out.
+   */
   private async queryIndex<T>(gsi1pk: string): Promise<T[]> {
-    // Global secondary indexes are eventually consistent; lists may lag a write briefly.
-    return this.queryAll<T>({
+    const entries = await this.queryAllRaw({
       IndexName: BY_ORGANIZATION_INDEX,
       KeyConditionExpression: 'gsi1pk = :pk',
       ExpressionAttributeValues: { ':pk': gsi1pk },
+      ProjectionExpression: 'pk, sk',
+    });
+    const keys = entries.map((entry) => ({ pk: entry.pk as string, sk: entry.sk as string }));
+    const items = await this.batchGet(keys);
+    return keys.flatMap((key) => {
+      const item = items.get(itemId(key.pk, key.sk));
+      return item && item.gsi1pk === gsi1pk ? [strip<T>(item)] : [];
     });
   }
 
+  /** Items by key, read consistently, 100 per call (BatchGetItem's limit), retrying unprocessed keys. */
+  private async batchGet(keys: readonly { pk: string; sk: string }[]): Promise<Map<string, Record<string, unknown>>> {
+    const found = new Map<string, Record<string, unknown>>();
+    const unique = [...new Map(keys.map((key) => [itemId(key.pk, key.sk), key])).values()];
+    for (let start = 0; start < unique.length; start += 100) {
+      let pending: Record<string, unknown>[] = unique.slice(start, start + 100);
+      while (pending.length > 0) {
+        const result = await this.client.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of result.Responses?.[this.tableName] ?? []) found.set(itemId(item.pk as string, item.sk as string), item);
+        pending = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      }
+    }
+    return found;
+  }
+
   private async queryAll<T>(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<T[]> {
-    const items: T[] = [];
+    return (await this.queryAllRaw(input)).map((item) => strip<T>(item));
+  }
+
+  private async queryAllRaw(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
       const page = await this.client.send(new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: startKey }));
-      for (const item of page.Items ?? []) items.push(strip<T>(item));
+      items.push(...(page.Items ?? []));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
     return items;
@@ -245,6 +389,30 @@ export class DynamoAccountStore implements AccountStore {
 
 const orgPk = (id: string) => `ORG#${id}`;
 const keyPk = (hash: string) => `APIKEY#${hash}`;
+const slugSk = (slug: string) => `SLUG#${slug}`;
+const itemId = (pk: string, sk: string) => `${pk}\n${sk}`;
+
+/** How long a slug claim without its workspace is honoured before it counts as abandoned. */
+const ABANDONED_CLAIM_MS = 60_000;
+
+function holderKey(holder: GuardrailHolder): { pk: string; sk: string } {
+  return holder.kind === 'key'
+    ? { pk: keyPk(holder.hash), sk: 'APIKEY' }
+    : { pk: orgPk(holder.organizationId), sk: `WORKSPACE#${holder.id}` };
+}
+
+/** The item form: a string set, or no attribute at all (DynamoDB has no empty sets). */
+function withGuardrailSet<T extends { guardrailIds: string[] }>(record: T): Omit<T, 'guardrailIds'> & { guardrailIds?: Set<string> } {
+  const { guardrailIds, ...rest } = record;
+  return guardrailIds.length > 0 ? { ...rest, guardrailIds: new Set(guardrailIds) } : rest;
+}
+
+/** The record form: a sorted list, whichever form (set, legacy list, absent) the item has. */
+function withGuardrailList<T extends { guardrailIds: string[] }>(record: T | undefined): T | undefined {
+  if (!record) return undefined;
+  const stored = (record as { guardrailIds?: Iterable<string> }).guardrailIds;
+  return { ...record, guardrailIds: [...new Set(stored ?? [])].sort() };
+}
 
 function strip<T>(item: Record<string, unknown>): T {
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;

@@ -81,11 +81,17 @@ export interface ServiceFunctionProps {
 /** Reads a function may do on a table: items and queries, never streams or table changes. */
 const TABLE_READS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:ConditionCheckItem', 'dynamodb:DescribeTable'];
 const TABLE_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+/**
+ * The reads that name a partition key, the only ones `dynamodb:LeadingKeys` can limit: a
+ * Scan carries no leading key, so `ForAllValues` over its empty set would let it read all.
+ */
+const KEYED_READS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'];
 
 export interface BindTableOptions {
   /**
    * Restricts every granted action to items whose partition key is one of these values
    * (`dynamodb:LeadingKeys`), e.g. the JWKS function reads only `SIGNING_KEY` records.
+   * Only actions that name a key are granted then: no Scan, no DescribeTable.
    * @default every item of the table
    */
   readonly partitionKeys?: readonly string[];
@@ -175,7 +181,7 @@ export class ServiceFunction extends NodejsFunction {
     const tableArn = binding.table.tableArn;
     this.addToRolePolicy(
       new iam.PolicyStatement({
-        actions: accessMode === 'readWrite' ? [...TABLE_READS, ...TABLE_WRITES] : TABLE_READS,
+        actions: [...(options.partitionKeys ? KEYED_READS : TABLE_READS), ...(accessMode === 'readWrite' ? TABLE_WRITES : [])],
         resources: [tableArn, ...binding.schema.globalIndexes.map((index) => `${tableArn}/index/${index.indexName}`)],
         conditions: options.partitionKeys
           ? { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...options.partitionKeys] } }

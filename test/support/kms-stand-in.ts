@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KMSClient } from '@aws-sdk/client-kms';
+import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { signDigest } from './p256';
 
 /**
@@ -19,7 +19,8 @@ import { signDigest } from './p256';
  * @example
  * const kms = await startKmsStandIn();
  * const client = kms.client();                       // a real KMSClient pointed at it
- * const { KeyMetadata } = await client.send(new CreateKeyCommand({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' }));
+ * const keyArn = await kms.createSigningKey();       // CreateKey through that client
+ * const signer = new KmsSigner(client, keyArn, (await kmsPublicJwk(client, keyArn)).kid);
  * await kms.stop();
  */
 export interface KmsStandIn {
@@ -30,6 +31,8 @@ export interface KmsStandIn {
   readonly requests: readonly { operation: string; body: Record<string, unknown> }[];
   /** The ARN of a key created with `CreateKey`, by its key id. */
   arnOf(keyId: string): string;
+  /** Creates an ECC_NIST_P256 / SIGN_VERIFY key through the SDK, as an operator would; returns its ARN. */
+  createSigningKey(description?: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -207,18 +210,25 @@ export async function startKmsStandIn(): Promise<KmsStandIn> {
   });
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  const newClient = (): KMSClient => {
+    const client = new KMSClient({
+      endpoint,
+      region: KMS_STAND_IN_REGION,
+      credentials: { accessKeyId: 'AKIDSTANDIN', secretAccessKey: 'stand-in-secret' },
+      maxAttempts: 1,
+    });
+    clients.push(client);
+    return client;
+  };
+
   return {
     endpoint,
     requests,
-    client() {
-      const client = new KMSClient({
-        endpoint,
-        region: KMS_STAND_IN_REGION,
-        credentials: { accessKeyId: 'AKIDSTANDIN', secretAccessKey: 'stand-in-secret' },
-        maxAttempts: 1,
-      });
-      clients.push(client);
-      return client;
+    client: newClient,
+    async createSigningKey(description) {
+      const client = newClient();
+      const { KeyMetadata } = await client.send(new CreateKeyCommand({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY', Description: description }));
+      return KeyMetadata!.Arn!;
     },
     arnOf(keyId) {
       const key = keys.get(keyId);

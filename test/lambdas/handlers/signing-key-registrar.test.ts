@@ -1,4 +1,4 @@
-import { CreateKeyCommand, GetPublicKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import { GetPublicKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { calculateJwkThumbprint, exportJWK } from 'jose';
 import { createPublicKey } from 'node:crypto';
@@ -35,10 +35,7 @@ describe('signing-key registrar', () => {
     await kms.stop();
   });
 
-  async function createKey(): Promise<string> {
-    const { KeyMetadata } = await client.send(new CreateKeyCommand({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' }));
-    return KeyMetadata!.Arn!;
-  }
+  const createKey = () => kms.createSigningKey();
 
   /** The template's properties with the key's `Fn::GetAtt Arn` resolved to `keyArn`, as CloudFormation sends them. */
   function resolvedProperties(keyArn: string): Record<string, unknown> {

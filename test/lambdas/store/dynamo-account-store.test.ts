@@ -108,4 +108,70 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     expect(await refusal(store.deleteApiKey('k'.repeat(3000)))).toEqual(expected);
     expect(await refusal(store.getGuardrails('o-1', ['g'.repeat(1100)]))).toEqual(expected);
   });
+
+  it('adds and removes guardrail ids as a string set, reporting only real changes, and converts lists written before sets', async () => {
+    const { PutCommand, GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { organization, workspace } = await service.createOrganization({ name: 'Sets', plan: 'enterprise' });
+    const { key } = await service.createApiKey(organization.id, { kind: 'workspace', name: 'k' });
+    const holder = { kind: 'key', hash: key.hash } as const;
+    const raw = async () =>
+      (await tables.documentClient.send(new GetCommand({ TableName: TABLE_SCHEMAS.keys.localName, Key: { pk: `APIKEY#${key.hash}`, sk: 'APIKEY' } }))).Item!;
+
+    // No guardrails: no attribute at all, as DynamoDB has no empty sets.
+    expect(await raw()).not.toHaveProperty('guardrailIds');
+    expect(await store.addGuardrail(holder, 'g-2', 't1')).toBe('changed');
+    expect(await store.addGuardrail(holder, 'g-1', 't1')).toBe('changed');
+    expect(await store.addGuardrail(holder, 'g-1', 't2')).toBe('unchanged');
+    expect((await raw()).guardrailIds).toEqual(new Set(['g-1', 'g-2']));
+    expect((await store.getApiKey(key.hash))!.guardrailIds).toEqual(['g-1', 'g-2']);
+    expect((await store.getApiKey(key.hash))!.updatedAt).toBe('t1');
+    expect(await store.removeGuardrail(holder, 'g-3', 't3')).toBe('unchanged');
+    expect(await store.removeGuardrail(holder, 'g-1', 't3')).toBe('changed');
+    expect(await store.removeGuardrail(holder, 'g-2', 't3')).toBe('changed');
+    expect(await raw()).not.toHaveProperty('guardrailIds');
+    expect(await store.addGuardrail({ kind: 'key', hash: 'f'.repeat(64) }, 'g-1', 't')).toBe('missing');
+
+    // Items from before sets hold a list: converted on the first change, nothing lost.
+    await tables.documentClient.send(new PutCommand({ TableName: TABLE_SCHEMAS.keys.localName, Item: { ...(await raw()), guardrailIds: ['old-1', 'old-2', 'old-1'] } }));
+    expect(await store.addGuardrail(holder, 'g-9', 't4')).toBe('changed');
+    expect((await raw()).guardrailIds).toEqual(new Set(['old-1', 'old-2', 'g-9']));
+    const wsHolder = { kind: 'workspace', organizationId: organization.id, id: workspace.id } as const;
+    const wsKey = { pk: `ORG#${organization.id}`, sk: `WORKSPACE#${workspace.id}` };
+    const wsItem = (await tables.documentClient.send(new GetCommand({ TableName: TABLE_SCHEMAS.keys.localName, Key: wsKey }))).Item!;
+    await tables.documentClient.send(new PutCommand({ TableName: TABLE_SCHEMAS.keys.localName, Item: { ...wsItem, guardrailIds: [] } }));
+    expect(await store.removeGuardrail(wsHolder, 'g-1', 't5')).toBe('unchanged');
+    expect(await store.addGuardrail(wsHolder, 'g-1', 't5')).toBe('changed');
+    expect((await store.getWorkspace(organization.id, workspace.id))!.guardrailIds).toEqual(['g-1']);
+  });
+
+  it('claims workspace slugs per organization, and takes over a claim whose workspace never appeared', async () => {
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { organization } = await service.createOrganization({ name: 'Slugs', plan: 'enterprise' });
+    const workspace = (id: string, slug: string, createdAt: string) => ({
+      id,
+      organizationId: organization.id,
+      name: slug,
+      slug,
+      description: null,
+      guardrailIds: [],
+      createdAt,
+      updatedAt: null,
+    });
+    await store.createWorkspace(workspace('w-1', 'prod', '2026-01-01T00:00:00.000Z'));
+    await expect(store.createWorkspace(workspace('w-2', 'prod', '2026-06-01T00:00:00.000Z'))).rejects.toThrow('A workspace with slug "prod" already exists');
+    expect(await store.getWorkspace(organization.id, 'w-2')).toBeUndefined();
+
+    // A claim left by a process that died before writing its workspace.
+    await tables.documentClient.send(
+      new PutCommand({
+        TableName: TABLE_SCHEMAS.keys.localName,
+        Item: { pk: `ORG#${organization.id}`, sk: 'SLUG#ghost', workspaceId: 'w-dead', claimedAt: '2026-01-01T00:00:00.000Z' },
+      }),
+    );
+    // Within a minute it may still be a creation in flight: honoured.
+    await expect(store.createWorkspace(workspace('w-3', 'ghost', '2026-01-01T00:00:30.000Z'))).rejects.toThrow('already exists');
+    await store.createWorkspace(workspace('w-4', 'ghost', '2026-01-01T00:05:00.000Z'));
+    const created = (await store.listWorkspaces(organization.id)).filter((w) => w.slug !== 'default');
+    expect(created.map((w) => [w.id, w.slug]).sort()).toEqual([['w-1', 'prod'], ['w-4', 'ghost']]);
+  });
 });

@@ -102,5 +102,7 @@ describe('ServiceFunction', () => {
     );
     expect(dynamo).toHaveLength(1);
     expect(dynamo[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SIGNING_KEY'] } });
+    // A Scan has no leading key to check, so it must not be granted at all.
+    expect([dynamo[0]!.Action].flat().sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:Query']);
   });
 });

@@ -1,0 +1,183 @@
+import { snapshotCatalog } from '../../../local/seed';
+import { runOps } from '../../../ops/run';
+import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
+import { startTestService, type TestService } from '../../support/local-service';
+
+/**
+ * Lost updates under concurrency, through real HTTP on the local service (the operator
+ * CLI for workspace attachments, which have no HTTP route): every request of a parallel
+ * burst must find its write in the final state, and counts must be real changes.
+ */
+describe('concurrent writes on the local service', () => {
+  const PARALLEL = 20;
+  let service: TestService;
+  let stores: RuntimeStores;
+  let demo: TestService['runtime']['demo'];
+  beforeAll(async () => {
+    service = await startTestService();
+    stores = connectToRuntime(service.runtime);
+    demo = service.runtime.demo;
+  });
+  afterAll(async () => {
+    stores.destroy();
+    await service.stop();
+  });
+
+  const manage = (path: string, method = 'GET', body?: unknown) => service.call(path, { key: demo.keys.managementReadWrite, method, body });
+  const times = <T>(n: number, make: (i: number) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => make(i)));
+
+  async function newGuardrail(name: string, ignoredModel = `acme/${name}`): Promise<string> {
+    const response = await manage('/guardrails', 'POST', { name, ignored_models: [ignoredModel] });
+    expect(response.status).toBe(201);
+    return response.body.data.id;
+  }
+
+  async function newKey(name: string): Promise<string> {
+    return (await newKeyWithSecret(name)).hash;
+  }
+
+  async function newKeyWithSecret(name: string): Promise<{ hash: string; secret: string }> {
+    const response = await manage('/keys', 'POST', { name });
+    expect(response.status).toBe(201);
+    return { hash: response.body.data.hash, secret: response.body.key };
+  }
+
+  const guardrailsOf = async (hash: string): Promise<string[]> => (await manage(`/keys/${hash}`)).body.data.guardrail_ids;
+
+  describe('guardrail assignments to keys', () => {
+    it(`keeps all of ${PARALLEL} guardrails assigned to one key at the same moment`, async () => {
+      const { hash: key, secret } = await newKeyWithSecret('target');
+      const models = snapshotCatalog().slice(0, PARALLEL).map((entry) => entry.model.id);
+      const ids = await times(PARALLEL, (i) => newGuardrail(`parallel-${i}`, models[i]));
+
+      const responses = await times(PARALLEL, (i) => manage(`/guardrails/${ids[i]}/assignments/keys`, 'POST', { key_hashes: [key] }));
+
+      expect(responses.map((r) => [r.status, r.body])).toEqual(ids.map(() => [200, { assigned_count: 1 }]));
+      expect(await guardrailsOf(key)).toEqual([...ids].sort());
+      // The key is as restricted as the operator was told: no guardrail's model is listed.
+      const listed = await service.call('/models/user?output_modalities=all', { key: secret });
+      expect(listed.status).toBe(200);
+      expect(listed.body.data.map((model: { id: string }) => model.id).filter((id: string) => models.includes(id))).toEqual([]);
+    });
+
+    it('counts one real change when the same assignment is sent many times at once', async () => {
+      const key = await newKey('same');
+      const id = await newGuardrail('same');
+
+      const responses = await times(PARALLEL, () => manage(`/guardrails/${id}/assignments/keys`, 'POST', { key_hashes: [key] }));
+
+      expect(responses.every((r) => r.status === 200)).toBe(true);
+      expect(responses.map((r) => r.body.assigned_count).sort()).toEqual([...Array(PARALLEL - 1).fill(0), 1]);
+      expect(await guardrailsOf(key)).toEqual([id]);
+    });
+
+    it(`removes each of ${PARALLEL} guardrails removed at the same moment, and none twice`, async () => {
+      const key = await newKey('unassign');
+      const ids = await times(PARALLEL, (i) => newGuardrail(`unassign-${i}`));
+      for (const id of ids) await manage(`/guardrails/${id}/assignments/keys`, 'POST', { key_hashes: [key] });
+
+      const responses = await times(PARALLEL * 2, (i) =>
+        manage(`/guardrails/${ids[i % PARALLEL]}/assignments/keys/remove`, 'POST', { key_hashes: [key] }),
+      );
+
+      expect(responses.every((r) => r.status === 200)).toBe(true);
+      expect(responses.reduce((sum, r) => sum + r.body.unassigned_count, 0)).toBe(PARALLEL);
+      expect(await guardrailsOf(key)).toEqual([]);
+    });
+
+    it('leaves no deleted guardrail id on any key, whichever of assignment and deletion comes first', async () => {
+      const keys = await times(PARALLEL, (i) => newKey(`race-${i}`));
+      for (let round = 0; round < 3; round++) {
+        const id = await newGuardrail(`doomed-${round}`);
+        // Assignments one key each, with the deletion fired in the middle of the burst.
+        const assignments = keys.map((hash, i) =>
+          new Promise((resolve) => setTimeout(resolve, i)).then(() => manage(`/guardrails/${id}/assignments/keys`, 'POST', { key_hashes: [hash] })),
+        );
+        const deletion = new Promise((resolve) => setTimeout(resolve, PARALLEL / 2)).then(() => manage(`/guardrails/${id}`, 'DELETE'));
+        const [deleted, ...assigned] = await Promise.all([deletion, ...assignments]);
+
+        expect(deleted.status).toBe(200);
+        // Each assignment either happened before the deletion (200) or found the guardrail gone (404).
+        expect(assigned.every((r) => r.status === 200 || r.status === 404)).toBe(true);
+        const dangling = (await times(keys.length, (i) => guardrailsOf(keys[i]!))).filter((ids) => ids.includes(id));
+        expect(dangling).toEqual([]);
+      }
+    });
+  });
+
+  describe('guardrail attachments to workspaces, through the operator CLI', () => {
+    const ops = (...argv: string[]) =>
+      runOps(argv, { out: () => undefined, err: () => undefined }, async () => ({ accounts: stores.accounts, catalog: stores.catalog }));
+
+    it(`keeps all of ${PARALLEL} guardrails attached to one workspace at the same moment`, async () => {
+      const workspace = await manage('/workspaces', 'POST', { name: 'Attach target' });
+      const ids = await times(PARALLEL, (i) => newGuardrail(`workspace-${i}`));
+
+      const codes = await times(PARALLEL, (i) => ops('guardrail', 'attach-workspace', demo.organizationId, ids[i]!, workspace.body.data.id));
+
+      expect(codes).toEqual(ids.map(() => 0));
+      expect((await manage(`/workspaces/${workspace.body.data.id}`)).body.data.guardrail_ids).toEqual([...ids].sort());
+
+      const detached = await times(PARALLEL, (i) => ops('guardrail', 'detach-workspace', demo.organizationId, ids[i]!, workspace.body.data.id));
+      expect(detached).toEqual(ids.map(() => 0));
+      expect((await manage(`/workspaces/${workspace.body.data.id}`)).body.data.guardrail_ids).toEqual([]);
+    });
+
+    it('leaves no deleted guardrail id on a workspace attached while the guardrail is deleted', async () => {
+      const workspaces = (await times(PARALLEL, (i) => manage('/workspaces', 'POST', { name: `Race ${i}` }))).map((w) => w.body.data.id as string);
+      for (let round = 0; round < 3; round++) {
+        const id = await newGuardrail(`doomed-workspace-${round}`);
+        const attachments = workspaces.map((workspace, i) =>
+          new Promise((resolve) => setTimeout(resolve, 2 * i)).then(() => ops('guardrail', 'attach-workspace', demo.organizationId, id, workspace)),
+        );
+        const deletion = new Promise((resolve) => setTimeout(resolve, PARALLEL)).then(() => manage(`/guardrails/${id}`, 'DELETE'));
+        const [deleted, ...codes] = await Promise.all([deletion, ...attachments]);
+
+        expect(deleted.status).toBe(200);
+        // Exit 0 when attached before the deletion, 1 (guardrail not found) after it.
+        expect(codes.every((code) => code === 0 || code === 1)).toBe(true);
+        const listed = (await manage('/workspaces')).body.data as { guardrail_ids: string[] }[];
+        expect(listed.filter((w) => w.guardrail_ids.includes(id))).toEqual([]);
+      }
+    });
+  });
+
+  describe('workspace slugs', () => {
+    it(`gives one slug to one of ${PARALLEL} workspaces created with the same name at the same moment`, async () => {
+      const responses = await times(PARALLEL, () => manage('/workspaces', 'POST', { name: 'Same Name' }));
+
+      expect(responses.map((r) => r.status).sort()).toEqual([201, ...Array(PARALLEL - 1).fill(409)]);
+      for (const refused of responses.filter((r) => r.status === 409)) {
+        expect(refused.body).toEqual({ error: { code: 409, message: 'A workspace with slug "same-name" already exists' } });
+      }
+      const listed = (await manage('/workspaces')).body.data as { slug: string }[];
+      expect(listed.filter((w) => w.slug === 'same-name')).toHaveLength(1);
+    });
+
+    it.each([
+      ['a path', '../../etc'],
+      ['a space', 'A B'],
+      ['upper case', 'Prod'],
+      ['a NUL character', 'default\u0000'],
+      ['an emoji', 'rocket-\u{1F680}'],
+      ['a leading hyphen', '-prod'],
+      ['65 characters', 'a'.repeat(65)],
+    ])('refuses an explicit slug with %s', async (_name, slug) => {
+      const response = await manage('/workspaces', 'POST', { name: 'Explicit', slug });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({
+        error: {
+          code: 400,
+          message: 'Invalid slug: must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit',
+          metadata: { parameter: 'slug' },
+        },
+      });
+    });
+
+    it('accepts an explicit slug of the documented shape', async () => {
+      const response = await manage('/workspaces', 'POST', { name: 'Explicit', slug: `0-${'a'.repeat(62)}` });
+      expect(response.status).toBe(201);
+      expect(response.body.data.slug).toBe(`0-${'a'.repeat(62)}`);
+    });
+  });
+});
