@@ -13,7 +13,7 @@ module.exports = {
     ],
   },
   // ESM-only packages are transformed to CommonJS for jest.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|@middy|@marcbachmann|@openrouter|zod)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(jose|oauth4webapi|@middy|@marcbachmann|@openrouter|zod)/)'],
   moduleNameMapper: {
     '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
   },

@@ -20,7 +20,8 @@ import { generateApiKey } from '../lambdas/accounts/api-keys';
 import { authenticate } from '../lambdas/accounts/authenticate';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type ApiKeyRecord, type Organization } from '../lambdas/accounts/types';
 import { systemClock } from '../lambdas/clock';
-import { ACTING_KEY_CLAIM, SigningKeyAccessTokenVerifier } from '../lambdas/oauth/access-token-verifier';
+import { ACTING_KEY_CLAIM } from '../lambdas/oauth/access-token';
+import { SigningKeyAccessTokenVerifier } from '../lambdas/oauth/access-token-verifier';
 import { LocalSigner } from '../lambdas/signing/local-signer';
 import { startLocalRuntime } from '../local/runtime';
 

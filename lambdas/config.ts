@@ -27,6 +27,12 @@ export interface FunctionSettings {
   readonly signingKeyArn: string;
   /** Inference upstreams and provider credentials; see {@link InferenceConfig}. */
   readonly inference: InferenceConfig;
+  /**
+   * `API_BASE_URL`: the service's API base URL, e.g. `https://api.example.com/api/v1`, the
+   * `iss` and `aud` of issued access tokens (SPEC 2.13). HTTPS; plain HTTP only on a
+   * loopback host (the local runtime).
+   */
+  readonly apiBaseUrl: string;
 }
 
 /** What one function reads: its tables and the settings it cannot start without. */
@@ -49,6 +55,10 @@ export type ServiceConfig<T extends TableId = never, S extends keyof FunctionSet
     catalogCacheSeconds: number;
     /** SPEC 8: access tokens live at most 15 minutes. */
     accessTokenMaxLifetimeSeconds: number;
+    /** SPEC 8: token exchanges one source address may request per window (`EXCHANGE_RATE_LIMIT`). */
+    exchangeRateLimit: number;
+    /** `EXCHANGE_RATE_WINDOW_SECONDS`. */
+    exchangeRateWindowSeconds: number;
     /** `LOG_LEVEL` of the function's logger. */
     logLevel: LogLevel;
     stage: string;
@@ -69,6 +79,7 @@ export class ConfigError extends Error {}
 const SETTING_ENV: Readonly<Record<keyof FunctionSettings, string>> = {
   signingKeyArn: 'SIGNING_KEY_ARN',
   inference: 'INFERENCE_UPSTREAMS',
+  apiBaseUrl: 'API_BASE_URL',
 };
 
 export function loadConfig<T extends TableId, S extends keyof FunctionSettings = never>(
@@ -85,7 +96,8 @@ export function loadConfig<T extends TableId, S extends keyof FunctionSettings =
   for (const name of requirements.settings ?? []) {
     const raw = env[SETTING_ENV[name]];
     if (!raw) throw new ConfigError(`${SETTING_ENV[name]} is not set`);
-    settings[name] = name === 'inference' ? parseInference(env, raw) : raw;
+    settings[name] =
+      name === 'inference' ? parseInference(env, raw) : name === 'apiBaseUrl' ? parseBaseUrl(SETTING_ENV[name], raw) : raw;
   }
   const stage = env.STAGE || 'local';
   const allowLoopbackIssuers = parseFlag(env, ALLOW_LOOPBACK_ISSUERS_ENV);
@@ -97,6 +109,8 @@ export function loadConfig<T extends TableId, S extends keyof FunctionSettings =
     regionalHostnames: Object.freeze(parseHostnames(env.REGIONAL_HOSTNAMES)),
     catalogCacheSeconds: parseNumber(env, 'CATALOG_CACHE_SECONDS', 30, 0, 3600),
     accessTokenMaxLifetimeSeconds: parseNumber(env, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS', 900, 60, 900),
+    exchangeRateLimit: parseNumber(env, 'EXCHANGE_RATE_LIMIT', 60, 1, 1_000_000),
+    exchangeRateWindowSeconds: parseNumber(env, 'EXCHANGE_RATE_WINDOW_SECONDS', 60, 1, 3600),
     logLevel: env.LOG_LEVEL ? parseChoice('LOG_LEVEL', env.LOG_LEVEL.toUpperCase(), LOG_LEVELS) : 'INFO',
     stage,
     allowLoopbackIssuers,
@@ -107,6 +121,22 @@ export function loadConfig<T extends TableId, S extends keyof FunctionSettings =
 function parseChoice<C extends string>(name: string, raw: string, allowed: readonly C[]): C {
   if (!allowed.includes(raw as C)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
   return raw as C;
+}
+
+/** An absolute URL without query, fragment or trailing slash. */
+function parseBaseUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new ConfigError(`${name} must be an https:// URL, got "${raw}"`);
+  }
+  if (url.search || url.hash || raw.endsWith('/')) throw new ConfigError(`${name} must have no query, fragment or trailing slash, got "${raw}"`);
+  return raw;
 }
 
 function parseNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

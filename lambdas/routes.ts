@@ -63,6 +63,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'GET', path: '/workload-identity/policies/{id}', function: 'management' },
   { method: 'PATCH', path: '/workload-identity/policies/{id}', function: 'management' },
   { method: 'DELETE', path: '/workload-identity/policies/{id}', function: 'management' },
+  // Workload identity: token exchange events, newest first.
+  { method: 'GET', path: '/workload-identity/events', function: 'management' },
 ];
 
 export interface RouteMatch {

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { API_BASE_PATH, ROUTES } from '../lambdas/routes';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -65,13 +66,25 @@ export class ModelgateStack extends Stack {
       timeout: Duration.seconds(15),
       environment: {
         ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
-        SIGNING_KEY_ARN: signingKey.keyArn,
+        EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
+        EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
       },
     })
       .bindTable(policies, 'read')
       .bindTable(keys, 'read')
       .bindTable(rateCounters, 'readWrite');
     signingKey.grantSign(tokenExchange.role!);
+    // The active signing-key record names the key; rotated keys carry the stack's tag.
+    signingKey.grantSignRotated(tokenExchange.role!);
+    // Exchange events and seen `jti` values live in the policies table under their own key
+    // prefixes; the exchange may write those items and never an issuer or a policy.
+    tokenExchange.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
+        resources: [policies.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVENT#*', 'JTI#*'] } },
+      }),
+    );
 
     // Publishes public keys from the keys table: it can neither sign nor call KMS, and it
     // reads the signing-key records only, not API keys or organizations.
@@ -114,6 +127,17 @@ export class ModelgateStack extends Stack {
       functions: { catalog, tokenExchange, jwks, management, inference },
     });
 
+    // SPEC 2.13: issued tokens name this API as their issuer and audience; the functions that
+    // take them as bearer credentials check both, and that retired signing keys have outlived
+    // the longest token (SPEC 8).
+    const apiBaseUrl =
+      settings.apiBaseUrl || `https://${api.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${stageName}${API_BASE_PATH}`;
+    tokenExchange.addEnvironment('API_BASE_URL', apiBaseUrl);
+    for (const verifier of [catalog, management, inference]) {
+      verifier.addEnvironment('API_BASE_URL', apiBaseUrl);
+      verifier.addEnvironment('ACCESS_TOKEN_MAX_LIFETIME_SECONDS', String(settings.accessTokenMaxLifetimeSeconds));
+    }
+
     const firewall = new Firewall(this, 'Firewall', {
       stage: api.deploymentStage,
       stageName,
@@ -124,7 +148,10 @@ export class ModelgateStack extends Stack {
 
     new ServiceAlarms(this, 'Alarms', {
       stage: api.deploymentStage,
-      functions: { catalog, tokenExchange, jwks, management, inference, signingKeyRegistrar: registrar },
+      // Every function of the stack, so a new one is watched without another line here.
+      functions: Object.fromEntries(
+        this.node.children.filter((child): child is ServiceFunction => child instanceof ServiceFunction).map((fn) => [fn.node.id, fn]),
+      ),
       webAclMetricName: firewall.metricName,
       customResourceFunctions: [registration.frameworkFunction],
       topic: settings.alarmTopicArn ? sns.Topic.fromTopicArn(this, 'AlarmTopic', settings.alarmTopicArn) : undefined,

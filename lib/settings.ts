@@ -60,6 +60,24 @@ export interface ModelgateSettings {
    * @default no notification: alarms show in the CloudWatch console only
    */
   readonly alarmTopicArn?: string;
+  /**
+   * The public API base URL, the `iss` and `aud` of issued access tokens, e.g.
+   * `https://api.example.com/api/v1` behind a custom domain. Empty: the stage's own URL,
+   * `https://<api id>.execute-api.<region>.amazonaws.com/<stage>/api/v1`.
+   * @default ''
+   */
+  readonly apiBaseUrl: string;
+  /**
+   * Token exchanges one source address may request per window before the token endpoint
+   * answers 429 (checked by the function itself, behind the firewall's own rate rule).
+   * @default 60
+   */
+  readonly exchangeRateLimit: number;
+  /**
+   * The window of {@link exchangeRateLimit}, 1 to 3600 seconds.
+   * @default 60
+   */
+  readonly exchangeRateWindowSeconds: number;
 }
 
 export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
@@ -72,6 +90,9 @@ export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
   inferenceUpstreams: Object.freeze({}),
   upstreamTimeoutSeconds: 60,
   logLevel: 'INFO',
+  apiBaseUrl: '',
+  exchangeRateLimit: 60,
+  exchangeRateWindowSeconds: 60,
 });
 
 /** The context key of each setting, e.g. `modelgate:stageName`. */
@@ -101,6 +122,10 @@ export function readSettingsFromContext(node: Node): ModelgateSettings {
     upstreamTimeoutSeconds:
       asNumber(raw('upstreamTimeoutSeconds'), 'upstreamTimeoutSeconds') ?? DEFAULT_SETTINGS.upstreamTimeoutSeconds,
     logLevel: (asString(raw('logLevel'), 'logLevel') ?? DEFAULT_SETTINGS.logLevel) as LogLevel,
+    apiBaseUrl: asString(raw('apiBaseUrl'), 'apiBaseUrl') ?? DEFAULT_SETTINGS.apiBaseUrl,
+    exchangeRateLimit: asNumber(raw('exchangeRateLimit'), 'exchangeRateLimit') ?? DEFAULT_SETTINGS.exchangeRateLimit,
+    exchangeRateWindowSeconds:
+      asNumber(raw('exchangeRateWindowSeconds'), 'exchangeRateWindowSeconds') ?? DEFAULT_SETTINGS.exchangeRateWindowSeconds,
     alarmTopicArn: asString(raw('alarmTopicArn'), 'alarmTopicArn') || undefined,
   });
 }
@@ -125,6 +150,11 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
   checkInteger('wafGeneralRateLimit', settings.wafGeneralRateLimit, WAF_RATE_LIMIT_MIN, WAF_RATE_LIMIT_MAX);
   checkInteger('accessTokenMaxLifetimeSeconds', settings.accessTokenMaxLifetimeSeconds, 60, 900);
   checkInteger('catalogCacheSeconds', settings.catalogCacheSeconds, 0, 3600);
+  checkInteger('exchangeRateLimit', settings.exchangeRateLimit, 1, 1_000_000);
+  checkInteger('exchangeRateWindowSeconds', settings.exchangeRateWindowSeconds, 1, 3600);
+  if (settings.apiBaseUrl !== '' && !/^https:\/\/[^/?#\s]+(\/[^?#\s]*[^/?#\s])?$/.test(settings.apiBaseUrl)) {
+    fail('apiBaseUrl', `must be an https:// URL without query, fragment or trailing slash, got "${settings.apiBaseUrl}"`);
+  }
   checkInteger('upstreamTimeoutSeconds', settings.upstreamTimeoutSeconds, 1, 300);
   const upstreams: Record<string, string> = {};
   for (const [provider, target] of Object.entries(settings.inferenceUpstreams)) {

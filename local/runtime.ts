@@ -34,6 +34,15 @@ import { createLocalApiServer, type FunctionHandler } from './http-server';
 import { ReadableLogger } from './readable-logger';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
+import { ensureDevCertificateAuthority } from './dev-ca';
+import { evaluateCondition } from '../lambdas/federation/condition';
+import { evaluateExchange } from '../lambdas/federation/evaluate-exchange';
+import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
+import { ActiveSigner } from '../lambdas/signing/active-signer';
+import { signerForRecord } from '../lambdas/signing/signer-for-record';
+import { DynamoExchangeEventStore } from '../lambdas/store/dynamo-exchange-event-store';
+import { DynamoJtiStore } from '../lambdas/store/dynamo-jti-store';
+import { DynamoRateCounterStore } from '../lambdas/store/dynamo-rate-counter-store';
 
 export interface LocalRuntimeOptions {
   /** @default 8787 */
@@ -61,6 +70,10 @@ export interface LocalRuntimeOptions {
    * can be configured. @default true, unless MODELGATE_ALLOW_LOOPBACK_ISSUERS is "0"
    */
   allowLoopbackIssuers?: boolean;
+  /** Token exchanges per source address per window. @default MODELGATE_EXCHANGE_LIMIT, else 60 */
+  exchangeLimit?: number;
+  /** @default 60 */
+  exchangeWindowSeconds?: number;
   /**
    * Provider to OpenAI-compatible base URL, as `INFERENCE_UPSTREAMS` in AWS.
    * @default { '*': 'development-echo' } (the built-in development provider)
@@ -72,6 +85,8 @@ export interface LocalRuntimeOptions {
 
 export interface LocalRuntime {
   baseUrl: string;
+  /** Where data, keys and the development CA live. */
+  dataDir: string;
   demo: DemoCredentials;
   dynamoEndpoint: string;
   stop(): Promise<void>;
@@ -126,6 +141,43 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
       maxAgeSeconds: catalogCacheSeconds,
     });
+    const federation = new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock);
+    const exchangeEvents = new DynamoExchangeEventStore(documentClient, TABLE_SCHEMAS.policies.localName);
+    // Identity providers on this machine present certificates from the development CA.
+    const devCa = ensureDevCertificateAuthority(dataDir);
+    const evaluationDeps = {
+      federation,
+      accounts,
+      issuerKeys: createIssuerKeySource({
+        clock,
+        allowLoopback,
+        extraCaPems: [devCa.certPem],
+      }),
+      clock,
+      evaluateCondition,
+    };
+    const accessTokenMaxLifetimeSeconds = options.accessTokenMaxLifetimeSeconds ?? 900;
+    const exchangeLimit = options.exchangeLimit ?? parseExchangeLimit(process.env.MODELGATE_EXCHANGE_LIMIT);
+    // Re-reads the active signing-key record, so `npm run ops -- signing-key rotate` takes
+    // effect in the running service within a minute.
+    const signers = new ActiveSigner(signingKeys, signerForRecord({ localKeyDir: dataDir }), clock);
+    // The token endpoint names the API base URL as issuer, known once the port is bound.
+    const tokenExchange = (apiBaseUrl: string): FunctionHandler =>
+      createTokenExchangeHandler({
+        config: {
+          issuer: apiBaseUrl,
+          maxLifetimeSeconds: accessTokenMaxLifetimeSeconds,
+          rateLimit: { limit: exchangeLimit, windowSeconds: options.exchangeWindowSeconds ?? 60 },
+        },
+        clock,
+        newId: randomId,
+        rateCounters: new DynamoRateCounterStore(documentClient, TABLE_SCHEMAS.rateCounters.localName),
+        evaluate: (request) => evaluateExchange(evaluationDeps, request),
+        jtis: new DynamoJtiStore(documentClient, TABLE_SCHEMAS.policies.localName),
+        events: exchangeEvents,
+        signer: () => signers.signer(),
+        telemetry: telemetry('tokenExchange'),
+      });
     // Access tokens name the API base URL as issuer and audience (SPEC 2.13), known once the
     // port is bound; until then no token verifies.
     let verifier: AccessTokenVerifier | undefined;
@@ -134,11 +186,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     };
     const handlers: Record<FunctionId, FunctionHandler> = {
       catalog: createCatalogHandler({ accounts, accessTokens, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
-      tokenExchange: createTokenExchangeHandler({ telemetry: telemetry('tokenExchange') }),
+      tokenExchange: async () => ({ statusCode: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }) }),
       jwks: createJwksHandler({
         signingKeys,
         clock,
-        accessTokenMaxLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900,
+        accessTokenMaxLifetimeSeconds,
         telemetry: telemetry('jwks'),
       }),
       management: createManagementHandler({
@@ -146,13 +198,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         accessTokens,
         service: accountsService,
         federation: new FederationService({
-          store: new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock),
+          store: federation,
           accounts,
           hosts: { allowLoopback },
           clock,
         }),
         usage,
         clock,
+        exchangeEvents,
         telemetry: telemetry('management'),
       }),
       inference: createInferenceHandler({
@@ -181,11 +234,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
+    handlers.tokenExchange = tokenExchange(baseUrl);
     verifier = new SigningKeyAccessTokenVerifier({
       signingKeys,
       clock,
       issuer: baseUrl,
-      maxTokenLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900,
+      maxTokenLifetimeSeconds: accessTokenMaxLifetimeSeconds,
     });
     // demo.json is written last: its presence means the service is ready to serve.
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
@@ -193,6 +247,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
     return {
       baseUrl,
+      dataDir,
       demo,
       dynamoEndpoint: dynamo.endpoint,
       stop: async () => {
@@ -205,6 +260,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     await dynamo.stop();
     throw error;
   }
+}
+
+/** `MODELGATE_EXCHANGE_LIMIT`: token exchanges per address per minute, 60 when unset. */
+function parseExchangeLimit(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 60;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 1_000_000) {
+    throw new Error(`MODELGATE_EXCHANGE_LIMIT must be an integer from 1 to 1000000, got "${raw}"`);
+  }
+  return value;
 }
 
 /** Data kept from an earlier run may come from a process that was killed mid-write. */

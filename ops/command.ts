@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { AccountsService } from '../lambdas/accounts/accounts-service';
 import type { CatalogStore } from '../lambdas/catalog/catalog-store';
+import type { SigningKeyRecord, SigningKeyStore } from '../lambdas/signing/signer';
+import type { SigningKeyRegistration } from '../lambdas/signing/signing-key-registry';
 import type { FederationService } from '../lambdas/federation/federation-service';
 import type { SeedSources } from './seed-endpoints';
 import { UsageError } from './errors';
@@ -18,6 +20,12 @@ export interface OpsIo {
 export interface OpsServices {
   accounts: AccountsService;
   catalog: CatalogStore;
+  /** The access-token signing keys: their records, and how this target makes a new key. */
+  signingKeys?: {
+    store: SigningKeyStore;
+    /** A new key, made like the active one when there is one. */
+    createKey(active: SigningKeyRecord | undefined): Promise<SigningKeyRegistration>;
+  };
   /** Issuers and policies; absent on a deployed stack when POLICIES_TABLE is not set. */
   federation?: FederationService;
   /** Real endpoint records and model statistics for deriving demo endpoints. @default the files in data/ */

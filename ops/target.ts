@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { createKmsSigningKeyLike } from '../lambdas/signing/kms-signer';
+import { LOCAL_KEY_REF_PREFIX } from '../lambdas/signing/signer-for-record';
+import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
+import { createLocalSigningKey } from '../local/signing-keys';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
 import { FederationService } from '../lambdas/federation/federation-service';
@@ -42,8 +47,18 @@ export function connectAws(env: NodeJS.ProcessEnv): ConnectedServices {
       `a deployed stack needs ${KEYS.envVar} and ${MODELS.envVar} (the stack outputs KeysTableName and ModelsTableName); missing: ${missing.join(', ')}`,
     );
   }
+  const kms = new KMSClient({});
   // A deployed service never trusts loopback issuers.
-  return services(new DynamoDBClient({}), env[KEYS.envVar]!, env[MODELS.envVar]!, env[POLICIES.envVar] || undefined, false);
+  return services(new DynamoDBClient({}), env[KEYS.envVar]!, env[MODELS.envVar]!, env[POLICIES.envVar] || undefined, false, {
+    createKey: async (active) => {
+      if (!active || active.keyRef.startsWith(LOCAL_KEY_REF_PREFIX)) {
+        throw new OperationError('the deployed stack has no active KMS signing key to rotate from: deploy it first');
+      }
+      const { keyArn, kid, publicJwk } = await createKmsSigningKeyLike(kms, active.keyRef, 'Signs modelgate access tokens (ES256), rotated');
+      return { kid, keyRef: keyArn, publicJwk };
+    },
+    close: () => kms.destroy(),
+  });
 }
 
 /** The local runtime: the embedded DynamoDB that `<dataDir>/runtime.json` names, checked to answer. */
@@ -78,7 +93,9 @@ export async function connectLocal(dataDir: string): Promise<ConnectedServices> 
     );
   }
   // As the local runtime: loopback issuers are accepted unless MODELGATE_ALLOW_LOOPBACK_ISSUERS=0.
-  return services(client, KEYS.localName, MODELS.localName, POLICIES.localName, process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0');
+  return services(client, KEYS.localName, MODELS.localName, POLICIES.localName, process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0', {
+    createKey: () => createLocalSigningKey(resolve(dataDir), new Date()),
+  });
 }
 
 function services(
@@ -87,6 +104,7 @@ function services(
   modelsTable: string,
   policiesTable: string | undefined,
   allowLoopbackIssuers: boolean,
+  signing: { createKey: NonNullable<ConnectedServices['signingKeys']>['createKey']; close?: () => void },
 ): ConnectedServices {
   const documentClient = createDocumentClient(client);
   const accountStore = new DynamoAccountStore(documentClient, keysTable);
@@ -100,6 +118,10 @@ function services(
           hosts: { allowLoopback: allowLoopbackIssuers },
         })
       : undefined,
-    close: () => client.destroy(),
+    signingKeys: { store: new DynamoSigningKeyStore(documentClient, keysTable), createKey: signing.createKey },
+    close: () => {
+      signing.close?.();
+      client.destroy();
+    },
   };
 }

@@ -3,8 +3,15 @@ import { apiHandler } from '../http/middleware';
 import { createManagementApi, type ManagementDeps } from '../management/management-api';
 import type { Telemetry } from '../observability/telemetry';
 
-/** Keys, workspaces and guardrails live in the keys table; issuers and policies in the policies table; what keys spent, in the usage table. */
-export const MANAGEMENT_FUNCTION = { tables: ['keys', 'policies', 'usage'] } as const satisfies FunctionRequirements;
+/**
+ * Keys, workspaces and guardrails live in the keys table; issuers, policies and exchange
+ * events in the policies table; what keys spent, in the usage table.
+ */
+export const MANAGEMENT_FUNCTION = {
+  tables: ['keys', 'policies', 'usage'],
+  // Access tokens are verified against the API base URL (SPEC 2.13).
+  settings: ['apiBaseUrl'],
+} as const satisfies FunctionRequirements;
 
 export interface ManagementHandlerDeps extends ManagementDeps {
   telemetry: Telemetry;

@@ -1,31 +1,42 @@
 import type { FunctionRequirements } from '../config';
 import { bodyText, header } from '../http/request';
-import type { Telemetry } from '../observability/telemetry';
+import { METRIC, countMetric, type Telemetry } from '../observability/telemetry';
+import { NO_STORE } from '../oauth/oauth-errors';
 import { oauthHandler } from '../oauth/oauth-handler';
-import { OAuthError } from '../oauth/oauth-errors';
-import { parseTokenExchangeRequest } from '../oauth/token-request';
+import { exchangeToken, type TokenExchangeDeps } from '../oauth/token-exchange';
 
 /**
- * SPEC 4.2: federation policies and issuers, API keys, the rate counters, and the KMS key
- * that signs access tokens.
+ * SPEC 4.2: federation policies and issuers (and the exchange's own events and `jti`
+ * claims), API keys and signing-key records, the rate counters, and the API base URL that
+ * issued tokens name as issuer and audience.
  */
 export const TOKEN_EXCHANGE_FUNCTION = {
   tables: ['keys', 'policies', 'rateCounters'],
-  settings: ['signingKeyArn'],
+  settings: ['apiBaseUrl'],
 } as const satisfies FunctionRequirements;
 
-export interface TokenExchangeHandlerDeps {
+export interface TokenExchangeHandlerDeps extends Omit<TokenExchangeDeps, 'logger' | 'onOutcome'> {
   telemetry: Telemetry;
 }
 
 /**
- * `POST /oauth/token`. The request is validated in full; no federation policy can be
- * configured yet, so every well-formed exchange is refused with the generic `invalid_grant`
- * (SPEC 7.2).
+ * `POST /oauth/token` over API Gateway proxy events: the body, the content type, the source
+ * address and the request id go to {@link exchangeToken}; its answer is serialized here.
  */
 export function createTokenExchangeHandler(deps: TokenExchangeHandlerDeps) {
-  return oauthHandler(async (event) => {
-    parseTokenExchangeRequest(bodyText(event), header(event, 'content-type'));
-    throw new OAuthError(400, 'invalid_grant', 'The subject token or federation policy is not valid');
-  }, deps.telemetry);
+  const { telemetry } = deps;
+  const exchangeDeps: TokenExchangeDeps = {
+    ...deps,
+    logger: { error: (message, fields) => telemetry.logger.error(message, { ...fields }) },
+    onOutcome: (outcome, reason) => countMetric(telemetry, METRIC.tokenExchanges, { outcome, reason: reason ?? 'none' }),
+  };
+  return oauthHandler(async (event, _context, requestId) => {
+    const body = await exchangeToken(exchangeDeps, {
+      body: bodyText(event),
+      contentType: header(event, 'content-type'),
+      sourceIp: event.requestContext.identity.sourceIp,
+      requestId,
+    });
+    return { statusCode: 200, headers: { 'Content-Type': 'application/json', ...NO_STORE }, body: JSON.stringify(body) };
+  }, telemetry);
 }

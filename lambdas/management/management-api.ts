@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AccountsService } from '../accounts/accounts-service';
+import type { ExchangeEventStore } from '../federation/exchange-events';
 import type { FederationService } from '../federation/federation-service';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
 import { ACCESS_LEVELS, KEY_KINDS, type ApiKeyRecord, type Principal } from '../accounts/types';
@@ -18,12 +19,15 @@ import {
 import { checkId, checkIdList, optionalId, pathId } from '../http/ids';
 import { credentialHeader, jsonBody } from '../http/request';
 import { json } from '../http/responses';
+import { listExchangeEvents } from './exchange-events-api';
 import { activityView, currentKeyView, guardrailView, issuerView, keyView, policyView, workspaceView } from './views';
 
 export interface ManagementDeps extends AuthenticationDeps {
   service: AccountsService;
   federation: FederationService;
   usage: Pick<UsageStore, 'keyUsage' | 'activity'>;
+  /** Token exchange events (workload identity). */
+  exchangeEvents: ExchangeEventStore;
 }
 
 type Action = (request: {
@@ -309,6 +313,11 @@ const OPERATIONS: Record<string, Operation> = {
       await deps.federation.deletePolicy(orgOf(principal), policyId(params));
       return json(200, { deleted: true });
     },
+  },
+  'GET /api/v1/workload-identity/events': {
+    access: 'read',
+    run: async ({ principal, event, deps }) =>
+      json(200, await listExchangeEvents(deps.exchangeEvents, deps.clock, orgOf(principal), event.queryStringParameters ?? {})),
   },
 };
 

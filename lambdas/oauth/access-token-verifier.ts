@@ -3,13 +3,8 @@ import type { AccessTokenVerifier, VerifiedAccessToken } from '../accounts/authe
 import type { Clock } from '../clock';
 import { CLOCK_LEEWAY_SECONDS } from '../federation/evaluate-exchange';
 import type { SigningKeyStore } from '../signing/signer';
+import { ACCESS_TOKEN_TYP, ACTING_KEY_CLAIM } from './access-token';
 import { publishedKeys } from './jwks';
-
-/** RFC 9068 §2.1: the `typ` of a JWT access token (also accepted in its `application/` form). */
-export const ACCESS_TOKEN_TYP = 'at+jwt';
-
-/** The claim that names the API key a token acts as (its SHA-256 hash, as key records store it). */
-export const ACTING_KEY_CLAIM = 'api_key_hash';
 
 /** Why a token was refused; never shown to the caller, who gets one 401 message. */
 export class AccessTokenError extends Error {
@@ -59,6 +54,7 @@ export class SigningKeyAccessTokenVerifier implements AccessTokenVerifier {
   async verify(token: string): Promise<VerifiedAccessToken> {
     const header = decodeHeader(token);
     if (header.alg !== 'ES256') throw new AccessTokenError('unsupported_alg');
+    // RFC 9068 §2.1: `at+jwt`, also accepted in its `application/` form.
     const typ = typeof header.typ === 'string' ? header.typ.toLowerCase() : '';
     if (typ !== ACCESS_TOKEN_TYP && typ !== `application/${ACCESS_TOKEN_TYP}`) throw new AccessTokenError('wrong_typ');
     if (typeof header.kid !== 'string' || header.kid === '') throw new AccessTokenError('unknown_kid');

@@ -31,11 +31,22 @@ export const invalidRequest = (description: string, status = 400) => new OAuthEr
 /** RFC 6749 §5.1: token responses and errors are never cached. */
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
-export function toOAuthResponse(error: unknown): APIGatewayProxyResult {
+/**
+ * The one serializer of OAuth errors. With a request id, the response carries it in
+ * `X-Request-Id` and at the end of `error_description`, so a workload's logs lead its admin
+ * to the recorded reason without the wire revealing it.
+ */
+export function toOAuthResponse(error: unknown, requestId?: string): APIGatewayProxyResult {
   const known = error instanceof OAuthError && error.expose ? error : new OAuthError(500, 'server_error', 'Internal server error');
+  const description = requestId === undefined ? known.description : `${known.description} (request id ${requestId})`;
   return {
     statusCode: known.status,
-    headers: { 'Content-Type': 'application/json', ...NO_STORE, ...known.headers },
-    body: JSON.stringify({ error: known.code, error_description: known.description }),
+    headers: {
+      'Content-Type': 'application/json',
+      ...NO_STORE,
+      ...known.headers,
+      ...(requestId === undefined ? {} : { 'X-Request-Id': requestId }),
+    },
+    body: JSON.stringify({ error: known.code, error_description: description }),
   };
 }

@@ -4,24 +4,37 @@ import { powertools, requestLog } from '../observability/middleware';
 import type { Telemetry } from '../observability/telemetry';
 import { OAuthError, toOAuthResponse } from './oauth-errors';
 
-export type OAuthRouteHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+export type OAuthRouteHandler = (event: APIGatewayProxyEvent, context: Context, requestId: string) => Promise<APIGatewayProxyResult>;
 
 /**
  * The one wrapper of the OAuth routes (SPEC 4.2, 7.2): the same Powertools middlewares and
  * request log line as {@link apiHandler}, with the RFC 6749 §5.2 error serializer. Errors
- * that are not {@link OAuthError}s are logged and answered as `server_error`.
+ * that are not {@link OAuthError}s are logged and answered as `server_error`. Every answer
+ * carries the request id in `X-Request-Id`, and a refusal also at the end of its
+ * `error_description`: a workload's logs then lead its admin to the recorded reason.
  */
 export function oauthHandler(handler: OAuthRouteHandler, telemetry: Telemetry) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(powertools(telemetry))
     .use(requestLog(telemetry))
     .use({
-      onError: async (request) => {
-        if (!(request.error instanceof OAuthError && request.error.expose)) {
-          telemetry.logger.error('unhandled error', request.error as Error);
+      after: async (request) => {
+        if (request.response) {
+          request.response.headers = { ...request.response.headers, 'X-Request-Id': requestIdOf(request.event, request.context) };
         }
-        request.response = toOAuthResponse(request.error);
+      },
+      onError: async (request) => {
+        const requestId = requestIdOf(request.event, request.context);
+        if (!(request.error instanceof OAuthError && request.error.expose)) {
+          telemetry.logger.error('unhandled error', { requestId, error: request.error as Error });
+        }
+        request.response = toOAuthResponse(request.error, requestId);
       },
     })
-    .handler(handler);
+    .handler((event, context) => handler(event, context, requestIdOf(event, context)));
+}
+
+/** API Gateway's request id (the one its access logs show), else the invocation's. */
+export function requestIdOf(event: APIGatewayProxyEvent | undefined, context: Context | undefined): string {
+  return event?.requestContext?.requestId || context?.awsRequestId || 'unknown';
 }

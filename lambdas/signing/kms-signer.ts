@@ -1,5 +1,5 @@
 import { createHash, createPublicKey } from 'node:crypto';
-import { GetPublicKeyCommand, SignCommand, type KMSClient } from '@aws-sdk/client-kms';
+import { CreateKeyCommand, GetKeyPolicyCommand, GetPublicKeyCommand, ListResourceTagsCommand, SignCommand, type KMSClient } from '@aws-sdk/client-kms';
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
 import { derToJose, type Signer } from './signer';
 
@@ -28,4 +28,33 @@ export async function kmsPublicJwk(client: KMSClient, keyArn: string): Promise<{
   const jwk = await exportJWK(createPublicKey({ key: Buffer.from(result.PublicKey), format: 'der', type: 'spki' }));
   const kid = await calculateJwkThumbprint(jwk, 'sha256');
   return { kid, publicJwk: { ...jwk, kid, alg: 'ES256', use: 'sig' } };
+}
+
+/**
+ * Creates a KMS signing key made like `likeKeyArn` (the active one): ECC_NIST_P256 for
+ * SIGN_VERIFY, the same key policy and the same tags. The stack grants `kms:Sign` on keys
+ * carrying its signing tag, so the token exchange can sign with the new key without a
+ * redeploy, and the copied key policy keeps whatever it says about who may use the key.
+ */
+export async function createKmsSigningKeyLike(
+  client: KMSClient,
+  likeKeyArn: string,
+  description: string,
+): Promise<{ keyArn: string; kid: string; publicJwk: JWK }> {
+  const [{ Policy }, { Tags }] = await Promise.all([
+    client.send(new GetKeyPolicyCommand({ KeyId: likeKeyArn, PolicyName: 'default' })),
+    client.send(new ListResourceTagsCommand({ KeyId: likeKeyArn })),
+  ]);
+  const created = await client.send(
+    new CreateKeyCommand({
+      KeySpec: 'ECC_NIST_P256',
+      KeyUsage: 'SIGN_VERIFY',
+      Description: description,
+      Policy,
+      Tags: Tags?.map(({ TagKey, TagValue }) => ({ TagKey, TagValue })),
+    }),
+  );
+  const keyArn = created.KeyMetadata?.Arn;
+  if (!keyArn) throw new Error('KMS created no key');
+  return { keyArn, ...(await kmsPublicJwk(client, keyArn)) };
 }

@@ -15,8 +15,10 @@ export class LocalSigner implements Signer {
     readonly publicJwk: JWK,
   ) {}
 
-  static async fromFile(path: string): Promise<LocalSigner> {
+  /** Reads the key file; creates it first when absent, unless `create` is false. */
+  static async fromFile(path: string, { create = true }: { create?: boolean } = {}): Promise<LocalSigner> {
     if (!existsSync(path)) {
+      if (!create) throw new Error(`Signing key file ${path} does not exist`);
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });

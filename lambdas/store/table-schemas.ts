@@ -59,6 +59,9 @@ export const TABLE_SCHEMAS: Readonly<Record<TableId, TableSchema>> = {
     partitionKey: 'pk',
     sortKey: 'sk',
     globalIndexes: [byOrganization],
+    // Exchange events (kept 30 days) and seen subject-token `jti` values expire; issuers and
+    // policies carry no `expiresAt` and stay.
+    timeToLiveAttribute: 'expiresAt',
     holdsConfiguration: true,
   },
   keys: {

@@ -1,4 +1,4 @@
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
@@ -12,6 +12,12 @@ import { Construct } from 'constructs';
  * adding a new key and a new signing-key record, which JWKS publishes beside the old one
  * until every token it signed has expired.
  */
+/**
+ * The tag that marks a stack's signing keys: the stack's key, and every key the rotate
+ * command (`npm run ops -- signing-key rotate`) creates. Its value is the stack name.
+ */
+export const SIGNING_KEY_TAG = 'modelgate:access-token-signing';
+
 export class SigningKey extends Construct {
   readonly key: kms.Key;
 
@@ -27,6 +33,7 @@ export class SigningKey extends Construct {
       // The stack name keeps aliases of two stacks in one account apart.
       alias: `alias/${Stack.of(this).stackName}/access-token-signing`,
     });
+    Tags.of(this.key).add(SIGNING_KEY_TAG, Stack.of(this).stackName);
   }
 
   get keyArn(): string {
@@ -60,6 +67,33 @@ export class SigningKey extends Construct {
     );
     return this.key.grant(role, 'kms:Sign');
   }
+
+  /**
+   * Lets the grantee sign with any key of this stack's rotation: keys in this account and
+   * region tagged {@link SIGNING_KEY_TAG} with the stack name. A rotated key is used without
+   * a redeploy; which key signs is decided by the active signing-key record.
+   */
+  grantSignRotated(role: iam.IRole): iam.Policy {
+    const stack = Stack.of(this);
+    // A policy of its own, so the one wildcard it needs is acknowledged there and nowhere else.
+    const policy = new iam.Policy(this, 'RotatedKeysSignPolicy', {
+      roles: [role],
+      statements: [
+        new iam.PolicyStatement({
+          actions: ['kms:Sign'],
+          resources: [stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*' })],
+          conditions: { StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG}`]: stack.stackName } },
+        }),
+      ],
+    });
+    Validations.of(policy).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]',
+      reason:
+        "Keys created by signing-key rotation are not known at deploy time; kms:Sign is limited to keys tagged with this stack's signing tag, and each rotated key carries the active key's policy, which denies Sign to every other principal",
+    });
+    return policy;
+  }
+
 
   /** Lets the grantee read the public key: `kms:GetPublicKey` and nothing else. */
   grantPublicKeyRead(grantee: iam.IGrantable): iam.Grant {

@@ -4,6 +4,7 @@ import { issuerCommands, policyCommands } from './federation';
 import { guardrailCommands } from './guardrail';
 import { keyCommands } from './key';
 import { orgCommands } from './org';
+import { signingKeyCommands } from './signing-key';
 import { userCommands } from './user';
 import { workspaceCommands } from './workspace';
 
@@ -17,4 +18,5 @@ export const GROUPS: readonly { name: string; summary: string; commands: readonl
   { name: 'issuer', summary: 'workload identity: trusted identity providers', commands: issuerCommands },
   { name: 'policy', summary: 'workload identity: which tokens act as which key', commands: policyCommands },
   { name: 'catalog', summary: 'the model catalog', commands: catalogCommands },
+  { name: 'signing-key', summary: 'the keys that sign access tokens', commands: signingKeyCommands },
 ];

@@ -8,6 +8,8 @@ describe('loadConfig', () => {
       regionalHostnames: { eu: 'eu.api.example.com' },
       catalogCacheSeconds: 30,
       accessTokenMaxLifetimeSeconds: 900,
+      exchangeRateLimit: 60,
+      exchangeRateWindowSeconds: 60,
       logLevel: 'INFO',
       stage: 'local',
       allowLoopbackIssuers: false,
@@ -49,12 +51,27 @@ describe('loadConfig', () => {
   });
 
   it.each([
+    ['http://api.example.com/api/v1', 'API_BASE_URL must be an https:// URL, got "http://api.example.com/api/v1"'],
+    ['https://api.example.com/api/v1/', 'API_BASE_URL must have no query, fragment or trailing slash, got "https://api.example.com/api/v1/"'],
+    ['api.example.com', 'API_BASE_URL must be an absolute URL, got "api.example.com"'],
+  ])('refuses API_BASE_URL %p', (url, message) => {
+    expect(() => loadConfig({ KEYS_TABLE: 'k', API_BASE_URL: url }, { tables: ['keys'], settings: ['apiBaseUrl'] })).toThrow(new ConfigError(message));
+  });
+
+  it('accepts an https API base URL, and plain http on loopback only', () => {
+    for (const url of ['https://api.example.com/api/v1', 'http://127.0.0.1:8787/api/v1']) {
+      expect(loadConfig({ KEYS_TABLE: 'k', API_BASE_URL: url }, { tables: ['keys'], settings: ['apiBaseUrl'] }).apiBaseUrl).toBe(url);
+    }
+  });
+
+  it.each([
     [{}, 'KEYS_TABLE is not set'],
     [{ KEYS_TABLE: 'k', CATALOG_CACHE_SECONDS: 'soon' }, 'CATALOG_CACHE_SECONDS must be an integer from 0 to 3600, got "soon"'],
     [{ KEYS_TABLE: 'k', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '3600' }, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS must be an integer from 60 to 900, got "3600"'],
     [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '["eu"]' }, 'REGIONAL_HOSTNAMES must be a JSON object of region to hostname'],
     [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '{"eu":""}' }, 'REGIONAL_HOSTNAMES.eu must be a hostname'],
     [{ KEYS_TABLE: 'k', LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of DEBUG, INFO, WARN, ERROR, got "VERBOSE"'],
+    [{ KEYS_TABLE: 'k', EXCHANGE_RATE_LIMIT: '0' }, 'EXCHANGE_RATE_LIMIT must be an integer from 1 to 1000000, got "0"'],
     [{ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: 'yes' }, 'MODELGATE_ALLOW_LOOPBACK_ISSUERS must be 1 or 0, got "yes"'],
     [
       { KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'prod' },

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
-import { ACTING_KEY_CLAIM } from '../../lambdas/oauth/access-token-verifier';
+import { ACTING_KEY_CLAIM } from '../../lambdas/oauth/access-token';
 import { ROUTES, type RouteDefinition } from '../../lambdas/routes';
 import { LocalSigner } from '../../lambdas/signing/local-signer';
 import { signJwt } from '../support/access-tokens';
@@ -53,6 +53,7 @@ const ACCESS: Record<string, Access> = {
   'GET /workload-identity/policies/{id}': 'management-read',
   'PATCH /workload-identity/policies/{id}': 'management-write',
   'DELETE /workload-identity/policies/{id}': 'management-write',
+  'GET /workload-identity/events': 'management-read',
 };
 
 type Credential = 'workspace key' | 'personal key' | 'management key' | 'read-only management key' | 'inference token' | 'management token' | 'read-only management token';

@@ -70,12 +70,24 @@ describe('signing key', () => {
     template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/Modelgate/access-token-signing' });
   });
 
-  it('lets only the token exchange function sign, and only with this key', () => {
+  it("lets only the token exchange function sign: with this key, and with rotated keys carrying the stack's signing tag", () => {
     const tokenExchangeRole = roleLogicalIdOf(template, FUNCTION_PREFIX.tokenExchange);
     expect(rolesAllowed(template, 'kms:Sign')).toEqual([tokenExchangeRole]);
     const keyId = logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey');
     const signing = functionStatements(template, FUNCTION_PREFIX.tokenExchange).filter((s) => s.Action.includes('kms:Sign'));
-    expect(signing).toEqual([{ Effect: 'Allow', Action: ['kms:Sign'], Resource: [{ 'Fn::GetAtt': [keyId, 'Arn'] }] }]);
+    expect(signing).toHaveLength(2);
+    expect(signing).toEqual(expect.arrayContaining([
+      { Effect: 'Allow', Action: ['kms:Sign'], Resource: [{ 'Fn::GetAtt': [keyId, 'Arn'] }] },
+      {
+        Effect: 'Allow',
+        Action: ['kms:Sign'],
+        Resource: [
+          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':kms:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':key/*']] },
+        ],
+        Condition: { StringEquals: { 'aws:ResourceTag/modelgate:access-token-signing': 'Modelgate' } },
+      },
+    ]));
+    template.hasResourceProperties('AWS::KMS::Key', { Tags: [{ Key: 'modelgate:access-token-signing', Value: 'Modelgate' }] });
   });
 
   it('denies kms:Sign in the key policy to every principal but the token exchange role; the account root administers', () => {
@@ -261,8 +273,23 @@ describe('functions', () => {
 
   it('passes each function exactly the tables it is granted, plus its settings', () => {
     const table = (id: TableId) => ({ [TABLE_SCHEMAS[id].envVar]: { Ref: tableLogicalId(template, id) } });
-    const keyArn = { 'Fn::GetAtt': [logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey'), 'Arn'] };
     const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName, LOG_LEVEL: settings.logLevel };
+    const apiBaseUrl = {
+      'Fn::Join': [
+        '',
+        [
+          'https://',
+          { Ref: logicalIdOf(template, 'AWS::ApiGateway::RestApi', 'ApiRestApi') },
+          '.execute-api.',
+          { Ref: 'AWS::Region' },
+          '.',
+          { Ref: 'AWS::URLSuffix' },
+          `/${settings.stageName}/api/v1`,
+        ],
+      ],
+    };
+    // The functions that take access tokens as bearer credentials verify their issuer and audience.
+    const verifiesTokens = { API_BASE_URL: apiBaseUrl, ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds) };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
       catalog: {
         ...base,
@@ -271,6 +298,7 @@ describe('functions', () => {
         ...table('usage'),
         REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
+        ...verifiesTokens,
       },
       tokenExchange: {
         ...base,
@@ -278,10 +306,12 @@ describe('functions', () => {
         ...table('keys'),
         ...table('rateCounters'),
         ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
-        SIGNING_KEY_ARN: keyArn,
+        EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
+        EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
+        API_BASE_URL: apiBaseUrl,
       },
       jwks: { ...base, ...table('keys') },
-      management: { ...base, ...table('keys'), ...table('policies'), ...table('usage') },
+      management: { ...base, ...table('keys'), ...table('policies'), ...table('usage'), ...verifiesTokens },
       inference: {
         ...base,
         ...table('keys'),
@@ -290,6 +320,7 @@ describe('functions', () => {
         INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
+        ...verifiesTokens,
       },
       signingKeyRegistrar: { ...base, ...table('keys') },
     };
@@ -345,12 +376,24 @@ describe('functions', () => {
         .filter((id, i, all) => all.indexOf(id) === i);
     expect(Object.fromEntries(Object.entries(FUNCTION_PREFIX).map(([id, prefix]) => [id, writesOf(prefix)]))).toEqual({
       catalog: [],
-      tokenExchange: ['rateCounters'],
+      tokenExchange: ['rateCounters', 'policies'],
       jwks: [],
       management: ['keys', 'policies'],
       inference: ['usage'],
       signingKeyRegistrar: ['keys'],
     });
+  });
+  it('lets the token exchange write only event and jti items of the policies table, never an issuer or policy', () => {
+    const policiesTable = tableLogicalId(template, 'policies');
+    const onPolicies = functionStatements(template, FUNCTION_PREFIX.tokenExchange).filter(
+      (s) => JSON.stringify(s.Resource).includes(policiesTable) && DYNAMODB_WRITES.some((w) => s.Action.includes(w)),
+    );
+    expect(onPolicies).toEqual([
+      expect.objectContaining({
+        Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem'],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVENT#*', 'JTI#*'] } },
+      }),
+    ]);
   });
 });
 
@@ -382,6 +425,7 @@ describe('cdk-nag AwsSolutions', () => {
         ['SigningKeyRegistration/Provider', `AwsSolutions-IAM5[Resource::<${functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar)}.Arn>:*]`],
         ['Tables/RateCountersTable', 'AwsSolutions-DDB3'],
         ['ProviderCredentials/Secret', 'AwsSolutions-SMG4'],
+        ['SigningKey/RotatedKeysSignPolicy', 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]'],
       ].sort(),
     );
   });

@@ -23,6 +23,9 @@ describe('readSettingsFromContext', () => {
       inferenceUpstreams: {},
       upstreamTimeoutSeconds: 60,
       logLevel: 'INFO',
+      apiBaseUrl: '',
+      exchangeRateLimit: 60,
+      exchangeRateWindowSeconds: 60,
     });
   });
 

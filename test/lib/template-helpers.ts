@@ -60,6 +60,7 @@ export interface PolicyStatement {
   readonly Effect: string;
   readonly Action: string[];
   readonly Resource: unknown[];
+  readonly Condition?: Record<string, unknown>;
 }
 
 /** The logical id of the execution role of the function named `prefix`. */
@@ -90,6 +91,7 @@ export function roleStatements(template: Template, roleLogicalId: string): Polic
       Effect: s.Effect,
       Action: ([] as string[]).concat(s.Action),
       Resource: ([] as unknown[]).concat(s.Resource),
+      ...(s.Condition ? { Condition: s.Condition } : {}),
     })),
   );
 }

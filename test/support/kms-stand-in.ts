@@ -10,7 +10,7 @@ import { signDigest } from './p256';
  * `{"__type", "message"}`), so the real `@aws-sdk/client-kms` is what the tests exercise.
  *
  * It knows the operations the service uses, for ECC_NIST_P256 / SIGN_VERIFY keys:
- * `CreateKey`, `DescribeKey`, `GetPublicKey` (DER SPKI), `Sign` (ECDSA_SHA_256 over a RAW
+ * `CreateKey` (with its policy and tags), `DescribeKey`, `GetKeyPolicy`, `ListResourceTags`, `GetPublicKey` (DER SPKI), `Sign` (ECDSA_SHA_256 over a RAW
  * message up to 4,096 bytes or a 32-byte DIGEST; DER signature) and `ScheduleKeyDeletion`.
  * It refuses what KMS refuses: a missing `KeyId`, an unknown or pending-deletion key, another
  * signing algorithm, a raw message over 4,096 bytes, a digest of the wrong length, an
@@ -49,6 +49,9 @@ interface StoredKey {
   publicKey: KeyObject;
   created: number;
   state: 'Enabled' | 'PendingDeletion';
+  /** The key policy document, as KMS keeps it (a default one when none was given). */
+  policy: string;
+  tags: { TagKey: string; TagValue: string }[];
 }
 
 class KmsError extends Error {
@@ -113,6 +116,15 @@ export async function startKmsStandIn(): Promise<KmsStandIn> {
         publicKey,
         created: Math.floor(Date.now() / 1000),
         state: 'Enabled',
+        policy:
+          typeof body.Policy === 'string'
+            ? body.Policy
+            : JSON.stringify({
+                Version: '2012-10-17',
+                Id: 'key-default-1',
+                Statement: [{ Sid: 'Enable IAM User Permissions', Effect: 'Allow', Principal: { AWS: `arn:aws:iam::${ACCOUNT}:root` }, Action: 'kms:*', Resource: '*' }],
+              }),
+        tags: Array.isArray(body.Tags) ? (body.Tags as { TagKey: string; TagValue: string }[]).map(({ TagKey, TagValue }) => ({ TagKey, TagValue })) : [],
       };
       keys.set(keyId, key);
       return { KeyMetadata: metadata(key) };
@@ -122,6 +134,14 @@ export async function startKmsStandIn(): Promise<KmsStandIn> {
       const key = typeof keyId === 'string' ? (keys.get(keyId) ?? [...keys.values()].find((k) => k.arn === keyId)) : undefined;
       if (!key) return findKey(body);
       return { KeyMetadata: metadata(key) };
+    },
+    GetKeyPolicy(body) {
+      const key = findKey(body);
+      if (body.PolicyName !== undefined && body.PolicyName !== 'default') throw new KmsError('NotFoundException', `No such policy: ${String(body.PolicyName)}`);
+      return { Policy: key.policy, PolicyName: 'default' };
+    },
+    ListResourceTags(body) {
+      return { Tags: findKey(body).tags, Truncated: false };
     },
     GetPublicKey(body) {
       const key = findKey(body);

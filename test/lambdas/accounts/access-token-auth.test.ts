@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
-import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token-verifier';
+import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
 import { LocalSigner } from '../../../lambdas/signing/local-signer';
 import { DynamoSigningKeyStore } from '../../../lambdas/store/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';

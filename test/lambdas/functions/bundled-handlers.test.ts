@@ -3,9 +3,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../../lambdas/signing/registration-properties';
 import { ALL_TABLES } from '../../../lambdas/store/table-schemas';
 import { SERVICE_BUNDLING } from '../../../lib/constructs/service-function';
 import { LOCAL_AWS_ENV } from '../../../local/embedded-dynamodb';
+import { startKmsStandIn } from '../../support/kms-stand-in';
+import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
+import { LocalSigner } from '../../../lambdas/signing/local-signer';
+import { signJwt } from '../../support/access-tokens';
 import { startTestService, type TestService } from '../../support/local-service';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -40,6 +46,7 @@ describe('bundled function entry points', () => {
     ...Object.fromEntries(ALL_TABLES.map((table) => [table.envVar, table.localName])),
     STAGE: 'v1',
     LOG_LEVEL: 'ERROR',
+    API_BASE_URL: 'https://api.example.com/api/v1',
     ...extra,
   });
 
@@ -65,11 +72,11 @@ describe('bundled function entry points', () => {
     return { file, inputs: Object.keys(result.metafile.inputs).map((input) => relative(ROOT, join(ROOT, input))) };
   }
 
-  async function invoke(
+  async function invoke<Result = { statusCode: number; headers: Record<string, string>; body: string }>(
     entry: string,
     event: Record<string, unknown>,
     env: Record<string, string> = functionEnv(),
-  ): Promise<{ statusCode: number; headers: Record<string, string>; body: string }> {
+  ): Promise<Result> {
     const { file } = await bundle(entry);
     const runner = join(outDir, `run-${entry}.mjs`);
     writeFileSync(
@@ -96,6 +103,17 @@ describe('bundled function entry points', () => {
     isBase64Encoded: false,
     requestContext: { identity: { sourceIp: '203.0.113.7' }, requestId: 'r1', stage: 'v1' },
   });
+
+  it('accepts an access token signed with the service\'s signing key in the catalog bundle, and refuses one for another API', async () => {
+    const signer = await LocalSigner.fromFile(join(service.dataDir, 'signing-key.pem'));
+    const now = Math.floor(Date.now() / 1000);
+    const token = (aud: string) =>
+      signJwt(signer, { iss: 'https://api.example.com/api/v1', aud, sub: 'w', iat: now, exp: now + 600, [ACTING_KEY_CLAIM]: hashApiKey(service.runtime.demo.keys.workspace) });
+    const ok = await invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', await token('https://api.example.com/api/v1'), { limit: '1' }));
+    expect(ok.statusCode).toBe(200);
+    const refused = await invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', await token('https://other.example.com/api/v1'), { limit: '1' }));
+    expect(refused.statusCode).toBe(401);
+  }, 60_000);
 
   it('serves the catalog from the catalog bundle', async () => {
     const result = await invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', service.runtime.demo.keys.workspace, { limit: '2' }));
@@ -174,9 +192,70 @@ describe('bundled function entry points', () => {
     await expect(invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', 'x'), env)).rejects.toThrow(/MODELS_TABLE is not set/);
   }, 60_000);
 
+  it('runs the token exchange bundle: the limiter, the policy read and the OAuth refusal with its request id', async () => {
+    const body = new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+      subject_token: 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln',
+      federation_policy_id: '00000000-0000-4000-8000-000000000000',
+    }).toString();
+    const tokenEvent = {
+      ...event('/api/v1/oauth/token', '/api/v1/oauth/token', ''),
+      httpMethod: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body,
+    };
+    const env = functionEnv({ API_BASE_URL: 'https://api.example.com/api/v1', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '900' });
+    const result = await invoke('token-exchange', tokenEvent, env);
+    expect(result.statusCode).toBe(400);
+    expect(result.headers).toMatchObject({ 'Cache-Control': 'no-store', 'X-Request-Id': 'r1' });
+    expect(JSON.parse(result.body)).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The subject token or federation policy is not valid (request id r1)',
+    });
+    delete (env as Record<string, string>).API_BASE_URL;
+    await expect(invoke('token-exchange', tokenEvent, env)).rejects.toThrow(/API_BASE_URL is not set/);
+  }, 60_000);
+
   it('publishes the signing keys from the JWKS bundle', async () => {
     const result = await invoke('jwks', { ...event('/api/v1/oauth/jwks', '/api/v1/oauth/jwks', ''), headers: {} });
     expect(result.statusCode).toBe(200);
     expect(JSON.parse(result.body).keys).toHaveLength(1);
+  }, 60_000);
+
+  it('registers the signing key from the registrar bundle as CloudFormation invokes it on the first deploy', async () => {
+    const kms = await startKmsStandIn();
+    try {
+      const keyArn = await kms.createSigningKey('access tokens');
+      const created = await invoke<{ PhysicalResourceId: string; Data: { Kid: string } }>(
+        'signing-key-registrar',
+        {
+          RequestType: 'Create',
+          ServiceToken: 'arn:aws:lambda:eu-west-1:111122223333:function:provider',
+          ResponseURL: 'https://cloudformation-custom-resource-response.example/',
+          StackId: 'arn:aws:cloudformation:eu-west-1:111122223333:stack/Modelgate/1',
+          RequestId: 'request-1',
+          LogicalResourceId: 'SigningKeyRegistrationResource',
+          ResourceType: 'Custom::SigningKeyRegistration',
+          ResourceProperties: {
+            ServiceToken: 'arn:aws:lambda:eu-west-1:111122223333:function:provider',
+            [SIGNING_KEY_REGISTRATION_PROPERTIES.signingKeyArn]: keyArn,
+          },
+        },
+        // The SDK's own per-service endpoint variable points the real KMS client at the stand-in.
+        functionEnv({ AWS_ENDPOINT_URL_KMS: kms.endpoint }),
+      );
+      expect(created.PhysicalResourceId).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(created.Data).toEqual({ Kid: created.PhysicalResourceId });
+      expect(kms.requests.map((r) => r.operation)).toEqual(['CreateKey', 'GetPublicKey']);
+
+      // The JWKS bundle publishes the new key first, and the replaced local key after it.
+      const jwks = await invoke('jwks', { ...event('/api/v1/oauth/jwks', '/api/v1/oauth/jwks', ''), headers: {} });
+      const kids = JSON.parse(jwks.body).keys.map((key: { kid: string }) => key.kid);
+      expect(kids).toHaveLength(2);
+      expect(kids[0]).toBe(created.PhysicalResourceId);
+    } finally {
+      await kms.stop();
+    }
   }, 60_000);
 });

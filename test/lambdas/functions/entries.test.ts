@@ -4,6 +4,7 @@ import { FUNCTION_REQUIREMENTS } from '../../support/function-requirements';
 const SETTING_VALUES: Record<string, [string, string]> = {
   signingKeyArn: ['SIGNING_KEY_ARN', 'arn:aws:kms:eu-west-1:111122223333:key/00000000-0000-0000-0000-000000000000'],
   inference: ['INFERENCE_UPSTREAMS', '{}'],
+  apiBaseUrl: ['API_BASE_URL', 'https://api.example.com/api/v1'],
 };
 
 /** The environment a function's entry needs, all of it. */

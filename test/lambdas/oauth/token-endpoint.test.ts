@@ -1,54 +1,282 @@
+import { randomUUID } from 'node:crypto';
+import { OpenRouter } from '@openrouter/sdk';
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { allowInsecureRequests, validateJwtAccessToken } from 'oauth4webapi';
+import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import type { FederationIssuer, FederationPolicy } from '../../../lambdas/federation/types';
+import { DynamoFederationStore } from '../../../lambdas/store/dynamo-federation-store';
+import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
+import { readDevCertificateAuthority } from '../../../local/dev-ca';
+import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
+import { makeIssuer, makePolicy } from '../../support/federation-fixtures';
+import { startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
 import { startTestService, type TestService } from '../../support/local-service';
 
+const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const JWT_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
+const AUDIENCE = 'https://modelgate.example';
+const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
+const GENERIC = 'The subject token or federation policy is not valid';
+/** Exchanges this file may send from 127.0.0.1 before the per-address limit answers 429. */
+const LIMIT = 40;
 
+/**
+ * `POST /oauth/token` through the local runtime's HTTP path: a real HTTPS identity provider
+ * whose certificate comes from the runtime's development CA, issuers and policies in the
+ * embedded DynamoDB, and every SPEC 7.2 answer with its exact body and headers.
+ */
 describe('POST /oauth/token on the local service', () => {
   let service: TestService;
+  let stores: RuntimeStores;
+  let idp: TestIdentityProvider;
+  let federation: DynamoFederationStore;
+  let organizationId: string;
+  let inference: FederationPolicy;
+  let management: FederationPolicy;
+  let sent = 0;
+
+  async function addIssuer(overrides: Partial<FederationIssuer> = {}): Promise<FederationIssuer> {
+    const issuer = makeIssuer({ organizationId, issuerUrl: idp.issuerUrl, ...overrides });
+    await federation.createIssuer(issuer);
+    return issuer;
+  }
+
+  async function addPolicy(issuer: FederationIssuer, overrides: Partial<FederationPolicy> = {}): Promise<FederationPolicy> {
+    const policy = makePolicy({
+      organizationId,
+      issuerId: issuer.id,
+      subject: SUBJECT,
+      audience: AUDIENCE,
+      apiKeyHash: hashApiKey(service.runtime.demo.keys.workspace),
+      ...overrides,
+    });
+    await federation.createPolicy(policy);
+    return policy;
+  }
+
+  const form = (fields: Record<string, string | undefined>) =>
+    new URLSearchParams(Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined)).toString();
+
+  const exchange = (fields: Record<string, string | undefined> | string, headers: Record<string, string> = FORM) => {
+    sent++;
+    return service.call('/oauth/token', { method: 'POST', body: typeof fields === 'string' ? fields : form(fields), headers });
+  };
+
+  const request = (policy: FederationPolicy, claims: Record<string, unknown> = {}, extra: Record<string, string> = {}) =>
+    exchange({
+      grant_type: GRANT,
+      subject_token_type: JWT_TYPE,
+      subject_token: idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID(), ...claims }),
+      federation_policy_id: policy.id,
+      ...extra,
+    });
+
+  /** A refusal: status, error, `Cache-Control: no-store`, and the request id at the end of the description. */
+  function expectRefusal(response: Awaited<ReturnType<typeof exchange>>, status: number, error: string, description: string) {
+    const requestId = response.headers.get('x-request-id');
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect([response.status, response.headers.get('cache-control'), response.body]).toEqual([
+      status,
+      'no-store',
+      { error, error_description: `${description} (request id ${requestId})` },
+    ]);
+  }
+
+  const events = async (policy: FederationPolicy) =>
+    (await service.call(`/workload-identity/events?policy_id=${policy.id}`, { key: service.runtime.demo.keys.managementReadOnly })).body
+      .data as { request_id: string; outcome: string; reason: string | null; subject: string; token_jti: string | null }[];
+
   beforeAll(async () => {
-    service = await startTestService();
+    // An hour's window: a window boundary inside this file's few seconds would reset the count.
+    service = await startTestService({ exchangeLimit: LIMIT, exchangeWindowSeconds: 3600 });
+    stores = connectToRuntime(service.runtime);
+    organizationId = service.runtime.demo.organizationId;
+    federation = new DynamoFederationStore(stores.documentClient, TABLE_SCHEMAS.policies.localName);
+    // The runtime trusts its development CA; an identity provider on this machine uses it.
+    idp = await startIdentityProvider({ ca: readDevCertificateAuthority(service.runtime.dataDir) });
+    const issuer = await addIssuer();
+    inference = await addPolicy(issuer);
+    management = await addPolicy(issuer, {
+      scope: 'management',
+      apiKeyHash: hashApiKey(service.runtime.demo.keys.managementReadOnly),
+    });
   });
   afterAll(async () => {
-    await service.stop();
+    await idp?.close();
+    stores?.destroy();
+    await service?.stop();
   });
 
-  const exchange = (body: string, headers: Record<string, string> = FORM) => service.call('/oauth/token', { method: 'POST', body, headers });
-
-  it('answers RFC 6749 error bodies that are never cached', async () => {
-    const response = await exchange('grant_type=client_credentials');
-    expect(response.status).toBe(400);
+  it('issues an ES256 at+jwt with exactly the SPEC 4.2 body, verifiable against the JWKS URL', async () => {
+    const response = await request(inference);
+    expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(response.body).toEqual({
-      error: 'unsupported_grant_type',
-      error_description: 'grant_type must be urn:ietf:params:oauth:grant-type:token-exchange',
+      access_token: expect.any(String),
+      issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      token_type: 'Bearer',
+      expires_in: expect.any(Number),
+      scope: 'inference',
+    });
+    const token = response.body.access_token as string;
+    const jwks = createRemoteJWKSet(new URL(`${service.runtime.baseUrl}/oauth/jwks`));
+    const { payload, protectedHeader } = await jwtVerify(token, jwks, {
+      issuer: service.runtime.baseUrl,
+      audience: service.runtime.baseUrl,
+      typ: 'at+jwt',
+      algorithms: ['ES256'],
+    });
+    expect(protectedHeader).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: expect.any(String) });
+    expect(payload).toEqual({
+      iss: service.runtime.baseUrl,
+      aud: service.runtime.baseUrl,
+      sub: SUBJECT,
+      exp: payload.iat! + response.body.expires_in,
+      iat: expect.any(Number),
+      jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      client_id: inference.id,
+      scope: 'inference',
+      federation_policy_id: inference.id,
+      federation_issuer_id: inference.issuerId,
+      api_key_hash: hashApiKey(service.runtime.demo.keys.workspace),
+    });
+    // Lifetime: the earlier of 15 minutes and the subject token's expiry (10 minutes here).
+    expect(response.body.expires_in).toBeGreaterThan(590);
+    expect(response.body.expires_in).toBeLessThanOrEqual(600);
+
+    const recorded = await events(inference);
+    expect(recorded[0]).toMatchObject({
+      request_id: response.headers.get('x-request-id'),
+      outcome: 'issued',
+      reason: null,
+      subject: SUBJECT,
+      token_jti: payload.jti,
     });
   });
 
-  it('refuses an oversized body with 413 and a non-JWT subject token with invalid_request', async () => {
-    const big = await exchange(`grant_type=x&pad=${'a'.repeat(40 * 1024)}`);
-    expect(big.status).toBe(413);
-    expect(big.body.error).toBe('invalid_request');
-    const notJwt = await exchange(
-      new URLSearchParams({
-        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-        subject_token: 'not-a-jwt',
-        federation_policy_id: 'p',
-      }).toString(),
-    );
-    expect(notJwt.status).toBe(400);
-    expect(notJwt.body).toEqual({ error: 'invalid_request', error_description: 'subject_token is not a JWT' });
+  it('issues tokens a resource server accepts with oauth4webapi validateJwtAccessToken', async () => {
+    const { body } = await request(management);
+    expect(body.scope).toBe('management');
+    const as = { issuer: service.runtime.baseUrl, jwks_uri: `${service.runtime.baseUrl}/oauth/jwks` };
+    const resourceRequest = new Request('https://resource.example/', { headers: { Authorization: `Bearer ${body.access_token}` } });
+    const claims = await validateJwtAccessToken(as, resourceRequest, service.runtime.baseUrl, { [allowInsecureRequests]: true });
+    expect(claims).toMatchObject({ iss: service.runtime.baseUrl, sub: SUBJECT, client_id: management.id, scope: 'management' });
   });
 
-  it('answers a well-formed exchange naming no configured policy with the generic invalid_grant', async () => {
-    const response = await exchange(
-      new URLSearchParams({
-        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-        subject_token: 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln',
-        federation_policy_id: 'pol-unknown',
-      }).toString(),
-    );
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: 'invalid_grant', error_description: 'The subject token or federation policy is not valid' });
+  it("works with the official SDK: oAuth.createOauthToken and listOauthJwks", async () => {
+    const sdk = new OpenRouter({ serverURL: service.runtime.baseUrl, apiKey: '' });
+    const issued = await sdk.oAuth.createOauthToken({
+      tokenExchangeRequest: {
+        grantType: GRANT,
+        subjectTokenType: JWT_TYPE,
+        subjectToken: idp.sign({ sub: SUBJECT, aud: AUDIENCE }),
+        federationPolicyId: inference.id,
+        scope: 'inference',
+      },
+    });
+    sent++;
+    expect(issued).toEqual({
+      accessToken: expect.any(String),
+      issuedTokenType: 'urn:ietf:params:oauth:token-type:access_token',
+      tokenType: 'Bearer',
+      expiresIn: expect.any(Number),
+      scope: 'inference',
+    });
+    const jwks = await sdk.oAuth.listOauthJwks();
+    expect(jwks.keys.map((key) => key.kid)).toContain(decodeProtectedHeader(issued.accessToken).kid);
+  });
+
+  it('publishes the keys with Cache-Control public, max-age=300', async () => {
+    const response = await service.call('/oauth/jwks');
+    expect(response.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(response.body.keys).toEqual([
+      { kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String), kid: expect.any(String), alg: 'ES256', use: 'sig' },
+    ]);
+  });
+
+  it.each([
+    ['a missing field', { grant_type: GRANT, subject_token_type: JWT_TYPE }, 'subject_token is required'],
+    ['a subject token that is not a JWT', { grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: 'x', federation_policy_id: 'p' }, 'subject_token is not a JWT'],
+    ['another subject token type', { grant_type: GRANT, subject_token_type: 'urn:ietf:params:oauth:token-type:id_token', subject_token: 'a.b.c', federation_policy_id: 'p' }, `subject_token_type must be ${JWT_TYPE}`],
+  ])('answers 400 invalid_request for %s', async (_name, fields, description) => {
+    expectRefusal(await exchange(fields), 400, 'invalid_request', description);
+  });
+
+  it('answers 400 unsupported_grant_type for another grant', async () => {
+    expectRefusal(await exchange({ grant_type: 'client_credentials' }), 400, 'unsupported_grant_type', `grant_type must be ${GRANT}`);
+  });
+
+  it('answers 400 invalid_scope for a scope that is neither value, and for one the policy does not grant', async () => {
+    expectRefusal(await request(inference, {}, { scope: 'admin' }), 400, 'invalid_scope', 'scope must be inference or management');
+    const differs = await request(inference, {}, { scope: 'management' });
+    expectRefusal(differs, 400, 'invalid_scope', 'scope must be the scope the policy grants');
+    expect((await events(inference))[0]).toMatchObject({ request_id: differs.headers.get('x-request-id'), reason: 'scope_mismatch' });
+  });
+
+  it('answers one generic invalid_grant for every grant failure, and records the true reason for the admin', async () => {
+    const cases: [string, Promise<Awaited<ReturnType<typeof exchange>>>][] = [
+      ['aud_mismatch', request(inference, { aud: 'https://elsewhere.example' })],
+      ['sub_mismatch', request(inference, { sub: 'repo:acme/app:ref:refs/heads/feature' })],
+      ['expired', request(inference, { exp: Math.floor(Date.now() / 1000) - 3600, iat: Math.floor(Date.now() / 1000) - 7200 })],
+      ['claim_too_large', request(inference, { sub: 's'.repeat(513) })],
+    ];
+    for (const [reason, pending] of cases) {
+      const response = await pending;
+      expectRefusal(response, 400, 'invalid_grant', GENERIC);
+      const recorded = (await events(inference)).find((event) => event.request_id === response.headers.get('x-request-id'));
+      expect([reason, recorded?.outcome, recorded?.reason]).toEqual([reason, 'refused', reason]);
+    }
+    // A policy id that names no policy: the same answer, and no organization to tell.
+    const unknown = await request({ ...inference, id: randomUUID() });
+    expectRefusal(unknown, 400, 'invalid_grant', GENERIC);
+  });
+
+  it('refuses a replayed jti when the issuer checks jti, and a token without one', async () => {
+    // Issuer URLs are unique per organization; tokens of this one name it as their `iss`.
+    const issuer = await addIssuer({ issuerUrl: `${idp.issuerUrl}/jti`, checkJti: true, jwksUrl: idp.keysUrl });
+    const policy = await addPolicy(issuer);
+    const token = idp.sign({ iss: issuer.issuerUrl, sub: SUBJECT, aud: AUDIENCE, jti: 'deploy-42' });
+    const fields = { grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: token, federation_policy_id: policy.id };
+    expect((await exchange(fields)).status).toBe(200);
+    expectRefusal(await exchange(fields), 400, 'invalid_grant', GENERIC);
+    const withoutJti = idp.sign({ iss: issuer.issuerUrl, sub: SUBJECT, aud: AUDIENCE });
+    expectRefusal(await exchange({ ...fields, subject_token: withoutJti }), 400, 'invalid_grant', GENERIC);
+    expect((await events(policy)).map((event) => [event.outcome, event.reason])).toEqual([
+      ['refused', 'replayed'],
+      ['refused', 'replayed'],
+      ['issued', null],
+    ]);
+  });
+
+  it('answers 503 temporarily_unavailable when the issuer keys cannot be fetched', async () => {
+    const issuer = await addIssuer({ issuerUrl: `${idp.issuerUrl}/down`, jwksUrl: `${idp.issuerUrl}/down/keys` });
+    const policy = await addPolicy(issuer);
+    idp.respond('/down/keys', { status: 500, body: 'unavailable' });
+    const token = idp.sign({ iss: issuer.issuerUrl, sub: SUBJECT, aud: AUDIENCE });
+    const response = await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: token, federation_policy_id: policy.id });
+    expectRefusal(response, 503, 'temporarily_unavailable', "The identity provider's keys could not be fetched; retry shortly");
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect((await events(policy))[0]).toMatchObject({ reason: 'keys_unavailable' });
+  });
+
+  it('answers 413 invalid_request for a body of 32 KB or more', async () => {
+    expectRefusal(await exchange(`grant_type=x&pad=${'a'.repeat(40 * 1024)}`), 413, 'invalid_request', 'Request body must be smaller than 32 KB');
+  });
+
+  // Last: it spends what is left of this address's budget.
+  it('answers 429 invalid_request with an integer Retry-After past the per-address limit, concurrent requests included', async () => {
+    const remaining = LIMIT - sent;
+    expect(remaining).toBeGreaterThan(0);
+    const burst = await Promise.all(Array.from({ length: remaining + 10 }, () => exchange({ grant_type: 'client_credentials' })));
+    const limited = burst.filter((response) => response.status === 429);
+    expect(limited).toHaveLength(10);
+    expect(burst.filter((response) => response.status === 400)).toHaveLength(remaining);
+    for (const response of limited) {
+      expectRefusal(response, 429, 'invalid_request', 'Too many token requests from this address');
+      expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+      expect(Number(response.headers.get('retry-after'))).toBeLessThanOrEqual(3600);
+    }
   });
 });

@@ -128,8 +128,9 @@ describe('the OAuth wrapper', () => {
     const response = await handler(event({ httpMethod: 'POST', resource: '/api/v1/oauth/token', headers: {} }), lambdaContext('tokenExchange'));
 
     expect(response.statusCode).toBe(400);
-    expect(response.headers).toMatchObject({ 'Cache-Control': 'no-store' });
-    expect(JSON.parse(response.body)).toEqual({ error: 'invalid_request', error_description: 'grant_type is required' });
+    // The request id: in X-Request-Id, and at the end of the description.
+    expect(response.headers).toMatchObject({ 'Cache-Control': 'no-store', 'X-Request-Id': 'api-request-1' });
+    expect(JSON.parse(response.body)).toEqual({ error: 'invalid_request', error_description: 'grant_type is required (request id api-request-1)' });
     expect(telemetry.lines).toEqual([expect.stringMatching(/ INFO +tokenExchange +request route="POST \/api\/v1\/oauth\/token" status=400 latencyMs=[\d.]+ credential=none/)]);
   });
 
@@ -140,8 +141,8 @@ describe('the OAuth wrapper', () => {
     }, telemetry);
     const response = await handler(event({ httpMethod: 'POST', resource: '/api/v1/oauth/token' }), lambdaContext('tokenExchange'));
     expect(response.statusCode).toBe(500);
-    expect(JSON.parse(response.body)).toEqual({ error: 'server_error', error_description: 'Internal server error' });
-    expect(telemetry.lines[0]).toMatch(/ ERROR +tokenExchange +unhandled error error=/);
+    expect(JSON.parse(response.body)).toEqual({ error: 'server_error', error_description: 'Internal server error (request id api-request-1)' });
+    expect(telemetry.lines[0]).toMatch(/ ERROR +tokenExchange +unhandled error requestId=api-request-1 error=/);
     expect(telemetry.lines[0]).toContain('undefined is not a function');
   });
 });

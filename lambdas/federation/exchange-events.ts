@@ -1,0 +1,90 @@
+import type { RefusalReason } from './exchange-types';
+
+/** How long exchange events are kept (DynamoDB TTL on `expiresAt`). */
+export const EXCHANGE_EVENT_RETENTION_DAYS = 30;
+
+/**
+ * One token exchange whose policy id named a policy (SPEC 4.2), recorded for the policy's
+ * organization. Never the subject token, the access token or a signature: the admin needs
+ * the reason, the subject and the request id, not the credentials.
+ */
+export interface ExchangeEvent {
+  id: string;
+  organizationId: string;
+  /** ISO 8601, milliseconds. */
+  time: string;
+  policyId: string;
+  issuerId: string;
+  outcome: 'issued' | 'refused';
+  /** Null when issued. */
+  reason: RefusalReason | null;
+  /** The subject token's `sub`: verified when `subjectVerified`, otherwise as the token claimed it. */
+  subject: string | null;
+  subjectVerified: boolean;
+  /** `requestContext.identity.sourceIp`. */
+  sourceIp: string;
+  /** The request id the workload saw in `X-Request-Id` and in the error description. */
+  requestId: string;
+  /** The issued access token's `jti`, when one was issued. */
+  tokenJti: string | null;
+  /** Epoch seconds after which the event is gone. */
+  expiresAt: number;
+}
+
+export interface ExchangeEventPage {
+  events: ExchangeEvent[];
+  /** Opaque; absent on the last page. */
+  nextCursor: string | null;
+}
+
+export interface ExchangeEventQuery {
+  organizationId: string;
+  policyId?: string;
+  limit: number;
+  cursor?: string;
+  now: Date;
+}
+
+/** Thrown for a cursor this store did not hand out. */
+export class InvalidCursorError extends Error {
+  constructor() {
+    super('cursor is not a cursor this endpoint returned');
+    this.name = 'InvalidCursorError';
+  }
+}
+
+export interface ExchangeEventStore {
+  /** One write. */
+  record(event: ExchangeEvent): Promise<void>;
+  /** Newest first; expired events are absent. */
+  list(query: ExchangeEventQuery): Promise<ExchangeEventPage>;
+}
+
+/** Events in process memory, for tests and the benchmark. */
+export class InMemoryExchangeEventStore implements ExchangeEventStore {
+  readonly events: ExchangeEvent[] = [];
+
+  async record(event: ExchangeEvent): Promise<void> {
+    this.events.push(structuredClone(event));
+  }
+
+  async list({ organizationId, policyId, limit, cursor, now }: ExchangeEventQuery): Promise<ExchangeEventPage> {
+    const nowSeconds = Math.floor(now.getTime() / 1000);
+    const matching = this.events
+      .filter((e) => e.organizationId === organizationId && (!policyId || e.policyId === policyId) && e.expiresAt > nowSeconds)
+      .sort((a, b) => eventOrderKey(b).localeCompare(eventOrderKey(a)));
+    let start = 0;
+    if (cursor !== undefined) {
+      start = matching.findIndex((e) => eventOrderKey(e) < cursor);
+      if (start < 0) start = matching.length;
+    }
+    const page = matching.slice(start, start + limit);
+    const more = start + limit < matching.length;
+    return { events: page.map((e) => structuredClone(e)), nextCursor: more ? eventOrderKey(page[page.length - 1]!) : null };
+  }
+}
+
+/** Events sort by time, then id, so two events in one millisecond keep a stable order. */
+export function eventOrderKey(event: Pick<ExchangeEvent, 'time' | 'id'>): string {
+  return `${event.time}#${event.id}`;
+}

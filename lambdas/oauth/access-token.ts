@@ -1,0 +1,91 @@
+import type { FederationScope } from '../federation/types';
+import type { Signer } from '../signing/signer';
+
+/** RFC 9068 §2.1: the media type of a JWT access token, in the `typ` header. */
+export const ACCESS_TOKEN_TYP = 'at+jwt';
+
+/** The claim that names the API key the token acts as (its SHA-256 hash, as the key records store it). */
+export const ACTING_KEY_CLAIM = 'api_key_hash';
+
+/**
+ * The claims of an issued access token (SPEC 2.13, RFC 9068 §2.2). Nothing in it is secret:
+ * the acting key is named by its hash, which is also how key records are addressed.
+ */
+export interface AccessTokenClaims {
+  /** The service's API base URL (configuration `API_BASE_URL`). */
+  iss: string;
+  /** The same URL: the token is for this service's API and no other. */
+  aud: string;
+  /** The subject token's `sub`. */
+  sub: string;
+  exp: number;
+  iat: number;
+  jti: string;
+  /** RFC 9068 §2.2: the client the token was issued to; here the federation policy. */
+  client_id: string;
+  scope: FederationScope;
+  federation_policy_id: string;
+  federation_issuer_id: string;
+  [ACTING_KEY_CLAIM]: string;
+}
+
+export interface MintInput {
+  issuer: string;
+  subject: string;
+  policyId: string;
+  issuerId: string;
+  apiKeyHash: string;
+  scope: FederationScope;
+  /** The subject token's `exp` (epoch seconds): the access token never outlives it. */
+  subjectExpiresAt: number;
+  jti: string;
+  /** Epoch seconds. */
+  now: number;
+  /** SPEC 8: at most 900. */
+  maxLifetimeSeconds: number;
+}
+
+export interface MintedToken {
+  token: string;
+  claims: AccessTokenClaims;
+  /** Exactly `exp - iat` (SPEC 4.2 `expires_in`). */
+  expiresIn: number;
+}
+
+/** Refused before signing: the subject token expires within the current second. */
+export class NoLifetimeLeftError extends Error {
+  constructor() {
+    super('The subject token leaves no lifetime for an access token');
+    this.name = 'NoLifetimeLeftError';
+  }
+}
+
+/**
+ * Builds and signs an ES256 access token through the {@link Signer} port. The lifetime is
+ * the earlier of the configured maximum and the subject token's expiry (SPEC 3, SPEC 5 rule 4).
+ */
+export async function mintAccessToken(signer: Signer, input: MintInput): Promise<MintedToken> {
+  const exp = Math.min(input.now + input.maxLifetimeSeconds, input.subjectExpiresAt);
+  if (exp <= input.now) throw new NoLifetimeLeftError();
+  const claims: AccessTokenClaims = {
+    iss: input.issuer,
+    aud: input.issuer,
+    sub: input.subject,
+    exp,
+    iat: input.now,
+    jti: input.jti,
+    client_id: input.policyId,
+    scope: input.scope,
+    federation_policy_id: input.policyId,
+    federation_issuer_id: input.issuerId,
+    [ACTING_KEY_CLAIM]: input.apiKeyHash,
+  };
+  const header = { alg: 'ES256', typ: ACCESS_TOKEN_TYP, kid: signer.kid };
+  const signingInput = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(claims))}`;
+  const signature = await signer.sign(Buffer.from(signingInput, 'ascii'));
+  return { token: `${signingInput}.${Buffer.from(signature).toString('base64url')}`, claims, expiresIn: exp - input.now };
+}
+
+function base64url(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64url');
+}

@@ -1,0 +1,220 @@
+import type { Clock, IdGenerator } from '../clock';
+import { EXCHANGE_EVENT_RETENTION_DAYS, type ExchangeEvent, type ExchangeEventStore } from '../federation/exchange-events';
+import type { ExchangeEvaluation, RefusalReason } from '../federation/exchange-types';
+import type { JtiStore } from '../federation/jti-replay';
+import type { Signer } from '../signing/signer';
+import { mintAccessToken, NoLifetimeLeftError } from './access-token';
+import { checkExchangeRate, type ExchangeRateLimit, type RateCounterStore } from './exchange-rate-limit';
+import { OAuthError } from './oauth-errors';
+import { ACCESS_TOKEN_TYPE, parseTokenExchangeRequest } from './token-request';
+
+/** SPEC 7.2: one message for every grant failure, so another organization's configuration cannot be probed. */
+export const INVALID_GRANT_DESCRIPTION = 'The subject token or federation policy is not valid';
+
+/** SPEC 4.2: the success body, exactly these five members. */
+export interface TokenResponse {
+  access_token: string;
+  issued_token_type: typeof ACCESS_TOKEN_TYPE;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: 'inference' | 'management';
+}
+
+export interface ExchangeLogger {
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface TokenExchangeConfig {
+  /** `iss` and `aud` of issued tokens: the service's API base URL. */
+  readonly issuer: string;
+  readonly maxLifetimeSeconds: number;
+  readonly rateLimit: ExchangeRateLimit;
+}
+
+export interface TokenExchangeDeps {
+  readonly config: TokenExchangeConfig;
+  readonly clock: Clock;
+  readonly newId: IdGenerator;
+  readonly rateCounters: RateCounterStore;
+  /** Verification and the policy decision (SPEC 4.3, 4.4), bound to its own dependencies. */
+  readonly evaluate: (request: { subjectToken: string; policyId: string }) => Promise<ExchangeEvaluation>;
+  readonly jtis: JtiStore;
+  readonly events: ExchangeEventStore;
+  /** The signer of the currently active signing key. */
+  readonly signer: () => Promise<Signer>;
+  readonly logger: ExchangeLogger;
+  /** Told of every exchange that reached a decision (metrics). */
+  readonly onOutcome?: (outcome: 'issued' | 'refused', reason: RefusalReason | null) => void;
+}
+
+export interface TokenExchangeInput {
+  body: string;
+  contentType: string | undefined;
+  /** API Gateway's `requestContext.identity.sourceIp`, never a client-supplied header. */
+  sourceIp: string;
+  requestId: string;
+}
+
+/**
+ * The token endpoint (SPEC 4.2, RFC 8693), in the order the checks run: the per-address
+ * limit, the request's shape, the subject token against the named policy, the requested
+ * scope, the `jti` replay check, then minting. Every exchange whose policy id names a
+ * policy is recorded as one event carrying the true reason; the workload only ever sees
+ * the generic `invalid_grant`. Failures are thrown as {@link OAuthError}.
+ */
+export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchangeInput): Promise<TokenResponse> {
+  const now = deps.clock.now();
+  await enforceRateLimit(deps, input, now);
+  const request = parseTokenExchangeRequest(input.body, input.contentType);
+  const evaluation = await deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId });
+
+  const refuse = async (reason: RefusalReason, error: OAuthError): Promise<never> => {
+    deps.onOutcome?.('refused', reason);
+    await recordRefusal(deps, input, evaluation, reason, now);
+    throw error;
+  };
+
+  if (evaluation.result !== 'pass') {
+    const reason = evaluation.reason ?? 'bad_signature';
+    // SPEC 7.2: an issuer whose keys cannot be fetched is the one refusal worth retrying.
+    if (reason === 'keys_unavailable') {
+      return refuse(reason, new OAuthError(503, 'temporarily_unavailable', "The identity provider's keys could not be fetched; retry shortly", { 'Retry-After': '5' }));
+    }
+    return refuse(reason, invalidGrant());
+  }
+  const { policy, claims } = evaluation;
+  if (!policy || !claims) throw new Error('A passing evaluation carries its policy and verified claims');
+
+  // SPEC 4.2: a sent scope must be exactly the one the policy grants.
+  if (request.scope !== null && request.scope !== policy.scope) {
+    return refuse('scope_mismatch', new OAuthError(400, 'invalid_scope', `scope must be the scope the policy grants`));
+  }
+
+  const nowSeconds = Math.floor(now.getTime() / 1000);
+  if (claims.exp <= nowSeconds) return refuse('expired', invalidGrant());
+
+  const replayChecked = evaluation.issuer?.checkJti === true;
+  if (replayChecked) {
+    if (claims.jti === null || claims.jti === '') return refuse('replayed', invalidGrant());
+    const fresh = await deps.jtis.claim(policy.issuerId, claims.jti, claims.exp, input.requestId, now);
+    if (!fresh) return refuse('replayed', invalidGrant());
+  }
+
+  const tokenJti = deps.newId();
+  const event = exchangeEvent(deps, input, evaluation, now, { outcome: 'issued', reason: null, tokenJti });
+  let response: TokenResponse;
+  try {
+    const minted = await mintAccessToken(await deps.signer(), {
+      issuer: deps.config.issuer,
+      subject: claims.sub,
+      policyId: policy.id,
+      issuerId: policy.issuerId,
+      apiKeyHash: policy.apiKeyHash,
+      scope: policy.scope,
+      subjectExpiresAt: claims.exp,
+      jti: tokenJti,
+      now: nowSeconds,
+      maxLifetimeSeconds: deps.config.maxLifetimeSeconds,
+    });
+    // An issued token always has its event: a failed write withholds the token.
+    await deps.events.record(event);
+    response = {
+      access_token: minted.token,
+      issued_token_type: ACCESS_TOKEN_TYPE,
+      token_type: 'Bearer',
+      expires_in: minted.expiresIn,
+      scope: policy.scope,
+    };
+  } catch (error) {
+    // Nothing was issued, so the subject token may be presented again.
+    if (replayChecked) await releaseJti(deps, policy.issuerId, claims.jti!, input.requestId);
+    if (error instanceof NoLifetimeLeftError) return refuse('expired', invalidGrant());
+    deps.logger.error('token exchange failed after the policy passed', {
+      requestId: input.requestId,
+      policyId: policy.id,
+      error: (error as Error).name,
+      detail: (error as Error).message,
+    });
+    throw new OAuthError(503, 'temporarily_unavailable', 'The access token could not be issued; retry shortly', { 'Retry-After': '1' });
+  }
+  deps.onOutcome?.('issued', null);
+  return response;
+}
+
+function invalidGrant(): OAuthError {
+  return new OAuthError(400, 'invalid_grant', INVALID_GRANT_DESCRIPTION);
+}
+
+/**
+ * SPEC 7.2: 429 past the per-address cap. A limiter store that cannot answer closes the
+ * gate (503): the exchange reads the same database, so it could not have succeeded, and an
+ * open gate would let a flood through to the identity providers and the signing key.
+ */
+async function enforceRateLimit(deps: TokenExchangeDeps, input: TokenExchangeInput, now: Date): Promise<void> {
+  let decision;
+  try {
+    decision = await checkExchangeRate(deps.rateCounters, input.sourceIp, now, deps.config.rateLimit);
+  } catch (error) {
+    deps.logger.error('exchange rate limiter unavailable', { requestId: input.requestId, error: (error as Error).name });
+    throw new OAuthError(503, 'temporarily_unavailable', 'The token endpoint is unavailable; retry shortly', { 'Retry-After': '1' });
+  }
+  if (!decision.allowed) {
+    deps.onOutcome?.('refused', 'rate_limited');
+    throw new OAuthError(429, 'invalid_request', 'Too many token requests from this address', {
+      'Retry-After': String(decision.retryAfterSeconds),
+    });
+  }
+}
+
+async function recordRefusal(
+  deps: TokenExchangeDeps,
+  input: TokenExchangeInput,
+  evaluation: ExchangeEvaluation,
+  reason: RefusalReason,
+  now: Date,
+): Promise<void> {
+  // SPEC 4.2: only an exchange whose policy id names a policy has an organization to tell.
+  if (!evaluation.policy) return;
+  try {
+    await deps.events.record(exchangeEvent(deps, input, evaluation, now, { outcome: 'refused', reason, tokenJti: null }));
+  } catch (error) {
+    // The refusal stands either way; the lost event is logged with what it would have said.
+    deps.logger.error('exchange event not recorded', {
+      requestId: input.requestId,
+      policyId: evaluation.policy.id,
+      reason,
+      error: (error as Error).name,
+    });
+  }
+}
+
+function exchangeEvent(
+  deps: TokenExchangeDeps,
+  input: TokenExchangeInput,
+  evaluation: ExchangeEvaluation,
+  now: Date,
+  outcome: Pick<ExchangeEvent, 'outcome' | 'reason' | 'tokenJti'>,
+): ExchangeEvent {
+  const policy = evaluation.policy!;
+  return {
+    id: deps.newId(),
+    organizationId: policy.organizationId,
+    time: now.toISOString(),
+    policyId: policy.id,
+    issuerId: policy.issuerId,
+    ...outcome,
+    subject: evaluation.claims?.sub ?? evaluation.unverifiedSubject,
+    subjectVerified: evaluation.claims !== null,
+    sourceIp: input.sourceIp,
+    requestId: input.requestId,
+    expiresAt: Math.floor(now.getTime() / 1000) + EXCHANGE_EVENT_RETENTION_DAYS * 86_400,
+  };
+}
+
+async function releaseJti(deps: TokenExchangeDeps, issuerId: string, jti: string, claimant: string): Promise<void> {
+  try {
+    await deps.jtis.release(issuerId, jti, claimant);
+  } catch (error) {
+    deps.logger.error('jti claim not released', { claimant, error: (error as Error).name });
+  }
+}

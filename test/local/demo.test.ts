@@ -1,0 +1,58 @@
+import { runDemo, tryItYourself } from '../../local/demo';
+import { startTestService, type TestService } from '../support/local-service';
+
+describe('npm run demo against the running local service', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(async () => {
+    await service.stop();
+  });
+
+  it('creates an issuer and a policy through the admin API, exchanges a workload JWT and verifies the token, printing each step', async () => {
+    const lines: string[] = [];
+    const result = await runDemo({ dataDir: service.dataDir, out: (line) => lines.push(line) });
+    try {
+      expect(lines.map((line) => line.split(' ')[0])).toEqual(['1.', '2.', '3.', '4.', '5.', '6.', '7.', '8.', '9.']);
+      expect(lines[2]).toContain(`Issuer ${result.issuerId} created through the admin API`);
+      expect(lines[5]).toMatch(/^6\. Exchanged at POST \/oauth\/token: Bearer token, scope inference, expires in \d+ s \(request id [0-9a-f-]{36}\)$/);
+      expect(lines[6]).toContain(`federation_policy_id ${result.policyId}`);
+      expect(lines[8]).toMatch(/^9\. Exchange event: issued for system:serviceaccount:demo:workload from 127\.0\.0\.1/);
+
+      // The printed hand-exchange works: the identity provider serves fresh workload tokens.
+      const steps = tryItYourself(result, service.dataDir);
+      expect(steps.at(-1)).toContain(`${result.identityProvider.issuerUrl}/token`);
+      const { Agent, request } = await import('node:https');
+      const { readFileSync } = await import('node:fs');
+      const jwt = await new Promise<string>((resolve, reject) => {
+        request(`${result.identityProvider.issuerUrl}/token`, { agent: new Agent({ ca: readFileSync(`${service.dataDir}/dev-ca.pem`) }) }, (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve(text));
+        })
+          .on('error', reject)
+          .end();
+      });
+      const exchanged = await service.call('/oauth/token', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+          subject_token: jwt,
+          federation_policy_id: result.policyId,
+        }).toString(),
+      });
+      expect(exchanged.status).toBe(200);
+    } finally {
+      await result.identityProvider.close();
+    }
+  });
+
+  it('says plainly when the service is not running', async () => {
+    await expect(runDemo({ dataDir: '/nonexistent-modelgate', out: () => undefined })).rejects.toThrow(
+      '/nonexistent-modelgate/demo.json is missing: start the service first with npm start',
+    );
+  });
+});
