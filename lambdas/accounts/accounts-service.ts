@@ -244,12 +244,12 @@ export class AccountsService {
    * Deletes a guardrail and detaches it from the keys and workspaces it was on.
    *
    * No dangling ids, in either order of a concurrent assignment (no transactions, so by
-   * ordering): the guardrail item goes first, then every key and workspace of the
-   * organization loses the id by a conditional `DELETE`, which sees the item as it is at
-   * that moment. An assignment re-reads the guardrail after its write
-   * ({@link confirmGuardrailExists}): if it read the guardrail before the delete, its
-   * write came earlier still and the sweep removes it; if after, it sees the guardrail
-   * gone and removes its own write. Readers also ignore ids whose guardrail is gone
+   * ordering): the guardrail item goes first; then every key and workspace of the
+   * organization that holds the id, as read after that, loses it by a conditional
+   * `DELETE`. An assignment re-reads the guardrail after its write
+   * ({@link confirmGuardrailExists}): if it still saw the guardrail, its write came before
+   * the delete and so before the sweep's reads, which find and remove it; if not, it
+   * removes its own write. Readers also ignore ids whose guardrail is gone
    * (`getGuardrails` returns existing ones only), and ids are never reused, so an id left
    * by a crash mid-sweep restricts nothing.
    */
@@ -257,9 +257,14 @@ export class AccountsService {
     await this.getGuardrail(organizationId, id);
     if (!(await this.store.deleteGuardrail(organizationId, id))) throw new NotFoundError(`Guardrail ${id} not found`);
     const now = this.timestamp();
+    // Both listings read the items themselves, strongly consistent, after the delete.
     const holders: GuardrailHolder[] = [
-      ...(await this.store.listApiKeys(organizationId)).map((key) => ({ kind: 'key' as const, hash: key.hash })),
-      ...(await this.store.listWorkspaces(organizationId)).map((w) => ({ kind: 'workspace' as const, organizationId, id: w.id })),
+      ...(await this.store.listApiKeys(organizationId))
+        .filter((key) => key.guardrailIds.includes(id))
+        .map((key) => ({ kind: 'key' as const, hash: key.hash })),
+      ...(await this.store.listWorkspaces(organizationId))
+        .filter((workspace) => workspace.guardrailIds.includes(id))
+        .map((workspace) => ({ kind: 'workspace' as const, organizationId, id: workspace.id })),
     ];
     await inBatches(holders, (holder) => this.store.removeGuardrail(holder, id, now));
   }

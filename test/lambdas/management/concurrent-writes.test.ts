@@ -89,10 +89,12 @@ describe('concurrent writes on the local service', () => {
       const keys = await times(PARALLEL, (i) => newKey(`race-${i}`));
       for (let round = 0; round < 3; round++) {
         const id = await newGuardrail(`doomed-${round}`);
-        // Assignments one key each, with the deletion fired in the middle of the burst.
+        // Assignments one key each, with the deletion fired in the middle of the burst; in
+        // the last round also one request naming every key.
         const assignments = keys.map((hash, i) =>
           new Promise((resolve) => setTimeout(resolve, i)).then(() => manage(`/guardrails/${id}/assignments/keys`, 'POST', { key_hashes: [hash] })),
         );
+        if (round === 2) assignments.push(manage(`/guardrails/${id}/assignments/keys`, 'POST', { key_hashes: keys }));
         const deletion = new Promise((resolve) => setTimeout(resolve, PARALLEL / 2)).then(() => manage(`/guardrails/${id}`, 'DELETE'));
         const [deleted, ...assigned] = await Promise.all([deletion, ...assignments]);
 
