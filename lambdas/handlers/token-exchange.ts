@@ -1,6 +1,6 @@
 import type { FunctionRequirements } from '../config';
 import { bodyText, header } from '../http/request';
-import { METRIC, countMetric, type Telemetry } from '../observability/telemetry';
+import { recordTokenExchange, type Telemetry } from '../observability/telemetry';
 import { NO_STORE } from '../oauth/oauth-errors';
 import { oauthHandler } from '../oauth/oauth-handler';
 import { exchangeToken, type TokenExchangeDeps } from '../oauth/token-exchange';
@@ -28,7 +28,7 @@ export function createTokenExchangeHandler(deps: TokenExchangeHandlerDeps) {
   const exchangeDeps: TokenExchangeDeps = {
     ...deps,
     logger: { error: (message, fields) => telemetry.logger.error(message, { ...fields }) },
-    onOutcome: (outcome, reason) => countMetric(telemetry, METRIC.tokenExchanges, { outcome, reason: reason ?? 'none' }),
+    onOutcome: (outcome, reason) => recordTokenExchange(telemetry, outcome, reason ?? 'none'),
   };
   return oauthHandler(async (event, _context, requestId) => {
     const body = await exchangeToken(exchangeDeps, {

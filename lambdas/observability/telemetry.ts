@@ -73,7 +73,7 @@ export function catalogLoadRecorder(telemetry: Telemetry): (loaded: { version: s
 export type TokenExchangeOutcome = 'issued' | 'refused';
 
 /**
- * Counts one token exchange by outcome and reason (`issued`/`ok`, `refused`/`invalid_grant`,
+ * Counts one token exchange by outcome and reason (`issued`/`none`, `refused`/`invalid_grant`,
  * `refused`/`rate_limited`, ...), for the exchange function.
  */
 export function recordTokenExchange(telemetry: Telemetry, outcome: TokenExchangeOutcome, reason: string): void {

@@ -18,10 +18,10 @@ describe('telemetry', () => {
 
   it('counts token exchanges by outcome and reason', () => {
     const telemetry = createTelemetry({ functionName: 'tokenExchange', logLevel: 'INFO' });
-    recordTokenExchange(telemetry, 'issued', 'ok');
+    recordTokenExchange(telemetry, 'issued', 'none');
     recordTokenExchange(telemetry, 'refused', 'invalid_grant');
     expect(emfMetrics(output.lines())).toEqual([
-      'TokenExchanges{service=modelgate,function=tokenExchange,outcome=issued,reason=ok}',
+      'TokenExchanges{service=modelgate,function=tokenExchange,outcome=issued,reason=none}',
       'TokenExchanges{service=modelgate,function=tokenExchange,outcome=refused,reason=invalid_grant}',
     ]);
   });
@@ -29,7 +29,7 @@ describe('telemetry', () => {
   it('keeps metrics in the process when running locally', () => {
     const telemetry = recordingTelemetry('catalog');
     catalogLoadRecorder(telemetry)({ version: 'v1', entries: 3 });
-    recordTokenExchange(telemetry, 'issued', 'ok');
+    recordTokenExchange(telemetry, 'issued', 'none');
     telemetry.metrics.publishStoredMetrics();
     expect(output.lines()).toEqual([]);
     expect(telemetry.lines).toEqual([expect.stringMatching(/ INFO  catalog +catalog loaded catalogVersion=v1 entries=3$/)]);
