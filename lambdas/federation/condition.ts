@@ -1,4 +1,5 @@
 import { Environment, type ASTNode } from '@marcbachmann/cel-js';
+import { InvalidInputError } from '../errors';
 import type { ConditionVariables } from './types';
 
 /**
@@ -33,11 +34,13 @@ export const CONDITION_LIMITS = Object.freeze({
 /** SPEC 4.4 rule 3: the macros that loop over a list or map. */
 const COMPREHENSION_MACROS: ReadonlySet<string> = new Set(['all', 'exists', 'exists_one', 'filter', 'map']);
 
-/** A condition refused when a policy is saved; the message says what is wrong. */
-export class ConditionError extends Error {
+/**
+ * A condition refused when a policy is saved. The message says only what is wrong
+ * ("unknown variable claims"); a boundary adds which field it was about.
+ */
+export class ConditionError extends InvalidInputError {
   constructor(message: string) {
-    super(message);
-    this.name = 'ConditionError';
+    super(message, { parameter: 'condition' });
   }
 }
 

@@ -20,6 +20,7 @@ function refusal(source: string): string {
     checkCondition(source);
   } catch (error) {
     expect(error).toBeInstanceOf(ConditionError);
+    expect(error).toMatchObject({ kind: 'invalid_input', metadata: { parameter: 'condition' } });
     return (error as Error).message;
   }
   throw new Error(`accepted: ${source}`);
