@@ -8,6 +8,8 @@ import { MANAGEMENT_FUNCTION, createManagementHandler } from '../handlers/manage
 import { createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { createDocumentClient } from '../store/dynamo-client';
+import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
+import { SigningKeyAccessTokenVerifier } from '../oauth/access-token-verifier';
 import { DynamoExchangeEventStore } from '../store/dynamo-exchange-event-store';
 import { DynamoUsageStore } from '../store/dynamo-usage-store';
 import { DynamoFederationStore } from '../store/dynamo-federation-store';
@@ -17,8 +19,17 @@ const telemetry = createTelemetry({ functionName: 'management', logLevel: config
 const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
 const accounts = new DynamoAccountStore(documentClient, config.tables.keys);
 
+// Access tokens from the exchange, verified against the signing-key records (SPEC 5 rule 5).
+const accessTokens = new SigningKeyAccessTokenVerifier({
+  signingKeys: new DynamoSigningKeyStore(documentClient, config.tables.keys),
+  clock: systemClock,
+  issuer: config.apiBaseUrl,
+  maxTokenLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
+});
+
 export const handler = createManagementHandler({
   accounts,
+  accessTokens,
   service: new AccountsService({ store: accounts, clock: systemClock }),
   usage: new DynamoUsageStore(documentClient, config.tables.usage),
   federation: new FederationService({

@@ -7,7 +7,11 @@ import type { Telemetry } from '../observability/telemetry';
  * Keys, workspaces and guardrails live in the keys table; issuers, policies and exchange
  * events in the policies table; what keys spent, in the usage table.
  */
-export const MANAGEMENT_FUNCTION = { tables: ['keys', 'policies', 'usage'] } as const satisfies FunctionRequirements;
+export const MANAGEMENT_FUNCTION = {
+  tables: ['keys', 'policies', 'usage'],
+  // Access tokens are verified against the API base URL (SPEC 2.13).
+  settings: ['apiBaseUrl'],
+} as const satisfies FunctionRequirements;
 
 export interface ManagementHandlerDeps extends ManagementDeps {
   telemetry: Telemetry;
