@@ -98,7 +98,6 @@ export class ModelgateStack extends Stack {
       // The policy tester verifies tokens like the exchange, fetching issuer keys, and shares its per-address limit.
       timeout: Duration.seconds(15),
       environment: {
-        ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
       },
@@ -143,12 +142,16 @@ export class ModelgateStack extends Stack {
       functions: { catalog, tokenExchange, jwks, management, inference, settingsPage },
     });
 
-    // SPEC 2.13: issued tokens name this API as their issuer and audience.
-    tokenExchange.addEnvironment(
-      'API_BASE_URL',
-      settings.apiBaseUrl ||
-        `https://${api.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${stageName}${API_BASE_PATH}`,
-    );
+    // SPEC 2.13: issued tokens name this API as their issuer and audience; the functions that
+    // take them as bearer credentials check both, and that retired signing keys have outlived
+    // the longest token (SPEC 8).
+    const apiBaseUrl =
+      settings.apiBaseUrl || `https://${api.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${stageName}${API_BASE_PATH}`;
+    tokenExchange.addEnvironment('API_BASE_URL', apiBaseUrl);
+    for (const verifier of [catalog, management, inference]) {
+      verifier.addEnvironment('API_BASE_URL', apiBaseUrl);
+      verifier.addEnvironment('ACCESS_TOKEN_MAX_LIFETIME_SECONDS', String(settings.accessTokenMaxLifetimeSeconds));
+    }
 
     const firewall = new Firewall(this, 'Firewall', {
       stage: api.deploymentStage,

@@ -1,9 +1,13 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import OpenAI from 'openai';
 import { hashApiKey } from '../lambdas/accounts/api-keys';
 import { readDevCertificateAuthority } from './dev-ca';
 import { startDevIdentityProvider, type DevIdentityProvider } from './dev-identity-provider';
 import { readJsonFile } from './files';
 import type { DemoCredentials } from './seed';
+
+/** A model every demo organization can use; the development provider answers it locally. */
+const DEMO_MODEL = 'openai/gpt-4o-mini';
 
 export interface DemoOptions {
   /** The running local service's data folder. @default '.local' */
@@ -133,18 +137,35 @@ export async function runDemo({ dataDir, out }: DemoOptions): Promise<DemoResult
     );
 
     const catalog = await api('GET', '/models/user?limit=3', { key: accessToken });
-    if (catalog.status === 200) {
-      out(`8. The catalog with the access token as bearer: ${catalog.body.total_count} models, first ${catalog.body.data.map((m: { id: string }) => m.id).join(', ')}`);
-    } else {
-      out(
-        `8. The catalog with the access token as bearer: ${catalog.status} ${JSON.stringify(catalog.body)} ` +
-          '(this version of the service does not accept access tokens on the catalog yet; the token itself is valid, as step 7 shows)',
-      );
+    expectStatus('GET /models/user with the access token', catalog, 200);
+    out(`8. The catalog with the access token as bearer: ${catalog.body.total_count} models, first ${catalog.body.data.map((m: { id: string }) => m.id).join(', ')}`);
+
+    // The workload calls inference as any OpenAI-compatible client would, the token as its key.
+    const client = new OpenAI({ apiKey: accessToken, baseURL: demo.baseUrl, maxRetries: 0 });
+    const stream = await client.chat.completions.create({
+      model: DEMO_MODEL,
+      messages: [{ role: 'user', content: 'hello from a federated workload' }],
+      stream: true,
+    });
+    const words: string[] = [];
+    for await (const chunk of stream) {
+      const content = chunk.choices[0]?.delta.content;
+      if (content) words.push(content);
     }
+    out(`9. Streamed completion from ${DEMO_MODEL} through the openai client with the access token: ${words.length} chunks, "${words.join('')}"`);
+
+    // Usage counts against the key the policy acts as; counters land just after the answer.
+    const actingKey = hashApiKey(demo.keys.workspace);
+    let usage: { usage: number; usage_daily: number } | undefined;
+    for (let attempt = 0; attempt < 40 && !(usage && usage.usage > 0); attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      usage = (await api('GET', `/keys/${actingKey}`, { key: demo.keys.managementReadOnly })).body?.data;
+    }
+    out(`10. Usage of the acting key ${actingKey.slice(0, 12)}…: $${usage?.usage.toFixed(8)} in all, $${usage?.usage_daily.toFixed(8)} today`);
 
     const events = await api('GET', `/workload-identity/events?policy_id=${policyId}&limit=1`, { key: demo.keys.managementReadOnly });
     const event = events.body?.data?.[0];
-    if (event) out(`9. Exchange event: ${event.outcome} for ${event.subject} from ${event.source_ip}, request id ${event.request_id}`);
+    if (event) out(`11. Exchange event: ${event.outcome} for ${event.subject} from ${event.source_ip}, request id ${event.request_id}`);
     return { baseUrl: demo.baseUrl, identityProvider, issuerId, policyId, accessToken };
   } catch (error) {
     await identityProvider.close();

@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
+import type { AccessTokenVerifier } from '../lambdas/accounts/authenticate';
+import { SigningKeyAccessTokenVerifier } from '../lambdas/oauth/access-token-verifier';
 import { CatalogCache } from '../lambdas/catalog/catalog-cache';
 import { randomId, systemClock, type Clock } from '../lambdas/clock';
 import { ALLOW_LOOPBACK_ISSUERS_ENV, DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
@@ -182,8 +184,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         signer: () => signers.signer(),
         telemetry: telemetry('tokenExchange'),
       });
+    // Access tokens name the API base URL as issuer and audience (SPEC 2.13), known once the
+    // port is bound; until then no token verifies.
+    let verifier: AccessTokenVerifier | undefined;
+    const accessTokens: AccessTokenVerifier = {
+      verify: (token) => (verifier ? verifier.verify(token) : Promise.reject(new Error('the service is starting'))),
+    };
     const handlers: Record<FunctionId, FunctionHandler> = {
-      catalog: createCatalogHandler({ accounts, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
+      catalog: createCatalogHandler({ accounts, accessTokens, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
       tokenExchange: async () => ({ statusCode: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }) }),
       jwks: createJwksHandler({
         signingKeys,
@@ -193,6 +201,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       }),
       management: createManagementHandler({
         accounts,
+        accessTokens,
         service: accountsService,
         federation: new FederationService({
           store: federation,
@@ -209,6 +218,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       }),
       inference: createInferenceHandler({
         accounts,
+        accessTokens,
         usage,
         catalog,
         clock,
@@ -235,6 +245,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
     handlers.tokenExchange = tokenExchange(baseUrl);
+    verifier = new SigningKeyAccessTokenVerifier({
+      signingKeys,
+      clock,
+      issuer: baseUrl,
+      maxTokenLifetimeSeconds: accessTokenMaxLifetimeSeconds,
+    });
     // demo.json is written last: its presence means the service is ready to serve.
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
     const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl, warn);

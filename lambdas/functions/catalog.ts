@@ -18,6 +18,8 @@ import { catalogLoadRecorder, createTelemetry } from '../observability/telemetry
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
 import { createDocumentClient } from '../store/dynamo-client';
+import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
+import { SigningKeyAccessTokenVerifier } from '../oauth/access-token-verifier';
 import { DynamoUsageStore } from '../store/dynamo-usage-store';
 import { USAGE_FIGURES_SECONDS, USAGE_SORT_DAYS } from '../usage/usage';
 
@@ -26,8 +28,17 @@ const telemetry = createTelemetry({ functionName: 'catalog', logLevel: config.lo
 const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
 const usage = new DynamoUsageStore(documentClient, config.tables.usage);
 
+// Access tokens from the exchange, verified against the signing-key records (SPEC 5 rule 5).
+const accessTokens = new SigningKeyAccessTokenVerifier({
+  signingKeys: new DynamoSigningKeyStore(documentClient, config.tables.keys),
+  clock: systemClock,
+  issuer: config.apiBaseUrl,
+  maxTokenLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
+});
+
 export const handler = createCatalogHandler({
   accounts: new DynamoAccountStore(documentClient, config.tables.keys),
+  accessTokens,
   catalog: new CatalogCache(new DynamoCatalogStore(documentClient, config.tables.models), systemClock, config.catalogCacheSeconds, catalogLoadRecorder(telemetry), {
     recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
     maxAgeSeconds: USAGE_FIGURES_SECONDS,

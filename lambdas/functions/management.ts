@@ -12,6 +12,8 @@ import { checkExchangeRate } from '../oauth/exchange-rate-limit';
 import { createTelemetry } from '../observability/telemetry';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { createDocumentClient } from '../store/dynamo-client';
+import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
+import { SigningKeyAccessTokenVerifier } from '../oauth/access-token-verifier';
 import { DynamoExchangeEventStore } from '../store/dynamo-exchange-event-store';
 import { DynamoUsageStore } from '../store/dynamo-usage-store';
 import { DynamoFederationStore } from '../store/dynamo-federation-store';
@@ -34,8 +36,17 @@ const evaluationDeps = {
 const rateCounters = new DynamoRateCounterStore(documentClient, config.tables.rateCounters);
 const exchangeRateLimit = { limit: config.exchangeRateLimit, windowSeconds: config.exchangeRateWindowSeconds };
 
+// Access tokens from the exchange, verified against the signing-key records (SPEC 5 rule 5).
+const accessTokens = new SigningKeyAccessTokenVerifier({
+  signingKeys: new DynamoSigningKeyStore(documentClient, config.tables.keys),
+  clock: systemClock,
+  issuer: config.apiBaseUrl,
+  maxTokenLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
+});
+
 export const handler = createManagementHandler({
   accounts,
+  accessTokens,
   service: new AccountsService({ store: accounts, clock: systemClock }),
   usage: new DynamoUsageStore(documentClient, config.tables.usage),
   federation: new FederationService({

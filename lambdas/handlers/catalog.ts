@@ -21,7 +21,11 @@ import { apiHandler } from '../http/middleware';
 import type { Telemetry } from '../observability/telemetry';
 
 /** SPEC 4.1: API keys, the catalog and the usage figures its sorts add, all read-only. */
-export const CATALOG_FUNCTION = { tables: ['keys', 'models', 'usage'] } as const satisfies FunctionRequirements;
+export const CATALOG_FUNCTION = {
+  tables: ['keys', 'models', 'usage'],
+  // Access tokens are verified against the API base URL (SPEC 2.13).
+  settings: ['apiBaseUrl'],
+} as const satisfies FunctionRequirements;
 
 export interface CatalogHandlerDeps extends CatalogApiDeps {
   telemetry: Telemetry;

@@ -8,7 +8,7 @@ import { countRequest, type Telemetry } from '../observability/telemetry';
 /** SPEC 4.5: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
 export const INFERENCE_FUNCTION = {
   tables: ['keys', 'models', 'usage'],
-  settings: ['inference'],
+  settings: ['inference', 'apiBaseUrl'],
 } as const satisfies FunctionRequirements;
 
 export interface InferenceHandlerDeps extends Omit<InferenceApiDeps, 'logger'> {

@@ -8,7 +8,11 @@ import type { Telemetry } from '../observability/telemetry';
  * events in the policies table; what keys spent, in the usage table. The policy tester counts
  * against the token endpoint's per-address counters in the rate counters table.
  */
-export const MANAGEMENT_FUNCTION = { tables: ['keys', 'policies', 'usage', 'rateCounters'] } as const satisfies FunctionRequirements;
+export const MANAGEMENT_FUNCTION = {
+  tables: ['keys', 'policies', 'usage', 'rateCounters'],
+  // Access tokens are verified against the API base URL (SPEC 2.13).
+  settings: ['apiBaseUrl'],
+} as const satisfies FunctionRequirements;
 
 export interface ManagementHandlerDeps extends ManagementDeps {
   telemetry: Telemetry;

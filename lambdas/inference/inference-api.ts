@@ -6,7 +6,7 @@ import { NotFoundError, UpstreamError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
 import { credentialHeader, jsonBody, requestHost } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
-import { usageRecord, type UsageStore } from '../usage/usage';
+import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
 import { parseChatRequest, upstreamBody, type ChatRequest } from './chat-request';
 import { openUpstream, sseEvents, type OpenedUpstream, type UpstreamOptions } from './upstream';
 
@@ -48,6 +48,7 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
   return async (event, stream, context: Context) => {
     const response = new StreamingResponse(stream);
     const clientGone = response.disconnectSignal();
+    let completed: UsageRecord | undefined;
     try {
       const principal = await authenticate(credentialHeader(event), deps);
       requireInference(principal);
@@ -64,17 +65,18 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
       const usage = request.stream
         ? await relayStream(upstream, request, response)
         : await relayJson(upstream, found.model.id, response);
-      if (usage) {
-        // SPEC 2.3: priced at the request instant, whichever credential made the call.
-        const record = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...usage, at });
-        await deps.usage.record(record).catch((error: Error) =>
-          logger.error('usage not recorded', { requestId: context?.awsRequestId, error: error.name, detail: error.message }),
-        );
-      }
+      // SPEC 2.3: priced at the request instant, whichever credential made the call.
+      if (usage) completed = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...usage, at });
     } catch (error) {
       if (!clientGone.aborted) reportError(error, response, logger, context);
     }
+    // The answer is complete before the counters are written: the caller does not wait for them.
     await response.end();
+    if (completed) {
+      await deps.usage.record(completed).catch((error: Error) =>
+        logger.error('usage not recorded', { requestId: context?.awsRequestId, error: error.name, detail: error.message }),
+      );
+    }
     return response.status;
   };
 }

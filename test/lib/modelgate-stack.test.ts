@@ -278,6 +278,22 @@ describe('functions', () => {
   it('passes each function exactly the tables it is granted, plus its settings', () => {
     const table = (id: TableId) => ({ [TABLE_SCHEMAS[id].envVar]: { Ref: tableLogicalId(template, id) } });
     const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName, LOG_LEVEL: settings.logLevel };
+    const apiBaseUrl = {
+      'Fn::Join': [
+        '',
+        [
+          'https://',
+          { Ref: logicalIdOf(template, 'AWS::ApiGateway::RestApi', 'ApiRestApi') },
+          '.execute-api.',
+          { Ref: 'AWS::Region' },
+          '.',
+          { Ref: 'AWS::URLSuffix' },
+          `/${settings.stageName}/api/v1`,
+        ],
+      ],
+    };
+    // The functions that take access tokens as bearer credentials verify their issuer and audience.
+    const verifiesTokens = { API_BASE_URL: apiBaseUrl, ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds) };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
       catalog: {
         ...base,
@@ -286,6 +302,7 @@ describe('functions', () => {
         ...table('usage'),
         REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
+        ...verifiesTokens,
       },
       tokenExchange: {
         ...base,
@@ -295,20 +312,7 @@ describe('functions', () => {
         ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
-        API_BASE_URL: {
-          'Fn::Join': [
-            '',
-            [
-              'https://',
-              { Ref: logicalIdOf(template, 'AWS::ApiGateway::RestApi', 'ApiRestApi') },
-              '.execute-api.',
-              { Ref: 'AWS::Region' },
-              '.',
-              { Ref: 'AWS::URLSuffix' },
-              `/${settings.stageName}/api/v1`,
-            ],
-          ],
-        },
+        API_BASE_URL: apiBaseUrl,
       },
       jwks: { ...base, ...table('keys') },
       management: {
@@ -317,7 +321,7 @@ describe('functions', () => {
         ...table('policies'),
         ...table('usage'),
         ...table('rateCounters'),
-        ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
+        ...verifiesTokens,
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
       },
@@ -329,6 +333,7 @@ describe('functions', () => {
         INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
+        ...verifiesTokens,
       },
       settingsPage: { ...base, PAGE_ASSETS_DIR: 'settings-page' },
       signingKeyRegistrar: { ...base, ...table('keys') },

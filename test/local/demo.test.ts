@@ -10,15 +10,18 @@ describe('npm run demo against the running local service', () => {
     await service.stop();
   });
 
-  it('creates an issuer and a policy through the admin API, exchanges a workload JWT and verifies the token, printing each step', async () => {
+  it('creates an issuer and a policy through the admin API, exchanges a workload JWT, verifies the token, lists models and streams a completion with it, and shows its usage, printing each step', async () => {
     const lines: string[] = [];
     const result = await runDemo({ dataDir: service.dataDir, out: (line) => lines.push(line) });
     try {
-      expect(lines.map((line) => line.split(' ')[0])).toEqual(['1.', '2.', '3.', '4.', '5.', '6.', '7.', '8.', '9.']);
+      expect(lines.map((line) => line.split(' ')[0])).toEqual(['1.', '2.', '3.', '4.', '5.', '6.', '7.', '8.', '9.', '10.', '11.']);
       expect(lines[2]).toContain(`Issuer ${result.issuerId} created through the admin API`);
       expect(lines[5]).toMatch(/^6\. Exchanged at POST \/oauth\/token: Bearer token, scope inference, expires in \d+ s \(request id [0-9a-f-]{36}\)$/);
       expect(lines[6]).toContain(`federation_policy_id ${result.policyId}`);
-      expect(lines[8]).toMatch(/^9\. Exchange event: issued for system:serviceaccount:demo:workload from 127\.0\.0\.1/);
+      expect(lines[7]).toMatch(/^8\. The catalog with the access token as bearer: \d+ models/);
+      expect(lines[8]).toBe('9. Streamed completion from openai/gpt-4o-mini through the openai client with the access token: 5 chunks, "hello from a federated workload"');
+      expect(lines[9]).toMatch(/^10\. Usage of the acting key [0-9a-f]{12}…: \$0\.00000\d+ in all, \$0\.00000\d+ today$/);
+      expect(lines[10]).toMatch(/^11\. Exchange event: issued for system:serviceaccount:demo:workload from 127\.0\.0\.1/);
 
       // The printed hand-exchange works: the identity provider serves fresh workload tokens.
       const steps = tryItYourself(result, service.dataDir);

@@ -8,6 +8,10 @@ import { ALL_TABLES } from '../../../lambdas/store/table-schemas';
 import { SERVICE_BUNDLING } from '../../../lib/constructs/service-function';
 import { LOCAL_AWS_ENV } from '../../../local/embedded-dynamodb';
 import { startKmsStandIn } from '../../support/kms-stand-in';
+import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
+import { LocalSigner } from '../../../lambdas/signing/local-signer';
+import { signJwt } from '../../support/access-tokens';
 import { startTestService, type TestService } from '../../support/local-service';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -42,6 +46,7 @@ describe('bundled function entry points', () => {
     ...Object.fromEntries(ALL_TABLES.map((table) => [table.envVar, table.localName])),
     STAGE: 'v1',
     LOG_LEVEL: 'ERROR',
+    API_BASE_URL: 'https://api.example.com/api/v1',
     ...extra,
   });
 
@@ -98,6 +103,17 @@ describe('bundled function entry points', () => {
     isBase64Encoded: false,
     requestContext: { identity: { sourceIp: '203.0.113.7' }, requestId: 'r1', stage: 'v1' },
   });
+
+  it('accepts an access token signed with the service\'s signing key in the catalog bundle, and refuses one for another API', async () => {
+    const signer = await LocalSigner.fromFile(join(service.dataDir, 'signing-key.pem'));
+    const now = Math.floor(Date.now() / 1000);
+    const token = (aud: string) =>
+      signJwt(signer, { iss: 'https://api.example.com/api/v1', aud, sub: 'w', iat: now, exp: now + 600, [ACTING_KEY_CLAIM]: hashApiKey(service.runtime.demo.keys.workspace) });
+    const ok = await invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', await token('https://api.example.com/api/v1'), { limit: '1' }));
+    expect(ok.statusCode).toBe(200);
+    const refused = await invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', await token('https://other.example.com/api/v1'), { limit: '1' }));
+    expect(refused.statusCode).toBe(401);
+  }, 60_000);
 
   it('serves the catalog from the catalog bundle', async () => {
     const result = await invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', service.runtime.demo.keys.workspace, { limit: '2' }));

@@ -2,6 +2,7 @@ import { HTTPClient, OpenRouter } from '@openrouter/sdk';
 import OpenAI from 'openai';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { utcDate } from '../../../lambdas/usage/usage';
+import { eventually } from '../../support/eventually';
 import { startTestService, type TestService } from '../../support/local-service';
 
 /**
@@ -39,12 +40,16 @@ describe('usage attribution', () => {
     // 3 prompt + 3 completion tokens: 3 × 0.00000015 + 3 × 0.0000006 = 0.00000225 each.
     await Promise.all(Array.from({ length: 20 }, (_, i) => complete('openai/gpt-4o-mini', 'one two three', i % 2 === 0)));
 
-    const current = await sdk(workspaceKey).apiKeys.getCurrentKeyMetadata();
+    // Counters are written just after each answer has gone out.
+    const current = await eventually(async () => {
+      const metadata = await sdk(workspaceKey).apiKeys.getCurrentKeyMetadata();
+      expect(metadata.data.usage).toBeCloseTo(20 * 0.00000225, 15);
+      expect(metadata.data.usageDaily).toBeCloseTo(metadata.data.usage, 15);
+      expect(metadata.data.usageWeekly).toBeCloseTo(metadata.data.usage, 15);
+      expect(metadata.data.usageMonthly).toBeCloseTo(metadata.data.usage, 15);
+      return metadata;
+    });
     expect(current.data).toMatchObject({ isManagementKey: false, workspaceId: service.runtime.demo.workspaceId, organizationId: service.runtime.demo.organizationId });
-    expect(current.data.usage).toBeCloseTo(20 * 0.00000225, 15);
-    expect(current.data.usageDaily).toBeCloseTo(current.data.usage, 15);
-    expect(current.data.usageWeekly).toBeCloseTo(current.data.usage, 15);
-    expect(current.data.usageMonthly).toBeCloseTo(current.data.usage, 15);
 
     const key = await service.call(`/keys/${workspaceHash}`, { key: service.runtime.demo.keys.managementReadOnly });
     expect(key.status).toBe(200);
@@ -56,8 +61,9 @@ describe('usage attribution', () => {
 
   it('lists per-day activity rows by model for management credentials, filtered by date and key', async () => {
     await complete('openai/gpt-4o-mini', 'four five', false, service.runtime.demo.keys.personal);
-    const activity = await sdk(service.runtime.demo.keys.managementReadOnly).analytics.getUserActivity({ date: utcDate(new Date()) });
-    expect(activity.data).toEqual([
+    await eventually(async () => {
+      const activity = await sdk(service.runtime.demo.keys.managementReadOnly).analytics.getUserActivity({ date: utcDate(new Date()) });
+      expect(activity.data).toEqual([
       {
         date: utcDate(new Date()),
         model: 'openai/gpt-4o-mini',
@@ -71,7 +77,8 @@ describe('usage attribution', () => {
         usage: expect.closeTo(20 * 0.00000225 + 2 * 0.00000015 + 2 * 0.0000006, 15),
         byokUsageInference: 0,
       },
-    ]);
+      ]);
+    });
     const onlyPersonal = await service.call(`/activity?api_key_hash=${hashApiKey(service.runtime.demo.keys.personal)}`, {
       key: service.runtime.demo.keys.managementReadWrite,
     });

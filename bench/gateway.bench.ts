@@ -1,0 +1,201 @@
+/**
+ * Benchmark of the request path around the catalog (`npm run bench`):
+ *
+ * 1. Authenticating one request (SPEC 5) with an API key and with an access token, against
+ *    in-memory stores, each as a ratio to a bare `jose` ES256 verification of the same token
+ *    in the same run (aim: at most 1.5x).
+ * 2. The gateway's added latency on a proxied completion: the local runtime (embedded
+ *    DynamoDB, real HTTP) in front of a local upstream that answers at once, against the
+ *    same request sent to the upstream directly. Median and p99, non-streamed and time to
+ *    first byte streamed.
+ */
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compactVerify, importJWK } from 'jose';
+import type { AccountStore } from '../lambdas/accounts/account-store';
+import { generateApiKey } from '../lambdas/accounts/api-keys';
+import { authenticate } from '../lambdas/accounts/authenticate';
+import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type ApiKeyRecord, type Organization } from '../lambdas/accounts/types';
+import { systemClock } from '../lambdas/clock';
+import { ACTING_KEY_CLAIM } from '../lambdas/oauth/access-token';
+import { SigningKeyAccessTokenVerifier } from '../lambdas/oauth/access-token-verifier';
+import { LocalSigner } from '../lambdas/signing/local-signer';
+import { startLocalRuntime } from '../local/runtime';
+
+const ISSUER = 'https://api.example.com/api/v1';
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Median microseconds per call over 15 runs of `iterations` sequential awaited calls, after a warm-up. */
+async function timePerCall(fn: () => Promise<unknown>, iterations = 2000): Promise<number> {
+  for (let i = 0; i < iterations; i++) await fn();
+  const runs: number[] = [];
+  for (let run = 0; run < 15; run++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < iterations; i++) await fn();
+    runs.push(Number(process.hrtime.bigint() - start) / 1000 / iterations);
+  }
+  return median(runs);
+}
+
+async function authenticationBench(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'modelgate-bench-'));
+  try {
+    const signer = await LocalSigner.fromFile(join(dir, 'key.pem'));
+    const { secret, hash } = generateApiKey();
+    const now = new Date().toISOString();
+    const organization: Organization = {
+      id: 'org',
+      name: 'Bench',
+      plan: 'enterprise',
+      providerPreferences: DEFAULT_PROVIDER_PREFERENCES,
+      privacy: DEFAULT_PRIVACY,
+      createdAt: now,
+      updatedAt: null,
+    };
+    const key: ApiKeyRecord = {
+      hash,
+      organizationId: 'org',
+      kind: 'workspace',
+      workspaceId: 'ws',
+      accessLevel: null,
+      userId: null,
+      name: 'bench',
+      label: 'sk-mg-v1-...',
+      disabled: false,
+      guardrailIds: [],
+      expiresAt: null,
+      createdAt: now,
+      updatedAt: null,
+    };
+    // The two reads authentication makes, in memory: what is left is the gateway's own work.
+    const accounts = {
+      getApiKey: async (h: string) => (h === hash ? key : undefined),
+      getOrganization: async (id: string) => (id === 'org' ? organization : undefined),
+    } as unknown as AccountStore;
+    const record = { kid: signer.kid, keyRef: 'bench', publicJwk: signer.publicJwk, status: 'active' as const, createdAt: now, retiredAt: null };
+    const accessTokens = new SigningKeyAccessTokenVerifier({ signingKeys: { list: async () => [record] }, clock: systemClock, issuer: ISSUER, maxTokenLifetimeSeconds: 900 });
+
+    const seconds = Math.floor(Date.now() / 1000);
+    const header = Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'at+jwt', kid: signer.kid })).toString('base64url');
+    const claims = { iss: ISSUER, aud: ISSUER, sub: 'bench', iat: seconds, exp: seconds + 900, scope: 'inference', federation_policy_id: 'p', [ACTING_KEY_CLAIM]: hash };
+    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    const token = `${input}.${Buffer.from(await signer.sign(Buffer.from(input))).toString('base64url')}`;
+    const publicKey = await importJWK(signer.publicJwk, 'ES256');
+
+    const deps = { accounts, clock: systemClock, accessTokens };
+    const bare = await timePerCall(() => compactVerify(token, publicKey, { algorithms: ['ES256'] }));
+    const withKey = await timePerCall(() => authenticate(`Bearer ${secret}`, deps));
+    const withToken = await timePerCall(() => authenticate(`Bearer ${token}`, deps));
+    console.log('\nAuthenticating one request (in-memory stores), median µs per request');
+    console.log(`  bare jose ES256 verification    ${bare.toFixed(1).padStart(8)} µs   1.00x`);
+    console.log(`  API key                         ${withKey.toFixed(1).padStart(8)} µs   ${(withKey / bare).toFixed(2)}x`);
+    console.log(`  access token                    ${withToken.toFixed(1).padStart(8)} µs   ${(withToken / bare).toFixed(2)}x   (aim <= 1.5x)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** An OpenAI-compatible upstream that answers at once: a JSON completion, or a three-chunk stream. */
+async function instantUpstream(): Promise<{ server: Server; baseUrl: string }> {
+  const completion = JSON.stringify({
+    id: 'up',
+    object: 'chat.completion',
+    created: 0,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  });
+  const chunk = (content: string) => `data: ${JSON.stringify({ id: 'up', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] })}\n\n`;
+  const server = createServer((request, response) => {
+    const parts: Buffer[] = [];
+    request.on('data', (part: Buffer) => parts.push(part));
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(parts).toString());
+      if (body.stream) {
+        response.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        response.end(`${chunk('a')}${chunk('b')}data: ${JSON.stringify({ id: 'up', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2 } })}\n\ndata: [DONE]\n\n`);
+      } else {
+        response.writeHead(200, { 'Content-Type': 'application/json' });
+        response.end(completion);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` };
+}
+
+/** Milliseconds to the response headers and to the first body byte, and in all. */
+async function timed(url: string, key: string | undefined, body: unknown): Promise<{ firstByte: number; total: number }> {
+  const start = performance.now();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(key ? { Authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  const reader = response.body!.getReader();
+  await reader.read();
+  const firstByte = performance.now() - start;
+  while (!(await reader.read()).done);
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return { firstByte, total: performance.now() - start };
+}
+
+async function proxyBench(): Promise<void> {
+  const upstream = await instantUpstream();
+  const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-bench-'));
+  const runtime = await startLocalRuntime({ port: 0, persist: false, dataDir, logLevel: 'ERROR', inferenceUpstreams: { '*': upstream.baseUrl } });
+  try {
+    const key = runtime.demo.keys.workspace;
+    const request = (stream: boolean) => ({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], stream });
+    const rows: [string, number[], number[]][] = [];
+    for (const stream of [false, true]) {
+      const direct: number[] = [];
+      const gateway: number[] = [];
+      for (let i = 0; i < 50; i++) {
+        await timed(`${upstream.baseUrl}/chat/completions`, undefined, request(stream));
+        await timed(`${runtime.baseUrl}/chat/completions`, key, request(stream));
+      }
+      for (let i = 0; i < 400; i++) {
+        const a = await timed(`${upstream.baseUrl}/chat/completions`, undefined, request(stream));
+        const b = await timed(`${runtime.baseUrl}/chat/completions`, key, request(stream));
+        direct.push(stream ? a.firstByte : a.total);
+        gateway.push(stream ? b.firstByte : b.total);
+      }
+      rows.push([stream ? 'streamed, time to first byte' : 'non-streamed, whole answer', direct, gateway]);
+    }
+    console.log('\nProxied completion through the local runtime (400 sequential requests each), ms');
+    console.log('                                  upstream direct     through gateway     added by gateway');
+    console.log('                                  median     p99      median     p99      median     p99');
+    for (const [name, direct, gateway] of rows) {
+      const cells = [median(direct), percentile(direct, 99), median(gateway), percentile(gateway, 99), median(gateway) - median(direct), percentile(gateway, 99) - percentile(direct, 99)];
+      console.log(`  ${name.padEnd(30)}${cells.map((c) => c.toFixed(2).padStart(9)).join('')}`);
+    }
+    console.log('  (the gateway reads the key, organization and catalog version from the embedded DynamoDB and writes three usage counters per request)');
+  } finally {
+    await runtime.stop();
+    await new Promise<void>((resolve) => upstream.server.close(() => resolve()));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  await authenticationBench();
+  await proxyBench();
+}
+
+main().catch((error: Error) => {
+  console.error(error);
+  process.exit(1);
+});

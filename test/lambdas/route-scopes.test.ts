@@ -1,0 +1,175 @@
+import { join } from 'node:path';
+import { hashApiKey } from '../../lambdas/accounts/api-keys';
+import { ACTING_KEY_CLAIM } from '../../lambdas/oauth/access-token';
+import { API_BASE_PATH, ROUTES, resourcePath, type RouteDefinition } from '../../lambdas/routes';
+import { LocalSigner } from '../../lambdas/signing/local-signer';
+import { signJwt } from '../support/access-tokens';
+import { startTestService, type TestService } from '../support/local-service';
+
+/**
+ * SPEC 4.5 and 5 over every route of the route table, against each kind of credential:
+ * API keys of each kind and access tokens of each scope, through the real HTTP path. A
+ * route added to the table without a row here fails the first test.
+ */
+type Access =
+  /** No bearer credential involved (the exchange and its keys). */
+  | 'public'
+  /** Any valid credential: the catalog, and a key's own metadata. */
+  | 'any'
+  | 'inference'
+  | 'management-read'
+  | 'management-write';
+
+const ACCESS: Record<string, Access> = {
+  'GET /models/user': 'any',
+  'GET /models/{author}/{slug}/endpoints': 'any',
+  'POST /oauth/token': 'public',
+  'GET /oauth/jwks': 'public',
+  'POST /chat/completions': 'inference',
+  'GET /key': 'any',
+  'GET /activity': 'management-read',
+  'GET /keys': 'management-read',
+  'POST /keys': 'management-write',
+  'GET /keys/{hash}': 'management-read',
+  'PATCH /keys/{hash}': 'management-write',
+  'DELETE /keys/{hash}': 'management-write',
+  'GET /workspaces': 'management-read',
+  'POST /workspaces': 'management-write',
+  'GET /workspaces/{id}': 'management-read',
+  'GET /guardrails': 'management-read',
+  'POST /guardrails': 'management-write',
+  'GET /guardrails/{id}': 'management-read',
+  'PATCH /guardrails/{id}': 'management-write',
+  'DELETE /guardrails/{id}': 'management-write',
+  'POST /guardrails/{id}/assignments/keys': 'management-write',
+  'POST /guardrails/{id}/assignments/keys/remove': 'management-write',
+  'GET /workload-identity/issuers': 'management-read',
+  'POST /workload-identity/issuers': 'management-write',
+  'GET /workload-identity/issuers/{id}': 'management-read',
+  'PATCH /workload-identity/issuers/{id}': 'management-write',
+  'DELETE /workload-identity/issuers/{id}': 'management-write',
+  'GET /workload-identity/policies': 'management-read',
+  'POST /workload-identity/policies': 'management-write',
+  'GET /workload-identity/policies/{id}': 'management-read',
+  'PATCH /workload-identity/policies/{id}': 'management-write',
+  'DELETE /workload-identity/policies/{id}': 'management-write',
+  'GET /workload-identity/events': 'management-read',
+  'POST /workload-identity/policies/{id}/evaluate': 'management-read',
+  'POST /workload-identity/conditions/check': 'management-read',
+  'GET /workload-identity/entitlement': 'management-read',
+  // The settings page: static files, the same for everyone; the page signs in against the API.
+  'GET /settings/workload-identity': 'public',
+  'GET /settings/workload-identity/assets/{file}': 'public',
+};
+
+type Credential = 'workspace key' | 'personal key' | 'management key' | 'read-only management key' | 'inference token' | 'management token' | 'read-only management token';
+const CREDENTIALS: readonly Credential[] = [
+  'workspace key',
+  'personal key',
+  'management key',
+  'read-only management key',
+  'inference token',
+  'management token',
+  'read-only management token',
+];
+
+/** What each credential may do (SPEC 2.12, 4.5): a token has its acting key's scope and access level. */
+const ABILITY: Record<Credential, { scope: 'inference' | 'management'; writes: boolean }> = {
+  'workspace key': { scope: 'inference', writes: false },
+  'personal key': { scope: 'inference', writes: false },
+  'management key': { scope: 'management', writes: true },
+  'read-only management key': { scope: 'management', writes: false },
+  'inference token': { scope: 'inference', writes: false },
+  'management token': { scope: 'management', writes: true },
+  'read-only management token': { scope: 'management', writes: false },
+};
+
+/** The refusal a credential meets on a route, or null when it passes authorization. */
+function expectedRefusal(access: Access, credential: Credential): string | null {
+  const { scope, writes } = ABILITY[credential];
+  switch (access) {
+    case 'public':
+    case 'any':
+      return null;
+    case 'inference':
+      return scope === 'inference' ? null : 'Management keys cannot be used for inference';
+    case 'management-read':
+      return scope === 'management' ? null : 'Operation reserved for management keys';
+    case 'management-write':
+      if (scope !== 'management') return 'Operation reserved for management keys';
+      return writes ? null : 'This management key is read-only';
+  }
+}
+
+/** API routes below the API base path; pages by their full path. */
+const routeKey = (route: RouteDefinition) => `${route.method} ${route.base ? resourcePath(route) : route.path}`;
+
+/** A concrete path for a route: ids that name nothing, so writes that pass authorization change nothing. */
+function concretePath(route: RouteDefinition): string {
+  return (route.base ? resourcePath(route) : route.path)
+    .replace('{author}', 'openai')
+    .replace('{slug}', 'gpt-4o-mini')
+    .replace('{hash}', 'f'.repeat(64))
+    .replace('{id}', '00000000-0000-4000-8000-000000000000')
+    .replace('{file}', 'workload-identity.css');
+}
+
+describe('every route against every kind of credential', () => {
+  let service: TestService;
+  const secrets = {} as Record<Credential, string>;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    const { keys } = service.runtime.demo;
+    // The runtime's own signing key, as the token exchange signs with it.
+    const signer = await LocalSigner.fromFile(join(service.dataDir, 'signing-key.pem'));
+    const now = Math.floor(Date.now() / 1000);
+    const token = (secret: string, scope: string) =>
+      signJwt(signer, {
+        iss: service.runtime.baseUrl,
+        aud: service.runtime.baseUrl,
+        sub: 'workload',
+        iat: now,
+        exp: now + 900,
+        scope,
+        federation_policy_id: '00000000-0000-4000-8000-00000000000a',
+        [ACTING_KEY_CLAIM]: hashApiKey(secret),
+      });
+    Object.assign(secrets, {
+      'workspace key': keys.workspace,
+      'personal key': keys.personal,
+      'management key': keys.managementReadWrite,
+      'read-only management key': keys.managementReadOnly,
+      'inference token': await token(keys.workspace, 'inference'),
+      'management token': await token(keys.managementReadWrite, 'management'),
+      'read-only management token': await token(keys.managementReadOnly, 'management'),
+    });
+  });
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('has an access rule for every route of the route table, and no rule for a route that is gone', () => {
+    expect(ROUTES.map(routeKey).sort()).toEqual(Object.keys(ACCESS).sort());
+  });
+
+  const cases = ROUTES.flatMap((route) => CREDENTIALS.map((credential) => [routeKey(route), credential, route] as const));
+  it.each(cases)('%s with a %s', async (key, credential, route) => {
+    const access = ACCESS[key]!;
+    const body = route.path === '/chat/completions' ? { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } : route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
+    // A page is outside the API base path: the same server, from its root.
+    const path = route.base ? `${service.runtime.baseUrl.slice(0, -API_BASE_PATH.length)}${concretePath(route)}` : concretePath(route);
+    const response = route.base
+      ? await fetch(path, { method: route.method, headers: { Authorization: `Bearer ${secrets[credential]}` } }).then(async (answer) => ({ status: answer.status, body: await answer.text() }))
+      : await service.call(path, { key: secrets[credential], method: route.method, body });
+    const refusal = expectedRefusal(access, credential);
+    if (refusal) {
+      expect([response.status, response.body]).toEqual([403, { error: { code: 403, message: refusal } }]);
+    } else {
+      expect(response.status).not.toBe(401);
+      expect(response.status).not.toBe(403);
+      expect(response.status).toBeLessThan(500);
+      if (access === 'any' || access === 'inference') expect(response.status).toBe(200);
+    }
+  });
+});
