@@ -182,8 +182,10 @@ async function proxyBench(): Promise<void> {
       const cells = [median(direct), percentile(direct, 99), median(gateway), percentile(gateway, 99), median(gateway) - median(direct), percentile(gateway, 99) - percentile(direct, 99)];
       console.log(`  ${name.padEnd(30)}${cells.map((c) => c.toFixed(2).padStart(9)).join('')}`);
     }
-    console.log('  (the gateway reads the key, organization and catalog version from the embedded DynamoDB and writes three usage counters per request)');
+    console.log('  (per request the gateway reads the key, organization and catalog version from the embedded DynamoDB; its three usage counters are written after the answer)');
   } finally {
+    // The last request's usage counters are written after its answer: let them land.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     await runtime.stop();
     await new Promise<void>((resolve) => upstream.server.close(() => resolve()));
     rmSync(dataDir, { recursive: true, force: true });

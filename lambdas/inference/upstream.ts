@@ -89,7 +89,14 @@ async function attempt(
   const deadline = new Deadline(controller, options.timeoutMs);
 
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
-  const credential = await options.credentials.forProvider(endpoint.tag);
+  let credential: string | undefined;
+  try {
+    credential = await options.credentials.forProvider(endpoint.tag);
+  } catch {
+    clientSignal.removeEventListener('abort', onClientGone);
+    // The credential store (Secrets Manager) is a dependency, not a fault of the request.
+    throw new UpstreamError('unavailable', 'Provider credentials are unavailable; retry shortly');
+  }
   if (credential) headers.Authorization = `Bearer ${credential}`;
   const development = baseUrl === options.developmentName;
   const transport = development ? options.development : options.transport;

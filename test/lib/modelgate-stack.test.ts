@@ -567,6 +567,13 @@ describe('API', () => {
     expect(methods.sort(byKey)).toEqual(expected.sort(byKey));
   });
 
+  it('has no authorizer, so no allow decision is cached: every function authenticates each request (SPEC 5 rule 6)', () => {
+    template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
+    for (const method of Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'))) {
+      expect(method.Properties?.AuthorizationType ?? 'NONE').toBe('NONE');
+    }
+  });
+
   it('streams the responses of the inference routes only, with a 5-minute integration timeout', () => {
     const methods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'));
     const inferenceArn = JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX.inference), 'Arn'] });
