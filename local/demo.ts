@@ -184,5 +184,8 @@ export function tryItYourself(result: DemoResult, dataDir: string): string[] {
     '    -d subject_token_type=urn:ietf:params:oauth:token-type:jwt \\',
     `    -d federation_policy_id=${result.policyId} \\`,
     `    -d subject_token=$(curl -s --cacert ${dataDir}/dev-ca.pem ${result.identityProvider.issuerUrl}/token)`,
+    `Or open ${result.baseUrl.replace(/\/api\/v1$/, '/settings/workload-identity')} (sign in with keys.managementReadWrite of`,
+    `${dataDir}/demo.json), and paste into the policy tester a token for the wrong audience:`,
+    `  curl -s --cacert ${dataDir}/dev-ca.pem "${result.identityProvider.issuerUrl}/token?aud=https://wrong.example"`,
   ];
 }

@@ -16,7 +16,11 @@ export interface DevIdentityProvider {
   readonly kid: string;
   /** Signs an ES256 JWT; `iss`, `iat`, `exp` (+10 minutes) and a random `jti` are added unless given. */
   sign(claims: Record<string, unknown>): string;
-  /** From now on `GET /token` answers a freshly signed JWT with these claims (a workload's view). */
+  /**
+   * From now on `GET /token` answers a freshly signed JWT with these claims (a workload's view);
+   * `GET /token?aud=<value>` signs one for another audience, to see the settings page's policy
+   * tester refuse it.
+   */
   serveTokens(claims: Record<string, unknown>): void;
   close(): Promise<void>;
 }
@@ -31,10 +35,12 @@ export async function startDevIdentityProvider(ca: DevCertificateAuthority, port
   const signToken = (claims: Record<string, unknown>) =>
     signEs256({ alg: 'ES256', typ: 'JWT', kid }, { iss: issuerUrl, iat: now(), exp: now() + 600, jti: randomBytes(12).toString('hex'), ...claims }, privateKey);
   const server: Server = createServer({ cert: certificate.certPem, key: certificate.keyPem }, (request, response) => {
-    const path = (request.url ?? '/').split('?')[0];
+    const url = new URL(request.url ?? '/', 'https://idp.invalid');
+    const path = url.pathname;
     if (path === '/token' && tokenClaims) {
+      const audience = url.searchParams.get('aud');
       response.writeHead(200, { 'content-type': 'application/jwt', 'cache-control': 'no-store' });
-      response.end(signToken(tokenClaims));
+      response.end(signToken(audience === null ? tokenClaims : { ...tokenClaims, aud: audience.slice(0, 512) }));
       return;
     }
     const documents: Record<string, unknown> = {

@@ -28,15 +28,17 @@ describe('npm run demo against the running local service', () => {
       expect(steps.at(-1)).toContain(`${result.identityProvider.issuerUrl}/token`);
       const { Agent, request } = await import('node:https');
       const { readFileSync } = await import('node:fs');
-      const jwt = await new Promise<string>((resolve, reject) => {
-        request(`${result.identityProvider.issuerUrl}/token`, { agent: new Agent({ ca: readFileSync(`${service.dataDir}/dev-ca.pem`) }) }, (res) => {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          res.on('end', () => resolve(text));
-        })
-          .on('error', reject)
-          .end();
-      });
+      const fetchToken = (path: string) =>
+        new Promise<string>((resolve, reject) => {
+          request(`${result.identityProvider.issuerUrl}${path}`, { agent: new Agent({ ca: readFileSync(`${service.dataDir}/dev-ca.pem`) }) }, (res) => {
+            let text = '';
+            res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+            res.on('end', () => resolve(text));
+          })
+            .on('error', reject)
+            .end();
+        });
+      const jwt = await fetchToken('/token');
       const exchanged = await service.call('/oauth/token', {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -48,6 +50,20 @@ describe('npm run demo against the running local service', () => {
         }).toString(),
       });
       expect(exchanged.status).toBe(200);
+
+      // The settings page's way: the policy tester says why a token for another audience is refused.
+      expect(steps).toContain(`  curl -s --cacert ${service.dataDir}/dev-ca.pem "${result.identityProvider.issuerUrl}/token?aud=https://wrong.example"`);
+      const tested = await service.call(`/workload-identity/policies/${result.policyId}/evaluate`, {
+        key: service.runtime.demo.keys.managementReadOnly,
+        method: 'POST',
+        body: { subject_token: await fetchToken('/token?aud=https://wrong.example') },
+      });
+      expect(tested.body.data.result).toBe('fail');
+      expect(tested.body.data.steps.find((step: { status: string }) => step.status === 'failed')).toEqual({
+        name: 'aud',
+        status: 'failed',
+        detail: 'No aud value of the token ("https://wrong.example") equals the policy audience "modelgate-demo" exactly.',
+      });
     } finally {
       await result.identityProvider.close();
     }
