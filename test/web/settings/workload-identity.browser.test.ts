@@ -230,6 +230,29 @@ if (!browserAvailable) {
     ]);
   });
 
+  it('edits a policy: claim checks added and removed independently, each saved as its own field', async () => {
+    const edit = async () => {
+      await page.getByRole('button', { name: 'Edit policy Deploy from main' }).click();
+      await page.locator('#policy-form').waitFor();
+    };
+    await edit();
+    expect(await page.locator('#policy-name').inputValue()).toBe('Deploy from main');
+    expect(await page.locator('#policy-condition').inputValue()).toBe('subject.startsWith("repo:acme/")');
+    await page.getByRole('button', { name: 'Add claim check' }).click();
+    await page.locator('#claim-check-scopes').fill('deploy');
+    await page.getByRole('button', { name: 'Add claim check' }).click();
+    await page.locator('#claim-check-token_type').fill('id');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator('#policy-list li', { hasText: 'Scopes claim contains "deploy"; token_type claim equals "id"' }).waitFor();
+    expect((await apiGet(`/workload-identity/policies/${policyId}`)).data.claim_checks).toEqual({ scopes: 'deploy', token_type: 'id' });
+
+    await edit();
+    await page.getByRole('button', { name: 'Remove the scopes claim check' }).click();
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator('#policy-list li', { hasText: 'token_type claim equals "id"' }).filter({ hasNotText: 'Scopes claim' }).waitFor();
+    expect((await apiGet(`/workload-identity/policies/${policyId}`)).data.claim_checks).toEqual({ scopes: null, token_type: 'id' });
+  });
+
   it('pauses the policy with the Enabled switch, and the tester names the policy state', async () => {
     const card = page.locator(`#policy-list li[data-policy-id="${policyId}"]`);
     await card.getByRole('switch', { name: 'Enabled' }).uncheck();
@@ -309,6 +332,18 @@ if (!browserAvailable) {
     await page.keyboard.press('Enter');
     expect(await textWhen('[role=alert]', 'cannot manage')).toBe('This key cannot manage the organization: Operation reserved for management keys.');
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
+  });
+
+  it('deletes a policy after a confirmation that says issued tokens stay valid', async () => {
+    // Signed out by the refused key above.
+    await signIn(service.runtime.demo.keys.managementReadWrite);
+    await page.getByRole('button', { name: 'Delete policy Deploy from main' }).click();
+    const dialog = page.getByRole('dialog');
+    await expect(dialog.textContent()).resolves.toContain('New token exchanges naming it fail at once.');
+    await expect(dialog.textContent()).resolves.toContain('Access tokens already issued under it stay valid until they expire (at most 15 minutes).');
+    await dialog.getByRole('button', { name: 'Delete policy' }).click();
+    await page.locator('#policy-list', { hasText: 'No policies yet.' }).waitFor();
+    expect((await apiGet('/workload-identity/policies')).data).toEqual([]);
   });
 
   it('ran no alert, broke no content security rule and threw no script error', () => {
