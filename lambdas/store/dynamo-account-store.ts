@@ -19,7 +19,7 @@ import {
   type WorkspacePatch,
 } from '../accounts/account-store';
 import type { ApiKeyRecord, Guardrail, Organization, User, Workspace } from '../accounts/types';
-import { isConditionalCheckFailed } from './dynamo-client';
+import { conditionalDelete, isConditionalCheckFailed } from './dynamo-client';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
 /**
@@ -375,15 +375,7 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   private async delete(pk: string, sk: string): Promise<boolean> {
-    try {
-      await this.client.send(
-        new DeleteCommand({ TableName: this.tableName, Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    return conditionalDelete(this.client, { TableName: this.tableName, Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' });
   }
 }
 

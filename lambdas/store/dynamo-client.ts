@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError } from '../errors';
 
 /**
@@ -41,4 +41,18 @@ export function translateStoreError(error: unknown): unknown {
 /** True when the error is DynamoDB's answer to a failed condition expression. */
 export function isConditionalCheckFailed(error: unknown): boolean {
   return (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+}
+
+/**
+ * A `DeleteItem` under a condition: true when the item was deleted, false when the
+ * condition did not hold (the item is absent or not the caller's). Other errors propagate.
+ */
+export async function conditionalDelete(client: DynamoDBDocumentClient, input: DeleteCommandInput): Promise<boolean> {
+  try {
+    await client.send(new DeleteCommand(input));
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
 }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import {
-  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -10,7 +9,7 @@ import {
 import { systemClock, type Clock } from '../clock';
 import { IssuerUrlTakenError, byCreation, type FederationStore } from '../federation/federation-store';
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
-import { isConditionalCheckFailed } from './dynamo-client';
+import { conditionalDelete, isConditionalCheckFailed } from './dynamo-client';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
 /**
@@ -116,20 +115,12 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async deletePolicy(organizationId: string, policyId: string): Promise<boolean> {
-    try {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: policyPk(policyId), sk: POLICY_SK },
-          ConditionExpression: 'organizationId = :org',
-          ExpressionAttributeValues: { ':org': organizationId },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    return conditionalDelete(this.client, {
+      TableName: this.tableName,
+      Key: { pk: policyPk(policyId), sk: POLICY_SK },
+      ConditionExpression: 'organizationId = :org',
+      ExpressionAttributeValues: { ':org': organizationId },
+    });
   }
 
   /**
@@ -168,18 +159,12 @@ export class DynamoFederationStore implements FederationStore {
 
   /** Releases the claim only if this issuer holds it. */
   private async releaseUrl(organizationId: string, issuerUrl: string, issuerId: string): Promise<void> {
-    try {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: orgPk(organizationId), sk: urlSk(issuerUrl) },
-          ConditionExpression: 'issuerId = :id',
-          ExpressionAttributeValues: { ':id': issuerId },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await conditionalDelete(this.client, {
+      TableName: this.tableName,
+      Key: { pk: orgPk(organizationId), sk: urlSk(issuerUrl) },
+      ConditionExpression: 'issuerId = :id',
+      ExpressionAttributeValues: { ':id': issuerId },
+    });
   }
 
   private async putIfVersion(item: Record<string, unknown>, expectedVersion: number): Promise<boolean> {
@@ -201,15 +186,7 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   private async deleteIfExists(pk: string, sk: string): Promise<boolean> {
-    try {
-      await this.client.send(
-        new DeleteCommand({ TableName: this.tableName, Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    return conditionalDelete(this.client, { TableName: this.tableName, Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' });
   }
 
   private async get<T>(pk: string, sk: string): Promise<T | undefined> {

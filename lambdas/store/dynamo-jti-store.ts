@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JtiStore } from '../federation/jti-replay';
-import { isConditionalCheckFailed } from './dynamo-client';
+import { conditionalDelete, isConditionalCheckFailed } from './dynamo-client';
 
 /**
  * Seen subject-token `jti` values in the policies table: pk `JTI#<issuerId>#<sha256(jti)>`
@@ -33,18 +33,12 @@ export class DynamoJtiStore implements JtiStore {
   }
 
   async release(issuerId: string, jti: string, claimant: string): Promise<void> {
-    try {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: jtiPk(issuerId, jti), sk: 'JTI' },
-          ConditionExpression: 'claimant = :claimant',
-          ExpressionAttributeValues: { ':claimant': claimant },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await conditionalDelete(this.client, {
+      TableName: this.tableName,
+      Key: { pk: jtiPk(issuerId, jti), sk: 'JTI' },
+      ConditionExpression: 'claimant = :claimant',
+      ExpressionAttributeValues: { ':claimant': claimant },
+    });
   }
 }
 
