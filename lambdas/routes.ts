@@ -48,6 +48,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   // SPEC 4.2 and 4.6.
   { method: 'POST', path: '/oauth/token', function: 'tokenExchange' },
   { method: 'GET', path: '/oauth/jwks', function: 'jwks' },
+  // modelgate's own OpenAPI document (version 1.0.0), public like the key set it sits beside.
+  { method: 'GET', path: '/openapi.json', function: 'jwks' },
   // SPEC 4.5: inference.
   { method: 'POST', path: '/chat/completions', function: 'inference' },
   // Management API, shaped as the public OpenAPI document's /keys, /workspaces, /guardrails.

@@ -89,7 +89,7 @@ export class ModelgateStack extends Stack {
     // Publishes public keys from the keys table: it can neither sign nor call KMS, and it
     // reads the signing-key records only, not API keys or organizations.
     const jwks = serviceFunction('Jwks', 'jwks.ts', {
-      description: 'GET /oauth/jwks: the access-token verification keys',
+      description: 'GET /oauth/jwks and /openapi.json: the access-token verification keys and the API description',
       timeout: Duration.seconds(5),
     }).bindTable(keys, 'read', { partitionKeys: [SIGNING_KEY_PARTITION] });
 

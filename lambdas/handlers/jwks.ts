@@ -4,6 +4,8 @@ import { apiHandler } from '../http/middleware';
 import { json } from '../http/responses';
 import type { Telemetry } from '../observability/telemetry';
 import { publishedKeys } from '../oauth/jwks';
+import { OPENAPI_DOCUMENT } from '../openapi/document';
+import { API_BASE_PATH } from '../routes';
 import type { SigningKeyStore } from '../signing/signer';
 
 /** SPEC 4.6: only the signing-key records of the keys table (IAM narrows it to them). */
@@ -17,13 +19,17 @@ export interface JwksHandlerDeps {
   telemetry: Telemetry;
 }
 
-/** `GET /oauth/jwks`. Caches may keep the set briefly: a new key is published well before it signs. */
+const OPENAPI_PATH = `${API_BASE_PATH}/openapi.json`;
+
+/**
+ * `GET /oauth/jwks` and `GET /openapi.json`: the public, cacheable documents of the API. Caches
+ * may keep the key set briefly: a new key is published well before it signs.
+ */
 export function createJwksHandler(deps: JwksHandlerDeps) {
-  return apiHandler(
-    async () =>
-      json(200, publishedKeys(await deps.signingKeys.list(), deps.clock.now(), deps.accessTokenMaxLifetimeSeconds), {
-        'Cache-Control': 'public, max-age=300',
-      }),
-    deps.telemetry,
-  );
+  return apiHandler(async (event) => {
+    if (event.resource === OPENAPI_PATH) return json(200, OPENAPI_DOCUMENT, { 'Cache-Control': 'public, max-age=300' });
+    return json(200, publishedKeys(await deps.signingKeys.list(), deps.clock.now(), deps.accessTokenMaxLifetimeSeconds), {
+      'Cache-Control': 'public, max-age=300',
+    });
+  }, deps.telemetry);
 }

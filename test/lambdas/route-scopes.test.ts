@@ -25,6 +25,7 @@ const ACCESS: Record<string, Access> = {
   'GET /models/{author}/{slug}/endpoints': 'any',
   'POST /oauth/token': 'public',
   'GET /oauth/jwks': 'public',
+  'GET /openapi.json': 'public',
   'POST /chat/completions': 'inference',
   'GET /key': 'any',
   'GET /activity': 'management-read',

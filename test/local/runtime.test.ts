@@ -34,6 +34,15 @@ describe('local runtime', () => {
     expect(wrongMethod.headers.get('allow')).toBe('GET');
   });
 
+  it('serves its OpenAPI document, version 1.0.0, without authentication', async () => {
+    const response = await service.call('/openapi.json');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(response.body).toMatchObject({ openapi: '3.1.0', info: { title: 'modelgate', version: '1.0.0' } });
+    expect(Object.keys((response.body as { paths: object }).paths)).toContain('/api/v1/openapi.json');
+  });
+
   it('publishes the local signing key in the JWKS', async () => {
     const response = await service.call('/oauth/jwks');
     expect(response.status).toBe(200);
