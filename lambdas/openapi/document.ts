@@ -33,10 +33,8 @@ const list = (item: Json) => object({ data: { type: 'array', items: item } }, ['
 const anyObject = { type: 'object', additionalProperties: true };
 const dataOf = (item: Json) => object({ data: item }, ['data']);
 const query = (name: string, schema: Json, description: string) => ({ name, in: 'query', required: false, schema, description });
-const pageQuery = [
-  query('offset', { type: 'integer', minimum: 0, default: 0 }, 'Items to skip.'),
-  query('limit', { type: 'integer', minimum: 1 }, 'Page size.'),
-];
+const listOf = (item: Json) => object({ data: { type: 'array', items: item }, total_count: { type: 'integer', minimum: 0 } }, ['data', 'total_count']);
+const deleted = object({ deleted: { type: 'boolean', const: true } }, ['deleted']);
 
 const A = '/api/v1';
 const P = PAGES_BASE_PATH;
@@ -51,6 +49,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
       query('offset', { type: 'integer', minimum: 0, default: 0 }, 'SPEC 8: minimum 0.'),
       query('limit', { type: 'integer', minimum: 1, maximum: 1000, default: 500 }, 'SPEC 8: 1 to 1000.'),
       query('sort', { type: 'string' }, 'Sort order of the list.'),
+      query('output_modalities', { type: 'string' }, '`all` or a comma-separated list of output modalities; default `text`.'),
     ],
     ok: { status: 200, schema: ref('ModelsListResponse') },
     errors: [400],
@@ -99,11 +98,23 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     operationId: 'getUserActivity',
     summary: 'Usage by day and model',
     security: 'management',
-    query: [query('date', { type: 'string', format: 'date' }, 'One UTC day.')],
+    query: [
+      query('date', { type: 'string', format: 'date' }, 'One UTC day of the last 30.'),
+      query('api_key_hash', { type: 'string' }, 'Only this key.'),
+    ],
     ok: { status: 200, schema: list(anyObject) },
     errors: [400],
   },
-  ...crud('keys', '{hash}', 'Key', 'API keys', { patch: true, remove: true }),
+  ...crud('keys', '{hash}', 'Key', 'API keys', {
+    patch: true,
+    remove: true,
+    query: [
+      query('include_disabled', { type: 'boolean', default: false }, 'Include disabled keys.'),
+      query('workspace_id', { type: 'string', format: 'uuid' }, 'Only keys of this workspace.'),
+    ],
+    list: list(anyObject),
+    created: object({ data: anyObject, key: { type: 'string', description: 'The secret, shown once.' } }, ['data', 'key']),
+  }),
   ...crud('workspaces', '{id}', 'Workspace', 'workspaces', {}),
   ...crud('guardrails', '{id}', 'Guardrail', 'guardrails', { patch: true, remove: true }),
   [`POST ${A}/guardrails/{id}/assignments/keys`]: {
@@ -111,7 +122,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     summary: 'Assign API keys to a guardrail',
     security: 'management',
     body: object({ key_hashes: { type: 'array', items: { type: 'string' } } }, ['key_hashes']),
-    ok: { status: 200, schema: anyObject },
+    ok: { status: 200, schema: object({ assigned_count: { type: 'integer', minimum: 0 } }, ['assigned_count']) },
     errors: [400, 404],
   },
   [`POST ${A}/guardrails/{id}/assignments/keys/remove`]: {
@@ -119,11 +130,15 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     summary: 'Remove API keys from a guardrail',
     security: 'management',
     body: object({ key_hashes: { type: 'array', items: { type: 'string' } } }, ['key_hashes']),
-    ok: { status: 200, schema: anyObject },
+    ok: { status: 200, schema: object({ unassigned_count: { type: 'integer', minimum: 0 } }, ['unassigned_count']) },
     errors: [400, 404],
   },
   ...crud('workload-identity/issuers', '{id}', 'Issuer', 'trusted workload identity issuers (SPEC 2.11)', { patch: true, remove: true }),
-  ...crud('workload-identity/policies', '{id}', 'FederationPolicy', 'federation policies (SPEC 2.12)', { patch: true, remove: true }),
+  ...crud('workload-identity/policies', '{id}', 'FederationPolicy', 'federation policies (SPEC 2.12)', {
+    patch: true,
+    remove: true,
+    query: [query('issuer_id', { type: 'string' }, 'Only policies of this issuer.')],
+  }),
   [`POST ${A}/workload-identity/policies/{id}/evaluate`]: {
     operationId: 'evaluateFederationPolicy',
     summary: 'Test a JWT against a policy without issuing a token',
@@ -150,8 +165,12 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     operationId: 'listTokenExchangeEvents',
     summary: 'Token exchange events, newest first',
     security: 'management',
-    query: pageQuery,
-    ok: { status: 200, schema: list(anyObject) },
+    query: [
+      query('policy_id', { type: 'string' }, 'Only events of this policy.'),
+      query('limit', { type: 'integer', minimum: 1, maximum: 100, default: 50 }, 'Page size.'),
+      query('cursor', { type: 'string' }, 'The previous page\'s `next_cursor`.'),
+    ],
+    ok: { status: 200, schema: object({ data: { type: 'array', items: anyObject }, next_cursor: { type: ['string', 'null'] } }, ['data', 'next_cursor']) },
     errors: [400],
   },
   [`GET ${P}/workload-identity`]: {
@@ -169,17 +188,33 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
 };
 
-function crud(collection: string, param: string, noun: string, label: string, options: { patch?: boolean; remove?: boolean }): Record<string, Operation> {
+interface CrudOptions {
+  patch?: boolean;
+  remove?: boolean;
+  query?: readonly Json[];
+  /** The list body; `{ data, total_count }` unless given. */
+  list?: Json;
+  /** The creation body; `{ data }` unless given. */
+  created?: Json;
+}
+
+function crud(collection: string, param: string, noun: string, label: string, options: CrudOptions): Record<string, Operation> {
   const base = `${A}/${collection}`;
   const one = dataOf(anyObject);
   const pascal = collection.split(/[/-]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
   const ops: Record<string, Operation> = {
-    [`GET ${base}`]: { operationId: `list${pascal}`, summary: `List ${label}`, security: 'management', query: pageQuery, ok: { status: 200, schema: list(anyObject) }, errors: [400] },
-    [`POST ${base}`]: { operationId: `create${noun}`, summary: `Create one of the ${label}`, security: 'management', body: anyObject, ok: { status: 201, schema: one }, errors: [400, 409] },
+    [`GET ${base}`]: {
+      operationId: `list${pascal}`,
+      summary: `List ${label}`,
+      security: 'management',
+      ...(options.query ? { query: options.query, errors: [400] } : {}),
+      ok: { status: 200, schema: options.list ?? listOf(anyObject) },
+    },
+    [`POST ${base}`]: { operationId: `create${noun}`, summary: `Create one of the ${label}`, security: 'management', body: anyObject, ok: { status: 201, schema: options.created ?? one }, errors: [400, 409] },
     [`GET ${base}/${param}`]: { operationId: `get${noun}`, summary: `One of the ${label}`, security: 'management', ok: { status: 200, schema: one }, errors: [404] },
   };
   if (options.patch) ops[`PATCH ${base}/${param}`] = { operationId: `update${noun}`, summary: `Update one of the ${label}`, security: 'management', body: anyObject, ok: { status: 200, schema: one }, errors: [400, 404, 409] };
-  if (options.remove) ops[`DELETE ${base}/${param}`] = { operationId: `delete${noun}`, summary: `Delete one of the ${label}`, security: 'management', ok: { status: 200, schema: anyObject }, errors: [404] };
+  if (options.remove) ops[`DELETE ${base}/${param}`] = { operationId: `delete${noun}`, summary: `Delete one of the ${label}`, security: 'management', ok: { status: 200, schema: deleted }, errors: [404] };
   return ops;
 }
 

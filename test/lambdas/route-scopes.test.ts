@@ -5,6 +5,7 @@ import { API_BASE_PATH, ROUTES, resourcePath, type RouteDefinition } from '../..
 import { LocalSigner } from '../../lambdas/signing/local-signer';
 import { signJwt } from '../support/access-tokens';
 import { startTestService, type TestService } from '../support/local-service';
+import { responseMismatch } from '../support/openapi-responses';
 
 /**
  * SPEC 4.5 and 5 over every route of the route table, against each kind of credential:
@@ -161,8 +162,10 @@ describe('every route against every kind of credential', () => {
     // A page is outside the API base path: the same server, from its root.
     const path = route.base ? `${service.runtime.baseUrl.slice(0, -API_BASE_PATH.length)}${concretePath(route)}` : concretePath(route);
     const response = route.base
-      ? await fetch(path, { method: route.method, headers: { Authorization: `Bearer ${secrets[credential]}` } }).then(async (answer) => ({ status: answer.status, body: await answer.text() }))
+      ? await fetch(path, { method: route.method, headers: { Authorization: `Bearer ${secrets[credential]}` } }).then(async (answer) => ({ status: answer.status, body: await answer.text(), headers: answer.headers }))
       : await service.call(path, { key: secrets[credential], method: route.method, body });
+    // Every answer is one the OpenAPI document describes for the route.
+    expect(responseMismatch(route.method, resourcePath(route), response.status, response.headers.get('content-type'), response.body)).toBeNull();
     const refusal = expectedRefusal(access, credential);
     if (refusal) {
       expect([response.status, response.body]).toEqual([403, { error: { code: 403, message: refusal } }]);
