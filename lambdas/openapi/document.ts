@@ -86,7 +86,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     security: 'credential',
     body: object({ model: { type: 'string' }, messages: { type: 'array', items: anyObject }, stream: { type: 'boolean' } }, ['model', 'messages']),
     ok: { status: 200, schema: anyObject },
-    errors: [400, 404, 502],
+    errors: [400, 404, 502, 504],
   },
   [`GET ${A}/key`]: {
     operationId: 'getCurrentKey',
@@ -103,7 +103,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
       query('api_key_hash', { type: 'string' }, 'Only this key.'),
     ],
     ok: { status: 200, schema: list(anyObject) },
-    errors: [400],
+    errors: [400, 404],
   },
   ...crud('keys', '{hash}', 'Key', 'API keys', {
     patch: true,
@@ -114,6 +114,8 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     ],
     list: list(anyObject),
     created: object({ data: anyObject, key: { type: 'string', description: 'The secret, shown once.' } }, ['data', 'key']),
+    // The named workspace does not exist.
+    createErrors: [400, 404, 409],
   }),
   ...crud('workspaces', '{id}', 'Workspace', 'workspaces', {}),
   ...crud('guardrails', '{id}', 'Guardrail', 'guardrails', { patch: true, remove: true }),
@@ -196,6 +198,7 @@ interface CrudOptions {
   list?: Json;
   /** The creation body; `{ data }` unless given. */
   created?: Json;
+  createErrors?: readonly number[];
 }
 
 function crud(collection: string, param: string, noun: string, label: string, options: CrudOptions): Record<string, Operation> {
@@ -210,7 +213,7 @@ function crud(collection: string, param: string, noun: string, label: string, op
       ...(options.query ? { query: options.query, errors: [400] } : {}),
       ok: { status: 200, schema: options.list ?? listOf(anyObject) },
     },
-    [`POST ${base}`]: { operationId: `create${noun}`, summary: `Create one of the ${label}`, security: 'management', body: anyObject, ok: { status: 201, schema: options.created ?? one }, errors: [400, 409] },
+    [`POST ${base}`]: { operationId: `create${noun}`, summary: `Create one of the ${label}`, security: 'management', body: anyObject, ok: { status: 201, schema: options.created ?? one }, errors: options.createErrors ?? [400, 409] },
     [`GET ${base}/${param}`]: { operationId: `get${noun}`, summary: `One of the ${label}`, security: 'management', ok: { status: 200, schema: one }, errors: [404] },
   };
   if (options.patch) ops[`PATCH ${base}/${param}`] = { operationId: `update${noun}`, summary: `Update one of the ${label}`, security: 'management', body: anyObject, ok: { status: 200, schema: one }, errors: [400, 404, 409] };
@@ -228,6 +231,7 @@ const STATUS_TEXT: Record<number, string> = {
   429: 'Too many requests; retry after the Retry-After seconds',
   500: 'Unexpected server error',
   502: 'The upstream provider failed',
+  504: 'The upstream provider did not answer in time',
   503: 'Temporarily unavailable; retry shortly',
 };
 

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { matchRoute } from '../../lambdas/routes';
+import { responseMismatch } from './openapi-responses';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime';
@@ -38,6 +40,12 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
       const text = await response.text();
+      // Every answer of a documented route is one the OpenAPI document describes.
+      const matched = matchRoute(method, url.pathname);
+      if (matched && 'route' in matched) {
+        const why = responseMismatch(method, matched.resource, response.status, response.headers.get('content-type'), parse(text));
+        if (why) throw new Error(`The response does not match the OpenAPI document: ${why}`);
+      }
       return { status: response.status, headers: response.headers, body: parse(text), text };
     },
     async stop() {
