@@ -22,7 +22,7 @@ interface Operation {
   /** A JSON request body schema (or a form for the token endpoint, see below). */
   readonly body?: Json;
   /** The success status and its JSON body schema; `html`/`asset` for the settings page. */
-  readonly ok: { readonly status: number; readonly schema?: Json; readonly media?: string };
+  readonly ok: { readonly status: number; readonly schema?: Json; readonly media?: string; readonly cacheable?: boolean };
   /** Refusals beyond 401/403/413/429/500 that the route can give. */
   readonly errors?: readonly number[];
 }
@@ -72,13 +72,13 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     operationId: 'getJwks',
     summary: 'The keys that verify access tokens (SPEC 4.6)',
     security: 'public',
-    ok: { status: 200, schema: object({ keys: { type: 'array', items: anyObject } }, ['keys']) },
+    ok: { status: 200, schema: object({ keys: { type: 'array', items: anyObject } }, ['keys']), cacheable: true },
   },
   [`GET ${A}/openapi.json`]: {
     operationId: 'getOpenApiDocument',
     summary: 'This document',
     security: 'public',
-    ok: { status: 200, schema: anyObject },
+    ok: { status: 200, schema: anyObject, cacheable: true },
   },
   [`POST ${A}/chat/completions`]: {
     operationId: 'createChatCompletion',
@@ -260,6 +260,7 @@ function operationObject(path: string, op: Operation): Json {
   const responses: Json = {
     [op.ok.status]: {
       description: 'Success',
+      ...(op.ok.cacheable ? { headers: { 'Cache-Control': { description: 'Caches may keep the answer 5 minutes.', schema: { type: 'string', const: 'public, max-age=300' } } } } : {}),
       content: { [op.ok.media ?? 'application/json']: { schema: op.ok.schema ?? { type: 'string' } } },
     },
   };

@@ -85,6 +85,14 @@ describe('the OpenAPI document of modelgate', () => {
     expect(token.responses['429']!.headers).toHaveProperty('Retry-After');
   });
 
+  it('documents the Cache-Control header of the public, cacheable documents', () => {
+    for (const path of ['/api/v1/oauth/jwks', '/api/v1/openapi.json']) {
+      expect(operation('get', path).responses['200']!.headers).toEqual({
+        'Cache-Control': { description: 'Caches may keep the answer 5 minutes.', schema: { type: 'string', const: 'public, max-age=300' } },
+      });
+    }
+  });
+
   it('gives the other API operations the SPEC 7.1 error body, 413 where a body is read, 429 with Retry-After', () => {
     const create = operation('post', '/api/v1/keys');
     expect(create.responses['403']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/ErrorResponse' });
