@@ -1,45 +1,29 @@
 import type { ExchangeEvaluation, RefusalReason, SubjectClaims } from '../../lambdas/federation/exchange-types';
 import type { FederationIssuer, FederationPolicy } from '../../lambdas/federation/types';
+import { makeIssuer, makePolicy } from './federation-fixtures';
 
 export const ORG_ID = '4d7b6f1e-2c1a-4c5e-9a51-0b7c1f3e2d10';
 export const POLICY_ID = '6a0f2b8e-7d3c-4b1a-8e9f-1c2d3e4f5a6b';
 export const ISSUER_ID = '9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b';
 export const KEY_HASH = 'a'.repeat(64);
 
+const CREATED_AT = '2026-11-01T00:00:00.000Z';
+
 export function policyFixture(overrides: Partial<FederationPolicy> = {}): FederationPolicy {
-  return {
+  return makePolicy({
     id: POLICY_ID,
     organizationId: ORG_ID,
     name: 'deploy workflow',
     issuerId: ISSUER_ID,
     subject: 'repo:acme/app:ref:refs/heads/main',
-    audience: 'https://modelgate.example',
-    condition: null,
     apiKeyHash: KEY_HASH,
-    scope: 'inference',
-    enabled: true,
-    claimChecks: { scopes: null, tokenType: null },
-    version: 1,
-    createdAt: '2026-11-01T00:00:00.000Z',
-    updatedAt: null,
+    createdAt: CREATED_AT,
     ...overrides,
-  };
+  });
 }
 
 export function issuerFixture(overrides: Partial<FederationIssuer> = {}): FederationIssuer {
-  return {
-    id: ISSUER_ID,
-    organizationId: ORG_ID,
-    name: 'GitHub Actions',
-    issuerUrl: 'https://token.actions.githubusercontent.com',
-    jwksUrl: null,
-    jwks: null,
-    checkJti: false,
-    version: 1,
-    createdAt: '2026-11-01T00:00:00.000Z',
-    updatedAt: null,
-    ...overrides,
-  };
+  return makeIssuer({ id: ISSUER_ID, organizationId: ORG_ID, createdAt: CREATED_AT, ...overrides });
 }
 
 /** A passing evaluation, as the verifier returns it for a good subject token. */
