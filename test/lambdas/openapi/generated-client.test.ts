@@ -180,24 +180,32 @@ describe('a client generated from the OpenAPI document', () => {
   let service: TestService;
   let idp: TestIdentityProvider;
   let origin: string;
+  let servedTypes: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'modelgate-client-'));
-    // The client project resolves openapi-fetch and @types/node as a user's project would.
-    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-    writeFileSync(join(dir, 'modelgate.d.ts'), astToString(await openapiTS(structuredClone(OPENAPI_DOCUMENT) as never)));
-    writeFileSync(join(dir, 'client.ts'), CLIENT);
-    writeFileSync(join(dir, 'readme-example.ts'), readmeExample());
-    for (const [name, { statement }] of Object.entries(MISUSES)) writeFileSync(join(dir, `misuse-${name}.ts`), misuseFile(statement));
-
     service = await startTestService();
     idp = await startIdentityProvider({ ca: readDevCertificateAuthority(service.runtime.dataDir) });
     origin = new URL(service.runtime.baseUrl).origin;
+
+    dir = mkdtempSync(join(tmpdir(), 'modelgate-client-'));
+    // The client project resolves openapi-fetch and @types/node as a user's project would.
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    // As README's command does: the types of the document the running service serves.
+    servedTypes = astToString(await openapiTS(new URL('/api/v1/openapi.json', origin)));
+    writeFileSync(join(dir, 'modelgate.d.ts'), servedTypes);
+    writeFileSync(join(dir, 'client.ts'), CLIENT);
+    writeFileSync(join(dir, 'readme-example.ts'), readmeExample());
+    for (const [name, { statement }] of Object.entries(MISUSES)) writeFileSync(join(dir, `misuse-${name}.ts`), misuseFile(statement));
   });
   afterAll(async () => {
     await idp?.close();
     await service?.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('generates the same types from the served document as from the document in the code', async () => {
+    expect(servedTypes).toContain('"/api/v1/models/user": {');
+    expect(servedTypes).toBe(astToString(await openapiTS(structuredClone(OPENAPI_DOCUMENT) as never)));
   });
 
   describe('compile time (one strict program for the client, the README example and every misuse)', () => {
