@@ -15,6 +15,7 @@ import { systemClock } from '../clock';
 import { loadConfig } from '../config';
 import { CATALOG_FUNCTION, createCatalogHandler } from '../handlers/catalog';
 import { catalogLoadRecorder, createTelemetry } from '../observability/telemetry';
+import { traced } from '../observability/tracing';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
 import { createDocumentClient } from '../store/dynamo-client';
@@ -25,7 +26,7 @@ import { USAGE_FIGURES_SECONDS, USAGE_SORT_DAYS } from '../usage/usage';
 
 const config = loadConfig(process.env, CATALOG_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'catalog', logLevel: config.logLevel });
-const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
 const usage = new DynamoUsageStore(documentClient, config.tables.usage);
 
 // Access tokens from the exchange, verified against the signing-key records (SPEC 5 rule 5).

@@ -8,6 +8,7 @@ import { INFERENCE_FUNCTION, createInferenceHandler } from '../handlers/inferenc
 import { secretsManagerCredentials } from '../inference/secrets-manager-credentials';
 import { upstreamOptions } from '../inference/upstream-options';
 import { catalogLoadRecorder, createTelemetry } from '../observability/telemetry';
+import { traced } from '../observability/tracing';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
 import { createDocumentClient } from '../store/dynamo-client';
@@ -18,7 +19,7 @@ import { USAGE_FIGURES_SECONDS, USAGE_SORT_DAYS } from '../usage/usage';
 
 const config = loadConfig(process.env, INFERENCE_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'inference', logLevel: config.logLevel });
-const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
 const usage = new DynamoUsageStore(documentClient, config.tables.usage);
 const secretArn = config.inference.providerCredentialsSecretArn;
 
@@ -44,7 +45,7 @@ export const handler = createInferenceHandler({
     clock: systemClock,
     newId: randomId,
     credentials: secretArn
-      ? secretsManagerCredentials(telemetry.tracer.captureAWSv3Client(new SecretsManagerClient({})), secretArn, systemClock)
+      ? secretsManagerCredentials(traced(telemetry, new SecretsManagerClient({})), secretArn, systemClock)
       : undefined,
   }),
   telemetry,

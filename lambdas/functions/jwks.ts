@@ -4,12 +4,13 @@ import { systemClock } from '../clock';
 import { loadConfig } from '../config';
 import { JWKS_FUNCTION, createJwksHandler } from '../handlers/jwks';
 import { createTelemetry } from '../observability/telemetry';
+import { traced } from '../observability/tracing';
 import { createDocumentClient } from '../store/dynamo-client';
 import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
 
 const config = loadConfig(process.env, JWKS_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'jwks', logLevel: config.logLevel });
-const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
 
 export const handler = createJwksHandler({
   signingKeys: new DynamoSigningKeyStore(documentClient, config.tables.keys),

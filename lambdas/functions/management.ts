@@ -10,6 +10,7 @@ import { createIssuerKeySource } from '../federation/issuer-keys';
 import { MANAGEMENT_FUNCTION, createManagementHandler } from '../handlers/management';
 import { checkExchangeRate } from '../oauth/exchange-rate-limit';
 import { createTelemetry } from '../observability/telemetry';
+import { traced } from '../observability/tracing';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
 import { createDocumentClient } from '../store/dynamo-client';
 import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
@@ -21,7 +22,7 @@ import { DynamoRateCounterStore } from '../store/dynamo-rate-counter-store';
 
 const config = loadConfig(process.env, MANAGEMENT_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'management', logLevel: config.logLevel });
-const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
 const accounts = new DynamoAccountStore(documentClient, config.tables.keys);
 const federationStore = new DynamoFederationStore(documentClient, config.tables.policies, systemClock);
 // The policy tester runs the exchange's own decision over the same stores and key source.

@@ -5,16 +5,17 @@ import { systemClock } from '../clock';
 import { loadConfig } from '../config';
 import { SIGNING_KEY_REGISTRAR_FUNCTION, createSigningKeyRegistrar } from '../handlers/signing-key-registrar';
 import { createTelemetry } from '../observability/telemetry';
+import { traced } from '../observability/tracing';
 import { createDocumentClient } from '../store/dynamo-client';
 import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
 
 const config = loadConfig(process.env, SIGNING_KEY_REGISTRAR_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'signingKeyRegistrar', logLevel: config.logLevel });
-const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
 
 export const handler = createSigningKeyRegistrar({
   signingKeys: new DynamoSigningKeyStore(documentClient, config.tables.keys),
-  kms: telemetry.tracer.captureAWSv3Client(new KMSClient({})),
+  kms: traced(telemetry, new KMSClient({})),
   clock: systemClock,
   telemetry,
 });

@@ -8,6 +8,7 @@ import { evaluateExchange } from '../federation/evaluate-exchange';
 import { createIssuerKeySource } from '../federation/issuer-keys';
 import { TOKEN_EXCHANGE_FUNCTION, createTokenExchangeHandler } from '../handlers/token-exchange';
 import { createTelemetry } from '../observability/telemetry';
+import { traced } from '../observability/tracing';
 import { ActiveSigner } from '../signing/active-signer';
 import { signerForRecord } from '../signing/signer-for-record';
 import { DynamoAccountStore } from '../store/dynamo-account-store';
@@ -21,9 +22,9 @@ import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
 // Fails the cold start when a table or setting the exchange relies on is not configured.
 const config = loadConfig(process.env, TOKEN_EXCHANGE_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'tokenExchange', logLevel: config.logLevel });
-const documentClient = createDocumentClient(telemetry.tracer.captureAWSv3Client(new DynamoDBClient({})));
+const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
 // Signing keys are KMS keys named by their records, so a rotated key needs no redeploy.
-const kms = telemetry.tracer.captureAWSv3Client(new KMSClient({}));
+const kms = traced(telemetry, new KMSClient({}));
 const clock = systemClock;
 
 const evaluationDeps = {

@@ -1,11 +1,11 @@
 import type { KMSClient } from '@aws-sdk/client-kms';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
 import type { Clock } from '../clock';
 import type { FunctionRequirements } from '../config';
 import type { Telemetry } from '../observability/telemetry';
+import { traceHandler } from '../observability/tracing';
 import { kmsPublicJwk } from '../signing/kms-signer';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../signing/registration-properties';
 import type { SigningKeyStore } from '../signing/signer';
@@ -56,6 +56,6 @@ export function createSigningKeyRegistrar(deps: SigningKeyRegistrarDeps) {
   };
   return middy<CloudFormationCustomResourceEvent, RegistrarResponse, Error, Context>()
     .use(injectLambdaContext(deps.telemetry.logger, { resetKeys: true, logEvent: false }))
-    .use(captureLambdaHandler(deps.telemetry.tracer, { captureResponse: false }))
+    .use(traceHandler<CloudFormationCustomResourceEvent, RegistrarResponse>(deps.telemetry))
     .handler(register);
 }

@@ -1,7 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { LogLevel } from '../config';
+import { loadTracer, tracingEnabled } from './tracing';
 
 /** `service` of every log line and metric; the function name tells functions apart. */
 export const SERVICE_NAME = 'modelgate';
@@ -32,7 +33,16 @@ export interface Telemetry {
   readonly functionName: string;
   readonly logger: Logger;
   readonly metrics: Metrics;
-  readonly tracer: Tracer;
+  /**
+   * The X-Ray tracer when tracing runs ({@link tracingEnabled}: in Lambda, as the stack
+   * deploys every function); otherwise none, and the X-Ray SDK is never loaded.
+   */
+  readonly tracer: Tracer | undefined;
+  /**
+   * Emits the counts that carry dimensions of their own ({@link countMetric}): one
+   * single-metric instance built at cold start, flushed by each count, reused.
+   */
+  readonly counts: Metrics;
 }
 
 export interface TelemetryOptions {
@@ -47,7 +57,10 @@ export interface TelemetryOptions {
   readonly localLogger?: Logger;
 }
 
-/** Builds the telemetry of one function. In Lambda: JSON logs, EMF metrics, X-Ray traces. */
+/**
+ * Builds the telemetry of one function, once per cold start. In Lambda: JSON logs, EMF
+ * metrics, X-Ray traces. Reads the process environment, as Powertools does.
+ */
 export function createTelemetry(options: TelemetryOptions): Telemetry {
   const local = options.localLogger !== undefined;
   const logger =
@@ -57,8 +70,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   const metricOptions = { namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME, defaultDimensions: { function: options.functionName }, logger };
   const metrics = local ? new DiscardedMetrics(metricOptions) : new Metrics(metricOptions);
   // Tracing needs the Lambda X-Ray daemon; locally every capture would log a missing segment.
-  const tracer = new Tracer({ serviceName: SERVICE_NAME, enabled: !local, captureHTTPsRequests: !local });
-  return { functionName: options.functionName, logger, metrics, tracer };
+  const tracer = !local && tracingEnabled(process.env) ? loadTracer(SERVICE_NAME) : undefined;
+  return { functionName: options.functionName, logger, metrics, tracer, counts: metrics.singleMetric() };
 }
 
 /** Counts a catalog (re)load and logs it: how often containers see a new catalog version. */
@@ -82,12 +95,14 @@ export function recordTokenExchange(telemetry: Telemetry, outcome: TokenExchange
 
 /**
  * Emits one count with its own dimensions (beside `service` and `function`) at once, apart
- * from the request's own metrics.
+ * from the request's own metrics. Synchronous from the first dimension to the flush, so
+ * concurrent invocations never mix their dimensions in the shared instance.
  */
 export function countMetric(telemetry: Telemetry, name: string, dimensions: Readonly<Record<string, string>>): void {
-  const single = telemetry.metrics.singleMetric();
-  for (const [key, value] of Object.entries(dimensions)) single.addDimension(key, value);
-  single.addMetric(name, MetricUnit.Count, 1);
+  const { counts } = telemetry;
+  for (const key in dimensions) counts.addDimension(key, dimensions[key]!);
+  // A single-metric instance flushes on addMetric and clears the dimensions just added.
+  counts.addMetric(name, MetricUnit.Count, 1);
 }
 
 /**

@@ -22,6 +22,13 @@ export const CREATE_REQUIRE_BANNER =
 
 export type TableAccessMode = 'read' | 'readWrite';
 
+/**
+ * Tracing, stated in every function's environment beside its active X-Ray tracing: the
+ * functions load the X-Ray tracer when they run in Lambda and this is not `false`
+ * (`lambdas/observability/tracing.ts`). Exported so the bundle test runs with it.
+ */
+export const TRACING_ENVIRONMENT = { POWERTOOLS_TRACE_ENABLED: 'true' } as const;
+
 /** The runtime of every function: the newest Node.js runtime aws-cdk-lib offers. */
 export const SERVICE_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
@@ -158,6 +165,7 @@ export class ServiceFunction extends NodejsFunction {
         NODE_OPTIONS: '--enable-source-maps',
         STAGE: props.stageName,
         LOG_LEVEL: props.logLevel ?? 'INFO',
+        ...TRACING_ENVIRONMENT,
       },
       bundling: {
         ...SERVICE_BUNDLING,

@@ -5,6 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../lambdas/signing/registration-properties';
 import { SIGNING_KEY_PARTITION } from '../../lambdas/store/table-schemas';
+import { tracingEnabled } from '../../lambdas/observability/tracing';
 import { ModelgateStack } from '../../lib/modelgate-stack';
 import { FUNCTION_REQUIREMENTS } from '../support/function-requirements';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -257,6 +258,18 @@ describe('functions', () => {
     expect(functionLogicalId(template, prefix)).toMatch(new RegExp(`^${prefix}`));
   });
 
+  it('traces every function in Lambda: active X-Ray tracing, and an environment under which the tracer loads', () => {
+    for (const prefix of Object.values(FUNCTION_PREFIX)) {
+      const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, prefix)]!;
+      const variables = Object.fromEntries(
+        Object.entries(fn.Properties?.Environment?.Variables ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+      );
+      // AWS_EXECUTION_ENV is the one variable the runtime adds that the rule reads.
+      const env = { ...variables, AWS_EXECUTION_ENV: `AWS_Lambda_${fn.Properties?.Runtime}` };
+      expect([prefix, fn.Properties?.TracingConfig, tracingEnabled(env)]).toEqual([prefix, { Mode: 'Active' }, true]);
+    }
+  });
+
   it('gives the catalog function 512 MB and the others 256 MB', () => {
     const memory = Object.fromEntries(
       Object.entries(FUNCTION_PREFIX).map(([id, prefix]) => [
@@ -277,7 +290,8 @@ describe('functions', () => {
 
   it('passes each function exactly the tables it is granted, plus its settings', () => {
     const table = (id: TableId) => ({ [TABLE_SCHEMAS[id].envVar]: { Ref: tableLogicalId(template, id) } });
-    const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName, LOG_LEVEL: settings.logLevel };
+    // Tracing on: with active X-Ray tracing, the functions load the tracer in Lambda unless this says `false`.
+    const base = { NODE_OPTIONS: '--enable-source-maps', STAGE: settings.stageName, LOG_LEVEL: settings.logLevel, POWERTOOLS_TRACE_ENABLED: 'true' };
     const apiBaseUrl = {
       'Fn::Join': [
         '',

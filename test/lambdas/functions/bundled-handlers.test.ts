@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../../lambdas/signing/registration-properties';
 import { ALL_TABLES } from '../../../lambdas/store/table-schemas';
-import { SERVICE_BUNDLING } from '../../../lib/constructs/service-function';
+import { SERVICE_BUNDLING, TRACING_ENVIRONMENT } from '../../../lib/constructs/service-function';
 import { LOCAL_AWS_ENV } from '../../../local/embedded-dynamodb';
 import { startKmsStandIn } from '../../support/kms-stand-in';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
@@ -177,6 +178,55 @@ describe('bundled function entry points', () => {
     expect(body).toContain('"content":"bundled"');
     // One write per event: the body leaves the function as it is produced.
     expect(result.writes).toBe(body.split('\n\n').filter(Boolean).length);
+  }, 60_000);
+
+  it('traces the catalog bundle to the X-Ray daemon when it runs in Lambda, and loads no X-Ray SDK outside Lambda', async () => {
+    // The X-Ray daemon's side of its UDP protocol: a JSON header line, then one segment document.
+    const daemon = createSocket('udp4');
+    const documents: { name: string; trace_id: string; parent_id?: string }[] = [];
+    daemon.on('message', (message) => {
+      const [header, document] = message.toString().split('\n');
+      if (JSON.parse(header!).format === 'json') documents.push(JSON.parse(document!));
+    });
+    await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+    try {
+      const { file } = await bundle('catalog');
+      const runner = join(outDir, 'run-catalog-traced.mjs');
+      // cls-hooked, the X-Ray SDK's context tracking, registers its namespace on `process`.
+      writeFileSync(
+        runner,
+        `const { handler } = await import(${JSON.stringify(file)});\n` +
+          `const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'bundle-test', functionName: 'catalog', getRemainingTimeInMillis: () => 30000 });\n` +
+          `process.stdout.write(JSON.stringify({ statusCode: result.statusCode, namespaces: Object.keys(process.namespaces ?? {}) }));\n`,
+      );
+      const request = JSON.stringify(event('/api/v1/models/user', '/api/v1/models/user', service.runtime.demo.keys.workspace, { limit: '1' }));
+      const answer = async (env: Record<string, string>) => JSON.parse((await run(process.execPath, [runner, request], { env, cwd: outDir })).stdout.trim().split('\n').at(-1)!);
+
+      // The stack's environment, outside Lambda (as the local runtime and the bench run the handlers).
+      expect(await answer(functionEnv({ ...TRACING_ENVIRONMENT }))).toEqual({ statusCode: 200, namespaces: [] });
+      expect(documents).toEqual([]);
+
+      // The same, with the variables the Lambda runtime adds for an invocation with active tracing.
+      const root = '1-6740f1a2-5b3c4d5e6f708192a3b4c5d6';
+      const inLambda = functionEnv({
+        ...TRACING_ENVIRONMENT,
+        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+        LAMBDA_TASK_ROOT: outDir,
+        _HANDLER: 'index.handler',
+        _X_AMZN_TRACE_ID: `Root=${root};Parent=53995c3f42cd8ad8;Sampled=1`,
+        AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${(daemon.address() as { port: number }).port}`,
+        AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
+      });
+      expect(await answer(inLambda)).toEqual({ statusCode: 200, namespaces: ['AWSXRay'] });
+      for (let waited = 0; !documents.some((d) => d.name === '## index.handler') && waited < 2_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // The handler's subsegment and its DynamoDB calls, in the invocation's trace.
+      expect(documents.map((d) => d.name)).toEqual(expect.arrayContaining(['## index.handler', 'DynamoDB']));
+      expect(new Set(documents.map((d) => d.trace_id))).toEqual(new Set([root]));
+    } finally {
+      daemon.close();
+    }
   }, 60_000);
 
   it('keeps the SDK out of every bundle and the accounts service out of the JWKS bundle', async () => {

@@ -1,4 +1,5 @@
-import { catalogLoadRecorder, createTelemetry, recordTokenExchange } from '../../../lambdas/observability/telemetry';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { METRIC, catalogLoadRecorder, countMetric, createTelemetry, recordTokenExchange } from '../../../lambdas/observability/telemetry';
 import { captureOutput, emfMetrics, recordingTelemetry } from '../../support/telemetry';
 
 describe('telemetry', () => {
@@ -24,6 +25,28 @@ describe('telemetry', () => {
       'TokenExchanges{service=modelgate,function=tokenExchange,outcome=issued,reason=none}',
       'TokenExchanges{service=modelgate,function=tokenExchange,outcome=refused,reason=invalid_grant}',
     ]);
+  });
+
+  it('emits each count with its own dimensions only, from one instance built at cold start', () => {
+    const telemetry = createTelemetry({ functionName: 'tokenExchange', logLevel: 'INFO' });
+    const singleMetric = jest.spyOn(Metrics.prototype, 'singleMetric');
+    try {
+      recordTokenExchange(telemetry, 'refused', 'rate_limited');
+      countMetric(telemetry, METRIC.authenticationFailures, { reason: 'expired' });
+      catalogLoadRecorder(telemetry)({ version: 'v2', entries: 1 });
+      recordTokenExchange(telemetry, 'issued', 'none');
+      expect(singleMetric).not.toHaveBeenCalled();
+    } finally {
+      singleMetric.mockRestore();
+    }
+    expect(emfMetrics(output.lines())).toEqual([
+      'TokenExchanges{service=modelgate,function=tokenExchange,outcome=refused,reason=rate_limited}',
+      'AuthenticationFailures{service=modelgate,function=tokenExchange,reason=expired}',
+      'CatalogReloads{service=modelgate,function=tokenExchange}',
+      'TokenExchanges{service=modelgate,function=tokenExchange,outcome=issued,reason=none}',
+    ]);
+    // The invocation's own metrics, flushed once at its end, hold none of them.
+    expect(telemetry.metrics.hasStoredMetrics()).toBe(false);
   });
 
   it('keeps metrics in the process when running locally', () => {

@@ -31,7 +31,7 @@ describe('ServiceFunction', () => {
       Timeout: 10,
       Handler: 'index.handler',
       TracingConfig: { Mode: 'Active' },
-      Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', STAGE: 'v9', LOG_LEVEL: 'INFO' } },
+      Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', STAGE: 'v9', LOG_LEVEL: 'INFO', POWERTOOLS_TRACE_ENABLED: 'true' } },
     });
   });
 
