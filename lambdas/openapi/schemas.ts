@@ -206,7 +206,8 @@ export const KEY_ADAPTATION: Adaptation = {
 export const CREATE_KEY_ADAPTATION: Adaptation = {
   omit: [...KEY_LIMIT_INPUT, 'creator_user_id'],
   add: {
-    kind: { type: 'string', enum: [...KEY_KINDS], default: 'workspace' },
+    // No `default` keyword: generators (openapi-typescript) would make the field required.
+    kind: { type: 'string', enum: [...KEY_KINDS], description: 'workspace when absent, personal or management (SPEC 2.2).' },
     access_level: { type: 'string', enum: [...ACCESS_LEVELS], description: 'For management keys.' },
     user_id: { type: 'string', format: 'uuid', description: 'For personal keys: the member who owns it.' },
   },
