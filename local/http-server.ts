@@ -10,6 +10,21 @@ export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => P
 /** What serves a function id: a buffered handler, or a streaming one (`awslambda.streamifyResponse`). */
 export type FunctionHandler = LambdaHandler | StreamingHandler;
 
+/** One finished request and its answer, for an observer of the local server (the test suites' conformance check). */
+export interface ObservedExchange {
+  readonly method: string;
+  /** The route's resource template, e.g. `/api/v1/keys/{hash}`. */
+  readonly resource: string;
+  readonly requestContentType: string | undefined;
+  readonly requestBody: string;
+  readonly status: number;
+  readonly contentType: string | undefined;
+  /** The whole answer body, streamed ones included. */
+  readonly body: string;
+}
+
+export type ExchangeObserver = (exchange: ObservedExchange) => void;
+
 /** API Gateway's own payload cap. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -24,14 +39,29 @@ export const MAX_HEADER_BYTES = 10 * 1024;
  * API proxy event (socket address as `sourceIp`, Host passed through) and calls the
  * function's handler export.
  */
-export function createLocalApiServer(handlers: Readonly<Record<FunctionId, FunctionHandler>>, stage = 'local'): Server {
+export interface LocalApiServer extends Server {
+  /**
+   * Settles once every handler invocation under way has returned. A handler may go on after
+   * its answer is sent (usage is recorded then), so the database must outlive it.
+   */
+  idle(): Promise<void>;
+}
+
+export function createLocalApiServer(handlers: Readonly<Record<FunctionId, FunctionHandler>>, stage = 'local', observe?: ExchangeObserver): LocalApiServer {
+  const pending = new Set<Promise<void>>();
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (request, response) => {
-    void serve(request, response, handlers, stage).catch((error: Error) => {
-      console.error(JSON.stringify({ level: 'error', message: 'local server error', error: error.message }));
-      if (!response.headersSent) send(response, { statusCode: 500, body: errorBody(500, 'Internal Server Error') });
-      else response.end();
-    });
-  });
+    const invocation = serve(request, response, handlers, stage, observe)
+      .catch((error: Error) => {
+        console.error(JSON.stringify({ level: 'error', message: 'local server error', error: error.message }));
+        if (!response.headersSent) send(response, { statusCode: 500, body: errorBody(500, 'Internal Server Error') });
+        else response.end();
+      })
+      .finally(() => pending.delete(invocation));
+    pending.add(invocation);
+  }) as LocalApiServer;
+  server.idle = async () => {
+    await Promise.allSettled([...pending]);
+  };
   server.on('clientError', answerClientError);
   return server;
 }
@@ -66,6 +96,7 @@ async function serve(
   response: ServerResponse,
   handlers: Readonly<Record<FunctionId, FunctionHandler>>,
   stage: string,
+  observe: ExchangeObserver | undefined,
 ): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://local');
   const method = request.method ?? 'GET';
@@ -83,6 +114,17 @@ async function serve(
     chunks.push(chunk as Buffer);
   }
   const body = Buffer.concat(chunks);
+  if (observe) recordAnswer(response, (status, answer, contentType) =>
+    observe({
+      method,
+      resource: match.resource,
+      requestContentType: request.headers['content-type'],
+      requestBody: body.toString('utf8'),
+      status,
+      contentType,
+      body: answer,
+    }),
+  );
 
   // Maps keyed by client-chosen names have no prototype: a header or parameter named
   // `constructor` or `__proto__` is a plain entry, not an inherited member.
@@ -151,6 +193,30 @@ async function serve(
   if (isStreamingHandler(handler)) return serveStreaming(handler, event, context, response);
   const result = await (handler as LambdaHandler)(event, context);
   send(response, result);
+}
+
+/** Copies what is written to `response` and hands it over once the answer is complete. */
+function recordAnswer(response: ServerResponse, done: (status: number, body: string, contentType: string | undefined) => void): void {
+  const written: Buffer[] = [];
+  // Headers given to writeHead go straight to the wire, so getHeader cannot tell them afterwards.
+  let contentType: string | undefined;
+  const writeHead = response.writeHead.bind(response) as (...args: unknown[]) => ServerResponse;
+  response.writeHead = ((...args: unknown[]) => {
+    const headers = args.find((arg) => arg !== null && typeof arg === 'object') as Record<string, unknown> | undefined;
+    const given = headers && Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+    contentType = given === undefined ? undefined : String(given);
+    return writeHead(...args);
+  }) as typeof response.writeHead;
+  const copy = (chunk: unknown) => {
+    if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') written.push(Buffer.from(chunk as string | Uint8Array));
+  };
+  const write = response.write.bind(response) as (...args: unknown[]) => boolean;
+  const end = response.end.bind(response) as (...args: unknown[]) => ServerResponse;
+  response.write = ((...args: unknown[]) => (copy(args[0]), write(...args))) as typeof response.write;
+  response.end = ((...args: unknown[]) => (copy(args[0]), end(...args))) as typeof response.end;
+  response.once('finish', () =>
+    done(response.statusCode, Buffer.concat(written).toString('utf8'), contentType ?? response.getHeader('content-type')?.toString()),
+  );
 }
 
 /**

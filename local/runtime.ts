@@ -32,7 +32,7 @@ import { buildSettingsPage } from '../web/build';
 import { startEmbeddedDynamoDb } from './embedded-dynamodb';
 import { writeFileAtomically } from './files';
 import { reconcileIndexes } from './reconcile-indexes';
-import { createLocalApiServer, type FunctionHandler } from './http-server';
+import { createLocalApiServer, type ExchangeObserver, type FunctionHandler } from './http-server';
 import { ReadableLogger } from './readable-logger';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
@@ -84,6 +84,8 @@ export interface LocalRuntimeOptions {
   inferenceUpstreams?: Record<string, string>;
   /** @default 60 */
   upstreamTimeoutSeconds?: number;
+  /** Sees every routed request and its whole answer once sent (the test suites check them against the OpenAPI document). */
+  observe?: ExchangeObserver;
 }
 
 export interface LocalRuntime {
@@ -237,7 +239,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       settingsPage: createSettingsPageHandler({ assets: await buildSettingsPage(), telemetry: telemetry('settingsPage') }),
     };
 
-    const server = createLocalApiServer(handlers);
+    const server = createLocalApiServer(handlers, 'local', options.observe);
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', reject);
       server.listen(options.port ?? 8787, options.host ?? '127.0.0.1', () => resolvePromise());
@@ -263,6 +265,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       stop: async () => {
         server.closeAllConnections();
         await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
+        await server.idle();
         await dynamo.stop();
       },
     };

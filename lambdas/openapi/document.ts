@@ -84,7 +84,9 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
       media: {
         'application/json': { schema: ref('ChatCompletion') },
         // One `data:` line per chunk, then `data: [DONE]`.
-        'text/event-stream': { schema: { type: 'string', description: 'Server-sent events of chat.completion.chunk objects.' } },
+        'text/event-stream': {
+          schema: { type: 'string', description: 'Server-sent events: each `data:` is a ChatCompletionStreamEvent (components), then `data: [DONE]`.' },
+        },
       },
     },
     errors: [400, 404, 502, 504],

@@ -420,6 +420,31 @@ const OWN_SCHEMAS: Json = {
     required: ['id', 'choices', 'model', 'provider'],
     additionalProperties: true,
   },
+  ChatCompletionStreamEvent: {
+    description: 'The data of one server-sent event of a streamed completion, before the final `[DONE]`.',
+    anyOf: [
+      {
+        type: 'object',
+        description: "A chat.completion.chunk, as the provider sent it (the routed model's id in place of the caller's spelling).",
+        properties: {
+          id: { type: 'string' },
+          object: { type: 'string', const: 'chat.completion.chunk' },
+          model: { type: 'string' },
+          choices: { type: 'array', items: { type: 'object', additionalProperties: true } },
+          usage: { type: ['object', 'null'], additionalProperties: true, description: 'The final usage chunk, when `stream_options.include_usage` asked for it.' },
+        },
+        required: ['choices'],
+        additionalProperties: true,
+      },
+      {
+        type: 'object',
+        description: 'A failure after the stream started: the SPEC 7.1 error, or the provider\'s own; the last event.',
+        properties: { error: { type: 'object', properties: { code: {}, message: { type: 'string' } }, required: ['message'], additionalProperties: true } },
+        required: ['error'],
+        additionalProperties: true,
+      },
+    ],
+  },
   CreateKeyResponse: {
     type: 'object',
     properties: { data: ref('ApiKey'), key: { type: 'string', description: 'The secret, shown once.' } },

@@ -3,6 +3,7 @@ import { matchRoute } from '../../lambdas/routes';
 import { acceptedRequestMismatch, responseMismatch } from './openapi-responses';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ObservedExchange } from '../../local/http-server';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime';
 
 export interface TestService {
@@ -22,8 +23,16 @@ export interface TestService {
  */
 export async function startTestService(options: LocalRuntimeOptions = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-test-'));
+  // Every answer the server sends, whatever the client (fetch, the SDKs, a browser), is held
+  // to the OpenAPI document; a mismatch `call` has not already thrown fails `stop`.
+  const mismatches: string[] = [];
+  const thrown = new Set<string>();
+  const observe = (exchange: ObservedExchange) => {
+    const why = documentMismatch(exchange.method, exchange.resource, exchange.status, exchange.contentType ?? null, exchange.body, sentJson({ 'content-type': exchange.requestContentType ?? '' }, exchange.requestBody || undefined));
+    if (why) mismatches.push(why);
+  };
   // Request lines would drown the test output; warnings and errors still show.
-  const runtime = await startLocalRuntime({ port: 0, persist: false, dataDir, logLevel: 'WARN', ...options });
+  const runtime = await startLocalRuntime({ port: 0, persist: false, dataDir, logLevel: 'WARN', observe, ...options });
   return {
     runtime,
     dataDir,
@@ -38,27 +47,36 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
         ? await rawRequest(url, method, { ...requestHeaders, Host: host }, payload)
         : await fetch(url, { method, headers: requestHeaders, body: payload }).then(async (r) => ({ status: r.status, headers: r.headers, text: await r.text() }));
       const parsed = parse(response.text);
-      checkAgainstDocument(method, url.pathname, response.status, response.headers.get('content-type'), parsed, sentJson(requestHeaders, body));
+      const matched = matchRoute(method, url.pathname);
+      if (matched && 'route' in matched) {
+        const why = documentMismatch(method, matched.resource, response.status, response.headers.get('content-type'), response.text, sentJson(requestHeaders, body));
+        if (why) {
+          thrown.add(why);
+          throw new Error(`The exchange does not match the OpenAPI document: ${why}`);
+        }
+      }
       return { ...response, body: parsed };
     },
     async stop() {
       await runtime.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      const unreported = [...new Set(mismatches)].filter((why) => !thrown.has(why));
+      if (unreported.length) throw new Error(`Answers that do not match the OpenAPI document:\n${unreported.join('\n')}`);
     },
   };
 }
 
 /**
- * Every answer of a documented route is one the OpenAPI document describes, and every JSON
- * body the service accepted is one the document allows.
+ * Why an exchange does not match the OpenAPI document, or null: the answer must be one the
+ * document describes (JSON parsed from `text`, streams event by event), and a JSON body the
+ * service accepted must be one the document allows.
  */
-export function checkAgainstDocument(method: string, path: string, status: number, contentType: string | null, body: unknown, requestBody?: unknown): void {
-  const matched = matchRoute(method, path);
-  if (!matched || !('route' in matched)) return;
-  const why =
-    responseMismatch(method, matched.resource, status, contentType, body) ??
-    (status < 300 && requestBody !== undefined ? acceptedRequestMismatch(method, matched.resource, requestBody) : null);
-  if (why) throw new Error(`The exchange does not match the OpenAPI document: ${why}`);
+function documentMismatch(method: string, resource: string, status: number, contentType: string | null, text: string, requestBody: unknown): string | null {
+  const isJson = (contentType ?? '').startsWith('application/json');
+  return (
+    responseMismatch(method, resource, status, contentType, isJson ? parse(text) : text) ??
+    (status < 300 && requestBody !== undefined ? acceptedRequestMismatch(method, resource, requestBody) : null)
+  );
 }
 
 /** The JSON body a request carried, parsed; undefined for none or another media type. */

@@ -89,9 +89,32 @@ export function responseMismatch(method: string, resource: string, status: numbe
   const media = (contentType ?? '').split(';')[0]!.trim();
   const content = documented.content ?? {};
   if (!(media in content)) return `${method} ${resource} ${status} answered ${media || 'no content type'}, documented: ${Object.keys(content).join(', ')}`;
+  if (media === 'text/event-stream') return streamMismatch(`${method} ${resource} ${status}`, body);
   if (media !== 'application/json') return null;
   const validate = validator(`${method} ${resource} ${status}`, content[media]!.schema);
   return validate(body) ? null : `${method} ${resource} ${status}: ${explain(validate, body)}`;
+}
+
+/** Each event's data of a streamed completion is a ChatCompletionStreamEvent, and `[DONE]` comes last (if at all). */
+function streamMismatch(key: string, body: unknown): string | null {
+  if (typeof body !== 'string') return `${key}: a stream, but its text was not given`;
+  const validate = validator('ChatCompletionStreamEvent', { $ref: '#/components/schemas/ChatCompletionStreamEvent' });
+  const events = body.split('\n\n').filter((event) => event.trim() !== '' && !event.startsWith(':'));
+  for (const [i, event] of events.entries()) {
+    const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n');
+    if (data === '[DONE]') {
+      if (i !== events.length - 1) return `${key}: an event follows [DONE]`;
+      continue;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      return `${key}: event ${i} is not JSON: ${data.slice(0, 80)}`;
+    }
+    if (!validate(parsed)) return `${key}: event ${i}: ${explain(validate, parsed)}`;
+  }
+  return null;
 }
 
 /**

@@ -1,5 +1,10 @@
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ObservedExchange } from '../../../local/http-server';
+import { startLocalRuntime } from '../../../local/runtime';
 import { startTestService, type TestService } from '../../support/local-service';
 import { acceptedRequestMismatch, responseMismatch } from '../../support/openapi-responses';
 
@@ -128,5 +133,36 @@ describe('the conformance check the suites run on every answer', () => {
     expect(acceptedRequestMismatch('POST', '/api/v1/workspaces', { name: 'Research', color: 'red' })).toBe(
       'POST /api/v1/workspaces accepted a request body the document refuses: / has the undocumented field "color"',
     );
+  });
+});
+
+describe('the local server shows the suites every answer, whatever the client', () => {
+  it('hands over a streamed completion whole, which the check reads event by event', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-observe-'));
+    const seen: ObservedExchange[] = [];
+    const runtime = await startLocalRuntime({ port: 0, persist: false, dataDir, logLevel: 'WARN', observe: (exchange) => seen.push(exchange) });
+    try {
+      const response = await fetch(`${runtime.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${runtime.demo.keys.workspace}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], stream: true }),
+      });
+      const text = await response.text();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(seen).toHaveLength(1);
+      const [exchange] = seen;
+      expect(exchange).toMatchObject({ method: 'POST', resource: '/api/v1/chat/completions', status: 200, contentType: 'text/event-stream; charset=utf-8', body: text });
+      expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      expect(responseMismatch('POST', exchange!.resource, 200, exchange!.contentType!, exchange!.body)).toBeNull();
+      expect(responseMismatch('POST', exchange!.resource, 200, exchange!.contentType!, `data: not json\n\n${exchange!.body}`)).toBe(
+        'POST /api/v1/chat/completions 200: event 0 is not JSON: not json',
+      );
+      expect(responseMismatch('POST', exchange!.resource, 200, exchange!.contentType!, `${exchange!.body}data: {"choices":[]}\n\n`)).toBe(
+        'POST /api/v1/chat/completions 200: an event follows [DONE]',
+      );
+    } finally {
+      await runtime.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
