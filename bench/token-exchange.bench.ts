@@ -10,6 +10,9 @@
  * - Handler, Lambda telemetry: the same, with the telemetry a deployed function builds (JSON
  *   request line at INFO, the invocation's EMF records serialized), its output written to a
  *   discarded stdout. Tracing as outside AWS: off.
+ * - Handler, Lambda telemetry and X-Ray tracing: the same as a function runs in AWS, with the
+ *   X-Ray SDK loaded and the handler's subsegment sent to a UDP socket standing in for the
+ *   daemon. Measured last: the SDK's async hooks then slow every promise of the process.
  * - Crypto floor, measured in the same run: one ES256 subject-token signature verification
  *   (the exchange's own `verifySignature`) plus one ES256 signature (the same signer).
  * - Handler, store-backed: the same handler over the DynamoDB stores on the embedded
@@ -20,6 +23,7 @@
  * a run repeats the call until it lasts ~50 ms.
  */
 import { generateKeyPairSync, sign } from 'node:crypto';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,6 +56,7 @@ import { DynamoJtiStore } from '../lambdas/store/dynamo-jti-store';
 import { DynamoRateCounterStore } from '../lambdas/store/dynamo-rate-counter-store';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
+import { TRACING_ENVIRONMENT } from '../lib/constructs/service-function';
 import { startEmbeddedDynamoDb } from '../local/embedded-dynamodb';
 import { ReadableLogger } from '../local/readable-logger';
 import { createTables } from '../local/tables';
@@ -204,8 +209,65 @@ async function median(label: string, fn: () => Promise<unknown> | unknown): Prom
   return value;
 }
 
+/** Runs `fn` with stdout writes counted and dropped: the JSON log lines and EMF records are serialized, not shown. */
+async function withDiscardedStdout<T>(fn: () => Promise<T>): Promise<T> {
+  const write = process.stdout.write;
+  let written = 0;
+  process.stdout.write = ((chunk: string | Uint8Array) => ((written += chunk.length), true)) as typeof process.stdout.write;
+  try {
+    return await fn();
+  } finally {
+    process.stdout.write = write;
+    if (written === 0) throw new Error('the Lambda telemetry wrote nothing');
+  }
+}
+
 const us = (ms: number) => `${(ms * 1000).toFixed(0).padStart(7)} µs`;
 const perSecond = (ms: number) => `${Math.round(1000 / ms).toLocaleString('en-US').padStart(8)}/s`;
+
+/**
+ * The handler with the Lambda telemetry and tracing on, as a function runs in AWS: the
+ * variables the Lambda runtime sets for an invocation with active tracing, the stack's tracing
+ * environment, and a UDP socket standing in for the X-Ray daemon.
+ */
+async function tracedRow(
+  dir: string,
+  deps: { evaluation: ExchangeDependencies; signer: LocalSigner; body: string; next: () => number; events: () => InMemoryExchangeEventStore },
+): Promise<number> {
+  const daemon = createSocket('udp4');
+  let documents = 0;
+  daemon.on('message', () => documents++);
+  await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+  try {
+    Object.assign(process.env, {
+      ...TRACING_ENVIRONMENT,
+      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+      LAMBDA_TASK_ROOT: dir,
+      _HANDLER: 'index.handler',
+      _X_AMZN_TRACE_ID: 'Root=1-6740f1a2-5b3c4d5e6f708192a3b4c5d6;Parent=53995c3f42cd8ad8;Sampled=1',
+      AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${(daemon.address() as { port: number }).port}`,
+      AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
+    });
+    const tracedTelemetry = createTelemetry({ functionName: 'tokenExchange', logLevel: 'INFO' });
+    if (!tracedTelemetry.tracer?.isTracingEnabled()) throw new Error('tracing did not start');
+    const handler = buildHandler({
+      telemetry: tracedTelemetry,
+      evaluation: deps.evaluation,
+      signer: async () => deps.signer,
+      stores: {
+        rateCounters: new InMemoryRateCounterStore(),
+        jtis: new InMemoryJtiStore(),
+        events: { record: (event) => deps.events().record(event), list: (query) => deps.events().list(query) },
+      },
+    });
+    const tracedMs = await withDiscardedStdout(() => median('traced', () => handler(proxyEvent(deps.body, deps.next()), context)));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (documents === 0) throw new Error('no segment reached the X-Ray daemon stand-in');
+    return tracedMs;
+  } finally {
+    daemon.close();
+  }
+}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'modelgate-bench-'));
@@ -260,19 +322,12 @@ async function main(): Promise<void> {
         events: { record: (event) => events.record(event), list: (query) => events.list(query) },
       },
     });
-    const write = process.stdout.write;
-    let written = 0;
-    process.stdout.write = ((chunk: string | Uint8Array) => ((written += chunk.length), true)) as typeof process.stdout.write;
-    let lambdaMs: number;
-    try {
-      lambdaMs = await median('lambda telemetry', async () => {
+    const lambdaMs = await withDiscardedStdout(() =>
+      median('lambda telemetry', async () => {
         if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
         await lambdaHandler(proxyEvent(body, n++), context);
-      });
-    } finally {
-      process.stdout.write = write;
-    }
-    if (written === 0) throw new Error('the Lambda telemetry wrote nothing');
+      }),
+    );
 
     // Where the time goes: the decision alone, and the domain function without the Lambda middlewares.
     const evaluateMs = await median('evaluate', () => evaluateExchange(evaluation, { subjectToken: token, policyId: policy.id }));
@@ -353,6 +408,10 @@ async function main(): Promise<void> {
     } finally {
       await dynamo.stop();
     }
+
+    // Last: once loaded, the X-Ray SDK's async hooks track every promise of the process.
+    const tracedMs = await tracedRow(dir, { evaluation, signer, body, next: () => n++, events: () => events });
+    console.log(`  handler, Lambda telemetry and X-Ray tracing ${us(tracedMs)}   (${(tracedMs / floorMs).toFixed(2)}x the floor; as in AWS, segments to a local UDP sink)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
