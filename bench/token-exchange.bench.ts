@@ -20,7 +20,7 @@
  *   about 600 GetItem/s here, so this row measures it more than the handler.
  *
  * Each in-memory figure is the median of 15 timed runs after a warm-up of at least a second;
- * a run repeats the call until it lasts ~50 ms.
+ * a run repeats the call until it lasts ~50 ms, and the rows take their runs in turn.
  */
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { createSocket } from 'node:dgram';
@@ -190,23 +190,31 @@ function buildHandler(deps: {
 
 // --- timing ---
 
-async function median(label: string, fn: () => Promise<unknown> | unknown): Promise<number> {
+/**
+ * Times each row: a warm-up of each, then RUNS rounds in which every row gets one timed run
+ * in turn, so the load of the shared machine falls on all rows alike. A row's figure is the
+ * median of its runs.
+ */
+async function medians<Row extends string>(rows: Record<Row, () => Promise<unknown> | unknown>): Promise<Record<Row, number>> {
+  const entries = Object.entries(rows) as [Row, () => Promise<unknown> | unknown][];
   // Warm-up by time as well as count: the first rows measured otherwise pay for the JIT.
-  for (let i = 0, start = performance.now(); i < 200 || performance.now() - start < WARM_UP_MS; i++) await fn();
-  const perCall: number[] = [];
-  for (let run = 0; run < RUNS; run++) {
-    let calls = 0;
-    const start = performance.now();
-    do {
-      await fn();
-      calls++;
-    } while (performance.now() - start < MIN_RUN_MS);
-    perCall.push((performance.now() - start) / calls);
+  for (const [, fn] of entries) {
+    for (let i = 0, start = performance.now(); i < 200 || performance.now() - start < WARM_UP_MS; i++) await fn();
   }
-  perCall.sort((a, b) => a - b);
-  const value = perCall[Math.floor(perCall.length / 2)]!;
-  void label;
-  return value;
+  const perCall = new Map<Row, number[]>(entries.map(([row]) => [row, []]));
+  for (let run = 0; run < RUNS; run++) {
+    for (const [row, fn] of entries) {
+      let calls = 0;
+      const start = performance.now();
+      do {
+        await fn();
+        calls++;
+      } while (performance.now() - start < MIN_RUN_MS);
+      perCall.get(row)!.push((performance.now() - start) / calls);
+    }
+  }
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  return Object.fromEntries(entries.map(([row]) => [row, median(perCall.get(row)!)])) as Record<Row, number>;
 }
 
 /** Runs `fn` with stdout writes counted and dropped: the JSON log lines and EMF records are serialized, not shown. */
@@ -260,7 +268,7 @@ async function tracedRow(
         events: { record: (event) => deps.events().record(event), list: (query) => deps.events().list(query) },
       },
     });
-    const tracedMs = await withDiscardedStdout(() => median('traced', () => handler(proxyEvent(deps.body, deps.next()), context)));
+    const { traced: tracedMs } = await withDiscardedStdout(() => medians({ traced: () => handler(proxyEvent(deps.body, deps.next()), context) }));
     await new Promise((resolve) => setTimeout(resolve, 100));
     if (documents === 0) throw new Error('no segment reached the X-Ray daemon stand-in');
     return tracedMs;
@@ -306,11 +314,6 @@ async function main(): Promise<void> {
     const check = await memoryHandler(proxyEvent(body, n++), context);
     if (check.statusCode !== 200) throw new Error(`the bench exchange was refused: ${check.body}`);
 
-    const handlerMs = await median('handler', async () => {
-      if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
-      await memoryHandler(proxyEvent(body, n++), context);
-    });
-
     // As deployed: JSON log lines and EMF records, serialized and written to a stdout that drops them.
     const lambdaHandler = buildHandler({
       telemetry: createTelemetry({ functionName: 'tokenExchange', logLevel: 'INFO' }),
@@ -322,15 +325,7 @@ async function main(): Promise<void> {
         events: { record: (event) => events.record(event), list: (query) => events.list(query) },
       },
     });
-    const lambdaMs = await withDiscardedStdout(() =>
-      median('lambda telemetry', async () => {
-        if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
-        await lambdaHandler(proxyEvent(body, n++), context);
-      }),
-    );
-
     // Where the time goes: the decision alone, and the domain function without the Lambda middlewares.
-    const evaluateMs = await median('evaluate', () => evaluateExchange(evaluation, { subjectToken: token, policyId: policy.id }));
     const domainDeps: TokenExchangeDeps = {
       config: { issuer: API_BASE_URL, maxLifetimeSeconds: 900, rateLimit: { limit: 1_000_000, windowSeconds: 60 } },
       clock: systemClock,
@@ -342,19 +337,36 @@ async function main(): Promise<void> {
       signer: async () => signer,
       logger: { error: () => undefined },
     };
-    const domainMs = await median('domain', async () => {
-      if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
-      await exchangeToken(domainDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: `10.0.${n & 255}.${(n++ >> 8) & 255}`, requestId: 'bench' });
-    });
-
     // The floor: the subject token's signature checked as the exchange checks it, and one ES256 signature.
     const decoded = decodeUnverified(token) as DecodedToken;
     const key = toVerificationKey(idpJwk) as VerificationKey;
     const signingInput = Buffer.from(`${'x'.repeat(120)}.${'y'.repeat(300)}`);
-    const verifyMs = await median('verify', () => {
-      if (!verifySignature(decoded, key)) throw new Error('verification failed');
-    });
-    const signMs = await median('sign', () => signer.sign(signingInput));
+    const freshEvents = () => {
+      if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
+    };
+
+    const timed = await withDiscardedStdout(() =>
+      medians({
+        handler: async () => {
+          freshEvents();
+          await memoryHandler(proxyEvent(body, n++), context);
+        },
+        lambda: async () => {
+          freshEvents();
+          await lambdaHandler(proxyEvent(body, n++), context);
+        },
+        evaluate: () => evaluateExchange(evaluation, { subjectToken: token, policyId: policy.id }),
+        domain: async () => {
+          freshEvents();
+          await exchangeToken(domainDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: `10.0.${n & 255}.${(n++ >> 8) & 255}`, requestId: 'bench' });
+        },
+        verify: () => {
+          if (!verifySignature(decoded, key)) throw new Error('verification failed');
+        },
+        sign: () => signer.sign(signingInput),
+      }),
+    );
+    const { handler: handlerMs, lambda: lambdaMs, evaluate: evaluateMs, domain: domainMs, verify: verifyMs, sign: signMs } = timed;
     const floorMs = verifyMs + signMs;
 
     console.log('Token exchange (POST /oauth/token), median per exchange:');
