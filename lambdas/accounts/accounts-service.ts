@@ -15,6 +15,7 @@ import {
   type ProviderPreferences,
   type User,
   type Workspace,
+  WORKSPACE_SLUG,
 } from './types';
 
 export interface AccountsDeps {
@@ -358,8 +359,6 @@ function checkGuardrailLists(g: Pick<Guardrail, 'allowedModels' | 'ignoredModels
   if (providers.length > 0) throw new InvalidInputError(`Providers cannot be both allowed and ignored: ${providers.join(', ')}`);
 }
 
-/** Workspace slugs: safe in URLs and file names, unique per organization. */
-export const WORKSPACE_SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 /** Runs one store call per item, a few at a time: many in flight, none unbounded. */
 async function inBatches<T>(items: readonly T[], run: (item: T) => Promise<unknown>, size = 16): Promise<void> {

@@ -115,3 +115,11 @@ export interface Principal {
   /** The federation policy that authorized an access token (SPEC 2.13); null for an API key. */
   federationPolicyId: string | null;
 }
+
+/** Longest values of the management API's text fields; workspaces and guardrails as the public shapes bound them. */
+export const WORKSPACE_LIMITS = Object.freeze({ name: 100, description: 500 });
+export const GUARDRAIL_LIMITS = Object.freeze({ name: 200, description: 1000 });
+export const KEY_NAME_MAX = 256;
+
+/** Workspace slugs: safe in URLs and file names, unique per organization. */
+export const WORKSPACE_SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;

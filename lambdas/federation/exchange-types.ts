@@ -8,44 +8,48 @@ import type { FederationIssuer, FederationPolicy } from './types';
  */
 
 /** Stable reason codes of a refused exchange, recorded in exchange events (README lists them). */
-export type RefusalReason =
-  | 'policy_not_found'
-  | 'policy_paused'
-  | 'issuer_deleted'
-  | 'no_entitlement'
-  | 'key_disabled'
-  | 'key_deleted'
-  | 'key_expired'
-  | 'malformed_token'
-  | 'token_type_refused'
-  | 'unsupported_alg'
-  | 'unknown_kid'
-  | 'bad_signature'
-  | 'keys_unavailable'
-  | 'expired'
-  | 'not_yet_valid'
-  | 'iss_mismatch'
-  | 'aud_mismatch'
-  | 'sub_mismatch'
-  | 'claim_too_large'
-  | 'claim_check_failed'
-  | 'condition_false'
-  | 'condition_error'
-  | 'scope_mismatch'
-  | 'replayed'
-  | 'rate_limited';
+export const REFUSAL_REASONS = [
+  'policy_not_found',
+  'policy_paused',
+  'issuer_deleted',
+  'no_entitlement',
+  'key_disabled',
+  'key_deleted',
+  'key_expired',
+  'malformed_token',
+  'token_type_refused',
+  'unsupported_alg',
+  'unknown_kid',
+  'bad_signature',
+  'keys_unavailable',
+  'expired',
+  'not_yet_valid',
+  'iss_mismatch',
+  'aud_mismatch',
+  'sub_mismatch',
+  'claim_too_large',
+  'claim_check_failed',
+  'condition_false',
+  'condition_error',
+  'scope_mismatch',
+  'replayed',
+  'rate_limited',
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 /** Step names, in evaluation order, as the policy tester shows them. */
-export type ExchangeStepName =
-  | 'size_limits'
-  | 'policy_state'
-  | 'signature'
-  | 'iss'
-  | 'aud'
-  | 'sub'
-  | 'claim_check:scopes'
-  | 'claim_check:token_type'
-  | 'condition';
+export const EXCHANGE_STEP_NAMES = [
+  'size_limits',
+  'policy_state',
+  'signature',
+  'iss',
+  'aud',
+  'sub',
+  'claim_check:scopes',
+  'claim_check:token_type',
+  'condition',
+] as const;
+export type ExchangeStepName = (typeof EXCHANGE_STEP_NAMES)[number];
 
 export interface ExchangeStep {
   name: ExchangeStepName;

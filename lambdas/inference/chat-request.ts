@@ -16,7 +16,7 @@ export interface ChatRequest {
   body: Readonly<Record<string, unknown>>;
 }
 
-const ROLES = ['system', 'user', 'assistant', 'tool', 'developer'];
+export const ROLES = ['system', 'user', 'assistant', 'tool', 'developer'];
 
 export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   const model = requiredString(body, 'model', 256);
@@ -47,10 +47,10 @@ export function upstreamBody(request: ChatRequest, modelId: string): string {
 }
 
 /** Sampling parameters of the chat-completion convention (SPEC 2.8) and their JSON types. */
-const NUMBER_PARAMETERS = ['temperature', 'top_p', 'min_p', 'top_a', 'frequency_penalty', 'presence_penalty', 'repetition_penalty'];
-const INTEGER_PARAMETERS = ['top_k', 'seed', 'top_logprobs'];
-const POSITIVE_INTEGER_PARAMETERS = ['max_tokens', 'max_completion_tokens'];
-const BOOLEAN_PARAMETERS = ['stream', 'logprobs', 'parallel_tool_calls', 'include_reasoning'];
+export const NUMBER_PARAMETERS = ['temperature', 'top_p', 'min_p', 'top_a', 'frequency_penalty', 'presence_penalty', 'repetition_penalty'];
+export const INTEGER_PARAMETERS = ['top_k', 'seed', 'top_logprobs'];
+export const POSITIVE_INTEGER_PARAMETERS = ['max_tokens', 'max_completion_tokens'];
+export const BOOLEAN_PARAMETERS = ['stream', 'logprobs', 'parallel_tool_calls', 'include_reasoning'];
 
 /**
  * A parameter of the wrong JSON type is a 400 naming it, never read loosely: `"stream":

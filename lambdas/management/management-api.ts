@@ -6,7 +6,7 @@ import type { FederationService } from '../federation/federation-service';
 import { hasFederationEntitlement } from '../federation/types';
 import { testPolicy, type PolicyTesterDeps } from '../federation/policy-tester';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
-import { ACCESS_LEVELS, KEY_KINDS, type ApiKeyRecord, type Principal } from '../accounts/types';
+import { ACCESS_LEVELS, GUARDRAIL_LIMITS, KEY_KINDS, KEY_NAME_MAX, WORKSPACE_LIMITS, type ApiKeyRecord, type Principal } from '../accounts/types';
 import { NO_USAGE, daysBefore, utcDate, type ActivityRow, type UsageStore } from '../usage/usage';
 import { NotFoundError, invalidParameter } from '../errors';
 import {
@@ -113,7 +113,7 @@ const OPERATIONS: Record<string, Operation> = {
       const body = jsonBody(event);
       rejectUnknownFields(body, ['name', 'kind', 'workspace_id', 'access_level', 'user_id', 'expires_at']);
       const { key, secret } = await deps.service.createApiKey(orgOf(principal), {
-        name: requiredString(body, 'name'),
+        name: requiredString(body, 'name', KEY_NAME_MAX),
         kind: oneOf(body, 'kind', KEY_KINDS) ?? 'workspace',
         workspaceId: optionalId(body, 'workspace_id', 'uuid'),
         accessLevel: oneOf(body, 'access_level', ACCESS_LEVELS),
@@ -135,7 +135,7 @@ const OPERATIONS: Record<string, Operation> = {
     run: async ({ principal, event, params, deps }) => {
       const body = jsonBody(event);
       rejectUnknownFields(body, ['name', 'disabled']);
-      const patch = { name: optionalString(body, 'name'), disabled: optionalBoolean(body, 'disabled') };
+      const patch = { name: optionalString(body, 'name', KEY_NAME_MAX), disabled: optionalBoolean(body, 'disabled') };
       if (patch.name === undefined && patch.disabled === undefined) throw invalidParameter('body', 'name or disabled is required');
       const key = await deps.service.updateApiKey(orgOf(principal), keyHash(params), patch);
       return json(200, { data: (await keyViews(deps, orgOf(principal), [key]))[0] });
@@ -191,9 +191,9 @@ const OPERATIONS: Record<string, Operation> = {
       const body = jsonBody(event);
       rejectUnknownFields(body, ['name', 'slug', 'description']);
       const workspace = await deps.service.createWorkspace(orgOf(principal), {
-        name: requiredString(body, 'name'),
+        name: requiredString(body, 'name', WORKSPACE_LIMITS.name),
         slug: optionalString(body, 'slug'),
-        description: nullableString(body, 'description'),
+        description: nullableString(body, 'description', WORKSPACE_LIMITS.description),
       });
       return json(201, { data: workspaceView(workspace) });
     },
@@ -216,8 +216,8 @@ const OPERATIONS: Record<string, Operation> = {
       const body = jsonBody(event);
       rejectUnknownFields(body, GUARDRAIL_FIELDS);
       const guardrail = await deps.service.createGuardrail(orgOf(principal), {
-        name: requiredString(body, 'name'),
-        description: nullableString(body, 'description') ?? null,
+        name: requiredString(body, 'name', GUARDRAIL_LIMITS.name),
+        description: nullableString(body, 'description', GUARDRAIL_LIMITS.description) ?? null,
         workspaceId: optionalId(body, 'workspace_id', 'uuid') ?? null,
         allowedModels: nullableStringList(body, 'allowed_models') ?? null,
         ignoredModels: nullableStringList(body, 'ignored_models') ?? null,
@@ -238,8 +238,8 @@ const OPERATIONS: Record<string, Operation> = {
       const body = jsonBody(event);
       rejectUnknownFields(body, GUARDRAIL_FIELDS.filter((f) => f !== 'workspace_id'));
       const guardrail = await deps.service.updateGuardrail(orgOf(principal), guardrailId(params), {
-        name: optionalString(body, 'name'),
-        description: nullableString(body, 'description'),
+        name: optionalString(body, 'name', GUARDRAIL_LIMITS.name),
+        description: nullableString(body, 'description', GUARDRAIL_LIMITS.description),
         allowedModels: nullableStringList(body, 'allowed_models'),
         ignoredModels: nullableStringList(body, 'ignored_models'),
         allowedProviders: nullableStringList(body, 'allowed_providers'),

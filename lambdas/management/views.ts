@@ -43,6 +43,24 @@ export function keyView(key: ApiKeyRecord, usage: KeyUsage = NO_USAGE) {
   };
 }
 
+/**
+ * Workspace settings the public shape requires and modelgate does not have: no default
+ * guardrail (a workspace's guardrails are `guardrail_ids`), no default models, no logging.
+ */
+export const WORKSPACE_SETTINGS = Object.freeze({
+  default_guardrail_id: null,
+  default_text_model: null,
+  default_image_model: null,
+  default_provider_sort: null,
+  is_observability_io_logging_enabled: false,
+  is_observability_broadcast_enabled: false,
+  is_data_discount_logging_enabled: false,
+  io_logging_sampling_rate: 1,
+  io_logging_api_key_ids: null,
+  include_byok_in_budgets: false,
+  created_by: null,
+});
+
 export function workspaceView(workspace: Workspace) {
   return {
     id: workspace.id,
@@ -52,6 +70,7 @@ export function workspaceView(workspace: Workspace) {
     guardrail_ids: workspace.guardrailIds,
     created_at: workspace.createdAt,
     updated_at: workspace.updatedAt,
+    ...WORKSPACE_SETTINGS,
   };
 }
 
@@ -66,6 +85,8 @@ export function guardrailView(guardrail: Guardrail) {
     allowed_providers: guardrail.allowedProviders,
     ignored_providers: guardrail.ignoredProviders,
     enforce_zdr: guardrail.enforceZdr,
+    // No budgets here, so none that could include bring-your-own-key usage.
+    include_byok_in_budgets: false,
     created_at: guardrail.createdAt,
     updated_at: guardrail.updatedAt,
   };

@@ -2,16 +2,17 @@
  * modelgate's own interface description: an OpenAPI 3.1 document of every route of the
  * route table, served at `GET /api/v1/openapi.json` (SPEC 9: the API is versioned as 1.0.0).
  *
- * The catalog shapes are the public service's: `components.schemas` starts from a verbatim
- * copy of the public document's `ModelsListResponse` and the schemas it references
- * (public-schemas.json; a test keeps the copy equal to the public document).
+ * Where a shape is the public service's (models, keys, workspaces, guardrails, activity) the
+ * schema is the public one under its name, with each difference stated (schemas.ts). Request
+ * bodies are closed: the handlers refuse a field the document does not list. Responses are
+ * open for later minor versions, but the test suites validate every answer they get as if
+ * closed, so an undocumented status or field fails a test.
  */
 import { PAGES_BASE_PATH, ROUTES, resourcePath, type HttpMethod } from '../routes';
-import publicSchemas from './public-schemas.json';
+import { componentSchemas, ref, type Json } from './schemas';
 
 export const API_VERSION = '1.0.0';
 
-type Json = Record<string, unknown>;
 type Security = 'public' | 'credential' | 'management';
 
 interface Operation {
@@ -19,22 +20,15 @@ interface Operation {
   readonly summary: string;
   readonly security: Security;
   readonly query?: readonly Json[];
-  /** A JSON request body schema (or a form for the token endpoint, see below). */
+  /** The JSON request body schema (the token endpoint's form is described apart). */
   readonly body?: Json;
-  /** The success status and its JSON body schema; `html`/`asset` for the settings page. */
-  readonly ok: { readonly status: number; readonly schema?: Json; readonly media?: string; readonly cacheable?: boolean };
+  /** The success status and its body schema; `media` for the settings page and the stream. */
+  readonly ok: { readonly status: number; readonly schema?: Json; readonly media?: Readonly<Record<string, Json>>; readonly cacheable?: boolean };
   /** Refusals beyond 401/403/413/429/500 that the route can give. */
   readonly errors?: readonly number[];
 }
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const object = (properties: Json = {}, required: readonly string[] = []) => ({ type: 'object', properties, ...(required.length ? { required } : {}) });
-const list = (item: Json) => object({ data: { type: 'array', items: item } }, ['data']);
-const anyObject = { type: 'object', additionalProperties: true };
-const dataOf = (item: Json) => object({ data: item }, ['data']);
 const query = (name: string, schema: Json, description: string) => ({ name, in: 'query', required: false, schema, description });
-const listOf = (item: Json) => object({ data: { type: 'array', items: item }, total_count: { type: 'integer', minimum: 0 } }, ['data', 'total_count']);
-const deleted = object({ deleted: { type: 'boolean', const: true } }, ['deleted']);
 
 const A = '/api/v1';
 const P = PAGES_BASE_PATH;
@@ -58,7 +52,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     operationId: 'listEndpoints',
     summary: "A model's details and the endpoints serving it",
     security: 'credential',
-    ok: { status: 200, schema: dataOf(anyObject) },
+    ok: { status: 200, schema: { type: 'object', properties: { data: ref('ListEndpointsResponse') }, required: ['data'] } },
     errors: [404],
   },
   [`POST ${A}/oauth/token`]: {
@@ -72,27 +66,34 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     operationId: 'getJwks',
     summary: 'The keys that verify access tokens (SPEC 4.6)',
     security: 'public',
-    ok: { status: 200, schema: object({ keys: { type: 'array', items: anyObject } }, ['keys']), cacheable: true },
+    ok: { status: 200, schema: ref('JsonWebKeySet'), cacheable: true },
   },
   [`GET ${A}/openapi.json`]: {
     operationId: 'getOpenApiDocument',
     summary: 'This document',
     security: 'public',
-    ok: { status: 200, schema: anyObject, cacheable: true },
+    ok: { status: 200, schema: { type: 'object', description: 'An OpenAPI 3.1 document.', additionalProperties: true }, cacheable: true },
   },
   [`POST ${A}/chat/completions`]: {
     operationId: 'createChatCompletion',
     summary: 'Chat completion, streamed as server-sent events when `stream` is true (SPEC 4.5)',
     security: 'credential',
-    body: object({ model: { type: 'string' }, messages: { type: 'array', items: anyObject }, stream: { type: 'boolean' } }, ['model', 'messages']),
-    ok: { status: 200, schema: anyObject },
+    body: ref('ChatCompletionRequest'),
+    ok: {
+      status: 200,
+      media: {
+        'application/json': { schema: ref('ChatCompletion') },
+        // One `data:` line per chunk, then `data: [DONE]`.
+        'text/event-stream': { schema: { type: 'string', description: 'Server-sent events of chat.completion.chunk objects.' } },
+      },
+    },
     errors: [400, 404, 502, 504],
   },
   [`GET ${A}/key`]: {
     operationId: 'getCurrentKey',
     summary: "The calling key's own metadata",
     security: 'credential',
-    ok: { status: 200, schema: dataOf(anyObject) },
+    ok: { status: 200, schema: ref('CurrentKeyResponse') },
   },
   [`GET ${A}/activity`]: {
     operationId: 'getUserActivity',
@@ -102,7 +103,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
       query('date', { type: 'string', format: 'date' }, 'One UTC day of the last 30.'),
       query('api_key_hash', { type: 'string' }, 'Only this key.'),
     ],
-    ok: { status: 200, schema: list(anyObject) },
+    ok: { status: 200, schema: ref('ActivityResponse') },
     errors: [400, 404],
   },
   ...crud('keys', '{hash}', 'Key', 'API keys', {
@@ -112,80 +113,98 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
       query('include_disabled', { type: 'boolean', default: false }, 'Include disabled keys.'),
       query('workspace_id', { type: 'string', format: 'uuid' }, 'Only keys of this workspace.'),
     ],
-    list: list(anyObject),
-    created: object({ data: anyObject, key: { type: 'string', description: 'The secret, shown once.' } }, ['data', 'key']),
+    schemas: { list: 'ListKeysResponse', one: 'ApiKeyResponse', created: 'CreateKeyResponse', create: 'CreateKeyRequest', update: 'UpdateKeyRequest' },
     // The named workspace does not exist.
     createErrors: [400, 404, 409],
   }),
-  ...crud('workspaces', '{id}', 'Workspace', 'workspaces', {}),
-  ...crud('guardrails', '{id}', 'Guardrail', 'guardrails', { patch: true, remove: true }),
+  ...crud('workspaces', '{id}', 'Workspace', 'workspaces', {
+    schemas: { list: 'ListWorkspacesResponse', one: 'GetWorkspaceResponse', created: 'CreateWorkspaceResponse', create: 'CreateWorkspaceRequest' },
+  }),
+  ...crud('guardrails', '{id}', 'Guardrail', 'guardrails', {
+    patch: true,
+    remove: true,
+    schemas: {
+      list: 'ListGuardrailsResponse',
+      one: 'GetGuardrailResponse',
+      created: 'CreateGuardrailResponse',
+      updated: 'UpdateGuardrailResponse',
+      deleted: 'DeleteGuardrailResponse',
+      create: 'CreateGuardrailRequest',
+      update: 'UpdateGuardrailRequest',
+    },
+  }),
   [`POST ${A}/guardrails/{id}/assignments/keys`]: {
     operationId: 'bulkAssignKeysToGuardrail',
     summary: 'Assign API keys to a guardrail',
     security: 'management',
-    body: object({ key_hashes: { type: 'array', items: { type: 'string' } } }, ['key_hashes']),
-    ok: { status: 200, schema: object({ assigned_count: { type: 'integer', minimum: 0 } }, ['assigned_count']) },
+    body: ref('BulkAssignKeysRequest'),
+    ok: { status: 200, schema: ref('BulkAssignKeysResponse') },
     errors: [400, 404],
   },
   [`POST ${A}/guardrails/{id}/assignments/keys/remove`]: {
     operationId: 'bulkUnassignKeysFromGuardrail',
     summary: 'Remove API keys from a guardrail',
     security: 'management',
-    body: object({ key_hashes: { type: 'array', items: { type: 'string' } } }, ['key_hashes']),
-    ok: { status: 200, schema: object({ unassigned_count: { type: 'integer', minimum: 0 } }, ['unassigned_count']) },
+    body: ref('BulkUnassignKeysRequest'),
+    ok: { status: 200, schema: ref('BulkUnassignKeysResponse') },
     errors: [400, 404],
   },
-  ...crud('workload-identity/issuers', '{id}', 'Issuer', 'trusted workload identity issuers (SPEC 2.11)', { patch: true, remove: true }),
+  ...crud('workload-identity/issuers', '{id}', 'Issuer', 'trusted workload identity issuers (SPEC 2.11)', {
+    patch: true,
+    remove: true,
+    schemas: { list: 'ListIssuersResponse', one: 'IssuerResponse', create: 'CreateIssuerRequest', update: 'UpdateIssuerRequest' },
+  }),
   ...crud('workload-identity/policies', '{id}', 'FederationPolicy', 'federation policies (SPEC 2.12)', {
     patch: true,
     remove: true,
-    query: [query('issuer_id', { type: 'string' }, 'Only policies of this issuer.')],
+    query: [query('issuer_id', { type: 'string', format: 'uuid' }, 'Only policies of this issuer.')],
+    schemas: { list: 'ListFederationPoliciesResponse', one: 'FederationPolicyResponse', create: 'CreatePolicyRequest', update: 'UpdatePolicyRequest' },
   }),
   [`POST ${A}/workload-identity/policies/{id}/evaluate`]: {
     operationId: 'evaluateFederationPolicy',
     summary: 'Test a JWT against a policy without issuing a token',
     security: 'management',
-    body: anyObject,
-    ok: { status: 200, schema: anyObject },
+    body: ref('EvaluatePolicyRequest'),
+    ok: { status: 200, schema: ref('PolicyEvaluationResponse') },
     errors: [400, 404],
   },
   [`POST ${A}/workload-identity/conditions/check`]: {
     operationId: 'checkCondition',
     summary: 'Check a CEL condition before saving it (SPEC 4.4)',
     security: 'management',
-    body: object({ condition: { type: 'string', maxLength: 2000 } }, ['condition']),
-    ok: { status: 200, schema: anyObject },
+    body: ref('ConditionCheckRequest'),
+    ok: { status: 200, schema: ref('ConditionCheckResponse') },
     errors: [400],
   },
   [`GET ${A}/workload-identity/entitlement`]: {
     operationId: 'getWorkloadIdentityEntitlement',
     summary: 'Whether workload identity federation is available to the organization',
     security: 'management',
-    ok: { status: 200, schema: anyObject },
+    ok: { status: 200, schema: ref('EntitlementResponse') },
   },
   [`GET ${A}/workload-identity/events`]: {
     operationId: 'listTokenExchangeEvents',
     summary: 'Token exchange events, newest first',
     security: 'management',
     query: [
-      query('policy_id', { type: 'string' }, 'Only events of this policy.'),
+      query('policy_id', { type: 'string', format: 'uuid' }, 'Only events of this policy.'),
       query('limit', { type: 'integer', minimum: 1, maximum: 100, default: 50 }, 'Page size.'),
       query('cursor', { type: 'string' }, 'The previous page\'s `next_cursor`.'),
     ],
-    ok: { status: 200, schema: object({ data: { type: 'array', items: anyObject }, next_cursor: { type: ['string', 'null'] } }, ['data', 'next_cursor']) },
+    ok: { status: 200, schema: ref('ListExchangeEventsResponse') },
     errors: [400],
   },
   [`GET ${P}/workload-identity`]: {
     operationId: 'getWorkloadIdentitySettingsPage',
     summary: 'The Workload identity settings page (HTML; signs in against the API)',
     security: 'public',
-    ok: { status: 200, media: 'text/html' },
+    ok: { status: 200, media: { 'text/html': { schema: { type: 'string' } } } },
   },
   [`GET ${P}/workload-identity/assets/{file}`]: {
     operationId: 'getWorkloadIdentitySettingsAsset',
     summary: "A static file of the settings page (script or stylesheet)",
     security: 'public',
-    ok: { status: 200, media: '*/*' },
+    ok: { status: 200, media: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } },
     errors: [404],
   },
 };
@@ -194,16 +213,14 @@ interface CrudOptions {
   patch?: boolean;
   remove?: boolean;
   query?: readonly Json[];
-  /** The list body; `{ data, total_count }` unless given. */
-  list?: Json;
-  /** The creation body; `{ data }` unless given. */
-  created?: Json;
+  /** Component names of the bodies; `updated`/`deleted` default to `one` and `DeletedResponse`, `created` to `one`. */
+  schemas: { list: string; one: string; create: string; created?: string; update?: string; updated?: string; deleted?: string };
   createErrors?: readonly number[];
 }
 
 function crud(collection: string, param: string, noun: string, label: string, options: CrudOptions): Record<string, Operation> {
   const base = `${A}/${collection}`;
-  const one = dataOf(anyObject);
+  const { schemas } = options;
   const pascal = collection.split(/[/-]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
   const ops: Record<string, Operation> = {
     [`GET ${base}`]: {
@@ -211,13 +228,37 @@ function crud(collection: string, param: string, noun: string, label: string, op
       summary: `List ${label}`,
       security: 'management',
       ...(options.query ? { query: options.query, errors: [400] } : {}),
-      ok: { status: 200, schema: options.list ?? listOf(anyObject) },
+      ok: { status: 200, schema: ref(schemas.list) },
     },
-    [`POST ${base}`]: { operationId: `create${noun}`, summary: `Create one of the ${label}`, security: 'management', body: anyObject, ok: { status: 201, schema: options.created ?? one }, errors: options.createErrors ?? [400, 409] },
-    [`GET ${base}/${param}`]: { operationId: `get${noun}`, summary: `One of the ${label}`, security: 'management', ok: { status: 200, schema: one }, errors: [404] },
+    [`POST ${base}`]: {
+      operationId: `create${noun}`,
+      summary: `Create one of the ${label}`,
+      security: 'management',
+      body: ref(schemas.create),
+      ok: { status: 201, schema: ref(schemas.created ?? schemas.one) },
+      errors: options.createErrors ?? [400, 409],
+    },
+    [`GET ${base}/${param}`]: { operationId: `get${noun}`, summary: `One of the ${label}`, security: 'management', ok: { status: 200, schema: ref(schemas.one) }, errors: [404] },
   };
-  if (options.patch) ops[`PATCH ${base}/${param}`] = { operationId: `update${noun}`, summary: `Update one of the ${label}`, security: 'management', body: anyObject, ok: { status: 200, schema: one }, errors: [400, 404, 409] };
-  if (options.remove) ops[`DELETE ${base}/${param}`] = { operationId: `delete${noun}`, summary: `Delete one of the ${label}`, security: 'management', ok: { status: 200, schema: deleted }, errors: [404] };
+  if (options.patch) {
+    ops[`PATCH ${base}/${param}`] = {
+      operationId: `update${noun}`,
+      summary: `Update one of the ${label}`,
+      security: 'management',
+      body: ref(schemas.update!),
+      ok: { status: 200, schema: ref(schemas.updated ?? schemas.one) },
+      errors: [400, 404, 409],
+    };
+  }
+  if (options.remove) {
+    ops[`DELETE ${base}/${param}`] = {
+      operationId: `delete${noun}`,
+      summary: `Delete one of the ${label}`,
+      security: 'management',
+      ok: { status: 200, schema: ref(schemas.deleted ?? 'DeletedResponse') },
+      errors: [404],
+    };
+  }
   return ops;
 }
 
@@ -261,7 +302,7 @@ function operationObject(path: string, op: Operation): Json {
     [op.ok.status]: {
       description: 'Success',
       ...(op.ok.cacheable ? { headers: { 'Cache-Control': { description: 'Caches may keep the answer 5 minutes.', schema: { type: 'string', const: 'public, max-age=300' } } } } : {}),
-      content: { [op.ok.media ?? 'application/json']: { schema: op.ok.schema ?? { type: 'string' } } },
+      content: op.ok.media ?? { 'application/json': { schema: op.ok.schema } },
     },
   };
   for (const status of [...statuses].sort()) responses[status] = errorResponse(status, oauth);
@@ -279,52 +320,6 @@ function operationObject(path: string, op: Operation): Json {
     responses,
   };
 }
-
-const TOKEN_REQUEST = object(
-  {
-    grant_type: { type: 'string', const: 'urn:ietf:params:oauth:grant-type:token-exchange' },
-    subject_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:jwt' },
-    subject_token: { type: 'string', maxLength: 16384, description: 'The workload identity JWT; at most 16 KB (SPEC 8).' },
-    federation_policy_id: { type: 'string', description: 'The federation policy to evaluate.' },
-    requested_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:access_token' },
-    scope: { type: 'string', enum: ['inference', 'management'], description: "When sent, exactly the policy's scope." },
-    audience: { type: 'string', description: 'Accepted and ignored.' },
-    resource: { type: 'string', description: 'Accepted and ignored.' },
-  },
-  ['grant_type', 'subject_token_type', 'subject_token', 'federation_policy_id'],
-);
-
-const TOKEN_RESPONSE = object(
-  {
-    access_token: { type: 'string' },
-    issued_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:access_token' },
-    token_type: { type: 'string', const: 'Bearer' },
-    expires_in: { type: 'integer', minimum: 1, maximum: 900 },
-    scope: { type: 'string', enum: ['inference', 'management'] },
-  },
-  ['access_token', 'issued_token_type', 'token_type', 'expires_in', 'scope'],
-);
-
-/** SPEC 7.1. */
-const ERROR_RESPONSE = object(
-  {
-    error: object(
-      { code: { type: 'integer' }, message: { type: 'string' }, metadata: { type: ['object', 'null'], additionalProperties: true } },
-      ['code', 'message'],
-    ),
-    user_id: { type: ['string', 'null'] },
-  },
-  ['error'],
-);
-
-/** SPEC 7.2, RFC 6749 section 5.2. */
-const OAUTH_ERROR = object(
-  {
-    error: { type: 'string', enum: ['invalid_request', 'unsupported_grant_type', 'invalid_scope', 'invalid_grant', 'temporarily_unavailable'] },
-    error_description: { type: 'string' },
-  },
-  ['error'],
-);
 
 function buildDocument(): Json {
   const paths: Record<string, Record<string, Json>> = {};
@@ -347,13 +342,7 @@ function buildDocument(): Json {
         apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (workspace, personal or management).' },
         accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from POST /api/v1/oauth/token.' },
       },
-      schemas: {
-        ...(publicSchemas as Json),
-        ErrorResponse: ERROR_RESPONSE,
-        OAuthError: OAUTH_ERROR,
-        TokenRequest: TOKEN_REQUEST,
-        TokenResponse: TOKEN_RESPONSE,
-      },
+      schemas: componentSchemas(),
     },
   };
 }

@@ -54,6 +54,7 @@ describe('ops guardrail commands', () => {
         allowed_providers: null,
         ignored_providers: null,
         enforce_zdr: false,
+        include_byok_in_budgets: false,
         created_at: '2026-11-21T12:00:00.000Z',
         updated_at: null,
       },

@@ -1,4 +1,5 @@
 import { startOpsHarness, type OpsHarness } from '../support/ops-harness';
+import { WORKSPACE_SETTINGS } from '../../lambdas/management/views';
 
 describe('ops workspace and user commands', () => {
   let ops: OpsHarness;
@@ -41,6 +42,8 @@ describe('ops workspace and user commands', () => {
         guardrail_ids: [],
         created_at: '2026-11-21T12:00:00.000Z',
         updated_at: null,
+        // Public workspace settings modelgate does not have, as the wire shape requires them.
+        ...WORKSPACE_SETTINGS,
       },
     });
   });

@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { matchRoute } from '../../lambdas/routes';
-import { responseMismatch } from './openapi-responses';
+import { acceptedRequestMismatch, responseMismatch } from './openapi-responses';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime';
@@ -32,27 +32,40 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
       const requestHeaders: Record<string, string> = { ...headers };
       if (key !== undefined) requestHeaders.Authorization = `Bearer ${key}`;
       if (body !== undefined && typeof body !== 'string') requestHeaders['Content-Type'] = 'application/json';
+      const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
       // fetch does not let callers set Host; a regional hostname goes through a raw request instead.
-      if (host) return rawRequest(url, method, { ...requestHeaders, Host: host }, body);
-      const response = await fetch(url, {
-        method,
-        headers: requestHeaders,
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await response.text();
-      // Every answer of a documented route is one the OpenAPI document describes.
-      const matched = matchRoute(method, url.pathname);
-      if (matched && 'route' in matched) {
-        const why = responseMismatch(method, matched.resource, response.status, response.headers.get('content-type'), parse(text));
-        if (why) throw new Error(`The response does not match the OpenAPI document: ${why}`);
-      }
-      return { status: response.status, headers: response.headers, body: parse(text), text };
+      const response = host
+        ? await rawRequest(url, method, { ...requestHeaders, Host: host }, payload)
+        : await fetch(url, { method, headers: requestHeaders, body: payload }).then(async (r) => ({ status: r.status, headers: r.headers, text: await r.text() }));
+      const parsed = parse(response.text);
+      checkAgainstDocument(method, url.pathname, response.status, response.headers.get('content-type'), parsed, sentJson(requestHeaders, body));
+      return { ...response, body: parsed };
     },
     async stop() {
       await runtime.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Every answer of a documented route is one the OpenAPI document describes, and every JSON
+ * body the service accepted is one the document allows.
+ */
+export function checkAgainstDocument(method: string, path: string, status: number, contentType: string | null, body: unknown, requestBody?: unknown): void {
+  const matched = matchRoute(method, path);
+  if (!matched || !('route' in matched)) return;
+  const why =
+    responseMismatch(method, matched.resource, status, contentType, body) ??
+    (status < 300 && requestBody !== undefined ? acceptedRequestMismatch(method, matched.resource, requestBody) : null);
+  if (why) throw new Error(`The exchange does not match the OpenAPI document: ${why}`);
+}
+
+/** The JSON body a request carried, parsed; undefined for none or another media type. */
+function sentJson(headers: Record<string, string>, body: unknown): unknown {
+  const type = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  if (body === undefined || !type?.startsWith('application/json')) return undefined;
+  return typeof body === 'string' ? parse(body) : body;
 }
 
 function parse(text: string): unknown {
@@ -63,18 +76,16 @@ function parse(text: string): unknown {
   }
 }
 
-async function rawRequest(url: URL, method: string, headers: Record<string, string>, body: unknown) {
+async function rawRequest(url: URL, method: string, headers: Record<string, string>, payload: string | undefined) {
   const { request } = await import('node:http');
-  const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-  return new Promise<{ status: number; headers: Headers; body: any; text: string }>((resolve, reject) => {
+  return new Promise<{ status: number; headers: Headers; text: string }>((resolve, reject) => {
     const req = request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
         const responseHeaders = new Headers();
         for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') responseHeaders.set(name, value);
-        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: parse(text), text });
+        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, text: Buffer.concat(chunks).toString('utf8') });
       });
     });
     req.on('error', reject);

@@ -2,32 +2,116 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { OPENAPI_DOCUMENT } from '../../lambdas/openapi/document';
 
-type Responses = Record<string, { content?: Record<string, { schema: object }> }>;
-const paths = OPENAPI_DOCUMENT.paths as Record<string, Record<string, { responses: Responses }>>;
-
-// OpenAPI keywords beside JSON Schema (example, discriminator) are annotations here.
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats(ajv);
-const compiled = new Map<string, ValidateFunction>();
+type Json = Record<string, any>;
+type Content = Record<string, { schema: Json }>;
+type OperationObject = { requestBody?: { content: Content }; responses: Record<string, { content?: Content }> };
+const paths = OPENAPI_DOCUMENT.paths as Record<string, Record<string, OperationObject>>;
 
 /**
- * Why a response does not match what the OpenAPI document promises for its route, or null:
- * the status must be documented, and a JSON body must match the documented schema.
+ * The document's schemas as the suites hold answers to them: every object schema that lists
+ * its properties and says nothing about others is closed (`unevaluatedProperties: false`),
+ * so a field the document does not describe fails. Members of an object's `allOf` are left
+ * open: the object, which sees what every member evaluated, is closed instead.
  */
-export function responseMismatch(method: string, resource: string, status: number, contentType: string | null, body: unknown): string | null {
-  const responses = paths[resource]?.[method.toLowerCase()]?.responses;
-  if (!responses) return `${method} ${resource} is not documented`;
-  const documented = responses[String(status)];
-  if (!documented) return `${method} ${resource} answered ${status}, which is not documented`;
-  if (!contentType?.startsWith('application/json')) return null;
-  const schema = documented.content?.['application/json']?.schema;
-  if (!schema) return `${method} ${resource} ${status} answered JSON, documented otherwise`;
-  const key = `${method} ${resource} ${status}`;
+export function closed(schema: unknown, allOfOf?: 'object' | 'any'): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => closed(item));
+  if (!schema || typeof schema !== 'object') return schema;
+  const node = schema as Json;
+  const isObject = node.type === 'object' || (Array.isArray(node.type) && node.type.includes('object'));
+  const out: Json = {};
+  for (const [keyword, value] of Object.entries(node)) {
+    if (keyword === 'properties' || keyword === '$defs' || keyword === 'schemas') {
+      out[keyword] = Object.fromEntries(Object.entries(value as Json).map(([name, sub]) => [name, closed(sub)]));
+    } else if (keyword === 'allOf') {
+      out[keyword] = (value as unknown[]).map((sub) => closed(sub, isObject ? 'object' : 'any'));
+    } else if (keyword === 'example' || keyword === 'const' || keyword === 'enum' || keyword === 'default') {
+      out[keyword] = value;
+    } else {
+      out[keyword] = closed(value);
+    }
+  }
+  // A member of allOf that lists properties describes an object: say so, as strict types want.
+  if (allOfOf && !('type' in node) && (node.properties || node.required)) out.type = 'object';
+  const open = 'additionalProperties' in node || 'unevaluatedProperties' in node;
+  if (isObject && allOfOf !== 'object' && !open && (node.properties || node.allOf)) out.unevaluatedProperties = false;
+  return out;
+}
+
+// Strict: an unknown keyword or a loose type is an error, except the document's annotations.
+const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+addFormats(ajv);
+for (const keyword of annotationKeywords(OPENAPI_DOCUMENT)) ajv.addKeyword(keyword);
+// The document's components ride along with each schema (see {@link validator}).
+ajv.addKeyword('components');
+const components = closed(OPENAPI_DOCUMENT.components);
+const compiled = new Map<string, ValidateFunction>();
+
+/** OpenAPI keywords beside JSON Schema (`example`, `discriminator`, `x-…` extensions): annotations here. */
+function annotationKeywords(document: unknown): string[] {
+  const found = new Set<string>(['example']);
+  const walk = (value: unknown) => {
+    if (Array.isArray(value)) return value.forEach(walk);
+    if (!value || typeof value !== 'object') return;
+    for (const [key, sub] of Object.entries(value)) {
+      if (key.startsWith('x-') || key === 'discriminator') found.add(key);
+      walk(sub);
+    }
+  };
+  walk((document as Json).components);
+  walk((document as Json).paths);
+  return [...found];
+}
+
+function validator(key: string, schema: Json): ValidateFunction {
   let validate = compiled.get(key);
   if (!validate) {
     // The document's components travel with the schema so its `#/components/...` references resolve.
-    validate = ajv.compile({ ...schema, components: OPENAPI_DOCUMENT.components });
+    validate = ajv.compile({ ...(closed(schema) as Json), components });
     compiled.set(key, validate);
   }
-  return validate(body) ? null : `${key}: ${ajv.errorsText(validate.errors)}`;
+  return validate;
+}
+
+function operation(method: string, resource: string): OperationObject | undefined {
+  return paths[resource]?.[method.toLowerCase()];
+}
+
+/**
+ * Why a response does not match what the OpenAPI document promises for its route, or null:
+ * the status must be documented with the answer's media type, and a JSON body must match
+ * the documented schema with no undocumented field.
+ */
+export function responseMismatch(method: string, resource: string, status: number, contentType: string | null, body: unknown): string | null {
+  const responses = operation(method, resource)?.responses;
+  if (!responses) return `${method} ${resource} is not documented`;
+  const documented = responses[String(status)];
+  if (!documented) return `${method} ${resource} answered ${status}, which is not documented`;
+  const media = (contentType ?? '').split(';')[0]!.trim();
+  const content = documented.content ?? {};
+  if (!(media in content)) return `${method} ${resource} ${status} answered ${media || 'no content type'}, documented: ${Object.keys(content).join(', ')}`;
+  if (media !== 'application/json') return null;
+  const validate = validator(`${method} ${resource} ${status}`, content[media]!.schema);
+  return validate(body) ? null : `${method} ${resource} ${status}: ${explain(validate, body)}`;
+}
+
+/**
+ * Why a JSON request body the service accepted (a 2xx) is one the document would refuse, or
+ * null: what the service accepts, the document must describe.
+ */
+export function acceptedRequestMismatch(method: string, resource: string, body: unknown): string | null {
+  const schema = operation(method, resource)?.requestBody?.content['application/json']?.schema;
+  if (!schema) return body === undefined ? null : `${method} ${resource} accepted a JSON body, but documents none`;
+  const validate = validator(`${method} ${resource} request`, schema);
+  return validate(body) ? null : `${method} ${resource} accepted a request body the document refuses: ${explain(validate, body)}`;
+}
+
+/** The failures, each once, naming an undocumented field or the value refused. */
+function explain(validate: ValidateFunction, body: unknown): string {
+  const lines = (validate.errors ?? []).map((error) => {
+    const field = error.keyword === 'unevaluatedProperties' ? error.params.unevaluatedProperty : error.keyword === 'additionalProperties' ? error.params.additionalProperty : undefined;
+    if (field !== undefined) return `${error.instancePath || '/'} has the undocumented field "${field}"`;
+    const value = error.instancePath.split('/').slice(1).reduce<any>((at, part) => at?.[part], body);
+    return `${error.instancePath || '/'} ${error.message} (got ${JSON.stringify(value)?.slice(0, 80)})`;
+  });
+  return [...new Set(lines)].join('; ');
 }

@@ -3,7 +3,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { API_VERSION, OPENAPI_DOCUMENT, OPERATIONS, routeKeys } from '../../../lambdas/openapi/document';
-import publicSchemas from '../../../lambdas/openapi/public-schemas.json';
+import {
+  ADAPTED,
+  CREATE_KEY_ADAPTATION,
+  CURRENT_KEY_ADAPTATION,
+  KEY_ADAPTATION,
+  PUBLIC_INLINE,
+  PUBLIC_SCHEMAS,
+  UPDATE_KEY_ADAPTATION,
+  type Adaptation,
+  type Json,
+} from '../../../lambdas/openapi/schemas';
+import { inlineSchema } from '../../../scripts/copy-public-schemas';
 
 type Operation = {
   operationId: string;
@@ -101,10 +112,47 @@ describe('the OpenAPI document of modelgate', () => {
     expect(operation('get', '/api/v1/models/user').responses['200']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/ModelsListResponse' });
   });
 
-  it("reuses the public document's catalog schemas verbatim, under their names", () => {
+  describe("reuse of the public document's schemas", () => {
     const publicDocument = parse(readFileSync(join(__dirname, '../../fixtures/openapi.yaml'), 'utf8'));
-    const names = Object.keys(publicSchemas);
-    expect(names).toEqual(expect.arrayContaining(['ModelsListResponse', 'Model']));
-    for (const name of names) expect(publicSchemas[name as keyof typeof publicSchemas]).toEqual(publicDocument.components.schemas[name]);
+    const components = (OPENAPI_DOCUMENT.components as { schemas: Record<string, Json> }).schemas;
+
+    it('keeps a verbatim copy of the public schemas it reuses', () => {
+      for (const [name, schema] of Object.entries(PUBLIC_SCHEMAS)) expect([name, schema]).toEqual([name, publicDocument.components.schemas[name]]);
+      for (const [entry, schema] of Object.entries(PUBLIC_INLINE)) expect([entry, schema]).toEqual([entry, inlineSchema(publicDocument, entry)]);
+    });
+
+    it('serves the public schemas under their names, unchanged unless adapted', () => {
+      for (const name of Object.keys(PUBLIC_SCHEMAS).filter((name) => !(name in ADAPTED))) expect([name, components[name]]).toEqual([name, PUBLIC_SCHEMAS[name]]);
+      expect(Object.keys(components)).toEqual(expect.arrayContaining(['ModelsListResponse', 'Model', 'Workspace', 'Guardrail', 'ActivityResponse', 'ApiKey']));
+    });
+
+    const adaptations: [string, Json, Json, Adaptation][] = [
+      ...Object.entries(ADAPTED).map(([name, adaptation]): [string, Json, Json, Adaptation] => [name, PUBLIC_SCHEMAS[name]!, components[name]!, adaptation]),
+      ...['GET /keys 200', 'GET /keys/{hash} 200', 'PATCH /keys/{hash} 200'].map((entry): [string, Json, Json, Adaptation] => [
+        `ApiKey (${entry})`,
+        PUBLIC_INLINE[entry]!.properties.data.items ?? PUBLIC_INLINE[entry]!.properties.data,
+        components.ApiKey!,
+        KEY_ADAPTATION,
+      ]),
+      ['ApiKey (POST /keys 201)', PUBLIC_INLINE['POST /keys 201']!.properties.data, components.ApiKey!, KEY_ADAPTATION],
+      ['CreateKeyRequest', PUBLIC_INLINE['POST /keys request']!, components.CreateKeyRequest!, CREATE_KEY_ADAPTATION],
+      ['UpdateKeyRequest', PUBLIC_INLINE['PATCH /keys/{hash} request']!, components.UpdateKeyRequest!, UPDATE_KEY_ADAPTATION],
+      ['CurrentKey', PUBLIC_INLINE['GET /key 200']!.properties.data, components.CurrentKey!, CURRENT_KEY_ADAPTATION],
+    ];
+
+    it.each(adaptations)('%s: every public field is served as the public document defines it, unless stated', (_name, original, served, adaptation) => {
+      const { omit = [], change = {}, add = {}, optional = [] } = adaptation;
+      for (const [field, definition] of Object.entries(original.properties as Json)) {
+        if (omit.includes(field)) expect([field, served.properties[field]]).toEqual([field, undefined]);
+        else if (field in change) expect([field, served.properties[field]]).toEqual([field, change[field]]);
+        else expect([field, served.properties[field]]).toEqual([field, definition]);
+      }
+      // Additions are new fields: a public one changes through `change`, where the test sees it.
+      for (const field of Object.keys(add)) expect([field, field in original.properties]).toEqual([field, false]);
+      const stillRequired = ((original.required ?? []) as string[]).filter((field) => !omit.includes(field) && !optional.includes(field));
+      expect(served.required ?? []).toEqual(expect.arrayContaining(stillRequired));
+      // Every stated difference is a real one.
+      for (const field of [...omit, ...Object.keys(change), ...optional]) expect([field, field in original.properties]).toEqual([field, true]);
+    });
   });
 });

@@ -50,17 +50,27 @@ export async function firstModels(baseUrl: string, key: string, limit: number) {
 }
 
 export async function createKey(baseUrl: string, admin: string, name: string) {
-  const { data, error, response } = await connect(baseUrl, admin).POST('/api/v1/keys', { body: { name } });
+  const { data, error, response } = await connect(baseUrl, admin).POST('/api/v1/keys', { body: { name, kind: 'workspace' } });
   if (error) return { status: response.status, message: error.error.message };
-  return { status: response.status, secret: data.key };
+  const hash: string = data.data.hash;
+  return { status: response.status, secret: data.key, hash, name: data.data.name, disabled: data.data.disabled };
 }
 
 export async function createIssuer(baseUrl: string, admin: string, issuerUrl: string) {
   const { data, error, response } = await connect(baseUrl, admin).POST('/api/v1/workload-identity/issuers', {
-    body: { name: 'CI', issuer_url: issuerUrl },
+    body: { name: 'CI', issuer_url: issuerUrl, check_jti: true },
   });
   if (error) return { status: response.status, message: error.error.message };
-  return { status: response.status, id: data.data.id };
+  const issuer: components['schemas']['Issuer'] = data.data;
+  return { status: response.status, id: issuer.id, issuerUrl: issuer.issuer_url, keys: issuer.jwks?.keys.length ?? null, checkJti: issuer.check_jti };
+}
+
+/** openapi-fetch does not check excess body properties: this misspelt \`jwks_url\` compiles, and the gateway refuses it. */
+export async function createIssuerMisspelt(baseUrl: string, admin: string) {
+  const { error, response } = await connect(baseUrl, admin).POST('/api/v1/workload-identity/issuers', {
+    body: { name: 'CI', issuer_url: 'https://idp.example', jwks_uri: 'https://idp.example/keys' },
+  });
+  return { status: response.status, message: error?.error.message, parameter: error?.error.metadata?.parameter };
 }
 
 export async function createPolicy(baseUrl: string, admin: string, policy: { issuerId: string; subject: string; audience: string; keyHash: string }) {
@@ -68,7 +78,8 @@ export async function createPolicy(baseUrl: string, admin: string, policy: { iss
     body: { name: 'Deploy', issuer_id: policy.issuerId, subject: policy.subject, audience: policy.audience, api_key_hash: policy.keyHash },
   });
   if (error) return { status: response.status, message: error.error.message };
-  return { status: response.status, id: data.data.id };
+  const scope: 'inference' | 'management' = data.data.scope;
+  return { status: response.status, id: data.data.id, scope, enabled: data.data.enabled, actsAs: data.data.api_key_hash };
 }
 
 /** RFC 8693 through the form-encoded token endpoint; refusals are RFC 6749 error bodies. */
@@ -88,6 +99,13 @@ export async function exchange(baseUrl: string, subjectToken: string, policyId: 
   return { status: response.status, token, tokenType: data.token_type, scope: data.scope, expiresIn: data.expires_in };
 }
 
+export async function createGuardrail(baseUrl: string, admin: string, name: string) {
+  const { data, error, response } = await connect(baseUrl, admin).POST('/api/v1/guardrails', { body: { name, enforce_zdr: false } });
+  if (error) return { status: response.status, message: error.error.message };
+  const id: string = data.data.id;
+  return { status: response.status, id, name: data.data.name };
+}
+
 export async function assignToGuardrail(baseUrl: string, admin: string, id: string, keyHashes: string[]) {
   const { data, error, response } = await connect(baseUrl, admin).POST('/api/v1/guardrails/{id}/assignments/keys', {
     params: { path: { id } },
@@ -100,7 +118,7 @@ export async function assignToGuardrail(baseUrl: string, admin: string, id: stri
 `;
 
 /** The exports of {@link CLIENT} as this test calls them; the client project checks their real types. */
-type ClientModule = Record<'firstModels' | 'createKey' | 'createIssuer' | 'createPolicy' | 'exchange' | 'assignToGuardrail', (...args: any[]) => Promise<any>>;
+type ClientModule = Record<'firstModels' | 'createKey' | 'createIssuer' | 'createIssuerMisspelt' | 'createPolicy' | 'exchange' | 'createGuardrail' | 'assignToGuardrail', (...args: any[]) => Promise<any>>;
 
 /**
  * Misuses the generated types must refuse: each statement, and what the compiler says of it.
@@ -126,6 +144,14 @@ const MISUSES: Record<string, { statement: string; error: string }> = {
   bodyFieldType: {
     statement: `client.POST('/api/v1/guardrails/{id}/assignments/keys', { params: { path: { id: 'g' } }, body: { key_hashes: 'a' } });`,
     error: `TS2322 Type 'string' is not assignable to type 'string[]'`,
+  },
+  keyKind: {
+    statement: `client.POST('/api/v1/keys', { body: { name: 'ci', kind: 'admin' } });`,
+    error: `TS2322 Type '"admin"' is not assignable to type '"workspace" | "management" | "personal" | undefined'`,
+  },
+  policyWithoutAudience: {
+    statement: `client.POST('/api/v1/workload-identity/policies', { body: { name: 'Deploy', issuer_id: 'i', subject: 's', api_key_hash: 'h' } });`,
+    error: `Property 'audience' is missing`,
   },
   missingPathParameter: {
     statement: `client.POST('/api/v1/guardrails/{id}/assignments/keys', { body: { key_hashes: [] } });`,
@@ -180,24 +206,32 @@ describe('a client generated from the OpenAPI document', () => {
   let service: TestService;
   let idp: TestIdentityProvider;
   let origin: string;
+  let servedTypes: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'modelgate-client-'));
-    // The client project resolves openapi-fetch and @types/node as a user's project would.
-    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-    writeFileSync(join(dir, 'modelgate.d.ts'), astToString(await openapiTS(structuredClone(OPENAPI_DOCUMENT) as never)));
-    writeFileSync(join(dir, 'client.ts'), CLIENT);
-    writeFileSync(join(dir, 'readme-example.ts'), readmeExample());
-    for (const [name, { statement }] of Object.entries(MISUSES)) writeFileSync(join(dir, `misuse-${name}.ts`), misuseFile(statement));
-
     service = await startTestService();
     idp = await startIdentityProvider({ ca: readDevCertificateAuthority(service.runtime.dataDir) });
     origin = new URL(service.runtime.baseUrl).origin;
+
+    dir = mkdtempSync(join(tmpdir(), 'modelgate-client-'));
+    // The client project resolves openapi-fetch and @types/node as a user's project would.
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    // As README's command does: the types of the document the running service serves.
+    servedTypes = astToString(await openapiTS(new URL('/api/v1/openapi.json', origin)));
+    writeFileSync(join(dir, 'modelgate.d.ts'), servedTypes);
+    writeFileSync(join(dir, 'client.ts'), CLIENT);
+    writeFileSync(join(dir, 'readme-example.ts'), readmeExample());
+    for (const [name, { statement }] of Object.entries(MISUSES)) writeFileSync(join(dir, `misuse-${name}.ts`), misuseFile(statement));
   });
   afterAll(async () => {
     await idp?.close();
     await service?.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('generates the same types from the served document as from the document in the code', async () => {
+    expect(servedTypes).toContain('"/api/v1/models/user": {');
+    expect(servedTypes).toBe(astToString(await openapiTS(structuredClone(OPENAPI_DOCUMENT) as never)));
   });
 
   describe('compile time (one strict program for the client, the README example and every misuse)', () => {
@@ -263,11 +297,14 @@ describe('a client generated from the OpenAPI document', () => {
     it('creates a key, an issuer and a policy, exchanges a workload token through the form, and calls with the access token', async () => {
       const admin = service.runtime.demo.keys.managementReadWrite;
       const key = await client().createKey(origin, admin, 'federated CI');
-      expect(key).toEqual({ status: 201, secret: expect.stringMatching(/^sk-mg-v1-[0-9a-f]{64}$/) });
+      expect(key).toEqual({ status: 201, secret: expect.stringMatching(/^sk-mg-v1-[0-9a-f]{64}$/), hash: expect.any(String), name: 'federated CI', disabled: false });
+      expect(key.hash).toBe(hashApiKey(key.secret));
       const issuer = await client().createIssuer(origin, admin, idp.issuerUrl);
-      expect(issuer).toEqual({ status: 201, id: expect.stringMatching(UUID) });
-      const policy = await client().createPolicy(origin, admin, { issuerId: issuer.id, subject: SUBJECT, audience: AUDIENCE, keyHash: hashApiKey(key.secret) });
-      expect(policy).toEqual({ status: 201, id: expect.stringMatching(UUID) });
+      // Neither keys nor a key URL: the issuer's keys come from OpenID discovery.
+      expect(issuer).toEqual({ status: 201, id: expect.stringMatching(UUID), issuerUrl: idp.issuerUrl, keys: null, checkJti: true });
+      const policy = await client().createPolicy(origin, admin, { issuerId: issuer.id, subject: SUBJECT, audience: AUDIENCE, keyHash: key.hash });
+      // SPEC 2.12: a workspace key's policy issues inference tokens.
+      expect(policy).toEqual({ status: 201, id: expect.stringMatching(UUID), scope: 'inference', enabled: true, actsAs: key.hash });
 
       const subjectToken = () => idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID(), exp: Math.floor(Date.now() / 1000) + 3600 });
       const exchanged = await client().exchange(origin, subjectToken(), policy.id);
@@ -282,17 +319,29 @@ describe('a client generated from the OpenAPI document', () => {
         error: 'invalid_grant',
         description: expect.stringMatching(/^The subject token or federation policy is not valid \(request id [0-9a-f-]{36}\)$/),
       });
+      // SPEC 7.1 on the admin API: the same issuer URL twice in one organization.
+      expect(await client().createIssuer(origin, admin, idp.issuerUrl)).toEqual({
+        status: 409,
+        message: `An issuer with issuer_url ${idp.issuerUrl} already exists in this organization`,
+      });
+      expect(await client().createIssuerMisspelt(origin, admin)).toEqual({ status: 400, message: 'Invalid jwks_uri: is not a known field', parameter: 'jwks_uri' });
     });
 
-    it('assigns keys to a guardrail with a typed path parameter and body', async () => {
+    it('creates a guardrail and assigns keys to it with a typed path parameter and body', async () => {
       const admin = service.runtime.demo.keys.managementReadWrite;
-      const guardrail = await service.call('/guardrails', { key: admin, method: 'POST', body: { name: `EU ${randomUUID()}` } });
-      expect(guardrail.status).toBe(201);
+      const name = `EU ${randomUUID()}`;
+      const guardrail = await client().createGuardrail(origin, admin, name);
+      expect(guardrail).toEqual({ status: 201, id: expect.stringMatching(UUID), name });
       const workspaceHash = hashApiKey(service.runtime.demo.keys.workspace);
-      expect(await client().assignToGuardrail(origin, admin, guardrail.body.data.id, [workspaceHash])).toEqual({ status: 200, assigned: 1 });
-      expect(await client().assignToGuardrail(origin, admin, guardrail.body.data.id, ['not-a-hash'])).toEqual({
+      expect(await client().assignToGuardrail(origin, admin, guardrail.id, [workspaceHash])).toEqual({ status: 200, assigned: 1 });
+      expect(await client().assignToGuardrail(origin, admin, guardrail.id, ['not-a-hash'])).toEqual({
         status: 400,
         message: 'Invalid key_hashes: item 0 must be a key hash (64 lowercase hexadecimal characters)',
+      });
+      // A management key that may only read is refused with 403 and the SPEC 7.1 body.
+      expect(await client().createGuardrail(origin, service.runtime.demo.keys.managementReadOnly, name)).toEqual({
+        status: 403,
+        message: 'This management key is read-only',
       });
     });
   });

@@ -1,0 +1,60 @@
+/**
+ * Copies the schemas modelgate reuses from the public service's OpenAPI document
+ * (test/fixtures/openapi.yaml) into lambdas/openapi/public-schemas.json, verbatim:
+ * the named schemas below with every schema they reference, and the inline schemas of the
+ * key operations (the public document names no key schema). The document test holds the
+ * copy equal to the public document.
+ *
+ *   npx tsx scripts/copy-public-schemas.ts
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+
+const ROOTS = [
+  'ModelsListResponse',
+  'ListEndpointsResponse',
+  'ListWorkspacesResponse',
+  'CreateWorkspaceRequest',
+  'CreateWorkspaceResponse',
+  'GetWorkspaceResponse',
+  'ListGuardrailsResponse',
+  'CreateGuardrailRequest',
+  'CreateGuardrailResponse',
+  'GetGuardrailResponse',
+  'UpdateGuardrailRequest',
+  'UpdateGuardrailResponse',
+  'DeleteGuardrailResponse',
+  'BulkAssignKeysRequest',
+  'BulkAssignKeysResponse',
+  'BulkUnassignKeysRequest',
+  'BulkUnassignKeysResponse',
+  'ActivityResponse',
+];
+
+/** `METHOD path part`: part is `request` or a status. */
+export const INLINE = ['GET /keys 200', 'POST /keys request', 'POST /keys 201', 'GET /keys/{hash} 200', 'PATCH /keys/{hash} request', 'PATCH /keys/{hash} 200', 'DELETE /keys/{hash} 200', 'GET /key 200'];
+
+type Json = Record<string, any>;
+const root = join(__dirname, '..');
+
+export function inlineSchema(source: Json, entry: string): Json {
+  const [method, path, part] = entry.split(' ') as [string, string, string];
+  const operation = source.paths[path][method.toLowerCase()];
+  const content = part === 'request' ? operation.requestBody.content : operation.responses[part].content;
+  return content['application/json'].schema;
+}
+
+if (require.main === module) {
+  const document = parse(readFileSync(join(root, 'test/fixtures/openapi.yaml'), 'utf8')) as Json;
+  const schemas: Json = {};
+  const pending = [...ROOTS];
+  while (pending.length) {
+    const name = pending.shift()!;
+    if (name in schemas) continue;
+    schemas[name] = document.components.schemas[name];
+    for (const m of JSON.stringify(schemas[name]).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) pending.push(m[1]!);
+  }
+  const inline = Object.fromEntries(INLINE.map((entry) => [entry, inlineSchema(document, entry)]));
+  writeFileSync(join(root, 'lambdas/openapi/public-schemas.json'), `${JSON.stringify({ schemas, inline }, null, 2)}\n`);
+}

@@ -1,0 +1,132 @@
+import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
+import { startTestService, type TestService } from '../../support/local-service';
+import { acceptedRequestMismatch, responseMismatch } from '../../support/openapi-responses';
+
+type Schema = { $ref?: string; properties?: Record<string, unknown>; additionalProperties?: unknown };
+type OperationObject = { requestBody?: { content: Record<string, { schema: Schema }> } };
+const paths = OPENAPI_DOCUMENT.paths as Record<string, Record<string, OperationObject>>;
+const schemas = (OPENAPI_DOCUMENT.components as { schemas: Record<string, Schema> }).schemas;
+const resolve = (schema: Schema): Schema => (schema.$ref ? schemas[schema.$ref.split('/').pop()!]! : schema);
+
+/** Every operation whose JSON request body the document describes as closed. */
+const closedBodies = Object.entries(paths).flatMap(([path, methods]) =>
+  Object.entries(methods).flatMap(([method, operation]) => {
+    const schema = operation.requestBody?.content['application/json']?.schema;
+    if (!schema || resolve(schema).additionalProperties !== false) return [];
+    return [{ method: method.toUpperCase(), path, fields: Object.keys(resolve(schema).properties ?? {}) }];
+  }),
+);
+
+/**
+ * Well-formed ids of nothing where the body is read before the resource is looked up; an
+ * issuer and a policy that exist where it is read after.
+ */
+const concrete = (path: string, existing: Record<string, string>) =>
+  path
+    .replace('/api/v1', '')
+    .replace('{hash}', '0'.repeat(64))
+    .replace('{id}', Object.entries(existing).find(([prefix]) => path.includes(prefix))?.[1] ?? '00000000-0000-4000-8000-000000000000');
+
+describe('the service and its OpenAPI document agree', () => {
+  let service: TestService;
+  let admin: string;
+  const existing: Record<string, string> = {};
+
+  beforeAll(async () => {
+    service = await startTestService();
+    admin = service.runtime.demo.keys.managementReadWrite;
+    const issuer = await service.call('/workload-identity/issuers', { key: admin, method: 'POST', body: { name: 'CI', issuer_url: 'https://idp.example.com' } });
+    const policy = await service.call('/workload-identity/policies', {
+      key: admin,
+      method: 'POST',
+      body: { name: 'Deploy', issuer_id: issuer.body.data.id, subject: 'repo:acme/app', audience: 'modelgate', api_key_hash: hashApiKey(service.runtime.demo.keys.workspace) },
+    });
+    expect([issuer.status, policy.status]).toEqual([201, 201]);
+    existing['/issuers/{id}'] = issuer.body.data.id;
+    existing['/policies/{id}'] = policy.body.data.id;
+  });
+  afterAll(() => service.stop());
+
+  it('describes a closed body for every management write that reads JSON', () => {
+    expect(closedBodies.map(({ method, path }) => `${method} ${path}`).sort()).toEqual(
+      [
+        'PATCH /api/v1/guardrails/{id}',
+        'PATCH /api/v1/keys/{hash}',
+        'PATCH /api/v1/workload-identity/issuers/{id}',
+        'PATCH /api/v1/workload-identity/policies/{id}',
+        'POST /api/v1/guardrails',
+        'POST /api/v1/guardrails/{id}/assignments/keys',
+        'POST /api/v1/guardrails/{id}/assignments/keys/remove',
+        'POST /api/v1/keys',
+        'POST /api/v1/workload-identity/conditions/check',
+        'POST /api/v1/workload-identity/issuers',
+        'POST /api/v1/workload-identity/policies',
+        'POST /api/v1/workload-identity/policies/{id}/evaluate',
+        'POST /api/v1/workspaces',
+      ].sort(),
+    );
+  });
+
+  it.each(closedBodies)('$method $path refuses a field its document does not list, and knows every field it lists', async ({ method, path, fields }) => {
+    const undocumented = await service.call(concrete(path, existing), { key: admin, method, body: { x_undocumented: 1 } });
+    expect(undocumented.status).toBe(400);
+    expect(undocumented.body.error.metadata).toEqual({ parameter: 'x_undocumented' });
+    expect(undocumented.body.error.message).toBe('Invalid x_undocumented: is not a known field');
+    for (const field of fields) {
+      const answer = await service.call(concrete(path, existing), { key: admin, method, body: { [field]: 'x' } });
+      expect(`${field}: ${answer.body?.error?.message}`).not.toBe(`${field}: Invalid ${field}: is not a known field`);
+    }
+  });
+});
+
+describe('the conformance check the suites run on every answer', () => {
+  const workspace = {
+    id: '5b0c1f8e-4a35-4c41-9d7b-1c0f3c0d5e11',
+    name: 'Default',
+    slug: 'default',
+    description: null,
+    guardrail_ids: [],
+    created_at: '2026-11-21T12:00:00.000Z',
+    updated_at: null,
+    default_guardrail_id: null,
+    default_text_model: null,
+    default_image_model: null,
+    default_provider_sort: null,
+    is_observability_io_logging_enabled: false,
+    is_observability_broadcast_enabled: false,
+    is_data_discount_logging_enabled: false,
+    io_logging_sampling_rate: 1,
+    io_logging_api_key_ids: null,
+    include_byok_in_budgets: false,
+    created_by: null,
+  };
+  const get = (body: unknown, status = 200, type = 'application/json') => responseMismatch('GET', '/api/v1/workspaces/{id}', status, type, body);
+
+  it('accepts a documented answer', () => {
+    expect(get({ data: workspace })).toBeNull();
+  });
+
+  it('fails an undocumented field, at any depth', () => {
+    expect(get({ data: { ...workspace, secret: 'x' } })).toBe('GET /api/v1/workspaces/{id} 200: /data has the undocumented field "secret"');
+    expect(get({ data: workspace, extra: true })).toBe('GET /api/v1/workspaces/{id} 200: / has the undocumented field "extra"');
+  });
+
+  it('fails a missing required field and a wrong type', () => {
+    const { slug: _slug, ...noSlug } = workspace;
+    expect(get({ data: noSlug })).toContain("must have required property 'slug'");
+    expect(get({ data: { ...workspace, guardrail_ids: 'none' } })).toContain('/data/guardrail_ids must be array');
+  });
+
+  it('fails an undocumented status and an undocumented media type', () => {
+    expect(get({ error: { code: 409, message: 'x' } }, 409)).toBe('GET /api/v1/workspaces/{id} answered 409, which is not documented');
+    expect(get('<html>', 200, 'text/html')).toBe('GET /api/v1/workspaces/{id} 200 answered text/html, documented: application/json');
+  });
+
+  it('fails an accepted request body the document would refuse', () => {
+    expect(acceptedRequestMismatch('POST', '/api/v1/workspaces', { name: 'Research' })).toBeNull();
+    expect(acceptedRequestMismatch('POST', '/api/v1/workspaces', { name: 'Research', color: 'red' })).toBe(
+      'POST /api/v1/workspaces accepted a request body the document refuses: / has the undocumented field "color"',
+    );
+  });
+});
