@@ -86,6 +86,8 @@ export async function createPolicy(baseUrl: string, admin: string, policy: { iss
 export async function exchange(baseUrl: string, subjectToken: string, policyId: string) {
   const { data, error, response } = await connect(baseUrl).POST('/api/v1/oauth/token', {
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    // Serialized here: the default serializer recognises a form by \`headers.get instanceof Function\`,
+    // which is false for Headers from another realm, such as the test runner's sandbox.
     bodySerializer: (form) => new URLSearchParams(form).toString(),
     body: {
       grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
