@@ -10,6 +10,9 @@
  * - Handler, Lambda telemetry: the same, with the telemetry a deployed function builds (JSON
  *   request line at INFO, the invocation's EMF records serialized), its output written to a
  *   discarded stdout. Tracing as outside AWS: off.
+ * - Handler, Lambda telemetry and X-Ray tracing: the same as a function runs in AWS, with the
+ *   X-Ray SDK loaded and the handler's subsegment sent to a UDP socket standing in for the
+ *   daemon. Measured last: the SDK's async hooks then slow every promise of the process.
  * - Crypto floor, measured in the same run: one ES256 subject-token signature verification
  *   (the exchange's own `verifySignature`) plus one ES256 signature (the same signer).
  * - Handler, store-backed: the same handler over the DynamoDB stores on the embedded
@@ -17,9 +20,10 @@
  *   about 600 GetItem/s here, so this row measures it more than the handler.
  *
  * Each in-memory figure is the median of 15 timed runs after a warm-up of at least a second;
- * a run repeats the call until it lasts ~50 ms.
+ * a run repeats the call until it lasts ~50 ms, and the rows take their runs in turn.
  */
 import { generateKeyPairSync, sign } from 'node:crypto';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,6 +56,7 @@ import { DynamoJtiStore } from '../lambdas/store/dynamo-jti-store';
 import { DynamoRateCounterStore } from '../lambdas/store/dynamo-rate-counter-store';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
+import { TRACING_ENVIRONMENT } from '../lib/constructs/service-function';
 import { startEmbeddedDynamoDb } from '../local/embedded-dynamodb';
 import { ReadableLogger } from '../local/readable-logger';
 import { createTables } from '../local/tables';
@@ -185,27 +190,92 @@ function buildHandler(deps: {
 
 // --- timing ---
 
-async function median(label: string, fn: () => Promise<unknown> | unknown): Promise<number> {
+/**
+ * Times each row: a warm-up of each, then RUNS rounds in which every row gets one timed run
+ * in turn, so the load of the shared machine falls on all rows alike. A row's figure is the
+ * median of its runs.
+ */
+async function medians<Row extends string>(rows: Record<Row, () => Promise<unknown> | unknown>): Promise<Record<Row, number>> {
+  const entries = Object.entries(rows) as [Row, () => Promise<unknown> | unknown][];
   // Warm-up by time as well as count: the first rows measured otherwise pay for the JIT.
-  for (let i = 0, start = performance.now(); i < 200 || performance.now() - start < WARM_UP_MS; i++) await fn();
-  const perCall: number[] = [];
-  for (let run = 0; run < RUNS; run++) {
-    let calls = 0;
-    const start = performance.now();
-    do {
-      await fn();
-      calls++;
-    } while (performance.now() - start < MIN_RUN_MS);
-    perCall.push((performance.now() - start) / calls);
+  for (const [, fn] of entries) {
+    for (let i = 0, start = performance.now(); i < 200 || performance.now() - start < WARM_UP_MS; i++) await fn();
   }
-  perCall.sort((a, b) => a - b);
-  const value = perCall[Math.floor(perCall.length / 2)]!;
-  void label;
-  return value;
+  const perCall = new Map<Row, number[]>(entries.map(([row]) => [row, []]));
+  for (let run = 0; run < RUNS; run++) {
+    for (const [row, fn] of entries) {
+      let calls = 0;
+      const start = performance.now();
+      do {
+        await fn();
+        calls++;
+      } while (performance.now() - start < MIN_RUN_MS);
+      perCall.get(row)!.push((performance.now() - start) / calls);
+    }
+  }
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  return Object.fromEntries(entries.map(([row]) => [row, median(perCall.get(row)!)])) as Record<Row, number>;
+}
+
+/** Runs `fn` with stdout writes counted and dropped: the JSON log lines and EMF records are serialized, not shown. */
+async function withDiscardedStdout<T>(fn: () => Promise<T>): Promise<T> {
+  const write = process.stdout.write;
+  let written = 0;
+  process.stdout.write = ((chunk: string | Uint8Array) => ((written += chunk.length), true)) as typeof process.stdout.write;
+  try {
+    return await fn();
+  } finally {
+    process.stdout.write = write;
+    if (written === 0) throw new Error('the Lambda telemetry wrote nothing');
+  }
 }
 
 const us = (ms: number) => `${(ms * 1000).toFixed(0).padStart(7)} µs`;
 const perSecond = (ms: number) => `${Math.round(1000 / ms).toLocaleString('en-US').padStart(8)}/s`;
+
+/**
+ * The handler with the Lambda telemetry and tracing on, as a function runs in AWS: the
+ * variables the Lambda runtime sets for an invocation with active tracing, the stack's tracing
+ * environment, and a UDP socket standing in for the X-Ray daemon.
+ */
+async function tracedRow(
+  dir: string,
+  deps: { evaluation: ExchangeDependencies; signer: LocalSigner; body: string; next: () => number; events: () => InMemoryExchangeEventStore },
+): Promise<number> {
+  const daemon = createSocket('udp4');
+  let documents = 0;
+  daemon.on('message', () => documents++);
+  await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+  try {
+    Object.assign(process.env, {
+      ...TRACING_ENVIRONMENT,
+      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+      LAMBDA_TASK_ROOT: dir,
+      _HANDLER: 'index.handler',
+      _X_AMZN_TRACE_ID: 'Root=1-6740f1a2-5b3c4d5e6f708192a3b4c5d6;Parent=53995c3f42cd8ad8;Sampled=1',
+      AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${(daemon.address() as { port: number }).port}`,
+      AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
+    });
+    const tracedTelemetry = createTelemetry({ functionName: 'tokenExchange', logLevel: 'INFO' });
+    if (!tracedTelemetry.tracer?.isTracingEnabled()) throw new Error('tracing did not start');
+    const handler = buildHandler({
+      telemetry: tracedTelemetry,
+      evaluation: deps.evaluation,
+      signer: async () => deps.signer,
+      stores: {
+        rateCounters: new InMemoryRateCounterStore(),
+        jtis: new InMemoryJtiStore(),
+        events: { record: (event) => deps.events().record(event), list: (query) => deps.events().list(query) },
+      },
+    });
+    const { traced: tracedMs } = await withDiscardedStdout(() => medians({ traced: () => handler(proxyEvent(deps.body, deps.next()), context) }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (documents === 0) throw new Error('no segment reached the X-Ray daemon stand-in');
+    return tracedMs;
+  } finally {
+    daemon.close();
+  }
+}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'modelgate-bench-'));
@@ -244,11 +314,6 @@ async function main(): Promise<void> {
     const check = await memoryHandler(proxyEvent(body, n++), context);
     if (check.statusCode !== 200) throw new Error(`the bench exchange was refused: ${check.body}`);
 
-    const handlerMs = await median('handler', async () => {
-      if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
-      await memoryHandler(proxyEvent(body, n++), context);
-    });
-
     // As deployed: JSON log lines and EMF records, serialized and written to a stdout that drops them.
     const lambdaHandler = buildHandler({
       telemetry: createTelemetry({ functionName: 'tokenExchange', logLevel: 'INFO' }),
@@ -260,22 +325,7 @@ async function main(): Promise<void> {
         events: { record: (event) => events.record(event), list: (query) => events.list(query) },
       },
     });
-    const write = process.stdout.write;
-    let written = 0;
-    process.stdout.write = ((chunk: string | Uint8Array) => ((written += chunk.length), true)) as typeof process.stdout.write;
-    let lambdaMs: number;
-    try {
-      lambdaMs = await median('lambda telemetry', async () => {
-        if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
-        await lambdaHandler(proxyEvent(body, n++), context);
-      });
-    } finally {
-      process.stdout.write = write;
-    }
-    if (written === 0) throw new Error('the Lambda telemetry wrote nothing');
-
     // Where the time goes: the decision alone, and the domain function without the Lambda middlewares.
-    const evaluateMs = await median('evaluate', () => evaluateExchange(evaluation, { subjectToken: token, policyId: policy.id }));
     const domainDeps: TokenExchangeDeps = {
       config: { issuer: API_BASE_URL, maxLifetimeSeconds: 900, rateLimit: { limit: 1_000_000, windowSeconds: 60 } },
       clock: systemClock,
@@ -287,19 +337,36 @@ async function main(): Promise<void> {
       signer: async () => signer,
       logger: { error: () => undefined },
     };
-    const domainMs = await median('domain', async () => {
-      if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
-      await exchangeToken(domainDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: `10.0.${n & 255}.${(n++ >> 8) & 255}`, requestId: 'bench' });
-    });
-
     // The floor: the subject token's signature checked as the exchange checks it, and one ES256 signature.
     const decoded = decodeUnverified(token) as DecodedToken;
     const key = toVerificationKey(idpJwk) as VerificationKey;
     const signingInput = Buffer.from(`${'x'.repeat(120)}.${'y'.repeat(300)}`);
-    const verifyMs = await median('verify', () => {
-      if (!verifySignature(decoded, key)) throw new Error('verification failed');
-    });
-    const signMs = await median('sign', () => signer.sign(signingInput));
+    const freshEvents = () => {
+      if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
+    };
+
+    const timed = await withDiscardedStdout(() =>
+      medians({
+        handler: async () => {
+          freshEvents();
+          await memoryHandler(proxyEvent(body, n++), context);
+        },
+        lambda: async () => {
+          freshEvents();
+          await lambdaHandler(proxyEvent(body, n++), context);
+        },
+        evaluate: () => evaluateExchange(evaluation, { subjectToken: token, policyId: policy.id }),
+        domain: async () => {
+          freshEvents();
+          await exchangeToken(domainDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: `10.0.${n & 255}.${(n++ >> 8) & 255}`, requestId: 'bench' });
+        },
+        verify: () => {
+          if (!verifySignature(decoded, key)) throw new Error('verification failed');
+        },
+        sign: () => signer.sign(signingInput),
+      }),
+    );
+    const { handler: handlerMs, lambda: lambdaMs, evaluate: evaluateMs, domain: domainMs, verify: verifyMs, sign: signMs } = timed;
     const floorMs = verifyMs + signMs;
 
     console.log('Token exchange (POST /oauth/token), median per exchange:');
@@ -353,6 +420,10 @@ async function main(): Promise<void> {
     } finally {
       await dynamo.stop();
     }
+
+    // Last: once loaded, the X-Ray SDK's async hooks track every promise of the process.
+    const tracedMs = await tracedRow(dir, { evaluation, signer, body, next: () => n++, events: () => events });
+    console.log(`  handler, Lambda telemetry and X-Ray tracing ${us(tracedMs)}   (${(tracedMs / floorMs).toFixed(2)}x the floor; as in AWS, segments to a local UDP sink)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

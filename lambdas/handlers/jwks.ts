@@ -1,7 +1,7 @@
 import type { Clock } from '../clock';
 import type { FunctionRequirements } from '../config';
 import { apiHandler } from '../http/middleware';
-import { json } from '../http/responses';
+import { json, rawJson } from '../http/responses';
 import type { Telemetry } from '../observability/telemetry';
 import { publishedKeys } from '../oauth/jwks';
 import { OPENAPI_DOCUMENT } from '../openapi/document';
@@ -20,6 +20,8 @@ export interface JwksHandlerDeps {
 }
 
 const OPENAPI_PATH = `${API_BASE_PATH}/openapi.json`;
+// The document never changes within a container: serialized once, at cold start.
+const OPENAPI_BODY = JSON.stringify(OPENAPI_DOCUMENT);
 
 /**
  * `GET /oauth/jwks` and `GET /openapi.json`: the public, cacheable documents of the API. Caches
@@ -27,7 +29,7 @@ const OPENAPI_PATH = `${API_BASE_PATH}/openapi.json`;
  */
 export function createJwksHandler(deps: JwksHandlerDeps) {
   return apiHandler(async (event) => {
-    if (event.resource === OPENAPI_PATH) return json(200, OPENAPI_DOCUMENT, { 'Cache-Control': 'public, max-age=300' });
+    if (event.resource === OPENAPI_PATH) return rawJson(200, OPENAPI_BODY, { 'Cache-Control': 'public, max-age=300' });
     return json(200, publishedKeys(await deps.signingKeys.list(), deps.clock.now(), deps.accessTokenMaxLifetimeSeconds), {
       'Cache-Control': 'public, max-age=300',
     });

@@ -50,17 +50,27 @@ export async function firstModels(baseUrl: string, key: string, limit: number) {
 }
 
 export async function createKey(baseUrl: string, admin: string, name: string) {
-  const { data, error, response } = await connect(baseUrl, admin).POST('/api/v1/keys', { body: { name } });
+  const { data, error, response } = await connect(baseUrl, admin).POST('/api/v1/keys', { body: { name, kind: 'workspace' } });
   if (error) return { status: response.status, message: error.error.message };
-  return { status: response.status, secret: data.key };
+  const hash: string = data.data.hash;
+  return { status: response.status, secret: data.key, hash, name: data.data.name, disabled: data.data.disabled };
 }
 
 export async function createIssuer(baseUrl: string, admin: string, issuerUrl: string) {
   const { data, error, response } = await connect(baseUrl, admin).POST('/api/v1/workload-identity/issuers', {
-    body: { name: 'CI', issuer_url: issuerUrl },
+    body: { name: 'CI', issuer_url: issuerUrl, check_jti: true },
   });
   if (error) return { status: response.status, message: error.error.message };
-  return { status: response.status, id: data.data.id };
+  const issuer: components['schemas']['Issuer'] = data.data;
+  return { status: response.status, id: issuer.id, issuerUrl: issuer.issuer_url, keys: issuer.jwks?.keys.length ?? null, checkJti: issuer.check_jti };
+}
+
+/** openapi-fetch does not check excess body properties: this misspelt \`jwks_url\` compiles, and the gateway refuses it. */
+export async function createIssuerMisspelt(baseUrl: string, admin: string) {
+  const { error, response } = await connect(baseUrl, admin).POST('/api/v1/workload-identity/issuers', {
+    body: { name: 'CI', issuer_url: 'https://idp.example', jwks_uri: 'https://idp.example/keys' },
+  });
+  return { status: response.status, message: error?.error.message, parameter: error?.error.metadata?.parameter };
 }
 
 export async function createPolicy(baseUrl: string, admin: string, policy: { issuerId: string; subject: string; audience: string; keyHash: string }) {
@@ -68,13 +78,16 @@ export async function createPolicy(baseUrl: string, admin: string, policy: { iss
     body: { name: 'Deploy', issuer_id: policy.issuerId, subject: policy.subject, audience: policy.audience, api_key_hash: policy.keyHash },
   });
   if (error) return { status: response.status, message: error.error.message };
-  return { status: response.status, id: data.data.id };
+  const scope: 'inference' | 'management' = data.data.scope;
+  return { status: response.status, id: data.data.id, scope, enabled: data.data.enabled, actsAs: data.data.api_key_hash };
 }
 
 /** RFC 8693 through the form-encoded token endpoint; refusals are RFC 6749 error bodies. */
 export async function exchange(baseUrl: string, subjectToken: string, policyId: string) {
   const { data, error, response } = await connect(baseUrl).POST('/api/v1/oauth/token', {
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    // Serialized here: the default serializer recognises a form by \`headers.get instanceof Function\`,
+    // which is false for Headers from another realm, such as the test runner's sandbox.
     bodySerializer: (form) => new URLSearchParams(form).toString(),
     body: {
       grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
@@ -86,6 +99,13 @@ export async function exchange(baseUrl: string, subjectToken: string, policyId: 
   if (error) return { status: response.status, error: error.error, description: error.error_description };
   const token: string = data.access_token;
   return { status: response.status, token, tokenType: data.token_type, scope: data.scope, expiresIn: data.expires_in };
+}
+
+export async function createGuardrail(baseUrl: string, admin: string, name: string) {
+  const { data, error, response } = await connect(baseUrl, admin).POST('/api/v1/guardrails', { body: { name, enforce_zdr: false } });
+  if (error) return { status: response.status, message: error.error.message };
+  const id: string = data.data.id;
+  return { status: response.status, id, name: data.data.name };
 }
 
 export async function assignToGuardrail(baseUrl: string, admin: string, id: string, keyHashes: string[]) {
@@ -100,7 +120,7 @@ export async function assignToGuardrail(baseUrl: string, admin: string, id: stri
 `;
 
 /** The exports of {@link CLIENT} as this test calls them; the client project checks their real types. */
-type ClientModule = Record<'firstModels' | 'createKey' | 'createIssuer' | 'createPolicy' | 'exchange' | 'assignToGuardrail', (...args: any[]) => Promise<any>>;
+type ClientModule = Record<'firstModels' | 'createKey' | 'createIssuer' | 'createIssuerMisspelt' | 'createPolicy' | 'exchange' | 'createGuardrail' | 'assignToGuardrail', (...args: any[]) => Promise<any>>;
 
 /**
  * Misuses the generated types must refuse: each statement, and what the compiler says of it.
@@ -126,6 +146,14 @@ const MISUSES: Record<string, { statement: string; error: string }> = {
   bodyFieldType: {
     statement: `client.POST('/api/v1/guardrails/{id}/assignments/keys', { params: { path: { id: 'g' } }, body: { key_hashes: 'a' } });`,
     error: `TS2322 Type 'string' is not assignable to type 'string[]'`,
+  },
+  keyKind: {
+    statement: `client.POST('/api/v1/keys', { body: { name: 'ci', kind: 'admin' } });`,
+    error: `TS2322 Type '"admin"' is not assignable to type '"workspace" | "management" | "personal" | undefined'`,
+  },
+  policyWithoutAudience: {
+    statement: `client.POST('/api/v1/workload-identity/policies', { body: { name: 'Deploy', issuer_id: 'i', subject: 's', api_key_hash: 'h' } });`,
+    error: `Property 'audience' is missing`,
   },
   missingPathParameter: {
     statement: `client.POST('/api/v1/guardrails/{id}/assignments/keys', { body: { key_hashes: [] } });`,
@@ -271,11 +299,14 @@ describe('a client generated from the OpenAPI document', () => {
     it('creates a key, an issuer and a policy, exchanges a workload token through the form, and calls with the access token', async () => {
       const admin = service.runtime.demo.keys.managementReadWrite;
       const key = await client().createKey(origin, admin, 'federated CI');
-      expect(key).toEqual({ status: 201, secret: expect.stringMatching(/^sk-mg-v1-[0-9a-f]{64}$/) });
+      expect(key).toEqual({ status: 201, secret: expect.stringMatching(/^sk-mg-v1-[0-9a-f]{64}$/), hash: expect.any(String), name: 'federated CI', disabled: false });
+      expect(key.hash).toBe(hashApiKey(key.secret));
       const issuer = await client().createIssuer(origin, admin, idp.issuerUrl);
-      expect(issuer).toEqual({ status: 201, id: expect.stringMatching(UUID) });
-      const policy = await client().createPolicy(origin, admin, { issuerId: issuer.id, subject: SUBJECT, audience: AUDIENCE, keyHash: hashApiKey(key.secret) });
-      expect(policy).toEqual({ status: 201, id: expect.stringMatching(UUID) });
+      // Neither keys nor a key URL: the issuer's keys come from OpenID discovery.
+      expect(issuer).toEqual({ status: 201, id: expect.stringMatching(UUID), issuerUrl: idp.issuerUrl, keys: null, checkJti: true });
+      const policy = await client().createPolicy(origin, admin, { issuerId: issuer.id, subject: SUBJECT, audience: AUDIENCE, keyHash: key.hash });
+      // SPEC 2.12: a workspace key's policy issues inference tokens.
+      expect(policy).toEqual({ status: 201, id: expect.stringMatching(UUID), scope: 'inference', enabled: true, actsAs: key.hash });
 
       const subjectToken = () => idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID(), exp: Math.floor(Date.now() / 1000) + 3600 });
       const exchanged = await client().exchange(origin, subjectToken(), policy.id);
@@ -290,17 +321,29 @@ describe('a client generated from the OpenAPI document', () => {
         error: 'invalid_grant',
         description: expect.stringMatching(/^The subject token or federation policy is not valid \(request id [0-9a-f-]{36}\)$/),
       });
+      // SPEC 7.1 on the admin API: the same issuer URL twice in one organization.
+      expect(await client().createIssuer(origin, admin, idp.issuerUrl)).toEqual({
+        status: 409,
+        message: `An issuer with issuer_url ${idp.issuerUrl} already exists in this organization`,
+      });
+      expect(await client().createIssuerMisspelt(origin, admin)).toEqual({ status: 400, message: 'Invalid jwks_uri: is not a known field', parameter: 'jwks_uri' });
     });
 
-    it('assigns keys to a guardrail with a typed path parameter and body', async () => {
+    it('creates a guardrail and assigns keys to it with a typed path parameter and body', async () => {
       const admin = service.runtime.demo.keys.managementReadWrite;
-      const guardrail = await service.call('/guardrails', { key: admin, method: 'POST', body: { name: `EU ${randomUUID()}` } });
-      expect(guardrail.status).toBe(201);
+      const name = `EU ${randomUUID()}`;
+      const guardrail = await client().createGuardrail(origin, admin, name);
+      expect(guardrail).toEqual({ status: 201, id: expect.stringMatching(UUID), name });
       const workspaceHash = hashApiKey(service.runtime.demo.keys.workspace);
-      expect(await client().assignToGuardrail(origin, admin, guardrail.body.data.id, [workspaceHash])).toEqual({ status: 200, assigned: 1 });
-      expect(await client().assignToGuardrail(origin, admin, guardrail.body.data.id, ['not-a-hash'])).toEqual({
+      expect(await client().assignToGuardrail(origin, admin, guardrail.id, [workspaceHash])).toEqual({ status: 200, assigned: 1 });
+      expect(await client().assignToGuardrail(origin, admin, guardrail.id, ['not-a-hash'])).toEqual({
         status: 400,
         message: 'Invalid key_hashes: item 0 must be a key hash (64 lowercase hexadecimal characters)',
+      });
+      // A management key that may only read is refused with 403 and the SPEC 7.1 body.
+      expect(await client().createGuardrail(origin, service.runtime.demo.keys.managementReadOnly, name)).toEqual({
+        status: 403,
+        message: 'This management key is read-only',
       });
     });
   });
