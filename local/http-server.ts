@@ -15,6 +15,8 @@ export interface ObservedExchange {
   readonly method: string;
   /** The route's resource template, e.g. `/api/v1/keys/{hash}`. */
   readonly resource: string;
+  /** The query string, `?` included, or empty. */
+  readonly search: string;
   readonly requestContentType: string | undefined;
   readonly requestBody: string;
   readonly status: number;
@@ -118,6 +120,7 @@ async function serve(
     observe({
       method,
       resource: match.resource,
+      search: url.search,
       requestContentType: request.headers['content-type'],
       requestBody: body.toString('utf8'),
       status,

@@ -18,7 +18,7 @@ export const SORTS = [
 ] as const;
 export type CatalogSort = (typeof SORTS)[number];
 
-const SORT_ALIASES: Record<string, CatalogSort> = { 'arena-elo-high-to-low': 'design-arena-elo-high-to-low' };
+export const SORT_ALIASES: Readonly<Record<string, CatalogSort>> = { 'arena-elo-high-to-low': 'design-arena-elo-high-to-low' };
 
 export const MAX_LIMIT = 1000;
 export const DEFAULT_LIMIT = 500;

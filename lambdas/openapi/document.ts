@@ -9,6 +9,9 @@
  * closed, so an undocumented status or field fails a test.
  */
 import { PAGES_BASE_PATH, ROUTES, resourcePath, type HttpMethod } from '../routes';
+import { DEFAULT_LIMIT, MAX_LIMIT, SORTS, SORT_ALIASES } from '../catalog/catalog-query';
+import { OUTPUT_MODALITIES } from '../catalog/types';
+import { EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT } from '../management/exchange-events-api';
 import { componentSchemas, ref, type Json } from './schemas';
 
 export const API_VERSION = '1.0.0';
@@ -40,10 +43,14 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     summary: 'List the models the caller may use (SPEC 4.1)',
     security: 'credential',
     query: [
-      query('offset', { type: 'integer', minimum: 0, default: 0 }, 'SPEC 8: minimum 0.'),
-      query('limit', { type: 'integer', minimum: 1, maximum: 1000, default: 500 }, 'SPEC 8: 1 to 1000.'),
-      query('sort', { type: 'string' }, 'Sort order of the list.'),
-      query('output_modalities', { type: 'string' }, '`all` or a comma-separated list of output modalities; default `text`.'),
+      query('offset', { type: 'integer', minimum: 0 }, 'SPEC 4.1, 8: models to skip, at least 0. With neither offset nor limit the whole list comes back.'),
+      query('limit', { type: 'integer', minimum: 1, maximum: MAX_LIMIT }, `SPEC 8: page size, 1 to ${MAX_LIMIT}; ${DEFAULT_LIMIT} when only offset is given.`),
+      query('sort', { type: 'string', enum: [...SORTS, ...Object.keys(SORT_ALIASES)] }, 'Server-side order (SPEC 4.1); absent: the catalog order.'),
+      query(
+        'output_modalities',
+        { type: 'string', pattern: `^(all|(${OUTPUT_MODALITIES.join('|')})(,(${OUTPUT_MODALITIES.join('|')}))*)$` },
+        '`all` or a comma-separated list of output modalities; default `text`.',
+      ),
     ],
     ok: { status: 200, schema: ref('ModelsListResponse') },
     errors: [400],
@@ -103,7 +110,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     security: 'management',
     query: [
       query('date', { type: 'string', format: 'date' }, 'One UTC day of the last 30.'),
-      query('api_key_hash', { type: 'string' }, 'Only this key.'),
+      query('api_key_hash', { type: 'string', pattern: '^[0-9a-f]{64}$' }, 'Only this key (its hash, as GET /keys lists it).'),
     ],
     ok: { status: 200, schema: ref('ActivityResponse') },
     errors: [400, 404],
@@ -112,7 +119,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     patch: true,
     remove: true,
     query: [
-      query('include_disabled', { type: 'boolean', default: false }, 'Include disabled keys.'),
+      query('include_disabled', { type: 'boolean' }, 'Include disabled keys; false when absent.'),
       query('workspace_id', { type: 'string', format: 'uuid' }, 'Only keys of this workspace.'),
     ],
     schemas: { list: 'ListKeysResponse', one: 'ApiKeyResponse', created: 'CreateKeyResponse', create: 'CreateKeyRequest', update: 'UpdateKeyRequest' },
@@ -190,7 +197,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     security: 'management',
     query: [
       query('policy_id', { type: 'string', format: 'uuid' }, 'Only events of this policy.'),
-      query('limit', { type: 'integer', minimum: 1, maximum: 100, default: 50 }, 'Page size.'),
+      query('limit', { type: 'integer', minimum: 1, maximum: EVENTS_MAX_LIMIT }, `Page size, 1 to ${EVENTS_MAX_LIMIT}; ${EVENTS_DEFAULT_LIMIT} when absent.`),
       query('cursor', { type: 'string' }, 'The previous page\'s `next_cursor`.'),
     ],
     ok: { status: 200, schema: ref('ListExchangeEventsResponse') },

@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { matchRoute } from '../../lambdas/routes';
-import { acceptedRequestMismatch, responseMismatch } from './openapi-responses';
+import { acceptedQueryMismatch, acceptedRequestMismatch, responseMismatch } from './openapi-responses';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ObservedExchange } from '../../local/http-server';
@@ -28,7 +28,7 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
   const mismatches: string[] = [];
   const thrown = new Set<string>();
   const observe = (exchange: ObservedExchange) => {
-    const why = documentMismatch(exchange.method, exchange.resource, exchange.status, exchange.contentType ?? null, exchange.body, sentJson({ 'content-type': exchange.requestContentType ?? '' }, exchange.requestBody || undefined));
+    const why = documentMismatch(exchange.method, exchange.resource, exchange.search, exchange.status, exchange.contentType ?? null, exchange.body, sentJson({ 'content-type': exchange.requestContentType ?? '' }, exchange.requestBody || undefined));
     if (why) mismatches.push(why);
   };
   // Request lines would drown the test output; warnings and errors still show.
@@ -49,7 +49,7 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
       const parsed = parse(response.text);
       const matched = matchRoute(method, url.pathname);
       if (matched && 'route' in matched) {
-        const why = documentMismatch(method, matched.resource, response.status, response.headers.get('content-type'), response.text, sentJson(requestHeaders, body));
+        const why = documentMismatch(method, matched.resource, url.search, response.status, response.headers.get('content-type'), response.text, sentJson(requestHeaders, body));
         if (why) {
           thrown.add(why);
           throw new Error(`The exchange does not match the OpenAPI document: ${why}`);
@@ -69,13 +69,14 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
 /**
  * Why an exchange does not match the OpenAPI document, or null: the answer must be one the
  * document describes (JSON parsed from `text`, streams event by event), and a JSON body the
- * service accepted must be one the document allows.
+ * service accepted must be one the document allows, and so must its documented query parameters.
  */
-function documentMismatch(method: string, resource: string, status: number, contentType: string | null, text: string, requestBody: unknown): string | null {
+function documentMismatch(method: string, resource: string, search: string, status: number, contentType: string | null, text: string, requestBody: unknown): string | null {
   const isJson = (contentType ?? '').startsWith('application/json');
   return (
     responseMismatch(method, resource, status, contentType, isJson ? parse(text) : text) ??
-    (status < 300 && requestBody !== undefined ? acceptedRequestMismatch(method, resource, requestBody) : null)
+    (status < 300 && requestBody !== undefined ? acceptedRequestMismatch(method, resource, requestBody) : null) ??
+    (status < 300 ? acceptedQueryMismatch(method, resource, search) : null)
   );
 }
 

@@ -4,7 +4,8 @@ import { OPENAPI_DOCUMENT } from '../../lambdas/openapi/document';
 
 type Json = Record<string, any>;
 type Content = Record<string, { schema: Json }>;
-type OperationObject = { requestBody?: { content: Content }; responses: Record<string, { content?: Content }> };
+type Parameter = { name: string; in: string; schema: Json };
+type OperationObject = { parameters?: Parameter[]; requestBody?: { content: Content }; responses: Record<string, { content?: Content }> };
 const paths = OPENAPI_DOCUMENT.paths as Record<string, Record<string, OperationObject>>;
 
 /**
@@ -137,4 +138,30 @@ function explain(validate: ValidateFunction, body: unknown): string {
     return `${error.instancePath || '/'} ${error.message} (got ${JSON.stringify(value)?.slice(0, 80)})`;
   });
   return [...new Set(lines)].join('; ');
+}
+
+/**
+ * Why the query of a request the service accepted (a 2xx) has a documented parameter with a
+ * value the document refuses, or null. Parameters the document does not name are left alone:
+ * the catalog ignores them, as caches and proxies add some.
+ */
+export function acceptedQueryMismatch(method: string, resource: string, search: string): string | null {
+  const parameters = (operation(method, resource)?.parameters ?? []).filter((parameter) => parameter.in === 'query');
+  const given = new URLSearchParams(search);
+  for (const parameter of parameters) {
+    for (const raw of given.getAll(parameter.name)) {
+      const validate = validator(`${method} ${resource} ?${parameter.name}`, parameter.schema);
+      if (!validate(fromQuery(raw, parameter.schema))) {
+        return `${method} ${resource} accepted ?${parameter.name}=${raw}, which the document refuses: ${explain(validate, raw)}`;
+      }
+    }
+  }
+  return null;
+}
+
+/** A query value as the parameter's schema types it (OpenAPI form style). */
+function fromQuery(raw: string, schema: Json): unknown {
+  if (schema.type === 'integer' || schema.type === 'number') return /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  if (schema.type === 'boolean') return raw === 'true' ? true : raw === 'false' ? false : raw;
+  return raw;
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { ObservedExchange } from '../../../local/http-server';
 import { startLocalRuntime } from '../../../local/runtime';
 import { startTestService, type TestService } from '../../support/local-service';
-import { acceptedRequestMismatch, responseMismatch } from '../../support/openapi-responses';
+import { acceptedQueryMismatch, acceptedRequestMismatch, responseMismatch } from '../../support/openapi-responses';
 
 type Schema = { $ref?: string; properties?: Record<string, unknown>; additionalProperties?: unknown };
 type OperationObject = { requestBody?: { content: Record<string, { schema: Schema }> } };
@@ -126,6 +126,15 @@ describe('the conformance check the suites run on every answer', () => {
   it('fails an undocumented status and an undocumented media type', () => {
     expect(get({ error: { code: 409, message: 'x' } }, 409)).toBe('GET /api/v1/workspaces/{id} answered 409, which is not documented');
     expect(get('<html>', 200, 'text/html')).toBe('GET /api/v1/workspaces/{id} 200 answered text/html, documented: application/json');
+  });
+
+  it('fails an accepted query value the document would refuse, and leaves unnamed parameters alone', () => {
+    expect(acceptedQueryMismatch('GET', '/api/v1/models/user', '?limit=5&offset=0&sort=newest&output_modalities=text,image&utm_source=x')).toBeNull();
+    expect(acceptedQueryMismatch('GET', '/api/v1/models/user', '?limit=1001')).toBe(
+      'GET /api/v1/models/user accepted ?limit=1001, which the document refuses: / must be <= 1000 (got "1001")',
+    );
+    expect(acceptedQueryMismatch('GET', '/api/v1/models/user', '?sort=cheapest')).toContain('accepted ?sort=cheapest, which the document refuses: / must be equal to one of the allowed values');
+    expect(acceptedQueryMismatch('GET', '/api/v1/keys', '?include_disabled=yes')).toContain('/ must be boolean');
   });
 
   it('fails an accepted request body the document would refuse', () => {
