@@ -1,6 +1,7 @@
 import { Environment, type ASTNode } from '@marcbachmann/cel-js';
 import { InvalidInputError } from '../errors';
 import type { ConditionVariables } from './types';
+import { CONDITION_VARIABLE_TYPES, MAX_CONDITION_LENGTH } from './limits';
 
 /**
  * Policy conditions (SPEC 4.4): CEL expressions over exactly four variables, checked in full
@@ -8,16 +9,7 @@ import type { ConditionVariables } from './types';
  * ({@link evaluateCondition}) from a per-container cache of compiled expressions.
  */
 
-/** SPEC 8: a condition is at most 2,000 characters. */
-export const MAX_CONDITION_LENGTH = 2000;
-
-/** SPEC 4.4: the only variables a condition sees, with their CEL types. */
-export const CONDITION_VARIABLE_TYPES: Readonly<Record<keyof ConditionVariables, string>> = Object.freeze({
-  subject: 'string',
-  audience: 'list<string>',
-  scopes: 'list<string>',
-  token_type: 'string',
-});
+export { CONDITION_VARIABLE_TYPES, MAX_CONDITION_LENGTH };
 
 /**
  * Parser limits. A 2,000-character condition a person writes stays far below them; they bound

@@ -6,6 +6,7 @@ import { isKeyHash, isUuid } from '../http/ids';
 import { refusedAddressKind } from './address-policy';
 import { ConditionError, checkCondition } from './condition';
 import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
+import { CLAIM_VALUE_MAX, ISSUER_FIELDS, JWKS_MAX_KEYS, NAME_MAX, POLICY_FIELDS, URL_MAX } from './limits';
 
 /**
  * Validation of issuer and policy input, in the management API's wire names: the API passes
@@ -16,16 +17,10 @@ import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
 
 type Body = Record<string, unknown>;
 
-export const NAME_MAX = 100;
-/** SPEC 8: `sub` and `aud` values are at most 512 characters, so configured ones are too. */
-export const CLAIM_VALUE_MAX = 512;
-export const URL_MAX = 512;
-export const JWKS_MAX_KEYS = 20;
+export { CLAIM_VALUE_MAX, ISSUER_FIELDS, JWKS_MAX_KEYS, NAME_MAX, POLICY_FIELDS, URL_MAX };
 const RSA_MIN_BITS = 2048;
 const RSA_MAX_BITS = 8192;
 
-export const ISSUER_FIELDS = ['name', 'issuer_url', 'jwks_url', 'jwks', 'check_jti'] as const;
-export const POLICY_FIELDS = ['name', 'issuer_id', 'subject', 'audience', 'condition', 'api_key_hash', 'enabled', 'claim_checks'] as const;
 /** Fields the service sets; a request that sends one is told so instead of "unknown field". */
 const READ_ONLY_FIELDS = ['id', 'scope', 'created_at', 'updated_at'] as const;
 

@@ -10,9 +10,8 @@
  * Bounds and enumerations come from the modules that enforce them, not from copies.
  */
 import { ACCESS_LEVELS, GUARDRAIL_LIMITS, KEY_KINDS, KEY_NAME_MAX, PLANS, WORKSPACE_LIMITS, WORKSPACE_SLUG } from '../accounts/types';
-import { CONDITION_VARIABLE_TYPES, MAX_CONDITION_LENGTH } from '../federation/condition';
 import { EXCHANGE_STEP_NAMES, REFUSAL_REASONS } from '../federation/exchange-types';
-import { CLAIM_VALUE_MAX, ISSUER_FIELDS, JWKS_MAX_KEYS, NAME_MAX, POLICY_FIELDS, URL_MAX } from '../federation/federation-validation';
+import { CLAIM_VALUE_MAX, CONDITION_VARIABLE_TYPES, ISSUER_FIELDS, JWKS_MAX_KEYS, MAX_CONDITION_LENGTH, NAME_MAX, POLICY_FIELDS, URL_MAX } from '../federation/limits';
 import { BOOLEAN_PARAMETERS, INTEGER_PARAMETERS, NUMBER_PARAMETERS, POSITIVE_INTEGER_PARAMETERS, ROLES } from '../inference/chat-request';
 import { EVENTS_MAX_LIMIT } from '../management/exchange-events-api';
 import publicCopy from './public-schemas.json';
