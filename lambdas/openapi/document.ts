@@ -295,9 +295,15 @@ function errorResponse(status: number, oauth: boolean): Json {
   };
 }
 
+/** Path parameters of a known shape; others (`{author}`, `{slug}`, `{file}`) are plain strings. */
+const PATH_PARAMETERS: Readonly<Record<string, Json>> = {
+  hash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "The key's hash, as GET /keys lists it." },
+  id: { type: 'string', format: 'uuid' },
+};
+
 /** `/api/v1/keys/{hash}` -> the `{hash}` path parameters. */
 function pathParameters(path: string): Json[] {
-  return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: PATH_PARAMETERS[m[1]!] ?? { type: 'string' } }));
 }
 
 function operationObject(path: string, op: Operation): Json {

@@ -350,6 +350,8 @@ const OWN_SCHEMAS: Json = {
       resource: { type: 'string', description: 'Accepted and ignored.' },
     },
     required: ['grant_type', 'subject_token_type', 'subject_token', 'federation_policy_id'],
+    // Not `additionalProperties: true`: generated clients would lose the form's types.
+    description: 'RFC 8693 token exchange. Parameters not listed here are ignored (RFC 6749 section 3.2).',
   },
   TokenResponse: {
     type: 'object',

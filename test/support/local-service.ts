@@ -28,7 +28,7 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
   const mismatches: string[] = [];
   const thrown = new Set<string>();
   const observe = (exchange: ObservedExchange) => {
-    const why = documentMismatch(exchange.method, exchange.resource, exchange.search, exchange.status, exchange.contentType ?? null, exchange.body, sentJson({ 'content-type': exchange.requestContentType ?? '' }, exchange.requestBody || undefined));
+    const why = documentMismatch(exchange.method, exchange.resource, exchange.search, exchange.status, exchange.contentType ?? null, exchange.body, sentBody({ 'content-type': exchange.requestContentType ?? '' }, exchange.requestBody));
     if (why) mismatches.push(why);
   };
   // Request lines would drown the test output; warnings and errors still show.
@@ -49,7 +49,7 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
       const parsed = parse(response.text);
       const matched = matchRoute(method, url.pathname);
       if (matched && 'route' in matched) {
-        const why = documentMismatch(method, matched.resource, url.search, response.status, response.headers.get('content-type'), response.text, sentJson(requestHeaders, body));
+        const why = documentMismatch(method, matched.resource, url.search, response.status, response.headers.get('content-type'), response.text, sentBody(requestHeaders, body));
         if (why) {
           thrown.add(why);
           throw new Error(`The exchange does not match the OpenAPI document: ${why}`);
@@ -71,20 +71,30 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
  * document describes (JSON parsed from `text`, streams event by event), and a JSON body the
  * service accepted must be one the document allows, and so must its documented query parameters.
  */
-function documentMismatch(method: string, resource: string, search: string, status: number, contentType: string | null, text: string, requestBody: unknown): string | null {
+function documentMismatch(
+  method: string,
+  resource: string,
+  search: string,
+  status: number,
+  contentType: string | null,
+  text: string,
+  requestBody: { media: string; value: unknown } | undefined,
+): string | null {
   const isJson = (contentType ?? '').startsWith('application/json');
   return (
     responseMismatch(method, resource, status, contentType, isJson ? parse(text) : text) ??
-    (status < 300 && requestBody !== undefined ? acceptedRequestMismatch(method, resource, requestBody) : null) ??
+    (status < 300 && requestBody !== undefined ? acceptedRequestMismatch(method, resource, requestBody.value, requestBody.media) : null) ??
     (status < 300 ? acceptedQueryMismatch(method, resource, search) : null)
   );
 }
 
-/** The JSON body a request carried, parsed; undefined for none or another media type. */
-function sentJson(headers: Record<string, string>, body: unknown): unknown {
-  const type = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
-  if (body === undefined || !type?.startsWith('application/json')) return undefined;
-  return typeof body === 'string' ? parse(body) : body;
+/** The body a request carried, as the document types it: JSON parsed, a form as its fields; undefined for none. */
+function sentBody(headers: Record<string, string>, body: unknown): { media: string; value: unknown } | undefined {
+  const type = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1]?.split(';')[0]?.trim();
+  if (body === undefined || body === '' || !type) return undefined;
+  if (type === 'application/json') return { media: type, value: typeof body === 'string' ? parse(body) : body };
+  if (type === 'application/x-www-form-urlencoded' && typeof body === 'string') return { media: type, value: Object.fromEntries(new URLSearchParams(body)) };
+  return undefined;
 }
 
 function parse(text: string): unknown {

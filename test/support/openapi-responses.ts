@@ -119,13 +119,14 @@ function streamMismatch(key: string, body: unknown): string | null {
 }
 
 /**
- * Why a JSON request body the service accepted (a 2xx) is one the document would refuse, or
- * null: what the service accepts, the document must describe.
+ * Why a request body the service accepted (a 2xx) is one the document would refuse, or null:
+ * what the service accepts, the document must describe. JSON bodies are taken as parsed; a
+ * form (the token endpoint) as its fields.
  */
-export function acceptedRequestMismatch(method: string, resource: string, body: unknown): string | null {
-  const schema = operation(method, resource)?.requestBody?.content['application/json']?.schema;
-  if (!schema) return body === undefined ? null : `${method} ${resource} accepted a JSON body, but documents none`;
-  const validate = validator(`${method} ${resource} request`, schema);
+export function acceptedRequestMismatch(method: string, resource: string, body: unknown, media = 'application/json'): string | null {
+  const schema = operation(method, resource)?.requestBody?.content[media]?.schema;
+  if (!schema) return body === undefined ? null : `${method} ${resource} accepted a ${media} body, but documents none`;
+  const validate = validator(`${method} ${resource} request ${media}`, schema);
   return validate(body) ? null : `${method} ${resource} accepted a request body the document refuses: ${explain(validate, body)}`;
 }
 

@@ -137,6 +137,20 @@ describe('the conformance check the suites run on every answer', () => {
     expect(acceptedQueryMismatch('GET', '/api/v1/keys', '?include_disabled=yes')).toContain('/ must be boolean');
   });
 
+  it('reads an accepted token request as its form fields', () => {
+    const form = 'application/x-www-form-urlencoded';
+    const request = {
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+      subject_token: 'eyJ.x.y',
+      federation_policy_id: '00000000-0000-4000-8000-000000000000',
+    };
+    expect(acceptedRequestMismatch('POST', '/api/v1/oauth/token', request, form)).toBeNull();
+    const { subject_token: _token, ...noToken } = request;
+    expect(acceptedRequestMismatch('POST', '/api/v1/oauth/token', noToken, form)).toContain("must have required property 'subject_token'");
+    expect(acceptedRequestMismatch('POST', '/api/v1/oauth/token', request)).toBe('POST /api/v1/oauth/token accepted a application/json body, but documents none');
+  });
+
   it('fails an accepted request body the document would refuse', () => {
     expect(acceptedRequestMismatch('POST', '/api/v1/workspaces', { name: 'Research' })).toBeNull();
     expect(acceptedRequestMismatch('POST', '/api/v1/workspaces', { name: 'Research', color: 'red' })).toBe(
