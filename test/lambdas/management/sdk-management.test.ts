@@ -9,9 +9,9 @@ import { startTestService, type TestService } from '../../support/local-service'
  * (camelCase in, the public snake_case bodies out) and its own zod response parsers.
  *
  * Unlike `models.listForUser`, these operations authenticate with the client's `apiKey`.
- * The list operations send `limit` and `offset` only when the caller gives them (their
- * paginator then asks for the next page while a page is full); modelgate serves its short
- * lists whole, so a call without them reads everything and `next()` ends the list.
+ * The list operations send `limit` and `offset` whenever a request is given (50 and 0 by
+ * default), neither without one; their paginator asks for `offset + page length` while a page holds `limit` items (50 when not
+ * given), so it ends only because modelgate honours `offset` (lambdas/management/list-page.ts).
  *
  * Where the SDK refuses an answer, the test holds the refusal to its exact zod issues: zod
  * reports every field it refuses, so nothing else in the answer differs from the SDK's types.
@@ -156,6 +156,45 @@ describe('the official SDK against the management API', () => {
     });
   });
 
+  describe('guardrails: pages and the workspace filter', () => {
+    let ids: string[];
+
+    beforeAll(async () => {
+      ids = [];
+      for (const [name, scope] of [['first', workspaceId], ['second', undefined], ['third', workspaceId]] as const) {
+        ids.push((await sdk.guardrails.create({ createGuardrailRequest: { name, ...(scope ? { workspaceId: scope } : {}) } })).data.id);
+      }
+    });
+    afterAll(async () => {
+      for (const id of ids) await sdk.guardrails.delete({ id });
+    });
+
+    it('pages through with the paginator: every guardrail once, and an end', async () => {
+      const seen: string[] = [];
+      for await (const page of await sdk.guardrails.list({ limit: 2 })) {
+        expect(page.result.totalCount).toBe(3);
+        seen.push(...page.result.data.map((guardrail) => guardrail.id));
+      }
+
+      expect(seen.sort()).toEqual([...ids].sort());
+      expect(requested).toEqual(['GET /guardrails?limit=2&offset=0', 'GET /guardrails?limit=2&offset=2']);
+    });
+
+    it('lists the guardrails of one workspace only', async () => {
+      const page = await sdk.guardrails.list({ workspaceId });
+
+      expect(page.result.data.map((guardrail) => guardrail.name).sort()).toEqual(['first', 'third']);
+      expect(page.result.totalCount).toBe(2);
+      expect(requested).toEqual([`GET /guardrails?limit=50&offset=0&workspace_id=${workspaceId}`]);
+    });
+
+    it('refuses a page size over 100 with a 400 the SDK parses', async () => {
+      const refused = await sdk.guardrails.list({ limit: 101 }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(BadRequestResponseError);
+      expect((refused as BadRequestResponseError).error).toEqual({ code: 400, message: 'Invalid limit: must be an integer from 1 to 100', metadata: { parameter: 'limit' } });
+    });
+  });
+
   describe('workspaces: refused only for default_guardrail_id null', () => {
     it('creates a workspace; the SDK refuses the answer for default_guardrail_id alone', async () => {
       const { issues, status, body } = await refusal(
@@ -178,6 +217,13 @@ describe('the official SDK against the management API', () => {
       expect(one.issues).toEqual([`data.default_guardrail_id: ${NULL_STRING}`]);
       expect(one.body.data).toMatchObject({ id: workspaceId, name: 'Default', slug: 'default' });
       expect(requested).toEqual(['GET /workspaces', `GET /workspaces/${workspaceId}`]);
+    });
+
+    it('serves workspaces page by page, in the order of the whole list', async () => {
+      const all = (await raw('/workspaces')).data.map((workspace: { id: string }) => workspace.id);
+      const second = await raw('/workspaces?offset=1&limit=1');
+      expect(second).toEqual({ data: [expect.objectContaining({ id: all[1] })], total_count: 2 });
+      expect(await raw('/workspaces?offset=2')).toEqual({ data: [], total_count: 2 });
     });
   });
 
