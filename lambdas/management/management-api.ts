@@ -23,6 +23,7 @@ import { checkId, checkIdList, optionalId, pathId } from '../http/ids';
 import { credentialHeader, jsonBody } from '../http/request';
 import { json } from '../http/responses';
 import { listExchangeEvents } from './exchange-events-api';
+import { pageOf, parseListPage } from './list-page';
 import { activityView, currentKeyView, guardrailView, issuerView, keyView, policyView, workspaceView } from './views';
 
 /** What an address-rate check answers: allowed, or when to retry (whole seconds). */
@@ -180,9 +181,10 @@ const OPERATIONS: Record<string, Operation> = {
   },
   'GET /api/v1/workspaces': {
     access: 'read',
-    run: async ({ principal, deps }) => {
-      const workspaces = await deps.service.listWorkspaces(orgOf(principal));
-      return json(200, { data: workspaces.map(workspaceView), total_count: workspaces.length });
+    run: async ({ principal, event, deps }) => {
+      const page = parseListPage(event.queryStringParameters ?? {});
+      const { items, total } = pageOf(await deps.service.listWorkspaces(orgOf(principal)), page);
+      return json(200, { data: items.map(workspaceView), total_count: total });
     },
   },
   'POST /api/v1/workspaces': {
@@ -205,9 +207,13 @@ const OPERATIONS: Record<string, Operation> = {
   },
   'GET /api/v1/guardrails': {
     access: 'read',
-    run: async ({ principal, deps }) => {
-      const guardrails = await deps.service.listGuardrails(orgOf(principal));
-      return json(200, { data: guardrails.map(guardrailView), total_count: guardrails.length });
+    run: async ({ principal, event, deps }) => {
+      const query = event.queryStringParameters ?? {};
+      const page = parseListPage(query);
+      const workspaceId = query.workspace_id === undefined ? undefined : checkId(query.workspace_id, 'workspace_id', 'uuid');
+      const guardrails = (await deps.service.listGuardrails(orgOf(principal))).filter((guardrail) => !workspaceId || guardrail.workspaceId === workspaceId);
+      const { items, total } = pageOf(guardrails, page);
+      return json(200, { data: items.map(guardrailView), total_count: total });
     },
   },
   'POST /api/v1/guardrails': {

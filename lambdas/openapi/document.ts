@@ -12,6 +12,7 @@ import { PAGES_BASE_PATH, ROUTES, resourcePath, type HttpMethod } from '../route
 import { DEFAULT_LIMIT, MAX_LIMIT, SORTS, SORT_ALIASES } from '../catalog/catalog-query';
 import { OUTPUT_MODALITIES } from '../catalog/types';
 import { EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT } from '../management/exchange-events-api';
+import { LIST_PAGE } from '../management/list-page';
 import { componentSchemas, ref, type Json } from './schemas';
 
 export const API_VERSION = '1.0.0';
@@ -32,6 +33,12 @@ interface Operation {
 }
 
 const query = (name: string, schema: Json, description: string) => ({ name, in: 'query', required: false, schema, description });
+
+/** `offset` and `limit` of a management list (lambdas/management/list-page.ts). */
+const listPage = (items: string) => [
+  query('offset', { type: 'integer', minimum: 0 }, `The ${items} to skip, at least 0. With neither offset nor limit the whole list comes back.`),
+  query('limit', { type: 'integer', minimum: 1, maximum: LIST_PAGE.maxLimit }, `Page size, 1 to ${LIST_PAGE.maxLimit}; ${LIST_PAGE.defaultLimit} when only offset is given.`),
+];
 
 const A = '/api/v1';
 const P = PAGES_BASE_PATH;
@@ -127,9 +134,11 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     createErrors: [400, 404, 409],
   }),
   ...crud('workspaces', '{id}', 'Workspace', 'workspaces', {
+    query: listPage('workspaces'),
     schemas: { list: 'ListWorkspacesResponse', one: 'GetWorkspaceResponse', created: 'CreateWorkspaceResponse', create: 'CreateWorkspaceRequest' },
   }),
   ...crud('guardrails', '{id}', 'Guardrail', 'guardrails', {
+    query: [...listPage('guardrails'), query('workspace_id', { type: 'string', format: 'uuid' }, 'Only the guardrails of this workspace.')],
     patch: true,
     remove: true,
     schemas: {
