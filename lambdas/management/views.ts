@@ -37,6 +37,8 @@ export function keyView(key: ApiKeyRecord, usage: KeyUsage = NO_USAGE) {
     workspace_id: key.workspaceId,
     creator_user_id: key.userId,
     guardrail_ids: key.guardrailIds,
+    // The official SDK requires the field; no key here belongs to an external user.
+    external_user: null,
     expires_at: key.expiresAt,
     created_at: key.createdAt,
     updated_at: key.updatedAt,

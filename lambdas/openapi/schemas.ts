@@ -198,8 +198,11 @@ export const KEY_ADAPTATION: Adaptation = {
     kind: { type: 'string', enum: [...KEY_KINDS], description: 'workspace, personal or management (SPEC 2.2).' },
     access_level: { type: ['string', 'null'], enum: [...ACCESS_LEVELS, null], description: 'A management key\'s access; null for the others.' },
     guardrail_ids: guardrailIds,
+    // The official SDK requires it on every key; it comes from a newer public document than
+    // the copy here. Keys are never issued for external users here.
+    external_user: { type: ['string', 'null'], description: 'Always null: no key is issued for an external user.' },
   },
-  required: ['kind', 'access_level', 'guardrail_ids', 'expires_at'],
+  required: ['kind', 'access_level', 'guardrail_ids', 'expires_at', 'external_user'],
 };
 
 export const CREATE_KEY_ADAPTATION: Adaptation = {

@@ -64,6 +64,7 @@ describe('ops key commands', () => {
         workspace_id: null,
         creator_user_id: null,
         guardrail_ids: [],
+        external_user: null,
         expires_at: null,
         created_at: '2026-11-21T12:00:00.000Z',
         updated_at: null,
