@@ -1,7 +1,7 @@
 import type { AccountStore } from '../accounts/account-store';
 import type { ApiKeyRecord } from '../accounts/types';
 import type { Clock } from '../clock';
-import type { ExchangeEvaluation, ExchangeStep, ExchangeStepName, RefusalReason, SubjectClaims } from './exchange-types';
+import { EXCHANGE_STEP_NAMES, type ExchangeEvaluation, type ExchangeStep, type ExchangeStepName, type RefusalReason, type SubjectClaims } from './exchange-types';
 import { MAX_KEYS, type IssuerKeySource } from './issuer-keys';
 import {
   ACCEPTED_ALGORITHMS,
@@ -48,17 +48,8 @@ export const MAX_SCOPES = 16;
 /** Longer than any identifier the service generates; never sent to a store. */
 const MAX_POLICY_ID_CHARS = 128;
 
-export const EXCHANGE_STEPS: readonly ExchangeStepName[] = [
-  'size_limits',
-  'policy_state',
-  'signature',
-  'iss',
-  'aud',
-  'sub',
-  'claim_check:scopes',
-  'claim_check:token_type',
-  'condition',
-];
+/** The steps in evaluation order (the policy tester lists them all). */
+export const EXCHANGE_STEPS: readonly ExchangeStepName[] = EXCHANGE_STEP_NAMES;
 
 class Refusal {
   constructor(

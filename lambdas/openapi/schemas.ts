@@ -99,6 +99,20 @@ const guardrailText = {
 };
 const stringList = (maxItems: number) => ({ type: ['array', 'null'], items: { type: 'string', minLength: 1 }, maxItems });
 
+/** What a guardrail request may carry: the lists as the handler bounds them, no budgets or filters. */
+const GUARDRAIL_INPUT: Adaptation = {
+  omit: [...GUARDRAIL_UNSUPPORTED, 'include_byok_in_budgets'],
+  change: {
+    allowed_models: stringList(1000),
+    ignored_models: stringList(1000),
+    allowed_providers: stringList(1000),
+    ignored_providers: stringList(1000),
+    enforce_zdr: { type: ['boolean', 'null'], description: 'Only endpoints with zero data retention (SPEC 2.5).' },
+    ...guardrailText,
+  },
+  closed: true,
+};
+
 /**
  * Public schemas modelgate describes differently, by their public name; the test of the
  * document compares every field not named here with the public document.
@@ -144,31 +158,8 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
     change: { enforce_zdr: { type: 'boolean', description: 'Only endpoints with zero data retention (SPEC 2.5).' } },
     required: ['description', 'allowed_models', 'ignored_models', 'allowed_providers', 'ignored_providers', 'enforce_zdr', 'updated_at'],
   },
-  CreateGuardrailRequest: {
-    omit: [...GUARDRAIL_UNSUPPORTED, 'include_byok_in_budgets'],
-    change: {
-      allowed_models: stringList(1000),
-      ignored_models: stringList(1000),
-      allowed_providers: stringList(1000),
-      ignored_providers: stringList(1000),
-      enforce_zdr: { type: ['boolean', 'null'], description: 'Only endpoints with zero data retention (SPEC 2.5).' },
-      ...guardrailText,
-    },
-    closed: true,
-  },
-  UpdateGuardrailRequest: {
-    omit: [...GUARDRAIL_UNSUPPORTED, 'include_byok_in_budgets'],
-    change: {
-      allowed_models: stringList(1000),
-      ignored_models: stringList(1000),
-      allowed_providers: stringList(1000),
-      ignored_providers: stringList(1000),
-      enforce_zdr: { type: ['boolean', 'null'], description: 'Only endpoints with zero data retention (SPEC 2.5).' },
-      ...guardrailText,
-    },
-    closed: true,
-    extra: { minProperties: 1 },
-  },
+  CreateGuardrailRequest: GUARDRAIL_INPUT,
+  UpdateGuardrailRequest: { ...GUARDRAIL_INPUT, extra: { minProperties: 1 } },
   BulkAssignKeysRequest: { change: { key_hashes: keyHashes('Hashes of the keys to assign (at most 500).') }, closed: true },
   BulkUnassignKeysRequest: { change: { key_hashes: keyHashes('Hashes of the keys to unassign (at most 500).') }, closed: true },
   ActivityItem: {

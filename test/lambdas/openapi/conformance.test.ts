@@ -1,4 +1,5 @@
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import { WORKSPACE_SETTINGS } from '../../../lambdas/management/views';
 import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -94,17 +95,7 @@ describe('the conformance check the suites run on every answer', () => {
     guardrail_ids: [],
     created_at: '2026-11-21T12:00:00.000Z',
     updated_at: null,
-    default_guardrail_id: null,
-    default_text_model: null,
-    default_image_model: null,
-    default_provider_sort: null,
-    is_observability_io_logging_enabled: false,
-    is_observability_broadcast_enabled: false,
-    is_data_discount_logging_enabled: false,
-    io_logging_sampling_rate: 1,
-    io_logging_api_key_ids: null,
-    include_byok_in_budgets: false,
-    created_by: null,
+    ...WORKSPACE_SETTINGS,
   };
   const get = (body: unknown, status = 200, type = 'application/json') => responseMismatch('GET', '/api/v1/workspaces/{id}', status, type, body);
 
