@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../../lambdas/signing/registration-properties';
 import { ALL_TABLES } from '../../../lambdas/store/table-schemas';
 import { SERVICE_BUNDLING, TRACING_ENVIRONMENT } from '../../../lib/constructs/service-function';
@@ -234,6 +235,8 @@ describe('bundled function entry points', () => {
     expect(jwks.inputs.filter((input) => input.includes('@aws-sdk/'))).toEqual([]);
     expect(jwks.inputs).toContain('lambdas/handlers/jwks.ts');
     expect(jwks.inputs.filter((input) => /accounts-service|catalog-index|management-api/.test(input))).toEqual([]);
+    // The OpenAPI document imports bounds, not the modules that enforce them with the CEL engine.
+    expect(jwks.inputs.filter((input) => /cel-js|federation\/condition|federation-validation/.test(input))).toEqual([]);
   }, 60_000);
 
   it('fails the cold start, naming the variable, when a table the function reads is not configured', async () => {
@@ -271,6 +274,13 @@ describe('bundled function entry points', () => {
     const result = await invoke('jwks', { ...event('/api/v1/oauth/jwks', '/api/v1/oauth/jwks', ''), headers: {} });
     expect(result.statusCode).toBe(200);
     expect(JSON.parse(result.body).keys).toHaveLength(1);
+  }, 60_000);
+
+  it('serves the OpenAPI document from the JWKS bundle, equal to the one the tests check answers against', async () => {
+    const result = await invoke('jwks', { ...event('/api/v1/openapi.json', '/api/v1/openapi.json', ''), headers: {} });
+    expect(result.statusCode).toBe(200);
+    expect(result.headers).toMatchObject({ 'Cache-Control': 'public, max-age=300' });
+    expect(JSON.parse(result.body)).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
   }, 60_000);
 
   it('registers the signing key from the registrar bundle as CloudFormation invokes it on the first deploy', async () => {
