@@ -298,14 +298,16 @@ async function main(): Promise<void> {
       evaluateCondition,
     };
     let events = new InMemoryExchangeEventStore();
+    // Fresh counters per handler; events go to whichever store `events` holds (reset between runs).
+    const memoryStores = () => ({
+      rateCounters: new InMemoryRateCounterStore(),
+      jtis: new InMemoryJtiStore(),
+      events: { record: (event: Parameters<InMemoryExchangeEventStore['record']>[0]) => events.record(event), list: (query: Parameters<InMemoryExchangeEventStore['list']>[0]) => events.list(query) },
+    });
     const memoryHandler = buildHandler({
       evaluation,
       signer: async () => signer,
-      stores: {
-        rateCounters: new InMemoryRateCounterStore(),
-        jtis: new InMemoryJtiStore(),
-        events: { record: (event) => events.record(event), list: (query) => events.list(query) },
-      },
+      stores: memoryStores(),
     });
 
     const token = subjectToken();
@@ -319,11 +321,7 @@ async function main(): Promise<void> {
       telemetry: createTelemetry({ functionName: 'tokenExchange', logLevel: 'INFO' }),
       evaluation,
       signer: async () => signer,
-      stores: {
-        rateCounters: new InMemoryRateCounterStore(),
-        jtis: new InMemoryJtiStore(),
-        events: { record: (event) => events.record(event), list: (query) => events.list(query) },
-      },
+      stores: memoryStores(),
     });
     // Where the time goes: the decision alone, and the domain function without the Lambda middlewares.
     const domainDeps: TokenExchangeDeps = {

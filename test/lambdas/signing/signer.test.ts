@@ -70,9 +70,10 @@ describe('LocalSigner', () => {
 
 /**
  * KmsSigner with the real SDK client against the KMS stand-in (test/support/kms-stand-in.ts),
- * which answers as KMS does: DER signatures, DER SPKI public keys, KMS error types.
+ * which answers as KMS does: DER signatures, DER SPKI public keys, KMS error types. One
+ * stand-in and one signing key serve both groups.
  */
-describe('KmsSigner through the KMS wire protocol', () => {
+describe('the KMS wire protocol, on one stand-in', () => {
   let kms: KmsStandIn;
   let client: KMSClient;
   let keyArn: string;
@@ -85,93 +86,84 @@ describe('KmsSigner through the KMS wire protocol', () => {
     await kms.stop();
   });
 
-  it('derives the kid from the DER public key and signs SHA-256 digests that verify as ES256', async () => {
-    const { kid, publicJwk } = await kmsPublicJwk(client, keyArn);
-    expect(publicJwk).toMatchObject({ kty: 'EC', crv: 'P-256', kid, alg: 'ES256', use: 'sig' });
-    expect(kid).toBe(await calculateJwkThumbprint({ kty: 'EC', crv: 'P-256', x: publicJwk.x, y: publicJwk.y }, 'sha256'));
-    const signer = new KmsSigner(client, keyArn, kid);
-    const before = kms.requests.length;
+  describe('KmsSigner through the KMS wire protocol', () => {
+    it('derives the kid from the DER public key and signs SHA-256 digests that verify as ES256', async () => {
+      const { kid, publicJwk } = await kmsPublicJwk(client, keyArn);
+      expect(publicJwk).toMatchObject({ kty: 'EC', crv: 'P-256', kid, alg: 'ES256', use: 'sig' });
+      expect(kid).toBe(await calculateJwkThumbprint({ kty: 'EC', crv: 'P-256', x: publicJwk.x, y: publicJwk.y }, 'sha256'));
+      const signer = new KmsSigner(client, keyArn, kid);
+      const before = kms.requests.length;
 
-    const jws = await signJws(signer, { sub: 's' });
+      const jws = await signJws(signer, { sub: 's' });
 
-    const { protectedHeader } = await compactVerify(jws, await importJWK(publicJwk, 'ES256'));
-    expect(protectedHeader).toEqual({ alg: 'ES256', kid, typ: 'at+jwt' });
-    const [request] = kms.requests.slice(before);
-    const signingInput = jws.split('.').slice(0, 2).join('.');
-    expect(request).toEqual({
-      operation: 'Sign',
-      body: {
-        KeyId: keyArn,
-        MessageType: 'DIGEST',
-        SigningAlgorithm: 'ECDSA_SHA_256',
-        Message: createHash('sha256').update(signingInput).digest('base64'),
-      },
+      const { protectedHeader } = await compactVerify(jws, await importJWK(publicJwk, 'ES256'));
+      expect(protectedHeader).toEqual({ alg: 'ES256', kid, typ: 'at+jwt' });
+      const [request] = kms.requests.slice(before);
+      const signingInput = jws.split('.').slice(0, 2).join('.');
+      expect(request).toEqual({
+        operation: 'Sign',
+        body: {
+          KeyId: keyArn,
+          MessageType: 'DIGEST',
+          SigningAlgorithm: 'ECDSA_SHA_256',
+          Message: createHash('sha256').update(signingInput).digest('base64'),
+        },
+      });
+    });
+
+    it('turns every DER signature KMS returns into a JOSE signature that verifies (short and padded r, s)', async () => {
+      const { kid, publicJwk } = await kmsPublicJwk(client, keyArn);
+      const key = await importJWK(publicJwk, 'ES256');
+      const signer = new KmsSigner(client, keyArn, kid);
+      for (let i = 0; i < 60; i++) {
+        await expect(compactVerify(await signJws(signer, { i }), key)).resolves.toBeDefined();
+      }
+    });
+
+    it('fails with the KMS error when the key is unknown or pending deletion', async () => {
+      const unknown = 'arn:aws:kms:eu-west-1:111122223333:key/00000000-0000-0000-0000-000000000000';
+      await expect(new KmsSigner(client, unknown, 'k').sign(Buffer.from('x'))).rejects.toMatchObject({
+        name: 'NotFoundException',
+        message: `Key '${unknown}' does not exist`,
+      });
+      const doomed = (await client.send(new CreateKeyCommand({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' }))).KeyMetadata!.Arn!;
+      await client.send(new ScheduleKeyDeletionCommand({ KeyId: doomed, PendingWindowInDays: 7 }));
+      await expect(kmsPublicJwk(client, doomed)).rejects.toMatchObject({ name: 'KMSInvalidStateException' });
     });
   });
 
-  it('turns every DER signature KMS returns into a JOSE signature that verifies (short and padded r, s)', async () => {
-    const { kid, publicJwk } = await kmsPublicJwk(client, keyArn);
-    const key = await importJWK(publicJwk, 'ES256');
-    const signer = new KmsSigner(client, keyArn, kid);
-    for (let i = 0; i < 60; i++) {
-      await expect(compactVerify(await signJws(signer, { i }), key)).resolves.toBeDefined();
-    }
-  });
+  describe('the KMS stand-in refuses what KMS refuses', () => {
 
-  it('fails with the KMS error when the key is unknown or pending deletion', async () => {
-    const unknown = 'arn:aws:kms:eu-west-1:111122223333:key/00000000-0000-0000-0000-000000000000';
-    await expect(new KmsSigner(client, unknown, 'k').sign(Buffer.from('x'))).rejects.toMatchObject({
-      name: 'NotFoundException',
-      message: `Key '${unknown}' does not exist`,
+    const sign = (input: Partial<ConstructorParameters<typeof SignCommand>[0]>) =>
+      client.send(new SignCommand({ KeyId: keyArn, Message: Buffer.alloc(32, 1), MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256', ...input } as ConstructorParameters<typeof SignCommand>[0]));
+
+    it.each([
+      ['a missing KeyId', { KeyId: undefined }, 'ValidationException', /Value null at 'keyId'/],
+      ['another signing algorithm', { SigningAlgorithm: 'RSASSA_PSS_SHA_256' }, 'InvalidKeyUsageException', /RSASSA_PSS_SHA_256/],
+      ['a raw message over 4,096 bytes', { MessageType: 'RAW', Message: Buffer.alloc(4097, 1) }, 'ValidationException', /less than or equal to 4096/],
+      ['a digest that is not 32 bytes', { Message: Buffer.alloc(20, 1) }, 'ValidationException', /Digest is invalid length/],
+    ])('refuses %s', async (_name, input, type, message) => {
+      await expect(sign(input as never)).rejects.toMatchObject({ name: type, message: expect.stringMatching(message) });
     });
-    const doomed = (await client.send(new CreateKeyCommand({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' }))).KeyMetadata!.Arn!;
-    await client.send(new ScheduleKeyDeletionCommand({ KeyId: doomed, PendingWindowInDays: 7 }));
-    await expect(kmsPublicJwk(client, doomed)).rejects.toMatchObject({ name: 'KMSInvalidStateException' });
-  });
-});
 
-describe('the KMS stand-in refuses what KMS refuses', () => {
-  let kms: KmsStandIn;
-  let client: KMSClient;
-  let keyArn: string;
-  beforeAll(async () => {
-    kms = await startKmsStandIn();
-    client = kms.client();
-    keyArn = (await client.send(new CreateKeyCommand({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' }))).KeyMetadata!.Arn!;
-  });
-  afterAll(async () => {
-    await kms.stop();
-  });
-
-  const sign = (input: Partial<ConstructorParameters<typeof SignCommand>[0]>) =>
-    client.send(new SignCommand({ KeyId: keyArn, Message: Buffer.alloc(32, 1), MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256', ...input } as ConstructorParameters<typeof SignCommand>[0]));
-
-  it.each([
-    ['a missing KeyId', { KeyId: undefined }, 'ValidationException', /Value null at 'keyId'/],
-    ['another signing algorithm', { SigningAlgorithm: 'RSASSA_PSS_SHA_256' }, 'InvalidKeyUsageException', /RSASSA_PSS_SHA_256/],
-    ['a raw message over 4,096 bytes', { MessageType: 'RAW', Message: Buffer.alloc(4097, 1) }, 'ValidationException', /less than or equal to 4096/],
-    ['a digest that is not 32 bytes', { Message: Buffer.alloc(20, 1) }, 'ValidationException', /Digest is invalid length/],
-  ])('refuses %s', async (_name, input, type, message) => {
-    await expect(sign(input as never)).rejects.toMatchObject({ name: type, message: expect.stringMatching(message) });
-  });
-
-  it('refuses GetPublicKey without a KeyId, and an unsigned request', async () => {
-    await expect(client.send(new GetPublicKeyCommand({} as never))).rejects.toMatchObject({ name: 'ValidationException' });
-    const response = await fetch(kms.endpoint, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-amz-json-1.1', 'X-Amz-Target': 'TrentService.GetPublicKey' },
-      body: JSON.stringify({ KeyId: keyArn }),
+    it('refuses GetPublicKey without a KeyId, and an unsigned request', async () => {
+      await expect(client.send(new GetPublicKeyCommand({} as never))).rejects.toMatchObject({ name: 'ValidationException' });
+      const response = await fetch(kms.endpoint, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-amz-json-1.1', 'X-Amz-Target': 'TrentService.GetPublicKey' },
+        body: JSON.stringify({ KeyId: keyArn }),
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ __type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' });
     });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ __type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' });
-  });
 
-  it('signs a raw message of up to 4,096 bytes as its SHA-256 digest, in DER', async () => {
-    const message = Buffer.alloc(4096, 7);
-    const { Signature, KeyId } = await sign({ MessageType: 'RAW', Message: message });
-    expect(KeyId).toBe(keyArn);
-    const { PublicKey } = await client.send(new GetPublicKeyCommand({ KeyId: keyArn }));
-    const publicKey = createPublicKey({ key: Buffer.from(PublicKey!), format: 'der', type: 'spki' });
-    expect(nodeVerify('sha256', message, { key: publicKey, dsaEncoding: 'der' }, Buffer.from(Signature!))).toBe(true);
+    it('signs a raw message of up to 4,096 bytes as its SHA-256 digest, in DER', async () => {
+      const message = Buffer.alloc(4096, 7);
+      const { Signature, KeyId } = await sign({ MessageType: 'RAW', Message: message });
+      expect(KeyId).toBe(keyArn);
+      const { PublicKey } = await client.send(new GetPublicKeyCommand({ KeyId: keyArn }));
+      const publicKey = createPublicKey({ key: Buffer.from(PublicKey!), format: 'der', type: 'spki' });
+      expect(nodeVerify('sha256', message, { key: publicKey, dsaEncoding: 'der' }, Buffer.from(Signature!))).toBe(true);
+    });
   });
 });
