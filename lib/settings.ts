@@ -100,6 +100,27 @@ export const contextKey = (name: keyof ModelgateSettings): string => `modelgate:
 
 export class SettingsError extends Error {}
 
+/** The context key that names an instance of the service: its stack and every physical name. */
+export const INSTANCE_CONTEXT_KEY = 'modelgate:instance';
+export const DEFAULT_INSTANCE_NAME = 'Modelgate';
+
+/**
+ * The instance name (`-c modelgate:instance=Staging`): the stack name, and the prefix of every
+ * physical name the stack sets, so staging and production share an account and region.
+ * CloudFormation stack names are a letter, then letters, digits and hyphens; 64 at most here,
+ * so the names built from it stay within KMS alias, log group and alarm name limits.
+ */
+export function readInstanceName(node: Node): string {
+  const value = node.tryGetContext(INSTANCE_CONTEXT_KEY) as unknown;
+  if (value === undefined || value === '') return DEFAULT_INSTANCE_NAME;
+  if (typeof value !== 'string' || !/^[A-Za-z][A-Za-z0-9-]{0,63}$/.test(value) || value.endsWith('-')) {
+    throw new SettingsError(
+      `${INSTANCE_CONTEXT_KEY} must be a letter, then up to 63 letters, digits or "-" (not ending in "-"), got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
 /**
  * Reads the settings from the context once, applying defaults, and validates them.
  * Values given on the command line (`-c modelgate:wafTokenRateLimit=50`) arrive as

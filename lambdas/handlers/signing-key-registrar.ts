@@ -9,7 +9,7 @@ import { traceHandler } from '../observability/tracing';
 import { kmsPublicJwk } from '../signing/kms-signer';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../signing/registration-properties';
 import type { SigningKeyStore } from '../signing/signer';
-import { registerSigningKey, retireSigningKey } from '../signing/signing-key-registry';
+import { registerDeployedSigningKey, retireSigningKey, type DeployedKeyChange } from '../signing/signing-key-registry';
 
 /** Writes signing-key records to the keys table; the key's ARN comes with the event. */
 export const SIGNING_KEY_REGISTRAR_FUNCTION = { tables: ['keys'] } as const satisfies FunctionRequirements;
@@ -31,8 +31,9 @@ export interface RegistrarResponse {
 
 /**
  * The deploy-time registrar, behind `Custom::SigningKeyRegistration`:
- * - Create, Update: reads the key's public JWK from KMS and registers it as the active
- *   signing key; a new key ARN retires the previous key, which stays published.
+ * - Create, Update: reads the key's public JWK from KMS and registers it; a new key ARN
+ *   becomes the active signing key and retires the previous one, which stays published, while
+ *   a redeploy naming the same key keeps a key rotated in since (`signing-key rotate`) active.
  * - Delete (stack deletion, or the old id after a key change): retires the key it registered.
  * A missing or empty key ARN fails the deployment with a message naming the property.
  */
@@ -50,12 +51,24 @@ export function createSigningKeyRegistrar(deps: SigningKeyRegistrarDeps) {
       throw new Error(`${event.RequestType}: resource property ${property} must be the signing key's ARN`);
     }
     const { kid, publicJwk } = await kmsPublicJwk(deps.kms, keyArn);
-    const result = await registerSigningKey(deps.signingKeys, { kid, keyRef: keyArn, publicJwk }, deps.clock);
-    logger.info('signing key registered', { kid, keyArn, changed: result.changed, retired: result.retired.map((r) => r.kid) });
+    const result = await registerDeployedSigningKey(deps.signingKeys, { kid, keyRef: keyArn, publicJwk }, keyChange(event, property, keyArn), deps.clock);
+    logger.info('signing key registered', {
+      kid,
+      keyArn,
+      active: result.active.kid,
+      changed: result.changed,
+      retired: result.retired.map((r) => r.kid),
+    });
     return { PhysicalResourceId: kid, Data: { Kid: kid } };
   };
   return middy<CloudFormationCustomResourceEvent, RegistrarResponse, Error, Context>()
     .use(injectLambdaContext(deps.telemetry.logger, { resetKeys: true, logEvent: false }))
     .use(traceHandler<CloudFormationCustomResourceEvent, RegistrarResponse>(deps.telemetry))
     .handler(register);
+}
+
+/** What the event says of the key: a new resource, another key than before, or the same key. */
+function keyChange(event: CloudFormationCustomResourceEvent, property: string, keyArn: string): DeployedKeyChange {
+  if (event.RequestType !== 'Update') return 'created';
+  return event.OldResourceProperties[property] === keyArn ? 'unchanged' : 'changed';
 }

@@ -53,6 +53,40 @@ export async function registerSigningKey(store: SigningKeyStore, key: SigningKey
 }
 
 /**
+ * What a deployment says of the stack's key (the `Custom::SigningKeyRegistration` event):
+ * - `created`: the resource is created (a new stack, or a replaced resource);
+ * - `changed`: an update names another key than before (a new stack key, or a rollback to the
+ *   previous one);
+ * - `unchanged`: an update names the same key (another property changed, such as the provider's
+ *   service token after a CDK upgrade).
+ */
+export type DeployedKeyChange = 'created' | 'changed' | 'unchanged';
+
+/**
+ * The deploy-time registration of the stack's key. A deployment never takes signing away from a
+ * key that `signing-key rotate` brought in after the stack's key: the newer key stays active.
+ * - `changed`: the named key becomes active, as in any rotation; the key it replaces is retired
+ *   and stays published (a new KMS key is the newest key there is; a rollback returns to the key
+ *   that signed before the failed update).
+ * - `created`, `unchanged`: a key that is already recorded becomes active again only when no key
+ *   rotated in after it is active; an unknown key is registered and becomes active.
+ */
+export async function registerDeployedSigningKey(
+  store: SigningKeyStore,
+  key: SigningKeyRegistration,
+  change: DeployedKeyChange,
+  clock: Clock,
+): Promise<RegistrationResult> {
+  if (change !== 'changed') {
+    const existing = await store.list();
+    const recorded = existing.find((record) => record.kid === key.kid);
+    const newer = recorded && existing.find((record) => record.status === 'active' && record.kid !== key.kid && record.createdAt > recorded.createdAt);
+    if (newer) return { active: newer, retired: [], changed: false };
+  }
+  return registerSigningKey(store, key, clock);
+}
+
+/**
  * Stops `kid` from signing, as of now, keeping it published until its tokens expire. A key
  * that is unknown or already retired is left as it is: its retirement time must not move.
  */

@@ -114,6 +114,8 @@ export class ServiceAlarms extends Construct {
   }
 
   private add(alarm: cloudwatch.Alarm): void {
+    // `<instance>-<alarm>`: two instances in one account and region keep apart in the console.
+    (alarm.node.defaultChild as cloudwatch.CfnAlarm).alarmName = `${Stack.of(this).stackName}-${alarm.node.id}`;
     this.alarms.push(alarm);
   }
 }

@@ -1,8 +1,10 @@
-import { Duration, RemovalPolicy, Size, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { nagName } from './nag';
 import { ROUTES, STREAMING_FUNCTIONS, resourcePath, type FunctionId } from '../../lambdas/routes';
 
 export interface ApiProps {
@@ -35,13 +37,19 @@ export class Api extends Construct {
     });
 
     this.restApi = new apigateway.RestApi(this, 'RestApi', {
+      // The instance's name, so staging and production tell apart in the console.
+      restApiName: Stack.of(this).stackName,
       description: 'modelgate: model catalog, token exchange and inference',
       // Regional, so the per-region hostnames can front it with their own domains.
       endpointConfiguration: { types: [apigateway.EndpointType.REGIONAL] },
       // Catalog pages run to hundreds of KB of JSON.
       minCompressionSize: Size.kibibytes(1),
-      // Access logging needs the account-level CloudWatch role of API Gateway.
+      // Access logging needs the account-level CloudWatch role of API Gateway. That setting
+      // (AWS::ApiGateway::Account) is one per account and region, shared by every instance:
+      // each instance sets its own role there, and keeps both on deletion, so deleting one
+      // instance never leaves another's access logging pointing at a deleted role.
       cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
         stageName: props.stageName,
         accessLogDestination: new apigateway.LogGroupLogDestination(this.accessLogs),
@@ -79,7 +87,7 @@ export class Api extends Construct {
     const cloudWatchRole = this.restApi.node.tryFindChild('CloudWatchRole');
     if (cloudWatchRole) {
       Validations.of(cloudWatchRole).acknowledge({
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        id: `AwsSolutions-IAM4[Policy::${nagName(this, iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonAPIGatewayPushToCloudWatchLogs').managedPolicyArn)}]`,
         reason: "API Gateway's account-level logging role needs AWS's own policy for it; it is shared by every API of the account",
       });
     }
@@ -97,12 +105,15 @@ export class Api extends Construct {
       let integration = integrations.get(functionId);
       if (!integration) {
         // Proxy integration: handlers see the whole request and shape the whole reply.
-        // No extra permission for the console's test-invoke stage: half the policy size.
+        // One invoke permission per function, for this API (`<api id>/*/*/*`), not one per
+        // method: a function's resource policy stays a few hundred bytes however many routes
+        // it serves (Lambda allows 20 KB), and which method reaches which function is the API's
+        // own wiring, which only this stack writes.
         // Streaming functions' bytes go to the client as written (SSE completions), for up
         // to the function's own timeout.
         const streaming = STREAMING_FUNCTIONS.includes(functionId);
         integration = new apigateway.LambdaIntegration(props.functions[functionId], {
-          allowTestInvoke: false,
+          scopePermissionToMethod: false,
           ...(streaming ? { responseTransferMode: apigateway.ResponseTransferMode.STREAM, timeout: Duration.minutes(5) } : {}),
         });
         integrations.set(functionId, integration);

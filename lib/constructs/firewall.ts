@@ -1,5 +1,6 @@
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
+import { Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 
 export interface FirewallProps {
@@ -44,11 +45,15 @@ const RATE_LIMITED_BODY = 'rate-limited';
  */
 export class Firewall extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
-  /** The web ACL's metric name: the `WebACL` dimension of its CloudWatch metrics. */
-  readonly metricName = 'modelgate-web-acl';
+  /**
+   * The web ACL's metric name: the `WebACL` dimension of its CloudWatch metrics. Named after
+   * the instance, so two instances in one account and region never share a metric.
+   */
+  readonly metricName: string;
 
   constructor(scope: Construct, id: string, props: FirewallProps) {
     super(scope, id);
+    this.metricName = `${Stack.of(this).stackName}-web-acl`;
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       defaultAction: { allow: {} },

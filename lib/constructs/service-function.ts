@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -91,6 +91,15 @@ export interface ServiceFunctionProps {
   readonly afterBundling?: (outputDir: string) => string[];
 }
 
+/**
+ * `/modelgate/<instance>/<name>`: log groups of two instances in one account never collide,
+ * and an operator finds an instance's logs under one prefix. Only for groups that go with the
+ * stack: a retained group with a fixed name would block creating the instance again.
+ */
+export function instanceLogGroupName(scope: Construct, name: string): string {
+  return `/modelgate/${Stack.of(scope).stackName}/${name}`;
+}
+
 function packageFiles(afterBundling: (outputDir: string) => string[]): ICommandHooks {
   return { beforeBundling: () => [], beforeInstall: () => [], afterBundling: (_inputDir, outputDir) => afterBundling(outputDir) };
 }
@@ -140,6 +149,7 @@ export class ServiceFunction extends NodejsFunction {
     // Created here rather than by Lambda on first invocation, so retention is bounded,
     // the group goes away with the stack, and the role can be limited to it.
     const functionLogs = new logs.LogGroup(scope, `${id}Logs`, {
+      logGroupName: instanceLogGroupName(scope, id),
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });

@@ -2,7 +2,10 @@ import { type CfnElement, CustomResource, RemovalPolicy, Stack, Validations } fr
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { nagName } from './nag';
+import { instanceLogGroupName } from './service-function';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../lambdas/signing/registration-properties';
 import type { SigningKey } from './signing-key';
 
@@ -33,6 +36,7 @@ export class SigningKeyRegistration extends Construct {
     const provider = new cr.Provider(this, 'Provider', {
       onEventHandler: props.registrar,
       logGroup: new logs.LogGroup(this, 'ProviderLogs', {
+        logGroupName: instanceLogGroupName(this, 'SigningKeyRegistrationProvider'),
         retention: logs.RetentionDays.ONE_MONTH,
         removalPolicy: RemovalPolicy.DESTROY,
       }),
@@ -41,7 +45,7 @@ export class SigningKeyRegistration extends Construct {
     this.frameworkFunction = provider.node.findChild('framework-onEvent') as lambda.IFunction;
     Validations.of(provider).acknowledge(
       {
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        id: `AwsSolutions-IAM4[Policy::${nagName(this, iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole').managedPolicyArn)}]`,
         reason: "The custom resource framework of aws-cdk-lib builds this role; it only writes its own logs and invokes the registrar",
       },
       {

@@ -519,11 +519,11 @@ describe('alarms', () => {
       Namespace: 'AWS/WAFV2',
       MetricName: 'BlockedRequests',
       Dimensions: expect.arrayContaining([
-        { Name: 'WebACL', Value: 'modelgate-web-acl' },
+        { Name: 'WebACL', Value: 'Modelgate-web-acl' },
         { Name: 'Rule', Value: 'ALL' },
       ]),
     });
-    expect(resourcesOfType(template, 'AWS::WAFv2::WebACL')[Object.keys(resourcesOfType(template, 'AWS::WAFv2::WebACL'))[0]!]!.Properties?.VisibilityConfig.MetricName).toBe('modelgate-web-acl');
+    expect(resourcesOfType(template, 'AWS::WAFv2::WebACL')[Object.keys(resourcesOfType(template, 'AWS::WAFv2::WebACL'))[0]!]!.Properties?.VisibilityConfig.MetricName).toBe('Modelgate-web-acl');
   });
 
   it('alarms on a failure of the custom resource framework function', () => {
@@ -622,6 +622,38 @@ describe('API', () => {
       resourcePath: '$context.resourcePath',
       status: '$context.status',
     });
+  });
+
+  it('lets API Gateway invoke each function through one permission, for this API only', () => {
+    const permissions = Object.values(resourcesOfType(template, 'AWS::Lambda::Permission')).filter(
+      (p) => p.Properties?.Principal === 'apigateway.amazonaws.com',
+    );
+    const routed = [...new Set(ROUTES.map((route) => route.function))];
+    expect(permissions.map((p) => p.Properties?.FunctionName['Fn::GetAtt'][0]).sort()).toEqual(
+      routed.map((fn) => functionLogicalId(template, FUNCTION_PREFIX[fn])).sort(),
+    );
+    const restApi = logicalIdOf(template, 'AWS::ApiGateway::RestApi', 'ApiRestApi');
+    for (const permission of permissions) {
+      expect(permission.Properties).toMatchObject({ Action: 'lambda:InvokeFunction' });
+      expect(JSON.stringify(permission.Properties?.SourceArn)).toBe(
+        JSON.stringify({
+          'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':execute-api:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':', { Ref: restApi }, '/*/*/*']],
+        }),
+      );
+    }
+  });
+
+  it("keeps every function's resource-based policy far below Lambda's 20 KB limit", () => {
+    // Lambda keeps one statement per permission; its size is the JSON Lambda stores, with the
+    // literals a deployment gives the intrinsics (the longest plausible ones: a 64-character
+    // function name, a 24-character partition and region, CloudFormation's generated Sid).
+    const LIMIT_BYTES = 20 * 1024;
+    const sizes = policySizes(template);
+    expect(Object.keys(sizes).sort()).toEqual([...new Set(ROUTES.map((route) => FUNCTION_PREFIX[route.function]))].sort());
+    for (const [fn, bytes] of Object.entries(sizes)) {
+      // Room for growth: a tenth of the limit, whatever the number of routes a function serves.
+      expect([fn, bytes < LIMIT_BYTES / 10]).toEqual([fn, true]);
+    }
   });
 
   it('answers unknown paths with 404 in the service error shape', () => {
@@ -736,3 +768,35 @@ describe('outputs', () => {
     expect(JSON.stringify(outputs.SettingsPageUrl!.Value)).toContain('/settings/workload-identity"');
   });
 });
+
+/** Bytes of each function's resource-based policy as Lambda would store it, by function prefix. */
+function policySizes(template: Template): Record<string, number> {
+  const literal = (value: unknown): string => {
+    if (typeof value === 'string') return value;
+    const fn = value as Record<string, any>;
+    if (fn['Fn::Join']) return (fn['Fn::Join'][1] as unknown[]).map(literal).join(fn['Fn::Join'][0]);
+    if (fn.Ref === 'AWS::Partition') return 'aws-us-gov';
+    if (fn.Ref === 'AWS::Region' || fn.Ref === 'AWS::URLSuffix') return 'ap-southeast-5-longest-x';
+    if (fn.Ref === 'AWS::AccountId') return '123456789012';
+    if (fn.Ref) return 'a'.repeat(10);
+    if (fn['Fn::GetAtt']) return `arn:aws-us-gov:lambda:ap-southeast-5-longest-x:123456789012:function:${'f'.repeat(64)}`;
+    throw new Error(`unexpected intrinsic ${JSON.stringify(value)}`);
+  };
+  const sizes: Record<string, number> = {};
+  const prefixes = Object.values(FUNCTION_PREFIX);
+  for (const [logicalId, permission] of Object.entries(resourcesOfType(template, 'AWS::Lambda::Permission'))) {
+    const target = permission.Properties?.FunctionName['Fn::GetAtt'][0] as string;
+    const prefix = prefixes.find((p) => target === functionLogicalId(template, p)) ?? target;
+    const statement = {
+      // CloudFormation's Sid: `<stack>-<logical id, up to 255>-<13 random>`.
+      Sid: `Modelgate-${logicalId}-ABCDEFGHIJKLM`,
+      Effect: 'Allow',
+      Principal: { Service: permission.Properties?.Principal },
+      Action: permission.Properties?.Action,
+      Resource: literal(permission.Properties?.FunctionName),
+      Condition: { ArnLike: { 'AWS:SourceArn': literal(permission.Properties?.SourceArn) } },
+    };
+    sizes[prefix] = (sizes[prefix] ?? JSON.stringify({ Version: '2012-10-17', Id: 'default', Statement: [] }).length) + JSON.stringify(statement).length + 1;
+  }
+  return sizes;
+}

@@ -1,11 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import type { App, Environment } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { ModelgateStack } from '../../lib/modelgate-stack';
-import { readSettingsFromContext } from '../../lib/settings';
+import { buildModelgateApp } from '../../lib/app';
+import type { ModelgateStack } from '../../lib/modelgate-stack';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -18,13 +17,15 @@ export function cdkJsonContext(): Record<string, unknown> {
 }
 
 /**
- * Synthesizes the stack as `bin/app.ts` does, environment-agnostic, with real bundling and
- * the cdk-nag AwsSolutions pack registered: an unacknowledged finding fails the synth.
+ * Synthesizes the stack as `bin/app.ts` builds it (lib/app.ts), with real bundling and the
+ * cdk-nag AwsSolutions pack registered: an unacknowledged finding fails the synth.
+ * Environment-agnostic unless `env` is given; the CLI gives one (see deploy-environments.test.ts).
  */
-export function synthModelgate(extraContext: Record<string, unknown> = {}): { app: App; stack: ModelgateStack; template: Template } {
-  const app = new App({ context: { ...cdkJsonContext(), ...extraContext } });
-  const stack = new ModelgateStack(app, 'Modelgate', readSettingsFromContext(app.node));
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+export function synthModelgate(
+  extraContext: Record<string, unknown> = {},
+  env?: Environment,
+): { app: App; stack: ModelgateStack; template: Template } {
+  const { app, stack } = buildModelgateApp({ context: { ...cdkJsonContext(), ...extraContext }, env });
   app.synth();
   return { app, stack, template: Template.fromStack(stack) };
 }

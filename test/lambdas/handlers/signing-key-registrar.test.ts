@@ -4,6 +4,7 @@ import { calculateJwkThumbprint, exportJWK } from 'jose';
 import { createPublicKey } from 'node:crypto';
 import { createSigningKeyRegistrar } from '../../../lambdas/handlers/signing-key-registrar';
 import { publishedKeys } from '../../../lambdas/oauth/jwks';
+import { registerSigningKey } from '../../../lambdas/signing/signing-key-registry';
 import { FixedClock } from '../../support/fixed-clock';
 import { startKmsStandIn, type KmsStandIn } from '../../support/kms-stand-in';
 import { MemorySigningKeyStore } from '../../support/memory-signing-key-store';
@@ -145,6 +146,87 @@ describe('signing-key registrar', () => {
     const updated = await handler(updateEvent(keyArn, keyArn, created.PhysicalResourceId), lambdaContext());
     expect(updated.PhysicalResourceId).toBe(created.PhysicalResourceId);
     expect(store.writes).toHaveLength(1);
+  });
+
+  /** `signing-key rotate` as the operator CLI does it: a new KMS key registered as the active one. */
+  async function rotate(store: MemorySigningKeyStore, clock: FixedClock): Promise<string> {
+    const rotatedArn = await createKey();
+    const { PublicKey } = await client.send(new GetPublicKeyCommand({ KeyId: rotatedArn }));
+    const publicJwk = await exportJWK(createPublicKey({ key: Buffer.from(PublicKey!), format: 'der', type: 'spki' }));
+    const kid = await kidOf(rotatedArn);
+    await registerSigningKey(store, { kid, keyRef: rotatedArn, publicJwk: { ...publicJwk, kid } }, clock);
+    return kid;
+  }
+
+  it('a redeploy naming the same key keeps a key rotated in since then active, and writes nothing', async () => {
+    const store = new MemorySigningKeyStore();
+    const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
+    const stackArn = await createKey();
+    const { handler } = registrar(store, clock);
+    const created = await handler(createEvent(stackArn), lambdaContext());
+    clock.set('2026-11-22T09:00:00Z');
+    const rotatedKid = await rotate(store, clock);
+    const writes = store.writes.length;
+    clock.set('2026-11-23T10:00:00Z');
+
+    // CloudFormation sends Update when any property changes, e.g. the provider's service token.
+    const updated = await handler(updateEvent(stackArn, stackArn, created.PhysicalResourceId), lambdaContext());
+
+    expect(updated.PhysicalResourceId).toBe(created.PhysicalResourceId);
+    expect(store.writes.length).toBe(writes);
+    expect(store.get(rotatedKid)).toMatchObject({ status: 'active', retiredAt: null });
+    expect(store.get(created.PhysicalResourceId)).toMatchObject({ status: 'retired', retiredAt: '2026-11-22T09:00:00.000Z' });
+  });
+
+  it('a replaced resource (Create) naming a recorded key keeps the newer rotated key active', async () => {
+    const store = new MemorySigningKeyStore();
+    const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
+    const stackArn = await createKey();
+    const { handler } = registrar(store, clock);
+    const created = await handler(createEvent(stackArn), lambdaContext());
+    clock.set('2026-11-22T09:00:00Z');
+    const rotatedKid = await rotate(store, clock);
+
+    await handler(createEvent(stackArn), lambdaContext());
+
+    expect(store.get(rotatedKid)?.status).toBe('active');
+    expect(store.get(created.PhysicalResourceId)?.status).toBe('retired');
+  });
+
+  it('a new stack key after a rotation becomes active: it is the newest key, and the rotated one stays published', async () => {
+    const store = new MemorySigningKeyStore();
+    const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
+    const [oldArn, newArn] = [await createKey(), await createKey()];
+    const { handler } = registrar(store, clock);
+    const created = await handler(createEvent(oldArn), lambdaContext());
+    clock.set('2026-11-22T09:00:00Z');
+    const rotatedKid = await rotate(store, clock);
+    clock.set('2026-11-23T10:00:00Z');
+
+    const updated = await handler(updateEvent(newArn, oldArn, created.PhysicalResourceId), lambdaContext());
+
+    expect(store.get(updated.PhysicalResourceId)).toMatchObject({ status: 'active', keyRef: newArn });
+    expect(store.get(rotatedKid)).toMatchObject({ status: 'retired', retiredAt: '2026-11-23T10:00:00.000Z' });
+    expect(publishedKeys(await store.list(), clock.now(), 900).keys.map((k) => k.kid)).toEqual([updated.PhysicalResourceId, rotatedKid]);
+  });
+
+  it('a rolled-back key change signs with the previous key again, and the cleanup Delete leaves it active', async () => {
+    const store = new MemorySigningKeyStore();
+    const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
+    const [previousArn, failedArn] = [await createKey(), await createKey()];
+    const { handler } = registrar(store, clock);
+    const created = await handler(createEvent(previousArn), lambdaContext());
+    clock.set('2026-11-22T09:00:00Z');
+    const updated = await handler(updateEvent(failedArn, previousArn, created.PhysicalResourceId), lambdaContext());
+
+    // UPDATE_ROLLBACK_IN_PROGRESS: the old properties come back, then the new physical id is deleted.
+    clock.set('2026-11-22T09:05:00Z');
+    const rolledBack = await handler(updateEvent(previousArn, failedArn, updated.PhysicalResourceId), lambdaContext());
+    await handler(deleteEvent(failedArn, updated.PhysicalResourceId), lambdaContext());
+
+    expect(rolledBack.PhysicalResourceId).toBe(created.PhysicalResourceId);
+    expect(store.get(created.PhysicalResourceId)).toMatchObject({ status: 'active', retiredAt: null, createdAt: '2026-11-21T12:00:00.000Z' });
+    expect(store.get(updated.PhysicalResourceId)).toMatchObject({ status: 'retired', retiredAt: '2026-11-22T09:05:00.000Z' });
   });
 
   it('Delete (stack deletion): retires the key, which stays published until its tokens expire', async () => {
