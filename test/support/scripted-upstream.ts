@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /** What the upstream does with the next request to one provider path. */
@@ -26,6 +27,15 @@ export interface ReceivedRequest {
   abortedByGateway: boolean;
 }
 
+export interface ScriptedUpstreamOptions {
+  /**
+   * Serve HTTPS with this certificate (for `127.0.0.1`), as a deployed stack requires of its
+   * upstreams; the caller makes the gateway trust its CA.
+   * @default plain HTTP
+   */
+  tls?: { certPem: string; keyPem: string };
+}
+
 export interface ScriptedUpstream {
   /** The OpenAI-compatible base URL of one provider path, e.g. `http://127.0.0.1:1234/alpha/v1`. */
   baseUrl(provider: string): string;
@@ -40,12 +50,13 @@ export interface ScriptedUpstream {
  * A real HTTP server speaking the OpenAI-compatible chat-completions protocol that streams,
  * stalls and fails on demand, one queue of behaviours per provider path.
  */
-export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
+export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {}): Promise<ScriptedUpstream> {
   const queues = new Map<string, UpstreamBehaviour[]>();
   const received: ReceivedRequest[] = [];
-  const server: Server = createServer((request, response) => {
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
     void handle(request, response);
-  });
+  };
+  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, listener) : createServer(listener);
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const match = /^\/([^/]+)\/v1\/chat\/completions$/.exec(request.url ?? '');
@@ -122,7 +133,7 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: (provider) => `http://127.0.0.1:${port}/${provider}/v1`,
+    baseUrl: (provider) => `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}/${provider}/v1`,
     script(provider, ...behaviours) {
       queues.set(provider, [...(queues.get(provider) ?? []), ...behaviours]);
     },

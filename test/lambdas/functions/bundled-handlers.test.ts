@@ -1,321 +1,488 @@
-import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { promisify } from 'node:util';
-import { build } from 'esbuild';
-import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
-import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../../lambdas/signing/registration-properties';
-import { ALL_TABLES } from '../../../lambdas/store/table-schemas';
-import { SERVICE_BUNDLING, TRACING_ENVIRONMENT } from '../../../lib/constructs/service-function';
-import { LOCAL_AWS_ENV } from '../../../local/embedded-dynamodb';
-import { startKmsStandIn } from '../../support/kms-stand-in';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { CreateKeyCommand } from '@aws-sdk/client-kms';
+import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { createRemoteJWKSet, customFetch, decodeProtectedHeader, jwtVerify } from 'jose';
+import OpenAI from 'openai';
+import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
-import { LocalSigner } from '../../../lambdas/signing/local-signer';
+import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
+import { ROUTES, resourcePath } from '../../../lambdas/routes';
+import { KmsSigner } from '../../../lambdas/signing/kms-signer';
+import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../../lambdas/signing/registration-properties';
+import { DynamoAccountStore } from '../../../lambdas/store/dynamo-account-store';
+import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
+import { createDevCertificateAuthority } from '../../../local/dev-certificates';
+import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from '../../../local/seed';
+import { TRACING_ENVIRONMENT } from '../../../lib/constructs/service-function';
 import { signJwt } from '../../support/access-tokens';
-import { startTestService, type TestService } from '../../support/local-service';
+import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
+import { synthesizeModelgate } from '../../support/cloud-assembly';
+import { eventually } from '../../support/eventually';
+import { FUNCTION_REQUIREMENTS } from '../../support/function-requirements';
+import { startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
+import { startLambdaProcess, type LambdaProcess } from '../../support/lambda-process';
+import { cloudFormationEvent, deployLocally, type LocalDeployment } from '../../support/local-deployment';
+import { startScriptedUpstream, type ScriptedUpstream } from '../../support/scripted-upstream';
 
 const ROOT = join(__dirname, '..', '..', '..');
-const run = promisify(execFile);
+const CONSTRUCT_IDS: string[] = Object.values(FUNCTION_REQUIREMENTS).map((fn) => fn.construct).sort();
+const PROVIDER_KEY = 'sk-upstream-from-secrets-manager';
+const SUBJECT = 'system:serviceaccount:payments:worker';
+const AUDIENCE = 'modelgate-bundle-suite';
 
 /**
- * The artifact Lambda runs: each entry bundled with the stack's own bundling options (ESM,
- * its Node target, minified, the SDK left external for the runtime to provide), loaded by
- * plain node as an ES module with only the environment the stack gives it, and invoked with
- * a REST API proxy event against the embedded DynamoDB.
+ * What ships, serving the demo end to end: the app synthesized once as `cdk deploy` builds it
+ * (real esbuild bundles), then, from the template and the cloud assembly alone, every function
+ * package running in its own Node.js process with the environment the template gives it, its
+ * tables, KMS key and secret created from their template definitions in local stand-ins, the
+ * signing key registered by the registrar package through CloudFormation's `Create` event, and
+ * the REST API served over HTTPS by routing the template's resources and methods to the
+ * function each integration names. Real clients (fetch, jose, openai) talk to it.
  */
-describe('bundled function entry points', () => {
-  let service: TestService;
-  let outDir: string;
+describe('the synthesized stack, served from its function packages', () => {
+  let outdir: string;
+  let deployment: LocalDeployment;
+  let identityProvider: TestIdentityProvider;
+  let upstream: ScriptedUpstream;
+  let stores: RuntimeStores;
+  let demo: DemoCredentials;
+  /** The API base URL: the stage's invoke URL, as the `ApiUrl` output names it. */
+  let apiUrl: string;
+  let signingKeyArn: string;
+  let registeredKid: string;
+
   beforeAll(async () => {
-    service = await startTestService();
-    // Inside the project, so the external SDK resolves from its node_modules as the runtime's would.
+    // One CA for the HTTPS services the functions call out to: the identity provider (token
+    // exchange) and the inference upstream, each trusted through NODE_EXTRA_CA_CERTS.
+    const ca = createDevCertificateAuthority({ commonName: 'bundle suite CA' });
+    identityProvider = await startIdentityProvider({ ca });
+    upstream = await startScriptedUpstream({ tls: ca.issueServerCertificate(['127.0.0.1']) });
+    // Inside the project, so the SDK the packages leave external resolves from its node_modules,
+    // as the Lambda runtime provides it.
     mkdirSync(join(ROOT, 'node_modules', '.cache'), { recursive: true });
-    outDir = mkdtempSync(join(ROOT, 'node_modules', '.cache', 'modelgate-bundle-'));
-  });
+    outdir = mkdtempSync(join(ROOT, 'node_modules', '.cache', 'modelgate-assembly-'));
+    const caFile = join(outdir, 'outbound-ca.pem');
+    writeFileSync(caFile, ca.certPem);
+
+    const assembly = synthesizeModelgate(join(outdir, 'cdk.out'), {
+      // An HTTPS provider that needs the key the stack's secret holds.
+      'modelgate:inferenceUpstreams': { '*': upstream.baseUrl('alpha') },
+    });
+    deployment = await deployLocally(assembly, {
+      extraEnvironment: {
+        // Test-only: the identity provider runs on this machine, so its issuer URL is a
+        // loopback one. A deployed stage refuses loopback issuers (lambdas/config.ts allows
+        // MODELGATE_ALLOW_LOOPBACK_ISSUERS on the "local" stage only): the two functions that
+        // judge issuer URLs, management (saving the issuer) and the token exchange (fetching its
+        // keys), run as that stage. Its CA is no public one: NODE_EXTRA_CA_CERTS.
+        TokenExchange: { MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'local', NODE_EXTRA_CA_CERTS: caFile },
+        Management: { MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'local' },
+        // Test-only: the upstream's certificate comes from the same private CA.
+        Inference: { NODE_EXTRA_CA_CERTS: caFile },
+      },
+    });
+    apiUrl = deployment.outputs.ApiUrl!;
+
+    // What `npm start` seeds, through the same code, into the tables the template defines.
+    stores = connectToRuntime({ dynamoEndpoint: deployment.dynamo.endpoint });
+    await seedCatalog(stores.catalog);
+    const accounts = new DynamoAccountStore(stores.documentClient, TABLE_SCHEMAS.keys.localName);
+    demo = await ensureDemoOrganization(new AccountsService({ store: accounts }), accounts, join(outdir, 'demo.json'), apiUrl, () => undefined);
+
+    // The operator's step after deploying (README): the provider key into the stack's secret.
+    await deployment.secrets.client().send(new PutSecretValueCommand({ SecretId: deployment.outputs.ProviderCredentialsSecretArn, SecretString: JSON.stringify({ '*': PROVIDER_KEY }) }));
+
+    signingKeyArn = deployment.outputs.SigningKeyArn!;
+    registeredKid = Object.values(deployment.customResources)[0]!.PhysicalResourceId;
+  }, 180_000);
+
   afterAll(async () => {
-    await service.stop();
-    rmSync(outDir, { recursive: true, force: true });
+    stores?.destroy();
+    await deployment?.stop();
+    await upstream?.stop();
+    await identityProvider?.close();
+    if (outdir) rmSync(outdir, { recursive: true, force: true });
   });
 
-  /** The environment the stack sets, pointed at the embedded DynamoDB. */
-  const functionEnv = (extra: Record<string, string> = {}) => ({
-    PATH: process.env.PATH ?? '',
-    ...LOCAL_AWS_ENV,
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    AWS_ENDPOINT_URL_DYNAMODB: service.runtime.dynamoEndpoint,
-    ...Object.fromEntries(ALL_TABLES.map((table) => [table.envVar, table.localName])),
-    STAGE: 'v1',
-    LOG_LEVEL: 'ERROR',
-    API_BASE_URL: 'https://api.example.com/api/v1',
-    ...extra,
-  });
-
-  /** Bundles an entry as the stack does; returns the output file and the source files it holds. */
-  async function bundle(entry: string): Promise<{ file: string; inputs: string[] }> {
-    const file = join(outDir, entry, 'index.mjs');
-    const result = await build({
-      entryPoints: [join(ROOT, 'lambdas', 'functions', `${entry}.ts`)],
-      bundle: true,
-      platform: 'node',
-      format: SERVICE_BUNDLING.format,
-      target: SERVICE_BUNDLING.target,
-      minify: SERVICE_BUNDLING.minify,
-      sourcemap: SERVICE_BUNDLING.sourceMap,
-      sourcesContent: SERVICE_BUNDLING.sourcesContent,
-      mainFields: [...SERVICE_BUNDLING.mainFields],
-      banner: { js: SERVICE_BUNDLING.banner },
-      external: [...SERVICE_BUNDLING.externalModules],
-      outfile: file,
-      metafile: true,
-      logLevel: 'silent',
-    });
-    return { file, inputs: Object.keys(result.metafile.inputs).map((input) => relative(ROOT, join(ROOT, input))) };
-  }
-
-  async function invoke<Result = { statusCode: number; headers: Record<string, string>; body: string }>(
-    entry: string,
-    event: Record<string, unknown>,
-    env: Record<string, string> = functionEnv(),
-  ): Promise<Result> {
-    const { file } = await bundle(entry);
-    const runner = join(outDir, `run-${entry}.mjs`);
-    writeFileSync(
-      runner,
-      `const { handler } = await import(${JSON.stringify(file)});\n` +
-        `const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'bundle-test', functionName: ${JSON.stringify(entry)}, getRemainingTimeInMillis: () => 30000 });\n` +
-        `process.stdout.write(JSON.stringify(result));\n`,
-    );
-    const { stdout } = await run(process.execPath, [runner, JSON.stringify(event)], { env, cwd: outDir });
-    return JSON.parse(stdout.trim().split('\n').at(-1)!);
-  }
-
-  const event = (resource: string, path: string, key: string, query: Record<string, string> | null = null) => ({
-    resource,
-    path,
-    httpMethod: 'GET',
-    headers: { Authorization: `Bearer ${key}`, Host: 'localhost' },
-    multiValueHeaders: {},
-    queryStringParameters: query,
-    multiValueQueryStringParameters: null,
-    pathParameters: null,
-    stageVariables: null,
-    body: null,
-    isBase64Encoded: false,
-    requestContext: { identity: { sourceIp: '203.0.113.7' }, requestId: 'r1', stage: 'v1' },
-  });
-
-  it('accepts an access token signed with the service\'s signing key in the catalog bundle, and refuses one for another API', async () => {
-    const signer = await LocalSigner.fromFile(join(service.dataDir, 'signing-key.pem'));
-    const now = Math.floor(Date.now() / 1000);
-    const token = (aud: string) =>
-      signJwt(signer, { iss: 'https://api.example.com/api/v1', aud, sub: 'w', iat: now, exp: now + 600, [ACTING_KEY_CLAIM]: hashApiKey(service.runtime.demo.keys.workspace) });
-    const ok = await invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', await token('https://api.example.com/api/v1'), { limit: '1' }));
-    expect(ok.statusCode).toBe(200);
-    const refused = await invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', await token('https://other.example.com/api/v1'), { limit: '1' }));
-    expect(refused.statusCode).toBe(401);
-  }, 60_000);
-
-  it('serves the catalog from the catalog bundle', async () => {
-    const result = await invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', service.runtime.demo.keys.workspace, { limit: '2' }));
-    expect(result.statusCode).toBe(200);
-    const body = JSON.parse(result.body);
-    expect(body.data).toHaveLength(2);
-    expect(body.links.next).toBe('/api/v1/models/user?offset=2&limit=2');
-  }, 60_000);
-
-  it('authenticates and refuses the wrong key kind in the management bundle', async () => {
-    const ok = await invoke('management', event('/api/v1/workspaces', '/api/v1/workspaces', service.runtime.demo.keys.managementReadOnly));
-    expect(ok.statusCode).toBe(200);
-    expect(JSON.parse(ok.body).total_count).toBe(1);
-    const refused = await invoke('management', event('/api/v1/workspaces', '/api/v1/workspaces', service.runtime.demo.keys.workspace));
-    expect(refused.statusCode).toBe(403);
-    expect(JSON.parse(refused.body)).toEqual({ error: { code: 403, message: 'Operation reserved for management keys' } });
-  }, 60_000);
-
-  it('streams a completion from the inference bundle through the Lambda runtime\'s streaming helpers', async () => {
-    const { file } = await bundle('inference');
-    const runner = join(outDir, 'run-inference-stream.mjs');
-    // The runtime's `awslambda` global: streamifyResponse marks the handler, and
-    // HttpResponseStream.from defers the prelude and its eight NUL bytes to the first write.
-    writeFileSync(
-      runner,
-      `import { Writable } from 'node:stream';\n` +
-        `const MARK = Symbol.for('aws.lambda.runtime.handler.streaming');\n` +
-        `globalThis.awslambda = {\n` +
-        `  streamifyResponse: (h) => { h[MARK] = 'response'; return h; },\n` +
-        `  HttpResponseStream: { from(s, prelude) { s.setContentType('application/vnd.awslambda.http-integration-response');\n` +
-        `    s._onBeforeFirstWrite = (write) => { write(JSON.stringify(prelude)); write(new Uint8Array(8)); }; return s; } },\n` +
-        `};\n` +
-        `class ResponseStream extends Writable {\n` +
-        `  chunks = []; writes = 0;\n` +
-        `  setContentType(type) { this.contentType = type; }\n` +
-        `  _write(chunk, _e, cb) { const hook = this._onBeforeFirstWrite; this._onBeforeFirstWrite = undefined;\n` +
-        `    if (hook) hook((c) => this.chunks.push(Buffer.from(c))); this.chunks.push(Buffer.from(chunk)); this.writes++; cb(); }\n` +
-        `}\n` +
-        `const { handler } = await import(${JSON.stringify(file)});\n` +
-        `const stream = new ResponseStream();\n` +
-        `await handler(JSON.parse(process.argv[2]), stream, { awsRequestId: 'bundle-test', functionName: 'inference', getRemainingTimeInMillis: () => 30000 });\n` +
-        `process.stdout.write(JSON.stringify({ mark: handler[MARK], contentType: stream.contentType, writes: stream.writes, ended: stream.writableEnded, bytes: Buffer.concat(stream.chunks).toString('base64') }));\n`,
-    );
-    const request = {
-      ...event('/api/v1/chat/completions', '/api/v1/chat/completions', service.runtime.demo.keys.workspace),
-      httpMethod: 'POST',
-      body: JSON.stringify({ model: 'openai/gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'bundled stream' }] }),
-    };
-    const env = functionEnv({ INFERENCE_UPSTREAMS: '{"*":"development-echo"}', UPSTREAM_TIMEOUT_SECONDS: '5' });
-    const { stdout } = await run(process.execPath, [runner, JSON.stringify(request)], { env, cwd: outDir });
-    const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
-    expect(result).toMatchObject({ mark: 'response', contentType: 'application/vnd.awslambda.http-integration-response', ended: true });
-    const bytes = Buffer.from(result.bytes, 'base64');
-    const delimiter = bytes.indexOf(Buffer.alloc(8));
-    expect(JSON.parse(bytes.subarray(0, delimiter).toString())).toEqual({
-      statusCode: 200,
-      headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' },
-    });
-    const body = bytes.subarray(delimiter + 8).toString();
-    expect(body.endsWith('data: [DONE]\n\n')).toBe(true);
-    expect(body).toContain('"content":"bundled"');
-    // One write per event: the body leaves the function as it is produced.
-    expect(result.writes).toBe(body.split('\n\n').filter(Boolean).length);
-  }, 60_000);
-
-  it('traces the catalog bundle to the X-Ray daemon when it runs in Lambda, and loads no X-Ray SDK outside Lambda', async () => {
-    // The X-Ray daemon's side of its UDP protocol: a JSON header line, then one segment document.
-    const daemon = createSocket('udp4');
-    const documents: { name: string; trace_id: string; parent_id?: string }[] = [];
-    daemon.on('message', (message) => {
-      const [header, document] = message.toString().split('\n');
-      if (JSON.parse(header!).format === 'json') documents.push(JSON.parse(document!));
-    });
-    await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+  /** A request to the API through the gateway, as a client of the deployed stage makes it. */
+  const call = async (path: string, init: { key?: string; method?: string; json?: unknown; form?: Record<string, string>; headers?: Record<string, string> } = {}) => {
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.key) headers.Authorization = `Bearer ${init.key}`;
+    let body: string | undefined;
+    if (init.json !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      body = JSON.stringify(init.json);
+    } else if (init.form) {
+      headers['Content-Type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(init.form).toString();
+    }
+    const response = await deployment.gateway.fetch(path.startsWith('https://') ? path : `${apiUrl}${path}`, { method: init.method ?? 'GET', headers, body });
+    const text = await response.text();
+    let parsed: any;
     try {
-      const { file } = await bundle('catalog');
-      const runner = join(outDir, 'run-catalog-traced.mjs');
-      // cls-hooked, the X-Ray SDK's context tracking, registers its namespace on `process`.
-      writeFileSync(
-        runner,
-        `const { handler } = await import(${JSON.stringify(file)});\n` +
-          `const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'bundle-test', functionName: 'catalog', getRemainingTimeInMillis: () => 30000 });\n` +
-          `process.stdout.write(JSON.stringify({ statusCode: result.statusCode, namespaces: Object.keys(process.namespaces ?? {}) }));\n`,
-      );
-      const request = JSON.stringify(event('/api/v1/models/user', '/api/v1/models/user', service.runtime.demo.keys.workspace, { limit: '1' }));
-      const answer = async (env: Record<string, string>) => JSON.parse((await run(process.execPath, [runner, request], { env, cwd: outDir })).stdout.trim().split('\n').at(-1)!);
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, body: parsed };
+  };
 
-      // The stack's environment, outside Lambda (as the local runtime and the bench run the handlers).
-      expect(await answer(functionEnv({ ...TRACING_ENVIRONMENT }))).toEqual({ statusCode: 200, namespaces: [] });
-      expect(documents).toEqual([]);
-
-      // The same, with the variables the Lambda runtime adds for an invocation with active tracing.
-      const root = '1-6740f1a2-5b3c4d5e6f708192a3b4c5d6';
-      const inLambda = functionEnv({
-        ...TRACING_ENVIRONMENT,
-        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
-        LAMBDA_TASK_ROOT: outDir,
-        _HANDLER: 'index.handler',
-        _X_AMZN_TRACE_ID: `Root=${root};Parent=53995c3f42cd8ad8;Sampled=1`,
-        AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${(daemon.address() as { port: number }).port}`,
-        AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
-      });
-      expect(await answer(inLambda)).toEqual({ statusCode: 200, namespaces: ['AWSXRay'] });
-      for (let waited = 0; !documents.some((d) => d.name === '## index.handler') && waited < 2_000; waited += 50) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+  describe('wiring, from the template', () => {
+    it('runs every function of the stack in its own process, from its package, with the handler, timeout and memory the template gives', () => {
+      expect(Object.keys(deployment.functions).sort()).toEqual(CONSTRUCT_IDS);
+      for (const fn of deployment.assembly.functions.filter((candidate) => CONSTRUCT_IDS.includes(candidate.constructId))) {
+        const running = deployment.functions[fn.constructId]!;
+        expect([fn.constructId, fn.properties.Handler, existsSync(join(fn.codeDir, 'index.mjs'))]).toEqual([fn.constructId, 'index.handler', true]);
+        expect(running.spec).toMatchObject({ codeDir: fn.codeDir, timeoutSeconds: fn.properties.Timeout, memorySize: fn.properties.MemorySize });
       }
-      // The handler's subsegment and its DynamoDB calls, in the invocation's trace.
-      expect(documents.map((d) => d.name)).toEqual(expect.arrayContaining(['## index.handler', 'DynamoDB']));
-      expect(new Set(documents.map((d) => d.trace_id))).toEqual(new Set([root]));
-    } finally {
-      daemon.close();
-    }
-  }, 60_000);
-
-  it('keeps the SDK out of every bundle and the accounts service out of the JWKS bundle', async () => {
-    const jwks = await bundle('jwks');
-    expect(jwks.inputs.filter((input) => input.includes('@aws-sdk/'))).toEqual([]);
-    expect(jwks.inputs).toContain('lambdas/handlers/jwks.ts');
-    expect(jwks.inputs.filter((input) => /accounts-service|catalog-index|management-api/.test(input))).toEqual([]);
-    // The OpenAPI document imports bounds, not the modules that enforce them with the CEL engine.
-    expect(jwks.inputs.filter((input) => /cel-js|federation\/condition|federation-validation/.test(input))).toEqual([]);
-  }, 60_000);
-
-  it('fails the cold start, naming the variable, when a table the function reads is not configured', async () => {
-    const env = functionEnv();
-    delete (env as Record<string, string>).MODELS_TABLE;
-    await expect(invoke('catalog', event('/api/v1/models/user', '/api/v1/models/user', 'x'), env)).rejects.toThrow(/MODELS_TABLE is not set/);
-  }, 60_000);
-
-  it('runs the token exchange bundle: the limiter, the policy read and the OAuth refusal with its request id', async () => {
-    const body = new URLSearchParams({
-      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-      subject_token: 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln',
-      federation_policy_id: '00000000-0000-4000-8000-000000000000',
-    }).toString();
-    const tokenEvent = {
-      ...event('/api/v1/oauth/token', '/api/v1/oauth/token', ''),
-      httpMethod: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body,
-    };
-    const env = functionEnv({ API_BASE_URL: 'https://api.example.com/api/v1', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '900' });
-    const result = await invoke('token-exchange', tokenEvent, env);
-    expect(result.statusCode).toBe(400);
-    expect(result.headers).toMatchObject({ 'Cache-Control': 'no-store', 'X-Request-Id': 'r1' });
-    expect(JSON.parse(result.body)).toEqual({
-      error: 'invalid_grant',
-      error_description: 'The subject token or federation policy is not valid (request id r1)',
+      expect(deployment.functions.Inference!.streaming).toBe(true);
+      expect(Object.entries(deployment.functions).filter(([, fn]) => fn.streaming).map(([id]) => id)).toEqual(['Inference']);
     });
-    delete (env as Record<string, string>).API_BASE_URL;
-    await expect(invoke('token-exchange', tokenEvent, env)).rejects.toThrow(/API_BASE_URL is not set/);
-  }, 60_000);
 
-  it('publishes the signing keys from the JWKS bundle', async () => {
-    const result = await invoke('jwks', { ...event('/api/v1/oauth/jwks', '/api/v1/oauth/jwks', ''), headers: {} });
-    expect(result.statusCode).toBe(200);
-    expect(JSON.parse(result.body).keys).toHaveLength(1);
-  }, 60_000);
+    it("gives each function the template's variables, resolved, and nothing else but the runtime's, its credentials and the stand-ins' endpoints", () => {
+      const runtimeVariables = [
+        'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_LAMBDA_FUNCTION_NAME', 'AWS_LAMBDA_FUNCTION_VERSION', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+        'LAMBDA_TASK_ROOT', '_HANDLER', 'TZ', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY',
+        'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL_KMS', 'AWS_ENDPOINT_URL_SECRETS_MANAGER', 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED',
+      ];
+      const testOnly: Record<string, string[]> = {
+        TokenExchange: ['MODELGATE_ALLOW_LOOPBACK_ISSUERS', 'NODE_EXTRA_CA_CERTS'],
+        Management: ['MODELGATE_ALLOW_LOOPBACK_ISSUERS'],
+        Inference: ['NODE_EXTRA_CA_CERTS'],
+      };
+      for (const fn of deployment.assembly.functions.filter((candidate) => CONSTRUCT_IDS.includes(candidate.constructId))) {
+        const declared = deployment.resolver.resolve(fn.properties.Environment.Variables) as Record<string, string>;
+        const environment = deployment.functions[fn.constructId]!.spec.environment;
+        expect(Object.keys(environment).sort()).toEqual([...new Set([...Object.keys(declared), ...runtimeVariables, ...(testOnly[fn.constructId] ?? [])])].sort());
+        const { STAGE, ...rest } = declared;
+        expect(environment).toMatchObject(rest);
+        expect(environment.STAGE).toBe(testOnly[fn.constructId]?.includes('MODELGATE_ALLOW_LOOPBACK_ISSUERS') ? 'local' : STAGE);
+        expect(environment).toMatchObject({ NODE_OPTIONS: '--enable-source-maps', AWS_ACCESS_KEY_ID: fn.constructId, AWS_SECRET_ACCESS_KEY: 'local' });
+      }
+    });
 
-  it('serves the OpenAPI document from the JWKS bundle, equal to the one the tests check answers against', async () => {
-    const result = await invoke('jwks', { ...event('/api/v1/openapi.json', '/api/v1/openapi.json', ''), headers: {} });
-    expect(result.statusCode).toBe(200);
-    expect(result.headers).toMatchObject({ 'Cache-Control': 'public, max-age=300' });
-    expect(JSON.parse(result.body)).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
-  }, 60_000);
+    it('names the stage URL the gateway serves as the API base URL of every function that issues or verifies access tokens', () => {
+      expect(apiUrl).toBe(`${deployment.gateway.origin}/${deployment.gateway.stageName}/api/v1`);
+      expect(apiUrl).toMatch(/^https:\/\/[a-z0-9]{10}\.execute-api\.us-east-1\.amazonaws\.com\/v1\/api\/v1$/);
+      for (const id of ['Catalog', 'TokenExchange', 'Management', 'Inference']) {
+        expect([id, deployment.functions[id]!.spec.environment.API_BASE_URL]).toEqual([id, apiUrl]);
+      }
+    });
 
-  it('registers the signing key from the registrar bundle as CloudFormation invokes it on the first deploy', async () => {
-    const kms = await startKmsStandIn();
-    try {
-      const keyArn = await kms.createSigningKey('access tokens');
-      const created = await invoke<{ PhysicalResourceId: string; Data: { Kid: string } }>(
-        'signing-key-registrar',
-        {
-          RequestType: 'Create',
-          ServiceToken: 'arn:aws:lambda:eu-west-1:111122223333:function:provider',
-          ResponseURL: 'https://cloudformation-custom-resource-response.example/',
-          StackId: 'arn:aws:cloudformation:eu-west-1:111122223333:stack/Modelgate/1',
-          RequestId: 'request-1',
-          LogicalResourceId: 'SigningKeyRegistrationResource',
-          ResourceType: 'Custom::SigningKeyRegistration',
-          ResourceProperties: {
-            ServiceToken: 'arn:aws:lambda:eu-west-1:111122223333:function:provider',
-            [SIGNING_KEY_REGISTRATION_PROPERTIES.signingKeyArn]: keyArn,
-          },
+    it('routes each method of the template to the function its integration names, the one the route table means', () => {
+      const constructOf = (logicalId: string) => deployment.assembly.functions.find((fn) => fn.logicalId === logicalId)!.constructId;
+      const served = deployment.gateway.routes.map((route) => `${route.method} ${route.resourcePath} -> ${constructOf(route.functionLogicalId)}${route.streaming ? ' (stream)' : ''}`);
+      const meant = ROUTES.map((route) => `${route.method} ${resourcePath(route)} -> ${FUNCTION_REQUIREMENTS[route.function].construct}${route.function === 'inference' ? ' (stream)' : ''}`);
+      expect(served.sort()).toEqual(meant.sort());
+    });
+  });
+
+  describe('the signing key', () => {
+    it('is registered from the registrar package as CloudFormation invokes it on the first deploy, reading the public key from KMS', async () => {
+      const [created] = Object.values(deployment.customResources);
+      expect(created!.PhysicalResourceId).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(created!.Data).toEqual({ Kid: created!.PhysicalResourceId });
+      // The stack's key, created from its template definition, then read by the registrar.
+      expect(deployment.kms.requests.slice(0, 2).map((r) => [r.operation, r.body.KeyId ?? null])).toEqual([
+        ['CreateKey', null],
+        ['GetPublicKey', signingKeyArn],
+      ]);
+      const jwks = await call('/oauth/jwks');
+      expect(jwks.status).toBe(200);
+      expect(jwks.body.keys.map((key: { kid: string }) => key.kid)).toEqual([registeredKid]);
+    });
+
+    it('accepts in the catalog package an access token signed by the KMS key, and refuses one for another API', async () => {
+      const signer = new KmsSigner(deployment.kms.client(), signingKeyArn, registeredKid);
+      const now = Math.floor(Date.now() / 1000);
+      const token = (aud: string) =>
+        signJwt(signer, { iss: apiUrl, aud, sub: 'w', iat: now, exp: now + 600, [ACTING_KEY_CLAIM]: hashApiKey(demo.keys.workspace) });
+      expect((await call('/models/user?limit=1', { key: await token(apiUrl) })).status).toBe(200);
+      expect((await call('/models/user?limit=1', { key: await token('https://other.example.com/api/v1') })).status).toBe(401);
+    });
+  });
+
+  describe('each package, through the gateway', () => {
+    it('serves the catalog from the catalog package, paged', async () => {
+      const result = await call('/models/user?limit=2', { key: demo.keys.workspace });
+      expect(result.status).toBe(200);
+      expect(result.body.data).toHaveLength(2);
+      expect(result.body.links.next).toBe('/api/v1/models/user?offset=2&limit=2');
+    });
+
+    it('compresses a large answer as the API sets (MinimumCompressionSize), which the client decodes', async () => {
+      const result = await call('/models/user?limit=20', { key: demo.keys.workspace });
+      expect([result.status, result.headers.get('content-encoding')]).toEqual([200, 'gzip']);
+      expect(result.body.data).toHaveLength(20);
+    });
+
+    it('authenticates and refuses the wrong key kind in the management package', async () => {
+      const ok = await call('/workspaces', { key: demo.keys.managementReadOnly });
+      expect(ok.status).toBe(200);
+      expect(ok.body.total_count).toBe(1);
+      const refused = await call('/workspaces', { key: demo.keys.workspace });
+      expect(refused.status).toBe(403);
+      expect(refused.body).toEqual({ error: { code: 403, message: 'Operation reserved for management keys' } });
+    });
+
+    it('runs the token exchange package: the limiter, the policy read and the OAuth refusal with the request id API Gateway gave', async () => {
+      const refused = await call('/oauth/token', {
+        method: 'POST',
+        form: {
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+          subject_token: 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln',
+          federation_policy_id: '00000000-0000-4000-8000-000000000000',
         },
-        // The SDK's own per-service endpoint variable points the real KMS client at the stand-in.
-        functionEnv({ AWS_ENDPOINT_URL_KMS: kms.endpoint }),
-      );
-      expect(created.PhysicalResourceId).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect(created.Data).toEqual({ Kid: created.PhysicalResourceId });
-      expect(kms.requests.map((r) => r.operation)).toEqual(['CreateKey', 'GetPublicKey']);
+      });
+      const requestId = refused.headers.get('x-amzn-requestid')!;
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('cache-control')).toBe('no-store');
+      expect(refused.headers.get('x-request-id')).toBe(requestId);
+      expect(refused.body).toEqual({
+        error: 'invalid_grant',
+        error_description: `The subject token or federation policy is not valid (request id ${requestId})`,
+      });
+    });
 
-      // The JWKS bundle publishes the new key first, and the replaced local key after it.
-      const jwks = await invoke('jwks', { ...event('/api/v1/oauth/jwks', '/api/v1/oauth/jwks', ''), headers: {} });
-      const kids = JSON.parse(jwks.body).keys.map((key: { kid: string }) => key.kid);
-      expect(kids).toHaveLength(2);
-      expect(kids[0]).toBe(created.PhysicalResourceId);
-    } finally {
-      await kms.stop();
-    }
-  }, 60_000);
+    it('serves the OpenAPI document from the JWKS package, equal to the one the tests check answers against', async () => {
+      const result = await call('/openapi.json');
+      expect(result.status).toBe(200);
+      expect(result.headers.get('cache-control')).toBe('public, max-age=300');
+      expect(result.body).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
+    });
+
+    it('serves the settings page and every asset it links from the settings page package', async () => {
+      const page = await call(`${deployment.gateway.origin}/${deployment.gateway.stageName}/settings/workload-identity`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+      const assets = [...page.text.matchAll(/(?:src|href)="([^"]*assets\/[^"]+)"/g)].map((match) => match[1]!);
+      expect(assets.length).toBeGreaterThanOrEqual(2);
+      for (const asset of assets) {
+        const url = new URL(asset, `${deployment.gateway.origin}/${deployment.gateway.stageName}/settings/workload-identity`);
+        const answer = await call(url.href);
+        expect([asset, answer.status, answer.headers.get('content-type')]).toEqual([asset, 200, expect.stringMatching(/^text\/(javascript|css); charset=utf-8$/)]);
+        expect(answer.text.length).toBeGreaterThan(0);
+      }
+    });
+
+    it("answers an unknown path and an unknown method with the template's gateway response, and another stage with 403", async () => {
+      const unknownPath = await call('/no/such/path', { key: demo.keys.workspace });
+      expect([unknownPath.status, unknownPath.body]).toEqual([404, { error: { code: 404, message: 'Not found' } }]);
+      const unknownMethod = await call('/models/user', { method: 'DELETE', key: demo.keys.workspace });
+      expect([unknownMethod.status, unknownMethod.body]).toEqual([404, { error: { code: 404, message: 'Not found' } }]);
+      const otherStage = await call(`${deployment.gateway.origin}/prod/api/v1/models/user`);
+      expect([otherStage.status, otherStage.body]).toEqual([403, { message: 'Forbidden' }]);
+    });
+  });
+
+  describe('the demo, end to end', () => {
+    let issuerId: string;
+    let policyId: string;
+    let accessToken: string;
+    let exchangeRequestId: string;
+
+    it('creates an issuer and a policy through the management API', async () => {
+      const issuer = await call('/workload-identity/issuers', {
+        method: 'POST',
+        key: demo.keys.managementReadWrite,
+        json: { name: 'Bundle suite identity provider', issuer_url: identityProvider.issuerUrl },
+      });
+      expect(issuer.status).toBe(201);
+      issuerId = issuer.body.data.id;
+      const policy = await call('/workload-identity/policies', {
+        method: 'POST',
+        key: demo.keys.managementReadWrite,
+        json: { name: 'Payments worker', issuer_id: issuerId, subject: SUBJECT, audience: AUDIENCE, api_key_hash: hashApiKey(demo.keys.workspace) },
+      });
+      expect(policy.status).toBe(201);
+      policyId = policy.body.data.id;
+    });
+
+    it('exchanges a workload JWT from the HTTPS identity provider for an access token signed through KMS Sign', async () => {
+      const signsBefore = deployment.kms.requests.filter((r) => r.operation === 'Sign').length;
+      const exchanged = await call('/oauth/token', {
+        method: 'POST',
+        form: {
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+          subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
+          federation_policy_id: policyId,
+        },
+      });
+      expect(exchanged.status).toBe(200);
+      expect(exchanged.body).toMatchObject({ token_type: 'Bearer', issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
+      accessToken = exchanged.body.access_token;
+      exchangeRequestId = exchanged.headers.get('x-amzn-requestid')!;
+      // The issuer's keys, fetched over HTTPS by the token exchange process.
+      expect(identityProvider.requests).toEqual(expect.arrayContaining(['/.well-known/openid-configuration', '/.well-known/jwks.json']));
+      const signs = deployment.kms.requests.filter((r) => r.operation === 'Sign');
+      expect(signs.length).toBe(signsBefore + 1);
+      expect(signs.at(-1)!.body).toMatchObject({ KeyId: signingKeyArn, MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256' });
+    });
+
+    it('verifies the access token with jose against the JWKS the gateway serves', async () => {
+      const jwks = createRemoteJWKSet(new URL(`${apiUrl}/oauth/jwks`), { [customFetch]: deployment.gateway.fetch });
+      const { payload } = await jwtVerify(accessToken, jwks, { issuer: apiUrl, audience: apiUrl, typ: 'at+jwt', algorithms: ['ES256'] });
+      expect(decodeProtectedHeader(accessToken).kid).toBe(registeredKid);
+      expect(payload).toMatchObject({ sub: SUBJECT, federation_policy_id: policyId, federation_issuer_id: issuerId });
+    });
+
+    it('lists the catalog with the access token as bearer', async () => {
+      const catalog = await call('/models/user?limit=3', { key: accessToken });
+      expect(catalog.status).toBe(200);
+      expect(catalog.body.data).toHaveLength(3);
+    });
+
+    it('streams a completion to the openai client from the HTTPS upstream, with the provider key read from Secrets Manager', async () => {
+      upstream.script('alpha', { kind: 'answer', delayMs: 150 });
+      const client = new OpenAI({ apiKey: accessToken, baseURL: apiUrl, maxRetries: 0, fetch: deployment.gateway.fetch });
+      const stream = await client.chat.completions.create({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: 'streamed through the bundle' }],
+        stream: true,
+      });
+      const arrivals: { at: number; content: string }[] = [];
+      for await (const chunk of stream) {
+        const content = chunk.choices[0]?.delta.content;
+        if (content) arrivals.push({ at: Date.now(), content });
+      }
+      expect(arrivals.map((arrival) => arrival.content).join('')).toBe('streamed through the bundle');
+      // Relayed as produced: the words arrive as the upstream sends them, 150 ms apart.
+      expect(arrivals.at(-1)!.at - arrivals[0]!.at).toBeGreaterThanOrEqual(250);
+
+      const received = upstream.received.at(-1)!;
+      expect(received.headers.authorization).toBe(`Bearer ${PROVIDER_KEY}`);
+      expect(deployment.secrets.requests.map((r) => [r.action, r.accessKeyId, r.resource])).toContainEqual([
+        'secretsmanager:GetSecretValue',
+        'Inference',
+        deployment.outputs.ProviderCredentialsSecretArn,
+      ]);
+
+      // The Lambda runtime's streaming helpers: the prelude, then one write per event.
+      const record = deployment.gateway.requests.findLast((r) => r.resource === '/api/v1/chat/completions')!;
+      expect(record.streamed).toMatchObject({
+        contentType: 'application/vnd.awslambda.http-integration-response',
+        prelude: { statusCode: 200, headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' } },
+      });
+      expect(record.streamed!.writes).toBeGreaterThanOrEqual(arrivals.length + 1);
+    });
+
+    it("shows the acting key's usage at GET /key", async () => {
+      const key = await eventually(async () => {
+        const answer = await call('/key', { key: accessToken });
+        expect(answer.status).toBe(200);
+        expect(answer.body.data.usage).toBeGreaterThan(0);
+        return answer.body.data;
+      });
+      expect(key).toMatchObject({ organization_id: demo.organizationId, workspace_id: demo.workspaceId, is_management_key: false });
+    });
+
+    it('records the exchange event, with the client address and request id API Gateway gave', async () => {
+      const events = await call(`/workload-identity/events?policy_id=${policyId}&limit=1`, { key: demo.keys.managementReadOnly });
+      expect(events.status).toBe(200);
+      expect(events.body.data[0]).toMatchObject({ outcome: 'issued', subject: SUBJECT, source_ip: '127.0.0.1', request_id: exchangeRequestId });
+    });
+  });
+
+  describe('packages, as Lambda loads them', () => {
+    it('keeps the SDK out of every package and the accounts service and CEL engine out of the JWKS package', () => {
+      const sourcesOf = (constructId: string) => {
+        const { codeDir } = deployment.functions[constructId]!.spec;
+        const map = JSON.parse(readFileSync(join(codeDir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+        return map.sources.map((source) => relative(ROOT, resolve(codeDir, source)));
+      };
+      for (const id of CONSTRUCT_IDS) expect([id, sourcesOf(id).filter((source) => source.includes('@aws-sdk/'))]).toEqual([id, []]);
+      const jwks = sourcesOf('Jwks');
+      expect(jwks).toContain('lambdas/handlers/jwks.ts');
+      expect(jwks.filter((source) => /accounts-service|catalog-index|management-api/.test(source))).toEqual([]);
+      // The OpenAPI document imports bounds, not the modules that enforce them with the CEL engine.
+      expect(jwks.filter((source) => /cel-js|federation\/condition|federation-validation/.test(source))).toEqual([]);
+    });
+
+    it('fails the cold start of a package, naming the variable, when the template leaves out one it reads', async () => {
+      await expect(startLambdaProcess(deployment.specOf('Catalog', { without: ['MODELS_TABLE'] }))).rejects.toThrow(/MODELS_TABLE is not set/);
+      await expect(startLambdaProcess(deployment.specOf('TokenExchange', { without: ['API_BASE_URL'] }))).rejects.toThrow(/API_BASE_URL is not set/);
+    });
+
+    it('traces the catalog package to the X-Ray daemon when it runs in Lambda, and loads no X-Ray SDK outside Lambda', async () => {
+      // The stack's environment, outside Lambda: the deployed catalog has served requests untraced.
+      expect(deployment.functions.Catalog!.spec.environment).toMatchObject(TRACING_ENVIRONMENT);
+      expect(await deployment.functions.Catalog!.probe()).toEqual({ namespaces: [] });
+
+      // The X-Ray daemon's side of its UDP protocol: a JSON header line, then one segment document.
+      const daemon = createSocket('udp4');
+      const documents: { name: string; trace_id: string }[] = [];
+      daemon.on('message', (message) => {
+        const [header, document] = message.toString().split('\n');
+        if (JSON.parse(header!).format === 'json') documents.push(JSON.parse(document!));
+      });
+      await new Promise<void>((ready) => daemon.bind(0, '127.0.0.1', ready));
+      let traced: LambdaProcess | undefined;
+      try {
+        // The same package with the variables the Lambda runtime adds for an invocation with active tracing.
+        const root = '1-6740f1a2-5b3c4d5e6f708192a3b4c5d6';
+        traced = await startLambdaProcess(
+          deployment.specOf('Catalog', {
+            extra: {
+              AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+              _X_AMZN_TRACE_ID: `Root=${root};Parent=53995c3f42cd8ad8;Sampled=1`,
+              AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${(daemon.address() as { port: number }).port}`,
+              AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
+            },
+          }),
+        );
+        const event = deployment.gateway.requests.find((r) => r.resource === '/api/v1/models/user' && r.status === 200)!.event;
+        const result = await traced.invoke(event);
+        expect(result.ok && JSON.parse(result.payload).statusCode).toBe(200);
+        expect(await traced.probe()).toEqual({ namespaces: ['AWSXRay'] });
+        await eventually(async () => expect(documents.map((d) => d.name)).toEqual(expect.arrayContaining(['## index.handler', 'DynamoDB'])), 2_000);
+        expect(new Set(documents.map((d) => d.trace_id))).toEqual(new Set([root]));
+      } finally {
+        await traced?.stop();
+        daemon.close();
+      }
+    });
+
+    it('stays within the memory the template gives each function', () => {
+      const used = Object.fromEntries(Object.entries(deployment.functions).map(([id, fn]) => [id, `${fn.maxMemoryUsedMb}/${fn.spec.memorySize} MB`]));
+      for (const [id, fn] of Object.entries(deployment.functions)) {
+        expect([id, fn.maxMemoryUsedMb < fn.spec.memorySize, used[id]]).toEqual([id, true, used[id]]);
+      }
+      // One environment each: no invocation timed out or crashed its process.
+      expect(Object.values(deployment.functions).map((fn) => fn.coldStarts)).toEqual(CONSTRUCT_IDS.map(() => 1));
+    });
+  });
+
+  describe('rotation', () => {
+    it('registers a replacement key through the registrar on a CloudFormation Update; JWKS publishes it first, the old key after', async () => {
+      const [logicalId, resource] = Object.entries(deployment.assembly.template.Resources).find(([, r]) => r.Type === 'Custom::SigningKeyRegistration')!;
+      const oldProperties = deployment.resolver.resolve(resource.Properties) as Record<string, string>;
+      const key = Object.values(deployment.assembly.template.Resources).find((r) => r.Type === 'AWS::KMS::Key')!.Properties!;
+      const replacement = await deployment.kms.client().send(
+        new CreateKeyCommand({
+          KeySpec: key.KeySpec,
+          KeyUsage: key.KeyUsage,
+          Policy: JSON.stringify(deployment.resolver.resolve(key.KeyPolicy)),
+          Tags: key.Tags.map((tag: { Key: string; Value: string }) => ({ TagKey: tag.Key, TagValue: tag.Value })),
+        }),
+      );
+      const properties = { ...oldProperties, [SIGNING_KEY_REGISTRATION_PROPERTIES.signingKeyArn]: replacement.KeyMetadata!.Arn! };
+      const updated = await deployment.functions.SigningKeyRegistrar!.invoke(
+        cloudFormationEvent('Update', logicalId, resource.Type, properties, deployment.resolver, {
+          PhysicalResourceId: registeredKid,
+          OldResourceProperties: oldProperties,
+        }),
+      );
+      expect(updated.ok).toBe(true);
+      const newKid = JSON.parse((updated as { payload: string }).payload).PhysicalResourceId as string;
+      expect(newKid).not.toBe(registeredKid);
+      const jwks = await call('/oauth/jwks');
+      expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid, registeredKid]);
+    });
+  });
 });

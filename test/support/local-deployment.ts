@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { CreateKeyCommand } from '@aws-sdk/client-kms';
+import { ALL_TABLES } from '../../lambdas/store/table-schemas';
+import { createDevCertificateAuthority } from '../../local/dev-certificates';
+import { startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
+import { startApiGatewayStandIn, type ApiGatewayStandIn } from './api-gateway-stand-in';
+import { TemplateResolver, type StackAssembly, type TemplateFunction } from './cloud-assembly';
+import { startKmsStandIn, type KmsStandIn } from './kms-stand-in';
+import { startLambdaProcess, type LambdaFunctionSpec, type LambdaProcess } from './lambda-process';
+import { startSecretsManagerStandIn, type Authorize, type SecretsManagerStandIn } from './secrets-manager-stand-in';
+
+/**
+ * A synthesized stack "deployed" onto this machine, from its template and cloud assembly:
+ * its tables in the embedded DynamoDB, its KMS key in the KMS stand-in, its secret in the
+ * Secrets Manager stand-in, each function's package running in its own process with the
+ * environment the template gives it, its custom resources created by running their functions
+ * with CloudFormation's `Create` event, and its REST API served by the API Gateway stand-in.
+ */
+export interface LocalDeployment {
+  readonly assembly: StackAssembly;
+  readonly resolver: TemplateResolver;
+  readonly dynamo: EmbeddedDynamoDb;
+  readonly kms: KmsStandIn;
+  readonly secrets: SecretsManagerStandIn;
+  readonly gateway: ApiGatewayStandIn;
+  /** The running function processes, by construct id (`Catalog`, `TokenExchange`...). */
+  readonly functions: Readonly<Record<string, LambdaProcess>>;
+  /** The template's outputs that name resources it created, resolved (`ApiUrl`, `SigningKeyArn`...). */
+  readonly outputs: Readonly<Record<string, string>>;
+  /** What each custom resource's function answered to `Create`, by logical id. */
+  readonly customResources: Readonly<Record<string, { PhysicalResourceId: string; Data?: Record<string, string> }>>;
+  /**
+   * The process description of a function as the deployment runs it, by construct id: for
+   * tests that start another environment of it (with a variable left out, in Lambda's tracing
+   * environment).
+   */
+  specOf(constructId: string, change?: { without?: readonly string[]; extra?: Readonly<Record<string, string>> }): LambdaFunctionSpec;
+  stop(): Promise<void>;
+}
+
+export interface LocalDeploymentOptions {
+  /**
+   * Variables a test adds to a function's environment, by construct id, beyond the template's:
+   * each needs a reason given where it is passed.
+   * @default none
+   */
+  readonly extraEnvironment?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Decides each request to the Secrets Manager stand-in. @default all allowed */
+  readonly authorizeSecretsManager?: Authorize;
+}
+
+/** The logical id of a table is its schema id, PascalCase, in the `Tables` construct (lib/constructs/tables.ts). */
+const tableSchemaOf = (logicalId: string) =>
+  ALL_TABLES.find((schema) => new RegExp(`^Tables${schema.id[0]!.toUpperCase()}${schema.id.slice(1)}Table[0-9A-F]{8}$`).test(logicalId));
+
+export async function deployLocally(assembly: StackAssembly, options: LocalDeploymentOptions = {}): Promise<LocalDeployment> {
+  const { template } = assembly;
+  const resolver = new TemplateResolver(template, assembly.stackName);
+  const { region, account } = resolver.env;
+  const ofType = (type: string) => Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  };
+
+  try {
+    const dynamo = await startEmbeddedDynamoDb();
+    stops.push(() => dynamo.stop());
+    for (const [logicalId, table] of ofType('AWS::DynamoDB::Table')) {
+      const schema = tableSchemaOf(logicalId);
+      if (!schema) throw new Error(`table ${logicalId} matches no schema of lambdas/store/table-schemas.ts`);
+      const properties = table.Properties!;
+      // The table as the template defines it (keys, attributes, indexes), under its local name.
+      const input: CreateTableCommandInput = {
+        TableName: schema.localName,
+        BillingMode: properties.BillingMode,
+        KeySchema: properties.KeySchema,
+        AttributeDefinitions: properties.AttributeDefinitions,
+        GlobalSecondaryIndexes: properties.GlobalSecondaryIndexes,
+      };
+      await dynamo.client.send(new CreateTableCommand(input));
+      for (let attempt = 0; (await dynamo.client.send(new DescribeTableCommand({ TableName: schema.localName }))).Table?.TableStatus !== 'ACTIVE'; attempt++) {
+        if (attempt > 100) throw new Error(`table ${schema.localName} did not become ACTIVE`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      resolver.created(logicalId, { ref: schema.localName, attributes: { Arn: `arn:${resolver.partition}:dynamodb:${region}:${account}:table/${schema.localName}` } });
+    }
+
+    const kms = await startKmsStandIn();
+    stops.push(() => kms.stop());
+    const kmsClient = kms.client();
+    for (const [logicalId, key] of ofType('AWS::KMS::Key')) {
+      const properties = key.Properties!;
+      // Created as CloudFormation creates it: spec, usage, key policy and tags from the template.
+      const { KeyMetadata } = await kmsClient.send(
+        new CreateKeyCommand({
+          KeySpec: properties.KeySpec,
+          KeyUsage: properties.KeyUsage,
+          Description: properties.Description,
+          Policy: JSON.stringify(resolver.resolve(properties.KeyPolicy)),
+          Tags: ((properties.Tags ?? []) as { Key: string; Value: string }[]).map((tag) => ({ TagKey: tag.Key, TagValue: tag.Value })),
+        }),
+      );
+      resolver.created(logicalId, { ref: KeyMetadata!.KeyId!, attributes: { Arn: KeyMetadata!.Arn!, KeyId: KeyMetadata!.KeyId! } });
+    }
+
+    const secrets = await startSecretsManagerStandIn({ region, account, authorize: options.authorizeSecretsManager });
+    stops.push(() => secrets.stop());
+    for (const [logicalId, secret] of ofType('AWS::SecretsManager::Secret')) {
+      const properties = resolver.resolve(secret.Properties ?? {}) as Record<string, string>;
+      const arn = await secrets.createSecret(properties.Name ?? logicalId, properties.SecretString ?? '', properties.Description);
+      resolver.created(logicalId, { ref: arn, attributes: { Id: arn } });
+    }
+
+    for (const [logicalId] of ofType('AWS::ApiGateway::RestApi')) {
+      resolver.created(logicalId, { ref: randomApiId(), attributes: { RootResourceId: 'root' } });
+    }
+
+    // Every function but the custom resource frameworks, whose part is played below.
+    const frameworks = new Set(
+      ofType('AWS::CloudFormation::CustomResource')
+        .concat(Object.entries(template.Resources).filter(([, resource]) => resource.Type.startsWith('Custom::')))
+        .map(([, resource]) => (resource.Properties?.ServiceToken as { 'Fn::GetAtt'?: [string, string] })?.['Fn::GetAtt']?.[0]),
+    );
+    const served = assembly.functions.filter((fn) => !frameworks.has(fn.logicalId));
+    const specs = new Map<string, LambdaFunctionSpec>();
+    const specFor = (fn: TemplateFunction): LambdaFunctionSpec => {
+      const declared = resolver.resolve(fn.properties.Environment?.Variables ?? {}) as Record<string, string>;
+      return {
+        name: fn.constructId,
+        functionArn: resolver.resolve({ 'Fn::GetAtt': [fn.logicalId, 'Arn'] }),
+        codeDir: fn.codeDir,
+        handler: fn.properties.Handler,
+        timeoutSeconds: fn.properties.Timeout ?? 3,
+        memorySize: fn.properties.MemorySize ?? 128,
+        environment: {
+          ...declared,
+          // What the Lambda runtime adds (its reserved variables), short of AWS_EXECUTION_ENV,
+          // under which the functions would send X-Ray segments (the tracing test sets it).
+          AWS_REGION: region,
+          AWS_DEFAULT_REGION: region,
+          AWS_LAMBDA_FUNCTION_NAME: fn.constructId,
+          AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+          AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.properties.MemorySize ?? 128),
+          LAMBDA_TASK_ROOT: fn.codeDir,
+          _HANDLER: fn.properties.Handler,
+          TZ: ':UTC',
+          // The function's own credentials: its construct id names its role to the stand-ins.
+          AWS_ACCESS_KEY_ID: fn.constructId,
+          AWS_SECRET_ACCESS_KEY: 'local',
+          // The stand-ins, through the SDK's per-service endpoint variables.
+          AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+          AWS_ENDPOINT_URL_KMS: kms.endpoint,
+          AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+          // Node 20 runs the packages here (24 in Lambda): the SDK's notice about it is noise.
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          ...options.extraEnvironment?.[fn.constructId],
+        },
+      };
+    };
+    for (const fn of served) specs.set(fn.constructId, specFor(fn));
+
+    const processes = await Promise.allSettled(served.map((fn) => startLambdaProcess(specs.get(fn.constructId)!)));
+    const functions: Record<string, LambdaProcess> = {};
+    const byLogicalId = new Map<string, LambdaProcess>();
+    processes.forEach((started, index) => {
+      if (started.status !== 'fulfilled') return;
+      functions[served[index]!.constructId] = started.value;
+      byLogicalId.set(served[index]!.logicalId, started.value);
+      stops.push(() => started.value.stop());
+    });
+    const failed = processes.filter((started): started is PromiseRejectedResult => started.status === 'rejected');
+    if (failed.length > 0) throw new Error(failed.map((started) => (started.reason as Error).message).join('\n\n'));
+
+    // CloudFormation's part: a `Create` event for each custom resource, to the function its
+    // provider framework invokes (the framework's USER_ON_EVENT_FUNCTION_ARN).
+    const customResources: Record<string, { PhysicalResourceId: string; Data?: Record<string, string> }> = {};
+    for (const [logicalId, resource] of Object.entries(template.Resources).filter(([, r]) => r.Type.startsWith('Custom::') || r.Type === 'AWS::CloudFormation::CustomResource')) {
+      const properties = resolver.resolve(resource.Properties) as Record<string, string>;
+      const framework = assembly.functions.find((fn) => resolver.resolve({ 'Fn::GetAtt': [fn.logicalId, 'Arn'] }) === properties.ServiceToken);
+      const onEventArn = framework && resolver.resolve(framework.properties.Environment?.Variables?.USER_ON_EVENT_FUNCTION_ARN);
+      const target = assembly.functions.find((fn) => resolver.resolve({ 'Fn::GetAtt': [fn.logicalId, 'Arn'] }) === onEventArn);
+      const fn = target && byLogicalId.get(target.logicalId);
+      if (!fn) throw new Error(`custom resource ${logicalId}: no function of the template handles its events`);
+      const outcome = await fn.invoke(cloudFormationEvent('Create', logicalId, resource.Type, properties, resolver));
+      if (!outcome.ok) throw new Error(`custom resource ${logicalId}: ${fn.spec.name} failed: ${outcome.error.errorType}: ${outcome.error.errorMessage}`);
+      customResources[logicalId] = JSON.parse(outcome.payload);
+      resolver.created(logicalId, { ref: customResources[logicalId]!.PhysicalResourceId, attributes: customResources[logicalId]!.Data ?? {} });
+    }
+
+    // The execute-api hostname's certificate, from a CA only the gateway's clients trust.
+    const gatewayCa = createDevCertificateAuthority({ commonName: 'test API Gateway CA' });
+    const restApiId = ofType('AWS::ApiGateway::RestApi')[0]![0];
+    const hostname = `${resolver.resolve({ Ref: restApiId })}.execute-api.${region}.${resolver.urlSuffix}`;
+    const gateway = await startApiGatewayStandIn({
+      template,
+      resolver,
+      functions: byLogicalId,
+      tls: { ...gatewayCa.issueServerCertificate([hostname]), caPem: gatewayCa.certPem },
+    });
+    stops.push(() => gateway.stop());
+
+    // The outputs that name what this deployment created (not the web ACL, say).
+    const outputs: Record<string, string> = {};
+    for (const [name, output] of Object.entries(template.Outputs ?? {})) {
+      try {
+        outputs[name] = String(resolver.resolve(output.Value));
+      } catch {
+        continue;
+      }
+    }
+    return {
+      assembly,
+      resolver,
+      dynamo,
+      kms,
+      secrets,
+      gateway,
+      functions,
+      outputs,
+      customResources,
+      specOf(constructId, change = {}) {
+        const spec = specs.get(constructId);
+        if (!spec) throw new Error(`no function ${constructId}`);
+        const environment: Record<string, string> = { ...spec.environment, ...change.extra };
+        for (const name of change.without ?? []) delete environment[name];
+        return { ...spec, environment };
+      },
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+/** The event CloudFormation sends a custom resource's service token (and the provider framework passes on). */
+export function cloudFormationEvent(
+  requestType: 'Create' | 'Update' | 'Delete',
+  logicalId: string,
+  resourceType: string,
+  properties: Record<string, unknown>,
+  resolver: TemplateResolver,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    RequestType: requestType,
+    ServiceToken: properties.ServiceToken,
+    ResponseURL: 'https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/test',
+    StackId: resolver.resolve({ Ref: 'AWS::StackId' }),
+    RequestId: randomUUID(),
+    LogicalResourceId: logicalId,
+    ResourceType: resourceType,
+    ResourceProperties: properties,
+    ...extra,
+  };
+}
+
+/** A REST API id as API Gateway makes them: ten lowercase letters and digits. */
+function randomApiId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  return Array.from({ length: 10 }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join('');
+}
