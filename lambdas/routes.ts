@@ -97,6 +97,7 @@ export interface RouteMatch {
   readonly route: RouteDefinition;
   /** The API Gateway resource template, e.g. `/api/v1/keys/{hash}`. */
   readonly resource: string;
+  /** As the client encoded them, as a REST API passes them; the functions decode them (lambdas/http/request.ts). */
   readonly pathParameters: Record<string, string>;
 }
 
@@ -122,7 +123,7 @@ export function matchRoute(
       const actual = segments[i]!;
       if (part.startsWith('{')) {
         if (actual === '') ok = false;
-        else params[part.slice(1, -1)] = safeDecode(actual);
+        else params[part.slice(1, -1)] = actual;
       } else if (part === actual) staticCount++;
       else ok = false;
     }
@@ -134,12 +135,4 @@ export function matchRoute(
   const hit = best.find((b) => b.route.method === method);
   if (!hit) return { allowed: best.map((b) => b.route.method) };
   return { route: hit.route, resource: resourcePath(hit.route), pathParameters: hit.params };
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }

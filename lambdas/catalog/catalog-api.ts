@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, type AuthenticationDeps } from '../accounts/authenticate';
 import { NotFoundError } from '../errors';
-import { credentialHeader, requestHost } from '../http/request';
+import { credentialHeader, pathParameters, requestHost } from '../http/request';
 import { json, rawJson } from '../http/responses';
 import { API_BASE_PATH } from '../routes';
 import type { CatalogCache } from './catalog-cache';
@@ -34,7 +34,7 @@ export function createCatalogApi(deps: CatalogApiDeps) {
       return rawJson(200, `{"data":${result.dataJson},"total_count":${result.total},"links":{"next":${JSON.stringify(next)}}}`);
     }
 
-    const { author, slug } = event.pathParameters ?? {};
+    const { author, slug } = pathParameters(event);
     const found = catalog.endpointsFor(`${author}/${slug}`, policy);
     if (!found) throw new NotFoundError(`Model ${author}/${slug} not found`);
     const { model, endpoints } = found;

@@ -66,6 +66,25 @@ export function normalizeHostname(raw: string): string {
   return host.endsWith('.') ? host.slice(0, -1) : host;
 }
 
+/**
+ * The path parameters of a request, decoded. API Gateway REST APIs pass them as the client
+ * encoded them: the official SDK sends a variant's slug `gpt-4o:free` as `gpt-4o%3Afree`, and
+ * the function receives that. An escape that does not decode is kept as sent. Keyed without a
+ * prototype, so a parameter named `constructor` finds nothing inherited.
+ */
+export function pathParameters(event: Pick<APIGatewayProxyEvent, 'pathParameters'>): Record<string, string> {
+  const decoded: Record<string, string> = Object.create(null);
+  for (const [name, value] of Object.entries(event.pathParameters ?? {})) {
+    if (value === undefined) continue;
+    try {
+      decoded[name] = decodeURIComponent(value);
+    } catch {
+      decoded[name] = value;
+    }
+  }
+  return decoded;
+}
+
 /** The raw body as text, decoding API Gateway's base64 form. */
 export function bodyText(event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>): string {
   if (event.body == null) return '';

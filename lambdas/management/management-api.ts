@@ -20,7 +20,7 @@ import {
   requiredStringList,
 } from '../http/fields';
 import { checkId, checkIdList, optionalId, pathId } from '../http/ids';
-import { credentialHeader, jsonBody } from '../http/request';
+import { credentialHeader, jsonBody, pathParameters } from '../http/request';
 import { json } from '../http/responses';
 import { listExchangeEvents } from './exchange-events-api';
 import { pageOf, parseListPage } from './list-page';
@@ -407,7 +407,7 @@ export function createManagementApi(deps: ManagementDeps) {
     if (!operation) throw new NotFoundError();
     const principal = await authenticate(credentialHeader(event), deps);
     if (operation.access !== 'self') requireManagement(principal, operation.access);
-    return operation.run({ principal, event, params: (event.pathParameters ?? {}) as Record<string, string>, deps });
+    return operation.run({ principal, event, params: pathParameters(event), deps });
   };
 }
 

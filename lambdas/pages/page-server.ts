@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { NotFoundError } from '../errors';
+import { pathParameters } from '../http/request';
 import { PAGE_DOCUMENT, type PageAssets } from './page-assets';
 
 /**
@@ -24,7 +25,7 @@ export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fr
  */
 export function createPageServer(assets: PageAssets) {
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
-    const name = event.resource.endsWith('/assets/{file}') ? event.pathParameters?.file : PAGE_DOCUMENT;
+    const name = event.resource.endsWith('/assets/{file}') ? pathParameters(event).file : PAGE_DOCUMENT;
     // The page document is served at its own path only, not as an asset.
     const asset = name === undefined || (name === PAGE_DOCUMENT && event.resource.endsWith('/assets/{file}')) ? undefined : assets.get(name);
     if (!asset) throw new NotFoundError('No such page asset');

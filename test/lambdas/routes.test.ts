@@ -6,11 +6,11 @@ describe('route table', () => {
     expect(seen.size).toBe(ROUTES.length);
   });
 
-  it('matches static segments before parameters, as API Gateway does', () => {
+  it('matches static segments before parameters, as API Gateway does, and passes parameters on as the client encoded them', () => {
     expect(matchRoute('GET', '/api/v1/models/user')).toMatchObject({ route: { function: 'catalog', path: '/models/user' }, pathParameters: {} });
     expect(matchRoute('GET', '/api/v1/models/openai/gpt-4o%3Afree/endpoints')).toMatchObject({
       resource: '/api/v1/models/{author}/{slug}/endpoints',
-      pathParameters: { author: 'openai', slug: 'gpt-4o:free' },
+      pathParameters: { author: 'openai', slug: 'gpt-4o%3Afree' },
     });
     expect(matchRoute('POST', '/api/v1/guardrails/g1/assignments/keys/remove')).toMatchObject({ pathParameters: { id: 'g1' } });
   });

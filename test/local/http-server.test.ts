@@ -52,9 +52,10 @@ describe('local API server: requests become REST API proxy events', () => {
     expect(remaining).toBeGreaterThan(0);
     expect(event).toMatchObject({
       resource: '/api/v1/keys/{hash}',
+      // A REST API passes the path and its parameters as the client encoded them.
       path: '/api/v1/keys/abc%3Adef',
       httpMethod: 'PATCH',
-      pathParameters: { hash: 'abc:def' },
+      pathParameters: { hash: 'abc%3Adef' },
       queryStringParameters: { x: '2', y: '' },
       multiValueQueryStringParameters: { x: ['1', '2'], y: [''] },
       body: '{"disabled":true}',

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { join, relative, resolve } from 'node:path';
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { HTTPClient, OpenRouter } from '@openrouter/sdk';
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, jwtVerify } from 'jose';
 import OpenAI from 'openai';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
@@ -211,6 +212,19 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(result.status).toBe(200);
       expect(result.body.data).toHaveLength(2);
       expect(result.body.links.next).toBe('/api/v1/models/user?offset=2&limit=2');
+    });
+
+    it("answers the official SDK's endpoints.list for a variant model, whose slug the SDK percent-encodes and API Gateway passes on encoded", async () => {
+      const client = new OpenRouter({
+        apiKey: demo.keys.workspace,
+        serverURL: apiUrl,
+        httpClient: new HTTPClient({ fetcher: (input, init) => deployment.gateway.fetch(input, init) }),
+        retryConfig: { strategy: 'none' },
+      });
+      const detail = await client.endpoints.list({ author: 'liquid', slug: 'lfm-2.5-2.6b:free' });
+      expect(deployment.gateway.requests.at(-1)!.path).toBe('/v1/api/v1/models/liquid/lfm-2.5-2.6b%3Afree/endpoints');
+      expect(detail.data.id).toBe('liquid/lfm-2.5-2.6b:free');
+      expect(detail.data.endpoints.length).toBeGreaterThan(0);
     });
 
     it('compresses a large answer as the API sets (MinimumCompressionSize), which the client decodes', async () => {

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { UnauthenticatedError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
-import { credentialHeader, headerValues, normalizeHostname, requestHost } from '../../../lambdas/http/request';
+import { credentialHeader, headerValues, normalizeHostname, pathParameters, requestHost } from '../../../lambdas/http/request';
 
 type HeaderEvent = Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>;
 
@@ -51,5 +51,16 @@ describe('request host', () => {
   it('reads the Host header in any case', () => {
     expect(requestHost({ headers: { host: 'EU.localhost.:8787' } })).toBe('eu.localhost');
     expect(requestHost({ headers: {} })).toBeUndefined();
+  });
+});
+
+describe('path parameters', () => {
+  it('decodes what a REST API passes on as the client encoded it, and keeps an escape that does not decode', () => {
+    expect({ ...pathParameters({ pathParameters: { author: 'liquid', slug: 'lfm-2.5-2.6b%3Afree', bad: '100%' } }) }).toEqual({
+      author: 'liquid',
+      slug: 'lfm-2.5-2.6b:free',
+      bad: '100%',
+    });
+    expect({ ...pathParameters({ pathParameters: null }) }).toEqual({});
   });
 });
