@@ -21,4 +21,8 @@ module.exports = {
     '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
   },
   testTimeout: 30000,
+  // The stack is synthesized once per run for the IAM gate every integration suite runs behind,
+  // and what the functions were seen to use is summarized after the last suite.
+  globalSetup: '<rootDir>/test/support/iam/jest-global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/iam/jest-global-teardown.ts',
 };

@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
 import type { AccessTokenVerifier } from '../lambdas/accounts/authenticate';
 import { SigningKeyAccessTokenVerifier } from '../lambdas/oauth/access-token-verifier';
@@ -29,7 +31,8 @@ import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
 import { buildSettingsPage } from '../web/build';
-import { startEmbeddedDynamoDb } from './embedded-dynamodb';
+import { LOCAL_AWS_ENV, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './embedded-dynamodb';
+import { functionCredentials, type StackFunctionId } from './function-principals';
 import { writeFileAtomically } from './files';
 import { reconcileIndexes } from './reconcile-indexes';
 import { createLocalApiServer, type ExchangeObserver, type FunctionHandler } from './http-server';
@@ -86,6 +89,19 @@ export interface LocalRuntimeOptions {
   upstreamTimeoutSeconds?: number;
   /** Sees every routed request and its whole answer once sent (the test suites check them against the OpenAPI document). */
   observe?: ExchangeObserver;
+  /**
+   * Puts a server between the functions and the embedded DynamoDB (the test suites' IAM gate,
+   * test/support/iam/): given the embedded server's endpoint, returns the one the functions'
+   * clients call, which `dynamoEndpoint` reports. Start-up administration calls the embedded
+   * server directly. @default none: the functions call the embedded server
+   */
+  interposeDynamoDb?: (endpoint: string) => Promise<InterposedDynamoDb>;
+}
+
+/** A server in front of the embedded DynamoDB, see {@link LocalRuntimeOptions.interposeDynamoDb}. */
+export interface InterposedDynamoDb {
+  endpoint: string;
+  stop(): Promise<void>;
 }
 
 export interface LocalRuntime {
@@ -93,6 +109,7 @@ export interface LocalRuntime {
   /** Where data, keys and the development CA live. */
   dataDir: string;
   demo: DemoCredentials;
+  /** Where the functions' DynamoDB clients send requests. */
   dynamoEndpoint: string;
   stop(): Promise<void>;
 }
@@ -107,31 +124,48 @@ export const PROVIDER_CREDENTIALS_FILE = 'provider-credentials.json';
  * The local composition root, the second one beside the Lambda entries
  * (lambdas/functions/*.ts): the embedded DynamoDB with the stack's tables, a local ES256
  * signer, the development inference provider and readable log lines, handed to the same handler
- * factories (lambdas/handlers/*.ts) the Lambda entries call. Nothing is read from or
- * written to `process.env`, so several runtimes can share a process.
+ * factories (lambdas/handlers/*.ts) the Lambda entries call. Each function gets its own
+ * DynamoDB client and stores, as in Lambda, signed with its own access key id
+ * (local/function-principals.ts). Nothing is read from or written to `process.env`, so several
+ * runtimes can share a process.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const dataDir = resolve(options.dataDir ?? '.local');
   mkdirSync(dataDir, { recursive: true });
   const clock = options.clock ?? systemClock;
   const dynamo = await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
+  // Built once the embedded server is up; stopped with it.
+  const functionClients: DynamoDBClient[] = [];
+  let interposed: InterposedDynamoDb | undefined;
   try {
+    // Administration (tables, the catalog seed, signing-key registration, the demo
+    // organization) runs on the operator's client, as a deployment or an operator would.
+    const operator = createDocumentClient(dynamo.client);
     await createTables(dynamo.client);
     // Messages for whoever started the service; log lines once it serves go to the logger.
     const warn = options.log ?? ((line: string) => console.warn(line));
     if (options.persist !== false) await reconcileAfterUncleanStop(dynamo.client, warn);
 
-    const documentClient = createDocumentClient(dynamo.client);
-    const accounts = new DynamoAccountStore(documentClient, TABLE_SCHEMAS.keys.localName);
-    const accountsService = new AccountsService({ store: accounts, clock });
-    const catalogStore = new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName);
-    const signingKeys = new DynamoSigningKeyStore(documentClient, TABLE_SCHEMAS.keys.localName);
-    await seedCatalog(catalogStore);
-
+    const operatorAccounts = new DynamoAccountStore(operator, TABLE_SCHEMAS.keys.localName);
+    await seedCatalog(new DynamoCatalogStore(operator, TABLE_SCHEMAS.models.localName));
     // The same registration path as the deploy-time registrar: the local key becomes the
     // active signing key, and a replaced key file retires the previous one.
     const signer = await LocalSigner.fromFile(join(dataDir, 'signing-key.pem'));
-    await registerSigningKey(signingKeys, { kid: signer.kid, keyRef: 'local:signing-key.pem', publicJwk: signer.publicJwk }, clock);
+    await registerSigningKey(
+      new DynamoSigningKeyStore(operator, TABLE_SCHEMAS.keys.localName),
+      { kid: signer.kid, keyRef: 'local:signing-key.pem', publicJwk: signer.publicJwk },
+      clock,
+    );
+
+    interposed = options.interposeDynamoDb ? await options.interposeDynamoDb(dynamo.endpoint) : undefined;
+    const functionsEndpoint = interposed?.endpoint ?? dynamo.endpoint;
+    // Each function has its own client and stores, built as its Lambda entry builds them
+    // (lambdas/functions/*.ts), and presents its own credentials: a request names its function.
+    const documentClientOf = (fn: StackFunctionId) => {
+      const client = new DynamoDBClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
+      functionClients.push(client);
+      return createDocumentClient(client);
+    };
 
     const logLevel = options.logLevel ?? 'INFO';
     const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel }, options.log);
@@ -139,90 +173,54 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const regionalHostnames = options.regionalHostnames ?? { eu: 'eu.localhost' };
     // A development identity provider on this machine may be configured, unless turned off.
     const allowLoopback = options.allowLoopbackIssuers ?? process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0';
-    // One catalog cache serves both functions that read the catalog: one process, one copy.
-    const usage = new DynamoUsageStore(documentClient, TABLE_SCHEMAS.usage.localName);
     const catalogCacheSeconds = options.catalogCacheSeconds ?? 2;
-    const catalog = new CatalogCache(catalogStore, clock, catalogCacheSeconds, catalogLoadRecorder(telemetry('catalog')), {
-      recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
-      maxAgeSeconds: catalogCacheSeconds,
-    });
-    const federation = new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock);
-    const exchangeEvents = new DynamoExchangeEventStore(documentClient, TABLE_SCHEMAS.policies.localName);
     // Identity providers on this machine present certificates from the development CA.
     const devCa = ensureDevCertificateAuthority(dataDir);
-    const evaluationDeps = {
-      federation,
-      accounts,
-      issuerKeys: createIssuerKeySource({
-        clock,
-        allowLoopback,
-        extraCaPems: [devCa.certPem],
-      }),
-      clock,
-      evaluateCondition,
-    };
+    const issuerKeys = () => createIssuerKeySource({ clock, allowLoopback, extraCaPems: [devCa.certPem] });
     const accessTokenMaxLifetimeSeconds = options.accessTokenMaxLifetimeSeconds ?? 900;
     const exchangeLimit = options.exchangeLimit ?? parseExchangeLimit(process.env.MODELGATE_EXCHANGE_LIMIT);
     // One per-address budget for the token endpoint and the policy tester (SPEC 7.2, 8).
-    const rateCounters = new DynamoRateCounterStore(documentClient, TABLE_SCHEMAS.rateCounters.localName);
     const exchangeRateLimit = { limit: exchangeLimit, windowSeconds: options.exchangeWindowSeconds ?? 60 };
-    // Re-reads the active signing-key record, so `npm run ops -- signing-key rotate` takes
-    // effect in the running service within a minute.
-    const signers = new ActiveSigner(signingKeys, signerForRecord({ localKeyDir: dataDir }), clock);
-    // The token endpoint names the API base URL as issuer, known once the port is bound.
-    const tokenExchange = (apiBaseUrl: string): FunctionHandler =>
-      createTokenExchangeHandler({
-        config: {
-          issuer: apiBaseUrl,
-          maxLifetimeSeconds: accessTokenMaxLifetimeSeconds,
-          rateLimit: exchangeRateLimit,
-        },
-        clock,
-        newId: randomId,
-        rateCounters,
-        evaluate: (request) => evaluateExchange(evaluationDeps, request),
-        jtis: new DynamoJtiStore(documentClient, TABLE_SCHEMAS.policies.localName),
-        events: exchangeEvents,
-        signer: () => signers.signer(),
-        telemetry: telemetry('tokenExchange'),
-      });
-    // Access tokens name the API base URL as issuer and audience (SPEC 2.13), known once the
-    // port is bound; until then no token verifies.
-    let verifier: AccessTokenVerifier | undefined;
-    const accessTokens: AccessTokenVerifier = {
-      verify: (token) => (verifier ? verifier.verify(token) : Promise.reject(new Error('the service is starting'))),
+    // Started with the API base URL once the port is bound.
+    const verifiers: LateAccessTokenVerifier[] = [];
+    const accessTokensOf = (documentClient: DynamoDBDocumentClient): AccessTokenVerifier => {
+      const verifier = new LateAccessTokenVerifier(new DynamoSigningKeyStore(documentClient, TABLE_SCHEMAS.keys.localName), clock, accessTokenMaxLifetimeSeconds);
+      verifiers.push(verifier);
+      return verifier;
     };
+    const catalogOf = (documentClient: DynamoDBDocumentClient, fn: FunctionId) => {
+      const usage = new DynamoUsageStore(documentClient, TABLE_SCHEMAS.usage.localName);
+      return new CatalogCache(new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName), clock, catalogCacheSeconds, catalogLoadRecorder(telemetry(fn)), {
+        recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS),
+        maxAgeSeconds: catalogCacheSeconds,
+      });
+    };
+
+    const catalogClient = documentClientOf('catalog');
+    const jwksClient = documentClientOf('jwks');
+    const inferenceClient = documentClientOf('inference');
     const handlers: Record<FunctionId, FunctionHandler> = {
-      catalog: createCatalogHandler({ accounts, accessTokens, catalog, clock, regionalHostnames, telemetry: telemetry('catalog') }),
+      catalog: createCatalogHandler({
+        accounts: new DynamoAccountStore(catalogClient, TABLE_SCHEMAS.keys.localName),
+        accessTokens: accessTokensOf(catalogClient),
+        catalog: catalogOf(catalogClient, 'catalog'),
+        clock,
+        regionalHostnames,
+        telemetry: telemetry('catalog'),
+      }),
       tokenExchange: async () => ({ statusCode: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }) }),
       jwks: createJwksHandler({
-        signingKeys,
+        signingKeys: new DynamoSigningKeyStore(jwksClient, TABLE_SCHEMAS.keys.localName),
         clock,
         accessTokenMaxLifetimeSeconds,
         telemetry: telemetry('jwks'),
       }),
-      management: createManagementHandler({
-        accounts,
-        accessTokens,
-        service: accountsService,
-        federation: new FederationService({
-          store: federation,
-          accounts,
-          hosts: { allowLoopback },
-          clock,
-        }),
-        policyTester: { evaluate: (request) => evaluateExchange(evaluationDeps, request), clock, maxLifetimeSeconds: accessTokenMaxLifetimeSeconds },
-        exchangeRate: (sourceIp) => checkExchangeRate(rateCounters, sourceIp, clock.now(), exchangeRateLimit),
-        usage,
-        clock,
-        exchangeEvents,
-        telemetry: telemetry('management'),
-      }),
+      management: managementHandler(documentClientOf('management')),
       inference: createInferenceHandler({
-        accounts,
-        accessTokens,
-        usage,
-        catalog,
+        accounts: new DynamoAccountStore(inferenceClient, TABLE_SCHEMAS.keys.localName),
+        accessTokens: accessTokensOf(inferenceClient),
+        usage: new DynamoUsageStore(inferenceClient, TABLE_SCHEMAS.usage.localName),
+        catalog: catalogOf(inferenceClient, 'inference'),
         clock,
         regionalHostnames,
         upstream: upstreamOptions(
@@ -239,6 +237,52 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       settingsPage: createSettingsPageHandler({ assets: await buildSettingsPage(), telemetry: telemetry('settingsPage') }),
     };
 
+    function managementHandler(documentClient: DynamoDBDocumentClient): FunctionHandler {
+      const accounts = new DynamoAccountStore(documentClient, TABLE_SCHEMAS.keys.localName);
+      const federation = new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock);
+      // The policy tester runs the exchange's own decision over the same stores and key source.
+      const evaluationDeps = { federation, accounts, issuerKeys: issuerKeys(), clock, evaluateCondition };
+      // The token endpoint's own counters and limit: tester calls and exchanges share one budget per address.
+      const rateCounters = new DynamoRateCounterStore(documentClient, TABLE_SCHEMAS.rateCounters.localName);
+      return createManagementHandler({
+        accounts,
+        accessTokens: accessTokensOf(documentClient),
+        service: new AccountsService({ store: accounts, clock }),
+        federation: new FederationService({ store: federation, accounts, hosts: { allowLoopback }, clock }),
+        policyTester: { evaluate: (request) => evaluateExchange(evaluationDeps, request), clock, maxLifetimeSeconds: accessTokenMaxLifetimeSeconds },
+        exchangeRate: (sourceIp) => checkExchangeRate(rateCounters, sourceIp, clock.now(), exchangeRateLimit),
+        usage: new DynamoUsageStore(documentClient, TABLE_SCHEMAS.usage.localName),
+        clock,
+        exchangeEvents: new DynamoExchangeEventStore(documentClient, TABLE_SCHEMAS.policies.localName),
+        telemetry: telemetry('management'),
+      });
+    }
+
+    // The token endpoint names the API base URL as issuer, known once the port is bound.
+    function tokenExchangeHandler(documentClient: DynamoDBDocumentClient, apiBaseUrl: string): FunctionHandler {
+      const evaluationDeps = {
+        federation: new DynamoFederationStore(documentClient, TABLE_SCHEMAS.policies.localName, clock),
+        accounts: new DynamoAccountStore(documentClient, TABLE_SCHEMAS.keys.localName),
+        issuerKeys: issuerKeys(),
+        clock,
+        evaluateCondition,
+      };
+      // Re-reads the active signing-key record, so `npm run ops -- signing-key rotate` takes
+      // effect in the running service within a minute.
+      const signers = new ActiveSigner(new DynamoSigningKeyStore(documentClient, TABLE_SCHEMAS.keys.localName), signerForRecord({ localKeyDir: dataDir }), clock);
+      return createTokenExchangeHandler({
+        config: { issuer: apiBaseUrl, maxLifetimeSeconds: accessTokenMaxLifetimeSeconds, rateLimit: exchangeRateLimit },
+        clock,
+        newId: randomId,
+        rateCounters: new DynamoRateCounterStore(documentClient, TABLE_SCHEMAS.rateCounters.localName),
+        evaluate: (request) => evaluateExchange(evaluationDeps, request),
+        jtis: new DynamoJtiStore(documentClient, TABLE_SCHEMAS.policies.localName),
+        events: new DynamoExchangeEventStore(documentClient, TABLE_SCHEMAS.policies.localName),
+        signer: () => signers.signer(),
+        telemetry: telemetry('tokenExchange'),
+      });
+    }
+
     const server = createLocalApiServer(handlers, 'local', options.observe);
     await new Promise<void>((resolvePromise, reject) => {
       server.once('error', reject);
@@ -246,32 +290,56 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}${API_BASE_PATH}`;
-    handlers.tokenExchange = tokenExchange(baseUrl);
-    verifier = new SigningKeyAccessTokenVerifier({
-      signingKeys,
-      clock,
-      issuer: baseUrl,
-      maxTokenLifetimeSeconds: accessTokenMaxLifetimeSeconds,
-    });
+    handlers.tokenExchange = tokenExchangeHandler(documentClientOf('tokenExchange'), baseUrl);
+    for (const verifier of verifiers) verifier.start(baseUrl);
     // demo.json is written last: its presence means the service is ready to serve.
-    writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: dynamo.endpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
-    const demo = await ensureDemoOrganization(accountsService, accounts, join(dataDir, 'demo.json'), baseUrl, warn);
+    writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: functionsEndpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
+    const demo = await ensureDemoOrganization(new AccountsService({ store: operatorAccounts, clock }), operatorAccounts, join(dataDir, 'demo.json'), baseUrl, warn);
 
     return {
       baseUrl,
       dataDir,
       demo,
-      dynamoEndpoint: dynamo.endpoint,
+      dynamoEndpoint: functionsEndpoint,
       stop: async () => {
         server.closeAllConnections();
         await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
         await server.idle();
-        await dynamo.stop();
+        await stopDynamoDb(dynamo, functionClients, interposed);
       },
     };
   } catch (error) {
-    await dynamo.stop();
+    await stopDynamoDb(dynamo, functionClients, interposed);
     throw error;
+  }
+}
+
+/** The embedded DynamoDB, what stands in front of it, and the functions' clients of it. */
+async function stopDynamoDb(dynamo: EmbeddedDynamoDb, functionClients: readonly DynamoDBClient[], interposed: InterposedDynamoDb | undefined): Promise<void> {
+  for (const client of functionClients) client.destroy();
+  await interposed?.stop();
+  await dynamo.stop();
+}
+
+/**
+ * A function's access-token verifier (SPEC 5 rule 5): access tokens name the API base URL as
+ * issuer and audience (SPEC 2.13), known once the port is bound; until then none verifies.
+ */
+class LateAccessTokenVerifier implements AccessTokenVerifier {
+  private verifier: AccessTokenVerifier | undefined;
+
+  constructor(
+    private readonly signingKeys: DynamoSigningKeyStore,
+    private readonly clock: Clock,
+    private readonly maxTokenLifetimeSeconds: number,
+  ) {}
+
+  start(issuer: string): void {
+    this.verifier = new SigningKeyAccessTokenVerifier({ signingKeys: this.signingKeys, clock: this.clock, issuer, maxTokenLifetimeSeconds: this.maxTokenLifetimeSeconds });
+  }
+
+  verify(token: string): ReturnType<AccessTokenVerifier['verify']> {
+    return this.verifier ? this.verifier.verify(token) : Promise.reject(new Error('the service is starting'));
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { signDigest } from './p256';
@@ -14,7 +14,9 @@ import { signDigest } from './p256';
  * message up to 4,096 bytes or a 32-byte DIGEST; DER signature) and `ScheduleKeyDeletion`.
  * It refuses what KMS refuses: a missing `KeyId`, an unknown or pending-deletion key, another
  * signing algorithm, a raw message over 4,096 bytes, a digest of the wrong length, an
- * unsigned request. Keys are addressed by id or ARN.
+ * unsigned request, and, through {@link KmsStandInOptions.authorize}, whatever the caller's
+ * policies and the key policy do not allow (HTTP 400 `AccessDeniedException`). Keys are
+ * addressed by id or ARN.
  *
  * @example
  * const kms = await startKmsStandIn();
@@ -27,13 +29,41 @@ export interface KmsStandIn {
   readonly endpoint: string;
   /** A real KMS client for this stand-in (static test credentials, region `eu-west-1`). */
   client(): KMSClient;
-  /** Every request the stand-in answered, in order: operation and parsed body. */
+  /** Every request that reached an operation, in order (refused ones included): operation and parsed body. */
   readonly requests: readonly { operation: string; body: Record<string, unknown> }[];
   /** The ARN of a key created with `CreateKey`, by its key id. */
   arnOf(keyId: string): string;
   /** Creates an ECC_NIST_P256 / SIGN_VERIFY key through the SDK, as an operator would; returns its ARN. */
   createSigningKey(description?: string): Promise<string>;
   stop(): Promise<void>;
+}
+
+/**
+ * A request as an authorizer sees it, the shape of the Secrets Manager stand-in's hook
+ * (test/support/secrets-manager-stand-in.ts) with the key's own policy and tags, which IAM
+ * evaluates with the caller's policies (test/support/iam/iam-gate.ts).
+ */
+export interface KmsStandInRequest {
+  /** `kms:Sign` and so on: the IAM action. */
+  readonly action: string;
+  /** The access key id of the SigV4 credential scope. */
+  readonly accessKeyId: string;
+  /** The ARN of the key the request names, when it names an existing one. */
+  readonly resource: string | undefined;
+  /** That key's policy document (JSON). */
+  readonly resourcePolicy?: string;
+  /** That key's tags. */
+  readonly resourceTags?: Readonly<Record<string, string>>;
+  readonly body: Readonly<Record<string, unknown>>;
+  readonly headers: IncomingHttpHeaders;
+}
+
+export interface KmsStandInOptions {
+  /**
+   * Decides each signed request: `true` to serve it, or the message of the AccessDeniedException
+   * it gets. @default every request is allowed
+   */
+  authorize?: (request: KmsStandInRequest) => true | string | Promise<true | string>;
 }
 
 export const KMS_STAND_IN_REGION = 'eu-west-1';
@@ -64,7 +94,7 @@ class KmsError extends Error {
   }
 }
 
-export async function startKmsStandIn(): Promise<KmsStandIn> {
+export async function startKmsStandIn(options: KmsStandInOptions = {}): Promise<KmsStandIn> {
   const keys = new Map<string, StoredKey>();
   const requests: { operation: string; body: Record<string, unknown> }[] = [];
   const clients: KMSClient[] = [];
@@ -205,9 +235,8 @@ export async function startKmsStandIn(): Promise<KmsStandIn> {
         throw new KmsError('SerializationException', 'Expected POST with Content-Type application/x-amz-json-1.1');
       }
       // KMS answers an unsigned request before looking at it.
-      if (!String(request.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 Credential=')) {
-        throw new KmsError('MissingAuthenticationTokenException', 'Missing Authentication Token');
-      }
+      const accessKeyId = /^AWS4-HMAC-SHA256 Credential=([^/]+)\//.exec(String(request.headers.authorization ?? ''))?.[1];
+      if (!accessKeyId) throw new KmsError('MissingAuthenticationTokenException', 'Missing Authentication Token');
       const handler = Object.hasOwn(operations, operation) ? operations[operation] : undefined;
       if (!handler) throw new KmsError('UnknownOperationException', `Unknown operation ${target}`);
       let body: Record<string, unknown>;
@@ -217,6 +246,18 @@ export async function startKmsStandIn(): Promise<KmsStandIn> {
         throw new KmsError('SerializationException', 'Request body is not JSON');
       }
       requests.push({ operation, body });
+      if (options.authorize) {
+        const key = typeof body.KeyId === 'string' ? (keys.get(body.KeyId) ?? [...keys.values()].find((candidate) => candidate.arn === body.KeyId)) : undefined;
+        const decision = await options.authorize({
+          action: `kms:${operation}`,
+          accessKeyId,
+          resource: key?.arn,
+          ...(key ? { resourcePolicy: key.policy, resourceTags: Object.fromEntries(key.tags.map(({ TagKey, TagValue }) => [TagKey, TagValue])) } : {}),
+          body,
+          headers: request.headers,
+        });
+        if (decision !== true) throw new KmsError('AccessDeniedException', decision);
+      }
       reply(response, 200, handler(body));
     } catch (error) {
       if (!(error instanceof KmsError)) throw error;

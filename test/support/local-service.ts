@@ -5,10 +5,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ObservedExchange } from '../../local/http-server';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime';
+import { startDynamoDbGate } from './iam/dynamodb-gate';
+import { IamGate } from './iam/iam-gate';
+import { loadStack, type SynthesizedStack } from './iam/stack-template';
+
+export interface TestServiceOptions extends LocalRuntimeOptions {
+  /** What the functions' AWS requests are evaluated against (see {@link TestService.iam}). */
+  iam?: {
+    /** @default the stack as the jest run synthesized it (test/support/iam/jest-global-setup.ts) */
+    stack?: SynthesizedStack;
+    /** The test asserts its denials itself; otherwise any denial fails `stop`. @default false */
+    expectDenials?: boolean;
+  };
+}
 
 export interface TestService {
   runtime: LocalRuntime;
   dataDir: string;
+  /**
+   * The IAM gate in front of the embedded DynamoDB: every request a function makes is evaluated
+   * against that function's role policies from the synthesized template, as IAM would, and a
+   * denied one gets DynamoDB's AccessDeniedException. Requests of test set-up and the operator
+   * (the `local` credentials) are not gated.
+   */
+  iam: IamGate;
   /** Calls the service: `path` is relative to the base URL (e.g. `/models/user`). */
   call(
     path: string,
@@ -19,10 +39,13 @@ export interface TestService {
 
 /**
  * The real local runtime (embedded DynamoDB in memory, local signer, same handler
- * exports, real HTTP on a loopback port) for integration tests. One per test file.
+ * exports, real HTTP on a loopback port) for integration tests. One per test file. Each
+ * function's DynamoDB requests pass the IAM gate ({@link TestService.iam}).
  */
-export async function startTestService(options: LocalRuntimeOptions = {}): Promise<TestService> {
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const { iam: iamOptions, ...runtimeOptions } = options;
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-test-'));
+  const iam = new IamGate(iamOptions?.stack ?? stackOfThisRun());
   // Every answer the server sends, whatever the client (fetch, the SDKs, a browser), is held
   // to the OpenAPI document; a mismatch `call` has not already thrown fails `stop`.
   const mismatches: string[] = [];
@@ -32,10 +55,19 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
     if (why) mismatches.push(why);
   };
   // Request lines would drown the test output; warnings and errors still show.
-  const runtime = await startLocalRuntime({ port: 0, persist: false, dataDir, logLevel: 'WARN', observe, ...options });
+  const runtime = await startLocalRuntime({
+    port: 0,
+    persist: false,
+    dataDir,
+    logLevel: 'WARN',
+    observe,
+    interposeDynamoDb: (endpoint) => startDynamoDbGate(endpoint, iam),
+    ...runtimeOptions,
+  });
   return {
     runtime,
     dataDir,
+    iam,
     async call(path, { key, method = 'GET', body, host, headers = {} } = {}) {
       const url = new URL(runtime.baseUrl + path);
       const requestHeaders: Record<string, string> = { ...headers };
@@ -60,10 +92,30 @@ export async function startTestService(options: LocalRuntimeOptions = {}): Promi
     async stop() {
       await runtime.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      // What the functions used under the stack as synthesized, for the run's summary; an edited stack's gate says nothing about it.
+      if (!iamOptions?.stack) iam.writeSeen(currentTestPath());
+      const problems: string[] = [];
       const unreported = [...new Set(mismatches)].filter((why) => !thrown.has(why));
-      if (unreported.length) throw new Error(`Answers that do not match the OpenAPI document:\n${unreported.join('\n')}`);
+      if (unreported.length) problems.push(`Answers that do not match the OpenAPI document:\n${unreported.join('\n')}`);
+      // A denial a handler swallowed (a best-effort write) would fail only in AWS: fail here.
+      if (iam.errors.length) problems.push(`AWS requests the IAM gate could not evaluate:\n${[...new Set(iam.errors)].join('\n')}`);
+      if (!iamOptions?.expectDenials && iam.denials.length) {
+        problems.push(`AWS requests the stack's IAM policies deny:\n${[...new Set(iam.denials.map((denial) => denial.message))].join('\n')}`);
+      }
+      if (problems.length) throw new Error(problems.join('\n'));
     },
   };
+}
+
+/** Synthesized once per jest run, read once per test file. */
+let stack: SynthesizedStack | undefined;
+function stackOfThisRun(): SynthesizedStack {
+  stack ??= loadStack();
+  return stack;
+}
+
+function currentTestPath(): string | undefined {
+  return (globalThis as { expect?: { getState(): { testPath?: string } } }).expect?.getState().testPath;
 }
 
 /**

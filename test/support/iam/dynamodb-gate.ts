@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { InterposedDynamoDb } from '../../../local/runtime';
+import { dynamoDbAuthorizations } from './dynamodb-authorizations';
+import type { IamGate } from './iam-gate';
+
+const TARGET_PREFIX = 'DynamoDB_20120810.';
+
+/** The access key id of a SigV4 `Authorization` header: `AWS4-HMAC-SHA256 Credential=<id>/<date>/...`. */
+export function accessKeyIdOf(authorization: string | undefined): string | undefined {
+  return /^AWS4-HMAC-SHA256 Credential=([^/]+)\//.exec(authorization ?? '')?.[1];
+}
+
+/**
+ * An HTTP server in front of the embedded DynamoDB that lets through what IAM would: each
+ * request's operation (`X-Amz-Target`), JSON body and SigV4 access key id go to the gate, and
+ * a refused request gets DynamoDB's AccessDeniedException (HTTP 400) without reaching the
+ * tables; the rest is relayed as sent. Requests from callers that are not functions of the
+ * stack (the operator's `local` credentials) pass ungated.
+ */
+export async function startDynamoDbGate(upstream: string, gate: IamGate): Promise<InterposedDynamoDb> {
+  const target = new URL(upstream);
+  const agent = new Agent({ keepAlive: true });
+  const server = createServer((request, response) => {
+    void serve(request, response).catch((error: Error) => {
+      if (!response.headersSent) reply(response, 500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: error.message });
+      else response.destroy(error);
+    });
+  });
+
+  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const operation = String(request.headers['x-amz-target'] ?? '');
+    const accessKeyId = accessKeyIdOf(request.headers.authorization);
+    if (accessKeyId && operation.startsWith(TARGET_PREFIX) && gate.principal(accessKeyId)) {
+      const parsed = parseJson(body);
+      // An unreadable body is DynamoDB's to refuse (SerializationException), as it would before IAM.
+      if (parsed) {
+        const denied = await gate.authorize(accessKeyId, dynamoDbAuthorizations(operation.slice(TARGET_PREFIX.length), parsed, gate));
+        if (denied !== undefined) {
+          reply(response, 400, { __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message: denied });
+          return;
+        }
+      }
+    }
+    await relay(request, body, response);
+  }
+
+  function relay(request: IncomingMessage, body: Buffer, response: ServerResponse): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const forwarded = httpRequest(
+        { host: target.hostname, port: target.port, method: request.method, path: request.url, headers: request.headers, agent },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 500, answer.headers);
+          answer.pipe(response);
+          answer.on('end', resolve);
+          answer.on('error', reject);
+        },
+      );
+      forwarded.on('error', reject);
+      forwarded.end(body);
+    });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      agent.destroy();
+    },
+  };
+}
+
+function parseJson(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(body.toString('utf8') || '{}') as unknown;
+    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function reply(response: ServerResponse, status: number, body: unknown): void {
+  const payload = JSON.stringify(body);
+  response.writeHead(status, {
+    'Content-Type': 'application/x-amz-json-1.0',
+    'Content-Length': Buffer.byteLength(payload),
+    'x-amzn-RequestId': randomUUID(),
+  });
+  response.end(payload);
+}

@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { PATH_METADATA_ENABLE_CONTEXT } from 'aws-cdk-lib/cx-api';
+import { buildModelgateApp } from '../../../lib/app';
+import { cdkJsonContext } from '../../lib/template-helpers';
+import { SYNTH_ENV, type StackTemplate } from '../cloud-assembly';
+
+const ROOT = join(__dirname, '..', '..', '..');
+
+/** The synthesized stack the IAM gate evaluates against: its name and CloudFormation template. */
+export interface SynthesizedStack {
+  readonly stackName: string;
+  readonly template: StackTemplate;
+}
+
+/**
+ * Where the jest run's global setup left the synthesized stack (a JSON file), so the suites of
+ * one run share one synthesis (jest.config.js, `globalSetup`).
+ */
+export const STACK_FILE_ENV = 'MODELGATE_IAM_STACK_FILE';
+
+/**
+ * Synthesizes the app the one way it is built (lib/app.ts): cdk.json's context, the suites'
+ * account and region, no bundling (the policies do not depend on it), and construct paths in
+ * the template's metadata as the CLI writes them, so functions are found by their path.
+ */
+export function synthesizeStack(): SynthesizedStack {
+  const outdir = mkdtempSync(join(tmpdir(), 'modelgate-iam-synth-'));
+  try {
+    const { app, stack } = buildModelgateApp({
+      context: { ...cdkJsonContext(), [PATH_METADATA_ENABLE_CONTEXT]: true },
+      env: SYNTH_ENV,
+      bundlingStacks: [],
+      outdir,
+    });
+    const template = app.synth().getStackByName(stack.stackName).template as StackTemplate;
+    return { stackName: stack.stackName, template };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The synthesized stack from the cache under node_modules/.cache, synthesizing it when the
+ * sources it is built from changed (the modules lib/app.ts imports, cdk.json, the lock file,
+ * this module):
+ * synthesis takes seconds, and a run that changed none of them reuses the last one. Files are
+ * named by that hash and written atomically, so concurrent runs in one checkout agree.
+ */
+export function cachedStackFile(): string {
+  const cacheDir = join(ROOT, 'node_modules', '.cache', 'modelgate-iam');
+  const file = join(cacheDir, `stack-${synthesisInputsHash()}.json`);
+  try {
+    statSync(file);
+    return file;
+  } catch {
+    mkdirSync(cacheDir, { recursive: true });
+    const partial = `${file}.${process.pid}.tmp`;
+    writeFileSync(partial, JSON.stringify(synthesizeStack()));
+    renameSync(partial, file);
+    pruneOldStacks(cacheDir, file);
+    return file;
+  }
+}
+
+/** The synthesized stack of this jest run, or from the cache outside jest. */
+export function loadStack(): SynthesizedStack {
+  return JSON.parse(readFileSync(process.env[STACK_FILE_ENV] ?? cachedStackFile(), 'utf8')) as SynthesizedStack;
+}
+
+function synthesisInputsHash(): string {
+  const hash = createHash('sha256');
+  const files = [...importedModules(join(ROOT, 'lib', 'app.ts')), join(ROOT, 'cdk.json'), join(ROOT, 'package-lock.json'), __filename];
+  for (const file of files) hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The project's modules `entry` imports, directly or not (relative imports only; packages
+ * are covered by the lock file): a handler edit that the stack does not import keeps the cache.
+ */
+function importedModules(entry: string): string[] {
+  const seen = new Set<string>();
+  const pending = [entry];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    if (!file.endsWith('.ts')) continue;
+    const source = readFileSync(file, 'utf8');
+    for (const [, specifier] of source.matchAll(/(?:from|import|require\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const resolved = resolveModule(join(dirname(file), specifier!));
+      if (resolved) pending.push(resolved);
+    }
+  }
+  return [...seen].sort();
+}
+
+function resolveModule(base: string): string | undefined {
+  return [base, `${base}.ts`, join(base, 'index.ts')].find((candidate) => {
+    try {
+      return statSync(candidate).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Keeps the newest few: other checkouts' runs may still read theirs. */
+function pruneOldStacks(cacheDir: string, keep: string): void {
+  const stacks = readdirSync(cacheDir)
+    .filter((name) => /^stack-[0-9a-f]{16}\.json$/.test(name))
+    .map((name) => ({ file: join(cacheDir, name), mtime: statSync(join(cacheDir, name)).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const { file } of stacks.slice(5)) if (file !== keep) rmSync(file, { force: true });
+}
