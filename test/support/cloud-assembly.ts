@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PATH_METADATA_ENABLE_CONTEXT } from 'aws-cdk-lib/cx-api';
 import { buildModelgateApp } from '../../lib/app';
 import { cdkJsonContext } from '../lib/template-helpers';
 
@@ -39,10 +40,16 @@ export interface StackAssembly {
 /**
  * Synthesizes the app the one way it is built (lib/app.ts), with cdk.json's context and
  * `context` over it, for the suite's account and region, into `outdir`: every function
- * bundled by esbuild as `cdk deploy` would bundle it. Returns the stack as the assembly holds it.
+ * bundled by esbuild as `cdk deploy` would bundle it, and construct paths in the template's
+ * metadata as the CLI writes them (the IAM gate finds functions and tables by them). Returns
+ * the stack as the assembly holds it.
  */
 export function synthesizeModelgate(outdir: string, context: Record<string, unknown>): StackAssembly {
-  const { app, stack } = buildModelgateApp({ context: { ...cdkJsonContext(), ...context }, env: SYNTH_ENV, outdir });
+  const { app, stack } = buildModelgateApp({
+    context: { ...cdkJsonContext(), [PATH_METADATA_ENABLE_CONTEXT]: true, ...context },
+    env: SYNTH_ENV,
+    outdir,
+  });
   app.synth();
   return readStackAssembly(outdir, stack.stackName);
 }

@@ -5,10 +5,12 @@ import { ALL_TABLES } from '../../lambdas/store/table-schemas';
 import { createDevCertificateAuthority } from '../../local/dev-certificates';
 import { startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
 import { startApiGatewayStandIn, type ApiGatewayStandIn } from './api-gateway-stand-in';
-import { TemplateResolver, type StackAssembly, type TemplateFunction } from './cloud-assembly';
+import { TemplateResolver, type PhysicalResource, type StackAssembly, type TemplateFunction } from './cloud-assembly';
+import { startDynamoDbGate } from './iam/dynamodb-gate';
+import type { IamGate } from './iam/iam-gate';
 import { startKmsStandIn, type KmsStandIn } from './kms-stand-in';
 import { startLambdaProcess, type LambdaFunctionSpec, type LambdaProcess } from './lambda-process';
-import { startSecretsManagerStandIn, type Authorize, type SecretsManagerStandIn } from './secrets-manager-stand-in';
+import { startSecretsManagerStandIn, type SecretsManagerStandIn } from './secrets-manager-stand-in';
 
 /**
  * A synthesized stack "deployed" onto this machine, from its template and cloud assembly:
@@ -36,6 +38,12 @@ export interface LocalDeployment {
    * environment).
    */
   specOf(constructId: string, change?: { without?: readonly string[]; extra?: Readonly<Record<string, string>> }): LambdaFunctionSpec;
+  /**
+   * Makes a stand-in resource the template's resource `logicalId` from now on, as CloudFormation
+   * does when it replaces a resource: references to it resolve to the new one, for the template
+   * and for the IAM gate.
+   */
+  replaced(logicalId: string, physical: PhysicalResource & { attributes: { Arn: string } }): void;
   stop(): Promise<void>;
 }
 
@@ -46,8 +54,13 @@ export interface LocalDeploymentOptions {
    * @default none
    */
   readonly extraEnvironment?: Readonly<Record<string, Readonly<Record<string, string>>>>;
-  /** Decides each request to the Secrets Manager stand-in. @default all allowed */
-  readonly authorizeSecretsManager?: Authorize;
+  /**
+   * The IAM gate (test/support/iam/) every request a function makes to DynamoDB, KMS and
+   * Secrets Manager passes: evaluated against that function's role policies (and the key's
+   * policy) from the template, a denied one answered with AWS's AccessDeniedException.
+   * @default no gate: every request is served
+   */
+  readonly iam?: IamGate;
 }
 
 /** The logical id of a table is its schema id, PascalCase, in the `Tables` construct (lib/constructs/tables.ts). */
@@ -67,6 +80,9 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
   try {
     const dynamo = await startEmbeddedDynamoDb();
     stops.push(() => dynamo.stop());
+    // The functions reach the tables through the gate; set-up and the test's own clients do not.
+    const gatedDynamo = options.iam ? await startDynamoDbGate(dynamo.endpoint, options.iam) : undefined;
+    if (gatedDynamo) stops.push(() => gatedDynamo.stop());
     for (const [logicalId, table] of ofType('AWS::DynamoDB::Table')) {
       const schema = tableSchemaOf(logicalId);
       if (!schema) throw new Error(`table ${logicalId} matches no schema of lambdas/store/table-schemas.ts`);
@@ -87,7 +103,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
       resolver.created(logicalId, { ref: schema.localName, attributes: { Arn: `arn:${resolver.partition}:dynamodb:${region}:${account}:table/${schema.localName}` } });
     }
 
-    const kms = await startKmsStandIn();
+    const kms = await startKmsStandIn({ authorize: options.iam?.standInAuthorizer() });
     stops.push(() => kms.stop());
     const kmsClient = kms.client();
     for (const [logicalId, key] of ofType('AWS::KMS::Key')) {
@@ -103,14 +119,16 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
         }),
       );
       resolver.created(logicalId, { ref: KeyMetadata!.KeyId!, attributes: { Arn: KeyMetadata!.Arn!, KeyId: KeyMetadata!.KeyId! } });
+      options.iam?.bind(logicalId, { ref: KeyMetadata!.KeyId!, arn: KeyMetadata!.Arn! });
     }
 
-    const secrets = await startSecretsManagerStandIn({ region, account, authorize: options.authorizeSecretsManager });
+    const secrets = await startSecretsManagerStandIn({ region, account, authorize: options.iam?.standInAuthorizer() });
     stops.push(() => secrets.stop());
     for (const [logicalId, secret] of ofType('AWS::SecretsManager::Secret')) {
       const properties = resolver.resolve(secret.Properties ?? {}) as Record<string, string>;
       const arn = await secrets.createSecret(properties.Name ?? logicalId, properties.SecretString ?? '', properties.Description);
       resolver.created(logicalId, { ref: arn, attributes: { Id: arn } });
+      options.iam?.bind(logicalId, { ref: arn, arn });
     }
 
     for (const [logicalId] of ofType('AWS::ApiGateway::RestApi')) {
@@ -150,7 +168,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
           AWS_ACCESS_KEY_ID: fn.constructId,
           AWS_SECRET_ACCESS_KEY: 'local',
           // The stand-ins, through the SDK's per-service endpoint variables.
-          AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+          AWS_ENDPOINT_URL_DYNAMODB: gatedDynamo?.endpoint ?? dynamo.endpoint,
           AWS_ENDPOINT_URL_KMS: kms.endpoint,
           AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
           // Node 20 runs the packages here (24 in Lambda): the SDK's notice about it is noise.
@@ -226,6 +244,10 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
         const environment: Record<string, string> = { ...spec.environment, ...change.extra };
         for (const name of change.without ?? []) delete environment[name];
         return { ...spec, environment };
+      },
+      replaced(logicalId, physical) {
+        resolver.created(logicalId, physical);
+        options.iam?.bind(logicalId, { ref: physical.ref, arn: physical.attributes.Arn });
       },
       stop: stopAll,
     };

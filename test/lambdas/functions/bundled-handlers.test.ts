@@ -23,6 +23,7 @@ import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
 import { synthesizeModelgate } from '../../support/cloud-assembly';
 import { eventually } from '../../support/eventually';
 import { FUNCTION_REQUIREMENTS } from '../../support/function-requirements';
+import { IamGate } from '../../support/iam/iam-gate';
 import { startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
 import { startLambdaProcess, type LambdaProcess } from '../../support/lambda-process';
 import { cloudFormationEvent, deployLocally, type LocalDeployment } from '../../support/local-deployment';
@@ -41,11 +42,14 @@ const AUDIENCE = 'modelgate-bundle-suite';
  * tables, KMS key and secret created from their template definitions in local stand-ins, the
  * signing key registered by the registrar package through CloudFormation's `Create` event, and
  * the REST API served over HTTPS by routing the template's resources and methods to the
- * function each integration names. Real clients (fetch, jose, openai) talk to it.
+ * function each integration names. Every request a function makes to DynamoDB, KMS and Secrets
+ * Manager passes the IAM gate, evaluated against that function's role in the same template.
+ * Real clients (fetch, jose, openai, the official SDK) talk to it.
  */
 describe('the synthesized stack, served from its function packages', () => {
   let outdir: string;
   let deployment: LocalDeployment;
+  let iam: IamGate;
   let identityProvider: TestIdentityProvider;
   let upstream: ScriptedUpstream;
   let stores: RuntimeStores;
@@ -72,7 +76,9 @@ describe('the synthesized stack, served from its function packages', () => {
       // An HTTPS provider that needs the key the stack's secret holds.
       'modelgate:inferenceUpstreams': { '*': upstream.baseUrl('alpha') },
     });
+    iam = new IamGate({ stackName: assembly.stackName, template: assembly.template });
     deployment = await deployLocally(assembly, {
+      iam,
       extraEnvironment: {
         // Test-only: the identity provider runs on this machine, so its issuer URL is a
         // loopback one. A deployed stage refuses loopback issuers (lambdas/config.ts allows
@@ -103,6 +109,7 @@ describe('the synthesized stack, served from its function packages', () => {
   afterAll(async () => {
     stores?.destroy();
     await deployment?.stop();
+    iam?.writeSeen(expect.getState().testPath);
     await upstream?.stop();
     await identityProvider?.close();
     if (outdir) rmSync(outdir, { recursive: true, force: true });
@@ -473,19 +480,23 @@ describe('the synthesized stack, served from its function packages', () => {
   });
 
   describe('rotation', () => {
-    it('registers a replacement key through the registrar on a CloudFormation Update; JWKS publishes it first, the old key after', async () => {
+    it('registers the replacement of the stack\'s key through the registrar on a CloudFormation Update; JWKS publishes it first, the old key after', async () => {
       const [logicalId, resource] = Object.entries(deployment.assembly.template.Resources).find(([, r]) => r.Type === 'Custom::SigningKeyRegistration')!;
       const oldProperties = deployment.resolver.resolve(resource.Properties) as Record<string, string>;
-      const key = Object.values(deployment.assembly.template.Resources).find((r) => r.Type === 'AWS::KMS::Key')!.Properties!;
+      // CloudFormation replaces the key (a property that cannot change in place changed): the
+      // template's references to it, and the registrar's grant on it, name the new key.
+      const [keyId, key] = Object.entries(deployment.assembly.template.Resources).find(([, r]) => r.Type === 'AWS::KMS::Key')!;
       const replacement = await deployment.kms.client().send(
         new CreateKeyCommand({
-          KeySpec: key.KeySpec,
-          KeyUsage: key.KeyUsage,
-          Policy: JSON.stringify(deployment.resolver.resolve(key.KeyPolicy)),
-          Tags: key.Tags.map((tag: { Key: string; Value: string }) => ({ TagKey: tag.Key, TagValue: tag.Value })),
+          KeySpec: key.Properties!.KeySpec,
+          KeyUsage: key.Properties!.KeyUsage,
+          Policy: JSON.stringify(deployment.resolver.resolve(key.Properties!.KeyPolicy)),
+          Tags: key.Properties!.Tags.map((tag: { Key: string; Value: string }) => ({ TagKey: tag.Key, TagValue: tag.Value })),
         }),
       );
-      const properties = { ...oldProperties, [SIGNING_KEY_REGISTRATION_PROPERTIES.signingKeyArn]: replacement.KeyMetadata!.Arn! };
+      deployment.replaced(keyId, { ref: replacement.KeyMetadata!.KeyId!, attributes: { Arn: replacement.KeyMetadata!.Arn!, KeyId: replacement.KeyMetadata!.KeyId! } });
+      const properties = deployment.resolver.resolve(resource.Properties) as Record<string, string>;
+      expect(properties[SIGNING_KEY_REGISTRATION_PROPERTIES.signingKeyArn]).toBe(replacement.KeyMetadata!.Arn);
       const updated = await deployment.functions.SigningKeyRegistrar!.invoke(
         cloudFormationEvent('Update', logicalId, resource.Type, properties, deployment.resolver, {
           PhysicalResourceId: registeredKid,
@@ -497,6 +508,18 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(newKid).not.toBe(registeredKid);
       const jwks = await call('/oauth/jwks');
       expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid, registeredKid]);
+    });
+  });
+
+  describe('IAM', () => {
+    it("makes no AWS request its role's policies deny: every call of every package passed the IAM gate", () => {
+      expect(iam.errors).toEqual([]);
+      expect(iam.denials).toEqual([]);
+      const seen = iam.seenActions();
+      expect(seen.TokenExchange?.['kms:Sign']?.resources).toEqual([signingKeyArn.replace(/:[a-z0-9-]+:\d{12}:/, ':us-east-1:123456789012:')]);
+      expect(Object.keys(seen.SigningKeyRegistrar ?? {})).toEqual(expect.arrayContaining(['kms:GetPublicKey', 'dynamodb:PutItem']));
+      expect(seen.Inference?.['secretsmanager:GetSecretValue']?.allowed).toBeGreaterThan(0);
+      expect(Object.keys(seen).sort()).toEqual(CONSTRUCT_IDS.filter((id) => id !== 'SettingsPage'));
     });
   });
 });
