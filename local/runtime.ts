@@ -21,7 +21,7 @@ import { upstreamOptions } from '../lambdas/inference/upstream-options';
 import { catalogLoadRecorder, createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { LocalSigner } from '../lambdas/signing/local-signer';
-import { registerSigningKey } from '../lambdas/signing/signing-key-registry';
+import { registerDeployedSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
 import { DynamoUsageStore } from '../lambdas/store/dynamo-usage-store';
@@ -148,12 +148,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
     const operatorAccounts = new DynamoAccountStore(operator, TABLE_SCHEMAS.keys.localName);
     await seedCatalog(new DynamoCatalogStore(operator, TABLE_SCHEMAS.models.localName));
-    // The same registration path as the deploy-time registrar: the local key becomes the
-    // active signing key, and a replaced key file retires the previous one.
+    // The same registration path as the deploy-time registrar: a new local key becomes the
+    // active signing key (a replaced key file retires the previous one), and a restart keeps a
+    // key rotated in since (`signing-key rotate`) active.
     const signer = await LocalSigner.fromFile(join(dataDir, 'signing-key.pem'));
-    await registerSigningKey(
+    await registerDeployedSigningKey(
       new DynamoSigningKeyStore(operator, TABLE_SCHEMAS.keys.localName),
       { kid: signer.kid, keyRef: 'local:signing-key.pem', publicJwk: signer.publicJwk },
+      'created',
       clock,
     );
 

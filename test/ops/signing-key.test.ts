@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { compactVerify, createRemoteJWKSet, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
@@ -9,6 +12,7 @@ import { TABLE_SCHEMAS } from '../../lambdas/store/table-schemas';
 import { readDevCertificateAuthority } from '../../local/dev-ca';
 import { runOps } from '../../ops/run';
 import { connectTarget } from '../../ops/target';
+import { startLocalRuntime } from '../../local/runtime';
 import { connectToRuntime, type RuntimeStores } from '../support/accounts';
 import { makeIssuer, makePolicy } from '../support/federation-fixtures';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/identity-provider';
@@ -132,4 +136,38 @@ describe('a KMS signing key made like the active one', () => {
       await kms.stop();
     }
   });
+});
+
+describe('a restart of the local service after signing-key rotate', () => {
+  let dataDir: string;
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('keeps the rotated key active, as a redeploy does in AWS', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'modelgate-rotate-restart-'));
+    const ops = async (...argv: string[]) => {
+      const out: string[] = [];
+      const code = await runOps([...argv, '--data-dir', dataDir], { out: (t) => out.push(t), err: () => undefined }, connectTarget);
+      return { code, out: out.join('\n') };
+    };
+    let runtime = await startLocalRuntime({ port: 0, dataDir, logLevel: 'ERROR' });
+    let rotated: { kid: string };
+    try {
+      const result = await ops('signing-key', 'rotate', '--json');
+      expect(result.code).toBe(0);
+      rotated = JSON.parse(result.out).active;
+    } finally {
+      await runtime.stop();
+    }
+
+    runtime = await startLocalRuntime({ port: 0, dataDir, logLevel: 'ERROR' });
+    try {
+      const listed = await ops('signing-key', 'list', '--json');
+      const records = JSON.parse(listed.out).data as { kid: string; status: string }[];
+      expect(records.filter((record) => record.status === 'active').map((record) => record.kid)).toEqual([rotated.kid]);
+      const jwks = (await (await fetch(`${runtime.baseUrl}/oauth/jwks`)).json()) as { keys: { kid: string }[] };
+      expect(jwks.keys[0]!.kid).toBe(rotated.kid);
+    } finally {
+      await runtime.stop();
+    }
+  }, 60_000);
 });
