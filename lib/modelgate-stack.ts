@@ -152,6 +152,8 @@ export class ModelgateStack extends Stack {
       verifier.addEnvironment('API_BASE_URL', apiBaseUrl);
       verifier.addEnvironment('ACCESS_TOKEN_MAX_LIFETIME_SECONDS', String(settings.accessTokenMaxLifetimeSeconds));
     }
+    // SPEC 8: JWKS publishes a retired key until the longest token it may have signed expires.
+    jwks.addEnvironment('ACCESS_TOKEN_MAX_LIFETIME_SECONDS', String(settings.accessTokenMaxLifetimeSeconds));
 
     const firewall = new Firewall(this, 'Firewall', {
       stage: api.deploymentStage,

@@ -328,7 +328,7 @@ describe('functions', () => {
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
         API_BASE_URL: apiBaseUrl,
       },
-      jwks: { ...base, ...table('keys') },
+      jwks: { ...base, ...table('keys'), ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds) },
       management: {
         ...base,
         ...table('keys'),
