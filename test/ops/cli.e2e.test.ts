@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
 import { ALL_TABLES } from '../../lambdas/store/table-schemas';
-import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
+import type { LocalRuntime } from '../../local/runtime';
+import { startTestService, type TestService } from '../support/local-service';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -22,15 +21,15 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
 }
 
 describe('ops CLI end to end against the local runtime', () => {
+  let service: TestService;
   let runtime: LocalRuntime;
   let dataDir: string;
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'modelgate-ops-e2e-'));
-    runtime = await startLocalRuntime({ port: 0, persist: false, dataDir });
+    service = await startTestService();
+    ({ runtime, dataDir } = service);
   });
   afterAll(async () => {
-    await runtime.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await service.stop();
   });
 
   const listModels = (key: string) =>

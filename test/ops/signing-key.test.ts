@@ -12,7 +12,6 @@ import { TABLE_SCHEMAS } from '../../lambdas/store/table-schemas';
 import { readDevCertificateAuthority } from '../../local/dev-ca';
 import { runOps } from '../../ops/run';
 import { connectTarget } from '../../ops/target';
-import { startLocalRuntime } from '../../local/runtime';
 import { connectToRuntime, type RuntimeStores } from '../support/accounts';
 import { makeIssuer, makePolicy } from '../support/federation-fixtures';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/identity-provider';
@@ -149,17 +148,20 @@ describe('a restart of the local service after signing-key rotate', () => {
       const code = await runOps([...argv, '--data-dir', dataDir], { out: (t) => out.push(t), err: () => undefined }, connectTarget);
       return { code, out: out.join('\n') };
     };
-    let runtime = await startLocalRuntime({ port: 0, dataDir, logLevel: 'ERROR' });
+    // Kept on disk in one folder across the restart.
+    const persisted = { dataDir, persist: true, logLevel: 'ERROR' } as const;
+    let service = await startTestService(persisted);
     let rotated: { kid: string };
     try {
       const result = await ops('signing-key', 'rotate', '--json');
       expect(result.code).toBe(0);
       rotated = JSON.parse(result.out).active;
     } finally {
-      await runtime.stop();
+      await service.stop();
     }
 
-    runtime = await startLocalRuntime({ port: 0, dataDir, logLevel: 'ERROR' });
+    service = await startTestService(persisted);
+    const { runtime } = service;
     try {
       const listed = await ops('signing-key', 'list', '--json');
       const records = JSON.parse(listed.out).data as { kid: string; status: string }[];
@@ -167,7 +169,7 @@ describe('a restart of the local service after signing-key rotate', () => {
       const jwks = (await (await fetch(`${runtime.baseUrl}/oauth/jwks`)).json()) as { keys: { kid: string }[] };
       expect(jwks.keys[0]!.kid).toBe(rotated.kid);
     } finally {
-      await runtime.stop();
+      await service.stop();
     }
   }, 60_000);
 });

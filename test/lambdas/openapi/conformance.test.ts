@@ -1,11 +1,7 @@
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { WORKSPACE_SETTINGS } from '../../../lambdas/management/views';
 import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ObservedExchange } from '../../../local/http-server';
-import { startLocalRuntime } from '../../../local/runtime';
 import { startTestService, type TestService } from '../../support/local-service';
 import { acceptedQueryMismatch, acceptedRequestMismatch, responseMismatch } from '../../support/openapi-responses';
 
@@ -152,9 +148,10 @@ describe('the conformance check the suites run on every answer', () => {
 
 describe('the local server shows the suites every answer, whatever the client', () => {
   it('hands over a streamed completion whole, which the check reads event by event', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-observe-'));
     const seen: ObservedExchange[] = [];
-    const runtime = await startLocalRuntime({ port: 0, persist: false, dataDir, logLevel: 'WARN', observe: (exchange) => seen.push(exchange) });
+    // Its own observer in place of the suites' document check, which this test exercises by hand.
+    const service = await startTestService({ observe: (exchange) => seen.push(exchange) });
+    const { runtime } = service;
     try {
       const response = await fetch(`${runtime.baseUrl}/chat/completions`, {
         method: 'POST',
@@ -175,8 +172,7 @@ describe('the local server shows the suites every answer, whatever the client', 
         'POST /api/v1/chat/completions 200: an event follows [DONE]',
       );
     } finally {
-      await runtime.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await service.stop();
     }
   });
 });
