@@ -49,10 +49,17 @@ export interface LocalApiServer extends Server {
   idle(): Promise<void>;
 }
 
-export function createLocalApiServer(handlers: Readonly<Record<FunctionId, FunctionHandler>>, stage = 'local', observe?: ExchangeObserver): LocalApiServer {
+export function createLocalApiServer(
+  handlers: Readonly<Record<FunctionId, FunctionHandler>> | Promise<Readonly<Record<FunctionId, FunctionHandler>>>,
+  stage = 'local',
+  observe?: ExchangeObserver,
+): LocalApiServer {
   const pending = new Set<Promise<void>>();
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (request, response) => {
-    const invocation = serve(request, response, handlers, stage, observe)
+    // Handlers built once the port is bound (the API base URL is their issuer): a request that
+    // comes first waits for them.
+    const invocation = Promise.resolve(handlers)
+      .then((ready) => serve(request, response, ready, stage, observe))
       .catch((error: Error) => {
         console.error(JSON.stringify({ level: 'error', message: 'local server error', error: error.message }));
         if (!response.headersSent) send(response, { statusCode: 500, body: errorBody(500, 'Internal Server Error') });

@@ -1,12 +1,12 @@
+import { localRuntimeOptionsFromEnvironment } from './environment';
 import { startLocalRuntime } from './runtime';
 
 /**
- * `npm start`: the local service on http://127.0.0.1:8787/api/v1. `PORT` overrides the port
- * and `MODELGATE_DATA_DIR` the data folder (`.local`).
+ * `npm start`: the local service on http://127.0.0.1:8787/api/v1, configured by the environment
+ * variables local/environment.ts reads (`PORT`, `MODELGATE_DATA_DIR`, ...).
  */
 async function main(): Promise<void> {
-  const port = process.env.PORT ? Number(process.env.PORT) : 8787;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${process.env.PORT}"`);
+  const options = localRuntimeOptionsFromEnvironment(process.env);
   // Handlers first: demo.json (the ready signal) is written inside startLocalRuntime, and a
   // Ctrl-C right after it must stop the runtime cleanly rather than kill the process.
   let stopping: string | undefined;
@@ -22,14 +22,14 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  runtime = await startLocalRuntime({ port, dataDir: process.env.MODELGATE_DATA_DIR || '.local' });
+  runtime = await startLocalRuntime(options);
   if (stopping) {
     console.log(`\n${stopping}: stopping`);
     await runtime.stop();
     process.exit(0);
   }
   console.log(`modelgate listening on ${runtime.baseUrl}`);
-  console.log(`demo organization and keys: ${process.env.MODELGATE_DATA_DIR || '.local'}/demo.json`);
+  console.log(`demo organization and keys: ${options.dataDir}/demo.json`);
   console.log(`try: curl -H "Authorization: Bearer $(node -p "require('./.local/demo.json').keys.workspace")" ${runtime.baseUrl}/models/user?limit=3`);
 }
 

@@ -6,15 +6,15 @@ import { JWKS_FUNCTION, createJwksHandler } from '../handlers/jwks';
 import { createTelemetry } from '../observability/telemetry';
 import { traced } from '../observability/tracing';
 import { createDocumentClient } from '../store/dynamo-client';
-import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
+import { jwksDependencies } from '../wiring/jwks';
 
 const config = loadConfig(process.env, JWKS_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'jwks', logLevel: config.logLevel });
 const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
 
-export const handler = createJwksHandler({
-  signingKeys: new DynamoSigningKeyStore(documentClient, config.tables.keys),
-  clock: systemClock,
-  accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
-  telemetry,
-});
+export const handler = createJwksHandler(
+  jwksDependencies(
+    { documentClient, tables: config.tables, clock: systemClock, telemetry },
+    { accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds },
+  ),
+);

@@ -1,16 +1,16 @@
+import { localRuntimeOptionsFromEnvironment } from '../../../local/environment';
 import { startTestService, type TestService } from '../../support/local-service';
 
 /** The local runtime started as `MODELGATE_ALLOW_LOOPBACK_ISSUERS=0 npm start`: hosts as a deployed stack judges them. */
 describe('workload identity issuers when loopback hosts are not allowed', () => {
   let service: TestService;
-  const previous = process.env.MODELGATE_ALLOW_LOOPBACK_ISSUERS;
   beforeAll(async () => {
-    process.env.MODELGATE_ALLOW_LOOPBACK_ISSUERS = '0';
-    service = await startTestService();
+    // What `npm start` reads from that environment (local/environment.ts); port and data folder are the suite's own.
+    const { allowLoopbackIssuers } = localRuntimeOptionsFromEnvironment({ MODELGATE_ALLOW_LOOPBACK_ISSUERS: '0' });
+    expect(allowLoopbackIssuers).toBe(false);
+    service = await startTestService({ allowLoopbackIssuers });
   });
   afterAll(async () => {
-    if (previous === undefined) delete process.env.MODELGATE_ALLOW_LOOPBACK_ISSUERS;
-    else process.env.MODELGATE_ALLOW_LOOPBACK_ISSUERS = previous;
     await service.stop();
   });
 

@@ -1,0 +1,39 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Clock } from '../clock';
+import type { Telemetry } from '../observability/telemetry';
+import type { TableId } from '../store/table-schemas';
+
+/**
+ * What every function is wired from, in AWS (the Lambda entries, lambdas/functions/) and
+ * locally (local/runtime.ts) alike: its own DynamoDB client, the physical names of exactly the
+ * tables it declares, the clock and its telemetry. The modules of this folder build the same
+ * stores, caches and verifiers from it for both composition roots, so the two cannot drift.
+ */
+export interface FunctionContext<T extends TableId> {
+  /** The function's own client: its own credentials, traced in Lambda. */
+  readonly documentClient: DynamoDBDocumentClient;
+  readonly tables: Readonly<Record<T, string>>;
+  readonly clock: Clock;
+  readonly telemetry: Telemetry;
+}
+
+/** SPEC 2.13 and 8: the `iss` and `aud` of issued access tokens, and their longest lifetime. */
+export interface AccessTokenSettings {
+  /** The service's API base URL. */
+  readonly issuer: string;
+  readonly accessTokenMaxLifetimeSeconds: number;
+}
+
+/** How stale a function's in-memory catalog, and the usage figures its sorts read, may get. */
+export interface CatalogSettings {
+  readonly catalogCacheSeconds: number;
+  /** Deployed functions re-read the gateway's usage figures every `USAGE_FIGURES_SECONDS`. */
+  readonly usageFiguresSeconds: number;
+  readonly regionalHostnames: Readonly<Record<string, string>>;
+}
+
+/** SPEC 8: exchanges (and policy tester calls) one source address may make per window. */
+export interface ExchangeRateSettings {
+  readonly limit: number;
+  readonly windowSeconds: number;
+}

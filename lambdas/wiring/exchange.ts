@@ -1,0 +1,29 @@
+import { evaluateCondition } from '../federation/condition';
+import { evaluateExchange } from '../federation/evaluate-exchange';
+import type { IssuerKeySource } from '../federation/issuer-keys';
+import { checkExchangeRate } from '../oauth/exchange-rate-limit';
+import { DynamoAccountStore } from '../store/dynamo-account-store';
+import { DynamoFederationStore } from '../store/dynamo-federation-store';
+import { DynamoRateCounterStore } from '../store/dynamo-rate-counter-store';
+import type { ExchangeRateSettings, FunctionContext } from './context';
+
+/**
+ * Verification and the policy decision of a token exchange (SPEC 4.3, 4.4), bound to the
+ * function's stores: the token endpoint and the policy tester run this very evaluation.
+ */
+export function exchangeEvaluator(context: FunctionContext<'keys' | 'policies'>, issuerKeys: IssuerKeySource) {
+  const deps = {
+    federation: new DynamoFederationStore(context.documentClient, context.tables.policies, context.clock),
+    accounts: new DynamoAccountStore(context.documentClient, context.tables.keys),
+    issuerKeys,
+    clock: context.clock,
+    evaluateCondition,
+  };
+  return (request: Parameters<typeof evaluateExchange>[1]) => evaluateExchange(deps, request);
+}
+
+/** The token endpoint's per-address budget (SPEC 8), which the policy tester shares. */
+export function exchangeRateCheck(context: FunctionContext<'rateCounters'>, limit: ExchangeRateSettings) {
+  const counters = new DynamoRateCounterStore(context.documentClient, context.tables.rateCounters);
+  return (sourceIp: string) => checkExchangeRate(counters, sourceIp, context.clock.now(), limit);
+}

@@ -1,0 +1,33 @@
+import { CatalogCache } from '../catalog/catalog-cache';
+import { SigningKeyAccessTokenVerifier } from '../oauth/access-token-verifier';
+import { catalogLoadRecorder } from '../observability/telemetry';
+import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
+import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
+import { DynamoUsageStore } from '../store/dynamo-usage-store';
+import { USAGE_SORT_DAYS } from '../usage/usage';
+import type { AccessTokenSettings, CatalogSettings, FunctionContext } from './context';
+
+/** Access tokens from the exchange, verified against the signing-key records (SPEC 5 rule 5). */
+export function accessTokenVerifier(context: FunctionContext<'keys'>, settings: AccessTokenSettings): SigningKeyAccessTokenVerifier {
+  return new SigningKeyAccessTokenVerifier({
+    signingKeys: new DynamoSigningKeyStore(context.documentClient, context.tables.keys),
+    clock: context.clock,
+    issuer: settings.issuer,
+    maxTokenLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
+  });
+}
+
+/**
+ * The function's in-memory catalog: the models table, checked for a new version every
+ * `catalogCacheSeconds`, with the gateway's own usage over the last week for the popularity sorts.
+ */
+export function catalogCache(context: FunctionContext<'models' | 'usage'>, settings: CatalogSettings): CatalogCache {
+  const usage = new DynamoUsageStore(context.documentClient, context.tables.usage);
+  return new CatalogCache(
+    new DynamoCatalogStore(context.documentClient, context.tables.models),
+    context.clock,
+    settings.catalogCacheSeconds,
+    catalogLoadRecorder(context.telemetry),
+    { recent: (now) => usage.modelUsage(now, USAGE_SORT_DAYS), maxAgeSeconds: settings.usageFiguresSeconds },
+  );
+}

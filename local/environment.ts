@@ -1,0 +1,29 @@
+import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
+import type { LocalRuntimeOptions } from './runtime';
+
+/**
+ * `npm start`'s environment variables, read once here, so the runtime itself never reads
+ * `process.env`:
+ * - `PORT` (default 8787) and `MODELGATE_DATA_DIR` (default `.local`);
+ * - `MODELGATE_ALLOW_LOOPBACK_ISSUERS=0` judges issuer hosts as a deployed stack does;
+ * - `MODELGATE_EXCHANGE_LIMIT`: token exchanges per address per minute (default 60).
+ * A malformed value fails the start with a message naming it.
+ */
+export function localRuntimeOptionsFromEnvironment(
+  env: NodeJS.ProcessEnv,
+): Required<Pick<LocalRuntimeOptions, 'port' | 'dataDir' | 'allowLoopbackIssuers' | 'exchangeLimit'>> {
+  return {
+    port: parseInteger(env, 'PORT', 8787, 0, 65535, 'a port number'),
+    dataDir: env.MODELGATE_DATA_DIR || '.local',
+    allowLoopbackIssuers: env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0',
+    exchangeLimit: parseInteger(env, 'MODELGATE_EXCHANGE_LIMIT', 60, 1, 1_000_000, 'an integer from 1 to 1000000'),
+  };
+}
+
+function parseInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number, what: string): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be ${what}, got "${raw}"`);
+  return value;
+}

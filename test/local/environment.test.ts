@@ -1,0 +1,22 @@
+import { localRuntimeOptionsFromEnvironment } from '../../local/environment';
+
+describe("npm start's environment", () => {
+  it('defaults to port 8787, .local, loopback issuers allowed and 60 exchanges a minute', () => {
+    expect(localRuntimeOptionsFromEnvironment({})).toEqual({ port: 8787, dataDir: '.local', allowLoopbackIssuers: true, exchangeLimit: 60 });
+  });
+
+  it('reads PORT, MODELGATE_DATA_DIR, MODELGATE_ALLOW_LOOPBACK_ISSUERS and MODELGATE_EXCHANGE_LIMIT', () => {
+    expect(
+      localRuntimeOptionsFromEnvironment({ PORT: '9000', MODELGATE_DATA_DIR: '/tmp/mg', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '0', MODELGATE_EXCHANGE_LIMIT: '5' }),
+    ).toEqual({ port: 9000, dataDir: '/tmp/mg', allowLoopbackIssuers: false, exchangeLimit: 5 });
+  });
+
+  it.each([
+    [{ PORT: '80a' }, 'PORT must be a port number, got "80a"'],
+    [{ PORT: '70000' }, 'PORT must be a port number, got "70000"'],
+    [{ MODELGATE_EXCHANGE_LIMIT: '0' }, 'MODELGATE_EXCHANGE_LIMIT must be an integer from 1 to 1000000, got "0"'],
+    [{ MODELGATE_EXCHANGE_LIMIT: '1.5' }, 'MODELGATE_EXCHANGE_LIMIT must be an integer from 1 to 1000000, got "1.5"'],
+  ])('refuses %j', (env, message) => {
+    expect(() => localRuntimeOptionsFromEnvironment(env)).toThrow(message);
+  });
+});
