@@ -1,23 +1,90 @@
 /**
- * The route table: every route of the REST API and the function that serves it.
+ * The route registry: every route of the REST API, declared once with all that is said about
+ * it (method and path, the function that serves it, who may call it, its operation id, the
+ * schemas of what it takes and answers). Everything else is derived from it: API Gateway's
+ * resources and methods (lib/constructs/api.ts), the local server's dispatch
+ * ({@link matchRoute}), the OpenAPI document (lambdas/openapi/document.ts), the compiled
+ * request validators (scripts/compile-request-schemas.ts) and the management API's dispatch,
+ * whose handlers are bound by operation id (lambdas/management/management-api.ts).
  *
- * The CDK stack builds API Gateway resources from it and the local runtime dispatches
- * with it, so a route exists in both places or in neither.
+ * Declarations are data: the CDK stack imports this module, so no declaration imports a
+ * handler, a store or the CEL engine.
  */
+import { API_BASE_PATH, PAGES_BASE_PATH } from './base-paths';
+import { CATALOG_ROUTES } from './catalog/routes';
+import { INFERENCE_ROUTES } from './inference/routes';
+import { ACTIVITY_ROUTES } from './management/routes/activity';
+import { CURRENT_KEY_ROUTES } from './management/routes/current-key';
+import { EVENT_ROUTES } from './management/routes/events';
+import { GUARDRAIL_ROUTES } from './management/routes/guardrails';
+import { ISSUER_ROUTES } from './management/routes/issuers';
+import { KEY_ROUTES } from './management/routes/keys';
+import { POLICY_ROUTES } from './management/routes/policies';
+import { WORKSPACE_ROUTES } from './management/routes/workspaces';
+import { OAUTH_ROUTES } from './oauth/routes';
+import type { Json } from './openapi/json-schema';
+import { OPENAPI_ROUTES } from './openapi/routes';
+import { SETTINGS_PAGE_ROUTES } from './pages/routes';
+
+export { API_BASE_PATH, PAGES_BASE_PATH };
+
 export type FunctionId = 'catalog' | 'tokenExchange' | 'jwks' | 'management' | 'inference' | 'settingsPage';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/** Who may call a route (SPEC 4.5, 5). */
+export type Access =
+  /** No bearer credential involved: the exchange, its keys, the OpenAPI document, the pages. */
+  | 'public'
+  /** Any valid credential, whatever its scope: the catalog, and a key's own metadata. */
+  | 'any'
+  /** Workspace and personal keys, and access tokens of scope `inference`. */
+  | 'inference'
+  /** Management keys and access tokens of scope `management`, read-only ones included. */
+  | 'management-read'
+  /** Management keys and access tokens of scope `management` that may write. */
+  | 'management-write';
+
+export interface QueryParameter {
+  readonly name: string;
+  readonly schema: Json;
+  readonly description: string;
+}
+
+/** The success answer of a route. */
+export interface SuccessResponse {
+  readonly status: number;
+  /** The JSON body's schema. */
+  readonly schema?: Json;
+  /** Bodies of other media types, by type (the settings page, the event stream). */
+  readonly media?: Readonly<Record<string, Json>>;
+  /** Answered with `Cache-Control: public, max-age=300`. */
+  readonly cacheable?: boolean;
+}
+
 export interface RouteDefinition {
+  /** Unique; the OpenAPI operation id, and the key a function binds its handler to. */
+  readonly operationId: string;
   readonly method: HttpMethod;
   /** Resource path below {@link RouteDefinition.base}, with `{name}` path parameters. */
   readonly path: string;
-  readonly function: FunctionId;
   /**
    * What the path is below: the API ({@link API_BASE_PATH}) unless the route serves a page.
    * @default API_BASE_PATH
    */
   readonly base?: typeof API_BASE_PATH | typeof PAGES_BASE_PATH;
+  readonly function: FunctionId;
+  readonly access: Access;
+  readonly summary: string;
+  /** The query parameters the route reads; others are ignored (caches and proxies add some). */
+  readonly query?: readonly QueryParameter[];
+  /** The schema of the JSON request body. */
+  readonly body?: Json;
+  /** The schema of an `application/x-www-form-urlencoded` request body (the token endpoint). */
+  readonly form?: Json;
+  readonly ok: SuccessResponse;
+  /** Refusals beyond the ones every route of its access can give (401, 403, 413, 429, 500). */
+  readonly errors?: readonly number[];
 }
 
 /**
@@ -26,72 +93,39 @@ export interface RouteDefinition {
  */
 export const STREAMING_FUNCTIONS: readonly FunctionId[] = ['inference'];
 
-/** SPEC 9: every endpoint lives under `/api/v1`. */
-export const API_BASE_PATH = '/api/v1';
-
-/**
- * The settings pages (SPEC 1, 4.7): served by the same REST API stage as the API, so the page
- * and the API share an origin and the management key never crosses one. Not part of the
- * versioned API.
- */
-export const PAGES_BASE_PATH = '/settings';
-
 /** The resource path of a route as API Gateway and the local server know it. */
-export function resourcePath(route: RouteDefinition): string {
+export function resourcePath(route: Pick<RouteDefinition, 'path' | 'base'>): string {
   return `${route.base ?? API_BASE_PATH}${route.path}`;
 }
 
-export const ROUTES: readonly RouteDefinition[] = [
-  // SPEC 4.1 and the `links.details` target of each model.
-  { method: 'GET', path: '/models/user', function: 'catalog' },
-  { method: 'GET', path: '/models/{author}/{slug}/endpoints', function: 'catalog' },
-  // SPEC 4.2 and 4.6.
-  { method: 'POST', path: '/oauth/token', function: 'tokenExchange' },
-  { method: 'GET', path: '/oauth/jwks', function: 'jwks' },
-  // modelgate's own OpenAPI document (version 1.0.0), public like the key set it sits beside.
-  { method: 'GET', path: '/openapi.json', function: 'jwks' },
-  // SPEC 4.5: inference.
-  { method: 'POST', path: '/chat/completions', function: 'inference' },
-  // Management API, shaped as the public OpenAPI document's /keys, /workspaces, /guardrails.
-  // The caller's own key (any credential) and usage by day and model (public `getCurrentKey`, `getUserActivity`).
-  { method: 'GET', path: '/key', function: 'management' },
-  { method: 'GET', path: '/activity', function: 'management' },
-  { method: 'GET', path: '/keys', function: 'management' },
-  { method: 'POST', path: '/keys', function: 'management' },
-  { method: 'GET', path: '/keys/{hash}', function: 'management' },
-  { method: 'PATCH', path: '/keys/{hash}', function: 'management' },
-  { method: 'DELETE', path: '/keys/{hash}', function: 'management' },
-  { method: 'GET', path: '/workspaces', function: 'management' },
-  { method: 'POST', path: '/workspaces', function: 'management' },
-  { method: 'GET', path: '/workspaces/{id}', function: 'management' },
-  { method: 'GET', path: '/guardrails', function: 'management' },
-  { method: 'POST', path: '/guardrails', function: 'management' },
-  { method: 'GET', path: '/guardrails/{id}', function: 'management' },
-  { method: 'PATCH', path: '/guardrails/{id}', function: 'management' },
-  { method: 'DELETE', path: '/guardrails/{id}', function: 'management' },
-  { method: 'POST', path: '/guardrails/{id}/assignments/keys', function: 'management' },
-  { method: 'POST', path: '/guardrails/{id}/assignments/keys/remove', function: 'management' },
-  // Workload identity federation configuration (SPEC 2.11, 2.12, 4.7).
-  { method: 'GET', path: '/workload-identity/issuers', function: 'management' },
-  { method: 'POST', path: '/workload-identity/issuers', function: 'management' },
-  { method: 'GET', path: '/workload-identity/issuers/{id}', function: 'management' },
-  { method: 'PATCH', path: '/workload-identity/issuers/{id}', function: 'management' },
-  { method: 'DELETE', path: '/workload-identity/issuers/{id}', function: 'management' },
-  { method: 'GET', path: '/workload-identity/policies', function: 'management' },
-  { method: 'POST', path: '/workload-identity/policies', function: 'management' },
-  { method: 'GET', path: '/workload-identity/policies/{id}', function: 'management' },
-  { method: 'PATCH', path: '/workload-identity/policies/{id}', function: 'management' },
-  { method: 'DELETE', path: '/workload-identity/policies/{id}', function: 'management' },
-  // The policy tester (never mints) and the save-time condition checker, for the settings page.
-  { method: 'POST', path: '/workload-identity/policies/{id}/evaluate', function: 'management' },
-  { method: 'POST', path: '/workload-identity/conditions/check', function: 'management' },
-  { method: 'GET', path: '/workload-identity/entitlement', function: 'management' },
-  // The Workload identity settings page and its static assets (script, stylesheet).
-  { method: 'GET', path: '/workload-identity', function: 'settingsPage', base: PAGES_BASE_PATH },
-  { method: 'GET', path: '/workload-identity/assets/{file}', function: 'settingsPage', base: PAGES_BASE_PATH },
-  // Workload identity: token exchange events, newest first.
-  { method: 'GET', path: '/workload-identity/events', function: 'management' },
-];
+/**
+ * Every route, with its literal types (operation ids). The order is the order API Gateway's
+ * methods are created in, which the deployment's logical id is a hash of: a new route goes at
+ * the end.
+ */
+const DECLARED = [
+  ...CATALOG_ROUTES,
+  ...OAUTH_ROUTES,
+  ...OPENAPI_ROUTES,
+  ...INFERENCE_ROUTES,
+  // The management API, shaped as the public OpenAPI document's /keys, /workspaces, /guardrails,
+  // then workload identity federation configuration (SPEC 2.11, 2.12, 4.7).
+  ...CURRENT_KEY_ROUTES,
+  ...ACTIVITY_ROUTES,
+  ...KEY_ROUTES,
+  ...WORKSPACE_ROUTES,
+  ...GUARDRAIL_ROUTES,
+  ...ISSUER_ROUTES,
+  ...POLICY_ROUTES,
+  ...SETTINGS_PAGE_ROUTES,
+  ...EVENT_ROUTES,
+] as const satisfies readonly RouteDefinition[];
+
+/** Every route of the REST API. */
+export const ROUTES: readonly RouteDefinition[] = DECLARED;
+
+/** The operation ids of the routes one function serves: its handlers are bound by them. */
+export type OperationIdOf<F extends FunctionId> = Extract<(typeof DECLARED)[number], { function: F }>['operationId'];
 
 export interface RouteMatch {
   readonly route: RouteDefinition;

@@ -4,7 +4,8 @@ import { DomainError, type DomainErrorKind, type ErrorMetadata } from '../errors
  * The HTTP boundary of every non-OAuth route (SPEC 7.1). One serializer,
  * {@link toErrorBody}, turns any thrown value into the `{error: {code, message, metadata}}`
  * body: domain errors by their kind, {@link ApiError} (the few errors that only exist in
- * HTTP: an unreadable body) by its status; anything else becomes a 500 without detail.
+ * HTTP: an unreadable body, a per-address rate limit) by its status; anything else becomes a
+ * 500 without detail.
  */
 export type { ErrorMetadata } from '../errors';
 
@@ -32,6 +33,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly metadata: ErrorMetadata = null,
+    /** Headers the answer carries, e.g. `Retry-After`. */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.name = new.target.name;
@@ -50,11 +53,18 @@ export class PayloadTooLargeError extends ApiError {
   }
 }
 
+/** Too many requests from one address (SPEC 7.2, 8); `Retry-After` and the metadata say when to retry. */
+export class TooManyRequestsError extends ApiError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, message, { retry_after_seconds: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
 export interface ErrorBody {
   error: { code: number; message: string; metadata?: ErrorMetadata };
 }
 
-export function toErrorBody(error: unknown): { status: number; body: ErrorBody } {
+export function toErrorBody(error: unknown): { status: number; body: ErrorBody; headers?: Readonly<Record<string, string>> } {
   const known =
     error instanceof DomainError
       ? { status: STATUS_OF_KIND[error.kind], message: error.message, metadata: error.metadata }
@@ -64,5 +74,6 @@ export function toErrorBody(error: unknown): { status: number; body: ErrorBody }
   if (!known) return { status: 500, body: { error: { code: 500, message: 'Internal Server Error' } } };
   const body: ErrorBody = { error: { code: known.status, message: known.message } };
   if (known.metadata) body.error.metadata = known.metadata;
-  return { status: known.status, body };
+  const headers = error instanceof ApiError && Object.keys(error.headers).length > 0 ? error.headers : undefined;
+  return headers ? { status: known.status, body, headers } : { status: known.status, body };
 }

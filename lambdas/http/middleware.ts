@@ -15,9 +15,9 @@ export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Prom
 export function apiErrors(telemetry: Telemetry): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError: async (request) => {
-      const { status, body } = toErrorBody(request.error);
+      const { status, body, headers } = toErrorBody(request.error);
       if (status >= 500) telemetry.logger.error('unhandled error', request.error as Error);
-      request.response = json(status, body);
+      request.response = json(status, body, headers);
     },
   };
 }

@@ -36,3 +36,15 @@ function integer(query: Readonly<Record<string, string | undefined>>, name: stri
   }
   return value;
 }
+
+/** The `offset` and `limit` query parameters of a list of `items`, as its route declares them. */
+export function listPageParameters(items: string) {
+  return [
+    { name: 'offset', schema: { type: 'integer', minimum: 0 }, description: `The ${items} to skip, at least 0. With neither offset nor limit the whole list comes back.` },
+    {
+      name: 'limit',
+      schema: { type: 'integer', minimum: 1, maximum: LIST_PAGE.maxLimit },
+      description: `Page size, 1 to ${LIST_PAGE.maxLimit}; ${LIST_PAGE.defaultLimit} when only offset is given.`,
+    },
+  ] as const;
+}

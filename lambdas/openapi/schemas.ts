@@ -14,16 +14,16 @@ import { EXCHANGE_STEP_NAMES, REFUSAL_REASONS } from '../federation/exchange-typ
 import { CLAIM_VALUE_MAX, CONDITION_VARIABLE_TYPES, ISSUER_FIELDS, JWKS_MAX_KEYS, MAX_CONDITION_LENGTH, NAME_MAX, POLICY_FIELDS, URL_MAX } from '../federation/limits';
 import { BOOLEAN_PARAMETERS, INTEGER_PARAMETERS, NUMBER_PARAMETERS, POSITIVE_INTEGER_PARAMETERS, ROLES } from '../inference/chat-request';
 import { EVENTS_MAX_LIMIT } from '../management/exchange-events-api';
+import { ref, type Json } from './json-schema';
 import publicCopy from './public-schemas.json';
 
-export type Json = Record<string, any>;
+export { ref, type Json };
 
 /** The public document's schemas modelgate reuses, verbatim. */
 export const PUBLIC_SCHEMAS: Readonly<Record<string, Json>> = publicCopy.schemas;
 /** The public document's inline schemas of the key operations, by `METHOD path part`. */
 export const PUBLIC_INLINE: Readonly<Record<string, Json>> = publicCopy.inline;
 
-export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const nullable = (type: string) => ({ type: [type, 'null'] });
 const text = (description: string, extra: Json = {}) => ({ type: 'string', description, ...extra });
 

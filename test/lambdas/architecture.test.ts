@@ -11,7 +11,9 @@ const HTTP_LAYER = [
   /^functions\//,
   /^observability\//,
   // Route adapters: parse the event, call the domain, format the reply (STYLE.md 1).
-  /^(catalog\/catalog-api|management\/management-api|inference\/inference-api|pages\/page-server)\.ts$/,
+  /^(catalog\/catalog-api|management\/management-api|management\/operation|inference\/inference-api|pages\/page-server)\.ts$/,
+  // The management API's handlers, one file per resource, bound to their routes by operation id.
+  /^management\/operations\//,
 ];
 
 function sources(dir: string): string[] {
@@ -39,5 +41,19 @@ describe('domain modules', () => {
       return /from '(aws-lambda|[./]*\/?http\/(api-errors|middleware|responses|streaming)|[./]*\/?oauth\/oauth-errors)'/.test(source);
     });
     expect(offenders).toEqual([]);
+  });
+});
+
+/** STYLE.md 11: jose verifies every JWS; node:crypto and KMS may sign, never verify. */
+describe('JWS verification', () => {
+  it('is left to jose: no module under lambdas/ verifies a signature with node:crypto or WebCrypto', () => {
+    const offenders = sources(LAMBDAS).filter((file) => {
+      const source = readFileSync(file, 'utf8');
+      return (
+        /import\s*\{[^}]*\b(verify|createVerify)\b[^}]*\}\s*from\s*'(node:)?crypto'/.test(source) ||
+        /\b(crypto|subtle)\.(verify|createVerify)\(/.test(source)
+      );
+    });
+    expect(offenders.map((file) => relative(LAMBDAS, file))).toEqual([]);
   });
 });

@@ -1,6 +1,42 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { API_BASE_PATH, PAGES_BASE_PATH, ROUTES, matchRoute, resourcePath } from '../../lambdas/routes';
 
+const LAMBDAS = resolve(__dirname, '../../lambdas');
+
+/** The modules a source loads when it runs (type-only imports are erased), transitively. */
+function runtimeImports(entry: string): { modules: string[]; packages: string[] } {
+  const modules = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string) => {
+    if (modules.has(file)) return;
+    modules.add(file);
+    const source = readFileSync(file, 'utf8');
+    for (const [, specifier] of source.matchAll(/^(?:import|export) (?!type )[^;]*? from '([^']+)';/gms)) {
+      if (!specifier!.startsWith('.')) packages.add(specifier!);
+      else {
+        const base = resolve(dirname(file), specifier!);
+        visit([`${base}.ts`, join(base, 'index.ts'), base].find((candidate) => existsSync(candidate))!);
+      }
+    }
+  };
+  visit(entry);
+  return { modules: [...modules].map((file) => relative(LAMBDAS, file)), packages: [...packages] };
+}
+
 describe('route table', () => {
+  it('is data the CDK stack can load: no handler, store, service or CEL engine, and no package', () => {
+    const { modules, packages } = runtimeImports(join(LAMBDAS, 'routes.ts'));
+    expect(modules).toContain('management/routes/keys.ts');
+    expect(modules.filter((file) => /operations\/|management-api|handlers\/|functions\/|store\/|-service|condition/.test(file))).toEqual([]);
+    expect(packages).toEqual([]);
+  });
+
+  it('gives every route a unique operation id', () => {
+    const ids = ROUTES.map((route) => route.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('has no duplicate method and path', () => {
     const seen = new Set(ROUTES.map((r) => `${r.method} ${resourcePath(r)}`));
     expect(seen.size).toBe(ROUTES.length);

@@ -1,0 +1,26 @@
+import { ref } from '../openapi/json-schema';
+import type { RouteDefinition } from '../routes';
+
+/** SPEC 4.5: inference. */
+export const INFERENCE_ROUTES = [
+  {
+    operationId: 'createChatCompletion',
+    method: 'POST',
+    path: '/chat/completions',
+    function: 'inference',
+    access: 'inference',
+    summary: 'Chat completion, streamed as server-sent events when `stream` is true (SPEC 4.5)',
+    body: ref('ChatCompletionRequest'),
+    ok: {
+      status: 200,
+      media: {
+        'application/json': { schema: ref('ChatCompletion') },
+        // One `data:` line per chunk, then `data: [DONE]`.
+        'text/event-stream': {
+          schema: { type: 'string', description: 'Server-sent events: each `data:` is a ChatCompletionStreamEvent (components), then `data: [DONE]`.' },
+        },
+      },
+    },
+    errors: [400, 404, 502, 504],
+  },
+] as const satisfies readonly RouteDefinition[];

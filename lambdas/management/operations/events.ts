@@ -1,0 +1,9 @@
+import { json } from '../../http/responses';
+import { listExchangeEvents } from '../exchange-events-api';
+import type { EVENT_ROUTES } from '../routes/events';
+import { orgOf, type Operations } from '../operation';
+
+export const EVENT_OPERATIONS: Operations<typeof EVENT_ROUTES> = {
+  listTokenExchangeEvents: async ({ principal, event, deps }) =>
+    json(200, await listExchangeEvents(deps.exchangeEvents, deps.clock, orgOf(principal), event.queryStringParameters ?? {})),
+};
