@@ -26,7 +26,31 @@ export class OAuthError extends Error {
   }
 }
 
-export const invalidRequest = (description: string, status = 400) => new OAuthError(status, 'invalid_request', description);
+// One factory per error code: the endpoint's code never spells a status and a code apart, so an
+// `invalid_grant` cannot be sent as a 500 nor a `temporarily_unavailable` without `Retry-After`.
+
+/** RFC 6749 §5.2: a missing, repeated or malformed parameter; 413 for a body over the limit. */
+export const invalidRequest = (description: string, status: 400 | 413 = 400) => new OAuthError(status, 'invalid_request', description);
+
+/** SPEC 7.2: past the per-address cap, `invalid_request` with 429 and when to retry. */
+export const tooManyRequests = (description: string, retryAfterSeconds: number) =>
+  new OAuthError(429, 'invalid_request', description, { 'Retry-After': String(retryAfterSeconds) });
+
+/** RFC 6749 §5.2: a grant type other than token exchange. */
+export const unsupportedGrantType = (description: string) => new OAuthError(400, 'unsupported_grant_type', description);
+
+/** RFC 6749 §5.2: a scope other than the one the policy grants. */
+export const invalidScope = (description: string) => new OAuthError(400, 'invalid_scope', description);
+
+/** RFC 8693 §2.2.2: the subject token or the policy is not valid; one generic description (SPEC 7.2). */
+export const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description);
+
+/** RFC 6749 §5.2: retry later, after `Retry-After` seconds. */
+export const temporarilyUnavailable = (description: string, retryAfterSeconds: number) =>
+  new OAuthError(503, 'temporarily_unavailable', description, { 'Retry-After': String(retryAfterSeconds) });
+
+/** What every other failure becomes: no detail on the wire. */
+const serverError = () => new OAuthError(500, 'server_error', 'Internal server error');
 
 /** RFC 6749 §5.1: token responses and errors are never cached. */
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
@@ -37,7 +61,7 @@ export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as c
  * to the recorded reason without the wire revealing it.
  */
 export function toOAuthResponse(error: unknown, requestId?: string): APIGatewayProxyResult {
-  const known = error instanceof OAuthError && error.expose ? error : new OAuthError(500, 'server_error', 'Internal server error');
+  const known = error instanceof OAuthError && error.expose ? error : serverError();
   const description = requestId === undefined ? known.description : `${known.description} (request id ${requestId})`;
   return {
     statusCode: known.status,

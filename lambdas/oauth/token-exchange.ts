@@ -5,7 +5,7 @@ import type { JtiStore } from '../federation/jti-replay';
 import type { Signer } from '../signing/signer';
 import { mintAccessToken, NoLifetimeLeftError } from './access-token';
 import { checkExchangeRate, type ExchangeRateLimit, type RateCounterStore } from './exchange-rate-limit';
-import { OAuthError } from './oauth-errors';
+import { invalidGrant, invalidScope, temporarilyUnavailable, tooManyRequests, type OAuthError } from './oauth-errors';
 import { ACCESS_TOKEN_TYPE, parseTokenExchangeRequest } from './token-request';
 
 /** SPEC 7.2: one message for every grant failure, so another organization's configuration cannot be probed. */
@@ -78,26 +78,26 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     const reason = evaluation.reason ?? 'bad_signature';
     // SPEC 7.2: an issuer whose keys cannot be fetched is the one refusal worth retrying.
     if (reason === 'keys_unavailable') {
-      return refuse(reason, new OAuthError(503, 'temporarily_unavailable', "The identity provider's keys could not be fetched; retry shortly", { 'Retry-After': '5' }));
+      return refuse(reason, temporarilyUnavailable("The identity provider's keys could not be fetched; retry shortly", 5));
     }
-    return refuse(reason, invalidGrant());
+    return refuse(reason, refusedGrant());
   }
   const { policy, claims } = evaluation;
   if (!policy || !claims) throw new Error('A passing evaluation carries its policy and verified claims');
 
   // SPEC 4.2: a sent scope must be exactly the one the policy grants.
   if (request.scope !== null && request.scope !== policy.scope) {
-    return refuse('scope_mismatch', new OAuthError(400, 'invalid_scope', `scope must be the scope the policy grants`));
+    return refuse('scope_mismatch', invalidScope('scope must be the scope the policy grants'));
   }
 
   const nowSeconds = Math.floor(now.getTime() / 1000);
-  if (claims.exp <= nowSeconds) return refuse('expired', invalidGrant());
+  if (claims.exp <= nowSeconds) return refuse('expired', refusedGrant());
 
   const replayChecked = evaluation.issuer?.checkJti === true;
   if (replayChecked) {
-    if (claims.jti === null || claims.jti === '') return refuse('replayed', invalidGrant());
+    if (claims.jti === null || claims.jti === '') return refuse('replayed', refusedGrant());
     const fresh = await deps.jtis.claim(policy.issuerId, claims.jti, claims.exp, input.requestId, now);
-    if (!fresh) return refuse('replayed', invalidGrant());
+    if (!fresh) return refuse('replayed', refusedGrant());
   }
 
   const tokenJti = deps.newId();
@@ -128,21 +128,22 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
   } catch (error) {
     // Nothing was issued, so the subject token may be presented again.
     if (replayChecked) await releaseJti(deps, policy.issuerId, claims.jti!, input.requestId);
-    if (error instanceof NoLifetimeLeftError) return refuse('expired', invalidGrant());
+    if (error instanceof NoLifetimeLeftError) return refuse('expired', refusedGrant());
     deps.logger.error('token exchange failed after the policy passed', {
       requestId: input.requestId,
       policyId: policy.id,
       error: (error as Error).name,
       detail: (error as Error).message,
     });
-    throw new OAuthError(503, 'temporarily_unavailable', 'The access token could not be issued; retry shortly', { 'Retry-After': '1' });
+    throw temporarilyUnavailable('The access token could not be issued; retry shortly', 1);
   }
   deps.onOutcome?.('issued', null);
   return response;
 }
 
-function invalidGrant(): OAuthError {
-  return new OAuthError(400, 'invalid_grant', INVALID_GRANT_DESCRIPTION);
+/** SPEC 7.2: every refusal of the subject token or the policy reads the same on the wire. */
+function refusedGrant(): OAuthError {
+  return invalidGrant(INVALID_GRANT_DESCRIPTION);
 }
 
 /**
@@ -156,13 +157,11 @@ async function enforceRateLimit(deps: TokenExchangeDeps, input: TokenExchangeInp
     decision = await checkExchangeRate(deps.rateCounters, input.sourceIp, now, deps.config.rateLimit);
   } catch (error) {
     deps.logger.error('exchange rate limiter unavailable', { requestId: input.requestId, error: (error as Error).name });
-    throw new OAuthError(503, 'temporarily_unavailable', 'The token endpoint is unavailable; retry shortly', { 'Retry-After': '1' });
+    throw temporarilyUnavailable('The token endpoint is unavailable; retry shortly', 1);
   }
   if (!decision.allowed) {
     deps.onOutcome?.('refused', 'rate_limited');
-    throw new OAuthError(429, 'invalid_request', 'Too many token requests from this address', {
-      'Retry-After': String(decision.retryAfterSeconds),
-    });
+    throw tooManyRequests('Too many token requests from this address', decision.retryAfterSeconds);
   }
 }
 

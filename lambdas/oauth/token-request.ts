@@ -1,4 +1,4 @@
-import { OAuthError, invalidRequest } from './oauth-errors';
+import { invalidRequest, invalidScope, unsupportedGrantType } from './oauth-errors';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
@@ -34,7 +34,7 @@ export function parseTokenExchangeRequest(body: string, contentType: string | un
   const grantType = form.get('grant_type');
   if (!grantType) throw invalidRequest('grant_type is required');
   if (grantType !== TOKEN_EXCHANGE_GRANT) {
-    throw new OAuthError(400, 'unsupported_grant_type', `grant_type must be ${TOKEN_EXCHANGE_GRANT}`);
+    throw unsupportedGrantType(`grant_type must be ${TOKEN_EXCHANGE_GRANT}`);
   }
   const subjectTokenType = form.get('subject_token_type');
   if (!subjectTokenType) throw invalidRequest('subject_token_type is required');
@@ -49,7 +49,7 @@ export function parseTokenExchangeRequest(body: string, contentType: string | un
   if (requested !== null && requested !== ACCESS_TOKEN_TYPE) throw invalidRequest(`requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
   const scope = form.get('scope');
   if (scope !== null && scope !== 'inference' && scope !== 'management') {
-    throw new OAuthError(400, 'invalid_scope', 'scope must be inference or management');
+    throw invalidScope('scope must be inference or management');
   }
   return { subjectToken, federationPolicyId, scope };
 }
