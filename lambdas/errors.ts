@@ -10,6 +10,7 @@ export type DomainErrorKind =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  | 'payload_too_large'
   | 'rate_limited'
   | 'unavailable'
   | 'upstream_failed'
@@ -72,6 +73,26 @@ export class NotFoundError extends DomainError {
 export class ConflictError extends DomainError {
   constructor(message: string) {
     super('conflict', message);
+  }
+}
+
+/** The request is larger than the operation takes. */
+export class PayloadTooLargeError extends DomainError {
+  constructor(message: string) {
+    super('payload_too_large', message);
+  }
+}
+
+/**
+ * Too many requests from one address (SPEC 7.2, 8): the metadata, and the protocol's
+ * `Retry-After`, say when to retry.
+ */
+export class TooManyRequestsError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('rate_limited', message, { retry_after_seconds: retryAfterSeconds });
   }
 }
 

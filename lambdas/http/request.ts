@@ -1,6 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { UnauthenticatedError } from '../errors';
-import { BadRequestError, PayloadTooLargeError } from './api-errors';
+import { InvalidInputError, PayloadTooLargeError, UnauthenticatedError } from '../errors';
 
 type HeaderEvent = Pick<APIGatewayProxyEvent, 'headers'> & Partial<Pick<APIGatewayProxyEvent, 'multiValueHeaders'>>;
 
@@ -100,15 +99,15 @@ export function jsonBody(
   if (Buffer.byteLength(text, 'utf8') > maxBytes) {
     throw new PayloadTooLargeError(`Request body is larger than ${maxBytes} bytes`);
   }
-  if (text.trim() === '') throw new BadRequestError('Request body must be a JSON object');
+  if (text.trim() === '') throw new InvalidInputError('Request body must be a JSON object');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new BadRequestError('Request body is not valid JSON');
+    throw new InvalidInputError('Request body is not valid JSON');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new BadRequestError('Request body must be a JSON object');
+    throw new InvalidInputError('Request body must be a JSON object');
   }
   return parsed as Record<string, unknown>;
 }

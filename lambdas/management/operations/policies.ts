@@ -2,7 +2,7 @@ import { ConditionError, checkCondition } from '../../federation/condition';
 import { testPolicy } from '../../federation/policy-tester';
 import { hasFederationEntitlement } from '../../federation/types';
 import { invalidParameter } from '../../errors';
-import { TooManyRequestsError } from '../../http/api-errors';
+import { TooManyRequestsError } from '../../errors';
 import { rejectUnknownFields, requiredString } from '../../http/fields';
 import { checkId, pathId } from '../../http/ids';
 import { jsonBody } from '../../http/request';
