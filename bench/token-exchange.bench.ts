@@ -14,7 +14,7 @@
  *   X-Ray SDK loaded and the handler's subsegment sent to a UDP socket standing in for the
  *   daemon. Measured last: the SDK's async hooks then slow every promise of the process.
  * - Crypto floor, measured in the same run: one ES256 subject-token signature verification
- *   (the exchange's own `verifySignature`) plus one ES256 signature (the same signer).
+ *   (the exchange's own `verifySubjectJws`, jose) plus one ES256 signature (the same signer).
  * - Handler, store-backed: the same handler over the DynamoDB stores on the embedded
  *   DynamoDB (dynalite): sequentially, then 8 requests in flight. The embedded server answers
  *   about 600 GetItem/s here, so this row measures it more than the handler.
@@ -40,7 +40,8 @@ import { InMemoryExchangeEventStore } from '../lambdas/federation/exchange-event
 import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
 import { InMemoryJtiStore } from '../lambdas/federation/jti-replay';
 import { MemoryFederationStore } from '../lambdas/federation/memory-federation-store';
-import { decodeUnverified, toVerificationKey, verifySignature, type DecodedToken, type VerificationKey } from '../lambdas/federation/subject-token';
+import { admitKey, type AdmittedKey } from '../lambdas/federation/subject-token';
+import { verifySubjectJws } from '../lambdas/federation/subject-token-verification';
 import type { FederationIssuer, FederationPolicy } from '../lambdas/federation/types';
 import { createTokenExchangeHandler } from '../lambdas/handlers/token-exchange';
 import { InMemoryRateCounterStore } from '../lambdas/oauth/exchange-rate-limit';
@@ -336,8 +337,7 @@ async function main(): Promise<void> {
       logger: { error: () => undefined },
     };
     // The floor: the subject token's signature checked as the exchange checks it, and one ES256 signature.
-    const decoded = decodeUnverified(token) as DecodedToken;
-    const key = toVerificationKey(idpJwk) as VerificationKey;
+    const key = (await admitKey(idpJwk)) as AdmittedKey;
     const signingInput = Buffer.from(`${'x'.repeat(120)}.${'y'.repeat(300)}`);
     const freshEvents = () => {
       if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
@@ -358,9 +358,7 @@ async function main(): Promise<void> {
           freshEvents();
           await exchangeToken(domainDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: `10.0.${n & 255}.${(n++ >> 8) & 255}`, requestId: 'bench' });
         },
-        verify: () => {
-          if (!verifySignature(decoded, key)) throw new Error('verification failed');
-        },
+        verify: () => verifySubjectJws(token, key.key),
         sign: () => signer.sign(signingInput),
       }),
     );

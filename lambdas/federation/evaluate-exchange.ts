@@ -1,17 +1,11 @@
 import type { AccountStore } from '../accounts/account-store';
 import type { ApiKeyRecord } from '../accounts/types';
 import type { Clock } from '../clock';
-import { EXCHANGE_STEP_NAMES, type ExchangeEvaluation, type ExchangeStep, type ExchangeStepName, type RefusalReason, type SubjectClaims } from './exchange-types';
-import { MAX_KEYS, type IssuerKeySource } from './issuer-keys';
-import {
-  ACCEPTED_ALGORITHMS,
-  decodeUnverified,
-  toVerificationKey,
-  verifySignature,
-  type DecodedToken,
-  type SubjectTokenAlgorithm,
-  type VerificationKey,
-} from './subject-token';
+import { EXCHANGE_STEP_NAMES, Refusal, type ExchangeEvaluation, type ExchangeStep, type ExchangeStepName, type SubjectClaims } from './exchange-types';
+import type { IssuerKeySource } from './issuer-keys';
+import { decodeUnverified } from './subject-token';
+import { verifySubjectToken } from './subject-token-verification';
+import { isNumericDate } from './token-time-rules';
 import { hasFederationEntitlement, type ConditionVariables, type FederationIssuer, type FederationPolicy, type FederationReader } from './types';
 
 /**
@@ -35,12 +29,6 @@ export interface ExchangeRequestInput {
   policyId: string;
 }
 
-/**
- * Allowed clock difference between the identity provider and the service for `nbf` and
- * `iat`. None for `exp`: an issued token never outlives the exchanged one (SPEC 5 rule 4),
- * so a token past its `exp` could only yield a token that is already expired.
- */
-export const CLOCK_LEEWAY_SECONDS = 30;
 /** SPEC 8: `sub` and each `aud` value. */
 export const MAX_CLAIM_CHARS = 512;
 /** SPEC 8: entries of the `scopes` claim. */
@@ -50,13 +38,6 @@ const MAX_POLICY_ID_CHARS = 128;
 
 /** The steps in evaluation order (the policy tester lists them all). */
 export const EXCHANGE_STEPS: readonly ExchangeStepName[] = EXCHANGE_STEP_NAMES;
-
-class Refusal {
-  constructor(
-    readonly reason: RefusalReason,
-    readonly detail: string,
-  ) {}
-}
 
 /** Collects steps in order; a refusal closes the list with `not_reached` for the rest. */
 class Trace {
@@ -109,12 +90,13 @@ export async function evaluateExchange(deps: ExchangeDependencies, input: Exchan
   if (state instanceof Refusal) return trace.refused('policy_state', state);
   trace.passed('policy_state', state.detail);
 
-  const signature = await checkSignature(deps, token, state.issuer);
-  if (signature instanceof Refusal) return trace.refused('signature', signature);
-  trace.outcome.claims = verifiedClaims(token.payload);
-  trace.passed('signature', signature.detail);
+  // SPEC 4.3 rules 1-2, and SPEC 4.4: signature and expiry come before any claim is compared.
+  const verified = await verifySubjectToken(deps, input.subjectToken, token.header, state.issuer);
+  if (verified instanceof Refusal) return trace.refused('signature', verified);
+  const payload = verified.claims;
+  trace.outcome.claims = verifiedClaims(payload);
+  trace.passed('signature', verified.detail);
 
-  const payload = token.payload;
   const iss = checkIssuer(payload.iss, state.issuer);
   if (iss) return trace.refused('iss', iss);
   trace.passed('iss', `iss equals the issuer URL ${JSON.stringify(state.issuer.issuerUrl)}.`);
@@ -229,99 +211,6 @@ function actingKeyProblem(key: ApiKeyRecord, policy: FederationPolicy, now: Date
   return null;
 }
 
-/**
- * SPEC 4.3 rules 1-2. The JOSE header is checked before any key is looked up; the algorithm
- * the signature is verified with is the key's, and must match the header's. The validity
- * window (`exp`, `nbf`, `iat`) is part of this step: an expired token is refused before any
- * of its claims are compared (SPEC 4.4: signature and expiry come first).
- */
-async function checkSignature(deps: ExchangeDependencies, token: DecodedToken, issuer: FederationIssuer): Promise<{ detail: string } | Refusal> {
-  const header = token.header;
-  // RFC 8725 §3.11, RFC 9068 §4: access tokens are never accepted as subject tokens.
-  if (typeof header.typ === 'string' && header.typ.toLowerCase().replace(/^application\//, '') === 'at+jwt') {
-    return new Refusal('token_type_refused', `The token's header typ is ${JSON.stringify(header.typ)}: access tokens are not accepted as subject tokens.`);
-  }
-  if (typeof header.alg !== 'string' || !ACCEPTED_ALGORITHMS.includes(header.alg as SubjectTokenAlgorithm)) {
-    return new Refusal('unsupported_alg', `The token's header alg is ${JSON.stringify(header.alg ?? null)}; only ES256 and RS256 are accepted.`);
-  }
-  const alg = header.alg as SubjectTokenAlgorithm;
-  // RFC 7515 §4.1.11: a JWS naming an extension the recipient does not process is invalid; this service processes none.
-  if (header.crit !== undefined) {
-    return new Refusal('malformed_token', `The token's header marks ${JSON.stringify(header.crit).slice(0, 200)} as critical; no JWS extension is accepted.`);
-  }
-  if (header.b64 !== undefined && header.b64 !== true) {
-    return new Refusal('malformed_token', 'The token uses an unencoded payload (b64, RFC 7797), which is not accepted.');
-  }
-  if (header.kid !== undefined && typeof header.kid !== 'string') {
-    return new Refusal('malformed_token', "The token's header kid is not a string.");
-  }
-  // The key comes from the issuer's set only: jwk, jku, x5u and x5c in the header are ignored (RFC 8725 §3.10).
-  const kid = (header.kid as string | undefined) ?? null;
-  const lookup = await deps.issuerKeys.getKeys(issuer, kid);
-  if (lookup.status === 'unavailable') {
-    return new Refusal('keys_unavailable', `The issuer's keys cannot be fetched and none are cached: ${lookup.problem}`);
-  }
-  const { set } = lookup;
-  const from = `the key set from ${set.origin}`;
-  // Bounded like a fetched set, so an inline set cannot make one token cost a hundred verifications.
-  const candidates = (kid === null ? set.keys : set.keys.filter((key) => key.kid === kid)).slice(0, MAX_KEYS);
-  if (candidates.length === 0) {
-    if (kid === null) return new Refusal('unknown_kid', `The token names no kid and ${from} is empty.`);
-    const known = set.keys.map((key) => (typeof key.kid === 'string' ? JSON.stringify(key.kid.slice(0, 100)) : '(no kid)'));
-    return new Refusal(
-      'unknown_kid',
-      `No key with kid ${JSON.stringify(kid.slice(0, 100))} is in ${from}; it has ${known.length ? known.slice(0, 10).join(', ') : 'no keys'}.`,
-    );
-  }
-  const usable: VerificationKey[] = [];
-  const problems: string[] = [];
-  for (const jwk of candidates) {
-    const key = toVerificationKey(jwk);
-    if ('problem' in key) problems.push(key.problem);
-    else if (key.alg !== alg) problems.push(`${key.kid === null ? 'a key without kid' : `key ${JSON.stringify(key.kid)}`} verifies ${key.alg}, but the token's header says ${alg}`);
-    else usable.push(key);
-  }
-  if (usable.length === 0) {
-    const summary = kid === null ? `no ${alg} key in ${from}` : problems.join('; ');
-    return new Refusal('unsupported_alg', `No key can verify this token: ${summary}.`);
-  }
-  const verifiedBy = usable.find((key) => verifySignature(token, key));
-  if (!verifiedBy) {
-    const named = kid === null ? `any of the ${usable.length} ${alg} keys` : `key ${JSON.stringify(kid.slice(0, 100))} (${alg})`;
-    return new Refusal('bad_signature', `The signature does not verify with ${named} of ${from}.`);
-  }
-  const validity = checkValidity(token.payload, deps.clock.now());
-  if (validity instanceof Refusal) return validity;
-  const keyName = verifiedBy.kid === null ? `a key without kid` : `key ${JSON.stringify(verifiedBy.kid)}`;
-  return { detail: `The ${alg} signature verifies with ${keyName} of ${from}. ${validity}` };
-}
-
-/** RFC 7519 §4.1.4-4.1.6: `exp` required (SPEC 4.3 rule 2) and in the future; {@link CLOCK_LEEWAY_SECONDS} of leeway for `nbf` and `iat`. */
-function checkValidity(payload: Record<string, unknown>, now: Date): string | Refusal {
-  const nowSeconds = now.getTime() / 1000;
-  const at = (seconds: number) => (Number.isFinite(seconds * 1000) && Math.abs(seconds) < 8.64e12 ? new Date(seconds * 1000).toISOString() : String(seconds));
-  const leeway = `${CLOCK_LEEWAY_SECONDS} s leeway`;
-  const { exp, nbf, iat } = payload;
-  if (exp === undefined) return new Refusal('expired', 'The token has no exp claim; an expiry is required (SPEC 4.3 rule 2).');
-  if (!isNumericDate(exp)) return new Refusal('malformed_token', 'The token exp claim is not a number of seconds (NumericDate).');
-  if (nowSeconds >= exp) {
-    return new Refusal('expired', `The token expired at ${at(exp)}; it is now ${now.toISOString()} (no leeway on exp: an issued token never outlives the exchanged one).`);
-  }
-  if (nbf !== undefined) {
-    if (!isNumericDate(nbf)) return new Refusal('malformed_token', 'The token nbf claim is not a number of seconds (NumericDate).');
-    if (nowSeconds < nbf - CLOCK_LEEWAY_SECONDS) {
-      return new Refusal('not_yet_valid', `The token is not valid before ${at(nbf)}; it is now ${now.toISOString()} (${leeway}).`);
-    }
-  }
-  if (iat !== undefined) {
-    if (!isNumericDate(iat)) return new Refusal('malformed_token', 'The token iat claim is not a number of seconds (NumericDate).');
-    if (iat > nowSeconds + CLOCK_LEEWAY_SECONDS) {
-      return new Refusal('not_yet_valid', `The token was issued in the future, at ${at(iat)}; it is now ${now.toISOString()} (${leeway}).`);
-    }
-  }
-  return `It is valid until ${at(exp)} (nbf and iat with ${leeway}).`;
-}
-
 function checkIssuer(iss: unknown, issuer: FederationIssuer): Refusal | null {
   if (typeof iss !== 'string') return new Refusal('iss_mismatch', 'The token has no iss, or iss is not a string.');
   if (iss === issuer.issuerUrl) return null;
@@ -415,10 +304,6 @@ function stringList(value: unknown, singleString: boolean): string[] | null {
   if (singleString && typeof value === 'string') return [value];
   if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value as string[];
   return null;
-}
-
-function isNumericDate(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value);
 }
 
 /** Unicode characters, not UTF-16 code units. */

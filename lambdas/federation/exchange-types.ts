@@ -37,6 +37,14 @@ export const REFUSAL_REASONS = [
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
+/** Why one step refused the token: the reason recorded in the event, and the detail the admin sees. */
+export class Refusal {
+  constructor(
+    readonly reason: RefusalReason,
+    readonly detail: string,
+  ) {}
+}
+
 /** Step names, in evaluation order, as the policy tester shows them. */
 export const EXCHANGE_STEP_NAMES = [
   'size_limits',

@@ -1,0 +1,68 @@
+import { Refusal } from './exchange-types';
+
+/**
+ * The service's time rules for every JWT it accepts, subject tokens (SPEC 4.3 rule 2) and its
+ * own access tokens (SPEC 5 rule 5) alike: `exp` is required and has no leeway, `nbf` and
+ * `iat` have {@link CLOCK_LEEWAY_SECONDS}, and each is a NumericDate in whole seconds.
+ *
+ * Why here and not in jose: `jwtVerify` applies one `clockTolerance` to `exp` and `nbf` alike
+ * (and checks a future `iat` only with `maxTokenAge`), and accepts any JSON number. The
+ * exchange verifies subject tokens with `compactVerify` and applies these rules itself; the
+ * access-token verifier lets `jwtVerify` check with the `nbf`/`iat` tolerance, which can never
+ * refuse what these rules accept, and then applies these rules, which decide.
+ */
+
+/**
+ * Allowed clock difference between a token's issuer and the service for `nbf` and `iat`.
+ * None for `exp`: an issued token never outlives the exchanged one (SPEC 5 rule 4), so a
+ * token past its `exp` could only yield a token that is already expired.
+ */
+export const CLOCK_LEEWAY_SECONDS = 30;
+
+/**
+ * RFC 7519 §2 NumericDate, as this service reads it: a JSON number of whole seconds within
+ * the safe-integer range. Fractions are refused so that the issued token's `exp` (SPEC 4.2
+ * `expires_in`, an integer) is exact, and no comparison depends on rounding.
+ */
+export function isNumericDate(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value);
+}
+
+/**
+ * RFC 7519 §4.1.4-4.1.6 under the rules above. Returns the admin-facing sentence on success,
+ * a {@link Refusal} (`expired`, `not_yet_valid`, or `malformed_token` for a claim that is not
+ * a NumericDate) otherwise.
+ */
+export function checkValidityWindow(claims: Record<string, unknown>, now: Date): string | Refusal {
+  const nowSeconds = now.getTime() / 1000;
+  const leeway = `${CLOCK_LEEWAY_SECONDS} s leeway`;
+  const { exp, nbf, iat } = claims;
+  if (exp === undefined) return new Refusal('expired', 'The token has no exp claim; an expiry is required (SPEC 4.3 rule 2).');
+  if (!isNumericDate(exp)) return notNumericDate('exp', exp);
+  if (nowSeconds >= exp) {
+    return new Refusal('expired', `The token expired at ${at(exp)}; it is now ${now.toISOString()} (no leeway on exp: an issued token never outlives the exchanged one).`);
+  }
+  if (nbf !== undefined) {
+    if (!isNumericDate(nbf)) return notNumericDate('nbf', nbf);
+    if (nowSeconds < nbf - CLOCK_LEEWAY_SECONDS) {
+      return new Refusal('not_yet_valid', `The token is not valid before ${at(nbf)}; it is now ${now.toISOString()} (${leeway}).`);
+    }
+  }
+  if (iat !== undefined) {
+    if (!isNumericDate(iat)) return notNumericDate('iat', iat);
+    if (iat > nowSeconds + CLOCK_LEEWAY_SECONDS) {
+      return new Refusal('not_yet_valid', `The token was issued in the future, at ${at(iat)}; it is now ${now.toISOString()} (${leeway}).`);
+    }
+  }
+  return `It is valid until ${at(exp)} (nbf and iat with ${leeway}).`;
+}
+
+function notNumericDate(claim: 'exp' | 'nbf' | 'iat', value: unknown): Refusal {
+  if (typeof value !== 'number') return new Refusal('malformed_token', `The token ${claim} claim is not a number of seconds (NumericDate).`);
+  return new Refusal('malformed_token', `The token ${claim} claim ${String(value).slice(0, 40)} is not a whole number of seconds in the safe-integer range (NumericDate).`);
+}
+
+/** ISO time of a NumericDate, or the number itself when no Date can hold it. */
+function at(seconds: number): string {
+  return Math.abs(seconds) < 8.64e12 ? new Date(seconds * 1000).toISOString() : String(seconds);
+}

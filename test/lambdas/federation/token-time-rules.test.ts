@@ -1,0 +1,57 @@
+import { Refusal } from '../../../lambdas/federation/exchange-types';
+import { CLOCK_LEEWAY_SECONDS, checkValidityWindow, isNumericDate } from '../../../lambdas/federation/token-time-rules';
+
+const NOW = new Date('2026-11-21T12:00:00Z');
+const NOW_S = NOW.getTime() / 1000;
+
+const outcome = (claims: Record<string, unknown>, now = NOW) => {
+  const result = checkValidityWindow(claims, now);
+  return result instanceof Refusal ? { reason: result.reason, detail: result.detail } : { reason: null, detail: result };
+};
+
+describe('isNumericDate: whole seconds in the safe-integer range', () => {
+  it.each([0, NOW_S, -1, Number.MAX_SAFE_INTEGER])('accepts %p', (value) => {
+    expect(isNumericDate(value)).toBe(true);
+  });
+
+  it.each([NOW_S + 0.5, Number.MAX_SAFE_INTEGER + 1, Infinity, NaN, String(NOW_S), null, undefined])('refuses %p', (value) => {
+    expect(isNumericDate(value)).toBe(false);
+  });
+});
+
+describe('checkValidityWindow: SPEC time rules shared by subject tokens and access tokens', () => {
+  it('accepts a token inside its window and says until when', () => {
+    expect(outcome({ exp: NOW_S + 300, iat: NOW_S - 10, nbf: NOW_S - 10 })).toEqual({
+      reason: null,
+      detail: 'It is valid until 2026-11-21T12:05:00.000Z (nbf and iat with 30 s leeway).',
+    });
+  });
+
+  it('gives exp no leeway: refused from its second on, accepted the millisecond before', () => {
+    expect(outcome({ exp: NOW_S }).reason).toBe('expired');
+    expect(outcome({ exp: NOW_S }, new Date(NOW.getTime() - 1)).reason).toBeNull();
+  });
+
+  it(`gives nbf and iat ${CLOCK_LEEWAY_SECONDS} s of leeway, and not one more`, () => {
+    expect(outcome({ exp: NOW_S + 300, nbf: NOW_S + 30, iat: NOW_S + 30 }).reason).toBeNull();
+    expect(outcome({ exp: NOW_S + 300, nbf: NOW_S + 31 })).toEqual({
+      reason: 'not_yet_valid',
+      detail: 'The token is not valid before 2026-11-21T12:00:31.000Z; it is now 2026-11-21T12:00:00.000Z (30 s leeway).',
+    });
+    expect(outcome({ exp: NOW_S + 300, iat: NOW_S + 31 }).reason).toBe('not_yet_valid');
+  });
+
+  it('refuses a token without exp as expired (SPEC 4.3 rule 2)', () => {
+    expect(outcome({ iat: NOW_S })).toEqual({ reason: 'expired', detail: 'The token has no exp claim; an expiry is required (SPEC 4.3 rule 2).' });
+  });
+
+  it.each([
+    ['a string exp', { exp: String(NOW_S + 300) }, 'The token exp claim is not a number of seconds (NumericDate).'],
+    ['a fractional exp', { exp: NOW_S + 300.5 }, 'The token exp claim 1795262700.5 is not a whole number of seconds in the safe-integer range (NumericDate).'],
+    ['an exp beyond the safe integers', { exp: 1e300 }, 'The token exp claim 1e+300 is not a whole number of seconds in the safe-integer range (NumericDate).'],
+    ['a fractional nbf', { exp: NOW_S + 300, nbf: NOW_S - 0.5 }, 'The token nbf claim 1795262399.5 is not a whole number of seconds in the safe-integer range (NumericDate).'],
+    ['a null iat', { exp: NOW_S + 300, iat: null }, 'The token iat claim is not a number of seconds (NumericDate).'],
+  ])('refuses %s as malformed_token', (_name, claims, detail) => {
+    expect(outcome(claims)).toEqual({ reason: 'malformed_token', detail });
+  });
+});
