@@ -1,7 +1,6 @@
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { MiddlewareObj } from '@middy/core';
-import type { Telemetry } from './telemetry';
 
 /**
  * Whether the function traces: in a Lambda execution environment (the runtime sets
@@ -27,11 +26,16 @@ export function loadTracer(serviceName: string): Tracer {
   return new tracing.Tracer({ serviceName, captureHTTPsRequests: true });
 }
 
+/** What tracing needs of a function's telemetry (lambdas/observability/telemetry.ts): its tracer, if it traces. */
+export interface Traceable {
+  readonly tracer: Tracer | undefined;
+}
+
 /**
  * Instruments an AWS SDK v3 client for X-Ray when the function traces (one subsegment per
  * call); returns it as it is otherwise.
  */
-export function traced<Client>(telemetry: Telemetry, client: Client): Client {
+export function traced<Client>(telemetry: Traceable, client: Client): Client {
   return telemetry.tracer ? telemetry.tracer.captureAWSv3Client(client) : client;
 }
 
@@ -39,6 +43,6 @@ export function traced<Client>(telemetry: Telemetry, client: Client): Client {
  * The handler's X-Ray subsegment (`## index.handler`), without the response (it may carry
  * tokens); nothing when the function does not trace.
  */
-export function traceHandler<Event, Result>(telemetry: Telemetry): MiddlewareObj<Event, Result>[] {
+export function traceHandler<Event, Result>(telemetry: Traceable): MiddlewareObj<Event, Result>[] {
   return telemetry.tracer ? [captureLambdaHandler(telemetry.tracer, { captureResponse: false }) as MiddlewareObj<Event, Result>] : [];
 }
