@@ -16,12 +16,13 @@ const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
 const AUDIENCE = 'https://modelgate.example';
 const README_ORIGIN = 'http://127.0.0.1:8787';
 
-/** The TypeScript example of README's "The interface description", verbatim. */
+/** The TypeScript example of docs/api.md's "The interface description", verbatim. */
 function readmeExample(): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### The interface description'));
-  const example = /```ts\n([\s\S]*?)```/.exec(section.slice(0, section.indexOf('\n### ', 1)));
-  if (!example) throw new Error('README: no ```ts example in "The interface description"');
+  const page = readFileSync(join(ROOT, 'docs', 'api.md'), 'utf8');
+  const section = page.slice(page.indexOf('## The interface description'));
+  const end = section.indexOf('\n## ', 1);
+  const example = /```ts\n([\s\S]*?)```/.exec(end === -1 ? section : section.slice(0, end));
+  if (!example) throw new Error('docs/api.md: no ```ts example in "The interface description"');
   return example[1]!;
 }
 
