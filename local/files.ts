@@ -2,6 +2,12 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rm
 import { basename, dirname, join } from 'node:path';
 
 /**
+ * Where a running local runtime says its embedded DynamoDB is, for the operator CLI: a
+ * constant of its own here, so the CLI finds it without loading the runtime.
+ */
+export const RUNTIME_FILE = 'runtime.json';
+
+/**
  * Writes a file so that readers, and a process killed at any instant (`kill -9`), see
  * either the old content or the new one, never a prefix: the content goes to a temporary
  * file in the same folder, is flushed, and is renamed over the target (rename is atomic

@@ -32,7 +32,7 @@ import { tokenExchangeDependencies } from '../lambdas/wiring/token-exchange';
 import { buildSettingsPage } from '../web/build';
 import { ensureDevCertificateAuthority } from './dev-ca';
 import { LOCAL_AWS_ENV, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './embedded-dynamodb';
-import { writeFileAtomically } from './files';
+import { RUNTIME_FILE, writeFileAtomically } from './files';
 import { functionCredentials, type StackFunctionId } from './function-principals';
 import { createLocalApiServer, type ExchangeObserver, type FunctionHandler, type LocalApiServer } from './http-server';
 import { ReadableLogger } from './readable-logger';
@@ -105,8 +105,6 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
-/** Where a running local runtime says its embedded DynamoDB is, for the operator CLI. */
-export const RUNTIME_FILE = 'runtime.json';
 
 /** Provider API keys of the local runtime, under the data folder: `{"<provider or *>": "<key>"}`. */
 export const PROVIDER_CREDENTIALS_FILE = 'provider-credentials.json';

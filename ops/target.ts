@@ -15,7 +15,7 @@ import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
 import { createDocumentClient } from '../lambdas/store/dynamo-client';
 import { TABLE_SCHEMAS } from '../lambdas/store/table-schemas';
 import { LOCAL_AWS_ENV } from '../local/embedded-dynamodb';
-import { RUNTIME_FILE } from '../local/runtime';
+import { RUNTIME_FILE } from '../local/files';
 import type { GlobalFlags } from './command';
 import { OperationError, UsageError } from './errors';
 import type { ConnectedServices } from './run';
