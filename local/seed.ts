@@ -22,7 +22,7 @@ function readJson<T>(file: string): T {
   return JSON.parse(readFileSync(join(DATA_DIR, file), 'utf8')) as T;
 }
 
-/** The public snapshot with demo endpoints derived from it (README: demo data, not real policy). */
+/** The public snapshot with demo endpoints derived from it (docs/api.md: demo data, not real policy). */
 export function snapshotCatalog() {
   const models = readJson<{ data: PublicModel[] }>('catalog-snapshot.json').data;
   return deriveCatalogEntries(models, {

@@ -7,7 +7,7 @@ import type { FederationIssuer, FederationPolicy } from './types';
  * the exchange event) and the policy tester (which shows every step to the admin).
  */
 
-/** Stable reason codes of a refused exchange, recorded in exchange events (README lists them). */
+/** Stable reason codes of a refused exchange, recorded in exchange events (docs/workload-identity.md lists them). */
 export const REFUSAL_REASONS = [
   'policy_not_found',
   'policy_paused',

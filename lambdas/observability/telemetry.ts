@@ -6,7 +6,7 @@ import { loadTracer, tracingEnabled } from './tracing';
 
 /** `service` of every log line and metric; the function name tells functions apart. */
 export const SERVICE_NAME = 'modelgate';
-/** CloudWatch namespace of the service's EMF metrics (README lists them). */
+/** CloudWatch namespace of the service's EMF metrics (docs/operating.md lists them). */
 export const METRICS_NAMESPACE = 'modelgate';
 
 /**

@@ -27,7 +27,7 @@ const API_5XX_RATE_THRESHOLD = 0.01;
 const FIVE_MINUTES = Duration.minutes(5);
 
 /**
- * The alarms an operator needs to know the service is healthy (README lists them):
+ * The alarms an operator needs to know the service is healthy (docs/operating.md lists them):
  * - the API's 5XX rate above 1% for two 5-minute periods in a row;
  * - any error, and any throttle, of each function in a 5-minute period;
  * - a spike of requests the WAF blocked, above the band CloudWatch learns from its history;

@@ -6,7 +6,7 @@ import { Construct } from 'constructs';
 /**
  * The secret that holds the API keys of the inference providers: a JSON object of
  * provider tag, provider or `*` to key, e.g. `{"*": "sk-..."}`. The stack creates it empty;
- * operators put the keys in after deployment (README), so they never pass through the
+ * operators put the keys in after deployment (docs/deploying.md), so they never pass through the
  * template or the CDK context.
  */
 export class ProviderCredentials extends Construct {
