@@ -1,13 +1,4 @@
-import {
-  BatchGetCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-  type QueryCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
   type AccountStore,
@@ -19,8 +10,8 @@ import {
   type WorkspacePatch,
 } from '../accounts/account-store';
 import type { ApiKeyRecord, Guardrail, Organization, User, Workspace } from '../accounts/types';
-import { conditionalDelete, isConditionalCheckFailed } from './dynamo-client';
-import { BY_ORGANIZATION_INDEX } from './table-schemas';
+import { isConditionalCheckFailed } from './dynamo-client';
+import { DynamoItems, itemId, strip } from './dynamo-items';
 
 /**
  * Accounts in the keys table, one item per fact:
@@ -42,28 +33,32 @@ import { BY_ORGANIZATION_INDEX } from './table-schemas';
  * a list; the first change converts it (see {@link convertLegacyList}).
  */
 export class DynamoAccountStore implements AccountStore {
+  private readonly items: DynamoItems;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.items = new DynamoItems(client, tableName);
+  }
 
   async createOrganization(organization: Organization): Promise<void> {
-    await this.create(
+    await this.items.create(
       { pk: orgPk(organization.id), sk: 'ORG', gsi1pk: 'ORGS', gsi1sk: organization.id, ...organization },
       `organization ${organization.id}`,
     );
   }
 
   async getOrganization(id: string): Promise<Organization | undefined> {
-    return this.get<Organization>(orgPk(id), 'ORG');
+    return this.items.get<Organization>(orgPk(id), 'ORG');
   }
 
   async listOrganizations(): Promise<Organization[]> {
-    return this.queryIndex<Organization>('ORGS');
+    return this.items.queryIndex<Organization>('ORGS');
   }
 
   async updateOrganization(id: string, patch: OrganizationPatch, updatedAt: string): Promise<Organization | undefined> {
-    return this.update<Organization>(orgPk(id), 'ORG', { ...patch, updatedAt });
+    return this.items.update<Organization>(orgPk(id), 'ORG', { ...patch, updatedAt });
   }
 
   /**
@@ -80,7 +75,7 @@ export class DynamoAccountStore implements AccountStore {
       await this.client.send(new PutCommand({ TableName: this.tableName, Item: claim, ConditionExpression: 'attribute_not_exists(pk)' }));
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
-      const current = await this.get<{ workspaceId: string; claimedAt: string }>(pk, slugSk(workspace.slug));
+      const current = await this.items.get<{ workspaceId: string; claimedAt: string }>(pk, slugSk(workspace.slug));
       const abandoned =
         current !== undefined &&
         Date.parse(workspace.createdAt) - Date.parse(current.claimedAt) > ABANDONED_CLAIM_MS &&
@@ -101,7 +96,7 @@ export class DynamoAccountStore implements AccountStore {
       }
     }
     try {
-      await this.create({ pk, sk: `WORKSPACE#${workspace.id}`, ...withGuardrailSet(workspace) }, `workspace ${workspace.id}`);
+      await this.items.create({ pk, sk: `WORKSPACE#${workspace.id}`, ...withGuardrailSet(workspace) }, `workspace ${workspace.id}`);
     } catch (error) {
       await this.client
         .send(
@@ -118,15 +113,15 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async getWorkspace(organizationId: string, id: string): Promise<Workspace | undefined> {
-    return withGuardrailList(await this.get<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`));
+    return withGuardrailList(await this.items.get<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`));
   }
 
   async listWorkspaces(organizationId: string): Promise<Workspace[]> {
-    return (await this.queryPrefix<Workspace>(orgPk(organizationId), 'WORKSPACE#')).map((w) => withGuardrailList(w)!);
+    return (await this.items.queryPrefix<Workspace>(orgPk(organizationId), 'WORKSPACE#')).map((w) => withGuardrailList(w)!);
   }
 
   async updateWorkspace(organizationId: string, id: string, patch: WorkspacePatch, updatedAt: string): Promise<Workspace | undefined> {
-    return withGuardrailList(await this.update<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`, { ...patch, updatedAt }));
+    return withGuardrailList(await this.items.update<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`, { ...patch, updatedAt }));
   }
 
   async addGuardrail(holder: GuardrailHolder, guardrailId: string, updatedAt: string): Promise<SetChange> {
@@ -162,7 +157,7 @@ export class DynamoAccountStore implements AccountStore {
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
       }
-      const item = await this.get<{ guardrailIds?: unknown }>(key.pk, key.sk);
+      const item = await this.items.get<{ guardrailIds?: unknown }>(key.pk, key.sk);
       if (!item) return 'missing';
       if (Array.isArray(item.guardrailIds)) {
         await this.convertLegacyList(key, item.guardrailIds as string[]);
@@ -197,15 +192,15 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async createUser(user: User): Promise<void> {
-    await this.create({ pk: orgPk(user.organizationId), sk: `USER#${user.id}`, ...user }, `user ${user.id}`);
+    await this.items.create({ pk: orgPk(user.organizationId), sk: `USER#${user.id}`, ...user }, `user ${user.id}`);
   }
 
   async getUser(organizationId: string, id: string): Promise<User | undefined> {
-    return this.get<User>(orgPk(organizationId), `USER#${id}`);
+    return this.items.get<User>(orgPk(organizationId), `USER#${id}`);
   }
 
   async createApiKey(key: ApiKeyRecord): Promise<void> {
-    await this.create(
+    await this.items.create(
       {
         pk: keyPk(key.hash),
         sk: 'APIKEY',
@@ -218,35 +213,35 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async getApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
-    return withGuardrailList(await this.get<ApiKeyRecord>(keyPk(hash), 'APIKEY'));
+    return withGuardrailList(await this.items.get<ApiKeyRecord>(keyPk(hash), 'APIKEY'));
   }
 
   async listApiKeys(organizationId: string): Promise<ApiKeyRecord[]> {
-    return (await this.queryIndex<ApiKeyRecord>(`${orgPk(organizationId)}#APIKEYS`)).map((k) => withGuardrailList(k)!);
+    return (await this.items.queryIndex<ApiKeyRecord>(`${orgPk(organizationId)}#APIKEYS`)).map((k) => withGuardrailList(k)!);
   }
 
   async updateApiKey(hash: string, patch: ApiKeyPatch, updatedAt: string): Promise<ApiKeyRecord | undefined> {
-    return withGuardrailList(await this.update<ApiKeyRecord>(keyPk(hash), 'APIKEY', { ...patch, updatedAt }));
+    return withGuardrailList(await this.items.update<ApiKeyRecord>(keyPk(hash), 'APIKEY', { ...patch, updatedAt }));
   }
 
   async deleteApiKey(hash: string): Promise<boolean> {
-    return this.delete(keyPk(hash), 'APIKEY');
+    return this.items.delete(keyPk(hash), 'APIKEY');
   }
 
   async createGuardrail(guardrail: Guardrail): Promise<void> {
-    await this.create(
+    await this.items.create(
       { pk: orgPk(guardrail.organizationId), sk: `GUARDRAIL#${guardrail.id}`, ...guardrail },
       `guardrail ${guardrail.id}`,
     );
   }
 
   async getGuardrail(organizationId: string, id: string): Promise<Guardrail | undefined> {
-    return this.get<Guardrail>(orgPk(organizationId), `GUARDRAIL#${id}`);
+    return this.items.get<Guardrail>(orgPk(organizationId), `GUARDRAIL#${id}`);
   }
 
   async getGuardrails(organizationId: string, ids: readonly string[]): Promise<Guardrail[]> {
     const unique = [...new Set(ids)];
-    const items = await this.batchGet(unique.map((id) => ({ pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` })));
+    const items = await this.items.batchGet(unique.map((id) => ({ pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` })));
     // In the order asked, skipping ids whose guardrail is gone.
     return unique.flatMap((id) => {
       const item = items.get(itemId(orgPk(organizationId), `GUARDRAIL#${id}`));
@@ -255,134 +250,21 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async listGuardrails(organizationId: string): Promise<Guardrail[]> {
-    return this.queryPrefix<Guardrail>(orgPk(organizationId), 'GUARDRAIL#');
+    return this.items.queryPrefix<Guardrail>(orgPk(organizationId), 'GUARDRAIL#');
   }
 
   async updateGuardrail(organizationId: string, id: string, patch: GuardrailPatch, updatedAt: string): Promise<Guardrail | undefined> {
-    return this.update<Guardrail>(orgPk(organizationId), `GUARDRAIL#${id}`, { ...patch, updatedAt });
+    return this.items.update<Guardrail>(orgPk(organizationId), `GUARDRAIL#${id}`, { ...patch, updatedAt });
   }
 
   async deleteGuardrail(organizationId: string, id: string): Promise<boolean> {
-    return this.delete(orgPk(organizationId), `GUARDRAIL#${id}`);
-  }
-
-  private async create(item: Record<string, unknown>, what: string): Promise<void> {
-    try {
-      await this.client.send(
-        new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-      );
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) throw new AlreadyExistsError(what);
-      throw error;
-    }
-  }
-
-  private async get<T>(pk: string, sk: string): Promise<T | undefined> {
-    // Strongly consistent: a key disabled a moment ago must be refused on the next request.
-    const result = await this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true }));
-    return result.Item ? strip<T>(result.Item) : undefined;
-  }
-
-  private async queryPrefix<T>(pk: string, prefix: string): Promise<T[]> {
-    return this.queryAll<T>({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-      ConsistentRead: true,
-    });
-  }
-
-  /**
-   * A listing through the index: the index says which items belong to it, the items
-   * themselves what they hold (strongly consistent). An index entry is a second copy
-   * written apart from its item, and either write can be lost on its own (a crash between
-   * them in the embedded store, replication lag in DynamoDB): a listing built from the
-   * copies could show a key that no longer exists, and so could not be deleted, or a
-   * state the key does not have. Entries whose item is gone are left out.
-   */
-  private async queryIndex<T>(gsi1pk: string): Promise<T[]> {
-    const entries = await this.queryAllRaw({
-      IndexName: BY_ORGANIZATION_INDEX,
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': gsi1pk },
-      ProjectionExpression: 'pk, sk',
-    });
-    const keys = entries.map((entry) => ({ pk: entry.pk as string, sk: entry.sk as string }));
-    const items = await this.batchGet(keys);
-    return keys.flatMap((key) => {
-      const item = items.get(itemId(key.pk, key.sk));
-      return item && item.gsi1pk === gsi1pk ? [strip<T>(item)] : [];
-    });
-  }
-
-  /** Items by key, read consistently, 100 per call (BatchGetItem's limit), retrying unprocessed keys. */
-  private async batchGet(keys: readonly { pk: string; sk: string }[]): Promise<Map<string, Record<string, unknown>>> {
-    const found = new Map<string, Record<string, unknown>>();
-    const unique = [...new Map(keys.map((key) => [itemId(key.pk, key.sk), key])).values()];
-    for (let start = 0; start < unique.length; start += 100) {
-      let pending: Record<string, unknown>[] = unique.slice(start, start + 100);
-      while (pending.length > 0) {
-        const result = await this.client.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
-        );
-        for (const item of result.Responses?.[this.tableName] ?? []) found.set(itemId(item.pk as string, item.sk as string), item);
-        pending = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-      }
-    }
-    return found;
-  }
-
-  private async queryAll<T>(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<T[]> {
-    return (await this.queryAllRaw(input)).map((item) => strip<T>(item));
-  }
-
-  private async queryAllRaw(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: startKey }));
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
-  }
-
-  private async update<T>(pk: string, sk: string, patch: Record<string, unknown>): Promise<T | undefined> {
-    const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
-    const sets = entries.map(([field, value], i) => {
-      names[`#f${i}`] = field;
-      values[`:v${i}`] = value;
-      return `#f${i} = :v${i}`;
-    });
-    try {
-      const result = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk, sk },
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return result.Attributes ? strip<T>(result.Attributes) : undefined;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return undefined;
-      throw error;
-    }
-  }
-
-  private async delete(pk: string, sk: string): Promise<boolean> {
-    return conditionalDelete(this.client, { TableName: this.tableName, Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' });
+    return this.items.delete(orgPk(organizationId), `GUARDRAIL#${id}`);
   }
 }
 
 const orgPk = (id: string) => `ORG#${id}`;
 const keyPk = (hash: string) => `APIKEY#${hash}`;
 const slugSk = (slug: string) => `SLUG#${slug}`;
-const itemId = (pk: string, sk: string) => `${pk}\n${sk}`;
 
 /** How long a slug claim without its workspace is honoured before it counts as abandoned. */
 const ABANDONED_CLAIM_MS = 60_000;
@@ -406,7 +288,3 @@ function withGuardrailList<T extends { guardrailIds: string[] }>(record: T | und
   return { ...record, guardrailIds: [...new Set(stored ?? [])].sort() };
 }
 
-function strip<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
-  return rest as T;
-}
