@@ -39,7 +39,7 @@ import { evaluateExchange, type ExchangeDependencies } from '../lambdas/federati
 import { InMemoryExchangeEventStore } from '../lambdas/federation/exchange-events';
 import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
 import { InMemoryJtiStore } from '../lambdas/federation/jti-replay';
-import { MemoryFederationStore } from '../lambdas/federation/memory-federation-store';
+import { MemoryFederationStore } from '../test/support/memory-federation-store';
 import { admitKey, type AdmittedKey } from '../lambdas/federation/subject-token';
 import { verifySubjectJws } from '../lambdas/federation/subject-token-verification';
 import type { FederationIssuer, FederationPolicy } from '../lambdas/federation/types';

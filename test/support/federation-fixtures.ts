@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKeyRecord, Organization } from '../../lambdas/accounts/types';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES } from '../../lambdas/accounts/types';
-import { MemoryFederationStore } from '../../lambdas/federation/memory-federation-store';
+import { MemoryFederationStore } from './memory-federation-store';
 import type { FederationIssuer, FederationPolicy } from '../../lambdas/federation/types';
 
 /** Builders of stored federation configuration, for tests of code that reads it. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { MemoryFederationStore } from '../../../lambdas/federation/memory-federation-store';
-import { makePolicy } from '../../support/federation-fixtures';
-import { describeFederationStoreContract } from '../../support/federation-store-contract';
+import { MemoryFederationStore } from './memory-federation-store';
+import { makePolicy } from './federation-fixtures';
+import { describeFederationStoreContract } from './federation-store-contract';
 
 describeFederationStoreContract('MemoryFederationStore', () => {
   const store = new MemoryFederationStore();

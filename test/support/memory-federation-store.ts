@@ -1,5 +1,5 @@
-import { IssuerUrlTakenError, byCreation, type FederationStore } from './federation-store';
-import type { FederationIssuer, FederationPolicy } from './types';
+import { IssuerUrlTakenError, byCreation, type FederationStore } from '../../lambdas/federation/federation-store';
+import type { FederationIssuer, FederationPolicy } from '../../lambdas/federation/types';
 
 /**
  * The federation store in memory, with the same contract as the DynamoDB one (URL
