@@ -85,6 +85,11 @@ export interface RouteDefinition {
   readonly ok: SuccessResponse;
   /** Refusals beyond the ones every route of its access can give (401, 403, 413, 429, 500). */
   readonly errors?: readonly number[];
+  /**
+   * The route verifies subject tokens as the exchange does, so each request counts against the
+   * token endpoint's per-address budget before its body is read (SPEC 7.2, 8): 429 past it.
+   */
+  readonly verifiesSubjectTokens?: boolean;
 }
 
 /**

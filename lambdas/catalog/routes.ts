@@ -1,7 +1,6 @@
 import { ref } from '../openapi/json-schema';
 import type { RouteDefinition } from '../routes';
-import { DEFAULT_LIMIT, MAX_LIMIT, SORTS, SORT_ALIASES } from './catalog-query';
-import { OUTPUT_MODALITIES } from './types';
+import { CATALOG_QUERY_PARAMETERS } from './query-parameters';
 
 /** SPEC 4.1 and the `links.details` target of each model. */
 export const CATALOG_ROUTES = [
@@ -12,16 +11,7 @@ export const CATALOG_ROUTES = [
     function: 'catalog',
     access: 'any',
     summary: 'List the models the caller may use (SPEC 4.1)',
-    query: [
-      { name: 'offset', schema: { type: 'integer', minimum: 0 }, description: 'SPEC 4.1, 8: models to skip, at least 0. With neither offset nor limit the whole list comes back.' },
-      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT }, description: `SPEC 8: page size, 1 to ${MAX_LIMIT}; ${DEFAULT_LIMIT} when only offset is given.` },
-      { name: 'sort', schema: { type: 'string', enum: [...SORTS, ...Object.keys(SORT_ALIASES)] }, description: 'Server-side order (SPEC 4.1); absent: the catalog order.' },
-      {
-        name: 'output_modalities',
-        schema: { type: 'string', pattern: `^(all|(${OUTPUT_MODALITIES.join('|')})(,(${OUTPUT_MODALITIES.join('|')}))*)$` },
-        description: '`all` or a comma-separated list of output modalities; default `text`.',
-      },
-    ],
+    query: CATALOG_QUERY_PARAMETERS,
     ok: { status: 200, schema: ref('ModelsListResponse') },
     errors: [400],
   },

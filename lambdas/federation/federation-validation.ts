@@ -2,27 +2,33 @@ import { createPublicKey } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { JWK } from 'jose';
 import { invalidParameter } from '../errors';
-import { isKeyHash, isUuid } from '../http/ids';
+import { validated } from '../openapi/request-validation';
+import {
+  createFederationPolicyBody,
+  createIssuerBody,
+  updateFederationPolicyBody,
+  updateIssuerBody,
+  type CreateIssuerBody,
+  type UpdateIssuerBody,
+} from '../openapi/request-validators.generated';
 import { refusedAddressKind } from './address-policy';
 import { ConditionError, checkCondition } from './condition';
 import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
-import { CLAIM_VALUE_MAX, ISSUER_FIELDS, JWKS_MAX_KEYS, NAME_MAX, POLICY_FIELDS, URL_MAX } from './limits';
 
 /**
  * Validation of issuer and policy input, in the management API's wire names: the API passes
  * the request body, the operator CLI an object built from its flags, so both give the same
- * answers. Each refusal is a 400 naming the field (`metadata.parameter`). Rules that need
- * stored state (the issuer exists, the key is live) are the service's.
+ * answers. The body's shape is its schema's (CreateIssuerRequest and the others of the OpenAPI
+ * document, compiled ahead of time); what a schema cannot state is here: the host rules of the
+ * URLs the service will fetch, the admission of public keys, and CEL (SPEC 4.4). Each refusal
+ * is a 400 naming the field (`metadata.parameter`). Rules that need stored state (the issuer
+ * exists, the key is live) are the service's.
  */
 
 type Body = Record<string, unknown>;
 
-export { CLAIM_VALUE_MAX, ISSUER_FIELDS, JWKS_MAX_KEYS, NAME_MAX, POLICY_FIELDS, URL_MAX };
 const RSA_MIN_BITS = 2048;
 const RSA_MAX_BITS = 8192;
-
-/** Fields the service sets; a request that sends one is told so instead of "unknown field". */
-const READ_ONLY_FIELDS = ['id', 'scope', 'created_at', 'updated_at'] as const;
 
 export interface HostRules {
   /** The local runtime only: accept loopback hosts for a development identity provider. */
@@ -76,32 +82,28 @@ export function multiTenantProvider(issuerUrl: string): string | undefined {
   return MULTI_TENANT_ISSUERS[normalised];
 }
 
-export function parseIssuerCreate(body: Body, hosts: HostRules): IssuerInput {
-  rejectUnknown(body, ISSUER_FIELDS);
-  const input: IssuerInput = {
-    name: name(body, true)!,
-    issuerUrl: issuerUrl(body, true, hosts)!,
-    jwksUrl: jwksUrl(body, hosts) ?? null,
-    jwks: jwks(body) ?? null,
-    checkJti: bool(body, 'check_jti') ?? false,
+export function parseIssuerCreate(input: Body, hosts: HostRules): IssuerInput {
+  const body = validated(createIssuerBody, input);
+  const issuer: IssuerInput = {
+    name: body.name,
+    issuerUrl: issuerUrl(body.issuer_url, hosts),
+    jwksUrl: body.jwks_url == null ? null : jwksUrl(body.jwks_url, hosts),
+    jwks: body.jwks == null ? null : jwks(body.jwks),
+    checkJti: body.check_jti ?? false,
   };
-  checkKeySource(input);
-  return input;
+  checkKeySource(issuer);
+  return issuer;
 }
 
-export function parseIssuerPatch(body: Body, hosts: HostRules): IssuerPatch {
-  rejectUnknown(body, ISSUER_FIELDS);
-  const patch: IssuerPatch = {
-    name: name(body, false),
-    issuerUrl: issuerUrl(body, false, hosts),
-    jwksUrl: jwksUrl(body, hosts),
-    jwks: jwks(body),
-    checkJti: bool(body, 'check_jti'),
+export function parseIssuerPatch(input: Body, hosts: HostRules): IssuerPatch {
+  const body: UpdateIssuerBody = validated(updateIssuerBody, input);
+  return {
+    name: body.name,
+    issuerUrl: body.issuer_url === undefined ? undefined : issuerUrl(body.issuer_url, hosts),
+    jwksUrl: body.jwks_url == null ? body.jwks_url : jwksUrl(body.jwks_url, hosts),
+    jwks: body.jwks == null ? body.jwks : jwks(body.jwks),
+    checkJti: body.check_jti,
   };
-  if (Object.values(patch).every((value) => value === undefined)) {
-    throw invalidParameter('body', `give at least one of ${ISSUER_FIELDS.join(', ')}`);
-  }
-  return patch;
 }
 
 /** An issuer takes its keys from one place: a JWKS URL, inline keys, or (neither) OIDC discovery. */
@@ -111,38 +113,34 @@ export function checkKeySource(issuer: Pick<IssuerInput, 'jwksUrl' | 'jwks'>): v
   }
 }
 
-export function parsePolicyCreate(body: Body): PolicyInput {
-  rejectUnknown(body, POLICY_FIELDS);
-  const checks = claimChecks(body);
+export function parsePolicyCreate(input: Body): PolicyInput {
+  const body = validated(createFederationPolicyBody, input);
   return {
-    name: name(body, true)!,
-    issuerId: issuerId(body, true)!,
-    subject: claimValue(body, 'subject', false) ?? null,
-    audience: claimValue(body, 'audience', true)!,
-    condition: condition(body) ?? null,
-    apiKeyHash: apiKeyHash(body, true)!,
-    enabled: bool(body, 'enabled') ?? true,
-    claimChecks: { scopes: checks?.scopes ?? null, tokenType: checks?.tokenType ?? null },
+    name: body.name,
+    issuerId: body.issuer_id,
+    subject: body.subject ?? null,
+    audience: body.audience,
+    condition: body.condition == null ? null : condition(body.condition),
+    apiKeyHash: body.api_key_hash,
+    enabled: body.enabled ?? true,
+    claimChecks: { scopes: body.claim_checks?.scopes ?? null, tokenType: body.claim_checks?.token_type ?? null },
   };
 }
 
-export function parsePolicyPatch(body: Body): PolicyPatch {
-  rejectUnknown(body, POLICY_FIELDS);
-  if (body.audience === null) throw invalidParameter('audience', 'is required and cannot be removed');
-  const patch: PolicyPatch = {
-    name: name(body, false),
-    issuerId: issuerId(body, false),
-    subject: claimValue(body, 'subject', false),
-    audience: claimValue(body, 'audience', false) ?? undefined,
-    condition: condition(body),
-    apiKeyHash: apiKeyHash(body, false),
-    enabled: bool(body, 'enabled'),
-    claimChecks: claimChecks(body),
+export function parsePolicyPatch(input: Body): PolicyPatch {
+  const body = validated(updateFederationPolicyBody, input);
+  const checks = body.claim_checks;
+  return {
+    name: body.name,
+    issuerId: body.issuer_id,
+    subject: body.subject,
+    audience: body.audience,
+    condition: body.condition == null ? body.condition : condition(body.condition),
+    apiKeyHash: body.api_key_hash,
+    enabled: body.enabled,
+    // `null` removes every check; a check given as null is removed, an absent one kept.
+    claimChecks: checks === undefined ? undefined : checks === null ? { scopes: null, tokenType: null } : { scopes: checks.scopes, tokenType: checks.token_type },
   };
-  if (Object.values(patch).every((value) => value === undefined)) {
-    throw invalidParameter('body', `give at least one of ${POLICY_FIELDS.join(', ')}`);
-  }
-  return patch;
 }
 
 /** Applies a validated patch: absent fields keep their value; each claim check is set or removed on its own (SPEC 2.12 rule 3). */
@@ -185,100 +183,17 @@ export function checkPolicyRules(
   }
 }
 
-function rejectUnknown(body: Body, known: readonly string[]): void {
-  for (const field of Object.keys(body)) {
-    if ((READ_ONLY_FIELDS as readonly string[]).includes(field)) throw invalidParameter(field, 'is set by the service and read-only');
-    if (!known.includes(field)) throw invalidParameter(field, 'is not a known field');
-  }
-}
-
-function text(body: Body, field: string, required: boolean, max: number): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) {
-    if (required) throw invalidParameter(field, 'is required');
-    return undefined;
-  }
-  if (typeof value !== 'string' || value.trim() === '') throw invalidParameter(field, 'must be a non-empty string');
-  if (value.length > max) throw invalidParameter(field, `must be at most ${max} characters`);
-  return value;
-}
-
-function name(body: Body, required: boolean): string | undefined {
-  if (!required && body.name === null) throw invalidParameter('name', 'is required and cannot be removed');
-  const value = text(body, 'name', required, NAME_MAX);
-  if (value !== undefined && /\p{Cc}/u.test(value)) throw invalidParameter('name', 'must not contain control characters');
-  return value;
-}
-
-function bool(body: Body, field: string): boolean | undefined {
-  const value = body[field];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') throw invalidParameter(field, 'must be true or false');
-  return value;
-}
-
-/** `subject` and `audience`: compared with token claims exactly, so stored exactly (no trimming). */
-function claimValue(body: Body, field: 'subject' | 'audience', required: boolean): string | null | undefined {
-  if (body[field] === null && !required) return null;
-  return text(body, field, required, CLAIM_VALUE_MAX);
-}
-
-function issuerId(body: Body, required: boolean): string | undefined {
-  if (!required && body.issuer_id === null) throw invalidParameter('issuer_id', 'is required and cannot be removed');
-  const value = text(body, 'issuer_id', required, 64);
-  if (value !== undefined && !isUuid(value)) throw invalidParameter('issuer_id', 'no issuer with this id in the organization');
-  return value;
-}
-
-function apiKeyHash(body: Body, required: boolean): string | undefined {
-  if (!required && body.api_key_hash === null) throw invalidParameter('api_key_hash', 'is required and cannot be removed');
-  const value = text(body, 'api_key_hash', required, 64);
-  if (value !== undefined && !isKeyHash(value)) {
-    throw invalidParameter('api_key_hash', "must be a key's hash as GET /keys lists it (64 lowercase hex digits), not the key itself");
-  }
-  return value;
-}
-
-function condition(body: Body): string | null | undefined {
-  const value = body.condition;
-  if (value === undefined || value === null) return value;
-  if (typeof value !== 'string') throw invalidParameter('condition', 'must be a CEL expression (a string) or null');
+/** SPEC 4.4: the save-time checker; its refusal names the condition. */
+function condition(source: string): string {
   try {
-    return checkCondition(value).source;
+    return checkCondition(source).source;
   } catch (error) {
     if (error instanceof ConditionError) throw invalidParameter('condition', error.message);
     throw error;
   }
 }
 
-function claimChecks(body: Body): Partial<ClaimChecks> | undefined {
-  const value = body.claim_checks;
-  if (value === undefined) return undefined;
-  // `null` removes every check.
-  if (value === null) return { scopes: null, tokenType: null };
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    throw invalidParameter('claim_checks', 'must be an object with scopes and/or token_type');
-  }
-  const checks = value as Body;
-  for (const key of Object.keys(checks)) {
-    if (key !== 'scopes' && key !== 'token_type') {
-      throw invalidParameter('claim_checks', `has no check "${key}" (the checks are scopes and token_type)`);
-    }
-  }
-  const one = (key: 'scopes' | 'token_type'): string | null | undefined => {
-    const check = checks[key];
-    if (check === undefined || check === null) return check;
-    if (typeof check !== 'string' || check === '') throw invalidParameter(`claim_checks.${key}`, 'must be a non-empty string or null');
-    if (check.length > CLAIM_VALUE_MAX) throw invalidParameter(`claim_checks.${key}`, `must be at most ${CLAIM_VALUE_MAX} characters`);
-    return check;
-  };
-  return { scopes: one('scopes'), tokenType: one('token_type') };
-}
-
-function issuerUrl(body: Body, required: boolean, hosts: HostRules): string | undefined {
-  if (!required && body.issuer_url === null) throw invalidParameter('issuer_url', 'is required and cannot be removed');
-  const value = text(body, 'issuer_url', required, URL_MAX);
-  if (value === undefined) return undefined;
+function issuerUrl(value: string, hosts: HostRules): string {
   const url = httpsUrl(value, 'issuer_url', hosts);
   // OpenID Connect Discovery 1.0 §3: an issuer identifier has no query or fragment.
   if (url.search !== '' || url.hash !== '' || value.includes('?') || value.includes('#')) {
@@ -287,14 +202,10 @@ function issuerUrl(body: Body, required: boolean, hosts: HostRules): string | un
   return value;
 }
 
-function jwksUrl(body: Body, hosts: HostRules): string | null | undefined {
-  const value = body.jwks_url;
-  if (value === null) return null;
-  const given = text(body, 'jwks_url', false, URL_MAX);
-  if (given === undefined) return undefined;
-  const url = httpsUrl(given, 'jwks_url', hosts);
-  if (url.hash !== '' || given.includes('#')) throw invalidParameter('jwks_url', 'must not have a fragment');
-  return given;
+function jwksUrl(value: string, hosts: HostRules): string {
+  const url = httpsUrl(value, 'jwks_url', hosts);
+  if (url.hash !== '' || value.includes('#')) throw invalidParameter('jwks_url', 'must not have a fragment');
+  return value;
 }
 
 /**
@@ -336,30 +247,25 @@ function refusedHost(hostname: string, hosts: HostRules): string | undefined {
 
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
 
-function jwks(body: Body): { keys: JWK[] } | null | undefined {
-  const value = body.jwks;
-  if (value === undefined || value === null) return value;
-  if (typeof value !== 'object' || Array.isArray(value)) throw invalidParameter('jwks', 'must be a JWK Set: {"keys": [...]}');
-  const keys = (value as Body).keys;
-  if (!Array.isArray(keys) || keys.length === 0) throw invalidParameter('jwks', 'must have a non-empty "keys" array');
-  if (keys.length > JWKS_MAX_KEYS) throw invalidParameter('jwks', `must have at most ${JWKS_MAX_KEYS} keys`);
+/** The key set's shape is its schema's (1 to 20 keys); each key is admitted here. */
+function jwks(set: NonNullable<CreateIssuerBody['jwks']>): { keys: JWK[] } {
   const seen = new Set<string>();
-  const parsed = keys.map((key, index) => {
+  const keys = set.keys.map((key, index) => {
     const jwk = publicJwk(key, `keys[${index}]`);
     if (seen.has(jwk.kid!)) throw invalidParameter('jwks', `keys[${index}] repeats kid "${jwk.kid}"`);
     seen.add(jwk.kid!);
     return jwk;
   });
-  return { keys: parsed };
+  return { keys };
 }
 
+type JwkBody = NonNullable<CreateIssuerBody['jwks']>['keys'][number];
+
 /**
- * One public signing key, EC P-256 (ES256) or RSA of at least 2048 bits (RS256), SPEC 4.3.
- * Only its public members are kept.
+ * One public signing key, EC P-256 (ES256) or RSA of at least 2048 bits (RS256), SPEC 4.3; the
+ * schema has checked that it is an object of kty EC or RSA. Only its public members are kept.
  */
-function publicJwk(value: unknown, where: string): JWK {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidParameter('jwks', `${where} must be a JWK object`);
-  const key = value as Record<string, unknown>;
+function publicJwk(key: JwkBody, where: string): JWK {
   const secret = PRIVATE_JWK_MEMBERS.find((member) => member in key);
   if (secret) throw invalidParameter('jwks', `${where} has the private member "${secret}": give public keys only`);
   if (typeof key.kid !== 'string' || key.kid === '' || key.kid.length > 256) {
@@ -371,11 +277,9 @@ function publicJwk(value: unknown, where: string): JWK {
     if (key.crv !== 'P-256') throw invalidParameter('jwks', `${where} is an EC key on ${String(key.crv)}: only P-256 (ES256) is accepted`);
     if (key.alg !== undefined && key.alg !== 'ES256') throw invalidParameter('jwks', `${where} has "alg" "${String(key.alg)}": an EC P-256 key signs ES256`);
     jwk = { kty: 'EC', crv: 'P-256', x: key.x as string, y: key.y as string };
-  } else if (key.kty === 'RSA') {
+  } else {
     if (key.alg !== undefined && key.alg !== 'RS256') throw invalidParameter('jwks', `${where} has "alg" "${String(key.alg)}": an RSA key signs RS256`);
     jwk = { kty: 'RSA', n: key.n as string, e: key.e as string };
-  } else {
-    throw invalidParameter('jwks', `${where} has "kty" ${JSON.stringify(key.kty ?? null)}: only EC (P-256) and RSA keys are accepted`);
   }
   const members = Object.entries(jwk).filter(([name]) => name !== 'kty' && name !== 'crv');
   if (members.some(([, member]) => typeof member !== 'string' || !/^[A-Za-z0-9_-]+$/.test(member))) {
@@ -390,5 +294,5 @@ function publicJwk(value: unknown, where: string): JWK {
   if (jwk.kty === 'RSA' && (bits === undefined || bits < RSA_MIN_BITS || bits > RSA_MAX_BITS)) {
     throw invalidParameter('jwks', `${where} is a ${bits}-bit RSA key: from ${RSA_MIN_BITS} to ${RSA_MAX_BITS} bits are accepted`);
   }
-  return { ...jwk, kid: key.kid, ...(key.alg !== undefined ? { alg: key.alg as string } : {}), ...(key.use !== undefined ? { use: 'sig' } : {}) };
+  return { ...jwk, kid: key.kid, ...(key.alg !== undefined ? { alg: key.alg } : {}), ...(key.use !== undefined ? { use: 'sig' } : {}) };
 }

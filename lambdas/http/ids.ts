@@ -10,26 +10,28 @@ import { NotFoundError, invalidParameter } from '../errors';
  */
 export type IdShape = 'uuid' | 'key-hash';
 
-const PATTERNS: Readonly<Record<IdShape, RegExp>> = Object.freeze({
+/** The shapes; the request schemas use them too (`format: uuid`, the key hash `pattern`). */
+export const ID_PATTERNS: Readonly<Record<IdShape, RegExp>> = Object.freeze({
   uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
   'key-hash': /^[0-9a-f]{64}$/,
 });
 
-const DESCRIPTIONS: Readonly<Record<IdShape, string>> = Object.freeze({
+/** What a refusal says a value must be, for each shape. */
+export const ID_DESCRIPTIONS: Readonly<Record<IdShape, string>> = Object.freeze({
   uuid: 'a lowercase UUID',
   'key-hash': 'a key hash (64 lowercase hexadecimal characters)',
 });
 
 export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && PATTERNS.uuid.test(value);
+  return typeof value === 'string' && ID_PATTERNS.uuid.test(value);
 }
 
 export function isKeyHash(value: unknown): value is string {
-  return typeof value === 'string' && PATTERNS['key-hash'].test(value);
+  return typeof value === 'string' && ID_PATTERNS['key-hash'].test(value);
 }
 
 export function hasIdShape(value: unknown, shape: IdShape): value is string {
-  return typeof value === 'string' && PATTERNS[shape].test(value);
+  return typeof value === 'string' && ID_PATTERNS[shape].test(value);
 }
 
 /**
@@ -49,22 +51,12 @@ export function pathId(
   return value;
 }
 
-/** A field of a body or query that must hold an id: 400 naming the field otherwise. */
+/**
+ * A value that must hold an id: 400 naming the field otherwise. Request bodies and query
+ * strings are checked by their schemas (`format: uuid`, the key hash pattern, with these
+ * reasons); this is for input that comes another way (the operator CLI).
+ */
 export function checkId(value: unknown, field: string, shape: IdShape): string {
-  if (!hasIdShape(value, shape)) throw invalidParameter(field, `must be ${DESCRIPTIONS[shape]}`);
+  if (!hasIdShape(value, shape)) throw invalidParameter(field, `must be ${ID_DESCRIPTIONS[shape]}`);
   return value;
-}
-
-/** An optional id field: absent stays `undefined`, anything else must have the shape. */
-export function optionalId(body: Readonly<Record<string, unknown>>, field: string, shape: IdShape): string | undefined {
-  const value = body[field];
-  return value === undefined ? undefined : checkId(value, field, shape);
-}
-
-/** A list of ids; the error names the list and the position of the first bad item. */
-export function checkIdList(values: readonly unknown[], field: string, shape: IdShape): string[] {
-  values.forEach((value, i) => {
-    if (!hasIdShape(value, shape)) throw invalidParameter(field, `item ${i} must be ${DESCRIPTIONS[shape]}`);
-  });
-  return values as string[];
 }

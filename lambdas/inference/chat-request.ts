@@ -1,5 +1,6 @@
 import { invalidParameter } from '../errors';
-import { optionalBoolean, optionalInteger, optionalNumber, requiredString } from '../http/fields';
+import { validated } from '../openapi/request-validation';
+import { createChatCompletionBody } from '../openapi/request-validators.generated';
 
 /**
  * A chat completion request in the OpenAI-compatible convention (SPEC 1, 4.5). The gateway
@@ -16,24 +17,17 @@ export interface ChatRequest {
   body: Readonly<Record<string, unknown>>;
 }
 
-export const ROLES = ['system', 'user', 'assistant', 'tool', 'developer'];
-
-export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
-  const model = requiredString(body, 'model', 256);
-  checkMessages(body.messages);
-  checkParameterTypes(body);
+/**
+ * The request, as its schema (ChatCompletionRequest) accepts it: a parameter of the wrong JSON
+ * type is a 400 naming it, never read loosely, so `"stream": "true"` is not taken for a request
+ * that did not ask to stream.
+ */
+export function parseChatRequest(input: Record<string, unknown>): ChatRequest {
+  const body = validated(createChatCompletionBody, input);
   const stream = body.stream === true;
-  let includeUsage = false;
-  if (body.stream_options !== undefined && body.stream_options !== null) {
-    const options = body.stream_options as { include_usage?: unknown };
-    if (typeof options !== 'object' || Array.isArray(options)) throw invalidParameter('stream_options', 'must be an object');
-    if (!stream) throw invalidParameter('stream_options', 'is only allowed when stream is true');
-    if (options.include_usage !== undefined && typeof options.include_usage !== 'boolean') {
-      throw invalidParameter('stream_options.include_usage', 'must be a boolean');
-    }
-    includeUsage = options.include_usage === true;
-  }
-  return { model, stream, includeUsage, body };
+  // A rule across two fields, which the schema leaves to the gateway.
+  if (body.stream_options != null && !stream) throw invalidParameter('stream_options', 'is only allowed when stream is true');
+  return { model: body.model, stream, includeUsage: body.stream_options?.include_usage === true, body };
 }
 
 /**
@@ -44,39 +38,6 @@ export function upstreamBody(request: ChatRequest, modelId: string): string {
   const body: Record<string, unknown> = { ...request.body, model: modelId };
   if (request.stream) body.stream_options = { ...(request.body.stream_options as object | undefined), include_usage: true };
   return JSON.stringify(body);
-}
-
-/** Sampling parameters of the chat-completion convention (SPEC 2.8) and their JSON types. */
-export const NUMBER_PARAMETERS = ['temperature', 'top_p', 'min_p', 'top_a', 'frequency_penalty', 'presence_penalty', 'repetition_penalty'];
-export const INTEGER_PARAMETERS = ['top_k', 'seed', 'top_logprobs'];
-export const POSITIVE_INTEGER_PARAMETERS = ['max_tokens', 'max_completion_tokens'];
-export const BOOLEAN_PARAMETERS = ['stream', 'logprobs', 'parallel_tool_calls', 'include_reasoning'];
-
-/**
- * A parameter of the wrong JSON type is a 400 naming it, never read loosely: `"stream":
- * "true"` must not be taken for a request that did not ask to stream.
- */
-function checkParameterTypes(body: Record<string, unknown>): void {
-  for (const name of NUMBER_PARAMETERS) optionalNumber(body, name);
-  for (const name of INTEGER_PARAMETERS) optionalInteger(body, name);
-  for (const name of POSITIVE_INTEGER_PARAMETERS) optionalInteger(body, name, 1);
-  for (const name of BOOLEAN_PARAMETERS) optionalBoolean(body, name);
-}
-
-function checkMessages(value: unknown): void {
-  if (!Array.isArray(value) || value.length === 0) throw invalidParameter('messages', 'must be a non-empty array');
-  value.forEach((message, i) => {
-    const m = message as { role?: unknown; content?: unknown } | null;
-    if (typeof m !== 'object' || m === null || Array.isArray(m)) throw invalidParameter(`messages[${i}]`, 'must be an object');
-    if (typeof m.role !== 'string' || !ROLES.includes(m.role)) {
-      throw invalidParameter(`messages[${i}].role`, `must be one of ${ROLES.join(', ')}`);
-    }
-    // Text, an array of content parts, or null (an assistant turn that only calls tools).
-    const content = m.content;
-    if (!(typeof content === 'string' || Array.isArray(content) || (content === null && m.role === 'assistant'))) {
-      throw invalidParameter(`messages[${i}].content`, 'must be a string or an array of content parts');
-    }
-  });
 }
 
 /** The text of a message's content: the string, or its `text` parts joined. */

@@ -2,7 +2,6 @@ import type { Clock } from '../clock';
 import { InvalidCursorError, type ExchangeEvent, type ExchangeEventStore } from '../federation/exchange-events';
 import { invalidParameter } from '../errors';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const EVENTS_DEFAULT_LIMIT = 50;
 export const EVENTS_MAX_LIMIT = 100;
 
@@ -39,27 +38,23 @@ export function exchangeEventView(event: ExchangeEvent): ExchangeEventView {
 /**
  * `GET /workload-identity/events`: the organization's token exchanges, newest first, with
  * the true reason of each refusal. `policy_id` narrows to one policy; `limit` (1-100,
- * default 50) and `cursor` (the previous page's `next_cursor`) page through them.
+ * default 50) and `cursor` (the previous page's `next_cursor`) page through them. The query
+ * is the one its route's schema accepted (lambdas/management/routes/events.ts).
  */
 export async function listExchangeEvents(
   store: ExchangeEventStore,
   clock: Clock,
   organizationId: string,
-  query: Readonly<Record<string, string | undefined>>,
+  query: { policy_id?: string; limit?: number; cursor?: string },
 ): Promise<{ data: ExchangeEventView[]; next_cursor: string | null }> {
-  const policyId = query.policy_id;
-  if (policyId !== undefined && !UUID.test(policyId)) throw invalidParameter('policy_id', 'must be a policy id (a UUID)');
-  let limit = EVENTS_DEFAULT_LIMIT;
-  if (query.limit !== undefined) {
-    limit = Number(query.limit);
-    if (!/^\d+$/.test(query.limit) || limit < 1 || limit > EVENTS_MAX_LIMIT) {
-      throw invalidParameter('limit', `must be an integer from 1 to ${EVENTS_MAX_LIMIT}`);
-    }
-  }
-  const cursor = query.cursor;
-  if (cursor !== undefined && (cursor === '' || cursor.length > 1024)) throw invalidParameter('cursor', 'is not a cursor this endpoint returned');
   try {
-    const page = await store.list({ organizationId, policyId: policyId?.toLowerCase(), limit, cursor, now: clock.now() });
+    const page = await store.list({
+      organizationId,
+      policyId: query.policy_id?.toLowerCase(),
+      limit: query.limit ?? EVENTS_DEFAULT_LIMIT,
+      cursor: query.cursor,
+      now: clock.now(),
+    });
     return { data: page.events.map(exchangeEventView), next_cursor: page.nextCursor };
   } catch (error) {
     if (error instanceof InvalidCursorError) throw invalidParameter('cursor', error.message);

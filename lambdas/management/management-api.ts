@@ -2,14 +2,16 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { AccountsService } from '../accounts/accounts-service';
 import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
 import type { Principal } from '../accounts/types';
-import { NotFoundError } from '../errors';
+import { NotFoundError, TooManyRequestsError } from '../errors';
 import type { ExchangeEventStore } from '../federation/exchange-events';
 import type { FederationService } from '../federation/federation-service';
 import type { PolicyTesterDeps } from '../federation/policy-tester';
-import { credentialHeader, pathParameters } from '../http/request';
+import { credentialHeader, jsonBody, pathParameters } from '../http/request';
+import { queryValues, validated } from '../openapi/request-validation';
+import { bodyValidators, queryValidators, type RequestValidator } from '../openapi/request-validators.generated';
 import { ROUTES, resourcePath, type Access, type OperationIdOf, type RouteDefinition } from '../routes';
 import type { UsageStore } from '../usage/usage';
-import type { Operation } from './operation';
+import type { Operation, OperationRequest } from './operation';
 import { ACTIVITY_OPERATIONS } from './operations/activity';
 import { CURRENT_KEY_OPERATIONS } from './operations/current-key';
 import { EVENT_OPERATIONS } from './operations/events';
@@ -39,7 +41,7 @@ export interface ManagementDeps extends AuthenticationDeps {
 }
 
 /** The handler of every management route, bound by the operation id its declaration gives. */
-const OPERATIONS: Readonly<Record<OperationIdOf<'management'>, Operation>> = {
+const OPERATIONS: { readonly [Id in OperationIdOf<'management'>]: Operation<Id> } = {
   ...CURRENT_KEY_OPERATIONS,
   ...ACTIVITY_OPERATIONS,
   ...KEY_OPERATIONS,
@@ -49,6 +51,9 @@ const OPERATIONS: Readonly<Record<OperationIdOf<'management'>, Operation>> = {
   ...POLICY_OPERATIONS,
   ...EVENT_OPERATIONS,
 };
+
+type BodyId = keyof typeof bodyValidators;
+type QueryId = keyof typeof queryValidators;
 
 /** The management routes by `METHOD resource`, the API Gateway resource template. */
 const MANAGEMENT_ROUTES: ReadonlyMap<string, RouteDefinition> = new Map(
@@ -64,7 +69,9 @@ function authorize(principal: Principal, access: Access): void {
 
 /**
  * The management API: find the route, authenticate, check the credential against the route's
- * declared access, then run its operation for the caller's organization only.
+ * declared access, count a token verification against the per-address budget where the route
+ * says it verifies subject tokens, validate the query string and body with the route's
+ * schemas, then run its operation for the caller's organization only.
  */
 export function createManagementApi(deps: ManagementDeps) {
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
@@ -72,6 +79,15 @@ export function createManagementApi(deps: ManagementDeps) {
     if (!route) throw new NotFoundError();
     const principal = await authenticate(credentialHeader(event), deps);
     authorize(principal, route.access);
-    return OPERATIONS[route.operationId as OperationIdOf<'management'>]({ principal, event, params: pathParameters(event), deps });
+    const id = route.operationId as OperationIdOf<'management'>;
+    if (route.verifiesSubjectTokens) {
+      const rate = await deps.exchangeRate(event.requestContext.identity.sourceIp);
+      if (!rate.allowed) throw new TooManyRequestsError('Too many token evaluations from this address; retry later', rate.retryAfterSeconds);
+    }
+    const query: unknown = route.query ? validated(queryValidators[id as QueryId] as RequestValidator<unknown>, queryValues(event.queryStringParameters, route.query)) : {};
+    const body: unknown = route.body ? validated(bodyValidators[id as BodyId] as RequestValidator<unknown>, jsonBody(event)) : undefined;
+    // Typed by operation id: the route declares the schemas the validators were compiled from.
+    const operation = OPERATIONS[id] as (request: Omit<OperationRequest, 'query' | 'body'> & { query: unknown; body: unknown }) => Promise<APIGatewayProxyResult>;
+    return operation({ principal, event, params: pathParameters(event), query, body, deps });
   };
 }

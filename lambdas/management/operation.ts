@@ -1,22 +1,27 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Principal } from '../accounts/types';
+import type { RequestBodies, RequestQueries } from '../openapi/request-validators.generated';
 import type { ManagementDeps } from './management-api';
 
-/** What an operation of the management API gets once the caller may call it. */
-export interface OperationRequest {
+/** What an operation of the management API gets once the caller may call it and its schemas accept the request. */
+export interface OperationRequest<Id extends string = string> {
   /** The authenticated caller, with the access its route declares. */
   principal: Principal;
   event: APIGatewayProxyEvent;
   /** Path parameters, decoded. */
   params: Record<string, string>;
+  /** The JSON body, as its route's schema accepted it. */
+  body: Id extends keyof RequestBodies ? RequestBodies[Id] : undefined;
+  /** The declared query parameters, as its route's schemas accepted them. */
+  query: Id extends keyof RequestQueries ? RequestQueries[Id] : Record<string, never>;
   deps: ManagementDeps;
 }
 
-/** The handler of one route: parse, call one domain function, format the reply (STYLE 1). */
-export type Operation = (request: OperationRequest) => Promise<APIGatewayProxyResult>;
+/** The handler of one route: call one domain function, format the reply (STYLE 1). */
+export type Operation<Id extends string = string> = (request: OperationRequest<Id>) => Promise<APIGatewayProxyResult>;
 
 /** The handlers of a resource's routes, one per operation id its route file declares. */
-export type Operations<Routes extends readonly { operationId: string }[]> = { readonly [Id in Routes[number]['operationId']]: Operation };
+export type Operations<Routes extends readonly { operationId: string }[]> = { readonly [Id in Routes[number]['operationId']]: Operation<Id> };
 
 /** Every operation works on the caller's own organization only. */
 export const orgOf = (principal: Principal): string => principal.organization.id;

@@ -12,8 +12,8 @@ export const OAUTH_ROUTES = [
     summary: 'Exchange a workload identity JWT for an access token (RFC 8693; SPEC 4.2)',
     form: ref('TokenRequest'),
     ok: { status: 200, schema: ref('TokenResponse') },
-    // SPEC 7.2: 429 for too many exchanges from one address.
-    errors: [400, 429, 503],
+    errors: [400, 503],
+    verifiesSubjectTokens: true,
   },
   {
     operationId: 'getJwks',

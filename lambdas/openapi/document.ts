@@ -54,6 +54,7 @@ function operationObject(route: RouteDefinition): Json {
   const oauth = path.startsWith(`${API_BASE_PATH}/oauth/`);
   const statuses = new Set<number>(route.errors ?? []);
   if (route.access !== 'public') [401, 403, 429].forEach((s) => statuses.add(s));
+  if (route.verifiesSubjectTokens) statuses.add(429);
   if (route.body || route.form) statuses.add(413);
   statuses.add(500);
   const { ok } = route;

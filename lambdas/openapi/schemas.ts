@@ -9,12 +9,9 @@
  *
  * Bounds and enumerations come from the modules that enforce them, not from copies.
  */
-import { ACCESS_LEVELS, GUARDRAIL_LIMITS, KEY_KINDS, KEY_NAME_MAX, PLANS, WORKSPACE_LIMITS, WORKSPACE_SLUG } from '../accounts/types';
-import { EXCHANGE_STEP_NAMES, REFUSAL_REASONS } from '../federation/exchange-types';
-import { CLAIM_VALUE_MAX, CONDITION_VARIABLE_TYPES, ISSUER_FIELDS, JWKS_MAX_KEYS, MAX_CONDITION_LENGTH, NAME_MAX, POLICY_FIELDS, URL_MAX } from '../federation/limits';
-import { BOOLEAN_PARAMETERS, INTEGER_PARAMETERS, NUMBER_PARAMETERS, POSITIVE_INTEGER_PARAMETERS, ROLES } from '../inference/chat-request';
-import { EVENTS_MAX_LIMIT } from '../management/exchange-events-api';
-import { ref, type Json } from './json-schema';
+import { ACCESS_LEVELS, GUARDRAIL_LIMITS, KEY_KINDS, KEY_NAME_MAX, WORKSPACE_LIMITS, WORKSPACE_SLUG } from '../accounts/types';
+import { KEY_HASH_PATTERN, NON_BLANK, invalid, nonBlank, ref, type Json } from './json-schema';
+import { OWN_SCHEMAS } from './own-schemas';
 import publicCopy from './public-schemas.json';
 
 export { ref, type Json };
@@ -25,7 +22,6 @@ export const PUBLIC_SCHEMAS: Readonly<Record<string, Json>> = publicCopy.schemas
 export const PUBLIC_INLINE: Readonly<Record<string, Json>> = publicCopy.inline;
 
 const nullable = (type: string) => ({ type: [type, 'null'] });
-const text = (description: string, extra: Json = {}) => ({ type: 'string', description, ...extra });
 
 /** How a modelgate schema differs from the public one it starts from. */
 export interface Adaptation {
@@ -92,12 +88,24 @@ const WORKSPACE_SETTINGS_INPUT = [
 ];
 
 const guardrailIds = { type: 'array', items: { type: 'string', format: 'uuid' }, description: 'The guardrails that apply (SPEC 2.5).' };
-const keyHashes = (description: string) => ({ type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, maxItems: 500, description });
+const keyHashes = (description: string) => ({
+  type: 'array',
+  items: { type: 'string', pattern: KEY_HASH_PATTERN },
+  minItems: 1,
+  maxItems: 500,
+  description,
+  ...invalid({ type: 'must be a non-empty array of strings', minItems: 'must be a non-empty array of strings' }),
+});
 const guardrailText = {
-  name: { type: 'string', minLength: 1, maxLength: GUARDRAIL_LIMITS.name },
-  description: { type: ['string', 'null'], maxLength: GUARDRAIL_LIMITS.description },
+  name: nonBlank(GUARDRAIL_LIMITS.name),
+  description: { ...nonBlank(GUARDRAIL_LIMITS.description), type: ['string', 'null'] },
 };
-const stringList = (maxItems: number) => ({ type: ['array', 'null'], items: { type: 'string', minLength: 1 }, maxItems });
+const stringList = (maxItems: number) => ({
+  type: ['array', 'null'],
+  items: { type: 'string', minLength: 1, pattern: NON_BLANK },
+  maxItems,
+  ...invalid({ type: 'must be an array of non-empty strings or null' }),
+});
 
 /** What a guardrail request may carry: the lists as the handler bounds them, no budgets or filters. */
 const GUARDRAIL_INPUT: Adaptation = {
@@ -147,9 +155,15 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
     // A slug is derived from the name when absent.
     optional: ['slug'],
     change: {
-      name: { type: 'string', minLength: 1, maxLength: WORKSPACE_LIMITS.name },
-      slug: { type: 'string', pattern: WORKSPACE_SLUG.source, maxLength: 64, description: 'Lowercase letters, digits and hyphens; from the name when absent.' },
-      description: { type: ['string', 'null'], maxLength: WORKSPACE_LIMITS.description },
+      name: nonBlank(WORKSPACE_LIMITS.name),
+      slug: {
+        type: 'string',
+        pattern: WORKSPACE_SLUG.source,
+        maxLength: 64,
+        description: 'Lowercase letters, digits and hyphens; from the name when absent.',
+        ...invalid('must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit'),
+      },
+      description: { ...nonBlank(WORKSPACE_LIMITS.description), type: ['string', 'null'] },
     },
     closed: true,
   },
@@ -204,15 +218,15 @@ export const CREATE_KEY_ADAPTATION: Adaptation = {
     access_level: { type: 'string', enum: [...ACCESS_LEVELS], description: 'For management keys.' },
     user_id: { type: 'string', format: 'uuid', description: 'For personal keys: the member who owns it.' },
   },
-  change: { name: { type: 'string', minLength: 1, maxLength: KEY_NAME_MAX } },
+  change: { name: nonBlank(KEY_NAME_MAX) },
   closed: true,
 };
 
 export const UPDATE_KEY_ADAPTATION: Adaptation = {
   omit: KEY_LIMIT_INPUT,
-  change: { name: { type: 'string', minLength: 1, maxLength: KEY_NAME_MAX } },
+  change: { name: nonBlank(KEY_NAME_MAX) },
   closed: true,
-  extra: { minProperties: 1 },
+  extra: { minProperties: 1, ...invalid({ minProperties: 'name or disabled is required' }) },
 };
 
 const currentKeyData = PUBLIC_INLINE['GET /key 200']!.properties.data as Json;
@@ -244,352 +258,3 @@ export function componentSchemas(): Json {
   };
 }
 
-const timestamps = {
-  created_at: { type: 'string', format: 'date-time' },
-  updated_at: { type: ['string', 'null'], format: 'date-time' },
-};
-
-const jwk = {
-  type: 'object',
-  description: 'A public JSON Web Key (RFC 7517).',
-  properties: { kty: { type: 'string', enum: ['EC', 'RSA', 'OKP'] }, kid: { type: 'string' }, alg: { type: 'string' }, use: { type: 'string' } },
-  required: ['kty'],
-  additionalProperties: true,
-};
-
-const claimChecks = (nullableChecks: boolean) => ({
-  type: nullableChecks ? ['object', 'null'] : 'object',
-  description: 'Checks of the incoming token\'s claims (SPEC 2.12 rules 3-5); `null` removes a check.',
-  properties: {
-    scopes: { type: ['string', 'null'], minLength: 1, maxLength: CLAIM_VALUE_MAX, description: 'A scope the token\'s scopes claim must hold.' },
-    token_type: { type: ['string', 'null'], minLength: 1, maxLength: CLAIM_VALUE_MAX, description: 'The token_type claim the token must carry.' },
-  },
-  ...(nullableChecks ? { additionalProperties: false } : { required: ['scopes', 'token_type'] }),
-});
-
-const issuerFields = {
-  name: { type: 'string', minLength: 1, maxLength: NAME_MAX },
-  issuer_url: text('Equals the `iss` of the tokens the provider signs, character for character (https only).', { format: 'uri', maxLength: URL_MAX }),
-  jwks_url: { type: ['string', 'null'], format: 'uri', maxLength: URL_MAX, description: 'Where the provider publishes its keys; null with `jwks` null means OpenID discovery.' },
-  jwks: {
-    type: ['object', 'null'],
-    description: 'The provider\'s public keys, inline.',
-    properties: { keys: { type: 'array', items: jwk, minItems: 1, maxItems: JWKS_MAX_KEYS } },
-    required: ['keys'],
-  },
-  check_jti: { type: 'boolean', description: 'Refuse a subject token whose `jti` was seen before (replay store).' },
-};
-
-const policyFields = {
-  name: { type: 'string', minLength: 1, maxLength: NAME_MAX },
-  issuer_id: { type: 'string', format: 'uuid' },
-  subject: { type: ['string', 'null'], minLength: 1, maxLength: CLAIM_VALUE_MAX, description: 'The exact `sub`; a policy needs a subject or a condition.' },
-  audience: { type: 'string', minLength: 1, maxLength: CLAIM_VALUE_MAX, description: 'One exact value of `aud`.' },
-  condition: { type: ['string', 'null'], maxLength: MAX_CONDITION_LENGTH, description: 'A CEL expression over subject, audience, scopes and token_type (SPEC 4.4).' },
-  api_key_hash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The hash of the API key the issued tokens act as.' },
-  enabled: { type: 'boolean' },
-};
-
-const onlyFields = (fields: Json, names: readonly string[]) => {
-  // The field lists of the validation module decide what a request may carry.
-  const missing = names.filter((name) => !(name in fields));
-  if (missing.length) throw new Error(`no schema for fields ${missing.join(', ')}`);
-  return Object.fromEntries(names.map((name) => [name, fields[name]]));
-};
-
-const chatParameters = Object.fromEntries([
-  ...NUMBER_PARAMETERS.map((name) => [name, { type: 'number' }]),
-  ...INTEGER_PARAMETERS.map((name) => [name, { type: 'integer' }]),
-  ...POSITIVE_INTEGER_PARAMETERS.map((name) => [name, { type: 'integer', minimum: 1 }]),
-  ...BOOLEAN_PARAMETERS.map((name) => [name, { type: 'boolean' }]),
-]);
-
-const OWN_SCHEMAS: Json = {
-  /** SPEC 7.1. */
-  ErrorResponse: {
-    type: 'object',
-    properties: {
-      error: {
-        type: 'object',
-        properties: {
-          code: { type: 'integer', description: 'The HTTP status.' },
-          message: { type: 'string' },
-          metadata: { type: ['object', 'null'], additionalProperties: true, description: 'For example `parameter`, the offending input.' },
-        },
-        required: ['code', 'message'],
-      },
-      user_id: { type: ['string', 'null'] },
-    },
-    required: ['error'],
-  },
-  /** SPEC 7.2, RFC 6749 section 5.2. */
-  OAuthError: {
-    type: 'object',
-    properties: {
-      error: { type: 'string', enum: ['invalid_request', 'unsupported_grant_type', 'invalid_scope', 'invalid_grant', 'temporarily_unavailable'] },
-      error_description: { type: 'string' },
-    },
-    required: ['error'],
-  },
-  TokenRequest: {
-    type: 'object',
-    properties: {
-      grant_type: { type: 'string', const: 'urn:ietf:params:oauth:grant-type:token-exchange' },
-      subject_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:jwt' },
-      subject_token: { type: 'string', maxLength: 16384, description: 'The workload identity JWT; at most 16 KB (SPEC 8).' },
-      federation_policy_id: { type: 'string', description: 'The federation policy to evaluate.' },
-      requested_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:access_token' },
-      scope: { type: 'string', enum: ['inference', 'management'], description: "When sent, exactly the policy's scope." },
-      audience: { type: 'string', description: 'Accepted and ignored.' },
-      resource: { type: 'string', description: 'Accepted and ignored.' },
-    },
-    required: ['grant_type', 'subject_token_type', 'subject_token', 'federation_policy_id'],
-    // Not `additionalProperties: true`: generated clients would lose the form's types.
-    description: 'RFC 8693 token exchange. Parameters not listed here are ignored (RFC 6749 section 3.2).',
-  },
-  TokenResponse: {
-    type: 'object',
-    properties: {
-      access_token: { type: 'string', description: 'An ES256 `at+jwt` (RFC 9068), verifiable with GET /api/v1/oauth/jwks.' },
-      issued_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:access_token' },
-      token_type: { type: 'string', const: 'Bearer' },
-      expires_in: { type: 'integer', minimum: 1, maximum: 900 },
-      scope: { type: 'string', enum: ['inference', 'management'] },
-    },
-    required: ['access_token', 'issued_token_type', 'token_type', 'expires_in', 'scope'],
-  },
-  JsonWebKeySet: {
-    type: 'object',
-    properties: {
-      keys: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            kty: { type: 'string', const: 'EC' },
-            crv: { type: 'string', const: 'P-256' },
-            x: { type: 'string' },
-            y: { type: 'string' },
-            kid: { type: 'string' },
-            alg: { type: 'string', const: 'ES256' },
-            use: { type: 'string', const: 'sig' },
-          },
-          required: ['kty', 'crv', 'x', 'y', 'kid', 'alg', 'use'],
-        },
-      },
-    },
-    required: ['keys'],
-  },
-  ChatCompletionRequest: {
-    type: 'object',
-    description: 'The OpenAI-compatible chat completion request; other fields go to the provider unchanged.',
-    properties: {
-      model: { type: 'string', minLength: 1, maxLength: 256, description: 'A model id or canonical slug from the catalog.' },
-      messages: {
-        type: 'array',
-        minItems: 1,
-        items: {
-          type: 'object',
-          properties: { role: { type: 'string', enum: [...ROLES] }, content: { type: ['string', 'array', 'null'] } },
-          required: ['role', 'content'],
-          additionalProperties: true,
-        },
-      },
-      stream_options: { type: 'object', properties: { include_usage: { type: 'boolean' } }, additionalProperties: true },
-      ...chatParameters,
-    },
-    required: ['model', 'messages'],
-    additionalProperties: true,
-  },
-  ChatCompletion: {
-    type: 'object',
-    description: 'The provider\'s OpenAI-compatible answer, with the routed model and provider.',
-    properties: {
-      id: { type: 'string' },
-      object: { type: 'string', const: 'chat.completion' },
-      model: { type: 'string', description: 'The id of the model that answered.' },
-      provider: { type: 'string', description: 'The provider whose endpoint answered.' },
-      choices: { type: 'array', items: { type: 'object', additionalProperties: true } },
-      usage: { type: 'object', additionalProperties: true },
-    },
-    required: ['id', 'choices', 'model', 'provider'],
-    additionalProperties: true,
-  },
-  ChatCompletionStreamEvent: {
-    description: 'The data of one server-sent event of a streamed completion, before the final `[DONE]`.',
-    anyOf: [
-      {
-        type: 'object',
-        description: "A chat.completion.chunk, as the provider sent it (the routed model's id in place of the caller's spelling).",
-        properties: {
-          id: { type: 'string' },
-          object: { type: 'string', const: 'chat.completion.chunk' },
-          model: { type: 'string' },
-          choices: { type: 'array', items: { type: 'object', additionalProperties: true } },
-          usage: { type: ['object', 'null'], additionalProperties: true, description: 'The final usage chunk, when `stream_options.include_usage` asked for it.' },
-        },
-        required: ['choices'],
-        additionalProperties: true,
-      },
-      {
-        type: 'object',
-        description: 'A failure after the stream started: the SPEC 7.1 error, or the provider\'s own; the last event.',
-        properties: { error: { type: 'object', properties: { code: {}, message: { type: 'string' } }, required: ['message'], additionalProperties: true } },
-        required: ['error'],
-        additionalProperties: true,
-      },
-    ],
-  },
-  CreateKeyResponse: {
-    type: 'object',
-    properties: { data: ref('ApiKey'), key: { type: 'string', description: 'The secret, shown once.' } },
-    required: ['data', 'key'],
-  },
-  ApiKeyResponse: { type: 'object', properties: { data: ref('ApiKey') }, required: ['data'] },
-  ListKeysResponse: { type: 'object', properties: { data: { type: 'array', items: ref('ApiKey') } }, required: ['data'] },
-  CurrentKeyResponse: { type: 'object', properties: { data: ref('CurrentKey') }, required: ['data'] },
-  DeletedResponse: { type: 'object', properties: { deleted: { type: 'boolean', const: true } }, required: ['deleted'] },
-  Issuer: {
-    type: 'object',
-    description: 'An identity provider the organization trusts (SPEC 2.11).',
-    properties: { id: { type: 'string', format: 'uuid' }, ...issuerFields, ...timestamps },
-    required: ['id', 'name', 'issuer_url', 'jwks_url', 'jwks', 'check_jti', 'created_at', 'updated_at'],
-  },
-  CreateIssuerRequest: {
-    type: 'object',
-    properties: onlyFields(issuerFields, ISSUER_FIELDS),
-    required: ['name', 'issuer_url'],
-    additionalProperties: false,
-  },
-  UpdateIssuerRequest: { type: 'object', properties: onlyFields(issuerFields, ISSUER_FIELDS), minProperties: 1, additionalProperties: false },
-  IssuerResponse: { type: 'object', properties: { data: ref('Issuer') }, required: ['data'] },
-  ListIssuersResponse: {
-    type: 'object',
-    properties: { data: { type: 'array', items: ref('Issuer') }, total_count: { type: 'integer', minimum: 0 } },
-    required: ['data', 'total_count'],
-  },
-  FederationPolicy: {
-    type: 'object',
-    description: 'Which tokens of an issuer may act as which API key (SPEC 2.12).',
-    properties: {
-      id: { type: 'string', format: 'uuid' },
-      ...policyFields,
-      scope: { type: 'string', enum: ['inference', 'management'], description: 'Set from the acting key: workspace keys inference, management keys management.' },
-      claim_checks: claimChecks(false),
-      ...timestamps,
-    },
-    required: ['id', 'name', 'issuer_id', 'subject', 'audience', 'condition', 'api_key_hash', 'scope', 'enabled', 'claim_checks', 'created_at', 'updated_at'],
-  },
-  CreatePolicyRequest: {
-    type: 'object',
-    properties: onlyFields({ ...policyFields, claim_checks: claimChecks(true) }, POLICY_FIELDS),
-    required: ['name', 'issuer_id', 'audience', 'api_key_hash'],
-    additionalProperties: false,
-  },
-  UpdatePolicyRequest: {
-    type: 'object',
-    properties: onlyFields({ ...policyFields, claim_checks: claimChecks(true) }, POLICY_FIELDS),
-    minProperties: 1,
-    additionalProperties: false,
-  },
-  FederationPolicyResponse: { type: 'object', properties: { data: ref('FederationPolicy') }, required: ['data'] },
-  ListFederationPoliciesResponse: {
-    type: 'object',
-    properties: { data: { type: 'array', items: ref('FederationPolicy') }, total_count: { type: 'integer', minimum: 0 } },
-    required: ['data', 'total_count'],
-  },
-  EvaluatePolicyRequest: {
-    type: 'object',
-    properties: { subject_token: { type: 'string', minLength: 1, maxLength: 16384, description: 'The workload identity JWT to test; at most 16 KB.' } },
-    required: ['subject_token'],
-    additionalProperties: false,
-  },
-  PolicyEvaluationResponse: {
-    type: 'object',
-    properties: {
-      data: {
-        type: 'object',
-        properties: {
-          result: { type: 'string', enum: ['pass', 'fail'] },
-          expires_in: { type: ['integer', 'null'], minimum: 0, description: 'The lifetime an issued token would get; null on fail.' },
-          steps: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: {
-                name: { type: 'string', enum: [...EXCHANGE_STEP_NAMES] },
-                status: { type: 'string', enum: ['passed', 'failed', 'not_reached'] },
-                detail: { type: 'string' },
-              },
-              required: ['name', 'status', 'detail'],
-            },
-          },
-        },
-        required: ['result', 'expires_in', 'steps'],
-      },
-    },
-    required: ['data'],
-  },
-  ConditionCheckRequest: {
-    type: 'object',
-    properties: { condition: { type: 'string', description: `A CEL expression; at most ${MAX_CONDITION_LENGTH} characters are accepted by a policy.` } },
-    required: ['condition'],
-    additionalProperties: false,
-  },
-  ConditionCheckResponse: {
-    type: 'object',
-    properties: {
-      data: {
-        type: 'object',
-        properties: {
-          valid: { type: 'boolean' },
-          message: { type: ['string', 'null'], description: 'Why the condition would be refused; null when valid.' },
-          variables: { type: 'array', items: { type: 'string', enum: Object.keys(CONDITION_VARIABLE_TYPES) }, description: 'The variables it reads.' },
-        },
-        required: ['valid', 'message', 'variables'],
-      },
-    },
-    required: ['data'],
-  },
-  EntitlementResponse: {
-    type: 'object',
-    properties: {
-      data: {
-        type: 'object',
-        properties: {
-          entitled: { type: 'boolean', description: 'Whether the plan includes workload identity federation (SPEC 1).' },
-          plan: { type: 'string', enum: [...PLANS] },
-          access_level: { type: ['string', 'null'], enum: [...ACCESS_LEVELS, null] },
-        },
-        required: ['entitled', 'plan', 'access_level'],
-      },
-    },
-    required: ['data'],
-  },
-  ExchangeEvent: {
-    type: 'object',
-    description: 'One token exchange, with the true reason of a refusal.',
-    properties: {
-      id: { type: 'string' },
-      time: { type: 'string', format: 'date-time' },
-      policy_id: { type: 'string' },
-      issuer_id: { type: 'string' },
-      outcome: { type: 'string', enum: ['issued', 'refused'] },
-      reason: { type: ['string', 'null'], enum: [...REFUSAL_REASONS, null] },
-      subject: { type: ['string', 'null'] },
-      subject_verified: { type: 'boolean', description: 'Whether `subject` comes from a verified token.' },
-      source_ip: { type: 'string' },
-      request_id: { type: 'string' },
-      token_jti: { type: ['string', 'null'], description: 'The issued access token\'s `jti`.' },
-    },
-    required: ['id', 'time', 'policy_id', 'issuer_id', 'outcome', 'reason', 'subject', 'subject_verified', 'source_ip', 'request_id', 'token_jti'],
-  },
-  ListExchangeEventsResponse: {
-    type: 'object',
-    properties: {
-      data: { type: 'array', items: ref('ExchangeEvent'), maxItems: EVENTS_MAX_LIMIT },
-      next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last.' },
-    },
-    required: ['data', 'next_cursor'],
-  },
-};

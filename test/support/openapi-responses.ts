@@ -160,9 +160,11 @@ export function acceptedQueryMismatch(method: string, resource: string, search: 
   return null;
 }
 
-/** A query value as the parameter's schema types it (OpenAPI form style). */
+/** A query value as the parameter's schema types it (OpenAPI form style; `null` where the type admits it). */
 function fromQuery(raw: string, schema: Json): unknown {
-  if (schema.type === 'integer' || schema.type === 'number') return /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
-  if (schema.type === 'boolean') return raw === 'true' ? true : raw === 'false' ? false : raw;
+  const types: unknown[] = [schema.type].flat();
+  if (types.includes('null') && raw === 'null') return null;
+  if (types.includes('integer') || types.includes('number')) return /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  if (types.includes('boolean')) return raw === 'true' ? true : raw === 'false' ? false : raw;
   return raw;
 }

@@ -4,6 +4,5 @@ import type { EVENT_ROUTES } from '../routes/events';
 import { orgOf, type Operations } from '../operation';
 
 export const EVENT_OPERATIONS: Operations<typeof EVENT_ROUTES> = {
-  listTokenExchangeEvents: async ({ principal, event, deps }) =>
-    json(200, await listExchangeEvents(deps.exchangeEvents, deps.clock, orgOf(principal), event.queryStringParameters ?? {})),
+  listTokenExchangeEvents: async ({ principal, query, deps }) => json(200, await listExchangeEvents(deps.exchangeEvents, deps.clock, orgOf(principal), query)),
 };

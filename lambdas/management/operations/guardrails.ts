@@ -1,63 +1,45 @@
-import { GUARDRAIL_LIMITS } from '../../accounts/types';
-import { nullableString, nullableStringList, optionalBoolean, optionalString, rejectUnknownFields, requiredString, requiredStringList } from '../../http/fields';
-import { checkId, checkIdList, optionalId, pathId } from '../../http/ids';
-import { jsonBody } from '../../http/request';
+import { pathId } from '../../http/ids';
 import { json } from '../../http/responses';
-import { pageOf, parseListPage } from '../list-page';
+import { pageOf } from '../list-page';
 import type { GUARDRAIL_ROUTES } from '../routes/guardrails';
 import { orgOf, type Operations } from '../operation';
 import { guardrailView } from '../views';
 
 const guardrailId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Guardrail');
-const keyHashes = (body: Record<string, unknown>) => checkIdList(requiredStringList(body, 'key_hashes', 500), 'key_hashes', 'key-hash');
 
-const GUARDRAIL_FIELDS = [
-  'name',
-  'description',
-  'workspace_id',
-  'allowed_models',
-  'ignored_models',
-  'allowed_providers',
-  'ignored_providers',
-  'enforce_zdr',
-] as const;
+/** A model or provider list as given, each name once; `null` (no list) and absent (unchanged) kept. */
+const distinct = <T extends readonly string[] | null | undefined>(list: T): T => (list ? ([...new Set(list)] as unknown as T) : list);
 
 export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> = {
-  listGuardrails: async ({ principal, event, deps }) => {
-    const query = event.queryStringParameters ?? {};
-    const page = parseListPage(query);
-    const workspaceId = query.workspace_id === undefined ? undefined : checkId(query.workspace_id, 'workspace_id', 'uuid');
-    const guardrails = (await deps.service.listGuardrails(orgOf(principal))).filter((guardrail) => !workspaceId || guardrail.workspaceId === workspaceId);
-    const { items, total } = pageOf(guardrails, page);
+  listGuardrails: async ({ principal, query, deps }) => {
+    const guardrails = (await deps.service.listGuardrails(orgOf(principal))).filter((guardrail) => !query.workspace_id || guardrail.workspaceId === query.workspace_id);
+    const { items, total } = pageOf(guardrails, query);
     return json(200, { data: items.map(guardrailView), total_count: total });
   },
-  createGuardrail: async ({ principal, event, deps }) => {
-    const body = jsonBody(event);
-    rejectUnknownFields(body, GUARDRAIL_FIELDS);
+  createGuardrail: async ({ principal, body, deps }) => {
     const guardrail = await deps.service.createGuardrail(orgOf(principal), {
-      name: requiredString(body, 'name', GUARDRAIL_LIMITS.name),
-      description: nullableString(body, 'description', GUARDRAIL_LIMITS.description) ?? null,
-      workspaceId: optionalId(body, 'workspace_id', 'uuid') ?? null,
-      allowedModels: nullableStringList(body, 'allowed_models') ?? null,
-      ignoredModels: nullableStringList(body, 'ignored_models') ?? null,
-      allowedProviders: nullableStringList(body, 'allowed_providers') ?? null,
-      ignoredProviders: nullableStringList(body, 'ignored_providers') ?? null,
-      enforceZdr: optionalBoolean(body, 'enforce_zdr') ?? false,
+      name: body.name,
+      description: body.description ?? null,
+      workspaceId: body.workspace_id ?? null,
+      allowedModels: distinct(body.allowed_models) ?? null,
+      ignoredModels: distinct(body.ignored_models) ?? null,
+      allowedProviders: distinct(body.allowed_providers) ?? null,
+      ignoredProviders: distinct(body.ignored_providers) ?? null,
+      enforceZdr: body.enforce_zdr ?? false,
     });
     return json(201, { data: guardrailView(guardrail) });
   },
   getGuardrail: async ({ principal, params, deps }) => json(200, { data: guardrailView(await deps.service.getGuardrail(orgOf(principal), guardrailId(params))) }),
-  updateGuardrail: async ({ principal, event, params, deps }) => {
-    const body = jsonBody(event);
-    rejectUnknownFields(body, GUARDRAIL_FIELDS.filter((f) => f !== 'workspace_id'));
+  updateGuardrail: async ({ principal, body, params, deps }) => {
     const guardrail = await deps.service.updateGuardrail(orgOf(principal), guardrailId(params), {
-      name: optionalString(body, 'name', GUARDRAIL_LIMITS.name),
-      description: nullableString(body, 'description', GUARDRAIL_LIMITS.description),
-      allowedModels: nullableStringList(body, 'allowed_models'),
-      ignoredModels: nullableStringList(body, 'ignored_models'),
-      allowedProviders: nullableStringList(body, 'allowed_providers'),
-      ignoredProviders: nullableStringList(body, 'ignored_providers'),
-      enforceZdr: optionalBoolean(body, 'enforce_zdr'),
+      name: body.name,
+      description: body.description,
+      allowedModels: distinct(body.allowed_models),
+      ignoredModels: distinct(body.ignored_models),
+      allowedProviders: distinct(body.allowed_providers),
+      ignoredProviders: distinct(body.ignored_providers),
+      // `null`: not set, so unchanged.
+      enforceZdr: body.enforce_zdr ?? undefined,
     });
     return json(200, { data: guardrailView(guardrail) });
   },
@@ -65,16 +47,12 @@ export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> = {
     await deps.service.deleteGuardrail(orgOf(principal), guardrailId(params));
     return json(200, { deleted: true });
   },
-  bulkAssignKeysToGuardrail: async ({ principal, event, params, deps }) => {
-    const body = jsonBody(event);
-    rejectUnknownFields(body, ['key_hashes']);
-    const count = await deps.service.assignGuardrailToKeys(orgOf(principal), guardrailId(params), keyHashes(body));
+  bulkAssignKeysToGuardrail: async ({ principal, body, params, deps }) => {
+    const count = await deps.service.assignGuardrailToKeys(orgOf(principal), guardrailId(params), distinct(body.key_hashes));
     return json(200, { assigned_count: count });
   },
-  bulkUnassignKeysFromGuardrail: async ({ principal, event, params, deps }) => {
-    const body = jsonBody(event);
-    rejectUnknownFields(body, ['key_hashes']);
-    const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), guardrailId(params), keyHashes(body));
+  bulkUnassignKeysFromGuardrail: async ({ principal, body, params, deps }) => {
+    const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), guardrailId(params), distinct(body.key_hashes));
     return json(200, { unassigned_count: count });
   },
 };

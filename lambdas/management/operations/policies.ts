@@ -2,10 +2,7 @@ import { ConditionError, checkCondition } from '../../federation/condition';
 import { testPolicy } from '../../federation/policy-tester';
 import { hasFederationEntitlement } from '../../federation/types';
 import { invalidParameter } from '../../errors';
-import { TooManyRequestsError } from '../../errors';
-import { rejectUnknownFields, requiredString } from '../../http/fields';
-import { checkId, pathId } from '../../http/ids';
-import { jsonBody } from '../../http/request';
+import { pathId } from '../../http/ids';
 import { json } from '../../http/responses';
 import type { POLICY_ROUTES } from '../routes/policies';
 import { orgOf, type Operations } from '../operation';
@@ -14,32 +11,27 @@ import { policyView } from '../views';
 const policyId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Policy');
 
 /** SPEC 8: the subject token limit of the token endpoint applies to the tester too. */
-export const MAX_SUBJECT_TOKEN_BYTES = 16 * 1024;
+const MAX_SUBJECT_TOKEN_BYTES = 16 * 1024;
 
-/** The federation service validates policy input itself: the operator CLI hands it the same bodies. */
+/** The federation service also validates policy bodies by their schema: the operator CLI hands it bodies too. */
 export const POLICY_OPERATIONS: Operations<typeof POLICY_ROUTES> = {
-  listWorkloadIdentityPolicies: async ({ principal, event, deps }) => {
-    const filter = event.queryStringParameters?.issuer_id;
-    const policies = await deps.federation.listPolicies(orgOf(principal), filter === undefined ? undefined : checkId(filter, 'issuer_id', 'uuid'));
+  listWorkloadIdentityPolicies: async ({ principal, query, deps }) => {
+    const policies = await deps.federation.listPolicies(orgOf(principal), query.issuer_id);
     return json(200, { data: policies.map(policyView), total_count: policies.length });
   },
-  createFederationPolicy: async ({ principal, event, deps }) => json(201, { data: policyView(await deps.federation.createPolicy(orgOf(principal), jsonBody(event))) }),
+  createFederationPolicy: async ({ principal, body, deps }) => json(201, { data: policyView(await deps.federation.createPolicy(orgOf(principal), body)) }),
   getFederationPolicy: async ({ principal, params, deps }) => json(200, { data: policyView(await deps.federation.getPolicy(orgOf(principal), policyId(params))) }),
-  updateFederationPolicy: async ({ principal, event, params, deps }) =>
-    json(200, { data: policyView(await deps.federation.updatePolicy(orgOf(principal), policyId(params), jsonBody(event))) }),
+  updateFederationPolicy: async ({ principal, body, params, deps }) =>
+    json(200, { data: policyView(await deps.federation.updatePolicy(orgOf(principal), policyId(params), body)) }),
   deleteFederationPolicy: async ({ principal, params, deps }) => {
     await deps.federation.deletePolicy(orgOf(principal), policyId(params));
     return json(200, { deleted: true });
   },
-  evaluateFederationPolicy: async ({ principal, event, params, deps }) => {
+  // Counted against the token endpoint's per-address budget first (its route says so).
+  evaluateFederationPolicy: async ({ principal, body, params, deps }) => {
     const id = policyId(params);
-    // SPEC 7.2, 8: the tester verifies tokens as the exchange does, so it counts against the
-    // token endpoint's per-address budget and cannot be used to get around it.
-    const rate = await deps.exchangeRate(event.requestContext.identity.sourceIp);
-    if (!rate.allowed) throw new TooManyRequestsError('Too many token evaluations from this address; retry later', rate.retryAfterSeconds);
-    const body = jsonBody(event);
-    rejectUnknownFields(body, ['subject_token']);
-    const subjectToken = requiredString(body, 'subject_token', MAX_SUBJECT_TOKEN_BYTES);
+    const subjectToken = body.subject_token;
+    // The schema counts characters; the limit is in bytes.
     if (Buffer.byteLength(subjectToken, 'utf8') > MAX_SUBJECT_TOKEN_BYTES) {
       throw invalidParameter('subject_token', `must be at most ${MAX_SUBJECT_TOKEN_BYTES} bytes`);
     }
@@ -48,10 +40,7 @@ export const POLICY_OPERATIONS: Operations<typeof POLICY_ROUTES> = {
     const outcome = await testPolicy(deps.policyTester, policy, subjectToken);
     return json(200, { data: { result: outcome.result, expires_in: outcome.expiresIn, steps: outcome.steps } });
   },
-  checkCondition: async ({ event }) => {
-    const body = jsonBody(event);
-    rejectUnknownFields(body, ['condition']);
-    if (typeof body.condition !== 'string') throw invalidParameter('condition', 'must be a CEL expression (a string)');
+  checkCondition: async ({ body }) => {
     // SPEC 4.4 rules 1-3: the save-time checker itself, so the page shows exactly what saving would say.
     try {
       const checked = checkCondition(body.condition);

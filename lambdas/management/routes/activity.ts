@@ -1,4 +1,4 @@
-import { ref } from '../../openapi/json-schema';
+import { KEY_HASH_PATTERN, ref } from '../../openapi/json-schema';
 import type { RouteDefinition } from '../../routes';
 
 /** Usage by day and model (public `getUserActivity`). */
@@ -12,7 +12,7 @@ export const ACTIVITY_ROUTES = [
     summary: 'Usage by day and model',
     query: [
       { name: 'date', schema: { type: 'string', format: 'date' }, description: 'One UTC day of the last 30.' },
-      { name: 'api_key_hash', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: 'Only this key (its hash, as GET /keys lists it).' },
+      { name: 'api_key_hash', schema: { type: 'string', pattern: KEY_HASH_PATTERN }, description: 'Only this key (its hash, as GET /keys lists it).' },
     ],
     ok: { status: 200, schema: ref('ActivityResponse') },
     errors: [400, 404],

@@ -1,4 +1,4 @@
-import { ref } from '../../openapi/json-schema';
+import { invalid, ref } from '../../openapi/json-schema';
 import type { RouteDefinition } from '../../routes';
 
 /** API keys of the organization (public `/keys`; SPEC 2.2). */
@@ -11,7 +11,7 @@ export const KEY_ROUTES = [
     access: 'management-read',
     summary: 'List API keys',
     query: [
-      { name: 'include_disabled', schema: { type: 'boolean' }, description: 'Include disabled keys; false when absent.' },
+      { name: 'include_disabled', schema: { type: 'boolean', ...invalid('must be true or false') }, description: 'Include disabled keys; false when absent.' },
       { name: 'workspace_id', schema: { type: 'string', format: 'uuid' }, description: 'Only keys of this workspace.' },
     ],
     ok: { status: 200, schema: ref('ListKeysResponse') },

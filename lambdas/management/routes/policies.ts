@@ -70,6 +70,8 @@ export const POLICY_ROUTES = [
     body: ref('EvaluatePolicyRequest'),
     ok: { status: 200, schema: ref('PolicyEvaluationResponse') },
     errors: [400, 404],
+    // It shares the token endpoint's budget, so it cannot be used to get around it.
+    verifiesSubjectTokens: true,
   },
   {
     operationId: 'checkCondition',

@@ -1,6 +1,8 @@
 import { DomainError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
-import { checkId, checkIdList, isKeyHash, isUuid, optionalId, pathId } from '../../../lambdas/http/ids';
+import { checkId, isKeyHash, isUuid, pathId } from '../../../lambdas/http/ids';
+import { validated } from '../../../lambdas/openapi/request-validation';
+import { bulkAssignKeysToGuardrailBody, createKeyBody } from '../../../lambdas/openapi/request-validators.generated';
 
 const UUID = '0b7d4c8e-3f1a-4e2b-9c6d-5a8f7e6d4c3b';
 const HASH = 'a'.repeat(64);
@@ -43,10 +45,12 @@ describe('identifier shapes', () => {
       message: 'Invalid workspace_id: must be a lowercase UUID',
       metadata: { parameter: 'workspace_id' },
     });
-    expect(optionalId({}, 'user_id', 'uuid')).toBeUndefined();
-    expect(thrown(() => optionalId({ user_id: 7 }, 'user_id', 'uuid')).status).toBe(400);
-    expect(checkIdList([HASH], 'key_hashes', 'key-hash')).toEqual([HASH]);
-    expect(thrown(() => checkIdList([HASH, 'f'.repeat(3000)], 'key_hashes', 'key-hash'))).toEqual({
+    // Ids in request bodies are checked by the bodies' schemas, in these shapes and words
+    // (they were checked by optionalId and checkIdList, which are gone).
+    expect(validated(createKeyBody, { name: 'k' })).toEqual({ name: 'k' });
+    expect(thrown(() => validated(createKeyBody, { name: 'k', user_id: 7 })).status).toBe(400);
+    expect(validated(bulkAssignKeysToGuardrailBody, { key_hashes: [HASH] })).toEqual({ key_hashes: [HASH] });
+    expect(thrown(() => validated(bulkAssignKeysToGuardrailBody, { key_hashes: [HASH, 'f'.repeat(3000)] }))).toEqual({
       status: 400,
       message: 'Invalid key_hashes: item 1 must be a key hash (64 lowercase hexadecimal characters)',
       metadata: { parameter: 'key_hashes' },

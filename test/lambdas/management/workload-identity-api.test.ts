@@ -230,7 +230,9 @@ describe('workload identity admin API on the local service', () => {
         'Invalid jwks: an issuer takes jwks_url or jwks, not both (set the other to null)',
         'jwks',
       ],
-      ['an empty key set', { name: 'x', issuer_url: 'https://a.example', jwks: { keys: [] } }, 'Invalid jwks: must have a non-empty "keys" array', 'jwks'],
+      // The key set's shape is CreateIssuerRequest's now, and a refusal of it names the member at
+      // fault, as every schema refusal does (was `Invalid jwks: must have a non-empty "keys" array`).
+      ['an empty key set', { name: 'x', issuer_url: 'https://a.example', jwks: { keys: [] } }, 'Invalid jwks.keys: must be a non-empty array', 'jwks.keys'],
       [
         'a private key',
         { name: 'x', issuer_url: 'https://a.example', jwks: { keys: [{ ...ecJwk('k'), d: 'secret' }] } },
@@ -262,10 +264,12 @@ describe('workload identity admin API on the local service', () => {
         'jwks',
       ],
       [
+        // The key types are the schema's enumeration now (was `Invalid jwks: keys[0] has "kty" "oct": ...`,
+        // named by the key admission that no longer sees such a key).
         'a symmetric key',
         { name: 'x', issuer_url: 'https://a.example', jwks: { keys: [{ kty: 'oct', kid: 'k' }] } },
-        'Invalid jwks: keys[0] has "kty" "oct": only EC (P-256) and RSA keys are accepted',
-        'jwks',
+        'Invalid jwks.keys[0].kty: only EC (P-256) and RSA keys are accepted',
+        'jwks.keys[0].kty',
       ],
       [
         'two keys with one kid',

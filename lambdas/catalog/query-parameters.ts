@@ -1,0 +1,51 @@
+import { invalid } from '../openapi/json-schema';
+import { OUTPUT_MODALITIES } from './types';
+
+/**
+ * The query parameters of `GET /models/user` (SPEC 4.1, 8), as its route declares them: data
+ * apart from the parser (catalog-query.ts), so the route registry loads no validator.
+ */
+
+/** SPEC 4.1 sort values; the arena order has a neutral and a wire name (DESIGN.md). */
+export const SORTS = [
+  'most-popular',
+  'newest',
+  'top-weekly',
+  'pricing-low-to-high',
+  'pricing-high-to-low',
+  'context-high-to-low',
+  'throughput-high-to-low',
+  'latency-low-to-high',
+  'intelligence-high-to-low',
+  'coding-high-to-low',
+  'agentic-high-to-low',
+  'design-arena-elo-high-to-low',
+] as const;
+export type CatalogSort = (typeof SORTS)[number];
+
+export const SORT_ALIASES: Readonly<Record<string, CatalogSort>> = { 'arena-elo-high-to-low': 'design-arena-elo-high-to-low' };
+
+export const MAX_LIMIT = 1000;
+export const DEFAULT_LIMIT = 500;
+
+export const CATALOG_QUERY_PARAMETERS = [
+  {
+    name: 'offset',
+    // Integer or null, as in the public document; `null` or an empty value means not given.
+    schema: { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    description: 'SPEC 4.1, 8: models to skip, at least 0. With neither offset nor limit the whole list comes back.',
+  },
+  { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT }, description: `SPEC 8: page size, 1 to ${MAX_LIMIT}; ${DEFAULT_LIMIT} when only offset is given.` },
+  {
+    name: 'sort',
+    // The alias is accepted, not advertised.
+    schema: { type: 'string', enum: [...SORTS, ...Object.keys(SORT_ALIASES)], ...invalid({ enum: `must be one of ${SORTS.join(', ')}` }) },
+    description: 'Server-side order (SPEC 4.1); absent or empty: the catalog order.',
+  },
+  {
+    name: 'output_modalities',
+    // Read leniently (letter case and spaces around commas do not matter) by catalog-query.ts.
+    schema: { type: 'string' },
+    description: `\`all\` or a comma-separated list of output modalities (${OUTPUT_MODALITIES.join(', ')}); default \`text\`.`,
+  },
+] as const;

@@ -1,0 +1,174 @@
+/**
+ * modelgate's own schemas: errors (SPEC 7), the token endpoint, the key set, chat completions,
+ * the key answers, and the federation schemas (federation-schemas.ts).
+ */
+import { BOOLEAN_PARAMETERS, INTEGER_PARAMETERS, NUMBER_PARAMETERS, POSITIVE_INTEGER_PARAMETERS, ROLES } from '../inference/chat-parameters';
+import { FEDERATION_SCHEMAS } from './federation-schemas';
+import { invalid, nonBlank, ref, type Json } from './json-schema';
+
+// Sampling parameters may be null (not set); a flag must be true or false.
+const chatParameters = Object.fromEntries([
+  ...NUMBER_PARAMETERS.map((name) => [name, { type: ['number', 'null'] }]),
+  ...INTEGER_PARAMETERS.map((name) => [name, { type: ['integer', 'null'] }]),
+  ...POSITIVE_INTEGER_PARAMETERS.map((name) => [name, { type: ['integer', 'null'], minimum: 1 }]),
+  ...BOOLEAN_PARAMETERS.map((name) => [name, { type: 'boolean' }]),
+]);
+
+const contentParts = invalid('must be a string or an array of content parts');
+
+export const OWN_SCHEMAS: Json = {
+  /** SPEC 7.1. */
+  ErrorResponse: {
+    type: 'object',
+    properties: {
+      error: {
+        type: 'object',
+        properties: {
+          code: { type: 'integer', description: 'The HTTP status.' },
+          message: { type: 'string' },
+          metadata: { type: ['object', 'null'], additionalProperties: true, description: 'For example `parameter`, the offending input.' },
+        },
+        required: ['code', 'message'],
+      },
+      user_id: { type: ['string', 'null'] },
+    },
+    required: ['error'],
+  },
+  /** SPEC 7.2, RFC 6749 section 5.2. */
+  OAuthError: {
+    type: 'object',
+    properties: {
+      error: { type: 'string', enum: ['invalid_request', 'unsupported_grant_type', 'invalid_scope', 'invalid_grant', 'temporarily_unavailable'] },
+      error_description: { type: 'string' },
+    },
+    required: ['error'],
+  },
+  TokenRequest: {
+    type: 'object',
+    properties: {
+      grant_type: { type: 'string', const: 'urn:ietf:params:oauth:grant-type:token-exchange' },
+      subject_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:jwt' },
+      subject_token: { type: 'string', maxLength: 16384, description: 'The workload identity JWT; at most 16 KB (SPEC 8).' },
+      federation_policy_id: { type: 'string', description: 'The federation policy to evaluate.' },
+      requested_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:access_token' },
+      scope: { type: 'string', enum: ['inference', 'management'], description: "When sent, exactly the policy's scope." },
+      audience: { type: 'string', description: 'Accepted and ignored.' },
+      resource: { type: 'string', description: 'Accepted and ignored.' },
+    },
+    required: ['grant_type', 'subject_token_type', 'subject_token', 'federation_policy_id'],
+    // Not `additionalProperties: true`: generated clients would lose the form's types.
+    description: 'RFC 8693 token exchange. Parameters not listed here are ignored (RFC 6749 section 3.2).',
+  },
+  TokenResponse: {
+    type: 'object',
+    properties: {
+      access_token: { type: 'string', description: 'An ES256 `at+jwt` (RFC 9068), verifiable with GET /api/v1/oauth/jwks.' },
+      issued_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:access_token' },
+      token_type: { type: 'string', const: 'Bearer' },
+      expires_in: { type: 'integer', minimum: 1, maximum: 900 },
+      scope: { type: 'string', enum: ['inference', 'management'] },
+    },
+    required: ['access_token', 'issued_token_type', 'token_type', 'expires_in', 'scope'],
+  },
+  JsonWebKeySet: {
+    type: 'object',
+    properties: {
+      keys: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            kty: { type: 'string', const: 'EC' },
+            crv: { type: 'string', const: 'P-256' },
+            x: { type: 'string' },
+            y: { type: 'string' },
+            kid: { type: 'string' },
+            alg: { type: 'string', const: 'ES256' },
+            use: { type: 'string', const: 'sig' },
+          },
+          required: ['kty', 'crv', 'x', 'y', 'kid', 'alg', 'use'],
+        },
+      },
+    },
+    required: ['keys'],
+  },
+  ChatCompletionRequest: {
+    type: 'object',
+    description: 'The OpenAI-compatible chat completion request; other fields go to the provider unchanged.',
+    properties: {
+      model: nonBlank(256, { description: 'A model id or canonical slug from the catalog.' }),
+      messages: {
+        type: 'array',
+        minItems: 1,
+        ...invalid('must be a non-empty array'),
+        items: {
+          type: 'object',
+          properties: { role: { type: 'string', enum: [...ROLES] }, content: { type: ['string', 'array', 'null'], ...contentParts } },
+          required: ['role', 'content'],
+          additionalProperties: true,
+          // Only an assistant turn that calls tools has no content.
+          if: { properties: { role: { not: { const: 'assistant' } } } },
+          then: { properties: { content: { type: ['string', 'array'], ...contentParts } } },
+        },
+      },
+      stream_options: {
+        type: ['object', 'null'],
+        description: 'Only with `stream: true`.',
+        properties: { include_usage: { type: 'boolean' } },
+        additionalProperties: true,
+      },
+      ...chatParameters,
+    },
+    required: ['model', 'messages'],
+    additionalProperties: true,
+  },
+  ChatCompletion: {
+    type: 'object',
+    description: 'The provider\'s OpenAI-compatible answer, with the routed model and provider.',
+    properties: {
+      id: { type: 'string' },
+      object: { type: 'string', const: 'chat.completion' },
+      model: { type: 'string', description: 'The id of the model that answered.' },
+      provider: { type: 'string', description: 'The provider whose endpoint answered.' },
+      choices: { type: 'array', items: { type: 'object', additionalProperties: true } },
+      usage: { type: 'object', additionalProperties: true },
+    },
+    required: ['id', 'choices', 'model', 'provider'],
+    additionalProperties: true,
+  },
+  ChatCompletionStreamEvent: {
+    description: 'The data of one server-sent event of a streamed completion, before the final `[DONE]`.',
+    anyOf: [
+      {
+        type: 'object',
+        description: "A chat.completion.chunk, as the provider sent it (the routed model's id in place of the caller's spelling).",
+        properties: {
+          id: { type: 'string' },
+          object: { type: 'string', const: 'chat.completion.chunk' },
+          model: { type: 'string' },
+          choices: { type: 'array', items: { type: 'object', additionalProperties: true } },
+          usage: { type: ['object', 'null'], additionalProperties: true, description: 'The final usage chunk, when `stream_options.include_usage` asked for it.' },
+        },
+        required: ['choices'],
+        additionalProperties: true,
+      },
+      {
+        type: 'object',
+        description: 'A failure after the stream started: the SPEC 7.1 error, or the provider\'s own; the last event.',
+        properties: { error: { type: 'object', properties: { code: {}, message: { type: 'string' } }, required: ['message'], additionalProperties: true } },
+        required: ['error'],
+        additionalProperties: true,
+      },
+    ],
+  },
+  CreateKeyResponse: {
+    type: 'object',
+    properties: { data: ref('ApiKey'), key: { type: 'string', description: 'The secret, shown once.' } },
+    required: ['data', 'key'],
+  },
+  ApiKeyResponse: { type: 'object', properties: { data: ref('ApiKey') }, required: ['data'] },
+  ListKeysResponse: { type: 'object', properties: { data: { type: 'array', items: ref('ApiKey') } }, required: ['data'] },
+  CurrentKeyResponse: { type: 'object', properties: { data: ref('CurrentKey') }, required: ['data'] },
+  DeletedResponse: { type: 'object', properties: { deleted: { type: 'boolean', const: true } }, required: ['deleted'] },
+  ...FEDERATION_SCHEMAS,
+};

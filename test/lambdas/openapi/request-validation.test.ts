@@ -1,0 +1,82 @@
+import { DomainError } from '../../../lambdas/errors';
+import { queryValues, validated } from '../../../lambdas/openapi/request-validation';
+import * as validators from '../../../lambdas/openapi/request-validators.generated';
+import { ROUTES } from '../../../lambdas/routes';
+
+/** The SPEC 7.1 refusal of a value, as `Invalid <parameter>: <reason>` and its parameter; `accepted` when valid. */
+function refusal(validate: validators.RequestValidator<unknown>, value: unknown): string {
+  try {
+    validated(validate, value);
+    return 'accepted';
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.kind !== 'invalid_input') throw error;
+    expect(error.message.startsWith(`Invalid ${(error.metadata as { parameter: string }).parameter}: `)).toBe(true);
+    return error.message;
+  }
+}
+
+const query = (operationId: keyof validators.RequestQueries, raw: Record<string, string>) =>
+  refusal(validators.queryValidators[operationId], queryValues(raw, ROUTES.find((route) => route.operationId === operationId)!.query!));
+
+const HASH = 'a'.repeat(64);
+
+describe('request bodies, refused by their schemas in SPEC 7.1 words', () => {
+  it.each([
+    ['a missing field', validators.createKeyBody, {}, 'Invalid name: is required'],
+    ['an unknown field, named before a missing one', validators.createKeyBody, { colour: 'red' }, 'Invalid colour: is not a known field'],
+    ['a blank string', validators.createKeyBody, { name: '   ' }, 'Invalid name: must be a non-empty string'],
+    ['a value outside an enumeration', validators.createKeyBody, { name: 'a', kind: 'root' }, 'Invalid kind: must be one of workspace, management, personal'],
+    ['an id of the wrong shape', validators.createKeyBody, { name: 'a', workspace_id: 'W' }, 'Invalid workspace_id: must be a lowercase UUID'],
+    ['an empty update, in the words the schema gives', validators.updateKeyBody, {}, 'Invalid body: name or disabled is required'],
+    ['an empty update, naming what it may carry', validators.updateIssuerBody, {}, 'Invalid body: give at least one of name, issuer_url, jwks_url, jwks, check_jti'],
+    ['a flag that is not a boolean', validators.updateKeyBody, { disabled: 'yes' }, 'Invalid disabled: must be a boolean'],
+    ['a list item of the wrong shape, by its position', validators.bulkAssignKeysToGuardrailBody, { key_hashes: [HASH, 'b'] }, 'Invalid key_hashes: item 1 must be a key hash (64 lowercase hexadecimal characters)'],
+    ['too many items', validators.bulkAssignKeysToGuardrailBody, { key_hashes: Array(501).fill(HASH) }, 'Invalid key_hashes: must have at most 500 items'],
+    ['a blank list item', validators.createGuardrailBody, { name: 'g', allowed_models: ['a', ' '] }, 'Invalid allowed_models: item 1 must be a non-empty string'],
+    ['a string too long', validators.createGuardrailBody, { name: 'x'.repeat(201) }, 'Invalid name: must be at most 200 characters'],
+    ['a field set by the service', validators.createIssuerBody, { id: HASH, name: 'x', issuer_url: 'https://a.example' }, 'Invalid id: is set by the service and read-only'],
+    ['a control character in a name', validators.createIssuerBody, { name: 'a\u0007b', issuer_url: 'https://a.example' }, 'Invalid name: must not contain control characters'],
+    ['the removal of a field an update cannot remove', validators.updateIssuerBody, { issuer_url: null }, 'Invalid issuer_url: is required and cannot be removed'],
+    ['an unknown member of a nested object', validators.updateFederationPolicyBody, { claim_checks: { groups: 'x' } }, 'Invalid claim_checks: has no check "groups" (the checks are scopes and token_type)'],
+    ['a nested value', validators.updateFederationPolicyBody, { claim_checks: { scopes: '' } }, 'Invalid claim_checks.scopes: must be a non-empty string or null'],
+    ['a bound named in the reason', validators.updateFederationPolicyBody, { condition: 'x'.repeat(2001) }, 'Invalid condition: the condition is longer than 2000 characters'],
+    ['a member of a list of objects', validators.createChatCompletionBody, { model: 'm', messages: [{ role: 'robot', content: 'x' }] }, 'Invalid messages[0].role: must be one of system, user, assistant, tool, developer'],
+    ['a rule between two members', validators.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: null }] }, 'Invalid messages[0].content: must be a string or an array of content parts'],
+    ['an integer with a lower bound', validators.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'Invalid max_tokens: must be an integer of at least 1'],
+  ])('refuses %s', (_case, validate, body, message) => {
+    expect(refusal(validate as validators.RequestValidator<unknown>, body)).toBe(message);
+  });
+
+  it.each([
+    ['an assistant turn without content', validators.createChatCompletionBody, { model: 'm', messages: [{ role: 'assistant', content: null }] }],
+    ['unset sampling parameters', validators.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: null, seed: null }],
+    ['a removed subject and claim checks', validators.updateFederationPolicyBody, { subject: null, claim_checks: null }],
+  ])('accepts %s', (_case, validate, body) => {
+    expect(refusal(validate as validators.RequestValidator<unknown>, body)).toBe('accepted');
+  });
+});
+
+describe('query strings, typed by their schemas', () => {
+  it('reads digits as integers and true or false as booleans, and leaves out what no parameter declares', () => {
+    const parameters = ROUTES.find((route) => route.operationId === 'listGuardrails')!.query!;
+    expect(queryValues({ offset: '2', limit: '10', workspace_id: 'w', other: 'x' }, parameters)).toEqual({ offset: 2, limit: 10, workspace_id: 'w' });
+    expect(queryValues({ include_disabled: 'true' }, ROUTES.find((route) => route.operationId === 'listKeys')!.query!)).toEqual({ include_disabled: true });
+  });
+
+  it('takes an empty integer, and a null where the parameter may be null, for not given', () => {
+    expect(query('listWorkspaces', { offset: 'null', limit: '' })).toBe('accepted');
+    expect(query('listTokenExchangeEvents', { limit: '' })).toBe('accepted');
+  });
+
+  it.each([
+    ['listWorkspaces', { offset: '-1' }, 'Invalid offset: must be an integer from 0 to 9007199254740991'],
+    ['listWorkspaces', { limit: '0x10' }, 'Invalid limit: must be an integer from 1 to 100'],
+    ['listWorkspaces', { limit: '99999999999999999999' }, 'Invalid limit: must be an integer from 1 to 100'],
+    ['listKeys', { include_disabled: 'yes' }, 'Invalid include_disabled: must be true or false'],
+    ['listKeys', { workspace_id: 'w'.repeat(1100) }, 'Invalid workspace_id: must be a lowercase UUID'],
+    ['getUserActivity', { api_key_hash: 'x' }, 'Invalid api_key_hash: must be a key hash (64 lowercase hexadecimal characters)'],
+    ['listTokenExchangeEvents', { cursor: '' }, 'Invalid cursor: is not a cursor this endpoint returned'],
+  ] as const)('%s refuses %j', (operationId, raw, message) => {
+    expect(query(operationId, raw)).toBe(message);
+  });
+});
