@@ -1,6 +1,6 @@
 import { invalidParameter } from '../errors';
 import { queryValues, validated } from '../openapi/request-validation';
-import { getUserModelsQuery } from '../openapi/request-validators.generated';
+import { getUserModelsQuery } from '../openapi/validators/catalog.generated';
 import { CATALOG_QUERY_PARAMETERS, DEFAULT_LIMIT, SORT_ALIASES, type CatalogSort } from './query-parameters';
 import { OUTPUT_MODALITIES, type OutputModality } from './types';
 

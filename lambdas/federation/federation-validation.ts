@@ -10,7 +10,7 @@ import {
   updateIssuerBody,
   type CreateIssuerBody,
   type UpdateIssuerBody,
-} from '../openapi/request-validators.generated';
+} from '../openapi/validators/management.generated';
 import { refusedAddressKind } from './address-policy';
 import { ConditionError, checkCondition } from './condition';
 import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';

@@ -1,6 +1,6 @@
 import { invalidParameter } from '../errors';
 import { validated } from '../openapi/request-validation';
-import { createChatCompletionBody } from '../openapi/request-validators.generated';
+import { createChatCompletionBody } from '../openapi/validators/inference.generated';
 
 /**
  * A chat completion request in the OpenAI-compatible convention (SPEC 1, 4.5). The gateway

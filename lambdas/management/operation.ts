@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Principal } from '../accounts/types';
-import type { RequestBodies, RequestQueries } from '../openapi/request-validators.generated';
+import type { RequestBodies, RequestQueries } from '../openapi/validators/management.generated';
 import type { ManagementDeps } from './management-api';
 
 /** What an operation of the management API gets once the caller may call it and its schemas accept the request. */

@@ -3,8 +3,9 @@
  * route table, served at `GET /api/v1/openapi.json` (SPEC 9: the API is versioned as 1.0.0).
  *
  * Where a shape is the public service's (models, keys, workspaces, guardrails, activity) the
- * schema is the public one under its name, with each difference stated (schemas.ts). Request
- * bodies are closed: the handlers refuse a field the document does not list. Responses are
+ * schema is the public one under its name, with each difference stated (schemas.ts). Requests
+ * are validated by the very schemas here, compiled ahead of time (request-validation.ts), and
+ * bodies are closed: a field the document does not list is refused. Responses are
  * open for later minor versions, but the test suites validate every answer they get as if
  * closed, so an undocumented status or field fails a test.
  */

@@ -1,6 +1,7 @@
 /**
  * Requests validated by the schemas that describe them: the OpenAPI document's request schemas,
- * compiled ahead of time by scripts/compile-request-schemas.ts, and one function,
+ * compiled ahead of time by scripts/compile-request-schemas.ts (lambdas/openapi/validators/,
+ * one module per function), and one function,
  * {@link invalidRequest}, that turns a validator's refusal into the SPEC 7.1 400
  * (`Invalid <parameter>: <reason>`, `metadata.parameter`). Rules a schema cannot state (host
  * rules, key admission, CEL, an expiry in the future) stay with the modules that own them.
@@ -8,7 +9,24 @@
 import { invalidParameter, type InvalidInputError } from '../errors';
 import { ID_DESCRIPTIONS } from '../http/ids';
 import { KEY_HASH_PATTERN, NON_BLANK, type Json } from './json-schema';
-import type { RequestValidationError, RequestValidator } from './request-validators.generated';
+
+/** What a validator says of a refused value (ajv's `ErrorObject`, verbose). */
+export interface RequestValidationError {
+  keyword: string;
+  instancePath: string;
+  schemaPath: string;
+  params: Record<string, any>;
+  message?: string;
+  schema?: unknown;
+  parentSchema?: Record<string, any>;
+  data?: unknown;
+}
+
+/** A compiled request schema (lambdas/openapi/validators/): true when the value is a `T`; otherwise `errors` says why. */
+export interface RequestValidator<T> {
+  (value: unknown): value is T;
+  errors?: RequestValidationError[] | null;
+}
 
 /** The value, once its schema accepts it; a 400 naming what is wrong otherwise. */
 export function validated<T>(validate: RequestValidator<T>, value: unknown): T {

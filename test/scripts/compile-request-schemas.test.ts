@@ -1,18 +1,22 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { requestValidatorSources } from '../../scripts/compile-request-schemas';
-
-const GENERATED = join(__dirname, '../../lambdas/openapi/request-validators.generated');
+import { OUTPUT, requestValidatorSources } from '../../scripts/compile-request-schemas';
 
 describe('the compiled request validators', () => {
-  const { js, dts } = requestValidatorSources();
+  const files = requestValidatorSources();
 
   it('are committed as the script writes them from the OpenAPI document: run `npx tsx scripts/compile-request-schemas.ts` after changing a request schema', () => {
-    expect(readFileSync(`${GENERATED}.js`, 'utf8') === js).toBe(true);
-    expect(readFileSync(`${GENERATED}.d.ts`, 'utf8') === dts).toBe(true);
+    expect(readdirSync(OUTPUT).sort()).toEqual(Object.keys(files).sort());
+    for (const [name, source] of Object.entries(files)) expect([name, readFileSync(join(OUTPUT, name), 'utf8') === source]).toEqual([name, true]);
   });
 
   it('load nothing at run time: no validator library, no helper module', () => {
-    expect(js).not.toMatch(/\brequire\(|^import /m);
+    for (const [name, source] of Object.entries(files)) expect([name, /\brequire\(|^import /m.test(name.endsWith('.js') ? source : '')]).toEqual([name, false]);
+  });
+
+  it('give each function the validators of its own routes only', () => {
+    expect(Object.keys(files).filter((name) => name.endsWith('.js')).sort()).toEqual(['catalog.generated.js', 'inference.generated.js', 'management.generated.js']);
+    expect(files['catalog.generated.js']).toContain('export const getUserModelsQuery');
+    expect(files['catalog.generated.js']).not.toContain('createKeyBody');
   });
 });

@@ -2,7 +2,7 @@ import { DomainError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { checkId, isKeyHash, isUuid, pathId } from '../../../lambdas/http/ids';
 import { validated } from '../../../lambdas/openapi/request-validation';
-import { bulkAssignKeysToGuardrailBody, createKeyBody } from '../../../lambdas/openapi/request-validators.generated';
+import { bulkAssignKeysToGuardrailBody, createKeyBody } from '../../../lambdas/openapi/validators/management.generated';
 
 const UUID = '0b7d4c8e-3f1a-4e2b-9c6d-5a8f7e6d4c3b';
 const HASH = 'a'.repeat(64);

@@ -1,10 +1,12 @@
 import { DomainError } from '../../../lambdas/errors';
-import { queryValues, validated } from '../../../lambdas/openapi/request-validation';
-import * as validators from '../../../lambdas/openapi/request-validators.generated';
+import { queryValues, validated, type RequestValidator } from '../../../lambdas/openapi/request-validation';
+import * as catalog from '../../../lambdas/openapi/validators/catalog.generated';
+import * as inference from '../../../lambdas/openapi/validators/inference.generated';
+import * as management from '../../../lambdas/openapi/validators/management.generated';
 import { ROUTES } from '../../../lambdas/routes';
 
 /** The SPEC 7.1 refusal of a value, as `Invalid <parameter>: <reason>` and its parameter; `accepted` when valid. */
-function refusal(validate: validators.RequestValidator<unknown>, value: unknown): string {
+function refusal(validate: RequestValidator<unknown>, value: unknown): string {
   try {
     validated(validate, value);
     return 'accepted';
@@ -15,44 +17,45 @@ function refusal(validate: validators.RequestValidator<unknown>, value: unknown)
   }
 }
 
-const query = (operationId: keyof validators.RequestQueries, raw: Record<string, string>) =>
-  refusal(validators.queryValidators[operationId], queryValues(raw, ROUTES.find((route) => route.operationId === operationId)!.query!));
+const queryValidators: Record<string, RequestValidator<unknown>> = { ...management.queryValidators, ...catalog.queryValidators };
+const query = (operationId: keyof management.RequestQueries | keyof catalog.RequestQueries, raw: Record<string, string>) =>
+  refusal(queryValidators[operationId]!, queryValues(raw, ROUTES.find((route) => route.operationId === operationId)!.query!));
 
 const HASH = 'a'.repeat(64);
 
 describe('request bodies, refused by their schemas in SPEC 7.1 words', () => {
   it.each([
-    ['a missing field', validators.createKeyBody, {}, 'Invalid name: is required'],
-    ['an unknown field, named before a missing one', validators.createKeyBody, { colour: 'red' }, 'Invalid colour: is not a known field'],
-    ['a blank string', validators.createKeyBody, { name: '   ' }, 'Invalid name: must be a non-empty string'],
-    ['a value outside an enumeration', validators.createKeyBody, { name: 'a', kind: 'root' }, 'Invalid kind: must be one of workspace, management, personal'],
-    ['an id of the wrong shape', validators.createKeyBody, { name: 'a', workspace_id: 'W' }, 'Invalid workspace_id: must be a lowercase UUID'],
-    ['an empty update, in the words the schema gives', validators.updateKeyBody, {}, 'Invalid body: name or disabled is required'],
-    ['an empty update, naming what it may carry', validators.updateIssuerBody, {}, 'Invalid body: give at least one of name, issuer_url, jwks_url, jwks, check_jti'],
-    ['a flag that is not a boolean', validators.updateKeyBody, { disabled: 'yes' }, 'Invalid disabled: must be a boolean'],
-    ['a list item of the wrong shape, by its position', validators.bulkAssignKeysToGuardrailBody, { key_hashes: [HASH, 'b'] }, 'Invalid key_hashes: item 1 must be a key hash (64 lowercase hexadecimal characters)'],
-    ['too many items', validators.bulkAssignKeysToGuardrailBody, { key_hashes: Array(501).fill(HASH) }, 'Invalid key_hashes: must have at most 500 items'],
-    ['a blank list item', validators.createGuardrailBody, { name: 'g', allowed_models: ['a', ' '] }, 'Invalid allowed_models: item 1 must be a non-empty string'],
-    ['a string too long', validators.createGuardrailBody, { name: 'x'.repeat(201) }, 'Invalid name: must be at most 200 characters'],
-    ['a field set by the service', validators.createIssuerBody, { id: HASH, name: 'x', issuer_url: 'https://a.example' }, 'Invalid id: is set by the service and read-only'],
-    ['a control character in a name', validators.createIssuerBody, { name: 'a\u0007b', issuer_url: 'https://a.example' }, 'Invalid name: must not contain control characters'],
-    ['the removal of a field an update cannot remove', validators.updateIssuerBody, { issuer_url: null }, 'Invalid issuer_url: is required and cannot be removed'],
-    ['an unknown member of a nested object', validators.updateFederationPolicyBody, { claim_checks: { groups: 'x' } }, 'Invalid claim_checks: has no check "groups" (the checks are scopes and token_type)'],
-    ['a nested value', validators.updateFederationPolicyBody, { claim_checks: { scopes: '' } }, 'Invalid claim_checks.scopes: must be a non-empty string or null'],
-    ['a bound named in the reason', validators.updateFederationPolicyBody, { condition: 'x'.repeat(2001) }, 'Invalid condition: the condition is longer than 2000 characters'],
-    ['a member of a list of objects', validators.createChatCompletionBody, { model: 'm', messages: [{ role: 'robot', content: 'x' }] }, 'Invalid messages[0].role: must be one of system, user, assistant, tool, developer'],
-    ['a rule between two members', validators.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: null }] }, 'Invalid messages[0].content: must be a string or an array of content parts'],
-    ['an integer with a lower bound', validators.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'Invalid max_tokens: must be an integer of at least 1'],
+    ['a missing field', management.createKeyBody, {}, 'Invalid name: is required'],
+    ['an unknown field, named before a missing one', management.createKeyBody, { colour: 'red' }, 'Invalid colour: is not a known field'],
+    ['a blank string', management.createKeyBody, { name: '   ' }, 'Invalid name: must be a non-empty string'],
+    ['a value outside an enumeration', management.createKeyBody, { name: 'a', kind: 'root' }, 'Invalid kind: must be one of workspace, management, personal'],
+    ['an id of the wrong shape', management.createKeyBody, { name: 'a', workspace_id: 'W' }, 'Invalid workspace_id: must be a lowercase UUID'],
+    ['an empty update, in the words the schema gives', management.updateKeyBody, {}, 'Invalid body: name or disabled is required'],
+    ['an empty update, naming what it may carry', management.updateIssuerBody, {}, 'Invalid body: give at least one of name, issuer_url, jwks_url, jwks, check_jti'],
+    ['a flag that is not a boolean', management.updateKeyBody, { disabled: 'yes' }, 'Invalid disabled: must be a boolean'],
+    ['a list item of the wrong shape, by its position', management.bulkAssignKeysToGuardrailBody, { key_hashes: [HASH, 'b'] }, 'Invalid key_hashes: item 1 must be a key hash (64 lowercase hexadecimal characters)'],
+    ['too many items', management.bulkAssignKeysToGuardrailBody, { key_hashes: Array(501).fill(HASH) }, 'Invalid key_hashes: must have at most 500 items'],
+    ['a blank list item', management.createGuardrailBody, { name: 'g', allowed_models: ['a', ' '] }, 'Invalid allowed_models: item 1 must be a non-empty string'],
+    ['a string too long', management.createGuardrailBody, { name: 'x'.repeat(201) }, 'Invalid name: must be at most 200 characters'],
+    ['a field set by the service', management.createIssuerBody, { id: HASH, name: 'x', issuer_url: 'https://a.example' }, 'Invalid id: is set by the service and read-only'],
+    ['a control character in a name', management.createIssuerBody, { name: 'a\u0007b', issuer_url: 'https://a.example' }, 'Invalid name: must not contain control characters'],
+    ['the removal of a field an update cannot remove', management.updateIssuerBody, { issuer_url: null }, 'Invalid issuer_url: is required and cannot be removed'],
+    ['an unknown member of a nested object', management.updateFederationPolicyBody, { claim_checks: { groups: 'x' } }, 'Invalid claim_checks: has no check "groups" (the checks are scopes and token_type)'],
+    ['a nested value', management.updateFederationPolicyBody, { claim_checks: { scopes: '' } }, 'Invalid claim_checks.scopes: must be a non-empty string or null'],
+    ['a bound named in the reason', management.updateFederationPolicyBody, { condition: 'x'.repeat(2001) }, 'Invalid condition: the condition is longer than 2000 characters'],
+    ['a member of a list of objects', inference.createChatCompletionBody, { model: 'm', messages: [{ role: 'robot', content: 'x' }] }, 'Invalid messages[0].role: must be one of system, user, assistant, tool, developer'],
+    ['a rule between two members', inference.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: null }] }, 'Invalid messages[0].content: must be a string or an array of content parts'],
+    ['an integer with a lower bound', inference.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'Invalid max_tokens: must be an integer of at least 1'],
   ])('refuses %s', (_case, validate, body, message) => {
-    expect(refusal(validate as validators.RequestValidator<unknown>, body)).toBe(message);
+    expect(refusal(validate as RequestValidator<unknown>, body)).toBe(message);
   });
 
   it.each([
-    ['an assistant turn without content', validators.createChatCompletionBody, { model: 'm', messages: [{ role: 'assistant', content: null }] }],
-    ['unset sampling parameters', validators.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: null, seed: null }],
-    ['a removed subject and claim checks', validators.updateFederationPolicyBody, { subject: null, claim_checks: null }],
+    ['an assistant turn without content', inference.createChatCompletionBody, { model: 'm', messages: [{ role: 'assistant', content: null }] }],
+    ['unset sampling parameters', inference.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: null, seed: null }],
+    ['a removed subject and claim checks', management.updateFederationPolicyBody, { subject: null, claim_checks: null }],
   ])('accepts %s', (_case, validate, body) => {
-    expect(refusal(validate as validators.RequestValidator<unknown>, body)).toBe('accepted');
+    expect(refusal(validate as RequestValidator<unknown>, body)).toBe('accepted');
   });
 });
 
