@@ -1,5 +1,5 @@
 import { normalizeHostname } from './http/request';
-import { TABLE_SCHEMAS, type TableId } from './store/table-schemas';
+import { TABLE_SCHEMAS, type TableId } from './aws/table-schemas';
 
 /** Where `POST /chat/completions` sends completions (SPEC 4.5). */
 export interface InferenceConfig {

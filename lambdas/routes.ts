@@ -22,75 +22,13 @@ import { KEY_ROUTES } from './management/routes/keys';
 import { POLICY_ROUTES } from './management/routes/policies';
 import { WORKSPACE_ROUTES } from './management/routes/workspaces';
 import { OAUTH_ROUTES } from './oauth/routes';
-import type { Json } from './openapi/json-schema';
 import { OPENAPI_ROUTES } from './openapi/routes';
 import { SETTINGS_PAGE_ROUTES } from './pages/routes';
 
 export { API_BASE_PATH, PAGES_BASE_PATH };
 
-export type FunctionId = 'catalog' | 'tokenExchange' | 'jwks' | 'management' | 'inference' | 'settingsPage';
-
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-
-/** Who may call a route (SPEC 4.5, 5). */
-export type Access =
-  /** No bearer credential involved: the exchange, its keys, the OpenAPI document, the pages. */
-  | 'public'
-  /** Any valid credential, whatever its scope: the catalog, and a key's own metadata. */
-  | 'any'
-  /** Workspace and personal keys, and access tokens of scope `inference`. */
-  | 'inference'
-  /** Management keys and access tokens of scope `management`, read-only ones included. */
-  | 'management-read'
-  /** Management keys and access tokens of scope `management` that may write. */
-  | 'management-write';
-
-export interface QueryParameter {
-  readonly name: string;
-  readonly schema: Json;
-  readonly description: string;
-}
-
-/** The success answer of a route. */
-export interface SuccessResponse {
-  readonly status: number;
-  /** The JSON body's schema. */
-  readonly schema?: Json;
-  /** Bodies of other media types, by type (the settings page, the event stream). */
-  readonly media?: Readonly<Record<string, Json>>;
-  /** Answered with `Cache-Control: public, max-age=300`. */
-  readonly cacheable?: boolean;
-}
-
-export interface RouteDefinition {
-  /** Unique; the OpenAPI operation id, and the key a function binds its handler to. */
-  readonly operationId: string;
-  readonly method: HttpMethod;
-  /** Resource path below {@link RouteDefinition.base}, with `{name}` path parameters. */
-  readonly path: string;
-  /**
-   * What the path is below: the API ({@link API_BASE_PATH}) unless the route serves a page.
-   * @default API_BASE_PATH
-   */
-  readonly base?: typeof API_BASE_PATH | typeof PAGES_BASE_PATH;
-  readonly function: FunctionId;
-  readonly access: Access;
-  readonly summary: string;
-  /** The query parameters the route reads; others are ignored (caches and proxies add some). */
-  readonly query?: readonly QueryParameter[];
-  /** The schema of the JSON request body. */
-  readonly body?: Json;
-  /** The schema of an `application/x-www-form-urlencoded` request body (the token endpoint). */
-  readonly form?: Json;
-  readonly ok: SuccessResponse;
-  /** Refusals beyond the ones every route of its access can give (401, 403, 413, 429, 500). */
-  readonly errors?: readonly number[];
-  /**
-   * The route verifies subject tokens as the exchange does, so each request counts against the
-   * token endpoint's per-address budget before its body is read (SPEC 7.2, 8): 429 past it.
-   */
-  readonly verifiesSubjectTokens?: boolean;
-}
+export type { Access, FunctionId, HttpMethod, QueryParameter, RouteDefinition, SuccessResponse } from './route-definition';
+import type { FunctionId, HttpMethod, RouteDefinition } from './route-definition';
 
 /**
  * Functions that stream their response (`awslambda.streamifyResponse`): API Gateway

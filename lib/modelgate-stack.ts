@@ -4,12 +4,12 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { API_BASE_PATH, ROUTES, resourcePath } from '../lambdas/routes';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { SIGNING_KEY_PARTITION } from '../lambdas/store/table-schemas';
+import { SIGNING_KEY_PARTITION } from '../lambdas/aws/table-schemas';
 import { ServiceAlarms } from './constructs/alarms';
 import { Api } from './constructs/api';
 import { Firewall } from './constructs/firewall';
 import { ProviderCredentials } from './constructs/provider-credentials';
-import { FUNCTIONS_DIR, ServiceFunction, type ServiceFunctionProps } from './constructs/service-function';
+import { ServiceFunction, functionEntry, type ServiceFunctionProps } from './constructs/service-function';
 import { SigningKey } from './constructs/signing-key';
 import { SigningKeyRegistration } from './constructs/signing-key-registration';
 import { Tables } from './constructs/tables';
@@ -39,14 +39,14 @@ export class ModelgateStack extends Stack {
 
     const serviceFunction = (
       id: string,
-      file: string,
+      name: string,
       options: Omit<ServiceFunctionProps, 'entry' | 'stageName' | 'logLevel'>,
     ): ServiceFunction =>
-      new ServiceFunction(this, id, { entry: path.join(FUNCTIONS_DIR, file), stageName, logLevel: settings.logLevel, ...options });
+      new ServiceFunction(this, id, { entry: functionEntry(name), stageName, logLevel: settings.logLevel, ...options });
 
     // Every function that authenticates callers reads the keys table: API keys, and the
     // signing-key records that verify issued access tokens without calling KMS.
-    const catalog = serviceFunction('Catalog', 'catalog.ts', {
+    const catalog = serviceFunction('Catalog', 'catalog', {
       description: 'GET /models/user: the model catalog as one caller may use it',
       // Holds the whole catalog in memory and filters it per request.
       memorySize: 512,
@@ -60,7 +60,7 @@ export class ModelgateStack extends Stack {
       // The gateway's own traffic feeds the most-popular and top-weekly sorts.
       .bindTable(usage, 'read');
 
-    const tokenExchange = serviceFunction('TokenExchange', 'token-exchange.ts', {
+    const tokenExchange = serviceFunction('TokenExchange', 'token-exchange', {
       description: 'POST /oauth/token: RFC 8693 token exchange',
       // Fetches the issuer's discovery document and key set before it can verify.
       timeout: Duration.seconds(15),
@@ -88,12 +88,12 @@ export class ModelgateStack extends Stack {
 
     // Publishes public keys from the keys table: it can neither sign nor call KMS, and it
     // reads the signing-key records only, not API keys or organizations.
-    const jwks = serviceFunction('Jwks', 'jwks.ts', {
+    const jwks = serviceFunction('Jwks', 'jwks', {
       description: 'GET /oauth/jwks and /openapi.json: the access-token verification keys and the API description',
       timeout: Duration.seconds(5),
     }).bindTable(keys, 'read', { partitionKeys: [SIGNING_KEY_PARTITION] });
 
-    const management = serviceFunction('Management', 'management.ts', {
+    const management = serviceFunction('Management', 'management', {
       description: 'Management API: keys, workspaces, guardrails, workload identity',
       // The policy tester verifies tokens like the exchange, fetching issuer keys, and shares its per-address limit.
       timeout: Duration.seconds(15),
@@ -107,7 +107,7 @@ export class ModelgateStack extends Stack {
       .bindTable(usage, 'read')
       .bindTable(rateCounters, 'readWrite');
 
-    const inference = serviceFunction('Inference', 'inference.ts', {
+    const inference = serviceFunction('Inference', 'inference', {
       description: 'POST /chat/completions',
       // A streamed completion may run for minutes; API Gateway streams for up to 15.
       timeout: Duration.minutes(5),
@@ -123,14 +123,14 @@ export class ModelgateStack extends Stack {
     const providerCredentials = new ProviderCredentials(this, 'ProviderCredentials');
     providerCredentials.bindReader(inference);
 
-    const registrar = serviceFunction('SigningKeyRegistrar', 'signing-key-registrar.ts', {
+    const registrar = serviceFunction('SigningKeyRegistrar', 'signing-key-registrar', {
       description: 'Deploy time: records the KMS public key as a signing-key record',
       timeout: Duration.seconds(30),
     }).bindTable(keys, 'readWrite');
     const registration = new SigningKeyRegistration(this, 'SigningKeyRegistration', { signingKey, registrar });
 
     // The Workload identity settings page: static files built into its package, no table, no key.
-    const settingsPage = serviceFunction('SettingsPage', 'settings-page.ts', {
+    const settingsPage = serviceFunction('SettingsPage', 'settings-page', {
       description: 'GET /settings/workload-identity: the settings page and its assets',
       timeout: Duration.seconds(5),
       environment: { PAGE_ASSETS_DIR: PAGE_ASSETS_DIR },

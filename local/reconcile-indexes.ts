@@ -1,5 +1,5 @@
 import { DeleteItemCommand, PutItemCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ALL_TABLES, type TableSchema } from '../lambdas/store/table-schemas';
+import { ALL_TABLES, type TableSchema } from '../lambdas/aws/table-schemas';
 
 type Item = Record<string, AttributeValue>;
 

@@ -6,29 +6,29 @@ import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { randomId, systemClock, type Clock } from '../lambdas/clock';
 import { DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
 import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
-import { createCatalogHandler } from '../lambdas/handlers/catalog';
-import { createInferenceHandler } from '../lambdas/handlers/inference';
-import { createJwksHandler } from '../lambdas/handlers/jwks';
-import { createManagementHandler } from '../lambdas/handlers/management';
-import { createSettingsPageHandler } from '../lambdas/handlers/settings-page';
-import { createTokenExchangeHandler } from '../lambdas/handlers/token-exchange';
+import { createCatalogHandler } from '../lambdas/functions/catalog/handler';
+import { createInferenceHandler } from '../lambdas/functions/inference/handler';
+import { createJwksHandler } from '../lambdas/functions/jwks/handler';
+import { createManagementHandler } from '../lambdas/functions/management/handler';
+import { createSettingsPageHandler } from '../lambdas/functions/settings-page/handler';
+import { createTokenExchangeHandler } from '../lambdas/functions/token-exchange/handler';
 import { fileCredentials } from '../lambdas/inference/provider-credentials';
 import { createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { LocalSigner } from '../lambdas/signing/local-signer';
-import { signerForRecord } from '../lambdas/signing/signer-for-record';
+import { signerForRecord } from '../lambdas/wiring/signer-for-record';
 import { registerDeployedSigningKey } from '../lambdas/signing/signing-key-registry';
-import { DynamoAccountStore } from '../lambdas/store/dynamo-account-store';
-import { DynamoCatalogStore } from '../lambdas/store/dynamo-catalog-store';
-import { createDocumentClient } from '../lambdas/store/dynamo-client';
-import { DynamoSigningKeyStore } from '../lambdas/store/dynamo-signing-key-store';
-import { TABLE_SCHEMAS, type TableId } from '../lambdas/store/table-schemas';
-import { catalogDependencies } from '../lambdas/wiring/catalog';
+import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
+import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
+import { createDocumentClient } from '../lambdas/aws/dynamo-client';
+import { DynamoSigningKeyStore } from '../lambdas/aws/dynamo-signing-key-store';
+import { TABLE_SCHEMAS, type TableId } from '../lambdas/aws/table-schemas';
+import { catalogDependencies } from '../lambdas/functions/catalog/dependencies';
 import type { FunctionContext } from '../lambdas/wiring/context';
-import { inferenceDependencies } from '../lambdas/wiring/inference';
-import { jwksDependencies } from '../lambdas/wiring/jwks';
-import { managementDependencies } from '../lambdas/wiring/management';
-import { tokenExchangeDependencies } from '../lambdas/wiring/token-exchange';
+import { inferenceDependencies } from '../lambdas/functions/inference/dependencies';
+import { jwksDependencies } from '../lambdas/functions/jwks/dependencies';
+import { managementDependencies } from '../lambdas/functions/management/dependencies';
+import { tokenExchangeDependencies } from '../lambdas/functions/token-exchange/dependencies';
 import { buildSettingsPage } from '../web/build';
 import { ensureDevCertificateAuthority } from './dev-ca';
 import { LOCAL_AWS_ENV, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './embedded-dynamodb';
@@ -111,10 +111,10 @@ export const PROVIDER_CREDENTIALS_FILE = 'provider-credentials.json';
 
 /**
  * The local composition root, the second one beside the Lambda entries
- * (lambdas/functions/*.ts): the embedded DynamoDB with the stack's tables, a local ES256
+ * (lambdas/functions/<function>/entry.ts): the embedded DynamoDB with the stack's tables, a local ES256
  * signer, the development inference provider and readable log lines. Each function's
- * dependencies are built by the same wiring modules the Lambda entries call
- * (lambdas/wiring/), over its own DynamoDB client signed with its own access key id
+ * dependencies are built by the same modules the Lambda entries call
+ * (lambdas/functions/<function>/dependencies.ts), over its own DynamoDB client signed with its own access key id
  * (local/function-principals.ts), as in Lambda. Nothing is read from or written to
  * `process.env` (`npm start` reads its variables in local/environment.ts), so several runtimes
  * can share a process.

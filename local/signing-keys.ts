@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { LocalSigner } from '../lambdas/signing/local-signer';
-import { LOCAL_KEY_REF_PREFIX } from '../lambdas/signing/signer-for-record';
+import { LOCAL_KEY_REF_PREFIX } from '../lambdas/wiring/signer-for-record';
 import type { SigningKeyRegistration } from '../lambdas/signing/signing-key-registry';
 
 /** The first local signing key's file, created by the first `npm start`. */

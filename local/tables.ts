@@ -1,5 +1,5 @@
 import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ALL_TABLES, type TableSchema } from '../lambdas/store/table-schemas';
+import { ALL_TABLES, type TableSchema } from '../lambdas/aws/table-schemas';
 
 /** Creates the service's tables in the embedded DynamoDB from the schema module the stack uses. */
 export async function createTables(client: DynamoDBClient, tables: readonly TableSchema[] = ALL_TABLES): Promise<void> {

@@ -16,7 +16,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import standaloneCode from 'ajv/dist/standalone';
-import { ID_PATTERNS } from '../lambdas/http/ids';
+import { ID_PATTERNS } from '../lambdas/ids';
 import { OPENAPI_DOCUMENT } from '../lambdas/openapi/document';
 import type { Json } from '../lambdas/openapi/json-schema';
 import { ROUTES, type RouteDefinition } from '../lambdas/routes';

@@ -1,5 +1,5 @@
 import { ref } from '../openapi/json-schema';
-import type { RouteDefinition } from '../routes';
+import type { RouteDefinition } from '../route-definition';
 import { CATALOG_QUERY_PARAMETERS } from './query-parameters';
 
 /** SPEC 4.1 and the `links.details` target of each model. */

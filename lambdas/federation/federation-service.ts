@@ -2,7 +2,7 @@ import type { AccountStore } from '../accounts/account-store';
 import type { ApiKeyRecord, Organization } from '../accounts/types';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
 import { ConflictError, ForbiddenError, NotFoundError, invalidParameter } from '../errors';
-import { checkId, isUuid } from '../http/ids';
+import { checkId, isUuid } from '../ids';
 import { IssuerUrlTakenError, type FederationStore } from './federation-store';
 import {
   applyPolicyPatch,

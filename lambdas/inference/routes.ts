@@ -1,5 +1,5 @@
 import { ref } from '../openapi/json-schema';
-import type { RouteDefinition } from '../routes';
+import type { RouteDefinition } from '../route-definition';
 
 /** SPEC 4.5: inference. */
 export const INFERENCE_ROUTES = [

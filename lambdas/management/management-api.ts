@@ -1,17 +1,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { AccountsService } from '../accounts/accounts-service';
-import { authenticate, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
+import { authenticate, requireManagement } from '../accounts/authenticate';
 import type { Principal } from '../accounts/types';
 import { NotFoundError, TooManyRequestsError } from '../errors';
-import type { ExchangeEventStore } from '../federation/exchange-events';
-import type { FederationService } from '../federation/federation-service';
-import type { PolicyTesterDeps } from '../federation/policy-tester';
 import { credentialHeader, jsonBody, pathParameters } from '../http/request';
 import { queryValues, validated, type RequestValidator } from '../openapi/request-validation';
 import { bodyValidators, queryValidators } from '../openapi/validators/management.generated';
 import { ROUTES, resourcePath, type Access, type OperationIdOf, type RouteDefinition } from '../routes';
-import type { UsageStore } from '../usage/usage';
-import type { Operation, OperationRequest } from './operation';
+import type { ManagementDeps, Operation, OperationRequest } from './operation';
 import { ACTIVITY_OPERATIONS } from './operations/activity';
 import { CURRENT_KEY_OPERATIONS } from './operations/current-key';
 import { EVENT_OPERATIONS } from './operations/events';
@@ -21,24 +16,7 @@ import { KEY_OPERATIONS } from './operations/keys';
 import { POLICY_OPERATIONS } from './operations/policies';
 import { WORKSPACE_OPERATIONS } from './operations/workspaces';
 
-/** What an address-rate check answers: allowed, or when to retry (whole seconds). */
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
-
-export interface ManagementDeps extends AuthenticationDeps {
-  service: AccountsService;
-  federation: FederationService;
-  /** The policy tester's exchange decision (never mints, records nothing). */
-  policyTester: PolicyTesterDeps;
-  /**
-   * Counts one hit against the token endpoint's per-address limit (SPEC 7.2, 8): the policy
-   * tester verifies tokens as the exchange does, so it shares that budget and cannot be
-   * used to get around it.
-   */
-  exchangeRate: (sourceIp: string) => Promise<RateDecision>;
-  usage: Pick<UsageStore, 'keyUsage' | 'activity'>;
-  /** Token exchange events (workload identity). */
-  exchangeEvents: ExchangeEventStore;
-}
+export type { ManagementDeps, RateDecision } from './operation';
 
 /** The handler of every management route, bound by the operation id its declaration gives. */
 const OPERATIONS: { readonly [Id in OperationIdOf<'management'>]: Operation<Id> } = {

@@ -1,7 +1,31 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Principal } from '../accounts/types';
 import type { RequestBodies, RequestQueries } from '../openapi/validators/management.generated';
-import type { ManagementDeps } from './management-api';
+import type { AccountsService } from '../accounts/accounts-service';
+import type { AuthenticationDeps } from '../accounts/authenticate';
+import type { ExchangeEventStore } from '../federation/exchange-events';
+import type { FederationService } from '../federation/federation-service';
+import type { PolicyTesterDeps } from '../federation/policy-tester';
+import type { UsageStore } from '../usage/usage';
+
+/** What an address-rate check answers: allowed, or when to retry (whole seconds). */
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+export interface ManagementDeps extends AuthenticationDeps {
+  service: AccountsService;
+  federation: FederationService;
+  /** The policy tester's exchange decision (never mints, records nothing). */
+  policyTester: PolicyTesterDeps;
+  /**
+   * Counts one hit against the token endpoint's per-address limit (SPEC 7.2, 8): the policy
+   * tester verifies tokens as the exchange does, so it shares that budget and cannot be
+   * used to get around it.
+   */
+  exchangeRate: (sourceIp: string) => Promise<RateDecision>;
+  usage: Pick<UsageStore, 'keyUsage' | 'activity'>;
+  /** Token exchange events (workload identity). */
+  exchangeEvents: ExchangeEventStore;
+}
 
 /** What an operation of the management API gets once the caller may call it and its schemas accept the request. */
 export interface OperationRequest<Id extends string = string> {

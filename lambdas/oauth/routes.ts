@@ -1,5 +1,5 @@
 import { ref } from '../openapi/json-schema';
-import type { RouteDefinition } from '../routes';
+import type { RouteDefinition } from '../route-definition';
 
 /** SPEC 4.2 and 4.6: the token exchange and the keys that verify what it issues. */
 export const OAUTH_ROUTES = [

@@ -1,4 +1,4 @@
-import { ID_PATTERNS } from '../http/ids';
+import { ID_PATTERNS } from '../ids';
 
 /** A JSON Schema (or any JSON object) of the OpenAPI document. */
 export type Json = Record<string, any>;
@@ -9,7 +9,7 @@ export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** A value with a character other than white space: not blank. */
 export const NON_BLANK = '\\S';
 
-/** The lowercase hex SHA-256 naming an API key (lambdas/http/ids.ts). */
+/** The lowercase hex SHA-256 naming an API key (lambdas/ids.ts). */
 export const KEY_HASH_PATTERN = ID_PATTERNS['key-hash'].source;
 
 /** A string of 1 to `maxLength` characters that is not only white space. */

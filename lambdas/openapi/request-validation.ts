@@ -7,7 +7,7 @@
  * rules, key admission, CEL, an expiry in the future) stay with the modules that own them.
  */
 import { invalidParameter, type InvalidInputError } from '../errors';
-import { ID_DESCRIPTIONS } from '../http/ids';
+import { ID_DESCRIPTIONS } from '../ids';
 import { KEY_HASH_PATTERN, NON_BLANK, type Json } from './json-schema';
 
 /** What a validator says of a refused value (ajv's `ErrorObject`, verbose). */

@@ -1,4 +1,4 @@
-import type { RouteDefinition } from '../routes';
+import type { RouteDefinition } from '../route-definition';
 
 /** modelgate's own OpenAPI document (version 1.0.0), public like the key set it sits beside. */
 export const OPENAPI_ROUTES = [

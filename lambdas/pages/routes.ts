@@ -1,5 +1,5 @@
 import { PAGES_BASE_PATH } from '../base-paths';
-import type { RouteDefinition } from '../routes';
+import type { RouteDefinition } from '../route-definition';
 
 /** The Workload identity settings page and its static assets (script, stylesheet), outside the API. */
 export const SETTINGS_PAGE_ROUTES = [

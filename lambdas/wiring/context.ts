@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../clock';
 import type { Telemetry } from '../observability/telemetry';
-import type { TableId } from '../store/table-schemas';
+import type { TableId } from '../aws/table-schemas';
 
 /**
  * What every function is wired from, in AWS (the Lambda entries, lambdas/functions/) and

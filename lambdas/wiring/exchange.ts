@@ -2,9 +2,9 @@ import { evaluateCondition } from '../federation/condition';
 import { evaluateExchange } from '../federation/evaluate-exchange';
 import type { IssuerKeySource } from '../federation/issuer-keys';
 import { checkExchangeRate } from '../oauth/exchange-rate-limit';
-import { DynamoAccountStore } from '../store/dynamo-account-store';
-import { DynamoFederationStore } from '../store/dynamo-federation-store';
-import { DynamoRateCounterStore } from '../store/dynamo-rate-counter-store';
+import { DynamoAccountStore } from '../aws/dynamo-account-store';
+import { DynamoFederationStore } from '../aws/dynamo-federation-store';
+import { DynamoRateCounterStore } from '../aws/dynamo-rate-counter-store';
 import type { ExchangeRateSettings, FunctionContext } from './context';
 
 /**

@@ -1,9 +1,9 @@
 import { CatalogCache } from '../catalog/catalog-cache';
 import { SigningKeyAccessTokenVerifier } from '../oauth/access-token-verifier';
 import { catalogLoadRecorder } from '../observability/telemetry';
-import { DynamoCatalogStore } from '../store/dynamo-catalog-store';
-import { DynamoSigningKeyStore } from '../store/dynamo-signing-key-store';
-import { DynamoUsageStore } from '../store/dynamo-usage-store';
+import { DynamoCatalogStore } from '../aws/dynamo-catalog-store';
+import { DynamoSigningKeyStore } from '../aws/dynamo-signing-key-store';
+import { DynamoUsageStore } from '../aws/dynamo-usage-store';
 import { USAGE_SORT_DAYS } from '../usage/usage';
 import type { AccessTokenSettings, CatalogSettings, FunctionContext } from './context';
 

@@ -10,8 +10,13 @@ import type { SchemaTable } from './tables';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 
-/** Where the function entry points live: `lambdas/functions/<name>.ts`. */
-export const FUNCTIONS_DIR = path.join(PROJECT_ROOT, 'lambdas', 'functions');
+/**
+ * The Lambda entry of a function: `lambdas/functions/<name>/entry.ts`, beside its handler
+ * factory (`handler.ts`) and the dependencies both composition roots build (`dependencies.ts`).
+ */
+export function functionEntry(name: string): string {
+  return path.join(PROJECT_ROOT, 'lambdas', 'functions', name, 'entry.ts');
+}
 
 /**
  * esbuild emits ESM, where `require` does not exist; CommonJS dependencies bundled into
@@ -53,7 +58,7 @@ export const SERVICE_BUNDLING = {
 } as const satisfies BundlingOptions;
 
 export interface ServiceFunctionProps {
-  /** Entry file exporting `handler`, e.g. `path.join(FUNCTIONS_DIR, 'catalog.ts')`. */
+  /** Entry file exporting `handler`, e.g. `functionEntry('catalog')`. */
   readonly entry: string;
   /** What the function is for; shown in the console. */
   readonly description: string;
@@ -135,7 +140,7 @@ export interface BindTableOptions {
  *
  * @example
  * const catalog = new ServiceFunction(this, 'Catalog', {
- *   entry: path.join(FUNCTIONS_DIR, 'catalog.ts'),
+ *   entry: functionEntry('catalog'),
  *   description: 'Per-caller model catalog',
  *   stageName: 'v1',
  * });

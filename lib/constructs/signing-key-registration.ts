@@ -14,7 +14,7 @@ export interface SigningKeyRegistrationProps {
   readonly signingKey: SigningKey;
   /**
    * The function that reads the public key and writes the signing-key record
-   * (lambdas/functions/signing-key-registrar.ts). It is granted `grantPublicKeyRead`
+   * (lambdas/functions/signing-key-registrar/entry.ts). It is granted `grantPublicKeyRead`
    * here; its table access is the caller's to bind.
    */
   readonly registrar: lambda.IFunction;

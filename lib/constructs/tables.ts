@@ -1,7 +1,7 @@
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { ALL_TABLES, type TableId, type TableSchema } from '../../lambdas/store/table-schemas';
+import { ALL_TABLES, type TableId, type TableSchema } from '../../lambdas/aws/table-schemas';
 
 /** A deployed table with the schema it was built from (which names its env var). */
 export interface SchemaTable {

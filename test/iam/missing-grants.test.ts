@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
-import { DynamoFederationStore } from '../../lambdas/store/dynamo-federation-store';
-import { TABLE_SCHEMAS } from '../../lambdas/store/table-schemas';
+import { DynamoFederationStore } from '../../lambdas/aws/dynamo-federation-store';
+import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import { readDevCertificateAuthority } from '../../local/dev-ca';
 import { connectToRuntime, type RuntimeStores } from '../support/accounts';
 import { makeIssuer, makePolicy } from '../support/federation-fixtures';

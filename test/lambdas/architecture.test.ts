@@ -7,7 +7,6 @@ const LAMBDAS = join(__dirname, '..', '..', 'lambdas');
 const HTTP_LAYER = [
   /^http\//,
   /^oauth\/(oauth-errors|oauth-handler|token-request)\.ts$/,
-  /^handlers\//,
   /^functions\//,
   /^observability\//,
   // Route adapters: parse the event, call the domain, format the reply (STYLE.md 1).
@@ -21,6 +20,12 @@ function sources(dir: string): string[] {
     entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
   );
 }
+
+/**
+ * Where the AWS SDK may be imported: the AWS adapters, the functions' entries and
+ * dependencies (composition), and the wiring they share. Everything else talks to interfaces.
+ */
+const AWS_LAYER = [/^aws\//, /^functions\//, /^wiring\//];
 
 /**
  * STYLE.md 3: domain code throws domain errors (lambdas/errors.ts) and knows nothing of
@@ -44,6 +49,17 @@ describe('domain modules', () => {
   });
 });
 
+describe('the AWS SDK', () => {
+  it('is imported by the AWS adapters (lambdas/aws/) and the composition (functions/, wiring/) only', () => {
+    const importers = sources(LAMBDAS)
+      .map((file) => relative(LAMBDAS, file))
+      .filter((file) => /from '@aws-sdk\//.test(readFileSync(join(LAMBDAS, file), 'utf8')));
+    expect(importers.filter((file) => !AWS_LAYER.some((pattern) => pattern.test(file)))).toEqual([]);
+    // The rule is checked on real files: the adapters do import it.
+    expect(importers).toEqual(expect.arrayContaining(['aws/kms-signer.ts', 'aws/secrets-manager-credentials.ts', 'aws/dynamo-client.ts']));
+  });
+});
+
 /** STYLE.md 11: jose verifies every JWS; node:crypto and KMS may sign, never verify. */
 describe('JWS verification', () => {
   it('is left to jose: no module under lambdas/ verifies a signature with node:crypto or WebCrypto', () => {
@@ -55,5 +71,26 @@ describe('JWS verification', () => {
       );
     });
     expect(offenders.map((file) => relative(LAMBDAS, file))).toEqual([]);
+  });
+});
+
+/** A module graph without cycles: each module can be read, and loaded, before the ones that use it. */
+describe('imports', () => {
+  it('form no cycle across lambdas/, lib/, local/ and ops/ (type imports included)', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const madge = require('madge') as (paths: string[], config: Record<string, unknown>) => Promise<{ circular(): string[][] }>;
+    const root = join(LAMBDAS, '..');
+    const graph = await madge(['lambdas', 'lib', 'local', 'ops'].map((dir) => join(root, dir)), { baseDir: root, fileExtensions: ['ts'] });
+    expect(graph.circular()).toEqual([]);
+  });
+});
+
+describe('source files', () => {
+  it('stay under 400 lines each under lambdas/ (generated validators aside)', () => {
+    const long = sources(LAMBDAS)
+      .filter((file) => !file.includes('.generated.'))
+      .map((file) => [relative(LAMBDAS, file), readFileSync(file, 'utf8').split('\n').length - 1] as const)
+      .filter(([, lines]) => lines > 400);
+    expect(long).toEqual([]);
   });
 });

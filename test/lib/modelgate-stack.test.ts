@@ -4,13 +4,13 @@ import { App, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../lambdas/signing/registration-properties';
-import { SIGNING_KEY_PARTITION } from '../../lambdas/store/table-schemas';
+import { SIGNING_KEY_PARTITION } from '../../lambdas/aws/table-schemas';
 import { tracingEnabled } from '../../lambdas/observability/tracing';
 import { ModelgateStack } from '../../lib/modelgate-stack';
 import { FUNCTION_REQUIREMENTS } from '../support/function-requirements';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { API_BASE_PATH, ROUTES, resourcePath, type FunctionId } from '../../lambdas/routes';
-import { ALL_TABLES, TABLE_SCHEMAS, type TableId } from '../../lambdas/store/table-schemas';
+import { ALL_TABLES, TABLE_SCHEMAS, type TableId } from '../../lambdas/aws/table-schemas';
 import { readSettingsFromContext } from '../../lib/settings';
 import {
   cdkJsonContext,
@@ -126,7 +126,7 @@ describe('signing key', () => {
     template.hasResource('Custom::SigningKeyRegistration', {
       Properties: {
         ServiceToken: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SigningKeyRegistrationProvider'), 'Arn'] },
-        // The name the registrar reads (test/lambdas/handlers/signing-key-registrar.test.ts runs it with these properties).
+        // The name the registrar reads (test/lambdas/functions/signing-key-registrar/handler.test.ts runs it with these properties).
         [SIGNING_KEY_REGISTRATION_PROPERTIES.signingKeyArn]: { 'Fn::GetAtt': [keyId, 'Arn'] },
       },
       DependsOn: Match.arrayWith([functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar)]),

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TABLE_SCHEMAS } from '../../lambdas/store/table-schemas';
+import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import { connectTarget } from '../../ops/target';
 import { runOps } from '../../ops/run';
 

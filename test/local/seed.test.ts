@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccountsService } from '../../lambdas/accounts/accounts-service';
-import { DynamoAccountStore } from '../../lambdas/store/dynamo-account-store';
-import { TABLE_SCHEMAS } from '../../lambdas/store/table-schemas';
+import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
+import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import { ensureDemoOrganization } from '../../local/seed';
 import { startEmbeddedTables } from '../support/embedded-tables';
 

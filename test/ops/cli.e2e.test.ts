@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
-import { ALL_TABLES } from '../../lambdas/store/table-schemas';
+import { ALL_TABLES } from '../../lambdas/aws/table-schemas';
 import type { LocalRuntime } from '../../local/runtime';
 import { startTestService, type TestService } from '../support/local-service';
 

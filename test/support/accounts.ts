@@ -2,10 +2,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../../lambdas/accounts/accounts-service';
 import { DEFAULT_PRIVACY } from '../../lambdas/accounts/types';
-import { DynamoAccountStore } from '../../lambdas/store/dynamo-account-store';
-import { DynamoCatalogStore } from '../../lambdas/store/dynamo-catalog-store';
-import { createDocumentClient } from '../../lambdas/store/dynamo-client';
-import { TABLE_SCHEMAS } from '../../lambdas/store/table-schemas';
+import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
+import { DynamoCatalogStore } from '../../lambdas/aws/dynamo-catalog-store';
+import { createDocumentClient } from '../../lambdas/aws/dynamo-client';
+import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import { LOCAL_AWS_ENV } from '../../local/embedded-dynamodb';
 import type { LocalRuntime } from '../../local/runtime';
 

@@ -1,4 +1,4 @@
-import { createDocumentClient } from '../../lambdas/store/dynamo-client';
+import { createDocumentClient } from '../../lambdas/aws/dynamo-client';
 import { startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
 import { createTables } from '../../local/tables';
 

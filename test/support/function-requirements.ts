@@ -1,11 +1,11 @@
 import type { FunctionId } from '../../lambdas/routes';
-import { CATALOG_FUNCTION } from '../../lambdas/handlers/catalog';
-import { INFERENCE_FUNCTION } from '../../lambdas/handlers/inference';
-import { JWKS_FUNCTION } from '../../lambdas/handlers/jwks';
-import { MANAGEMENT_FUNCTION } from '../../lambdas/handlers/management';
-import { SETTINGS_PAGE_FUNCTION } from '../../lambdas/handlers/settings-page';
-import { SIGNING_KEY_REGISTRAR_FUNCTION } from '../../lambdas/handlers/signing-key-registrar';
-import { TOKEN_EXCHANGE_FUNCTION } from '../../lambdas/handlers/token-exchange';
+import { CATALOG_FUNCTION } from '../../lambdas/functions/catalog/handler';
+import { INFERENCE_FUNCTION } from '../../lambdas/functions/inference/handler';
+import { JWKS_FUNCTION } from '../../lambdas/functions/jwks/handler';
+import { MANAGEMENT_FUNCTION } from '../../lambdas/functions/management/handler';
+import { SETTINGS_PAGE_FUNCTION } from '../../lambdas/functions/settings-page/handler';
+import { SIGNING_KEY_REGISTRAR_FUNCTION } from '../../lambdas/functions/signing-key-registrar/handler';
+import { TOKEN_EXCHANGE_FUNCTION } from '../../lambdas/functions/token-exchange/handler';
 
 /**
  * Every function: its Lambda entry file, the construct id the stack gives it, and what it

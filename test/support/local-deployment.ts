@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
-import { ALL_TABLES } from '../../lambdas/store/table-schemas';
+import { ALL_TABLES } from '../../lambdas/aws/table-schemas';
 import { createDevCertificateAuthority } from '../../local/dev-certificates';
 import { startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
 import { startApiGatewayStandIn, type ApiGatewayStandIn } from './api-gateway-stand-in';
@@ -85,7 +85,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
     if (gatedDynamo) stops.push(() => gatedDynamo.stop());
     for (const [logicalId, table] of ofType('AWS::DynamoDB::Table')) {
       const schema = tableSchemaOf(logicalId);
-      if (!schema) throw new Error(`table ${logicalId} matches no schema of lambdas/store/table-schemas.ts`);
+      if (!schema) throw new Error(`table ${logicalId} matches no schema of lambdas/aws/table-schemas.ts`);
       const properties = table.Properties!;
       // The table as the template defines it (keys, attributes, indexes), under its local name.
       const input: CreateTableCommandInput = {

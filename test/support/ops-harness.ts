@@ -1,9 +1,9 @@
 import { AccountsService } from '../../lambdas/accounts/accounts-service';
-import { DynamoAccountStore } from '../../lambdas/store/dynamo-account-store';
+import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
 import { FederationService } from '../../lambdas/federation/federation-service';
-import { DynamoCatalogStore } from '../../lambdas/store/dynamo-catalog-store';
-import { DynamoFederationStore } from '../../lambdas/store/dynamo-federation-store';
-import { TABLE_SCHEMAS } from '../../lambdas/store/table-schemas';
+import { DynamoCatalogStore } from '../../lambdas/aws/dynamo-catalog-store';
+import { DynamoFederationStore } from '../../lambdas/aws/dynamo-federation-store';
+import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import type { GlobalFlags } from '../../ops/command';
 import { runOps } from '../../ops/run';
 import { startEmbeddedTables } from './embedded-tables';

@@ -1,4 +1,4 @@
-import { pathId } from '../../http/ids';
+import { pathId } from '../../ids';
 import { json } from '../../http/responses';
 import { pageOf } from '../list-page';
 import type { GUARDRAIL_ROUTES } from '../routes/guardrails';

@@ -1,4 +1,4 @@
-import { pathId } from '../../http/ids';
+import { pathId } from '../../ids';
 import { json } from '../../http/responses';
 import type { ISSUER_ROUTES } from '../routes/issuers';
 import { orgOf, type Operations } from '../operation';

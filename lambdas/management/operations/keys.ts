@@ -1,7 +1,7 @@
 import type { ApiKeyRecord } from '../../accounts/types';
-import { pathId } from '../../http/ids';
+import { pathId } from '../../ids';
 import { json } from '../../http/responses';
-import type { ManagementDeps } from '../management-api';
+import type { ManagementDeps } from '../operation';
 import type { KEY_ROUTES } from '../routes/keys';
 import { orgOf, type Operations } from '../operation';
 import { keyView } from '../views';

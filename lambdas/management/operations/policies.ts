@@ -2,7 +2,7 @@ import { ConditionError, checkCondition } from '../../federation/condition';
 import { testPolicy } from '../../federation/policy-tester';
 import { hasFederationEntitlement } from '../../federation/types';
 import { invalidParameter } from '../../errors';
-import { pathId } from '../../http/ids';
+import { pathId } from '../../ids';
 import { json } from '../../http/responses';
 import type { POLICY_ROUTES } from '../routes/policies';
 import { orgOf, type Operations } from '../operation';

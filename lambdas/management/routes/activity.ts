@@ -1,5 +1,5 @@
 import { KEY_HASH_PATTERN, ref } from '../../openapi/json-schema';
-import type { RouteDefinition } from '../../routes';
+import type { RouteDefinition } from '../../route-definition';
 
 /** Usage by day and model (public `getUserActivity`). */
 export const ACTIVITY_ROUTES = [

@@ -1,5 +1,5 @@
 import { ref } from '../../openapi/json-schema';
-import type { RouteDefinition } from '../../routes';
+import type { RouteDefinition } from '../../route-definition';
 
 /** The calling key's own metadata (public `getCurrentKey`): any credential, about itself. */
 export const CURRENT_KEY_ROUTES = [

@@ -1,5 +1,5 @@
 import { invalid, ref } from '../../openapi/json-schema';
-import type { RouteDefinition } from '../../routes';
+import type { RouteDefinition } from '../../route-definition';
 import { EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT } from '../exchange-events-api';
 
 /** Workload identity: token exchange events, newest first. */

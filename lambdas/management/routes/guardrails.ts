@@ -1,5 +1,5 @@
 import { ref } from '../../openapi/json-schema';
-import type { RouteDefinition } from '../../routes';
+import type { RouteDefinition } from '../../route-definition';
 import { listPageParameters } from '../list-page';
 
 /** Guardrails and their assignment to keys (public `/guardrails`; SPEC 2.5). */

@@ -1,5 +1,5 @@
 import { ref } from '../../openapi/json-schema';
-import type { RouteDefinition } from '../../routes';
+import type { RouteDefinition } from '../../route-definition';
 
 /** Trusted workload identity issuers (SPEC 2.11). */
 export const ISSUER_ROUTES = [

@@ -1,5 +1,5 @@
 import { invalid, ref } from '../../openapi/json-schema';
-import type { RouteDefinition } from '../../routes';
+import type { RouteDefinition } from '../../route-definition';
 
 /** API keys of the organization (public `/keys`; SPEC 2.2). */
 export const KEY_ROUTES = [

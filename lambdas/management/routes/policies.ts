@@ -1,5 +1,5 @@
 import { ref } from '../../openapi/json-schema';
-import type { RouteDefinition } from '../../routes';
+import type { RouteDefinition } from '../../route-definition';
 
 /**
  * Federation policies (SPEC 2.12), and what the settings page's policy editor asks first:

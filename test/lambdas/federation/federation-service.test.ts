@@ -1,8 +1,8 @@
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { FederationService } from '../../../lambdas/federation/federation-service';
-import { DynamoAccountStore } from '../../../lambdas/store/dynamo-account-store';
-import { DynamoFederationStore } from '../../../lambdas/store/dynamo-federation-store';
-import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
+import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
+import { DynamoFederationStore } from '../../../lambdas/aws/dynamo-federation-store';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { startEmbeddedTables } from '../../support/embedded-tables';
 import { FixedClock } from '../../support/fixed-clock';
 

@@ -11,10 +11,10 @@ import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
 import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
 import { ROUTES, resourcePath } from '../../../lambdas/routes';
-import { KmsSigner } from '../../../lambdas/signing/kms-signer';
+import { KmsSigner } from '../../../lambdas/aws/kms-signer';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../../lambdas/signing/registration-properties';
-import { DynamoAccountStore } from '../../../lambdas/store/dynamo-account-store';
-import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
+import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { createDevCertificateAuthority } from '../../../local/dev-certificates';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from '../../../local/seed';
 import { TRACING_ENVIRONMENT } from '../../../lib/constructs/service-function';
@@ -419,7 +419,7 @@ describe('the synthesized stack, served from its function packages', () => {
       };
       for (const id of CONSTRUCT_IDS) expect([id, sourcesOf(id).filter((source) => source.includes('@aws-sdk/'))]).toEqual([id, []]);
       const jwks = sourcesOf('Jwks');
-      expect(jwks).toContain('lambdas/handlers/jwks.ts');
+      expect(jwks).toContain('lambdas/functions/jwks/handler.ts');
       expect(jwks.filter((source) => /accounts-service|catalog-index|management-api/.test(source))).toEqual([]);
       // The OpenAPI document imports bounds, not the modules that enforce them with the CEL engine.
       expect(jwks.filter((source) => /cel-js|federation\/condition|federation-validation/.test(source))).toEqual([]);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { writeSettingsPage } from '../../../web/build';
 import { FUNCTION_REQUIREMENTS } from '../../support/function-requirements';
 
@@ -34,7 +34,7 @@ function coldStart(entry: string, env: Record<string, string>): { handler?: unkn
   try {
     let loaded: { handler?: unknown } = {};
     jest.isolateModules(() => {
-      loaded = require(`../../../lambdas/functions/${entry}`);
+      loaded = require(`../../../lambdas/functions/${entry}/entry`);
     });
     return loaded;
   } finally {

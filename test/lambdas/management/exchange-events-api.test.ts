@@ -1,6 +1,6 @@
 import type { ExchangeEvent } from '../../../lambdas/federation/exchange-events';
-import { DynamoExchangeEventStore } from '../../../lambdas/store/dynamo-exchange-event-store';
-import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
+import { DynamoExchangeEventStore } from '../../../lambdas/aws/dynamo-exchange-event-store';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
 import { ISSUER_ID, POLICY_ID } from '../../support/exchange-fixtures';
 import { startTestService, type TestService } from '../../support/local-service';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKeyRecord } from '../../../lambdas/accounts/types';
 import type { FederationIssuer, FederationPolicy } from '../../../lambdas/federation/types';
-import { DynamoFederationStore } from '../../../lambdas/store/dynamo-federation-store';
-import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
+import { DynamoFederationStore } from '../../../lambdas/aws/dynamo-federation-store';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { readDevCertificateAuthority } from '../../../local/dev-ca';
 import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
 import { makeIssuer, makePolicy } from '../../support/federation-fixtures';

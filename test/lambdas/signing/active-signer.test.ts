@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ActiveSigner } from '../../../lambdas/signing/active-signer';
 import { LocalSigner } from '../../../lambdas/signing/local-signer';
 import type { SigningKeyRecord, SigningKeyStore } from '../../../lambdas/signing/signer';
-import { signerForRecord } from '../../../lambdas/signing/signer-for-record';
+import { signerForRecord } from '../../../lambdas/wiring/signer-for-record';
 import { FixedClock } from '../../support/fixed-clock';
 
 class MemoryKeyStore implements SigningKeyStore {

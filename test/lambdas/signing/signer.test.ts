@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateKeyCommand, GetPublicKeyCommand, ScheduleKeyDeletionCommand, SignCommand, type KMSClient } from '@aws-sdk/client-kms';
 import { calculateJwkThumbprint, compactVerify, exportJWK, importJWK } from 'jose';
-import { KmsSigner, kmsPublicJwk } from '../../../lambdas/signing/kms-signer';
+import { KmsSigner, kmsPublicJwk } from '../../../lambdas/aws/kms-signer';
 import { LocalSigner } from '../../../lambdas/signing/local-signer';
 import { derToJose } from '../../../lambdas/signing/signer';
 import { startKmsStandIn, type KmsStandIn } from '../../support/kms-stand-in';

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { TABLE_SCHEMAS } from '../../../lambdas/store/table-schemas';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { ServiceFunction } from '../../../lib/constructs/service-function';
 import type { SchemaTable } from '../../../lib/constructs/tables';
 import { functionActions, functionStatements, newestNodeRuntime } from '../template-helpers';

@@ -1,4 +1,4 @@
-import { ALL_TABLES, type TableSchema } from '../../../lambdas/store/table-schemas';
+import { ALL_TABLES, type TableSchema } from '../../../lambdas/aws/table-schemas';
 
 /** One thing IAM authorizes for a request: an action on a resource, with the request's condition keys. */
 export interface Authorization {

@@ -1,4 +1,4 @@
-import { ALL_TABLES } from '../../../lambdas/store/table-schemas';
+import { ALL_TABLES } from '../../../lambdas/aws/table-schemas';
 import { FUNCTION_ACCESS_KEY_IDS, type StackFunctionId } from '../../../local/function-principals';
 import { SYNTH_ENV, TemplateResolver } from '../cloud-assembly';
 import { tableArn } from './dynamodb-authorizations';

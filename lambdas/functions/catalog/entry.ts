@@ -1,0 +1,37 @@
+/**
+ * Lambda entry of the catalog function. Every entry in this folder is a composition root
+ * and reads the same way:
+ *   1. configuration from the environment, naming exactly the tables and settings the
+ *      function needs (a missing one fails the cold start, not a request);
+ *   2. telemetry, then the AWS clients it uses, each built once and traced;
+ *   3. the function's dependencies (dependencies.ts beside this file), which the local
+ *      runtime (local/runtime.ts) builds the same way over local clients;
+ *   4. its handler factory (handler.ts beside this file).
+ * Nothing else belongs here: no logic, no other module's wiring.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { systemClock } from '../../clock';
+import { loadConfig } from '../../config';
+import { CATALOG_FUNCTION, createCatalogHandler } from './handler';
+import { createTelemetry } from '../../observability/telemetry';
+import { traced } from '../../observability/tracing';
+import { createDocumentClient } from '../../aws/dynamo-client';
+import { USAGE_FIGURES_SECONDS } from '../../usage/usage';
+import { catalogDependencies } from './dependencies';
+
+const config = loadConfig(process.env, CATALOG_FUNCTION);
+const telemetry = createTelemetry({ functionName: 'catalog', logLevel: config.logLevel });
+const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
+
+export const handler = createCatalogHandler(
+  catalogDependencies(
+    { documentClient, tables: config.tables, clock: systemClock, telemetry },
+    {
+      issuer: config.apiBaseUrl,
+      accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
+      catalogCacheSeconds: config.catalogCacheSeconds,
+      usageFiguresSeconds: USAGE_FIGURES_SECONDS,
+      regionalHostnames: config.regionalHostnames,
+    },
+  ),
+);

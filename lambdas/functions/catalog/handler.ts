@@ -1,0 +1,37 @@
+/**
+ * Handler factory of the catalog function, and the model for every function's handler
+ * module in this folder. Each one exports:
+ * - `<NAME>_FUNCTION`: the tables (and settings) the function reads. Its Lambda entry passes
+ *   it to `loadConfig`, so the cold start fails without one; the stack binds exactly these
+ *   tables (`ServiceFunction.bindTable`), which the synth test checks.
+ * - `<Name>HandlerDeps`: everything the handler uses (stores, services, clock, settings,
+ *   telemetry), already built: no environment, no AWS client construction here.
+ * - `create<Name>Handler(deps)`: the route adapter wrapped in its protocol's wrapper
+ *   (`apiHandler` or `oauthHandler`, which add Powertools, the request log line and the
+ *   error serializer).
+ *
+ * Adding a function: a handler module here; its Lambda entry in lambdas/functions/ (see
+ * catalog.ts there); its routes in lambdas/routes.ts; a `serviceFunction(...)` with its
+ * `bindTable` calls in lib/modelgate-stack.ts (alarms follow automatically); the same
+ * factory called in local/runtime.ts; a line in test/support/function-requirements.ts.
+ */
+import type { FunctionRequirements } from '../../config';
+import { createCatalogApi, type CatalogApiDeps } from '../../catalog/catalog-api';
+import { apiHandler } from '../../http/middleware';
+import type { Telemetry } from '../../observability/telemetry';
+
+/** SPEC 4.1: API keys, the catalog and the usage figures its sorts add, all read-only. */
+export const CATALOG_FUNCTION = {
+  tables: ['keys', 'models', 'usage'],
+  // Access tokens are verified against the API base URL (SPEC 2.13).
+  settings: ['apiBaseUrl'],
+} as const satisfies FunctionRequirements;
+
+export interface CatalogHandlerDeps extends CatalogApiDeps {
+  telemetry: Telemetry;
+}
+
+/** `GET /models/user` and `GET /models/{author}/{slug}/endpoints`. */
+export function createCatalogHandler(deps: CatalogHandlerDeps) {
+  return apiHandler(createCatalogApi(deps), deps.telemetry);
+}

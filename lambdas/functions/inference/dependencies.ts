@@ -1,0 +1,34 @@
+import type { IdGenerator } from '../../clock';
+import type { InferenceConfig } from '../../config';
+import type { InferenceHandlerDeps } from './handler';
+import type { ProviderCredentials } from '../../inference/upstream';
+import { upstreamOptions } from '../../inference/upstream-options';
+import { DynamoAccountStore } from '../../aws/dynamo-account-store';
+import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
+import type { AccessTokenSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
+import { accessTokenVerifier, catalogCache } from '../../wiring/shared';
+
+export interface InferenceSettings extends AccessTokenSettings, CatalogSettings {
+  readonly inference: InferenceConfig;
+  /** The providers' API keys: Secrets Manager in AWS, a file locally; none: unauthenticated upstreams. */
+  readonly credentials: ProviderCredentials | undefined;
+  readonly newId: IdGenerator;
+}
+
+/** The inference function's dependencies (`POST /chat/completions`). */
+export function inferenceDependencies(
+  context: FunctionContext<'keys' | 'models' | 'usage'>,
+  settings: InferenceSettings,
+): InferenceHandlerDeps {
+  const { documentClient, tables, clock } = context;
+  return {
+    accounts: new DynamoAccountStore(documentClient, tables.keys),
+    accessTokens: accessTokenVerifier(context, settings),
+    usage: new DynamoUsageStore(documentClient, tables.usage),
+    catalog: catalogCache(context, settings),
+    clock,
+    regionalHostnames: settings.regionalHostnames,
+    upstream: upstreamOptions(settings.inference, { clock, newId: settings.newId, credentials: settings.credentials }),
+    telemetry: context.telemetry,
+  };
+}

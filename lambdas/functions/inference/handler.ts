@@ -1,0 +1,50 @@
+import { credentialKind } from '../../accounts/authenticate';
+import type { FunctionRequirements } from '../../config';
+import { header } from '../../http/request';
+import { streamingHandler, type StreamingHandler } from '../../http/streaming';
+import { createInferenceApi, type InferenceApiDeps } from '../../inference/inference-api';
+import { countRequest, type Telemetry } from '../../observability/telemetry';
+
+/** SPEC 4.5: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
+export const INFERENCE_FUNCTION = {
+  tables: ['keys', 'models', 'usage'],
+  settings: ['inference', 'apiBaseUrl'],
+} as const satisfies FunctionRequirements;
+
+export interface InferenceHandlerDeps extends Omit<InferenceApiDeps, 'logger'> {
+  telemetry: Telemetry;
+}
+
+/**
+ * `POST /chat/completions`, a streaming function (`awslambda.streamifyResponse`): API
+ * Gateway relays its bytes as they are written (`responseTransferMode: STREAM`). Middy's
+ * Powertools middlewares wrap buffered handlers only, so this wrapper does their part:
+ * Lambda context on log lines, one request line, the request metric, metrics flushed.
+ */
+export function createInferenceHandler(deps: InferenceHandlerDeps): StreamingHandler {
+  const { telemetry } = deps;
+  const api = createInferenceApi({ ...deps, logger: { error: (message, fields) => telemetry.logger.error(message, fields) } });
+  return streamingHandler(async (event, stream, context) => {
+    const started = performance.now();
+    telemetry.logger.addContext(context);
+    telemetry.metrics.captureColdStartMetric(context.functionName);
+    let status = 500;
+    try {
+      status = await api(event, stream, context);
+    } finally {
+      const route = `${event.httpMethod} ${event.resource}`;
+      // Never the body (prompts) or the credential: its kind only.
+      telemetry.logger.info('request', {
+        route,
+        status,
+        latencyMs: Math.round((performance.now() - started) * 10) / 10,
+        credential: credentialKind(header(event, 'authorization')),
+        sourceIp: event.requestContext?.identity?.sourceIp,
+        apiRequestId: event.requestContext?.requestId,
+      });
+      // In the invocation's own metrics, so the flush below always has one to publish.
+      countRequest(telemetry, route, status);
+      telemetry.metrics.publishStoredMetrics();
+    }
+  });
+}

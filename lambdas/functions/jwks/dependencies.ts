@@ -1,0 +1,17 @@
+import type { JwksHandlerDeps } from './handler';
+import { DynamoSigningKeyStore } from '../../aws/dynamo-signing-key-store';
+import type { AccessTokenSettings, FunctionContext } from '../../wiring/context';
+
+/** The JWKS function's dependencies: the signing-key records, nothing else. */
+export function jwksDependencies(
+  context: FunctionContext<'keys'>,
+  settings: Pick<AccessTokenSettings, 'accessTokenMaxLifetimeSeconds'>,
+): JwksHandlerDeps {
+  return {
+    signingKeys: new DynamoSigningKeyStore(context.documentClient, context.tables.keys),
+    clock: context.clock,
+    // SPEC 8: a retired key is published until the longest token it may have signed expires.
+    accessTokenMaxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
+    telemetry: context.telemetry,
+  };
+}

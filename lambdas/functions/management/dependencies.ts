@@ -1,0 +1,51 @@
+import { AccountsService } from '../../accounts/accounts-service';
+import { FederationService } from '../../federation/federation-service';
+import type { IssuerKeySource } from '../../federation/issuer-keys';
+import type { ManagementHandlerDeps } from './handler';
+import { DynamoAccountStore } from '../../aws/dynamo-account-store';
+import { DynamoExchangeEventStore } from '../../aws/dynamo-exchange-event-store';
+import { DynamoFederationStore } from '../../aws/dynamo-federation-store';
+import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
+import type { AccessTokenSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
+import { exchangeEvaluator, exchangeRateCheck } from '../../wiring/exchange';
+import { accessTokenVerifier } from '../../wiring/shared';
+
+export interface ManagementSettings extends AccessTokenSettings {
+  /** Loopback issuer hosts: the local runtime's development identity provider, never in AWS. */
+  readonly allowLoopbackIssuers: boolean;
+  /** The policy tester fetches issuer keys as the exchange does. */
+  readonly issuerKeys: IssuerKeySource;
+  /** The token endpoint's limit: tester calls and exchanges share one budget per address. */
+  readonly exchangeRateLimit: ExchangeRateSettings;
+}
+
+/** The management function's dependencies: keys, workspaces, guardrails, workload identity, activity. */
+export function managementDependencies(
+  context: FunctionContext<'keys' | 'policies' | 'usage' | 'rateCounters'>,
+  settings: ManagementSettings,
+): ManagementHandlerDeps {
+  const { documentClient, tables, clock } = context;
+  const accounts = new DynamoAccountStore(documentClient, tables.keys);
+  return {
+    accounts,
+    accessTokens: accessTokenVerifier(context, settings),
+    service: new AccountsService({ store: accounts, clock }),
+    usage: new DynamoUsageStore(documentClient, tables.usage),
+    federation: new FederationService({
+      store: new DynamoFederationStore(documentClient, tables.policies, clock),
+      accounts,
+      hosts: { allowLoopback: settings.allowLoopbackIssuers },
+      clock,
+    }),
+    // The policy tester runs the exchange's own decision over the same stores and key source.
+    policyTester: {
+      evaluate: exchangeEvaluator(context, settings.issuerKeys),
+      clock,
+      maxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
+    },
+    exchangeRate: exchangeRateCheck(context, settings.exchangeRateLimit),
+    clock,
+    exchangeEvents: new DynamoExchangeEventStore(documentClient, tables.policies),
+    telemetry: context.telemetry,
+  };
+}

@@ -1,0 +1,28 @@
+/** Lambda entry of the management function; see catalog.ts for the shape every entry follows. */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { systemClock } from '../../clock';
+import { loadConfig } from '../../config';
+import { createIssuerKeySource } from '../../federation/issuer-keys';
+import { MANAGEMENT_FUNCTION, createManagementHandler } from './handler';
+import { createTelemetry } from '../../observability/telemetry';
+import { traced } from '../../observability/tracing';
+import { createDocumentClient } from '../../aws/dynamo-client';
+import { managementDependencies } from './dependencies';
+
+const config = loadConfig(process.env, MANAGEMENT_FUNCTION);
+const telemetry = createTelemetry({ functionName: 'management', logLevel: config.logLevel });
+const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
+
+export const handler = createManagementHandler(
+  managementDependencies(
+    { documentClient, tables: config.tables, clock: systemClock, telemetry },
+    {
+      issuer: config.apiBaseUrl,
+      accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
+      // False on every deployed stage: loadConfig refuses the flag outside the local one.
+      allowLoopbackIssuers: config.allowLoopbackIssuers,
+      issuerKeys: createIssuerKeySource({ clock: systemClock, allowLoopback: config.allowLoopbackIssuers }),
+      exchangeRateLimit: { limit: config.exchangeRateLimit, windowSeconds: config.exchangeRateWindowSeconds },
+    },
+  ),
+);

@@ -1,0 +1,24 @@
+import type { FunctionRequirements } from '../../config';
+import { apiHandler } from '../../http/middleware';
+import { createManagementApi, type ManagementDeps } from '../../management/management-api';
+import type { Telemetry } from '../../observability/telemetry';
+
+/**
+ * Keys, workspaces and guardrails live in the keys table; issuers, policies and exchange
+ * events in the policies table; what keys spent, in the usage table. The policy tester counts
+ * against the token endpoint's per-address counters in the rate counters table.
+ */
+export const MANAGEMENT_FUNCTION = {
+  tables: ['keys', 'policies', 'usage', 'rateCounters'],
+  // Access tokens are verified against the API base URL (SPEC 2.13).
+  settings: ['apiBaseUrl'],
+} as const satisfies FunctionRequirements;
+
+export interface ManagementHandlerDeps extends ManagementDeps {
+  telemetry: Telemetry;
+}
+
+/** The management API: `/keys`, `/key`, `/activity`, `/workspaces`, `/guardrails`, `/workload-identity/*`. */
+export function createManagementHandler(deps: ManagementHandlerDeps) {
+  return apiHandler(createManagementApi(deps), deps.telemetry);
+}

@@ -1,0 +1,18 @@
+import type { FunctionRequirements } from '../../config';
+import { apiHandler } from '../../http/middleware';
+import type { Telemetry } from '../../observability/telemetry';
+import type { PageAssets } from '../../pages/page-assets';
+import { createPageServer } from '../../pages/page-server';
+
+/** No table, no key: only the page's own built files, from the function package. */
+export const SETTINGS_PAGE_FUNCTION = { tables: [], settings: ['pageAssetsDir'] } as const satisfies FunctionRequirements;
+
+export interface SettingsPageHandlerDeps {
+  assets: PageAssets;
+  telemetry: Telemetry;
+}
+
+/** The Workload identity settings page (SPEC 1, 4.7): a client of the admin API, nothing more. */
+export function createSettingsPageHandler(deps: SettingsPageHandlerDeps) {
+  return apiHandler(createPageServer(deps.assets), deps.telemetry);
+}

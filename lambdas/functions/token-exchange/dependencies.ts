@@ -1,0 +1,42 @@
+import type { IdGenerator } from '../../clock';
+import type { IssuerKeySource } from '../../federation/issuer-keys';
+import type { TokenExchangeHandlerDeps } from './handler';
+import { ActiveSigner } from '../../signing/active-signer';
+import type { Signer, SigningKeyRecord } from '../../signing/signer';
+import { DynamoExchangeEventStore } from '../../aws/dynamo-exchange-event-store';
+import { DynamoJtiStore } from '../../aws/dynamo-jti-store';
+import { DynamoRateCounterStore } from '../../aws/dynamo-rate-counter-store';
+import { DynamoSigningKeyStore } from '../../aws/dynamo-signing-key-store';
+import type { AccessTokenSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
+import { exchangeEvaluator } from '../../wiring/exchange';
+
+export interface TokenExchangeSettings extends AccessTokenSettings {
+  readonly exchangeRateLimit: ExchangeRateSettings;
+  /** Where the issuers' keys come from: HTTPS with the address rules, cached. */
+  readonly issuerKeys: IssuerKeySource;
+  /** The signer for a signing-key record: KMS in AWS, a key file locally. */
+  readonly signerForRecord: (record: SigningKeyRecord) => Promise<Signer>;
+  readonly newId: IdGenerator;
+}
+
+/** The token exchange function's dependencies (`POST /oauth/token`, SPEC 4.2). */
+export function tokenExchangeDependencies(
+  context: FunctionContext<'keys' | 'policies' | 'rateCounters'>,
+  settings: TokenExchangeSettings,
+): TokenExchangeHandlerDeps {
+  const { documentClient, tables, clock } = context;
+  // Re-reads the active signing-key record, so a rotated key signs without a restart or redeploy.
+  const signers = new ActiveSigner(new DynamoSigningKeyStore(documentClient, tables.keys), settings.signerForRecord, clock);
+  return {
+    config: { issuer: settings.issuer, maxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds, rateLimit: settings.exchangeRateLimit },
+    clock,
+    newId: settings.newId,
+    rateCounters: new DynamoRateCounterStore(documentClient, tables.rateCounters),
+    evaluate: exchangeEvaluator(context, settings.issuerKeys),
+    // Exchange events and seen `jti` values live in the policies table under their own key prefixes.
+    jtis: new DynamoJtiStore(documentClient, tables.policies),
+    events: new DynamoExchangeEventStore(documentClient, tables.policies),
+    signer: () => signers.signer(),
+    telemetry: context.telemetry,
+  };
+}

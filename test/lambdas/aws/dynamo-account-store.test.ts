@@ -1,0 +1,177 @@
+import { AccountsService } from '../../../lambdas/accounts/accounts-service';
+import { AlreadyExistsError } from '../../../lambdas/accounts/account-store';
+import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type Organization } from '../../../lambdas/accounts/types';
+import { DomainError } from '../../../lambdas/errors';
+import { toErrorBody } from '../../../lambdas/http/api-errors';
+import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
+import { FixedClock } from '../../support/fixed-clock';
+import { startEmbeddedTables } from '../../support/embedded-tables';
+
+describe('DynamoAccountStore on the embedded DynamoDB', () => {
+  let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
+  let store: DynamoAccountStore;
+  let service: AccountsService;
+  const clock = new FixedClock();
+  let counter = 0;
+
+  beforeAll(async () => {
+    tables = await startEmbeddedTables();
+    store = new DynamoAccountStore(tables.documentClient, TABLE_SCHEMAS.keys.localName);
+    service = new AccountsService({ store, clock, newId: () => `id-${++counter}` });
+  });
+  afterAll(async () => {
+    await tables.stop();
+  });
+
+  const org = (id: string): Organization => ({
+    id,
+    name: id,
+    plan: 'business',
+    providerPreferences: DEFAULT_PROVIDER_PREFERENCES,
+    privacy: DEFAULT_PRIVACY,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: null,
+  });
+
+  it('creates an organization once and refuses a second create of the same id', async () => {
+    await store.createOrganization(org('o-1'));
+    await expect(store.createOrganization({ ...org('o-1'), name: 'other' })).rejects.toBeInstanceOf(AlreadyExistsError);
+    expect(await store.getOrganization('o-1')).toEqual(org('o-1'));
+    expect((await store.listOrganizations()).map((o) => o.id)).toContain('o-1');
+  });
+
+  it('updates only the fields given and reports a missing item as undefined', async () => {
+    const updated = await store.updateOrganization('o-1', { plan: 'enterprise' }, '2026-02-01T00:00:00.000Z');
+    expect(updated).toEqual({ ...org('o-1'), plan: 'enterprise', updatedAt: '2026-02-01T00:00:00.000Z' });
+    expect(await store.updateOrganization('missing', { plan: 'free' }, 'x')).toBeUndefined();
+    expect(await store.getOrganization('missing')).toBeUndefined();
+  });
+
+  it('stores keys by hash only, lists them per organization and deletes them once', async () => {
+    const { organization } = await service.createOrganization({ name: 'Keys Org', plan: 'pro' });
+    const created = await service.createApiKey(organization.id, { kind: 'workspace', name: 'k1' });
+    const raw = await tables.documentClient.send(
+      new (await import('@aws-sdk/lib-dynamodb')).ScanCommand({ TableName: TABLE_SCHEMAS.keys.localName }),
+    );
+    expect(JSON.stringify(raw.Items)).not.toContain(created.secret);
+    expect(await store.getApiKey(created.key.hash)).toEqual(created.key);
+    expect((await store.listApiKeys(organization.id)).map((k) => k.hash)).toEqual([created.key.hash]);
+    expect(await store.deleteApiKey(created.key.hash)).toBe(true);
+    expect(await store.deleteApiKey(created.key.hash)).toBe(false);
+    expect(await store.getApiKey(created.key.hash)).toBeUndefined();
+  });
+
+  it('fetches guardrails in the order asked, skipping missing ones, across batch boundaries', async () => {
+    const { organization } = await service.createOrganization({ name: 'Guard Org', plan: 'enterprise' });
+    const ids: string[] = [];
+    for (let i = 0; i < 105; i++) {
+      const g = await service.createGuardrail(organization.id, {
+        name: `g${i}`,
+        description: null,
+        workspaceId: null,
+        allowedModels: null,
+        ignoredModels: null,
+        allowedProviders: null,
+        ignoredProviders: null,
+        enforceZdr: false,
+      });
+      ids.push(g.id);
+    }
+    const wanted = [ids[104]!, 'nope', ids[0]!, ...ids.slice(1, 103)];
+    const found = await store.getGuardrails(organization.id, wanted);
+    expect(found.map((g) => g.id)).toEqual(wanted.filter((id) => id !== 'nope'));
+  });
+
+  it('keeps organizations apart: another organization sees none of the keys, guardrails or workspaces', async () => {
+    const a = await service.createOrganization({ name: 'A', plan: 'enterprise' });
+    const b = await service.createOrganization({ name: 'B', plan: 'enterprise' });
+    const keyOfA = await service.createApiKey(a.organization.id, { kind: 'workspace', name: 'a-key' });
+    const status = async (promise: Promise<unknown>) => promise.then(() => 200, (e: unknown) => toErrorBody(e).status);
+    expect(await status(service.getApiKey(b.organization.id, keyOfA.key.hash))).toBe(404);
+    expect(await status(service.updateApiKey(b.organization.id, keyOfA.key.hash, { disabled: true }))).toBe(404);
+    expect(await status(service.deleteApiKey(b.organization.id, keyOfA.key.hash))).toBe(404);
+    expect(await status(service.getWorkspace(b.organization.id, a.workspace.id))).toBe(404);
+    expect(await status(service.createApiKey(b.organization.id, { kind: 'workspace', name: 'x', workspaceId: a.workspace.id }))).toBe(404);
+    expect((await store.getApiKey(keyOfA.key.hash))?.disabled).toBe(false);
+  });
+
+  it('turns a value DynamoDB refuses (an over-long key) into a 400 at the store boundary, for readers and writers alike', async () => {
+    const refusal = async (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'accepted',
+        (e: Error) => (e instanceof DomainError ? { status: toErrorBody(e).status, message: e.message } : e.name),
+      );
+    const expected = { status: 400, message: 'A value in the request cannot be stored: it is too long or malformed' };
+    expect(await refusal(store.getApiKey('k'.repeat(3000)))).toEqual(expected);
+    expect(await refusal(store.getWorkspace('o-1', 'w'.repeat(1100)))).toEqual(expected);
+    expect(await refusal(store.deleteApiKey('k'.repeat(3000)))).toEqual(expected);
+    expect(await refusal(store.getGuardrails('o-1', ['g'.repeat(1100)]))).toEqual(expected);
+  });
+
+  it('adds and removes guardrail ids as a string set, reporting only real changes, and converts lists written before sets', async () => {
+    const { PutCommand, GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { organization, workspace } = await service.createOrganization({ name: 'Sets', plan: 'enterprise' });
+    const { key } = await service.createApiKey(organization.id, { kind: 'workspace', name: 'k' });
+    const holder = { kind: 'key', hash: key.hash } as const;
+    const raw = async () =>
+      (await tables.documentClient.send(new GetCommand({ TableName: TABLE_SCHEMAS.keys.localName, Key: { pk: `APIKEY#${key.hash}`, sk: 'APIKEY' } }))).Item!;
+
+    // No guardrails: no attribute at all, as DynamoDB has no empty sets.
+    expect(await raw()).not.toHaveProperty('guardrailIds');
+    expect(await store.addGuardrail(holder, 'g-2', 't1')).toBe('changed');
+    expect(await store.addGuardrail(holder, 'g-1', 't1')).toBe('changed');
+    expect(await store.addGuardrail(holder, 'g-1', 't2')).toBe('unchanged');
+    expect((await raw()).guardrailIds).toEqual(new Set(['g-1', 'g-2']));
+    expect((await store.getApiKey(key.hash))!.guardrailIds).toEqual(['g-1', 'g-2']);
+    expect((await store.getApiKey(key.hash))!.updatedAt).toBe('t1');
+    expect(await store.removeGuardrail(holder, 'g-3', 't3')).toBe('unchanged');
+    expect(await store.removeGuardrail(holder, 'g-1', 't3')).toBe('changed');
+    expect(await store.removeGuardrail(holder, 'g-2', 't3')).toBe('changed');
+    expect(await raw()).not.toHaveProperty('guardrailIds');
+    expect(await store.addGuardrail({ kind: 'key', hash: 'f'.repeat(64) }, 'g-1', 't')).toBe('missing');
+
+    // Items from before sets hold a list: converted on the first change, nothing lost.
+    await tables.documentClient.send(new PutCommand({ TableName: TABLE_SCHEMAS.keys.localName, Item: { ...(await raw()), guardrailIds: ['old-1', 'old-2', 'old-1'] } }));
+    expect(await store.addGuardrail(holder, 'g-9', 't4')).toBe('changed');
+    expect((await raw()).guardrailIds).toEqual(new Set(['old-1', 'old-2', 'g-9']));
+    const wsHolder = { kind: 'workspace', organizationId: organization.id, id: workspace.id } as const;
+    const wsKey = { pk: `ORG#${organization.id}`, sk: `WORKSPACE#${workspace.id}` };
+    const wsItem = (await tables.documentClient.send(new GetCommand({ TableName: TABLE_SCHEMAS.keys.localName, Key: wsKey }))).Item!;
+    await tables.documentClient.send(new PutCommand({ TableName: TABLE_SCHEMAS.keys.localName, Item: { ...wsItem, guardrailIds: [] } }));
+    expect(await store.removeGuardrail(wsHolder, 'g-1', 't5')).toBe('unchanged');
+    expect(await store.addGuardrail(wsHolder, 'g-1', 't5')).toBe('changed');
+    expect((await store.getWorkspace(organization.id, workspace.id))!.guardrailIds).toEqual(['g-1']);
+  });
+
+  it('claims workspace slugs per organization, and takes over a claim whose workspace never appeared', async () => {
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { organization } = await service.createOrganization({ name: 'Slugs', plan: 'enterprise' });
+    const workspace = (id: string, slug: string, createdAt: string) => ({
+      id,
+      organizationId: organization.id,
+      name: slug,
+      slug,
+      description: null,
+      guardrailIds: [],
+      createdAt,
+      updatedAt: null,
+    });
+    await store.createWorkspace(workspace('w-1', 'prod', '2026-01-01T00:00:00.000Z'));
+    await expect(store.createWorkspace(workspace('w-2', 'prod', '2026-06-01T00:00:00.000Z'))).rejects.toThrow('A workspace with slug "prod" already exists');
+    expect(await store.getWorkspace(organization.id, 'w-2')).toBeUndefined();
+
+    // A claim left by a process that died before writing its workspace.
+    await tables.documentClient.send(
+      new PutCommand({
+        TableName: TABLE_SCHEMAS.keys.localName,
+        Item: { pk: `ORG#${organization.id}`, sk: 'SLUG#ghost', workspaceId: 'w-dead', claimedAt: '2026-01-01T00:00:00.000Z' },
+      }),
+    );
+    // Within a minute it may still be a creation in flight: honoured.
+    await expect(store.createWorkspace(workspace('w-3', 'ghost', '2026-01-01T00:00:30.000Z'))).rejects.toThrow('already exists');
+    await store.createWorkspace(workspace('w-4', 'ghost', '2026-01-01T00:05:00.000Z'));
+    const created = (await store.listWorkspaces(organization.id)).filter((w) => w.slug !== 'default');
+    expect(created.map((w) => [w.id, w.slug]).sort()).toEqual([['w-1', 'prod'], ['w-4', 'ghost']]);
+  });
+});
