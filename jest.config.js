@@ -21,6 +21,9 @@ module.exports = {
     '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
   },
   testTimeout: 30000,
+  // Jest's default on 2 cores is one worker; the integration suites spend much of their time
+  // waiting on their servers and child processes, so two workers finish the run about 30% sooner.
+  maxWorkers: 2,
   // The stack is synthesized once per run for the IAM gate every integration suite runs behind,
   // and what the functions were seen to use is summarized after the last suite.
   globalSetup: '<rootDir>/test/support/iam/jest-global-setup.ts',
