@@ -1,8 +1,8 @@
 import { createHash, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { signDigest } from './p256';
+import { AwsJsonError, startAwsJsonServer } from './aws-json-server';
 
 /**
  * A stand-in for AWS KMS on a loopback port, speaking its wire protocol (AWS JSON 1.1:
@@ -84,15 +84,6 @@ interface StoredKey {
   tags: { TagKey: string; TagValue: string }[];
 }
 
-class KmsError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-  }
-}
 
 export async function startKmsStandIn(options: KmsStandInOptions = {}): Promise<KmsStandIn> {
   const keys = new Map<string, StoredKey>();
@@ -102,14 +93,14 @@ export async function startKmsStandIn(options: KmsStandInOptions = {}): Promise<
   const findKey = (body: Record<string, unknown>): StoredKey => {
     const keyId = body.KeyId;
     if (keyId === undefined || keyId === null) {
-      throw new KmsError('ValidationException', "1 validation error detected: Value null at 'keyId' failed to satisfy constraint: Member must not be null");
+      throw new AwsJsonError('ValidationException', "1 validation error detected: Value null at 'keyId' failed to satisfy constraint: Member must not be null");
     }
     if (typeof keyId !== 'string' || keyId.length < 1 || keyId.length > 2048) {
-      throw new KmsError('ValidationException', "1 validation error detected: Value at 'keyId' failed to satisfy constraint: Member must have length between 1 and 2048");
+      throw new AwsJsonError('ValidationException', "1 validation error detected: Value at 'keyId' failed to satisfy constraint: Member must have length between 1 and 2048");
     }
     const key = keys.get(keyId) ?? [...keys.values()].find((candidate) => candidate.arn === keyId);
-    if (!key) throw new KmsError('NotFoundException', `Key '${keyId.startsWith('arn:') ? keyId : `arn:aws:kms:${KMS_STAND_IN_REGION}:${ACCOUNT}:key/${keyId}`}' does not exist`);
-    if (key.state === 'PendingDeletion') throw new KmsError('KMSInvalidStateException', `${key.arn} is pending deletion.`);
+    if (!key) throw new AwsJsonError('NotFoundException', `Key '${keyId.startsWith('arn:') ? keyId : `arn:aws:kms:${KMS_STAND_IN_REGION}:${ACCOUNT}:key/${keyId}`}' does not exist`);
+    if (key.state === 'PendingDeletion') throw new AwsJsonError('KMSInvalidStateException', `${key.arn} is pending deletion.`);
     return key;
   };
 
@@ -134,7 +125,7 @@ export async function startKmsStandIn(options: KmsStandInOptions = {}): Promise<
     CreateKey(body) {
       if (body.KeySpec !== 'ECC_NIST_P256' || body.KeyUsage !== 'SIGN_VERIFY') {
         // The service signs with P-256 only; anything else is a test mistake, said plainly.
-        throw new KmsError('ValidationException', 'This KMS stand-in creates ECC_NIST_P256 keys with KeyUsage SIGN_VERIFY only');
+        throw new AwsJsonError('ValidationException', 'This KMS stand-in creates ECC_NIST_P256 keys with KeyUsage SIGN_VERIFY only');
       }
       const keyId = randomUUID();
       const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -167,7 +158,7 @@ export async function startKmsStandIn(options: KmsStandInOptions = {}): Promise<
     },
     GetKeyPolicy(body) {
       const key = findKey(body);
-      if (body.PolicyName !== undefined && body.PolicyName !== 'default') throw new KmsError('NotFoundException', `No such policy: ${String(body.PolicyName)}`);
+      if (body.PolicyName !== undefined && body.PolicyName !== 'default') throw new AwsJsonError('NotFoundException', `No such policy: ${String(body.PolicyName)}`);
       return { Policy: key.policy, PolicyName: 'default' };
     },
     ListResourceTags(body) {
@@ -187,28 +178,28 @@ export async function startKmsStandIn(options: KmsStandInOptions = {}): Promise<
     Sign(body) {
       const key = findKey(body);
       if (typeof body.Message !== 'string' || body.Message === '') {
-        throw new KmsError('ValidationException', "1 validation error detected: Value null at 'message' failed to satisfy constraint: Member must not be null");
+        throw new AwsJsonError('ValidationException', "1 validation error detected: Value null at 'message' failed to satisfy constraint: Member must not be null");
       }
       const algorithm = body.SigningAlgorithm;
       if (typeof algorithm !== 'string') {
-        throw new KmsError('ValidationException', "1 validation error detected: Value null at 'signingAlgorithm' failed to satisfy constraint: Member must not be null");
+        throw new AwsJsonError('ValidationException', "1 validation error detected: Value null at 'signingAlgorithm' failed to satisfy constraint: Member must not be null");
       }
       if (!SIGNING_ALGORITHMS.includes(algorithm)) {
-        throw new KmsError('InvalidKeyUsageException', `You cannot use ${algorithm} with ${key.arn}: use one of ${SIGNING_ALGORITHMS.join(', ')}.`);
+        throw new AwsJsonError('InvalidKeyUsageException', `You cannot use ${algorithm} with ${key.arn}: use one of ${SIGNING_ALGORITHMS.join(', ')}.`);
       }
       const message = Buffer.from(body.Message, 'base64');
       const messageType = body.MessageType ?? 'RAW';
       let digest: Buffer;
       if (messageType === 'RAW') {
         if (message.length > MAX_RAW_MESSAGE_BYTES) {
-          throw new KmsError('ValidationException', "1 validation error detected: Value at 'message' failed to satisfy constraint: Member must have length less than or equal to 4096");
+          throw new AwsJsonError('ValidationException', "1 validation error detected: Value at 'message' failed to satisfy constraint: Member must have length less than or equal to 4096");
         }
         digest = createHash('sha256').update(message).digest();
       } else if (messageType === 'DIGEST') {
-        if (message.length !== 32) throw new KmsError('ValidationException', `Digest is invalid length for algorithm ${algorithm}.`);
+        if (message.length !== 32) throw new AwsJsonError('ValidationException', `Digest is invalid length for algorithm ${algorithm}.`);
         digest = message;
       } else {
-        throw new KmsError('ValidationException', `1 validation error detected: Value '${String(messageType)}' at 'messageType' failed to satisfy constraint: Member must satisfy enum value set: [RAW, DIGEST]`);
+        throw new AwsJsonError('ValidationException', `1 validation error detected: Value '${String(messageType)}' at 'messageType' failed to satisfy constraint: Member must satisfy enum value set: [RAW, DIGEST]`);
       }
       const d = Buffer.from(key.privateKey.export({ format: 'jwk' }).d!, 'base64url');
       return { KeyId: key.arn, Signature: signDigest(digest, d).toString('base64'), SigningAlgorithm: algorithm };
@@ -221,55 +212,25 @@ export async function startKmsStandIn(options: KmsStandInOptions = {}): Promise<
     },
   };
 
-  const server = createServer((request, response) => {
-    void serve(request, response).catch((error: Error) => reply(response, 500, { __type: 'KMSInternalException', message: error.message }));
-  });
-
-  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const target = String(request.headers['x-amz-target'] ?? '');
-    const operation = target.startsWith('TrentService.') ? target.slice('TrentService.'.length) : '';
-    try {
-      if (request.method !== 'POST' || !String(request.headers['content-type'] ?? '').startsWith('application/x-amz-json-1.1')) {
-        throw new KmsError('SerializationException', 'Expected POST with Content-Type application/x-amz-json-1.1');
-      }
-      // KMS answers an unsigned request before looking at it.
-      const accessKeyId = /^AWS4-HMAC-SHA256 Credential=([^/]+)\//.exec(String(request.headers.authorization ?? ''))?.[1];
-      if (!accessKeyId) throw new KmsError('MissingAuthenticationTokenException', 'Missing Authentication Token');
-      const handler = Object.hasOwn(operations, operation) ? operations[operation] : undefined;
-      if (!handler) throw new KmsError('UnknownOperationException', `Unknown operation ${target}`);
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
-      } catch {
-        throw new KmsError('SerializationException', 'Request body is not JSON');
-      }
+  const { server, endpoint } = await startAwsJsonServer({
+    targetPrefix: 'TrentService.',
+    internalErrorType: 'KMSInternalException',
+    operations,
+    async before({ operation, accessKeyId, body, headers }) {
       requests.push({ operation, body });
-      if (options.authorize) {
-        const key = typeof body.KeyId === 'string' ? (keys.get(body.KeyId) ?? [...keys.values()].find((candidate) => candidate.arn === body.KeyId)) : undefined;
-        const decision = await options.authorize({
-          action: `kms:${operation}`,
-          accessKeyId,
-          resource: key?.arn,
-          ...(key ? { resourcePolicy: key.policy, resourceTags: Object.fromEntries(key.tags.map(({ TagKey, TagValue }) => [TagKey, TagValue])) } : {}),
-          body,
-          headers: request.headers,
-        });
-        if (decision !== true) throw new KmsError('AccessDeniedException', decision);
-      }
-      reply(response, 200, handler(body));
-    } catch (error) {
-      if (!(error instanceof KmsError)) throw error;
-      reply(response, error.status, { __type: error.type, message: error.message });
-    }
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+      if (!options.authorize) return;
+      const key = typeof body.KeyId === 'string' ? (keys.get(body.KeyId) ?? [...keys.values()].find((candidate) => candidate.arn === body.KeyId)) : undefined;
+      const decision = await options.authorize({
+        action: `kms:${operation}`,
+        accessKeyId,
+        resource: key?.arn,
+        ...(key ? { resourcePolicy: key.policy, resourceTags: Object.fromEntries(key.tags.map(({ TagKey, TagValue }) => [TagKey, TagValue])) } : {}),
+        body,
+        headers,
+      });
+      if (decision !== true) throw new AwsJsonError('AccessDeniedException', decision);
+    },
   });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newClient = (): KMSClient => {
     const client = new KMSClient({
@@ -304,12 +265,3 @@ export async function startKmsStandIn(options: KmsStandInOptions = {}): Promise<
   };
 }
 
-function reply(response: ServerResponse, status: number, body: unknown): void {
-  const payload = JSON.stringify(body);
-  response.writeHead(status, {
-    'Content-Type': 'application/x-amz-json-1.1',
-    'Content-Length': Buffer.byteLength(payload),
-    'x-amzn-RequestId': randomUUID(),
-  });
-  response.end(payload);
-}

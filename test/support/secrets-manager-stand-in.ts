@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { AwsJsonError, startAwsJsonServer } from './aws-json-server';
 
 /**
  * A stand-in for AWS Secrets Manager on a loopback port, speaking its wire protocol (AWS JSON
@@ -70,15 +70,6 @@ interface StoredSecret {
   versions: SecretVersion[];
 }
 
-class SecretsManagerError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-  }
-}
 
 const NOT_FOUND = "Secrets Manager can't find the specified secret.";
 
@@ -99,10 +90,10 @@ export async function startSecretsManagerStandIn(options: SecretsManagerStandInO
   };
   const existing = (body: Record<string, unknown>): StoredSecret => {
     if (typeof body.SecretId !== 'string' || body.SecretId === '') {
-      throw new SecretsManagerError('ValidationException', "1 validation error detected: Value null at 'secretId' failed to satisfy constraint: Member must not be null");
+      throw new AwsJsonError('ValidationException', "1 validation error detected: Value null at 'secretId' failed to satisfy constraint: Member must not be null");
     }
     const secret = find(body.SecretId);
-    if (!secret) throw new SecretsManagerError('ResourceNotFoundException', NOT_FOUND);
+    if (!secret) throw new AwsJsonError('ResourceNotFoundException', NOT_FOUND);
     return secret;
   };
   const addVersion = (secret: StoredSecret, secretString: string, token: unknown): SecretVersion => {
@@ -117,9 +108,9 @@ export async function startSecretsManagerStandIn(options: SecretsManagerStandInO
   const operations: Record<string, (body: Record<string, unknown>) => unknown> = {
     CreateSecret(body) {
       if (typeof body.Name !== 'string' || !/^[A-Za-z0-9/_+=.@-]{1,512}$/.test(body.Name)) {
-        throw new SecretsManagerError('ValidationException', 'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!');
+        throw new AwsJsonError('ValidationException', 'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!');
       }
-      if (find(body.Name)) throw new SecretsManagerError('ResourceExistsException', `The operation failed because the secret ${body.Name} already exists.`);
+      if (find(body.Name)) throw new AwsJsonError('ResourceExistsException', `The operation failed because the secret ${body.Name} already exists.`);
       const suffix = randomBytes(6).toString('base64').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 6);
       const secret: StoredSecret = {
         arn: `arn:aws:secretsmanager:${region}:${account}:secret:${body.Name}-${suffix}`,
@@ -134,7 +125,7 @@ export async function startSecretsManagerStandIn(options: SecretsManagerStandInO
     },
     PutSecretValue(body) {
       const secret = existing(body);
-      if (typeof body.SecretString !== 'string') throw new SecretsManagerError('InvalidRequestException', 'You must provide either SecretString or SecretBinary.');
+      if (typeof body.SecretString !== 'string') throw new AwsJsonError('InvalidRequestException', 'You must provide either SecretString or SecretBinary.');
       const version = addVersion(secret, body.SecretString, body.ClientRequestToken);
       return { ARN: secret.arn, Name: secret.name, VersionId: version.versionId, VersionStages: version.stages };
     },
@@ -144,7 +135,7 @@ export async function startSecretsManagerStandIn(options: SecretsManagerStandInO
         typeof body.VersionId === 'string'
           ? secret.versions.find((candidate) => candidate.versionId === body.VersionId)
           : secret.versions.find((candidate) => candidate.stages.includes(typeof body.VersionStage === 'string' ? body.VersionStage : 'AWSCURRENT'));
-      if (!version) throw new SecretsManagerError('ResourceNotFoundException', "Secrets Manager can't find the specified secret value for the given version.");
+      if (!version) throw new AwsJsonError('ResourceNotFoundException', "Secrets Manager can't find the specified secret value for the given version.");
       return {
         ARN: secret.arn,
         Name: secret.name,
@@ -166,46 +157,18 @@ export async function startSecretsManagerStandIn(options: SecretsManagerStandInO
     },
   };
 
-  const server = createServer((request, response) => {
-    void serve(request, response).catch((error: Error) => reply(response, 500, { __type: 'InternalServiceError', message: error.message }));
-  });
-
-  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const target = String(request.headers['x-amz-target'] ?? '');
-    const operation = target.startsWith('secretsmanager.') ? target.slice('secretsmanager.'.length) : '';
-    try {
-      if (request.method !== 'POST' || !String(request.headers['content-type'] ?? '').startsWith('application/x-amz-json-1.1')) {
-        throw new SecretsManagerError('SerializationException', 'Expected POST with Content-Type application/x-amz-json-1.1');
-      }
-      const accessKeyId = /^AWS4-HMAC-SHA256 Credential=([^/]+)\//.exec(String(request.headers.authorization ?? ''))?.[1];
-      if (!accessKeyId) throw new SecretsManagerError('MissingAuthenticationTokenException', 'Missing Authentication Token');
-      const handler = Object.hasOwn(operations, operation) ? operations[operation] : undefined;
-      if (!handler) throw new SecretsManagerError('UnknownOperationException', `Unknown operation ${target}`);
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
-      } catch {
-        throw new SecretsManagerError('SerializationException', 'Request body is not JSON');
-      }
+  const { server, endpoint } = await startAwsJsonServer({
+    targetPrefix: 'secretsmanager.',
+    internalErrorType: 'InternalServiceError',
+    operations,
+    async before({ operation, accessKeyId, body, headers }) {
       const named = find(body.SecretId ?? body.Name);
-      const seen: StandInRequest = { action: `secretsmanager:${operation}`, accessKeyId, resource: named?.arn, body, headers: request.headers };
+      const seen: StandInRequest = { action: `secretsmanager:${operation}`, accessKeyId, resource: named?.arn, body, headers };
       requests.push(seen);
       const decision = options.authorize ? await options.authorize(seen) : true;
-      if (decision !== true) throw new SecretsManagerError('AccessDeniedException', decision);
-      reply(response, 200, handler(body));
-    } catch (error) {
-      if (!(error instanceof SecretsManagerError)) throw error;
-      reply(response, error.status, { __type: error.type, message: error.message });
-    }
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+      if (decision !== true) throw new AwsJsonError('AccessDeniedException', decision);
+    },
   });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newClient = (): SecretsManagerClient => {
     const client = new SecretsManagerClient({
@@ -234,12 +197,3 @@ export async function startSecretsManagerStandIn(options: SecretsManagerStandInO
   };
 }
 
-function reply(response: ServerResponse, status: number, body: unknown): void {
-  const payload = JSON.stringify(body);
-  response.writeHead(status, {
-    'Content-Type': 'application/x-amz-json-1.1',
-    'Content-Length': Buffer.byteLength(payload),
-    'x-amzn-RequestId': randomUUID(),
-  });
-  response.end(payload);
-}

@@ -1,16 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { InterposedDynamoDb } from '../../../local/runtime';
+import { accessKeyIdOf, replyAwsJson } from '../aws-json-server';
 import { dynamoDbAuthorizations } from './dynamodb-authorizations';
 import type { IamGate } from './iam-gate';
 
 const TARGET_PREFIX = 'DynamoDB_20120810.';
-
-/** The access key id of a SigV4 `Authorization` header: `AWS4-HMAC-SHA256 Credential=<id>/<date>/...`. */
-export function accessKeyIdOf(authorization: string | undefined): string | undefined {
-  return /^AWS4-HMAC-SHA256 Credential=([^/]+)\//.exec(authorization ?? '')?.[1];
-}
 
 /**
  * An HTTP server in front of the embedded DynamoDB that lets through what IAM would: each
@@ -24,7 +19,7 @@ export async function startDynamoDbGate(upstream: string, gate: IamGate): Promis
   const agent = new Agent({ keepAlive: true });
   const server = createServer((request, response) => {
     void serve(request, response).catch((error: Error) => {
-      if (!response.headersSent) reply(response, 500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: error.message });
+      if (!response.headersSent) replyAwsJson(response, 500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: error.message }, '1.0');
       else response.destroy(error);
     });
   });
@@ -41,7 +36,7 @@ export async function startDynamoDbGate(upstream: string, gate: IamGate): Promis
       if (parsed) {
         const denied = await gate.authorize(accessKeyId, dynamoDbAuthorizations(operation.slice(TARGET_PREFIX.length), parsed, gate));
         if (denied !== undefined) {
-          reply(response, 400, { __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message: denied });
+          replyAwsJson(response, 400, { __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message: denied }, '1.0');
           return;
         }
       }
@@ -86,14 +81,4 @@ function parseJson(body: Buffer): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-function reply(response: ServerResponse, status: number, body: unknown): void {
-  const payload = JSON.stringify(body);
-  response.writeHead(status, {
-    'Content-Type': 'application/x-amz-json-1.0',
-    'Content-Length': Buffer.byteLength(payload),
-    'x-amzn-RequestId': randomUUID(),
-  });
-  response.end(payload);
 }
