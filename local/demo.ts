@@ -43,19 +43,9 @@ export async function runDemo({ dataDir, out }: DemoOptions): Promise<DemoResult
   }
   const demo = demoFile.value as DemoCredentials;
   const api = async (method: string, path: string, init: { key?: string; json?: unknown; form?: Record<string, string> } = {}) => {
-    const headers: Record<string, string> = {};
-    if (init.key) headers.Authorization = `Bearer ${init.key}`;
-    let body: string | undefined;
-    if (init.json !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      body = JSON.stringify(init.json);
-    } else if (init.form) {
-      headers['Content-Type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(init.form).toString();
-    }
     let response: Response;
     try {
-      response = await fetch(`${demo.baseUrl}${path}`, { method, headers, body });
+      response = await fetch(`${demo.baseUrl}${path}`, apiRequestInit(method, init));
     } catch {
       throw new DemoError(`nothing answers at ${demo.baseUrl}: start the service with npm start`);
     }
@@ -188,4 +178,27 @@ export function tryItYourself(result: DemoResult, dataDir: string): string[] {
     `${dataDir}/demo.json), and paste into the policy tester a token for the wrong audience:`,
     `  curl -s --cacert ${dataDir}/dev-ca.pem "${result.identityProvider.issuerUrl}/token?aud=https://wrong.example"`,
   ];
+}
+
+/** What a client of the API sends: the bearer credential, and a JSON or form body with its content type. */
+export interface ApiRequest {
+  key?: string;
+  json?: unknown;
+  form?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+/** The `fetch` options of an {@link ApiRequest}. */
+export function apiRequestInit(method: string, request: ApiRequest): RequestInit {
+  const headers: Record<string, string> = { ...request.headers };
+  if (request.key) headers.Authorization = `Bearer ${request.key}`;
+  if (request.json !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    return { method, headers, body: JSON.stringify(request.json) };
+  }
+  if (request.form) {
+    headers['Content-Type'] = 'application/x-www-form-urlencoded';
+    return { method, headers, body: new URLSearchParams(request.form).toString() };
+  }
+  return { method, headers };
 }

@@ -4,13 +4,13 @@ import type { FunctionId } from '../lambdas/routes';
 export type StackFunctionId = FunctionId | 'signingKeyRegistrar';
 
 /**
- * The access key id each function's AWS clients present in the local runtime and the test
- * suites: the function's construct id in the stack (lib/modelgate-stack.ts), so a request
- * to a stand-in names the function that sent it and the test suites' IAM gate
- * (test/support/iam/) evaluates it against that function's role. A bundled entry gets it as
- * `AWS_ACCESS_KEY_ID`. Any other access key id (the operator's `local`) is not a function.
+ * Each function's construct id in the stack (lib/modelgate-stack.ts), which is also the access
+ * key id its AWS clients present in the local runtime and the test suites: a request to a
+ * stand-in names the function that sent it, and the test suites' IAM gate (test/support/iam/)
+ * evaluates it against that function's role. A bundled entry gets it as `AWS_ACCESS_KEY_ID`.
+ * Any other access key id (the operator's `local`) is not a function.
  */
-export const FUNCTION_ACCESS_KEY_IDS: Readonly<Record<StackFunctionId, string>> = {
+export const FUNCTION_CONSTRUCT_IDS: Readonly<Record<StackFunctionId, string>> = {
   catalog: 'Catalog',
   tokenExchange: 'TokenExchange',
   jwks: 'Jwks',
@@ -25,10 +25,10 @@ const LOCAL_SECRET_ACCESS_KEY = 'local';
 
 /** The static credentials of one function's AWS clients. */
 export function functionCredentials(fn: StackFunctionId): { accessKeyId: string; secretAccessKey: string } {
-  return { accessKeyId: FUNCTION_ACCESS_KEY_IDS[fn], secretAccessKey: LOCAL_SECRET_ACCESS_KEY };
+  return { accessKeyId: FUNCTION_CONSTRUCT_IDS[fn], secretAccessKey: LOCAL_SECRET_ACCESS_KEY };
 }
 
 /** The function whose clients present this access key id, or undefined for any other caller. */
 export function functionOfAccessKeyId(accessKeyId: string): StackFunctionId | undefined {
-  return (Object.keys(FUNCTION_ACCESS_KEY_IDS) as StackFunctionId[]).find((fn) => FUNCTION_ACCESS_KEY_IDS[fn] === accessKeyId);
+  return (Object.keys(FUNCTION_CONSTRUCT_IDS) as StackFunctionId[]).find((fn) => FUNCTION_CONSTRUCT_IDS[fn] === accessKeyId);
 }

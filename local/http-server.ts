@@ -179,23 +179,7 @@ async function serve(
       requestTimeEpoch: Date.now(),
       resourceId: 'local',
       resourcePath: match.resource,
-      identity: {
-        sourceIp: normalizeAddress(request.socket.remoteAddress),
-        userAgent: request.headers['user-agent'] ?? null,
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        user: null,
-        userArn: null,
-      },
+      identity: proxyEventIdentity(normalizeAddress(request.socket.remoteAddress), request.headers['user-agent']),
     },
   };
   const handler = handlers[match.route.function];
@@ -322,4 +306,28 @@ function errorBody(code: number, message: string): string {
 function normalizeAddress(address: string | undefined): string {
   if (!address) return '0.0.0.0';
   return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+/**
+ * `requestContext.identity` of a REST API proxy event for an unauthenticated caller: the
+ * connection's address and the User-Agent, every IAM and Cognito field null.
+ */
+export function proxyEventIdentity(sourceIp: string, userAgent: string | undefined): APIGatewayProxyEvent['requestContext']['identity'] {
+  return {
+    sourceIp,
+    userAgent: userAgent ?? null,
+    accessKey: null,
+    accountId: null,
+    apiKey: null,
+    apiKeyId: null,
+    caller: null,
+    clientCert: null,
+    cognitoAuthenticationProvider: null,
+    cognitoAuthenticationType: null,
+    cognitoIdentityId: null,
+    cognitoIdentityPoolId: null,
+    principalOrgId: null,
+    user: null,
+    userArn: null,
+  };
 }

@@ -7,9 +7,10 @@ import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../lambdas/signing/regis
 import { SIGNING_KEY_PARTITION } from '../../lambdas/aws/table-schemas';
 import { tracingEnabled } from '../../lambdas/observability/tracing';
 import { ModelgateStack } from '../../lib/modelgate-stack';
+import { FUNCTION_CONSTRUCT_IDS } from '../../local/function-principals';
 import { FUNCTION_REQUIREMENTS } from '../support/function-requirements';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { API_BASE_PATH, ROUTES, resourcePath, type FunctionId } from '../../lambdas/routes';
+import { API_BASE_PATH, ROUTES, resourcePath } from '../../lambdas/routes';
 import { ALL_TABLES, TABLE_SCHEMAS, type TableId } from '../../lambdas/aws/table-schemas';
 import { readSettingsFromContext } from '../../lib/settings';
 import {
@@ -27,15 +28,7 @@ import {
 } from './template-helpers';
 
 /** Construct id prefix of each function, as the stack names them. */
-const FUNCTION_PREFIX: Record<FunctionId | 'signingKeyRegistrar', string> = {
-  catalog: 'Catalog',
-  tokenExchange: 'TokenExchange',
-  jwks: 'Jwks',
-  management: 'Management',
-  inference: 'Inference',
-  settingsPage: 'SettingsPage',
-  signingKeyRegistrar: 'SigningKeyRegistrar',
-};
+const FUNCTION_PREFIX = FUNCTION_CONSTRUCT_IDS;
 
 const tableLogicalId = (template: Template, id: TableId): string =>
   logicalIdOf(template, 'AWS::DynamoDB::Table', `Tables${id[0]!.toUpperCase()}${id.slice(1)}Table`);

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { createGunzip, gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { proxyEventIdentity } from '../../local/http-server';
 import type { StackTemplate, TemplateResolver } from './cloud-assembly';
 import type { LambdaProcess } from './lambda-process';
 
@@ -348,23 +349,7 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
         domainPrefix: apiId,
         extendedRequestId: randomBytes(8).toString('base64url'),
         httpMethod: request.method ?? 'GET',
-        identity: {
-          accessKey: null,
-          accountId: null,
-          apiKey: null,
-          apiKeyId: null,
-          caller: null,
-          clientCert: null,
-          cognitoAuthenticationProvider: null,
-          cognitoAuthenticationType: null,
-          cognitoIdentityId: null,
-          cognitoIdentityPoolId: null,
-          principalOrgId: null,
-          sourceIp,
-          user: null,
-          userAgent: request.headers['user-agent'] ?? null,
-          userArn: null,
-        },
+        identity: proxyEventIdentity(sourceIp, request.headers['user-agent']),
         path: at.stagePath,
         protocol: `HTTP/${request.httpVersion}`,
         requestId: at.requestId,

@@ -1,4 +1,5 @@
 import type { FunctionId } from '../../lambdas/routes';
+import { FUNCTION_CONSTRUCT_IDS } from '../../local/function-principals';
 import { CATALOG_FUNCTION } from '../../lambdas/functions/catalog/handler';
 import { INFERENCE_FUNCTION } from '../../lambdas/functions/inference/handler';
 import { JWKS_FUNCTION } from '../../lambdas/functions/jwks/handler';
@@ -13,11 +14,11 @@ import { TOKEN_EXCHANGE_FUNCTION } from '../../lambdas/functions/token-exchange/
  * checks the cold start fails without it.
  */
 export const FUNCTION_REQUIREMENTS = {
-  catalog: { entry: 'catalog', construct: 'Catalog', requirements: CATALOG_FUNCTION },
-  tokenExchange: { entry: 'token-exchange', construct: 'TokenExchange', requirements: TOKEN_EXCHANGE_FUNCTION },
-  jwks: { entry: 'jwks', construct: 'Jwks', requirements: JWKS_FUNCTION },
-  management: { entry: 'management', construct: 'Management', requirements: MANAGEMENT_FUNCTION },
-  inference: { entry: 'inference', construct: 'Inference', requirements: INFERENCE_FUNCTION },
-  settingsPage: { entry: 'settings-page', construct: 'SettingsPage', requirements: SETTINGS_PAGE_FUNCTION },
-  signingKeyRegistrar: { entry: 'signing-key-registrar', construct: 'SigningKeyRegistrar', requirements: SIGNING_KEY_REGISTRAR_FUNCTION },
+  catalog: { entry: 'catalog', construct: FUNCTION_CONSTRUCT_IDS.catalog, requirements: CATALOG_FUNCTION },
+  tokenExchange: { entry: 'token-exchange', construct: FUNCTION_CONSTRUCT_IDS.tokenExchange, requirements: TOKEN_EXCHANGE_FUNCTION },
+  jwks: { entry: 'jwks', construct: FUNCTION_CONSTRUCT_IDS.jwks, requirements: JWKS_FUNCTION },
+  management: { entry: 'management', construct: FUNCTION_CONSTRUCT_IDS.management, requirements: MANAGEMENT_FUNCTION },
+  inference: { entry: 'inference', construct: FUNCTION_CONSTRUCT_IDS.inference, requirements: INFERENCE_FUNCTION },
+  settingsPage: { entry: 'settings-page', construct: FUNCTION_CONSTRUCT_IDS.settingsPage, requirements: SETTINGS_PAGE_FUNCTION },
+  signingKeyRegistrar: { entry: 'signing-key-registrar', construct: FUNCTION_CONSTRUCT_IDS.signingKeyRegistrar, requirements: SIGNING_KEY_REGISTRAR_FUNCTION },
 } as const satisfies Record<FunctionId | 'signingKeyRegistrar', unknown>;

@@ -28,6 +28,7 @@ import { startIdentityProvider, type TestIdentityProvider } from '../../support/
 import { startLambdaProcess, type LambdaProcess } from '../../support/lambda-process';
 import { cloudFormationEvent, deployLocally, type LocalDeployment } from '../../support/local-deployment';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../support/scripted-upstream';
+import { apiRequestInit, type ApiRequest } from '../../../local/demo';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CONSTRUCT_IDS: string[] = Object.values(FUNCTION_REQUIREMENTS).map((fn) => fn.construct).sort();
@@ -116,18 +117,8 @@ describe('the synthesized stack, served from its function packages', () => {
   });
 
   /** A request to the API through the gateway, as a client of the deployed stage makes it. */
-  const call = async (path: string, init: { key?: string; method?: string; json?: unknown; form?: Record<string, string>; headers?: Record<string, string> } = {}) => {
-    const headers: Record<string, string> = { ...init.headers };
-    if (init.key) headers.Authorization = `Bearer ${init.key}`;
-    let body: string | undefined;
-    if (init.json !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      body = JSON.stringify(init.json);
-    } else if (init.form) {
-      headers['Content-Type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(init.form).toString();
-    }
-    const response = await deployment.gateway.fetch(path.startsWith('https://') ? path : `${apiUrl}${path}`, { method: init.method ?? 'GET', headers, body });
+  const call = async (path: string, init: ApiRequest & { method?: string } = {}) => {
+    const response = await deployment.gateway.fetch(path.startsWith('https://') ? path : `${apiUrl}${path}`, apiRequestInit(init.method ?? 'GET', init));
     const text = await response.text();
     let parsed: any;
     try {

@@ -1,5 +1,5 @@
 import { ALL_TABLES } from '../../../lambdas/aws/table-schemas';
-import { FUNCTION_ACCESS_KEY_IDS, type StackFunctionId } from '../../../local/function-principals';
+import { FUNCTION_CONSTRUCT_IDS, type StackFunctionId } from '../../../local/function-principals';
 import { SYNTH_ENV, TemplateResolver } from '../cloud-assembly';
 import { tableArn } from './dynamodb-authorizations';
 import type { SynthesizedStack } from './stack-template';
@@ -102,8 +102,8 @@ export function resolveStackPolicies(stack: SynthesizedStack, bound: readonly Bo
   }
 
   const functions: Record<string, FunctionPrincipal> = {};
-  for (const fn of Object.keys(FUNCTION_ACCESS_KEY_IDS) as StackFunctionId[]) {
-    const constructId = FUNCTION_ACCESS_KEY_IDS[fn];
+  for (const fn of Object.keys(FUNCTION_CONSTRUCT_IDS) as StackFunctionId[]) {
+    const constructId = FUNCTION_CONSTRUCT_IDS[fn];
     const roleId = roleOfFunction(stack, constructId);
     const role = template.Resources[roleId]!;
     // AWS managed policies are not in the template: a function role holding one could not be evaluated.

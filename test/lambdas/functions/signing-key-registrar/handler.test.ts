@@ -3,6 +3,7 @@ import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { calculateJwkThumbprint, exportJWK } from 'jose';
 import { createPublicKey } from 'node:crypto';
 import { createSigningKeyRegistrar } from '../../../../lambdas/functions/signing-key-registrar/handler';
+import { kmsPublicJwk } from '../../../../lambdas/aws/kms-signer';
 import { publishedKeys } from '../../../../lambdas/oauth/jwks';
 import { registerSigningKey } from '../../../../lambdas/signing/signing-key-registry';
 import { FixedClock } from '../../../support/fixed-clock';
@@ -151,21 +152,25 @@ describe('signing-key registrar', () => {
   /** `signing-key rotate` as the operator CLI does it: a new KMS key registered as the active one. */
   async function rotate(store: MemorySigningKeyStore, clock: FixedClock): Promise<string> {
     const rotatedArn = await createKey();
-    const { PublicKey } = await client.send(new GetPublicKeyCommand({ KeyId: rotatedArn }));
-    const publicJwk = await exportJWK(createPublicKey({ key: Buffer.from(PublicKey!), format: 'der', type: 'spki' }));
-    const kid = await kidOf(rotatedArn);
-    await registerSigningKey(store, { kid, keyRef: rotatedArn, publicJwk: { ...publicJwk, kid } }, clock);
+    const { kid, publicJwk } = await kmsPublicJwk(client, rotatedArn);
+    await registerSigningKey(store, { kid, keyRef: rotatedArn, publicJwk }, clock);
     return kid;
   }
 
-  it('a redeploy naming the same key keeps a key rotated in since then active, and writes nothing', async () => {
+  /** A stack key created on 21 November, and a key rotated in with the CLI the day after. */
+  async function deployedThenRotated(stackArn: string) {
     const store = new MemorySigningKeyStore();
     const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
-    const stackArn = await createKey();
     const { handler } = registrar(store, clock);
     const created = await handler(createEvent(stackArn), lambdaContext());
     clock.set('2026-11-22T09:00:00Z');
     const rotatedKid = await rotate(store, clock);
+    return { store, clock, handler, created, rotatedKid };
+  }
+
+  it('a redeploy naming the same key keeps a key rotated in since then active, and writes nothing', async () => {
+    const stackArn = await createKey();
+    const { store, clock, handler, created, rotatedKid } = await deployedThenRotated(stackArn);
     const writes = store.writes.length;
     clock.set('2026-11-23T10:00:00Z');
 
@@ -179,13 +184,8 @@ describe('signing-key registrar', () => {
   });
 
   it('a replaced resource (Create) naming a recorded key keeps the newer rotated key active', async () => {
-    const store = new MemorySigningKeyStore();
-    const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
     const stackArn = await createKey();
-    const { handler } = registrar(store, clock);
-    const created = await handler(createEvent(stackArn), lambdaContext());
-    clock.set('2026-11-22T09:00:00Z');
-    const rotatedKid = await rotate(store, clock);
+    const { store, handler, created, rotatedKid } = await deployedThenRotated(stackArn);
 
     await handler(createEvent(stackArn), lambdaContext());
 
@@ -194,13 +194,8 @@ describe('signing-key registrar', () => {
   });
 
   it('a new stack key after a rotation becomes active: it is the newest key, and the rotated one stays published', async () => {
-    const store = new MemorySigningKeyStore();
-    const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
     const [oldArn, newArn] = [await createKey(), await createKey()];
-    const { handler } = registrar(store, clock);
-    const created = await handler(createEvent(oldArn), lambdaContext());
-    clock.set('2026-11-22T09:00:00Z');
-    const rotatedKid = await rotate(store, clock);
+    const { store, clock, handler, created, rotatedKid } = await deployedThenRotated(oldArn);
     clock.set('2026-11-23T10:00:00Z');
 
     const updated = await handler(updateEvent(newArn, oldArn, created.PhysicalResourceId), lambdaContext());
