@@ -11,6 +11,7 @@ export type DomainErrorKind =
   | 'not_found'
   | 'conflict'
   | 'payload_too_large'
+  | 'unsupported_media_type'
   | 'rate_limited'
   | 'unavailable'
   | 'upstream_failed'
@@ -80,6 +81,13 @@ export class ConflictError extends DomainError {
 export class PayloadTooLargeError extends DomainError {
   constructor(message: string) {
     super('payload_too_large', message);
+  }
+}
+
+/** The request body is not in the media type the operation reads (a JSON body sent as a form). */
+export class UnsupportedMediaTypeError extends DomainError {
+  constructor(message: string) {
+    super('unsupported_media_type', message);
   }
 }
 

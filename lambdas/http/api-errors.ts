@@ -16,6 +16,7 @@ export const STATUS_OF_KIND: Readonly<Record<DomainErrorKind, number>> = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   rate_limited: 429,
   unavailable: 503,
   upstream_failed: 502,

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { InvalidInputError, PayloadTooLargeError, UnauthenticatedError } from '../errors';
+import { InvalidInputError, PayloadTooLargeError, UnauthenticatedError, UnsupportedMediaTypeError } from '../errors';
 
 type HeaderEvent = Pick<APIGatewayProxyEvent, 'headers'> & Partial<Pick<APIGatewayProxyEvent, 'multiValueHeaders'>>;
 
@@ -90,15 +90,43 @@ export function bodyText(event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Enc
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
 }
 
-/** The body parsed as a JSON object; 400 for anything else, 413 past `maxBytes`. */
+/** The media type of the bodies of routes that declare a `body` (lambdas/route-definition.ts). */
+export const JSON_MEDIA_TYPE = 'application/json';
+/** The media type of the bodies of routes that declare a `form`: the token endpoint (SPEC 4.2). */
+export const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
+
+/**
+ * The media type a `Content-Type` value names: type and subtype in lower case, without
+ * parameters (`Application/JSON; charset=utf-8` is `application/json`, RFC 9110 §8.3.1).
+ */
+export function mediaType(contentType: string): string {
+  return contentType.split(';')[0]!.trim().toLowerCase();
+}
+
+/**
+ * The media type of the request body, from its one `Content-Type` header; undefined when the
+ * request has none, or more than one (a body cannot be two things).
+ */
+export function requestMediaType(event: HeaderEvent): string | undefined {
+  const values = headerValues(event, 'content-type');
+  return values.length === 1 ? mediaType(values[0]!) : undefined;
+}
+
+/**
+ * The body parsed as a JSON object, the one reader of every route that declares a JSON `body`:
+ * 413 past `maxBytes`, 415 unless the request says the body is `application/json` (a form or
+ * text body is never read as JSON, so a browser's simple cross-site request cannot create
+ * anything), 400 for anything but a JSON object.
+ */
 export function jsonBody(
-  event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded'>,
+  event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded' | 'headers'> & Partial<Pick<APIGatewayProxyEvent, 'multiValueHeaders'>>,
   maxBytes = 64 * 1024,
 ): Record<string, unknown> {
   const text = bodyText(event);
   if (Buffer.byteLength(text, 'utf8') > maxBytes) {
     throw new PayloadTooLargeError(`Request body is larger than ${maxBytes} bytes`);
   }
+  if (requestMediaType(event) !== JSON_MEDIA_TYPE) throw new UnsupportedMediaTypeError(`Content-Type must be ${JSON_MEDIA_TYPE}`);
   if (text.trim() === '') throw new InvalidInputError('Request body must be a JSON object');
   let parsed: unknown;
   try {

@@ -1,3 +1,4 @@
+import { FORM_MEDIA_TYPE, mediaType } from '../http/request';
 import { invalidRequest, invalidScope, unsupportedGrantType } from './oauth-errors';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -23,9 +24,8 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
  */
 export function parseTokenExchangeRequest(body: string, contentType: string | undefined): TokenExchangeRequest {
   if (Buffer.byteLength(body, 'utf8') >= MAX_BODY_BYTES) throw invalidRequest('Request body must be smaller than 32 KB', 413);
-  if (!contentType || contentType.split(';')[0]!.trim().toLowerCase() !== 'application/x-www-form-urlencoded') {
-    throw invalidRequest('Content-Type must be application/x-www-form-urlencoded');
-  }
+  // RFC 6749 §4.1.3, RFC 8693 §2.1: the form is the only request the endpoint reads.
+  if (contentType === undefined || mediaType(contentType) !== FORM_MEDIA_TYPE) throw invalidRequest(`Content-Type must be ${FORM_MEDIA_TYPE}`);
   const form = new URLSearchParams(body);
   for (const name of new Set(form.keys())) {
     // RFC 6749 §3.2: request parameters must not be included more than once.

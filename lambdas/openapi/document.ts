@@ -21,6 +21,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'Resource does not exist',
   409: 'Conflict with the current state',
   413: 'Request body too large',
+  415: 'The body is not application/json',
   429: 'Too many requests; retry after the Retry-After seconds',
   500: 'Unexpected server error',
   502: 'The upstream provider failed',
@@ -57,6 +58,8 @@ function operationObject(route: RouteDefinition): Json {
   if (route.access !== 'public') [401, 403, 429].forEach((s) => statuses.add(s));
   if (route.verifiesSubjectTokens) statuses.add(429);
   if (route.body || route.form) statuses.add(413);
+  // A JSON body is read only from a request that says it is JSON (lambdas/http/request.ts jsonBody).
+  if (route.body) statuses.add(415);
   statuses.add(500);
   const { ok } = route;
   const responses: Json = {

@@ -72,7 +72,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       const url = new URL(runtime.baseUrl + path);
       const requestHeaders: Record<string, string> = { ...headers };
       if (key !== undefined) requestHeaders.Authorization = `Bearer ${key}`;
-      if (body !== undefined && typeof body !== 'string') requestHeaders['Content-Type'] = 'application/json';
+      // A body is JSON unless the test says otherwise (a form, or a media type the service must refuse).
+      const typed = Object.keys(headers).some((name) => name.toLowerCase() === 'content-type');
+      if (body !== undefined && !typed) requestHeaders['Content-Type'] = 'application/json';
       const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
       // fetch does not let callers set Host; a regional hostname goes through a raw request instead.
       const response = host
@@ -140,13 +142,16 @@ function documentMismatch(
   );
 }
 
-/** The body a request carried, as the document types it: JSON parsed, a form as its fields; undefined for none. */
+/**
+ * The body a request carried, as the document types it: JSON parsed, a form as its fields, any
+ * other media type (or none) as sent, which no operation documents; undefined for no body.
+ */
 function sentBody(headers: Record<string, string>, body: unknown): { media: string; value: unknown } | undefined {
-  const type = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1]?.split(';')[0]?.trim();
-  if (body === undefined || body === '' || !type) return undefined;
+  const type = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1]?.split(';')[0]?.trim().toLowerCase();
+  if (body === undefined || body === '') return undefined;
   if (type === 'application/json') return { media: type, value: typeof body === 'string' ? parse(body) : body };
   if (type === 'application/x-www-form-urlencoded' && typeof body === 'string') return { media: type, value: Object.fromEntries(new URLSearchParams(body)) };
-  return undefined;
+  return { media: type || 'no content type', value: body };
 }
 
 function parse(text: string): unknown {

@@ -1,5 +1,5 @@
 import type { FunctionRequirements } from '../../config';
-import { bodyText, header } from '../../http/request';
+import { bodyText, requestMediaType } from '../../http/request';
 import { recordTokenExchange, type Telemetry } from '../../observability/telemetry';
 import { NO_STORE } from '../../oauth/oauth-errors';
 import { oauthHandler } from '../../oauth/oauth-handler';
@@ -33,7 +33,7 @@ export function createTokenExchangeHandler(deps: TokenExchangeHandlerDeps) {
   return oauthHandler(async (event, _context, requestId) => {
     const body = await exchangeToken(exchangeDeps, {
       body: bodyText(event),
-      contentType: header(event, 'content-type'),
+      contentType: requestMediaType(event),
       sourceIp: event.requestContext.identity.sourceIp,
       requestId,
     });

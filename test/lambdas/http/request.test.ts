@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { UnauthenticatedError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
-import { credentialHeader, headerValues, normalizeHostname, pathParameters, requestHost } from '../../../lambdas/http/request';
+import { credentialHeader, headerValues, jsonBody, mediaType, normalizeHostname, pathParameters, requestHost, requestMediaType } from '../../../lambdas/http/request';
 
 type HeaderEvent = Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>;
 
@@ -62,5 +62,34 @@ describe('path parameters', () => {
       bad: '100%',
     });
     expect({ ...pathParameters({ pathParameters: null }) }).toEqual({});
+  });
+});
+
+describe('request media type', () => {
+  it.each([
+    ['application/json', 'application/json'],
+    ['Application/JSON; charset=utf-8', 'application/json'],
+    ['  application/x-www-form-urlencoded ;charset=UTF-8', 'application/x-www-form-urlencoded'],
+    ['text/plain;charset=UTF-8', 'text/plain'],
+  ])('reads %j as %j', (contentType, media) => {
+    expect(mediaType(contentType)).toBe(media);
+    expect(requestMediaType({ headers: { 'content-TYPE': contentType } })).toBe(media);
+  });
+
+  it('has none for a request without a Content-Type or with two', () => {
+    expect(requestMediaType({ headers: {} })).toBeUndefined();
+    expect(requestMediaType({ headers: { 'Content-Type': 'text/plain' }, multiValueHeaders: { 'Content-Type': ['application/json', 'text/plain'] } })).toBeUndefined();
+  });
+
+  it('reads a JSON body only from a request that says it is JSON, as a 415 in the SPEC 7.1 shape', () => {
+    const body = '{"name":"x"}';
+    expect(jsonBody({ body, isBase64Encoded: false, headers: { 'Content-Type': 'application/json; charset=utf-8' } })).toEqual({ name: 'x' });
+    let error: unknown;
+    try {
+      jsonBody({ body, isBase64Encoded: false, headers: { 'Content-Type': 'text/plain' } });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(toErrorBody(error)).toEqual({ status: 415, body: { error: { code: 415, message: 'Content-Type must be application/json' } } });
   });
 });
