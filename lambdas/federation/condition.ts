@@ -2,6 +2,8 @@ import { Environment, type ASTNode } from '@marcbachmann/cel-js';
 import { InvalidInputError } from '../errors';
 import type { ConditionVariables } from './types';
 import { CONDITION_VARIABLE_TYPES, MAX_CONDITION_LENGTH } from './limits';
+import { ConditionCostError, estimateConditionCost, type ConditionCost } from './condition-cost';
+import { ConditionBudgetExceeded, meterEnvironment, metered, type ConditionUsage } from './condition-meter';
 
 /**
  * Policy conditions (SPEC 4.4): CEL expressions over exactly four variables, checked in full
@@ -50,6 +52,8 @@ export class ConditionEvaluationError extends Error {
 export interface CheckedCondition {
   /** The source as given: stored verbatim. */
   source: string;
+  /** Its worst-case cost for the largest token an exchange admits (within the budget). */
+  cost: ConditionCost;
   /** The variables the expression reads, in order of first use (the shared-issuer rule asks for `subject`). */
   variables: string[];
 }
@@ -61,6 +65,7 @@ function createEnvironment(): Environment {
 }
 
 const environment = createEnvironment();
+meterEnvironment(environment);
 
 /**
  * SPEC 4.4 rules 1-3, at save time: length, syntax, parser limits, no `matches()`, no nested
@@ -84,7 +89,15 @@ export function checkCondition(source: string): CheckedCondition {
   if (!result.valid) throw typeFailure(result.error);
   // SPEC 4.4 rule 1: the condition decides, so it must be a boolean and nothing else.
   if (result.type !== 'bool') throw new ConditionError(`the condition must yield a bool, not ${result.type}`);
-  return { source, variables };
+  // The budget: what the condition can cost for the largest token an exchange admits.
+  let cost: ConditionCost;
+  try {
+    cost = estimateConditionCost(parsed.ast);
+  } catch (error) {
+    if (error instanceof ConditionCostError) throw new ConditionError(error.message);
+    throw error;
+  }
+  return { source, variables, cost };
 }
 
 function parseFailure(error: unknown): ConditionError {
@@ -202,23 +215,33 @@ function compile(source: string): Evaluator {
  * Rule 4 treats an error like false; the caller records which of the two happened.
  */
 export function evaluateCondition(source: string, variables: ConditionVariables): boolean {
+  return evaluateConditionMetered(source, variables).result;
+}
+
+/** {@link evaluateCondition}, also saying what the evaluation cost in the budget's units. */
+export function evaluateConditionMetered(source: string, variables: ConditionVariables): { result: boolean; usage: ConditionUsage } {
   const evaluator = compile(source);
   assertVariableTypes(variables);
-  let result: unknown;
+  let outcome: { result: unknown; usage: ConditionUsage };
   try {
-    // Only the four variables reach the expression, whatever else the caller's object holds.
-    result = evaluator({
-      subject: variables.subject,
-      audience: variables.audience,
-      scopes: variables.scopes,
-      token_type: variables.token_type,
-    });
+    // Only the four variables reach the expression, whatever else the caller's object holds;
+    // the meter stops it at the budget however it was written.
+    outcome = metered(() =>
+      evaluator({
+        subject: variables.subject,
+        audience: variables.audience,
+        scopes: variables.scopes,
+        token_type: variables.token_type,
+      }),
+    );
   } catch (error) {
+    if (error instanceof ConditionBudgetExceeded) throw new ConditionEvaluationError(error.message, { cause: error });
     const summary = (error as { summary?: string; message?: string }).summary ?? (error as Error).message;
     throw new ConditionEvaluationError(`the condition failed: ${summary}`, { cause: error });
   }
+  const { result, usage } = outcome;
   if (typeof result !== 'boolean') throw new ConditionEvaluationError(`the condition yielded ${describe(result)}, not a bool`);
-  return result;
+  return { result, usage };
 }
 
 /** SPEC 4.4 rule 4: a claim of the wrong type refuses the exchange, never reaches the expression. */

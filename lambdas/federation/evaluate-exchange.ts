@@ -6,6 +6,7 @@ import type { IssuerKeySource } from './issuer-keys';
 import { decodeUnverified } from './subject-token';
 import { verifySubjectToken } from './subject-token-verification';
 import { isNumericDate } from './token-time-rules';
+import { MAX_CLAIM_CHARS, MAX_SCOPES } from './limits';
 import { hasFederationEntitlement, type ConditionVariables, type FederationIssuer, type FederationPolicy, type FederationReader } from './types';
 
 /**
@@ -29,10 +30,7 @@ export interface ExchangeRequestInput {
   policyId: string;
 }
 
-/** SPEC 8: `sub` and each `aud` value. */
-export const MAX_CLAIM_CHARS = 512;
-/** SPEC 8: entries of the `scopes` claim. */
-export const MAX_SCOPES = 16;
+export { MAX_CLAIM_CHARS, MAX_SCOPES };
 /** Longer than any identifier the service generates; never sent to a store. */
 const MAX_POLICY_ID_CHARS = 128;
 

@@ -16,6 +16,40 @@ export const CONDITION_VARIABLE_TYPES: Readonly<Record<keyof ConditionVariables,
   token_type: 'string',
 });
 
+/** SPEC 8: a subject token is at most 16 KB. */
+export const MAX_SUBJECT_TOKEN_BYTES = 16 * 1024;
+/** SPEC 8: `sub`, each `aud` value and each `scopes` entry. */
+export const MAX_CLAIM_CHARS = 512;
+/** SPEC 8: entries of the `scopes` claim. */
+export const MAX_SCOPES = 16;
+
+/**
+ * The largest variables a condition can meet (SPEC 4.4, 8). SPEC 8 caps each value; the count of
+ * `aud` values and the length of `token_type` are capped by the token itself: a 16 KB JWT's
+ * payload decodes to at most 12,288 bytes, and each `aud` value takes at least three of them.
+ */
+const PAYLOAD_BYTES = (MAX_SUBJECT_TOKEN_BYTES * 3) / 4;
+export const CONDITION_INPUT_BOUNDS = Object.freeze({
+  subjectLength: MAX_CLAIM_CHARS,
+  audienceCount: PAYLOAD_BYTES / 3,
+  audienceLength: MAX_CLAIM_CHARS,
+  /** Characters of all claim strings together, `aud` values included. */
+  claimCharacters: PAYLOAD_BYTES,
+  scopesCount: MAX_SCOPES,
+  scopeLength: MAX_CLAIM_CHARS,
+});
+
+/**
+ * What one evaluation of a condition may cost. Work counts {@link CONDITION_STEP_WORK} for every
+ * node evaluated plus one for each character and element of the value it yields; bytes count
+ * the strings and lists built. Saving refuses a condition whose worst case exceeds either;
+ * evaluation stops at either. About 100,000 nodes or 5 million characters read: a few
+ * milliseconds (docs/benchmarks.md has the measured worst case).
+ */
+export const CONDITION_BUDGET = Object.freeze({ maxWork: 5_000_000, maxBytes: 4 * 1024 * 1024 });
+/** Work units of evaluating one node, before the size of what it yields. */
+export const CONDITION_STEP_WORK = 50;
+
 export const NAME_MAX = 100;
 /** SPEC 8: `sub` and `aud` values are at most 512 characters, so configured ones are too. */
 export const CLAIM_VALUE_MAX = 512;

@@ -330,6 +330,15 @@ describe('evaluateExchange: the condition (SPEC 4.4)', () => {
     expect(step(evaluation, 'condition').detail).toBe('The condition failed to evaluate: no such overload: string + int');
   });
 
+  it('refuses a stored condition over the evaluation budget as condition_error, with the 64-value aud of the attack', async () => {
+    // Saved before the budget existed: the store holds it, and the exchange must survive it.
+    await setPolicy({ subject: null, condition: 'audience.map(a, subject)' + '.map(x, x + x)'.repeat(18) + '.exists(y, y.contains("zzz"))' });
+    const sub = 'repo:acme/' + 'x'.repeat(502);
+    const evaluation = await evaluate(token(claims({ sub, aud: [AUDIENCE, ...Array.from({ length: 63 }, (_, i) => `aud-${i}`)] })));
+    expect(evaluation.reason).toBe('condition_error');
+    expect(step(evaluation, 'condition').detail).toMatch(/too expensive/);
+  });
+
   it('refuses a condition that fails at run time (an index out of range) as condition_error', async () => {
     await setPolicy({ condition: 'scopes[3] == "deploy"' });
     const evaluation = await evaluate(token(claims({ scopes: ['deploy'] })));

@@ -1,0 +1,347 @@
+import type { ASTNode } from '@marcbachmann/cel-js';
+import { CONDITION_BUDGET, CONDITION_INPUT_BOUNDS, CONDITION_STEP_WORK } from './limits';
+
+/**
+ * The save-time half of the condition budget (SPEC 4.4, the "tenant-written code runs under a
+ * budget" rule): an upper bound on what one evaluation of a condition can cost, computed from
+ * its syntax tree and the largest variables an exchange admits ({@link CONDITION_INPUT_BOUNDS}).
+ * A condition whose bound exceeds {@link CONDITION_BUDGET} is refused when the policy is saved.
+ *
+ * The bound counts in the units the run-time meter (`condition-meter.ts`) counts: every node
+ * evaluated is one step, and every value a node yields weighs its characters and elements,
+ * because whatever consumes it may read all of it; bytes are what strings and lists built on
+ * the way occupy. The estimate is sound only if it is never below the meter on any input: a
+ * test holds the two against each other.
+ */
+
+/** The abstract value of an expression: its kind and the largest size it can have. */
+export type Shape =
+  | { kind: 'scalar' }
+  | { kind: 'string'; length: number }
+  /** `characters`, when known, bounds the sum of the lengths of a list of strings. */
+  | { kind: 'list'; count: number; element: Shape; characters?: number }
+  | { kind: 'map'; count: number; key: Shape; value: Shape };
+
+export interface Cost {
+  /** Steps and characters read, in the meter's work units. */
+  work: number;
+  /** Bytes of strings and lists built. */
+  bytes: number;
+}
+
+export interface ConditionCost extends Cost {
+  /** What the expression yields in the worst case (always a scalar for a valid condition). */
+  shape: Shape;
+}
+
+/** A condition the estimator cannot bound, or whose bound exceeds the budget. */
+export class ConditionCostError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConditionCostError';
+  }
+}
+
+const SCALAR: Shape = Object.freeze({ kind: 'scalar' });
+/** `string(x)` of a number or a bool: the longest is a double's exponent form. */
+const NUMBER_TEXT_LENGTH = 32;
+/** Steps a comprehension adds per element over its body (the loop, its accumulator, the test). */
+const ITERATION_STEPS = 4;
+
+/** The four variables at their largest (SPEC 8, and what a 16 KB subject token can carry). */
+export function variableShapes(): Record<string, Shape> {
+  const { subjectLength, audienceCount, audienceLength, claimCharacters, scopesCount, scopeLength } = CONDITION_INPUT_BOUNDS;
+  return {
+    subject: { kind: 'string', length: subjectLength },
+    audience: { kind: 'list', count: audienceCount, element: { kind: 'string', length: audienceLength }, characters: claimCharacters },
+    scopes: { kind: 'list', count: scopesCount, element: { kind: 'string', length: scopeLength } },
+    token_type: { kind: 'string', length: claimCharacters },
+  };
+}
+
+/** The weight the meter charges for a value of this shape: its elements and characters. */
+export function weight(shape: Shape): number {
+  switch (shape.kind) {
+    case 'scalar':
+      return 1;
+    case 'string':
+      return 1 + shape.length;
+    case 'list':
+      if (shape.element.kind === 'string') return 1 + shape.count + Math.min(shape.characters ?? Infinity, shape.count * shape.element.length);
+      return 1 + shape.count * weight(shape.element);
+    case 'map':
+      return 1 + shape.count * (weight(shape.key) + weight(shape.value));
+  }
+}
+
+/** Bytes a freshly built value of this shape occupies (strings in UTF-16, 8 bytes a slot). */
+function built(shape: Shape): number {
+  switch (shape.kind) {
+    case 'scalar':
+      return 0;
+    case 'string':
+      return 2 * shape.length;
+    case 'list':
+      return 8 * shape.count;
+    case 'map':
+      return 16 * shape.count;
+  }
+}
+
+/**
+ * The worst-case cost of one evaluation. Throws a {@link ConditionCostError} for a construct
+ * the estimator does not know (so cannot bound) and when the bound exceeds the budget.
+ */
+export function estimateConditionCost(root: ASTNode): ConditionCost {
+  const estimate = estimate_(root, variableShapes());
+  const { maxWork, maxBytes } = CONDITION_BUDGET;
+  // Written so that NaN, were an estimate ever to produce it, is over the budget too.
+  if (!(estimate.work <= maxWork && estimate.bytes <= maxBytes)) {
+    const over = !(estimate.work <= maxWork) ? `${describe(estimate.work)} work units (the limit is ${describe(maxWork)})` : `${describe(estimate.bytes)} bytes (the limit is ${describe(maxBytes)})`;
+    throw new ConditionCostError(
+      `the condition is too expensive: for the largest token an exchange admits it could take ${over}; ` +
+        'avoid chained map() stages and building long strings inside a comprehension',
+    );
+  }
+  return estimate;
+}
+
+function describe(value: number): string {
+  return Number.isFinite(value) && value < 1e15 ? Math.ceil(value).toLocaleString('en-US') : 'more than 10^15';
+}
+
+type Scope = Record<string, Shape>;
+
+interface Estimate extends Cost {
+  shape: Shape;
+}
+
+const add = (...costs: Cost[]): Cost => ({ work: costs.reduce((sum, c) => sum + c.work, 0), bytes: costs.reduce((sum, c) => sum + c.bytes, 0) });
+
+/** One evaluated node yielding `shape`, after its children's costs: the meter's step and weight. */
+function yielded(shape: Shape, children: Cost[], extra: Partial<Cost> = {}): Estimate {
+  const total = add(...children, { work: CONDITION_STEP_WORK + weight(shape) + (extra.work ?? 0), bytes: extra.bytes ?? 0 });
+  return { ...total, shape };
+}
+
+function estimate_(node: ASTNode, scope: Scope): Estimate {
+  switch (node.op) {
+    case 'value':
+      return yielded(literalShape(node.args), []);
+    case 'id': {
+      const shape = scope[node.args as string];
+      if (!shape) throw new ConditionCostError(`unknown variable ${String(node.args)}`);
+      return yielded(shape, []);
+    }
+    case 'list': {
+      const items = (node.args as ASTNode[]).map((item) => estimate_(item, scope));
+      const shape: Shape = { kind: 'list', count: items.length, element: joinAll(items.map((i) => i.shape)) };
+      return yielded(shape, items, { bytes: built(shape) });
+    }
+    case 'map': {
+      const entries = (node.args as [ASTNode, ASTNode][]).map(([k, v]) => [estimate_(k, scope), estimate_(v, scope)] as const);
+      const shape: Shape = {
+        kind: 'map',
+        count: entries.length,
+        key: joinAll(entries.map(([k]) => k.shape)),
+        value: joinAll(entries.map(([, v]) => v.shape)),
+      };
+      return yielded(shape, entries.flat(), { bytes: built(shape) });
+    }
+    case '.': {
+      const [object] = node.args as [ASTNode, string];
+      const target = estimate_(object, scope);
+      if (target.shape.kind !== 'map') throw new ConditionCostError('field access is only available on maps');
+      return yielded(target.shape.value, [target]);
+    }
+    case '[]': {
+      const [object, index] = node.args as [ASTNode, ASTNode];
+      const target = estimate_(object, scope);
+      const key = estimate_(index, scope);
+      const shape = target.shape.kind === 'list' ? target.shape.element : target.shape.kind === 'map' ? target.shape.value : unsupported('indexing');
+      return yielded(shape, [target, key]);
+    }
+    case '?:': {
+      const [test, then, otherwise] = (node.args as ASTNode[]).map((n) => estimate_(n, scope));
+      const worse = { work: Math.max(then!.work, otherwise!.work), bytes: Math.max(then!.bytes, otherwise!.bytes) };
+      return yielded(join(then!.shape, otherwise!.shape), [test!, worse]);
+    }
+    case '&&':
+    case '||':
+      return yielded(SCALAR, (node.args as ASTNode[]).map((n) => estimate_(n, scope)));
+    case '!_':
+    case '-_':
+      return yielded(SCALAR, [estimate_(node.args as ASTNode, scope)]);
+    case '+':
+      return concatenation(node, scope);
+    case '==':
+    case '!=':
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+    case 'in':
+    case '-':
+    case '*':
+    case '/':
+    case '%': {
+      const operands = (node.args as ASTNode[]).map((n) => estimate_(n, scope));
+      // Comparing reads both operands, at most once per element pair for `in`.
+      const reads = node.op === 'in' ? membershipReads(operands[0]!.shape, operands[1]!.shape) : 0;
+      return yielded(SCALAR, operands, { work: reads });
+    }
+    case 'call':
+      return globalCall(node, scope);
+    case 'rcall':
+      return methodCall(node, scope);
+    default:
+      return unsupported(`the ${JSON.stringify(node.op)} operator`);
+  }
+}
+
+function concatenation(node: ASTNode, scope: Scope): Estimate {
+  const [left, right] = (node.args as ASTNode[]).map((n) => estimate_(n, scope)) as [Estimate, Estimate];
+  const [a, b] = [left.shape, right.shape];
+  if (a.kind === 'string' && b.kind === 'string') {
+    const shape: Shape = { kind: 'string', length: a.length + b.length };
+    return yielded(shape, [left, right], { bytes: built(shape) });
+  }
+  if (a.kind === 'list' && b.kind === 'list') {
+    const shape: Shape = { kind: 'list', count: a.count + b.count, element: join(a.element, b.element) };
+    if (a.characters !== undefined && b.characters !== undefined) shape.characters = a.characters + b.characters;
+    return yielded(shape, [left, right], { bytes: built(shape) });
+  }
+  return yielded(SCALAR, [left, right]);
+}
+
+/** `x in list` compares x with every element; `x in map` hashes x. */
+function membershipReads(item: Shape, collection: Shape): number {
+  if (collection.kind === 'list') return collection.count * (weight(item) + weight(collection.element));
+  return weight(item);
+}
+
+const CONVERSIONS: ReadonlySet<string> = new Set(['int', 'uint', 'double', 'bool', 'string']);
+
+function globalCall(node: ASTNode, scope: Scope): Estimate {
+  const [name, argNodes] = node.args as [string, ASTNode[]];
+  const args = argNodes.map((n) => estimate_(n, scope));
+  if (name === 'size' && args.length === 1) return yielded(SCALAR, args, { work: weight(args[0]!.shape) });
+  if (CONVERSIONS.has(name) && args.length === 1) {
+    const from = args[0]!.shape;
+    if (name !== 'string') return yielded(SCALAR, args, { work: weight(from) });
+    const shape: Shape = from.kind === 'string' ? from : { kind: 'string', length: NUMBER_TEXT_LENGTH };
+    return yielded(shape, args, { bytes: built(shape) });
+  }
+  return unsupported(`${name}()`);
+}
+
+const COMPREHENSIONS: ReadonlySet<string> = new Set(['all', 'exists', 'exists_one', 'filter', 'map']);
+
+function methodCall(node: ASTNode, scope: Scope): Estimate {
+  const [name, receiverNode, argNodes] = node.args as [string, ASTNode, ASTNode[]];
+  if (COMPREHENSIONS.has(name) && argNodes[0]?.op === 'id') return comprehension(name, receiverNode, argNodes, scope);
+  const receiver = estimate_(receiverNode, scope);
+  const args = argNodes.map((n) => estimate_(n, scope));
+  const self = receiver.shape;
+  const reads = weight(self) + args.reduce((sum, a) => sum + weight(a.shape), 0);
+  const children = [receiver, ...args];
+  if (name === 'size' && args.length === 0) return yielded(SCALAR, children, { work: reads });
+  if (self.kind === 'string') {
+    switch (name) {
+      case 'contains':
+      case 'startsWith':
+      case 'endsWith':
+      case 'indexOf':
+      case 'lastIndexOf':
+        return yielded(SCALAR, children, { work: reads });
+      case 'lowerAscii':
+      case 'upperAscii':
+      case 'trim':
+      case 'substring':
+        return yielded(self, children, { work: reads, bytes: built(self) });
+      case 'split': {
+        const shape: Shape = { kind: 'list', count: self.length + 1, element: self, characters: self.length };
+        return yielded(shape, children, { work: reads, bytes: built(shape) + 2 * self.length + 16 * (self.length + 1) });
+      }
+    }
+  }
+  if (self.kind === 'list' && name === 'join' && self.element.kind === 'string') {
+    const separator = args[0]?.shape.kind === 'string' ? args[0].shape.length : 0;
+    const characters = Math.min(self.characters ?? Infinity, self.count * self.element.length);
+    const shape: Shape = { kind: 'string', length: characters + Math.max(self.count - 1, 0) * separator };
+    return yielded(shape, children, { work: reads + shape.length, bytes: built(shape) });
+  }
+  return unsupported(`${name}()`);
+}
+
+/**
+ * A loop costs its body once per element. Over a list of strings whose total length is capped
+ * (`audience`: 4,096 values of up to 512 characters, but 12,288 characters in all), the body is
+ * estimated for an empty and for a longest element: a body's cost grows with the element's
+ * length as sums, products and maxima do (never as a minimum: no comprehension nests), so the
+ * worst case puts as many longest elements as the cap allows and leaves the rest empty.
+ */
+function comprehension(name: string, receiverNode: ASTNode, argNodes: ASTNode[], scope: Scope): Estimate {
+  const receiver = estimate_(receiverNode, scope);
+  const source = receiver.shape;
+  if (source.kind !== 'list' && source.kind !== 'map') return unsupported(`${name}() over a ${source.kind}`);
+  const element = source.kind === 'list' ? source.element : source.key;
+  const variable = argNodes[0]!.args as string;
+  const bodyFor = (shape: Shape) => {
+    const body = argNodes.slice(1).map((n) => estimate_(n, { ...scope, [variable]: shape }));
+    const cost = add(...body, { work: ITERATION_STEPS * CONDITION_STEP_WORK + weight(shape), bytes: 8 });
+    return { cost, yields: body[body.length - 1]!.shape };
+  };
+  const longest = bodyFor(element);
+  const count = source.count;
+  // How many elements can be longest, and what the others cost at their least.
+  let longCount = count;
+  let shortest = longest;
+  if (source.kind === 'list' && source.characters !== undefined && element.kind === 'string' && element.length > 0) {
+    longCount = Math.min(count, Math.ceil(source.characters / element.length));
+    shortest = bodyFor({ kind: 'string', length: 0 });
+  }
+  const over = (pick: (c: Cost) => number) => count * pick(shortest.cost) + longCount * (pick(longest.cost) - pick(shortest.cost));
+  const loops: Cost = { work: over((c) => c.work), bytes: over((c) => c.bytes) };
+  let shape: Shape = SCALAR;
+  if (name === 'filter') shape = source.kind === 'list' ? source : { kind: 'list', count, element };
+  if (name === 'map') {
+    const yields = longest.yields;
+    shape = { kind: 'list', count, element: yields };
+    if (yields.kind === 'string' && shortest.yields.kind === 'string') {
+      shape.characters = count * shortest.yields.length + longCount * (yields.length - shortest.yields.length);
+    }
+  }
+  return yielded(shape, [receiver, loops], { bytes: shape === SCALAR ? 0 : built(shape) });
+}
+
+function literalShape(value: unknown): Shape {
+  if (typeof value === 'string') return { kind: 'string', length: value.length };
+  if (value instanceof Uint8Array) return unsupported('bytes');
+  return SCALAR;
+}
+
+/** The element of an empty list literal: joins with anything. */
+const NOTHING: Shape = Object.freeze({ kind: 'string', length: 0 });
+
+function join(a: Shape, b: Shape): Shape {
+  if (a === NOTHING) return b;
+  if (b === NOTHING) return a;
+  if (a.kind === 'string' && b.kind === 'string') return { kind: 'string', length: Math.max(a.length, b.length) };
+  if (a.kind === 'list' && b.kind === 'list') {
+    const shape: Shape = { kind: 'list', count: Math.max(a.count, b.count), element: join(a.element, b.element) };
+    if (a.characters !== undefined && b.characters !== undefined) shape.characters = Math.max(a.characters, b.characters);
+    return shape;
+  }
+  if (a.kind === 'map' && b.kind === 'map') return { kind: 'map', count: Math.max(a.count, b.count), key: join(a.key, b.key), value: join(a.value, b.value) };
+  if (a.kind === 'scalar' && b.kind === 'scalar') return SCALAR;
+  return unsupported('values of different types in one place');
+}
+
+function joinAll(shapes: Shape[]): Shape {
+  return shapes.reduce(join, NOTHING);
+}
+
+function unsupported(what: string): never {
+  throw new ConditionCostError(`${what} is not available in conditions`);
+}

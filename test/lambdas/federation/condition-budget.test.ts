@@ -1,0 +1,159 @@
+import { Environment } from '@marcbachmann/cel-js';
+import { ConditionError, ConditionEvaluationError, checkCondition, evaluateCondition, evaluateConditionMetered } from '../../../lambdas/federation/condition';
+import { ConditionBudgetExceeded, meterEnvironment, metered } from '../../../lambdas/federation/condition-meter';
+import { CONDITION_BUDGET, CONDITION_INPUT_BOUNDS, CONDITION_STEP_WORK, CONDITION_VARIABLE_TYPES } from '../../../lambdas/federation/limits';
+import type { ConditionVariables } from '../../../lambdas/federation/types';
+
+/**
+ * The condition budget: a static bound refuses expensive conditions when a policy is saved,
+ * and a meter stops any evaluation at the budget, so no condition however written can take
+ * more than a few milliseconds or a few megabytes.
+ */
+
+/** The condition from the attack run: 319 characters, 2^19 copies of a 512-character subject. */
+const DOUBLING = 'audience.map(a, subject)' + '.map(x, x + x)'.repeat(18) + '.exists(y, y.contains("zzz"))';
+
+const longest = (length: number, fill = 'a') => fill.repeat(length);
+
+/** Tokens at the limits an exchange admits, in the shapes that stress different bounds. */
+const WORST_INPUTS: Record<string, ConditionVariables> = {
+  'few long values': {
+    subject: longest(CONDITION_INPUT_BOUNDS.subjectLength),
+    audience: Array.from({ length: CONDITION_INPUT_BOUNDS.claimCharacters / CONDITION_INPUT_BOUNDS.audienceLength }, (_, i) => longest(CONDITION_INPUT_BOUNDS.audienceLength, String.fromCharCode(97 + (i % 26)))),
+    scopes: Array.from({ length: CONDITION_INPUT_BOUNDS.scopesCount }, () => longest(CONDITION_INPUT_BOUNDS.scopeLength, '/')),
+    token_type: longest(CONDITION_INPUT_BOUNDS.claimCharacters),
+  },
+  'many short values': {
+    subject: 'a/b/'.repeat(CONDITION_INPUT_BOUNDS.subjectLength / 4),
+    audience: Array.from({ length: CONDITION_INPUT_BOUNDS.audienceCount }, (_, i) => (i % 3 === 0 ? 'ab' : '')),
+    scopes: Array.from({ length: CONDITION_INPUT_BOUNDS.scopesCount }, () => 'x/'.repeat(CONDITION_INPUT_BOUNDS.scopeLength / 2)),
+    token_type: '',
+  },
+  'both at once': {
+    subject: '/'.repeat(CONDITION_INPUT_BOUNDS.subjectLength),
+    audience: [
+      ...Array.from({ length: 20 }, () => longest(CONDITION_INPUT_BOUNDS.audienceLength, '/')),
+      ...Array.from({ length: CONDITION_INPUT_BOUNDS.audienceCount - 20 }, () => ''),
+    ],
+    scopes: [],
+    token_type: 'x',
+  },
+};
+
+/** Conditions a person writes, and some that sit near the limits; each must be accepted. */
+const ACCEPTED = [
+  'subject == "repo:acme/api:ref:refs/heads/main"',
+  'subject.startsWith("repo:acme/") && "ci" in scopes',
+  'audience.exists(a, a.contains("prod"))',
+  'audience.exists(a, a.lowerAscii().contains("prod"))',
+  'audience.map(a, a + "/").exists(y, y == "https://x/")',
+  'audience.filter(a, a.startsWith("x")).size() > 0',
+  'audience.all(a, a.startsWith("api://") || a.endsWith(".example") || a == "z")',
+  'scopes.map(s, s.split("/")).exists(p, p.size() > 2)',
+  'subject.split("/").size() == 3 && subject.split("/")[1] == "x"',
+  'scopes.map(s, s.upperAscii()).filter(s, s.size() > 3).exists_one(s, s.endsWith("Z"))',
+  'audience.map(a, a.trim()).join(",").size() > 0',
+  'token_type.contains("jwt") && [subject, token_type].exists(v, v.size() > 600)',
+  'scopes.map(s, s + s + s + s).map(x, x + x).map(x, x + x).exists_one(y, y.endsWith("q"))',
+  '["acme", "beta"].exists(o, subject.startsWith(o + ":")) && {"ci": 1, "cd": 2}.exists(k, k in scopes)',
+];
+
+describe('saving a policy: the static bound', () => {
+  it('refuses the doubling condition with a 400 naming the limit', () => {
+    expect(DOUBLING.length).toBeLessThan(400);
+    expect(() => checkCondition(DOUBLING)).toThrow(ConditionError);
+    expect(() => checkCondition(DOUBLING)).toThrow(/too expensive.*the limit is 5,000,000/);
+  });
+
+  it.each([
+    ['one map stage of subject copies', 'audience.map(a, subject + subject + subject).exists(y, y.contains("zzz"))'],
+    ['filter after a growing map', 'audience.map(a, subject + a).filter(x, x.size() > 1).size() > 0'],
+    ['exists_one over string growth', 'audience.map(a, subject + subject).map(x, x + x).exists_one(y, y.endsWith("q"))'],
+    ['all over list growth', 'audience.map(a, audience).all(l, l.size() > 0)'],
+    ['list concatenation inside a loop', 'audience.map(a, audience + audience).exists(l, l.size() == 2)'],
+    ['join of split characters', 'audience.map(a, subject.split("").join(subject)).exists(y, y == "")'],
+    ['a chain of cheap stages', 'audience' + '.filter(a, a != "x")'.repeat(6) + '.size() > 0'],
+  ])('refuses %s', (_name, source) => {
+    expect(() => checkCondition(source)).toThrow(/too expensive/);
+  });
+
+  it.each([
+    ['bytes', 'b"abc" == b"abc"'],
+    ['dyn()', 'dyn(subject) == "x"'],
+    ['type()', 'type(subject) == string'],
+  ])('refuses %s, which the bound does not model', (_name, source) => {
+    expect(() => checkCondition(source)).toThrow(/not available in conditions/);
+  });
+
+  it.each(ACCEPTED)('accepts %s', (source) => {
+    expect(() => checkCondition(source)).not.toThrow();
+  });
+});
+
+describe('the static bound is never below what evaluation costs', () => {
+  it.each(ACCEPTED)('%s', (source) => {
+    const { cost } = checkCondition(source);
+    for (const variables of Object.values(WORST_INPUTS)) {
+      const { usage } = evaluateConditionMetered(source, variables);
+      expect(usage.work).toBeLessThanOrEqual(cost.work);
+      expect(usage.bytes).toBeLessThanOrEqual(cost.bytes);
+    }
+  });
+});
+
+/** An environment with the meter but without the save-time bound, as a stored condition saved before it would meet. */
+function unchecked(): (source: string, variables: ConditionVariables) => unknown {
+  const environment = new Environment({ unlistedVariablesAreDyn: false });
+  for (const [name, type] of Object.entries(CONDITION_VARIABLE_TYPES)) environment.registerVariable(name, type);
+  meterEnvironment(environment);
+  return (source, variables) => metered(() => environment.parse(source)({ ...variables })).result;
+}
+
+describe('evaluating: the meter', () => {
+  const evaluate = unchecked();
+  const attack: ConditionVariables = { subject: longest(512), audience: Array.from({ length: 64 }, (_, i) => `aud-${i}`), scopes: [], token_type: '' };
+
+  it('stops the doubling condition before it builds more than a few megabytes', () => {
+    const heapBefore = process.memoryUsage().heapUsed;
+    let thrown: unknown;
+    try {
+      evaluate(DOUBLING, attack);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConditionBudgetExceeded);
+    const { usage } = thrown as ConditionBudgetExceeded;
+    // Stopped at the first node past the budget: at most one doubling beyond it.
+    expect(usage.bytes).toBeLessThanOrEqual(2 * CONDITION_BUDGET.maxBytes + 2 * 1024 * 1024);
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it.each([
+    ['string growth in map', 'audience.map(a, subject + subject + subject + subject).map(x, x + x + x + x).exists(y, y == "")'],
+    ['list growth', 'audience.map(a, audience + audience).map(l, l + l + l).exists(l, l.size() == 0)'],
+    ['split and join', 'audience.map(a, subject.split("").join(subject)).exists(y, y.contains("zzz"))'],
+    ['many cheap steps', 'audience' + '.filter(a, a != "x")'.repeat(80) + '.size() < 0'],
+  ])('stops %s', (_name, source) => {
+    const wide = { ...attack, audience: Array.from({ length: 2048 }, (_, i) => `a${i}`) };
+    expect(() => evaluate(source, wide)).toThrow(ConditionBudgetExceeded);
+  });
+
+  it('is not swallowed by the operators that absorb errors (|| and exists)', () => {
+    const expensive = 'audience.map(a, subject)' + '.map(x, x + x)'.repeat(10) + '.exists(y, y == "")';
+    expect(() => evaluate(`${expensive} || true`, attack)).toThrow(ConditionBudgetExceeded);
+    expect(() => evaluate(`true || ${expensive}`, attack)).not.toThrow();
+    expect(() => evaluate(`["x", "y"].exists(v, v == "y" || ${expensive})`, attack)).toThrow(ConditionBudgetExceeded);
+  });
+
+  it('sees every node the engine evaluates', () => {
+    const subject = longest(40);
+    const { usage } = evaluateConditionMetered('subject == "abc"', { subject, audience: [], scopes: [], token_type: '' });
+    // The root is evaluated directly; its operands through the metered evaluator: the variable
+    // read weighs its characters, the literal its own.
+    expect(usage.work).toBe(CONDITION_STEP_WORK + 1 + subject.length + CONDITION_STEP_WORK + 1 + 3);
+  });
+
+  it('refuses a stored condition over the budget at exchange time as an evaluation error', () => {
+    expect(() => evaluateCondition(DOUBLING, attack)).toThrow(ConditionEvaluationError);
+  });
+});
