@@ -3,6 +3,7 @@ import { InvalidInputError } from '../errors';
 import type { ConditionVariables } from './types';
 import { CONDITION_VARIABLE_TYPES, MAX_CONDITION_LENGTH } from './limits';
 import { ConditionCostError, estimateConditionCost, type ConditionCost } from './condition-cost';
+import { pinsSubject } from './subject-pinning';
 import { ConditionBudgetExceeded, meterEnvironment, metered, type ConditionUsage } from './condition-meter';
 
 /**
@@ -54,6 +55,8 @@ export interface CheckedCondition {
   source: string;
   /** Its worst-case cost for the largest token an exchange admits (within the budget). */
   cost: ConditionCost;
+  /** Whether a clause of its top-level conjunction pins `subject` (the shared-issuer rule). */
+  pinsSubject: boolean;
   /** The variables the expression reads, in order of first use (the shared-issuer rule asks for `subject`). */
   variables: string[];
 }
@@ -97,7 +100,7 @@ export function checkCondition(source: string): CheckedCondition {
     if (error instanceof ConditionCostError) throw new ConditionError(error.message);
     throw error;
   }
-  return { source, variables, cost };
+  return { source, variables, cost, pinsSubject: pinsSubject(parsed.ast) };
 }
 
 function parseFailure(error: unknown): ConditionError {

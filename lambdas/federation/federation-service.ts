@@ -244,7 +244,7 @@ export class FederationService {
       } catch {
         throw invalidParameter(
           'issuer_url',
-          `policy ${policy.id} has no subject and its condition does not test subject, which ${issuer.issuerUrl} requires: change the policy first`,
+          `policy ${policy.id} has no subject and its condition does not pin subject, which ${issuer.issuerUrl} requires: change the policy first`,
         );
       }
     }

@@ -1,4 +1,4 @@
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { JWK } from 'jose';
 import { invalidParameter } from '../errors';
@@ -12,7 +12,8 @@ import {
   type UpdateIssuerBody,
 } from '../openapi/validators/management.generated';
 import { refusedAddressKind } from './address-policy';
-import { ConditionError, checkCondition } from './condition';
+import { ConditionError, checkCondition, evaluateCondition } from './condition';
+import { SUBJECT_PINNING_EXAMPLE } from './subject-pinning';
 import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
 
 /**
@@ -164,22 +165,39 @@ export function applyPolicyPatch(policy: FederationPolicy, patch: PolicyPatch): 
 
 /**
  * The rules over a whole policy and its issuer: SPEC 2.12 rule 1 (subject or condition), and
- * on a multi-tenant issuer, a subject or a condition that reads `subject`.
+ * on a multi-tenant issuer the shared-issuer rule: an exact subject, or a condition that pins
+ * the subject (`subject-pinning.ts`) and is false for a random subject.
  */
 export function checkPolicyRules(
-  policy: Pick<FederationPolicy, 'subject' | 'condition'>,
+  policy: Pick<FederationPolicy, 'subject' | 'condition' | 'audience'>,
   issuer: Pick<FederationIssuer, 'issuerUrl'>,
 ): void {
   if (policy.subject === null && policy.condition === null) {
     throw invalidParameter('subject', 'a policy needs a subject or a condition, or both');
   }
   const provider = multiTenantProvider(issuer.issuerUrl);
-  if (provider && policy.subject === null && !checkCondition(policy.condition!).variables.includes('subject')) {
+  if (!provider || policy.subject !== null) return;
+  const refusal = `${issuer.issuerUrl} issues tokens to every ${provider} customer, so without an exact subject the condition must pin it`;
+  if (!checkCondition(policy.condition!).pinsSubject) {
     throw invalidParameter(
       'condition',
-      `${issuer.issuerUrl} issues tokens to every ${provider} customer: without an exact subject the condition must test subject, ` +
-        `or any tenant of ${provider} could exchange tokens for this policy`,
+      `${refusal}: one clause joined by && must compare subject with a literal, require it to be in a list of literals, ` +
+        `or test it with startsWith against a literal that names an owner, for example ${SUBJECT_PINNING_EXAMPLE}`,
     );
+  }
+  if (isTrueForRandomSubject(policy.condition!, policy.audience)) {
+    throw invalidParameter('condition', `${refusal}: this condition is true for a random subject, for example ${SUBJECT_PINNING_EXAMPLE}`);
+  }
+}
+
+/** Whether the condition lets through a subject no one chose (an error counts as false). */
+export function isTrueForRandomSubject(source: string, audience: string): boolean {
+  const nonce = randomBytes(12).toString('hex');
+  const subject = `repo:${nonce}/${nonce}:ref:refs/heads/${nonce}`;
+  try {
+    return evaluateCondition(source, { subject, audience: [audience], scopes: [], token_type: '' });
+  } catch {
+    return false;
   }
 }
 
