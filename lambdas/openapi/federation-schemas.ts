@@ -8,7 +8,7 @@ import { ACCESS_LEVELS, PLANS } from '../accounts/types';
 import { EXCHANGE_STEP_NAMES, REFUSAL_REASONS } from '../federation/exchange-types';
 import { CLAIM_VALUE_MAX, CONDITION_VARIABLE_TYPES, ISSUER_FIELDS, JWKS_MAX_KEYS, MAX_CONDITION_LENGTH, NAME_MAX, POLICY_FIELDS, URL_MAX } from '../federation/limits';
 import { EVENTS_MAX_LIMIT } from '../management/exchange-events-api';
-import { KEY_HASH_PATTERN, NON_BLANK, READ_ONLY, invalid, nonBlank, ref, type Json } from './json-schema';
+import { KEY_HASH_PATTERN, NON_BLANK, READ_ONLY, invalid, nonBlank, ref, text, type Json } from './json-schema';
 
 const timestamps = {
   created_at: { type: 'string', format: 'date-time' },
@@ -53,8 +53,7 @@ const claimChecks = (input: boolean) => ({
 /** What the service sets; a request that sends one is told so. */
 const readOnlyFields = { id: READ_ONLY, scope: READ_ONLY, created_at: READ_ONLY, updated_at: READ_ONLY };
 
-/** A control character in a display name would garble every listing. */
-const name = nonBlank(NAME_MAX, { not: { pattern: '\\p{Cc}' }, ...invalid({ not: 'must not contain control characters' }) });
+const name = text(NAME_MAX);
 const trueOrFalse = invalid({ type: 'must be true or false' });
 
 const issuerFields: Json = {

@@ -10,7 +10,7 @@
  * Bounds and enumerations come from the modules that enforce them, not from copies.
  */
 import { ACCESS_LEVELS, GUARDRAIL_LIMITS, KEY_KINDS, KEY_NAME_MAX, WORKSPACE_LIMITS, WORKSPACE_SLUG } from '../accounts/types';
-import { KEY_HASH_PATTERN, NON_BLANK, invalid, nonBlank, ref, type Json } from './json-schema';
+import { KEY_HASH_PATTERN, NON_BLANK, SAFE_TEXT, invalid, ref, text, type Json } from './json-schema';
 import { OWN_SCHEMAS } from './own-schemas';
 import publicCopy from './public-schemas.json';
 
@@ -97,12 +97,12 @@ const keyHashes = (description: string) => ({
   ...invalid({ type: 'must be a non-empty array of strings', minItems: 'must be a non-empty array of strings' }),
 });
 const guardrailText = {
-  name: nonBlank(GUARDRAIL_LIMITS.name),
-  description: { ...nonBlank(GUARDRAIL_LIMITS.description), type: ['string', 'null'] },
+  name: text(GUARDRAIL_LIMITS.name),
+  description: text(GUARDRAIL_LIMITS.description, { nullable: true }),
 };
 const stringList = (maxItems: number) => ({
   type: ['array', 'null'],
-  items: { type: 'string', minLength: 1, pattern: NON_BLANK },
+  items: { type: 'string', minLength: 1, pattern: NON_BLANK, ...SAFE_TEXT },
   maxItems,
   ...invalid({ type: 'must be an array of non-empty strings or null' }),
 });
@@ -155,7 +155,7 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
     // A slug is derived from the name when absent.
     optional: ['slug'],
     change: {
-      name: nonBlank(WORKSPACE_LIMITS.name),
+      name: text(WORKSPACE_LIMITS.name),
       slug: {
         type: 'string',
         pattern: WORKSPACE_SLUG.source,
@@ -163,7 +163,7 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
         description: 'Lowercase letters, digits and hyphens; from the name when absent.',
         ...invalid('must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit'),
       },
-      description: { ...nonBlank(WORKSPACE_LIMITS.description), type: ['string', 'null'] },
+      description: text(WORKSPACE_LIMITS.description, { nullable: true }),
     },
     closed: true,
   },
@@ -218,13 +218,13 @@ export const CREATE_KEY_ADAPTATION: Adaptation = {
     access_level: { type: 'string', enum: [...ACCESS_LEVELS], description: 'For management keys.' },
     user_id: { type: 'string', format: 'uuid', description: 'For personal keys: the member who owns it.' },
   },
-  change: { name: nonBlank(KEY_NAME_MAX) },
+  change: { name: text(KEY_NAME_MAX) },
   closed: true,
 };
 
 export const UPDATE_KEY_ADAPTATION: Adaptation = {
   omit: KEY_LIMIT_INPUT,
-  change: { name: nonBlank(KEY_NAME_MAX) },
+  change: { name: text(KEY_NAME_MAX) },
   closed: true,
   extra: { minProperties: 1, ...invalid({ minProperties: 'name or disabled is required' }) },
 };

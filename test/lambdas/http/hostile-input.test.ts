@@ -120,6 +120,49 @@ describe('hostile and malformed requests on the local service', () => {
     });
   });
 
+  describe('names and descriptions (the text rule)', () => {
+    const manage = (path: string, method: string, body: unknown) => service.call(path, { key: demo.keys.managementReadWrite, method, body });
+    const RULE = 'must not contain control characters or unpaired UTF-16 surrogates';
+
+    it('refuses a lone surrogate or a NUL in every resource a request names, and stores nothing', async () => {
+      const issuer = await manage('/workload-identity/issuers', 'POST', { name: 'text rule', issuer_url: 'https://text-rule.example.com' });
+      expect(issuer.status).toBe(201);
+      const guardrail = await manage('/guardrails', 'POST', { name: 'text rule' });
+      const key = await manage('/keys', 'POST', { name: 'text rule' });
+      const policy = {
+        issuer_id: issuer.body.data.id,
+        subject: 'repo:acme/app:ref:refs/heads/main',
+        audience: 'https://modelgate.example',
+        api_key_hash: key.body.data.hash,
+      };
+      const lists = ['/keys', '/workspaces', '/guardrails', '/workload-identity/issuers', '/workload-identity/policies'];
+      const before = await Promise.all(lists.map(async (path) => (await manage(path, 'GET', undefined)).text));
+      const cases: [string, string, Record<string, unknown>, string][] = [
+        ['POST', '/keys', { name: 'ci \ud800' }, 'name'],
+        ['POST', '/keys', { name: 'ci\u0000' }, 'name'],
+        ['PATCH', `/keys/${key.body.data.hash}`, { name: '\udc00' }, 'name'],
+        ['POST', '/workspaces', { name: 'team\u0000' }, 'name'],
+        ['POST', '/workspaces', { name: 'team', description: 'a\ud83d' }, 'description'],
+        ['POST', '/guardrails', { name: 'g\u0000' }, 'name'],
+        ['PATCH', `/guardrails/${guardrail.body.data.id}`, { description: 'x\udfff' }, 'description'],
+        ['POST', '/workload-identity/issuers', { name: 'idp\ud800', issuer_url: 'https://text-rule-2.example.com' }, 'name'],
+        ['PATCH', `/workload-identity/issuers/${issuer.body.data.id}`, { name: 'idp\u001b[2J' }, 'name'],
+        ['POST', '/workload-identity/policies', { ...policy, name: 'deploy\ud800' }, 'name'],
+      ];
+      for (const [method, path, body, field] of cases) {
+        const response = await manage(path, method, body);
+        expect({ method, path, status: response.status, body: response.body }).toEqual({
+          method,
+          path,
+          status: 400,
+          body: error(400, `Invalid ${field}: ${RULE}`, { parameter: field }),
+        });
+      }
+      const after = await Promise.all(lists.map(async (path) => (await manage(path, 'GET', undefined)).text));
+      expect(after).toEqual(before);
+    });
+  });
+
   describe('key expiry', () => {
     it.each([
       ['in the past', '2020-01-01T00:00:00Z', 'Invalid expires_at: must be in the future'],
