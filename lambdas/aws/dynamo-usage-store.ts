@@ -1,5 +1,4 @@
 import {
-  BatchGetCommand,
   NumberValue,
   QueryCommand,
   UpdateCommand,
@@ -19,15 +18,21 @@ import {
 } from '../usage/usage';
 
 /**
- * Usage counters in the usage table, one item per fact, every count an atomic `ADD`
- * (costs are exact decimals, which DynamoDB numbers hold to 38 digits):
+ * Usage in the usage table. A completion's usage is one item, written by one atomic
+ * `UpdateItem` (every counter an `ADD`; costs are exact decimals, which DynamoDB numbers hold
+ * to 38 digits), so a crash leaves it counted whole or not at all:
  *
- * - `KEY#<hash>` / `<date>#<model>#<provider tag>`: a key's requests, tokens and cost per
+ * - `KEY#<hash>` / `<date>#<model>#<provider tag>`: a key's requests, tokens and cost per UTC
  *   day, model and endpoint, with requests split by credential (`via_api_key`,
- *   `via_policy_<id>`); indexed by organization and date for the activity listing;
- * - `KEY#<hash>` / `TOTAL`: the key's all-time cost;
- * - `MODEL_DAY#<date>` / `<model id>`: requests and tokens per model, for the catalog's
- *   usage sorts.
+ *   `via_policy_<id>`); indexed by organization and date for the activity listing. Every
+ *   usage view is a sum of these items: all time, day, week and month of `GET /key` and
+ *   `GET /keys`, and the rows of `GET /activity`; none is kept apart, so none can disagree.
+ * - `MODEL_DAY#<date>` / `<model id>`: requests and tokens per model, the popularity figure
+ *   of the catalog's usage sorts; a second write, not a usage view (see docs/operating.md).
+ *
+ * Earlier releases also kept `KEY#<hash>` / `TOTAL` (the all-time cost, written apart from
+ * the day item); it is no longer written and never read: day items sort before it and the
+ * key queries stop at the last date.
  */
 export class DynamoUsageStore implements UsageStore {
   constructor(
@@ -36,51 +41,41 @@ export class DynamoUsageStore implements UsageStore {
   ) {}
 
   async record(record: UsageRecord): Promise<void> {
-    const cost = NumberValue.from(record.cost);
-    const tokens = record.promptTokens + record.completionTokens;
     const viaAttribute = record.via.credential === 'api_key' ? 'via_api_key' : `via_policy_${record.via.policyId ?? 'unknown'}`;
-    const sk = `${record.date}#${record.model.id}#${record.endpoint.tag}`;
-    await Promise.all([
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: `KEY#${record.keyHash}`, sk },
-          UpdateExpression:
-            'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider ' +
-            'ADD requests :one, promptTokens :prompt, completionTokens :completion, cost :cost, #via :one',
-          ExpressionAttributeNames: { '#date': 'date', '#via': viaAttribute },
-          ExpressionAttributeValues: {
-            ':org': `ORG#${record.organizationId}`,
-            ':orgSk': `${record.date}#${record.keyHash}#${record.model.id}#${record.endpoint.tag}`,
-            ':date': record.date,
-            ':model': record.model.id,
-            ':permaslug': record.model.canonical_slug,
-            ':endpointId': endpointId(record.model, record.endpoint),
-            ':provider': record.endpoint.provider_name,
-            ':one': 1,
-            ':prompt': record.promptTokens,
-            ':completion': record.completionTokens,
-            ':cost': cost,
-          },
-        }),
-      ),
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: `KEY#${record.keyHash}`, sk: 'TOTAL' },
-          UpdateExpression: 'ADD requests :one, cost :cost',
-          ExpressionAttributeValues: { ':one': 1, ':cost': cost },
-        }),
-      ),
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: `MODEL_DAY#${record.date}`, sk: record.model.id },
-          UpdateExpression: 'ADD requests :one, tokens :tokens',
-          ExpressionAttributeValues: { ':one': 1, ':tokens': tokens },
-        }),
-      ),
-    ]);
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keyPartition(record.keyHash), sk: `${record.date}#${record.model.id}#${record.endpoint.tag}` },
+        UpdateExpression:
+          'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider ' +
+          'ADD requests :one, promptTokens :prompt, completionTokens :completion, cost :cost, #via :one',
+        ExpressionAttributeNames: { '#date': 'date', '#via': viaAttribute },
+        ExpressionAttributeValues: {
+          ':org': organizationPartition(record.organizationId),
+          ':orgSk': `${record.date}#${record.keyHash}#${record.model.id}#${record.endpoint.tag}`,
+          ':date': record.date,
+          ':model': record.model.id,
+          ':permaslug': record.model.canonical_slug,
+          ':endpointId': endpointId(record.model, record.endpoint),
+          ':provider': record.endpoint.provider_name,
+          ':one': 1,
+          ':prompt': record.promptTokens,
+          ':completion': record.completionTokens,
+          ':cost': NumberValue.from(record.cost),
+        },
+      }),
+    );
+  }
+
+  async countModelRequest(record: UsageRecord): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: `MODEL_DAY#${record.date}`, sk: record.model.id },
+        UpdateExpression: 'ADD requests :one, tokens :tokens',
+        ExpressionAttributeValues: { ':one': 1, ':tokens': record.promptTokens + record.completionTokens },
+      }),
+    );
   }
 
   async keyUsage(organizationId: string, keyHashes: readonly string[], now: Date): Promise<Map<string, KeyUsage>> {
@@ -88,32 +83,22 @@ export class DynamoUsageStore implements UsageStore {
     const out = new Map<string, KeyUsage>();
     if (wanted.size === 0) return out;
     const starts = periodStarts(now);
-    const from = starts.week < starts.month ? starts.week : starts.month;
-    const entry = (hash: string) => {
+    // One key (`GET /key`, `GET /keys/{hash}`): one strongly consistent query of its own
+    // partition. Several (`GET /keys`): one query of the organization's index, all dates.
+    const items =
+      wanted.size === 1
+        ? await this.keyItems(organizationId, [...wanted][0]!)
+        : (await this.activityItems(organizationId, FIRST_DATE, starts.day)).filter((item) => wanted.has(item.keyHash as string));
+    for (const item of items) {
+      const hash = item.keyHash as string;
       let usage = out.get(hash);
       if (!usage) out.set(hash, (usage = { usage: 0, daily: 0, weekly: 0, monthly: 0 }));
-      return usage;
-    };
-    // One query for the organization's rows of this week and month, however many keys.
-    for (const row of await this.activityItems(organizationId, from, starts.day)) {
-      const hash = row.keyHash as string;
-      if (!wanted.has(hash)) continue;
-      const usage = entry(hash);
-      const cost = Number(row.cost ?? 0);
-      const date = row.date as string;
+      const cost = Number(item.cost ?? 0);
+      const date = item.date as string;
+      usage.usage += cost;
       if (date === starts.day) usage.daily += cost;
       if (date >= starts.week) usage.weekly += cost;
       if (date >= starts.month) usage.monthly += cost;
-    }
-    const hashes = [...wanted];
-    for (let i = 0; i < hashes.length; i += 100) {
-      const keys = hashes.slice(i, i + 100).map((hash) => ({ pk: `KEY#${hash}`, sk: 'TOTAL' }));
-      let request: Record<string, { Keys: Record<string, unknown>[] }> | undefined = { [this.tableName]: { Keys: keys } };
-      while (request && Object.keys(request).length > 0) {
-        const result = await this.client.send(new BatchGetCommand({ RequestItems: request }));
-        for (const item of result.Responses?.[this.tableName] ?? []) entry((item.pk as string).slice(4)).usage = Number(item.cost ?? 0);
-        request = result.UnprocessedKeys as typeof request;
-      }
     }
     return out;
   }
@@ -153,15 +138,32 @@ export class DynamoUsageStore implements UsageStore {
     return out;
   }
 
+  /**
+   * Every day item of one key, read consistently: one query of the key's partition (one page
+   * per some thousands of items, see docs/operating.md). Only the organization's: a key
+   * belongs to one, and a hash asked for under another reads as no usage.
+   */
+  private async keyItems(organizationId: string, keyHash: string): Promise<Record<string, unknown>[]> {
+    const items = await this.queryAll({
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': keyPartition(keyHash), ':from': FIRST_DATE, ':to': `${LAST_DATE}~` },
+      ProjectionExpression: 'gsi1pk, #date, cost',
+      ExpressionAttributeNames: { '#date': 'date' },
+      ConsistentRead: true,
+    });
+    const organization = organizationPartition(organizationId);
+    return items.filter((item) => item.gsi1pk === organization).map((item) => ({ ...item, keyHash }));
+  }
+
   /** The organization's key/day/model items from `from` to `to` (dates, inclusive), key hash attached. */
   private async activityItems(organizationId: string, from: string, to: string): Promise<Record<string, unknown>[]> {
     const items = await this.queryAll({
       IndexName: BY_ORGANIZATION_INDEX,
       KeyConditionExpression: 'gsi1pk = :org AND gsi1sk BETWEEN :from AND :to',
       // `~` sorts after every character of a key hash, model id and tag.
-      ExpressionAttributeValues: { ':org': `ORG#${organizationId}`, ':from': from, ':to': `${to}~` },
+      ExpressionAttributeValues: { ':org': organizationPartition(organizationId), ':from': from, ':to': `${to}~` },
     });
-    return items.map((item) => ({ ...item, keyHash: (item.pk as string).slice(4) }));
+    return items.map((item) => ({ ...item, keyHash: (item.pk as string).slice('KEY#'.length) }));
   }
 
   private async queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
@@ -175,3 +177,10 @@ export class DynamoUsageStore implements UsageStore {
     return items;
   }
 }
+
+/** Day items sort by their date: every date lies between these, the old `TOTAL` item after. */
+const FIRST_DATE = '0000-01-01';
+const LAST_DATE = '9999-12-31';
+
+const keyPartition = (keyHash: string) => `KEY#${keyHash}`;
+const organizationPartition = (organizationId: string) => `ORG#${organizationId}`;

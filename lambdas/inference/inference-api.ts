@@ -2,7 +2,7 @@ import type { Context } from 'aws-lambda';
 import { authenticate, requireInference, type AuthenticationDeps } from '../accounts/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
-import { NotFoundError, UpstreamError } from '../errors';
+import { NotFoundError, UnavailableError, UpstreamError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
 import { credentialHeader, jsonBody, requestHost } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
@@ -20,8 +20,12 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   catalog: CatalogCache;
   regionalHostnames: Readonly<Record<string, string>>;
   upstream: UpstreamOptions;
-  /** Records each completed request against the acting key (SPEC 1); a failure is logged, the answer stands. */
-  usage: Pick<UsageStore, 'record'>;
+  /**
+   * Records each completed request against the acting key (SPEC 1) before the answer is
+   * complete: a failed write fails the answer. The model's popularity figure is counted
+   * beside it; its failure is logged and the answer stands.
+   */
+  usage: Pick<UsageStore, 'record' | 'countModelRequest'>;
   logger: ErrorLogger;
 }
 
@@ -42,13 +46,17 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  *
  * A streaming handler in Lambda and locally alike; a client that disconnects aborts the
  * upstream request.
+ *
+ * A completion is acknowledged only once its usage is durable: the JSON body, or a stream's
+ * `data: [DONE]`, is written after the usage write has succeeded, and the response (the
+ * Lambda response stream) ends after that, so neither a crash nor a frozen invocation can
+ * leave a completion the client received uncounted.
  */
 export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters<StreamingHandler>) => Promise<number> {
   const { logger } = deps;
   return async (event, stream, context: Context) => {
     const response = new StreamingResponse(stream);
     const clientGone = response.disconnectSignal();
-    let completed: UsageRecord | undefined;
     try {
       const principal = await authenticate(credentialHeader(event), deps);
       requireInference(principal);
@@ -62,26 +70,44 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
       const at = deps.clock.now();
 
       const upstream = await openUpstream(found.endpoints, upstreamBody(request, found.model.id), clientGone, deps.upstream);
-      const usage = request.stream
+      const relayed = request.stream
         ? await relayStream(upstream, request, response)
         : await relayJson(upstream, found.model.id, response);
-      // SPEC 2.3: priced at the request instant, whichever credential made the call.
-      if (usage) completed = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...usage, at });
+      if (relayed.usage) {
+        // SPEC 2.3: priced at the request instant, whichever credential made the call.
+        await recordUsage(usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at }), deps, context);
+      }
+      relayed.acknowledge();
     } catch (error) {
       if (!clientGone.aborted) reportError(error, response, logger, context);
     }
-    // The answer is complete before the counters are written: the caller does not wait for them.
     await response.end();
-    if (completed) {
-      await deps.usage.record(completed).catch((error: Error) =>
-        logger.error('usage not recorded', { requestId: context?.awsRequestId, error: error.name, detail: error.message }),
-      );
-    }
     return response.status;
   };
 }
 
-async function relayJson(upstream: OpenedUpstream, modelId: string, response: StreamingResponse): Promise<CompletionUsage> {
+/**
+ * The usage write, awaited before the completion is acknowledged; the popularity figure is
+ * counted at the same time (a second item, so it may miss a request a crash interrupts).
+ */
+async function recordUsage(record: UsageRecord, deps: Pick<InferenceApiDeps, 'usage' | 'logger'>, context: Context | undefined): Promise<void> {
+  const log = (message: string) => (error: Error) =>
+    deps.logger.error(message, { requestId: context?.awsRequestId, error: error.name, detail: error.message });
+  const [recorded] = await Promise.allSettled([deps.usage.record(record), deps.usage.countModelRequest(record).catch(log('model popularity not counted'))]);
+  if (recorded.status === 'rejected') {
+    log('usage not recorded')(recorded.reason as Error);
+    throw new UnavailableError('The completion could not be recorded and was not charged; retry the request');
+  }
+}
+
+/** What a relay leaves for after the usage write: the usage, and the bytes that complete the answer. */
+interface Relayed {
+  usage: CompletionUsage | undefined;
+  acknowledge(): void;
+}
+
+/** Reads the provider's answer; the body goes out in `acknowledge`, once its usage is recorded. */
+async function relayJson(upstream: OpenedUpstream, modelId: string, response: StreamingResponse): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   let body: Record<string, unknown>;
   try {
@@ -94,16 +120,18 @@ async function relayJson(upstream: OpenedUpstream, modelId: string, response: St
   if (typeof body !== 'object' || body === null || !Array.isArray(body.choices)) {
     throw new UpstreamError('upstream_failed', `Provider ${name} sent an answer without choices`);
   }
-  const usage = usageOf(body.usage);
-  response.json(200, { ...body, model: modelId, provider: name });
-  return usage ?? { promptTokens: 0, completionTokens: 0 };
+  return {
+    usage: usageOf(body.usage) ?? { promptTokens: 0, completionTokens: 0 },
+    acknowledge: () => response.json(200, { ...body, model: modelId, provider: name }),
+  };
 }
 
 /**
  * Relays the provider's events as they arrive. The usage chunk is always requested
  * upstream (SPEC 1: usage is accounted from it) and passed on only when the caller asked.
+ * The final `data: [DONE]` goes out in `acknowledge`, once the usage is recorded.
  */
-async function relayStream(upstream: OpenedUpstream, request: ChatRequest, response: StreamingResponse): Promise<CompletionUsage | undefined> {
+async function relayStream(upstream: OpenedUpstream, request: ChatRequest, response: StreamingResponse): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   const type = upstream.response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/event-stream')) {
@@ -121,8 +149,7 @@ async function relayStream(upstream: OpenedUpstream, request: ChatRequest, respo
         continue;
       }
       if (event.data.trim() === '[DONE]') {
-        response.write('data: [DONE]\n\n');
-        return usage ?? { promptTokens: 0, completionTokens: 0 };
+        return { usage: usage ?? { promptTokens: 0, completionTokens: 0 }, acknowledge: () => response.write('data: [DONE]\n\n') };
       }
       let chunk: { choices?: unknown; usage?: unknown; error?: unknown };
       try {
@@ -134,7 +161,7 @@ async function relayStream(upstream: OpenedUpstream, request: ChatRequest, respo
         // The provider reports its own failure mid-stream: pass it on and stop.
         response.write(`data: ${event.data}\n\n`);
         upstream.abort();
-        return usage;
+        return { usage, acknowledge: () => undefined };
       }
       const reported = usageOf(chunk.usage);
       if (reported) usage = reported;

@@ -21,6 +21,7 @@ export const INFERENCE_ROUTES = [
         },
       },
     },
-    errors: [400, 404, 502, 504],
+    // 503: no upstream configured for the model, or its usage could not be recorded.
+    errors: [400, 404, 502, 503, 504],
   },
 ] as const satisfies readonly RouteDefinition[];

@@ -61,8 +61,15 @@ export const USAGE_FIGURES_SECONDS = 300;
 export type ModelUsage = ReadonlyMap<string, { requests: number; tokens: number }>;
 
 export interface UsageStore {
-  /** Adds one request to the key's counters atomically (DynamoDB `ADD`): concurrent requests lose nothing. */
+  /**
+   * Adds one request to the key's counters in one atomic single-item write (DynamoDB `ADD`s):
+   * concurrent requests lose nothing, a crash leaves the request counted whole or not at all,
+   * and every usage view (all time, day, week, month, activity) is summed from these counters.
+   * Resolves once the write is durable: the caller acknowledges the completion only then.
+   */
   record(record: UsageRecord): Promise<void>;
+  /** Adds the request to its model's popularity figure for the day (what `modelUsage` reads); not a usage view. */
+  countModelRequest(record: UsageRecord): Promise<void>;
   /** Usage of these keys of the organization, at `now`. Keys without usage are absent. */
   keyUsage(organizationId: string, keyHashes: readonly string[], now: Date): Promise<Map<string, KeyUsage>>;
   /** Activity rows of the organization from `from` to `to` (UTC dates, inclusive). */

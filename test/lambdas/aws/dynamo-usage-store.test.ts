@@ -1,3 +1,4 @@
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoUsageStore } from '../../../lambdas/aws/dynamo-usage-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
@@ -35,9 +36,10 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
   it('loses no request under concurrency and sums costs exactly', async () => {
     // 40 at once, half by key and half by two policies' tokens: every ADD lands.
     await Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
-        store.record(record({ via: i % 2 === 0 ? { credential: 'api_key' } : { credential: 'access_token', policyId: i % 4 === 1 ? 'p1' : 'p2' } })),
-      ),
+      Array.from({ length: 40 }, (_, i) => {
+        const completed = record({ via: i % 2 === 0 ? { credential: 'api_key' } : { credential: 'access_token', policyId: i % 4 === 1 ? 'p1' : 'p2' } });
+        return Promise.all([store.record(completed), store.countModelRequest(completed)]);
+      }),
     );
     const rows = await store.activity('org-1', '2026-11-18', '2026-11-18');
     expect(rows).toEqual([
@@ -61,13 +63,18 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
 
   it('reports each key\'s usage all time and in the current UTC day, week and month', async () => {
     // Wednesday 2026-11-18: the week began Monday the 16th, the month on the 1st.
-    await store.record(record({ keyHash: KEY_B, date: '2026-10-30', cost: '1' }));
-    await store.record(record({ keyHash: KEY_B, date: '2026-11-02', cost: '2' }));
-    await store.record(record({ keyHash: KEY_B, date: '2026-11-16', cost: '4' }));
-    await store.record(record({ keyHash: KEY_B, date: '2026-11-18', cost: '8' }));
-    const usage = await store.keyUsage('org-1', [KEY_B, 'c'.repeat(64)], new Date('2026-11-18T23:00:00Z'));
-    expect(Object.fromEntries(usage)).toEqual({ [KEY_B]: { usage: 15, daily: 8, weekly: 12, monthly: 14 } });
-    expect(await store.keyUsage('org-2', [KEY_B], new Date('2026-11-18T23:00:00Z'))).toEqual(new Map([[KEY_B, { usage: 15, daily: 0, weekly: 0, monthly: 0 }]]));
+    for (const [date, cost] of [['2026-10-30', '1'], ['2026-11-02', '2'], ['2026-11-16', '4'], ['2026-11-18', '8']] as const) {
+      const completed = record({ keyHash: KEY_B, date, cost });
+      await Promise.all([store.record(completed), store.countModelRequest(completed)]);
+    }
+    const now = new Date('2026-11-18T23:00:00Z');
+    const expected = { usage: 15, daily: 8, weekly: 12, monthly: 14 };
+    // Several keys (GET /keys) read the organization's index; one key (GET /key) its partition.
+    expect(Object.fromEntries(await store.keyUsage('org-1', [KEY_B, 'c'.repeat(64)], now))).toEqual({ [KEY_B]: expected });
+    expect(Object.fromEntries(await store.keyUsage('org-1', [KEY_B], now))).toEqual({ [KEY_B]: expected });
+    // A key belongs to one organization: asked for under another, it has no usage there.
+    expect(await store.keyUsage('org-2', [KEY_B], now)).toEqual(new Map());
+    expect(await store.keyUsage('org-2', [KEY_B, KEY_A], now)).toEqual(new Map());
   });
 
   it('sums requests and tokens per model over the recent days', async () => {
@@ -75,5 +82,56 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
     // Days 12 to 18: the 40 requests of the 18th and the 16th and 18th of key B.
     expect(figures.get('acme/chat')).toEqual({ requests: 42, tokens: 42 * 15 });
     expect((await store.modelUsage(new Date('2026-11-18T12:00:00Z'), 1)).get('acme/chat')).toEqual({ requests: 41, tokens: 41 * 15 });
+  });
+
+  it('writes a completion as one UpdateItem of one item that holds every counter', async () => {
+    const sent: { command: string; input: Record<string, unknown> }[] = [];
+    const counting = {
+      send: (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+        sent.push({ command: command.constructor.name, input: command.input });
+        return tables.documentClient.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const KEY_D = 'd'.repeat(64);
+    await new DynamoUsageStore(counting, TABLE_SCHEMAS.usage.localName).record(
+      record({ keyHash: KEY_D, promptTokens: 7, completionTokens: 3, cost: '0.25', via: { credential: 'access_token', policyId: 'p9' } }),
+    );
+    expect(sent.map(({ command, input }) => [command, input.Key])).toEqual([['UpdateCommand', { pk: `KEY#${KEY_D}`, sk: '2026-11-18#acme/chat#acme/fp8' }]]);
+    const item = await tables.documentClient.send(
+      new GetCommand({ TableName: TABLE_SCHEMAS.usage.localName, Key: { pk: `KEY#${KEY_D}`, sk: '2026-11-18#acme/chat#acme/fp8' }, ConsistentRead: true }),
+    );
+    expect(item.Item).toEqual({
+      pk: `KEY#${KEY_D}`,
+      sk: '2026-11-18#acme/chat#acme/fp8',
+      gsi1pk: 'ORG#org-1',
+      gsi1sk: `2026-11-18#${KEY_D}#acme/chat#acme/fp8`,
+      date: '2026-11-18',
+      model: 'acme/chat',
+      permaslug: 'acme/chat-2026-01-01',
+      endpointId: 'acme/chat:acme/fp8',
+      providerName: 'Acme',
+      requests: 1,
+      promptTokens: 7,
+      completionTokens: 3,
+      cost: 0.25,
+      via_policy_p9: 1,
+    });
+    // Every view is a sum of that item: nothing else was written that could disagree with it.
+    const now = new Date('2026-11-18T12:00:00Z');
+    expect(Object.fromEntries(await store.keyUsage('org-1', [KEY_D], now))).toEqual({ [KEY_D]: { usage: 0.25, daily: 0.25, weekly: 0.25, monthly: 0.25 } });
+    expect((await store.activity('org-1', '2026-11-18', '2026-11-18')).filter((row) => row.keyHash === KEY_D)).toEqual([
+      expect.objectContaining({ requests: 1, usage: 0.25, requestsViaApiKey: 0, requestsViaPolicy: { p9: 1 } }),
+    ]);
+  });
+
+  it('reads the day items of the earlier layout and ignores its separate all-time item', async () => {
+    // Before issue 18 a key also had `TOTAL`, written apart from its day items, so a crash
+    // could leave the two disagreeing: the day items are what was charged.
+    const KEY_E = 'e'.repeat(64);
+    await store.record(record({ keyHash: KEY_E, cost: '2' }));
+    await tables.documentClient.send(new PutCommand({ TableName: TABLE_SCHEMAS.usage.localName, Item: { pk: `KEY#${KEY_E}`, sk: 'TOTAL', requests: 9, cost: 99 } }));
+    const now = new Date('2026-11-18T12:00:00Z');
+    expect(Object.fromEntries(await store.keyUsage('org-1', [KEY_E], now))).toEqual({ [KEY_E]: { usage: 2, daily: 2, weekly: 2, monthly: 2 } });
+    expect((await store.keyUsage('org-1', [KEY_E, KEY_A], now)).get(KEY_E)).toEqual({ usage: 2, daily: 2, weekly: 2, monthly: 2 });
   });
 });

@@ -40,15 +40,13 @@ describe('usage attribution', () => {
     // 3 prompt + 3 completion tokens: 3 × 0.00000015 + 3 × 0.0000006 = 0.00000225 each.
     await Promise.all(Array.from({ length: 20 }, (_, i) => complete('openai/gpt-4o-mini', 'one two three', i % 2 === 0)));
 
-    // Counters are written just after each answer has gone out.
-    const current = await eventually(async () => {
-      const metadata = await sdk(workspaceKey).apiKeys.getCurrentKeyMetadata();
-      expect(metadata.data.usage).toBeCloseTo(20 * 0.00000225, 15);
-      expect(metadata.data.usageDaily).toBeCloseTo(metadata.data.usage, 15);
-      expect(metadata.data.usageWeekly).toBeCloseTo(metadata.data.usage, 15);
-      expect(metadata.data.usageMonthly).toBeCloseTo(metadata.data.usage, 15);
-      return metadata;
-    });
+    // A completion is counted before its answer is complete, and GET /key reads the key's
+    // own items consistently: no waiting.
+    const current = await sdk(workspaceKey).apiKeys.getCurrentKeyMetadata();
+    expect(current.data.usage).toBeCloseTo(20 * 0.00000225, 15);
+    expect(current.data.usageDaily).toBeCloseTo(current.data.usage, 15);
+    expect(current.data.usageWeekly).toBeCloseTo(current.data.usage, 15);
+    expect(current.data.usageMonthly).toBeCloseTo(current.data.usage, 15);
     expect(current.data).toMatchObject({ isManagementKey: false, workspaceId: service.runtime.demo.workspaceId, organizationId: service.runtime.demo.organizationId });
 
     const key = await service.call(`/keys/${workspaceHash}`, { key: service.runtime.demo.keys.managementReadOnly });

@@ -27,7 +27,7 @@ describe('inference handler telemetry', () => {
       clock: new FixedClock(),
       regionalHostnames: {},
       upstream: { upstreams: {} } as never,
-      usage: { record: async () => undefined },
+      usage: { record: async () => undefined, countModelRequest: async () => undefined },
       telemetry,
     });
     const event = {

@@ -1,0 +1,199 @@
+import { PassThrough } from 'node:stream';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { AccountStore } from '../../../lambdas/accounts/account-store';
+import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type ApiKeyRecord, type Organization } from '../../../lambdas/accounts/types';
+import type { CatalogCache } from '../../../lambdas/catalog/catalog-cache';
+import { CatalogIndex } from '../../../lambdas/catalog/catalog-index';
+import { DEVELOPMENT_PROVIDER } from '../../../lambdas/config';
+import { createInferenceApi } from '../../../lambdas/inference/inference-api';
+import { upstreamOptions } from '../../../lambdas/inference/upstream-options';
+import type { UsageRecord } from '../../../lambdas/usage/usage';
+import { catalogEntry, providerEndpoint } from '../../support/catalog-fixtures';
+import { FixedClock } from '../../support/fixed-clock';
+import { lambdaContext } from '../../support/telemetry';
+
+const SECRET = `sk-mg-v1-${'1'.repeat(64)}`;
+const organization: Organization = {
+  id: 'org-1',
+  name: 'Org',
+  plan: 'enterprise',
+  providerPreferences: DEFAULT_PROVIDER_PREFERENCES,
+  privacy: DEFAULT_PRIVACY,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: null,
+};
+const key: ApiKeyRecord = {
+  hash: hashApiKey(SECRET),
+  organizationId: 'org-1',
+  kind: 'workspace',
+  workspaceId: null,
+  accessLevel: null,
+  userId: null,
+  name: 'k',
+  label: 'sk-mg-v1-111...1111',
+  disabled: false,
+  guardrailIds: [],
+  expiresAt: null,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: null,
+};
+
+/** A usage store whose writes finish when the test says, recording what happened in order. */
+class GatedUsage {
+  readonly events: string[] = [];
+  private release: { resolve: () => void; reject: (error: Error) => void } | undefined;
+  private writeStarted: (() => void) | undefined;
+  readonly started = new Promise<void>((resolve) => (this.writeStarted = resolve));
+  popularity: () => Promise<void> = async () => undefined;
+
+  record = (record: UsageRecord) => {
+    this.events.push(`record ${record.promptTokens}+${record.completionTokens}`);
+    this.writeStarted!();
+    return new Promise<void>((resolve, reject) => (this.release = { resolve, reject }));
+  };
+  countModelRequest = () => this.popularity();
+
+  finish(error?: Error): void {
+    if (error) this.release!.reject(error);
+    else this.release!.resolve();
+  }
+}
+
+/** The response stream as Lambda hands it over: what was written, and whether it ended. */
+function responseStream() {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  let ended = false;
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.on('end', () => (ended = true));
+  return {
+    stream,
+    get ended() {
+      return ended;
+    },
+    /** The body: what follows the prelude's eight NUL bytes. */
+    body() {
+      const all = Buffer.concat(chunks);
+      const start = all.indexOf(Buffer.alloc(8));
+      return start < 0 ? '' : all.subarray(start + 8).toString('utf8');
+    },
+    status() {
+      const all = Buffer.concat(chunks);
+      const start = all.indexOf(Buffer.alloc(8));
+      return start < 0 ? undefined : (JSON.parse(all.subarray(0, start).toString('utf8')) as { statusCode: number }).statusCode;
+    },
+  };
+}
+
+function completionEvent(body: Record<string, unknown>): APIGatewayProxyEvent {
+  return {
+    resource: '/api/v1/chat/completions',
+    path: '/api/v1/chat/completions',
+    httpMethod: 'POST',
+    headers: { Authorization: `Bearer ${SECRET}`, 'Content-Type': 'application/json' },
+    multiValueHeaders: {},
+    body: JSON.stringify({ model: 'acme/chat', messages: [{ role: 'user', content: 'one two three' }], ...body }),
+    isBase64Encoded: false,
+    requestContext: { requestId: 'r1', identity: { sourceIp: '203.0.113.9' } },
+  } as unknown as APIGatewayProxyEvent;
+}
+
+/** Lets every pending promise and stream event run. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+/**
+ * A completion is acknowledged only once its usage is durable (issue 18 E): no body, no
+ * `data: [DONE]` and no end of the response stream before the usage write has resolved, so
+ * an invocation that ends or a process that dies cannot leave a received completion uncounted.
+ */
+describe('POST /chat/completions acknowledges a completion only after its usage write', () => {
+  const clock = new FixedClock(new Date('2026-11-18T12:00:00Z'));
+  const logged: { message: string; fields: Record<string, unknown> }[] = [];
+  let usage: GatedUsage;
+  const api = () =>
+    createInferenceApi({
+      accounts: {
+        getApiKey: async (hash: string) => (hash === key.hash ? key : undefined),
+        getOrganization: async (id: string) => (id === organization.id ? organization : undefined),
+      } as unknown as AccountStore,
+      catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
+      clock,
+      regionalHostnames: {},
+      upstream: upstreamOptions({ upstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
+      usage,
+      logger: { error: (message, fields) => void logged.push({ message, fields }) },
+    });
+  const context = lambdaContext('inference', 'req-1') as Context;
+  beforeEach(() => {
+    usage = new GatedUsage();
+    logged.length = 0;
+  });
+
+  it.each([
+    ['a streamed completion', { stream: true }, (body: string) => body.endsWith('data: [DONE]\n\n')],
+    ['a JSON completion', {}, (body: string) => body.includes('"choices"')],
+  ])('holds back the end of %s until the usage write resolves', async (_name, request, complete) => {
+    const response = responseStream();
+    const handled = api()(completionEvent(request), response.stream, context);
+    let resolved = false;
+    void handled.then(() => (resolved = true));
+
+    await usage.started;
+    await settle();
+    expect(usage.events).toEqual(['record 3+3']);
+    expect(complete(response.body())).toBe(false);
+    expect(response.ended).toBe(false);
+    expect(resolved).toBe(false);
+
+    usage.finish();
+    expect(await handled).toBe(200);
+    await settle();
+    expect(complete(response.body())).toBe(true);
+    expect(response.ended).toBe(true);
+  });
+
+  it('answers 503 instead of a JSON completion whose usage write failed, and logs why', async () => {
+    const response = responseStream();
+    const handled = api()(completionEvent({}), response.stream, context);
+    await usage.started;
+    usage.finish(Object.assign(new Error('throughput exceeded'), { name: 'ProvisionedThroughputExceededException' }));
+    expect(await handled).toBe(503);
+    await settle();
+    expect(response.status()).toBe(503);
+    expect(JSON.parse(response.body())).toEqual({
+      error: { code: 503, message: 'The completion could not be recorded and was not charged; retry the request' },
+    });
+    expect(logged).toEqual([
+      { message: 'usage not recorded', fields: { requestId: 'req-1', error: 'ProvisionedThroughputExceededException', detail: 'throughput exceeded' } },
+    ]);
+  });
+
+  it('ends a stream whose usage write failed with an error event and no [DONE]', async () => {
+    const response = responseStream();
+    const handled = api()(completionEvent({ stream: true }), response.stream, context);
+    await usage.started;
+    usage.finish(new Error('connection reset'));
+    expect(await handled).toBe(200);
+    await settle();
+    const events = response.body().split('\n\n').filter(Boolean);
+    expect(events.at(-1)).toBe(
+      `data: ${JSON.stringify({ error: { code: 503, message: 'The completion could not be recorded and was not charged; retry the request' } })}`,
+    );
+    expect(response.body()).not.toContain('[DONE]');
+  });
+
+  it('acknowledges the completion when only the popularity figure could not be counted', async () => {
+    usage.popularity = async () => {
+      throw new Error('throttled');
+    };
+    const response = responseStream();
+    const handled = api()(completionEvent({}), response.stream, context);
+    await usage.started;
+    usage.finish();
+    expect(await handled).toBe(200);
+    await settle();
+    expect(JSON.parse(response.body()).choices[0].message.content).toBe('one two three');
+    expect(logged).toEqual([{ message: 'model popularity not counted', fields: { requestId: 'req-1', error: 'Error', detail: 'throttled' } }]);
+  });
+});
