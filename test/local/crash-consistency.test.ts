@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import { connectTarget } from '../../ops/target';
 import { runOps } from '../../ops/run';
+import { startLocalProcess, type LocalProcess } from '../support/local-process';
 
-const ROOT = join(__dirname, '..', '..');
 const KEYS_TABLE = TABLE_SCHEMAS.keys.localName;
 
 // dynalite's storage layer: used here, with the service stopped, to leave its data as a
@@ -33,37 +32,18 @@ interface DynaliteDb {
  */
 describe('npm start after kill -9', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-crash-'));
-  let child: ChildProcess | undefined;
-  afterAll(() => {
-    child?.kill('SIGKILL');
+  let service: LocalProcess | undefined;
+  afterAll(async () => {
+    await service?.killHard();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function start(): Promise<{ baseUrl: string; organizationId: string; keys: Record<string, string>; output: () => string }> {
-    const startedAt = Date.now();
-    // node itself with tsx as a loader: the tsx command would run the service in a child
-    // process of its own, which a SIGKILL of the command does not reach.
-    const process_ = spawn(process.execPath, ['--import', 'tsx', '--require', './local/esm-only-packages.cjs', 'local/start.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: '0', MODELGATE_DATA_DIR: dataDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = process_;
-    let output = '';
-    process_.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    process_.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const demoFile = join(dataDir, 'demo.json');
-    const ready = () => existsSync(demoFile) && statSync(demoFile).mtimeMs >= startedAt;
-    for (let waited = 0; !ready() && waited < 60_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
-    return { ...JSON.parse(readFileSync(demoFile, 'utf8')), output: () => output };
+  async function start(): Promise<LocalProcess> {
+    service = await startLocalProcess(dataDir);
+    return service;
   }
 
-  async function killHard(): Promise<void> {
-    const exited = new Promise((resolve) => child!.once('exit', resolve));
-    child!.kill('SIGKILL');
-    await exited;
-    child = undefined;
-  }
+  const killHard = () => service!.killHard();
 
   /** Replays the index half of a write whose item half was lost. */
   async function loseItemWrites(changes: { hash: string; after: (item: DynamoJson) => DynamoJson | null }[], orphan: DynamoJson): Promise<void> {
