@@ -88,7 +88,7 @@ export class DynamoUsageStore implements UsageStore {
     const items =
       wanted.size === 1
         ? await this.keyItems(organizationId, [...wanted][0]!)
-        : (await this.activityItems(organizationId, FIRST_DATE, starts.day)).filter((item) => wanted.has(item.keyHash as string));
+        : (await this.activityItems(organizationId, FIRST_DATE, LAST_DATE)).filter((item) => wanted.has(item.keyHash as string));
     for (const item of items) {
       const hash = item.keyHash as string;
       let usage = out.get(hash);
