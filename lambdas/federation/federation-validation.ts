@@ -14,6 +14,7 @@ import {
 import { refusedAddressKind } from './address-policy';
 import { ConditionError, checkCondition, evaluateCondition } from './condition';
 import { SUBJECT_PINNING_EXAMPLE } from './subject-pinning';
+import { MAX_RSA_BITS, MIN_RSA_BITS, RSA_PUBLIC_EXPONENT } from './subject-token';
 import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
 
 /**
@@ -28,8 +29,6 @@ import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
 
 type Body = Record<string, unknown>;
 
-const RSA_MIN_BITS = 2048;
-const RSA_MAX_BITS = 8192;
 
 export interface HostRules {
   /** The local runtime only: accept loopback hosts for a development identity provider. */
@@ -298,6 +297,7 @@ function publicJwk(key: JwkBody, where: string): JWK {
   } else {
     if (key.alg !== undefined && key.alg !== 'RS256') throw invalidParameter('jwks', `${where} has "alg" "${String(key.alg)}": an RSA key signs RS256`);
     jwk = { kty: 'RSA', n: key.n as string, e: key.e as string };
+    if (key.e !== RSA_PUBLIC_EXPONENT) throw invalidParameter('jwks', `${where} has the RSA exponent "${String(key.e).slice(0, 20)}": only 65537 ("${RSA_PUBLIC_EXPONENT}") is accepted`);
   }
   const members = Object.entries(jwk).filter(([name]) => name !== 'kty' && name !== 'crv');
   if (members.some(([, member]) => typeof member !== 'string' || !/^[A-Za-z0-9_-]+$/.test(member))) {
@@ -309,8 +309,8 @@ function publicJwk(key: JwkBody, where: string): JWK {
   } catch {
     throw invalidParameter('jwks', `${where} is not a valid ${jwk.kty} public key`);
   }
-  if (jwk.kty === 'RSA' && (bits === undefined || bits < RSA_MIN_BITS || bits > RSA_MAX_BITS)) {
-    throw invalidParameter('jwks', `${where} is a ${bits}-bit RSA key: from ${RSA_MIN_BITS} to ${RSA_MAX_BITS} bits are accepted`);
+  if (jwk.kty === 'RSA' && (bits === undefined || bits < MIN_RSA_BITS || bits > MAX_RSA_BITS)) {
+    throw invalidParameter('jwks', `${where} is a ${bits}-bit RSA key: from ${MIN_RSA_BITS} to ${MAX_RSA_BITS} bits are accepted`);
   }
   return { ...jwk, kid: key.kid, ...(key.alg !== undefined ? { alg: key.alg } : {}), ...(key.use !== undefined ? { use: 'sig' } : {}) };
 }

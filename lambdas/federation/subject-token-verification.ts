@@ -3,7 +3,7 @@ import type { Clock } from '../clock';
 import { Refusal } from './exchange-types';
 import { MAX_KEYS, type IssuerKeySource } from './issuer-keys';
 import { refusalReasonFor } from './jose-refusal';
-import { ACCEPTED_ALGORITHMS, admitKey, type AdmittedKey, type SubjectTokenAlgorithm } from './subject-token';
+import { ACCEPTED_ALGORITHMS, MAX_KIDLESS_CANDIDATES, admitKey, type AdmittedKey, type SubjectTokenAlgorithm } from './subject-token';
 import { checkValidityWindow } from './token-time-rules';
 import type { FederationIssuer } from './types';
 
@@ -106,7 +106,7 @@ interface KeySelection {
   alg: SubjectTokenAlgorithm;
   /** Where the set came from, for the admin. */
   from: string;
-  /** Admitted keys for the token's `alg`: one when the token names a `kid`, at most {@link MAX_KEYS}. */
+  /** Admitted keys for the token's `alg`: those with its `kid`, or at most {@link MAX_KIDLESS_CANDIDATES} when it names none. */
   keys: AdmittedKey[];
 }
 
@@ -133,8 +133,12 @@ async function selectKeys(issuerKeys: IssuerKeySource, issuer: FederationIssuer,
   }
   const { set } = lookup;
   const from = `the key set from ${set.origin}`;
-  // Bounded like a fetched set, so an inline set cannot make one token cost a hundred verifications.
-  const candidates = (kid === null ? set.keys : set.keys.filter((key) => key.kid === kid)).slice(0, MAX_KEYS);
+  // A token without kid is tried against at most MAX_KIDLESS_CANDIDATES keys of its alg's key
+  // type, so a set of many keys cannot make one token cost many verifications.
+  const candidates =
+    kid === null
+      ? set.keys.filter((key) => key.kty === (alg === 'ES256' ? 'EC' : 'RSA')).slice(0, MAX_KIDLESS_CANDIDATES)
+      : set.keys.filter((key) => key.kid === kid).slice(0, MAX_KEYS);
   if (candidates.length === 0) {
     if (kid === null) throw new SelectionRefused(new Refusal('unknown_kid', `The token names no kid and ${from} is empty.`));
     const known = set.keys.map((key) => (typeof key.kid === 'string' ? JSON.stringify(key.kid.slice(0, 100)) : '(no kid)'));

@@ -12,6 +12,18 @@ export type SubjectTokenAlgorithm = 'ES256' | 'RS256';
 /** SPEC 4.3 rule 1. */
 export const ACCEPTED_ALGORITHMS: readonly SubjectTokenAlgorithm[] = ['ES256', 'RS256'];
 export const MIN_RSA_BITS = 2048;
+export const MAX_RSA_BITS = 8192;
+/**
+ * The one RSA public exponent admitted, 65537 (base64url `AQAB`), which every major provider
+ * publishes: verification costs grow with the exponent, and a key with a 3,071-bit exponent
+ * makes one verification take milliseconds.
+ */
+export const RSA_PUBLIC_EXPONENT = 'AQAB';
+/**
+ * Keys a token that names no `kid` is tried against, at most: each try is one verification,
+ * so a set of many keys cannot make one unsigned token cost many.
+ */
+export const MAX_KIDLESS_CANDIDATES = 4;
 
 export interface DecodedToken {
   header: Record<string, unknown>;
@@ -53,8 +65,8 @@ const admitted = new Map<string, Promise<AdmittedKey | { problem: string }>>();
 const MAX_ADMITTED = 1000;
 
 /**
- * The service's key admission: an EC P-256 key verifies ES256 and an RSA key of at least
- * {@link MIN_RSA_BITS} bits RS256; a key's `alg`, `use` and `key_ops`, when present, must
+ * The service's key admission: an EC P-256 key verifies ES256 and an RSA key of
+ * {@link MIN_RSA_BITS} to {@link MAX_RSA_BITS} bits with the exponent 65537 RS256; a key's `alg`, `use` and `key_ops`, when present, must
  * agree. Anything else is refused with the reason, for the admin.
  */
 export function admitKey(jwk: JWK): Promise<AdmittedKey | { problem: string }> {
@@ -78,6 +90,9 @@ async function importAdmitted(jwk: JWK): Promise<AdmittedKey | { problem: string
   if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) {
     return { problem: `${name} does not list verify in key_ops` };
   }
+  if (alg === 'RS256' && jwk.e !== RSA_PUBLIC_EXPONENT) {
+    return { problem: `${name} has the RSA public exponent ${JSON.stringify(String(jwk.e).slice(0, 20))}; only 65537 ("${RSA_PUBLIC_EXPONENT}") is accepted` };
+  }
   let key: CryptoKey;
   try {
     // The public members only, so nothing else the publisher sent reaches the import.
@@ -88,7 +103,7 @@ async function importAdmitted(jwk: JWK): Promise<AdmittedKey | { problem: string
   }
   if (alg === 'RS256') {
     const bits = (key.algorithm as { modulusLength?: number }).modulusLength ?? 0;
-    if (bits < MIN_RSA_BITS) return { problem: `${name} is RSA of ${bits} bits; at least ${MIN_RSA_BITS} are required` };
+    if (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS) return { problem: `${name} is RSA of ${bits} bits; from ${MIN_RSA_BITS} to ${MAX_RSA_BITS} are accepted` };
   }
   return { kid: typeof jwk.kid === 'string' ? jwk.kid : null, alg, key };
 }

@@ -2,8 +2,9 @@ import { Refusal } from './exchange-types';
 
 /**
  * The service's time rules for every JWT it accepts, subject tokens (SPEC 4.3 rule 2) and its
- * own access tokens (SPEC 5 rule 5) alike: `exp` is required and has no leeway, `nbf` and
- * `iat` have {@link CLOCK_LEEWAY_SECONDS}, and each is a NumericDate in whole seconds.
+ * own access tokens (SPEC 5 rule 5) alike: `exp` is required and has no leeway (a token with
+ * less than one second left is expired), `nbf` and `iat` have {@link CLOCK_LEEWAY_SECONDS},
+ * and each is a NumericDate in whole seconds.
  *
  * Why here and not in jose: `jwtVerify` applies one `clockTolerance` to `exp` and `nbf` alike
  * (and checks a future `iat` only with `maxTokenAge`), and accepts any JSON number. The
@@ -41,6 +42,10 @@ export function checkValidityWindow(claims: Record<string, unknown>, now: Date):
   if (!isNumericDate(exp)) return notNumericDate('exp', exp);
   if (nowSeconds >= exp) {
     return new Refusal('expired', `The token expired at ${at(exp)}; it is now ${now.toISOString()} (no leeway on exp: an issued token never outlives the exchanged one).`);
+  }
+  // Lifetimes are whole seconds: a token with less than one left could only yield one of none.
+  if (exp - nowSeconds < 1) {
+    return new Refusal('expired', `The token expires at ${at(exp)}, less than a second after ${now.toISOString()}; lifetimes are whole seconds.`);
   }
   if (nbf !== undefined) {
     if (!isNumericDate(nbf)) return notNumericDate('nbf', nbf);

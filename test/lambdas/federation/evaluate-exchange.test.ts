@@ -195,7 +195,7 @@ describe('evaluateExchange: signature and validity', () => {
   });
 
   it.each([
-    ['an RSA key under 2048 bits', () => keyPair('RS256', 'small', 1024).jwk, 'key "small" is RSA of 1024 bits; at least 2048 are required'],
+    ['an RSA key under 2048 bits', () => keyPair('RS256', 'small', 1024).jwk, 'key "small" is RSA of 1024 bits; from 2048 to 8192 are accepted'],
     ['an encryption key', () => ({ ...es.jwk, kid: 'small', use: 'enc' }), 'key "small" is published for use enc, not sig'],
     ['a key declaring another alg', () => ({ ...es.jwk, kid: 'small', alg: 'ES384' }), 'key "small" declares alg ES384; it may only verify ES256'],
     ['a P-384 key', () => ({ ...(generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey.export({ format: 'jwk' }) as JWK), kid: 'small' }), 'key "small" is EC P-384; only EC P-256 (ES256) and RSA (RS256) keys are accepted'],
@@ -220,9 +220,11 @@ describe('evaluateExchange: signature and validity', () => {
     expect(evaluation.unverifiedSubject).toBe(SUBJECT);
   });
 
-  it('refuses a token from the second of its exp, with no leeway, and accepts it the millisecond before', async () => {
-    clock.set(new Date((NOW_S + 300) * 1000 - 1));
+  it('refuses a token from the second of its exp, with no leeway, and accepts it while a whole second is left', async () => {
+    clock.set(new Date((NOW_S + 299) * 1000));
     expect((await evaluate(token())).result).toBe('pass');
+    clock.set(new Date((NOW_S + 299) * 1000 + 1));
+    expect((await evaluate(token())).reason).toBe('expired');
     clock.set(new Date((NOW_S + 300) * 1000));
     const evaluation = await evaluate(token());
     expect(evaluation.reason).toBe('expired');

@@ -2,7 +2,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { Refusal } from '../../../lambdas/federation/exchange-types';
 import type { IssuerKeySource } from '../../../lambdas/federation/issuer-keys';
-import { decodeUnverified, type DecodedToken } from '../../../lambdas/federation/subject-token';
+import { decodeUnverified, MAX_KIDLESS_CANDIDATES, type DecodedToken } from '../../../lambdas/federation/subject-token';
 import { verifySubjectToken } from '../../../lambdas/federation/subject-token-verification';
 import type { FederationIssuer } from '../../../lambdas/federation/types';
 import { FixedClock } from '../../support/fixed-clock';
@@ -66,5 +66,44 @@ describe('verifySubjectToken: jose verifies, with the key the service chose', ()
   it('applies the time rules to the verified claims: a fractional exp is malformed', async () => {
     const result = await verify(signJws({ alg: 'ES256', kid: 'es-1' }, { ...claims, exp: NOW_S + 60.5 }, { alg: 'ES256', privateKey: first.privateKey }));
     expect((result as Refusal).reason).toBe('malformed_token');
+  });
+});
+
+describe('key admission bounds the work one token can cause', () => {
+  const rsa = (kid: string, publicExponent = 65537) => {
+    const pair = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent });
+    return { privateKey: pair.privateKey, jwk: { ...(pair.publicKey.export({ format: 'jwk' }) as JWK), kid } };
+  };
+  const withKeys = (keys: JWK[]) => ({ id: 'issuer-rsa', jwks: { keys } }) as FederationIssuer;
+  const verifyWith = (token: string, keys: JWK[]) => verifySubjectToken(deps, token, (decodeUnverified(token) as DecodedToken).header, withKeys(keys));
+
+  it('admits RSA keys only with the exponent 65537: another exponent, small or huge, is refused with the reason', async () => {
+    const three = rsa('rsa-e3', 3);
+    const token = signJws({ alg: 'RS256', kid: 'rsa-e3' }, claims, { alg: 'RS256', privateKey: three.privateKey });
+    expect(await verifyWith(token, [three.jwk])).toEqual(
+      new Refusal('unsupported_alg', 'No key can verify this token: key "rsa-e3" has the RSA public exponent "Aw"; only 65537 ("AQAB") is accepted.'),
+    );
+    // A 3,071-bit exponent: never imported, so never a slow verification.
+    const huge = { ...rsa('rsa-huge').jwk, e: Buffer.alloc(384, 0xff).toString('base64url') };
+    const refusal = await verifyWith(signJws({ alg: 'RS256', kid: 'rsa-huge' }, claims, { alg: 'RS256', privateKey: three.privateKey }), [huge]);
+    expect(refusal).toBeInstanceOf(Refusal);
+    expect((refusal as Refusal).detail).toMatch(/only 65537 \("AQAB"\) is accepted/);
+  });
+
+  it(`tries a token without kid against at most ${MAX_KIDLESS_CANDIDATES} keys of its type`, async () => {
+    const keys = Array.from({ length: MAX_KIDLESS_CANDIDATES + 1 }, (_, i) => esKey(`es-${i}`));
+    const rsaKey = rsa('rsa-first');
+    // Keys of the other type do not take a place among the candidates.
+    const set = [rsaKey.jwk, ...keys.map((k) => k.jwk)];
+    const last = keys[MAX_KIDLESS_CANDIDATES - 1]!;
+    const within = await verifyWith(signJws({ alg: 'ES256' }, claims, { alg: 'ES256', privateKey: last.privateKey }), set);
+    expect(within).not.toBeInstanceOf(Refusal);
+    const beyond = keys[MAX_KIDLESS_CANDIDATES]!;
+    expect(await verifyWith(signJws({ alg: 'ES256' }, claims, { alg: 'ES256', privateKey: beyond.privateKey }), set)).toEqual(
+      new Refusal('bad_signature', `The signature does not verify with any of the ${MAX_KIDLESS_CANDIDATES} ES256 keys of the key set from inline JWK Set.`),
+    );
+    // Named by its kid, the same key verifies.
+    const named = await verifyWith(signJws({ alg: 'ES256', kid: `es-${MAX_KIDLESS_CANDIDATES}` }, claims, { alg: 'ES256', privateKey: beyond.privateKey }), set);
+    expect(named).not.toBeInstanceOf(Refusal);
   });
 });

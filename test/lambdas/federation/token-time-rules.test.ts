@@ -27,9 +27,15 @@ describe('checkValidityWindow: SPEC time rules shared by subject tokens and acce
     });
   });
 
-  it('gives exp no leeway: refused from its second on, accepted the millisecond before', () => {
+  it('gives exp no leeway and counts whole seconds: refused with less than one second left, accepted with one', () => {
     expect(outcome({ exp: NOW_S }).reason).toBe('expired');
-    expect(outcome({ exp: NOW_S }, new Date(NOW.getTime() - 1)).reason).toBeNull();
+    expect(outcome({ exp: NOW_S }, new Date(NOW.getTime() - 1)).reason).toBe('expired');
+    expect(outcome({ exp: NOW_S + 1 }, new Date(NOW.getTime() + 1))).toEqual({
+      reason: 'expired',
+      detail: 'The token expires at 2026-11-21T12:00:01.000Z, less than a second after 2026-11-21T12:00:00.001Z; lifetimes are whole seconds.',
+    });
+    expect(outcome({ exp: NOW_S + 1 }).reason).toBeNull();
+    expect(outcome({ exp: NOW_S }, new Date(NOW.getTime() - 1000)).reason).toBeNull();
   });
 
   it(`gives nbf and iat ${CLOCK_LEEWAY_SECONDS} s of leeway, and not one more`, () => {

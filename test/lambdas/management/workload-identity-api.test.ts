@@ -258,6 +258,12 @@ describe('workload identity admin API on the local service', () => {
         'jwks',
       ],
       [
+        'an RSA key with an exponent other than 65537',
+        { name: 'x', issuer_url: 'https://a.example', jwks: { keys: [{ ...rsaJwk('k', 2048), e: 'Aw' }] } },
+        'Invalid jwks: keys[0] has the RSA exponent "Aw": only 65537 ("AQAB") is accepted',
+        'jwks',
+      ],
+      [
         'an EC point not on the curve',
         { name: 'x', issuer_url: 'https://a.example', jwks: { keys: [{ ...ecJwk('k'), y: ecJwk('z').x }] } },
         'Invalid jwks: keys[0] is not a valid EC public key',

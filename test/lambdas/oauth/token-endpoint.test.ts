@@ -19,7 +19,7 @@ const AUDIENCE = 'https://modelgate.example';
 const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
 const GENERIC = 'The subject token or federation policy is not valid';
 /** Exchanges this file may send from 127.0.0.1 before the per-address limit answers 429. */
-const LIMIT = 40;
+const LIMIT = 50;
 
 /**
  * `POST /oauth/token` through the local runtime's HTTP path: a real HTTPS identity provider
@@ -248,6 +248,42 @@ describe('POST /oauth/token on the local service', () => {
       ['refused', 'replayed'],
       ['issued', null],
     ]);
+  });
+
+  it('refuses NumericDates no store can hold as malformed_token on a check_jti issuer, records them, and the tester agrees', async () => {
+    const issuer = await addIssuer({ issuerUrl: `${idp.issuerUrl}/numbers`, checkJti: true, jwksUrl: idp.keysUrl });
+    const policy = await addPolicy(issuer);
+    const now = Math.floor(Date.now() / 1000);
+    const hostile: [string, unknown][] = [
+      ['2^53', 2 ** 53],
+      ['2^53 + 2', 2 ** 53 + 2],
+      ['1e300', 1e300],
+      ['a fraction', now + 60.25],
+      ['a string', String(now + 60)],
+    ];
+    for (const [name, exp] of hostile) {
+      const token = idp.sign({ iss: issuer.issuerUrl, sub: SUBJECT, aud: AUDIENCE, jti: `numbers-${name}`, exp });
+      const response = await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: token, federation_policy_id: policy.id });
+      expectRefusal(response, 400, 'invalid_grant', GENERIC);
+      const recorded = (await events(policy)).find((event) => event.request_id === response.headers.get('x-request-id'));
+      expect([name, recorded?.reason]).toEqual([name, 'malformed_token']);
+      // The tester counts against the same per-address limit as the exchange.
+      sent++;
+      const tested = await service.call(`/workload-identity/policies/${policy.id}/evaluate`, {
+        method: 'POST',
+        key: service.runtime.demo.keys.managementReadOnly,
+        body: { subject_token: token },
+      });
+      const failed = (tested.body.data.steps as { name: string; status: string; detail: string }[]).find((step) => step.status === 'failed');
+      expect([name, tested.status, tested.body.data.result, failed?.name]).toEqual([name, 200, 'fail', 'signature']);
+      expect(failed?.detail).toMatch(/NumericDate/);
+    }
+    // A whole-second exp: the lifetime is whole seconds, to the second the subject token ends.
+    const token = idp.sign({ iss: issuer.issuerUrl, sub: SUBJECT, aud: AUDIENCE, jti: 'numbers-whole', exp: now + 61 });
+    const issued = await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: token, federation_policy_id: policy.id });
+    expect(issued.status).toBe(200);
+    expect(Number.isInteger(issued.body.expires_in)).toBe(true);
+    expect(JSON.parse(Buffer.from(issued.body.access_token.split('.')[1], 'base64url').toString()).exp).toBe(now + 61);
   });
 
   it('answers 503 temporarily_unavailable when the issuer keys cannot be fetched', async () => {
