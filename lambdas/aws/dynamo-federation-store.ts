@@ -6,10 +6,18 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { systemClock, type Clock } from '../clock';
-import { IssuerUrlTakenError, byCreation, type FederationStore } from '../federation/federation-store';
+import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
+import {
+  CountLimitReachedError,
+  FEDERATION_LIMITS,
+  IssuerUrlTakenError,
+  byCreation,
+  type CountedKind,
+  type FederationStore,
+} from '../federation/federation-store';
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { conditionalDelete, isConditionalCheckFailed } from './dynamo-client';
+import { DynamoCountLimit } from './dynamo-count-limit';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
 /**
@@ -20,76 +28,121 @@ import { BY_ORGANIZATION_INDEX } from './table-schemas';
  * | issuer           | `ORG#<org>`    | `ISSUER#<id>`            |                       |                                |
  * | issuer URL claim | `ORG#<org>`    | `ISSUER_URL#<sha256>`    |                       |                                |
  * | policy           | `POLICY#<id>`  | `POLICY`                 | `ORG#<org>#POLICIES`  | `<issuerId>#<createdAt>#<id>`  |
+ * | places (limits)  | `ORG#<org>`    | `LIMIT#issuers`, `LIMIT#policies` |              |                                |
  *
  * The token exchange names a policy by id alone: one GetItem finds it, a second its issuer
  * (both strongly consistent). Issuer URLs are unique per organization through a claim item
- * keyed by the URL's hash (bounded key length, any URL). Other facts in this table (exchange
- * events, replay markers) use other key prefixes.
+ * keyed by the URL's hash (bounded key length, any URL). The number of issuers and policies
+ * of an organization is bounded by a places item each ({@link DynamoCountLimit}). Other facts
+ * in this table (exchange events, replay markers) use other key prefixes.
+ *
+ * A URL claim belongs to one write, not to the issuer: it records the `claimId` of the write
+ * that made it, and the issuer item records (`urlClaimId`) the claim its URL relies on. A
+ * claim is deleted only under a condition on that id: by the write that made it when that
+ * write did not commit, or by the write that moved the issuer off the URL once it committed.
+ * Two writes of one issuer can therefore never release each other's claim.
  */
 export class DynamoFederationStore implements FederationStore {
+  private readonly places: Record<CountedKind, DynamoCountLimit>;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly clock: Clock = systemClock,
-  ) {}
+    private readonly newId: IdGenerator = randomId,
+  ) {
+    this.places = {
+      issuers: new DynamoCountLimit(
+        client,
+        tableName,
+        { kind: 'issuers', keyOf: (org, id) => ({ pk: orgPk(org), sk: issuerSk(id) }), list: (org) => this.listIssuers(org) },
+        clock,
+      ),
+      policies: new DynamoCountLimit(
+        client,
+        tableName,
+        { kind: 'policies', keyOf: (_org, id) => ({ pk: policyPk(id), sk: POLICY_SK }), list: (org) => this.listPolicies(org) },
+        clock,
+      ),
+    };
+  }
 
   async getPolicy(policyId: string): Promise<FederationPolicy | undefined> {
     return this.get<FederationPolicy>(policyPk(policyId), POLICY_SK);
   }
 
   async getIssuer(organizationId: string, issuerId: string): Promise<FederationIssuer | undefined> {
-    return this.get<FederationIssuer>(orgPk(organizationId), issuerSk(issuerId));
+    return (await this.getIssuerItem(organizationId, issuerId))?.issuer;
   }
 
-  async createIssuer(issuer: FederationIssuer): Promise<void> {
-    await this.claimUrl(issuer);
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: issuerItem(issuer),
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (error) {
-      await this.releaseUrl(issuer.organizationId, issuer.issuerUrl, issuer.id);
-      throw error;
-    }
+  async createIssuer(issuer: FederationIssuer, limit: number = FEDERATION_LIMITS.issuers): Promise<void> {
+    await this.createCounted('issuers', issuer, limit, async () => {
+      const claimId = this.newId();
+      if (!(await this.claimUrl(issuer, claimId))) throw new IssuerUrlTakenError(issuer.issuerUrl);
+      try {
+        await this.client.send(
+          new PutCommand({ TableName: this.tableName, Item: issuerItem(issuer, claimId), ConditionExpression: 'attribute_not_exists(pk)' }),
+        );
+      } catch (error) {
+        await this.releaseUrl(issuer.organizationId, issuer.issuerUrl, issuer.id, claimId);
+        throw error;
+      }
+    });
   }
 
   async listIssuers(organizationId: string): Promise<FederationIssuer[]> {
-    const issuers = await this.queryAll<FederationIssuer>({
+    const items = await this.queryAll<IssuerItem>({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': orgPk(organizationId), ':prefix': 'ISSUER#' },
       ConsistentRead: true,
     });
-    return issuers.sort(byCreation);
+    return items.map(issuerOf).sort(byCreation);
   }
 
   async updateIssuer(next: FederationIssuer, expectedVersion: number): Promise<boolean> {
-    const current = await this.getIssuer(next.organizationId, next.id);
-    if (!current || current.version !== expectedVersion) return false;
-    const urlChanged = current.issuerUrl !== next.issuerUrl;
+    const current = await this.getIssuerItem(next.organizationId, next.id);
+    if (!current || current.issuer.version !== expectedVersion) return false;
+    if (current.issuer.issuerUrl === next.issuerUrl) return this.putIfVersion(issuerItem(next, current.urlClaimId), expectedVersion);
     // The new URL is claimed before the issuer says it has it, and the old claim released
     // only after: a crash in between leaves a stale claim, never two issuers with one URL.
-    if (urlChanged) await this.claimUrl(next);
-    const written = await this.putIfVersion(issuerItem(next), expectedVersion);
-    if (urlChanged) await this.releaseUrl(next.organizationId, written ? current.issuerUrl : next.issuerUrl, next.id);
+    // A claim held by another write of this issuer means it was changed meanwhile.
+    const claimId = this.newId();
+    if (!(await this.claimUrl(next, claimId))) return false;
+    const written = await this.putIfVersion(issuerItem(next, claimId), expectedVersion);
+    if (written) await this.releaseUrl(next.organizationId, current.issuer.issuerUrl, next.id, current.urlClaimId);
+    else await this.releaseUrl(next.organizationId, next.issuerUrl, next.id, claimId);
     return written;
   }
 
+  /**
+   * Deletes the issuer at the version read, so the URL claim released after is the one the
+   * deleted issuer relied on, then gives its place back.
+   */
   async deleteIssuer(organizationId: string, issuerId: string): Promise<boolean> {
-    const current = await this.getIssuer(organizationId, issuerId);
-    if (!current) return false;
-    const deleted = await this.deleteIfExists(orgPk(organizationId), issuerSk(issuerId));
-    await this.releaseUrl(organizationId, current.issuerUrl, issuerId);
-    return deleted;
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const current = await this.getIssuerItem(organizationId, issuerId);
+      if (!current) return false;
+      const deleted = await conditionalDelete(this.client, {
+        TableName: this.tableName,
+        Key: { pk: orgPk(organizationId), sk: issuerSk(issuerId) },
+        ConditionExpression: '#version = :version',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':version': current.issuer.version },
+      });
+      if (!deleted) continue;
+      await this.releaseUrl(organizationId, current.issuer.issuerUrl, issuerId, current.urlClaimId);
+      await this.places.issuers.release(organizationId, issuerId);
+      return true;
+    }
+    throw new Error(`issuer ${issuerId} kept changing while it was deleted`);
   }
 
-  async createPolicy(policy: FederationPolicy): Promise<void> {
-    await this.client.send(
-      new PutCommand({ TableName: this.tableName, Item: policyItem(policy), ConditionExpression: 'attribute_not_exists(pk)' }),
-    );
+  async createPolicy(policy: FederationPolicy, limit: number = FEDERATION_LIMITS.policies): Promise<void> {
+    await this.createCounted('policies', policy, limit, async () => {
+      await this.client.send(
+        new PutCommand({ TableName: this.tableName, Item: policyItem(policy), ConditionExpression: 'attribute_not_exists(pk)' }),
+      );
+    });
   }
 
   async listPolicies(organizationId: string, issuerId?: string): Promise<FederationPolicy[]> {
@@ -115,41 +168,55 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async deletePolicy(organizationId: string, policyId: string): Promise<boolean> {
-    return conditionalDelete(this.client, {
+    const deleted = await conditionalDelete(this.client, {
       TableName: this.tableName,
       Key: { pk: policyPk(policyId), sk: POLICY_SK },
       ConditionExpression: 'organizationId = :org',
       ExpressionAttributeValues: { ':org': organizationId },
     });
+    if (deleted) await this.places.policies.release(organizationId, policyId);
+    return deleted;
   }
 
   /**
-   * Claims `issuer.issuerUrl` for `issuer.id`. A claim whose issuer no longer exists is stale
-   * (an interrupted create, update or delete) and is taken over once it is older than
-   * {@link STALE_CLAIM_MS}; a younger one may belong to a create still in progress.
+   * Takes a place under the organization's limit, then creates; a failed create gives the
+   * place back. A create slow enough for its place to have been reclaimed meanwhile (see
+   * {@link DynamoCountLimit.stillHeld}) removes what it wrote and is refused.
    */
-  private async claimUrl(issuer: FederationIssuer): Promise<void> {
+  private async createCounted(kind: CountedKind, item: { organizationId: string; id: string }, limit: number, create: () => Promise<void>): Promise<void> {
+    const places = this.places[kind];
+    const takenAt = this.clock.now();
+    if (!(await places.take(item.organizationId, item.id, limit))) throw new CountLimitReachedError(kind, limit);
+    try {
+      await create();
+    } catch (error) {
+      await places.release(item.organizationId, item.id);
+      throw error;
+    }
+    if (await places.stillHeld(item.organizationId, item.id, takenAt)) return;
+    if (kind === 'issuers') await this.deleteIssuer(item.organizationId, item.id);
+    else await this.deletePolicy(item.organizationId, item.id);
+    throw new CountLimitReachedError(kind, limit);
+  }
+
+  /**
+   * Claims `issuer.issuerUrl` for the write `claimId` of `issuer.id`. False when another write
+   * of the same issuer holds the URL; {@link IssuerUrlTakenError} when another issuer does. A
+   * claim that no issuer relies on (left by an interrupted write) is taken over once it is
+   * older than {@link STALE_CLAIM_MS}; a younger one may belong to a write still in progress.
+   */
+  private async claimUrl(issuer: FederationIssuer, claimId: string): Promise<boolean> {
     const key = { pk: orgPk(issuer.organizationId), sk: urlSk(issuer.issuerUrl) };
-    const claim = { ...key, issuerId: issuer.id, issuerUrl: issuer.issuerUrl, claimedAt: this.clock.now().toISOString() };
+    const claim = { ...key, issuerId: issuer.id, issuerUrl: issuer.issuerUrl, claimId, claimedAt: this.clock.now().toISOString() };
     for (let attempt = 0; attempt < 3; attempt++) {
-      const existing = await this.get<{ issuerId: string; claimedAt: string }>(key.pk, key.sk);
-      if (existing?.issuerId === issuer.id) return;
-      if (existing) {
-        const holder = await this.getIssuer(issuer.organizationId, existing.issuerId);
-        const age = this.clock.now().getTime() - Date.parse(existing.claimedAt);
-        if (holder || !(age > STALE_CLAIM_MS)) throw new IssuerUrlTakenError(issuer.issuerUrl);
+      const existing = await this.get<UrlClaim>(key.pk, key.sk);
+      if (existing && (await this.claimInUse(issuer.organizationId, existing))) {
+        if (existing.issuerId === issuer.id) return false;
+        throw new IssuerUrlTakenError(issuer.issuerUrl);
       }
       try {
-        await this.client.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: claim,
-            ...(existing
-              ? { ConditionExpression: 'issuerId = :stale', ExpressionAttributeValues: { ':stale': existing.issuerId } }
-              : { ConditionExpression: 'attribute_not_exists(pk)' }),
-          }),
-        );
-        return;
+        await this.client.send(new PutCommand({ TableName: this.tableName, Item: claim, ...(existing ? sameClaim(existing) : { ConditionExpression: 'attribute_not_exists(pk)' }) }));
+        return true;
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
       }
@@ -157,14 +224,27 @@ export class DynamoFederationStore implements FederationStore {
     throw new IssuerUrlTakenError(issuer.issuerUrl);
   }
 
-  /** Releases the claim only if this issuer holds it. */
-  private async releaseUrl(organizationId: string, issuerUrl: string, issuerId: string): Promise<void> {
+  /** A claim is in use while young, or while its issuer has the URL (whichever write made it). */
+  private async claimInUse(organizationId: string, claim: UrlClaim): Promise<boolean> {
+    if (!(this.clock.now().getTime() - Date.parse(claim.claimedAt) > STALE_CLAIM_MS)) return true;
+    return (await this.getIssuer(organizationId, claim.issuerId))?.issuerUrl === claim.issuerUrl;
+  }
+
+  /**
+   * Releases the claim `claimId` of this issuer, and no other: a claim from before claims
+   * had ids is released by its issuer's write when that issuer's item names none.
+   */
+  private async releaseUrl(organizationId: string, issuerUrl: string, issuerId: string, claimId: string | undefined): Promise<void> {
     await conditionalDelete(this.client, {
       TableName: this.tableName,
       Key: { pk: orgPk(organizationId), sk: urlSk(issuerUrl) },
-      ConditionExpression: 'issuerId = :id',
-      ExpressionAttributeValues: { ':id': issuerId },
+      ...sameClaim({ issuerId, claimId }),
     });
+  }
+
+  private async getIssuerItem(organizationId: string, issuerId: string): Promise<{ issuer: FederationIssuer; urlClaimId?: string } | undefined> {
+    const item = await this.get<IssuerItem>(orgPk(organizationId), issuerSk(issuerId));
+    return item && { issuer: issuerOf(item), urlClaimId: item.urlClaimId };
   }
 
   private async putIfVersion(item: Record<string, unknown>, expectedVersion: number): Promise<boolean> {
@@ -183,10 +263,6 @@ export class DynamoFederationStore implements FederationStore {
       if (isConditionalCheckFailed(error)) return false;
       throw error;
     }
-  }
-
-  private async deleteIfExists(pk: string, sk: string): Promise<boolean> {
-    return conditionalDelete(this.client, { TableName: this.tableName, Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' });
   }
 
   private async get<T>(pk: string, sk: string): Promise<T | undefined> {
@@ -217,8 +293,30 @@ const urlSk = (issuerUrl: string) => `ISSUER_URL#${createHash('sha256').update(i
 const policyPk = (policyId: string) => `POLICY#${policyId}`;
 const policiesGsiPk = (organizationId: string) => `${orgPk(organizationId)}#POLICIES`;
 
-function issuerItem(issuer: FederationIssuer): Record<string, unknown> {
-  return { pk: orgPk(issuer.organizationId), sk: issuerSk(issuer.id), ...issuer };
+/** An issuer item: the issuer and the id of the URL claim it relies on (none before claims had ids). */
+type IssuerItem = FederationIssuer & { urlClaimId?: string };
+
+interface UrlClaim {
+  issuerId: string;
+  issuerUrl: string;
+  claimId?: string;
+  claimedAt: string;
+}
+
+function issuerItem(issuer: FederationIssuer, urlClaimId: string | undefined): Record<string, unknown> {
+  return { pk: orgPk(issuer.organizationId), sk: issuerSk(issuer.id), ...issuer, urlClaimId };
+}
+
+function issuerOf(item: IssuerItem): FederationIssuer {
+  const { urlClaimId: _claim, ...issuer } = item;
+  return issuer;
+}
+
+/** The condition that the stored claim is this one: same issuer, same write (or both from before claim ids). */
+function sameClaim(claim: { issuerId: string; claimId?: string }) {
+  return claim.claimId === undefined
+    ? { ConditionExpression: 'issuerId = :issuer AND attribute_not_exists(claimId)', ExpressionAttributeValues: { ':issuer': claim.issuerId } }
+    : { ConditionExpression: 'issuerId = :issuer AND claimId = :claim', ExpressionAttributeValues: { ':issuer': claim.issuerId, ':claim': claim.claimId } };
 }
 
 function policyItem(policy: FederationPolicy): Record<string, unknown> {

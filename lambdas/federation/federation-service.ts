@@ -3,7 +3,7 @@ import type { ApiKeyRecord, Organization } from '../accounts/types';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
 import { ConflictError, ForbiddenError, NotFoundError, invalidParameter } from '../errors';
 import { checkId, isUuid } from '../ids';
-import { IssuerUrlTakenError, type FederationStore } from './federation-store';
+import { CountLimitReachedError, FEDERATION_LIMITS, IssuerUrlTakenError, type FederationStore } from './federation-store';
 import {
   applyPolicyPatch,
   checkKeySource,
@@ -23,12 +23,12 @@ export interface FederationServiceDeps {
   hosts: HostRules;
   clock?: Clock;
   newId?: IdGenerator;
-  /** How many issuers and policies one organization may have. @default {@link FEDERATION_LIMITS} */
+  /**
+   * How many issuers and policies one organization may have, enforced by the store
+   * atomically with each create. @default {@link FEDERATION_LIMITS}
+   */
   limits?: { issuers: number; policies: number };
 }
-
-/** Per organization: generous for real use, and a bound on what one admin key can make the service store and list. */
-export const FEDERATION_LIMITS = Object.freeze({ issuers: 100, policies: 1000 });
 
 export const ENTITLEMENT_MESSAGE = 'Workload identity federation requires the Business or Enterprise plan';
 
@@ -82,9 +82,6 @@ export class FederationService {
   async createIssuer(organizationId: string, input: Input): Promise<FederationIssuer> {
     await this.requireEntitlement(organizationId);
     const fields = parseIssuerCreate(input, this.hosts);
-    if ((await this.store.listIssuers(organizationId)).length >= this.limits.issuers) {
-      throw new ConflictError(`An organization has at most ${this.limits.issuers} issuers: delete one first`);
-    }
     const issuer: FederationIssuer = {
       id: this.newId(),
       organizationId,
@@ -93,7 +90,7 @@ export class FederationService {
       createdAt: this.timestamp(),
       updatedAt: null,
     };
-    await this.translate(() => this.store.createIssuer(issuer));
+    await this.translate(() => this.store.createIssuer(issuer, this.limits.issuers));
     return issuer;
   }
 
@@ -152,9 +149,6 @@ export class FederationService {
     const issuer = await this.issuerFor(organizationId, fields.issuerId);
     const scope = await this.scopeOfKey(organizationId, fields.apiKeyHash);
     checkPolicyRules(fields, issuer);
-    if ((await this.store.listPolicies(organizationId)).length >= this.limits.policies) {
-      throw new ConflictError(`An organization has at most ${this.limits.policies} policies: delete one first`);
-    }
     const policy: FederationPolicy = {
       id: this.newId(),
       organizationId,
@@ -164,7 +158,7 @@ export class FederationService {
       createdAt: this.timestamp(),
       updatedAt: null,
     };
-    await this.store.createPolicy(policy);
+    await this.translate(() => this.store.createPolicy(policy, this.limits.policies));
     return policy;
   }
 
@@ -254,7 +248,7 @@ export class FederationService {
     try {
       return await write();
     } catch (error) {
-      if (error instanceof IssuerUrlTakenError) throw new ConflictError(error.message);
+      if (error instanceof IssuerUrlTakenError || error instanceof CountLimitReachedError) throw new ConflictError(error.message);
       throw error;
     }
   }

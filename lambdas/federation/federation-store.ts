@@ -11,9 +11,12 @@ import type { FederationIssuer, FederationPolicy, FederationReader } from './typ
 export interface FederationStore extends FederationReader {
   /**
    * Claims the issuer URL within the organization, then writes the issuer. Throws
-   * {@link IssuerUrlTakenError} when another issuer of the organization holds the URL.
+   * {@link IssuerUrlTakenError} when another issuer of the organization holds the URL, and
+   * {@link CountLimitReachedError} when the organization has `limit` issuers: the bound holds
+   * under concurrent creates and after a crash, never by counting first.
+   * @default limit {@link FEDERATION_LIMITS}.issuers
    */
-  createIssuer(issuer: FederationIssuer): Promise<void>;
+  createIssuer(issuer: FederationIssuer, limit?: number): Promise<void>;
   /** Strongly consistent, oldest first. */
   listIssuers(organizationId: string): Promise<FederationIssuer[]>;
   /**
@@ -25,7 +28,11 @@ export interface FederationStore extends FederationReader {
   /** Deletes the issuer and releases its URL; false when it did not exist. */
   deleteIssuer(organizationId: string, issuerId: string): Promise<boolean>;
 
-  createPolicy(policy: FederationPolicy): Promise<void>;
+  /**
+   * Writes the policy; {@link CountLimitReachedError} when the organization has `limit`
+   * policies (as for issuers). @default limit {@link FEDERATION_LIMITS}.policies
+   */
+  createPolicy(policy: FederationPolicy, limit?: number): Promise<void>;
   /** Oldest first; with `issuerId`, only that issuer's policies. May lag a write briefly (index). */
   listPolicies(organizationId: string, issuerId?: string): Promise<FederationPolicy[]>;
   /** Replaces the policy when its stored version is `expectedVersion`; false when gone or changed meanwhile. */
@@ -39,6 +46,23 @@ export class IssuerUrlTakenError extends Error {
   constructor(readonly issuerUrl: string) {
     super(`An issuer with issuer_url ${issuerUrl} already exists in this organization`);
     this.name = 'IssuerUrlTakenError';
+  }
+}
+
+/** Per organization: generous for real use, and a bound on what one admin key can make the service store and list. */
+export const FEDERATION_LIMITS = Object.freeze({ issuers: 100, policies: 1000 });
+
+/** What a per-organization count limit bounds. */
+export type CountedKind = 'issuers' | 'policies';
+
+/** The organization has as many issuers or policies as it may. */
+export class CountLimitReachedError extends Error {
+  constructor(
+    readonly kind: CountedKind,
+    readonly limit: number,
+  ) {
+    super(`An organization has at most ${limit} ${kind}: delete one first`);
+    this.name = 'CountLimitReachedError';
   }
 }
 

@@ -1,11 +1,12 @@
-import { IssuerUrlTakenError, byCreation, type FederationStore } from '../../lambdas/federation/federation-store';
+import { CountLimitReachedError, FEDERATION_LIMITS, IssuerUrlTakenError, byCreation, type FederationStore } from '../../lambdas/federation/federation-store';
 import type { FederationIssuer, FederationPolicy } from '../../lambdas/federation/types';
 
 /**
  * The federation store in memory, with the same contract as the DynamoDB one (URL
- * uniqueness per organization, version-conditional writes). For unit tests of domain code
- * that reads or writes federation configuration. Values are copied in and out, so a caller
- * mutating what it got cannot change what is stored.
+ * uniqueness per organization, per-organization count limits, version-conditional
+ * writes). For unit tests of domain code that reads or writes federation configuration.
+ * Values are copied in and out, so a caller mutating what it got cannot change what is
+ * stored.
  */
 export class MemoryFederationStore implements FederationStore {
   private readonly issuers = new Map<string, FederationIssuer>();
@@ -20,8 +21,9 @@ export class MemoryFederationStore implements FederationStore {
     return issuer?.organizationId === organizationId ? copy(issuer) : undefined;
   }
 
-  async createIssuer(issuer: FederationIssuer): Promise<void> {
+  async createIssuer(issuer: FederationIssuer, limit: number = FEDERATION_LIMITS.issuers): Promise<void> {
     if (this.issuers.has(issuer.id)) throw new Error(`issuer ${issuer.id} already exists`);
+    if (countOf(this.issuers, issuer.organizationId) >= limit) throw new CountLimitReachedError('issuers', limit);
     this.assertUrlFree(issuer);
     this.issuers.set(issuer.id, copy(issuer));
   }
@@ -43,8 +45,9 @@ export class MemoryFederationStore implements FederationStore {
     return this.issuers.delete(issuerId);
   }
 
-  async createPolicy(policy: FederationPolicy): Promise<void> {
+  async createPolicy(policy: FederationPolicy, limit: number = FEDERATION_LIMITS.policies): Promise<void> {
     if (this.policies.has(policy.id)) throw new Error(`policy ${policy.id} already exists`);
+    if (countOf(this.policies, policy.organizationId) >= limit) throw new CountLimitReachedError('policies', limit);
     this.policies.set(policy.id, copy(policy));
   }
 
@@ -74,6 +77,10 @@ export class MemoryFederationStore implements FederationStore {
       }
     }
   }
+}
+
+function countOf(items: Map<string, { organizationId: string }>, organizationId: string): number {
+  return [...items.values()].filter((item) => item.organizationId === organizationId).length;
 }
 
 function copy<T>(value: T): T {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { IssuerUrlTakenError } from '../../../lambdas/federation/federation-store';
 import { DynamoFederationStore, STALE_CLAIM_MS } from '../../../lambdas/aws/dynamo-federation-store';
@@ -56,13 +56,87 @@ describe('DynamoFederationStore', () => {
     expect(await store.listIssuers(org)).toHaveLength(1);
   });
 
+  describe('URL claims belong to the write that made them', () => {
+    const claimKey = (org: string, url: string) => ({ pk: `ORG#${org}`, sk: `ISSUER_URL#${createHash('sha256').update(url).digest('hex')}` });
+
+    it('keeps the URL claimed when two writes from one read move an issuer onto it (10 of 10 rounds)', async () => {
+      for (let round = 0; round < 10; round++) {
+        const org = randomUUID();
+        const issuer = makeIssuer({ organizationId: org, issuerUrl: 'https://start.example' });
+        await store.createIssuer(issuer);
+        const moved = { ...issuer, issuerUrl: 'https://moved.example', version: 2 };
+
+        const written = await Promise.all([store.updateIssuer(moved, 1), store.updateIssuer({ ...moved, name: 'other' }, 1)]);
+
+        expect(written.filter(Boolean)).toHaveLength(1);
+        expect((await store.getIssuer(org, issuer.id))?.issuerUrl).toBe('https://moved.example');
+        await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://moved.example' }))).rejects.toBeInstanceOf(IssuerUrlTakenError);
+        await store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://start.example' }));
+      }
+    });
+
+    it('releases the claim a write made when the write loses the version race, and no other', async () => {
+      const org = randomUUID();
+      const issuer = makeIssuer({ organizationId: org, issuerUrl: 'https://a.example' });
+      await store.createIssuer(issuer);
+      expect(await store.updateIssuer({ ...issuer, name: 'renamed', version: 2 }, 1)).toBe(true);
+
+      expect(await store.updateIssuer({ ...issuer, issuerUrl: 'https://b.example', version: 2 }, 1)).toBe(false);
+
+      await store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://b.example' }));
+      await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://a.example' }))).rejects.toBeInstanceOf(IssuerUrlTakenError);
+    });
+
+    it('reports a change, and takes nothing, when another write of the same issuer holds the URL', async () => {
+      const org = randomUUID();
+      const issuer = makeIssuer({ organizationId: org, issuerUrl: 'https://a.example' });
+      await store.createIssuer(issuer);
+      // Another write of this issuer claimed b.example and has not written the issuer yet.
+      const other = { ...claimKey(org, 'https://b.example'), issuerId: issuer.id, issuerUrl: 'https://b.example', claimId: randomUUID(), claimedAt: clock.now().toISOString() };
+      await tables.documentClient.send(new PutCommand({ TableName: TABLE, Item: other }));
+
+      expect(await store.updateIssuer({ ...issuer, issuerUrl: 'https://b.example', version: 2 }, 1)).toBe(false);
+      expect((await tables.documentClient.send(new GetCommand({ TableName: TABLE, Key: claimKey(org, 'https://b.example') }))).Item).toEqual(other);
+
+      // Once that write is long gone without having written the issuer, its claim is taken over.
+      clock.advance(STALE_CLAIM_MS + 1);
+      expect(await store.updateIssuer({ ...issuer, issuerUrl: 'https://b.example', version: 2 }, 1)).toBe(true);
+      await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://b.example' }))).rejects.toBeInstanceOf(IssuerUrlTakenError);
+    });
+
+    it('releases, on delete, the claim the issuer relies on', async () => {
+      const org = randomUUID();
+      const issuer = makeIssuer({ organizationId: org, issuerUrl: 'https://a.example' });
+      await store.createIssuer(issuer);
+      expect(await store.deleteIssuer(org, issuer.id)).toBe(true);
+      expect((await tables.documentClient.send(new GetCommand({ TableName: TABLE, Key: claimKey(org, 'https://a.example') }))).Item).toBeUndefined();
+    });
+
+    it('moves an issuer written before claims had ids off its URL, releasing its claim', async () => {
+      const org = randomUUID();
+      const issuer = makeIssuer({ organizationId: org, issuerUrl: 'https://old-style.example' });
+      await tables.documentClient.send(new PutCommand({ TableName: TABLE, Item: { pk: `ORG#${org}`, sk: `ISSUER#${issuer.id}`, ...issuer } }));
+      await tables.documentClient.send(
+        new PutCommand({
+          TableName: TABLE,
+          Item: { ...claimKey(org, issuer.issuerUrl), issuerId: issuer.id, issuerUrl: issuer.issuerUrl, claimedAt: '2026-01-01T00:00:00.000Z' },
+        }),
+      );
+      await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: issuer.issuerUrl }))).rejects.toBeInstanceOf(IssuerUrlTakenError);
+
+      expect(await store.updateIssuer({ ...issuer, issuerUrl: 'https://new-style.example', version: 2 }, 1)).toBe(true);
+
+      await store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: issuer.issuerUrl }));
+      await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://new-style.example' }))).rejects.toBeInstanceOf(IssuerUrlTakenError);
+    });
+  });
+
   describe('a claim left behind by an interrupted write (no issuer holds it)', () => {
     const org = randomUUID();
     const url = 'https://interrupted.example';
 
     beforeAll(async () => {
       // What a crash between the claim and the issuer write leaves.
-      const { createHash } = await import('node:crypto');
       await tables.documentClient.send(
         new PutCommand({
           TableName: TABLE,

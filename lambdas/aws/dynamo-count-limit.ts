@@ -1,0 +1,192 @@
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { systemClock, type Clock } from '../clock';
+import { isConditionalCheckFailed } from './dynamo-client';
+import { DynamoItems, itemId } from './dynamo-items';
+
+/** What one bound counts: items of one kind per organization. */
+export interface CountedKind {
+  /** Names the places item: sort key `LIMIT#<kind>`. */
+  readonly kind: string;
+  /** The key of a counted item, to see whether it exists. */
+  keyOf(organizationId: string, id: string): { pk: string; sk: string };
+  /** Every counted item of the organization: what existed before the organization was first counted. */
+  list(organizationId: string): Promise<readonly { id: string; createdAt: string }[]>;
+}
+
+/**
+ * How long a place whose item does not exist is left alone: it may belong to a create still
+ * in progress. Longer than any function's timeout (the management function has 15 s), so a
+ * place older than this whose item is missing belongs to a writer that is gone.
+ */
+export const ABANDONED_PLACE_MS = 60_000;
+
+/** Names per UpdateItem when places are reclaimed (the update expression is at most 4 KB). */
+const REMOVALS_PER_WRITE = 50;
+
+/**
+ * A per-organization bound on how many items of one kind exist, exact under any number of
+ * concurrent creates, with single-item conditional writes only (the embedded DynamoDB has
+ * no transactions).
+ *
+ * One item per organization and kind (`pk ORG#<org>`, `sk LIMIT#<kind>`) holds `holders`, a
+ * map from the id of each counted item to when its place was taken. A create takes its place
+ * first (`SET holders.<id>` on condition `size(holders) < limit`) and writes its item after;
+ * a create that fails gives the place back, and a delete gives it back once the item is gone.
+ * So there are never more items than places, and never more places than the limit: not
+ * under concurrency (each place is one conditional write of the one item) and not after a
+ * crash (a crash can only leave a place without its item, never an item without a place).
+ *
+ * Such a leaked place names an item that does not exist. When the bound is reached, places
+ * older than {@link ABANDONED_PLACE_MS} whose items do not exist are reclaimed before a
+ * create is refused (docs/operating.md, "Per-organization limits"). A sweep that finds
+ * nothing is not repeated within that time, so creates refused at the limit stay cheap.
+ */
+export class DynamoCountLimit {
+  private readonly items: DynamoItems;
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly counted: CountedKind,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.items = new DynamoItems(client, tableName);
+  }
+
+  /**
+   * Takes a place for the item `id` about to be created; false when `limit` places are held.
+   * The first create of an organization counts the items it already has (see {@link CountedKind.list}).
+   */
+  async take(organizationId: string, id: string, limit: number): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key(organizationId),
+            UpdateExpression: 'SET holders.#id = :now',
+            ConditionExpression: 'size(holders) < :limit',
+            ExpressionAttributeNames: { '#id': id },
+            ExpressionAttributeValues: { ':now': this.clock.now().toISOString(), ':limit': limit },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      const places = await this.read(organizationId);
+      if (!places) await this.start(organizationId);
+      else if (Object.keys(places.holders).length >= limit && (await this.sweep(organizationId, places)) === 0) return false;
+      // Otherwise places were given back or reclaimed meanwhile: try again.
+    }
+    return false;
+  }
+
+  /**
+   * Gives back the place of `id` once its item is deleted or its create failed, unless the
+   * item exists: a create whose write failed may still have written it (a retried put).
+   */
+  async release(organizationId: string, id: string): Promise<void> {
+    const key = this.counted.keyOf(organizationId, id);
+    if ((await this.items.get<{ organizationId?: string }>(key.pk, key.sk))?.organizationId === organizationId) return;
+    await this.update(organizationId, 'REMOVE holders.#id', { ExpressionAttributeNames: { '#id': id } });
+  }
+
+  /**
+   * Whether the place taken for `id` at `takenAt` is still held. A create that took longer
+   * than half the abandonment window checks this after writing its item: its place may
+   * have been reclaimed meanwhile, and then the item must go. Quicker creates need no read.
+   */
+  async stillHeld(organizationId: string, id: string, takenAt: Date): Promise<boolean> {
+    if (this.clock.now().getTime() - takenAt.getTime() < ABANDONED_PLACE_MS / 2) return true;
+    const places = await this.read(organizationId);
+    return places !== undefined && id in places.holders;
+  }
+
+  /** How many places are held, and by which ids; undefined when the organization was never counted. */
+  async holders(organizationId: string): Promise<Record<string, string> | undefined> {
+    return (await this.read(organizationId))?.holders;
+  }
+
+  /**
+   * Removes the places older than {@link ABANDONED_PLACE_MS} whose items do not exist and
+   * returns how many; skipped when a sweep found nothing less than that time ago.
+   */
+  private async sweep(organizationId: string, places: Places): Promise<number> {
+    const now = this.clock.now().getTime();
+    if (places.sweptAt && now - Date.parse(places.sweptAt) < ABANDONED_PLACE_MS) return 0;
+    const old = Object.entries(places.holders)
+      .filter(([, takenAt]) => now - Date.parse(takenAt) > ABANDONED_PLACE_MS)
+      .map(([id]) => id);
+    const found = await this.items.batchGet(old.map((id) => this.counted.keyOf(organizationId, id)));
+    const gone = old.filter((id) => {
+      const key = this.counted.keyOf(organizationId, id);
+      return found.get(itemId(key.pk, key.sk))?.organizationId !== organizationId;
+    });
+    for (let start = 0; start < gone.length; start += REMOVALS_PER_WRITE) {
+      const batch = gone.slice(start, start + REMOVALS_PER_WRITE);
+      await this.update(organizationId, `REMOVE ${batch.map((_, i) => `holders.#r${i}`).join(', ')}`, {
+        ExpressionAttributeNames: Object.fromEntries(batch.map((id, i) => [`#r${i}`, id])),
+      });
+    }
+    if (gone.length === 0) {
+      await this.update(organizationId, 'SET sweptAt = :now', { ExpressionAttributeValues: { ':now': new Date(now).toISOString() } });
+    }
+    return gone.length;
+  }
+
+  /**
+   * Starts counting an organization: its places item, holding the items it has. Written only
+   * if absent, so of two concurrent starts one counts; until then no create can have taken
+   * a place, so the listing misses none made under the bound.
+   */
+  private async start(organizationId: string): Promise<void> {
+    const existing = await this.counted.list(organizationId);
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...this.key(organizationId), holders: Object.fromEntries(existing.map((item) => [item.id, item.createdAt])) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  private async update(
+    organizationId: string,
+    expression: string,
+    attributes: { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> },
+  ): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(organizationId),
+          UpdateExpression: expression,
+          // Never creates the places item: only `start` does, with the items that exist.
+          ConditionExpression: 'attribute_exists(pk)',
+          ...attributes,
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  private async read(organizationId: string): Promise<Places | undefined> {
+    const result = await this.client.send(new GetCommand({ TableName: this.tableName, Key: this.key(organizationId), ConsistentRead: true }));
+    return result.Item as Places | undefined;
+  }
+
+  private key(organizationId: string): { pk: string; sk: string } {
+    return { pk: `ORG#${organizationId}`, sk: `LIMIT#${this.counted.kind}` };
+  }
+}
+
+interface Places {
+  holders: Record<string, string>;
+  sweptAt?: string;
+}
