@@ -27,30 +27,49 @@ export interface ConditionUsage {
   bytes: number;
 }
 
-/** Operators that yield a value that exists already: nothing is built. */
-const PASSES_ON: ReadonlySet<string> = new Set(['id', 'value', '.', '.?', '[]', '[?]']);
+const MAX_WORK = CONDITION_BUDGET.maxWork;
+const MAX_BYTES = CONDITION_BUDGET.maxBytes;
+
 /**
- * Operators that hand on the value of one of their operands, already charged when the operand
- * yielded it, and a loop's accumulator: the list a loop builds grows one slot at a time, and
- * its whole weight is charged once, when the loop yields it.
+ * The meter of the evaluation under way. Module state, not an object, because it is charged
+ * for every node evaluated: this is the engine's innermost loop.
  */
-const HANDS_ON: ReadonlySet<string> = new Set(['?:', '&&', '||', 'accuValue', 'accuPush', 'accuInc']);
+let active = false;
+let exceeded = false;
+let work = 0;
+let bytes = 0;
 
-class Meter implements ConditionUsage {
-  work = 0;
-  bytes = 0;
-  exceeded = false;
+/** Operators that build what they yield (the others hand on a value that exists already). */
+function builds(op: string): boolean {
+  return op === 'rcall' || op === 'call' || op === '+' || op === 'list' || op === 'map';
+}
 
-  charge(op: string, value: unknown): void {
-    if (HANDS_ON.has(op)) {
-      this.work += CONDITION_STEP_WORK + 1;
-      if (op === 'accuPush') this.bytes += 8;
+/**
+ * Operators that hand on an operand's list (a loop's accumulator, `?:` in a loop's step): the
+ * list a loop builds grows one slot at a time, and its whole weight is charged once, when the
+ * loop yields it.
+ */
+function handsOnAccumulator(op: string): boolean {
+  return op === 'accuPush' || op === 'accuValue' || op === '?:' || op === '&&' || op === '||';
+}
+
+/** One node evaluated: its step, what it yields, what it built. */
+function charge(op: string, value: unknown): void {
+  if (typeof value === 'string') {
+    work += CONDITION_STEP_WORK + 1 + value.length;
+    if (builds(op)) bytes += 2 * value.length;
+  } else if (typeof value === 'object' && value !== null) {
+    if (handsOnAccumulator(op)) {
+      work += CONDITION_STEP_WORK + 1;
+      if (op === 'accuPush') bytes += 8;
     } else {
-      this.work += CONDITION_STEP_WORK + weightOf(value);
-      if (!PASSES_ON.has(op)) this.bytes += bytesOf(value);
+      work += CONDITION_STEP_WORK + weightOf(value);
+      if (builds(op)) bytes += bytesOf(value);
     }
-    if (this.work > CONDITION_BUDGET.maxWork || this.bytes > CONDITION_BUDGET.maxBytes) this.exceeded = true;
+  } else {
+    work += CONDITION_STEP_WORK + 1;
   }
+  if (work > MAX_WORK || bytes > MAX_BYTES) exceeded = true;
 }
 
 const weights = new WeakMap<object, { length: number; weight: number }>();
@@ -80,13 +99,12 @@ function isMap(value: unknown): value is Record<string, unknown> {
 }
 
 function bytesOf(value: unknown): number {
-  if (typeof value === 'string') return 2 * value.length;
   if (Array.isArray(value)) return 8 * value.length;
   if (isMap(value)) return 16 * Object.keys(value).length;
   return 0;
 }
 
-let active: Meter | undefined;
+const usage = (): ConditionUsage => ({ work, bytes });
 
 interface EngineNode {
   op: string;
@@ -114,12 +132,11 @@ export function meterEnvironment(environment: Environment): void {
   if (!captured || typeof captured.run !== 'function') throw new Error('the CEL engine did not hand its evaluator to the root node: the condition meter cannot be installed');
   const evaluator = captured;
   evaluator.run = function meteredRun(node, context) {
-    const meter = active;
-    if (meter === undefined) return node.evaluate(this, node, context);
-    if (meter.exceeded) throw new ConditionBudgetExceeded(meter);
+    if (!active) return node.evaluate(this, node, context);
+    if (exceeded) throw new ConditionBudgetExceeded(usage());
     const value = node.evaluate(this, node, context);
-    meter.charge(node.op, value);
-    if (meter.exceeded) throw new ConditionBudgetExceeded(meter);
+    charge(node.op, value);
+    if (exceeded) throw new ConditionBudgetExceeded(usage());
     return value;
   };
 }
@@ -129,18 +146,20 @@ export function meterEnvironment(environment: Environment): void {
  * ran out, whatever the evaluation returned or threw; otherwise returns its result and usage.
  */
 export function metered<T>(evaluate: () => T): { result: T; usage: ConditionUsage } {
-  if (active !== undefined) throw new Error('condition evaluations do not nest');
-  const meter = new Meter();
-  active = meter;
+  if (active) throw new Error('condition evaluations do not nest');
+  active = true;
+  exceeded = false;
+  work = 0;
+  bytes = 0;
   let result: T;
   try {
     result = evaluate();
   } catch (error) {
-    if (meter.exceeded) throw new ConditionBudgetExceeded(meter);
+    if (exceeded) throw new ConditionBudgetExceeded(usage());
     throw error;
   } finally {
-    active = undefined;
+    active = false;
   }
-  if (meter.exceeded) throw new ConditionBudgetExceeded(meter);
-  return { result, usage: { work: meter.work, bytes: meter.bytes } };
+  if (exceeded) throw new ConditionBudgetExceeded(usage());
+  return { result, usage: usage() };
 }

@@ -46,7 +46,7 @@ export const CONDITION_INPUT_BOUNDS = Object.freeze({
  * evaluation stops at either. About 100,000 nodes or 5 million characters read: a few
  * milliseconds (docs/benchmarks.md has the measured worst case).
  */
-export const CONDITION_BUDGET = Object.freeze({ maxWork: 5_000_000, maxBytes: 4 * 1024 * 1024 });
+export const CONDITION_BUDGET = Object.freeze({ maxWork: 5_000_000, maxBytes: 2 * 1024 * 1024 });
 /** Work units of evaluating one node, before the size of what it yields. */
 export const CONDITION_STEP_WORK = 50;
 

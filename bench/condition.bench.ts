@@ -1,0 +1,131 @@
+/**
+ * Benchmark of the condition budget (docs/workload-identity.md, "The budget"): what the most
+ * expensive conditions the save-time bound accepts cost when evaluated against the largest
+ * tokens an exchange admits, what the meter costs, and how soon it stops a condition over the
+ * budget. Run with `npm run bench`.
+ *
+ * - Accepted worst cases: conditions near the bound, each evaluated (metered, as the exchange
+ *   does) against three token shapes at the limits; the row is the slowest shape.
+ * - Meter overhead: the same conditions in an environment without the meter, in the same run.
+ * - Stopped: conditions over the budget (the doubling condition of the attack run among them)
+ *   evaluated without the save-time bound, as a condition stored before it would be: time to
+ *   the refusal and the heap it grew.
+ *
+ * Each figure is the median of 15 timed runs after a warm-up.
+ */
+import { Environment } from '@marcbachmann/cel-js';
+import { checkCondition, evaluateConditionMetered } from '../lambdas/federation/condition';
+import { ConditionBudgetExceeded, meterEnvironment, metered } from '../lambdas/federation/condition-meter';
+import { CONDITION_BUDGET, CONDITION_INPUT_BOUNDS, CONDITION_VARIABLE_TYPES } from '../lambdas/federation/limits';
+import type { ConditionVariables } from '../lambdas/federation/types';
+
+const { subjectLength, audienceCount, audienceLength, claimCharacters, scopesCount, scopeLength } = CONDITION_INPUT_BOUNDS;
+
+const INPUTS: Record<string, ConditionVariables> = {
+  'long values': {
+    subject: 'r'.repeat(subjectLength),
+    audience: Array.from({ length: claimCharacters / audienceLength }, (_, i) => String.fromCharCode(97 + (i % 26)).repeat(audienceLength)),
+    scopes: Array.from({ length: scopesCount }, () => 's/'.repeat(scopeLength / 2)),
+    token_type: 't'.repeat(claimCharacters),
+  },
+  'many values': {
+    subject: 'a/b:'.repeat(subjectLength / 4),
+    audience: Array.from({ length: audienceCount }, (_, i) => (i % 3 === 0 ? 'ab' : '')),
+    scopes: Array.from({ length: scopesCount }, () => 'x'),
+    token_type: '',
+  },
+  mixed: {
+    subject: '/'.repeat(subjectLength),
+    audience: [...Array.from({ length: 20 }, () => '/'.repeat(audienceLength)), ...Array.from({ length: audienceCount - 20 }, () => '')],
+    scopes: Array.from({ length: scopesCount }, () => 'y'.repeat(scopeLength)),
+    token_type: 'x',
+  },
+};
+
+const ACCEPTED = [
+  'audience.exists(a, a.contains("prod"))',
+  'audience.all(a, a.startsWith("api://") || a.endsWith(".example") || a == "z")',
+  'audience.filter(a, a != "x").filter(a, a != "y").filter(a, a != "z").size() > 0',
+  'audience.map(a, a.lowerAscii() + "/").exists(y, y.contains("prod/"))',
+  'scopes.map(s, s + s + s + s).map(x, x + x).map(x, x + x).exists_one(y, y.endsWith("q"))',
+  'token_type.split("").size() > 3 && token_type.upperAscii().contains("JWT")',
+];
+
+const DOUBLING = 'audience.map(a, subject)' + '.map(x, x + x)'.repeat(18) + '.exists(y, y.contains("zzz"))';
+const OVER_BUDGET: [string, string, ConditionVariables][] = [
+  ['the doubling condition, 64 aud values', DOUBLING, { subject: 'x'.repeat(512), audience: Array.from({ length: 64 }, (_, i) => `aud-${i}`), scopes: [], token_type: '' }],
+  ['split and join inside a loop', 'audience.map(a, subject.split("").join(subject)).exists(y, y.contains("zzz"))', INPUTS['many values']!],
+  ['ninety cheap stages', 'audience' + '.filter(a, a != "x")'.repeat(30) + '.size() < 0', INPUTS['many values']!],
+];
+
+function environment(withMeter: boolean): Environment {
+  const env = new Environment({ unlistedVariablesAreDyn: false });
+  for (const [name, type] of Object.entries(CONDITION_VARIABLE_TYPES)) env.registerVariable(name, type);
+  if (withMeter) meterEnvironment(env);
+  return env;
+}
+
+function median(run: () => void, runs = 15): number {
+  for (let i = 0; i < 3; i++) run();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = process.hrtime.bigint();
+    run();
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(runs / 2)]!;
+}
+
+const fixed = (value: number, digits = 3) => value.toFixed(digits);
+const thousands = (value: number) => Math.round(value).toLocaleString('en-US');
+
+function acceptedRows(): void {
+  const plain = environment(false);
+  console.log(`\nAccepted conditions against the largest tokens (budget ${thousands(CONDITION_BUDGET.maxWork)} work units, ${thousands(CONDITION_BUDGET.maxBytes)} bytes)`);
+  console.log('| condition | bound (work) | measured (work) | metered ms | unmetered ms | meter overhead |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const source of ACCEPTED) {
+    const { cost } = checkCondition(source);
+    let worst = { work: 0, metered: 0, plain: 0 };
+    const parsed = plain.parse(source);
+    for (const variables of Object.values(INPUTS)) {
+      const usage = evaluateConditionMetered(source, variables).usage;
+      const meteredMs = median(() => evaluateConditionMetered(source, variables));
+      const plainMs = median(() => parsed({ ...variables }));
+      if (meteredMs > worst.metered) worst = { work: usage.work, metered: meteredMs, plain: plainMs };
+    }
+    console.log(`| \`${source}\` | ${thousands(cost.work)} | ${thousands(worst.work)} | ${fixed(worst.metered)} | ${fixed(worst.plain)} | ${fixed(worst.metered / worst.plain, 2)}x |`);
+  }
+}
+
+function stoppedRows(): void {
+  const unchecked = environment(true);
+  console.log('\nConditions over the budget, evaluated without the save-time bound');
+  console.log('| condition | stopped after (work) | ms to the refusal | heap grown (MB) |');
+  console.log('|---|---:|---:|---:|');
+  for (const [name, source, variables] of OVER_BUDGET) {
+    const parsed = unchecked.parse(source);
+    let usage = { work: 0, bytes: 0 };
+    const ms = median(() => {
+      try {
+        metered(() => parsed({ ...variables }));
+        throw new Error(`${name} was not stopped`);
+      } catch (error) {
+        if (!(error instanceof ConditionBudgetExceeded)) throw error;
+        usage = error.usage;
+      }
+    });
+    globalThis.gc?.();
+    const before = process.memoryUsage().heapUsed;
+    try {
+      metered(() => parsed({ ...variables }));
+    } catch {
+      // Stopped, as measured above.
+    }
+    const grown = (process.memoryUsage().heapUsed - before) / 1024 / 1024;
+    console.log(`| ${name} | ${thousands(usage.work)} | ${fixed(ms)} | ${fixed(Math.max(0, grown), 1)} |`);
+  }
+}
+
+acceptedRows();
+stoppedRows();
