@@ -1,4 +1,5 @@
 import { FORM_MEDIA_TYPE, mediaType } from '../http/request';
+import { MAX_SUBJECT_TOKEN_BYTES } from '../federation/limits';
 import { invalidRequest, invalidScope, unsupportedGrantType } from './oauth-errors';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -7,7 +8,10 @@ export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 
 /** SPEC 8 limits. */
 export const MAX_BODY_BYTES = 32 * 1024;
-export const MAX_SUBJECT_TOKEN_BYTES = 16 * 1024;
+export { MAX_SUBJECT_TOKEN_BYTES };
+
+/** RFC 8693 §2.1: the parameters a token-exchange request may send more than once. */
+const MAY_REPEAT: ReadonlySet<string> = new Set(['audience', 'resource']);
 
 export interface TokenExchangeRequest {
   subjectToken: string;
@@ -28,8 +32,9 @@ export function parseTokenExchangeRequest(body: string, contentType: string | un
   if (contentType === undefined || mediaType(contentType) !== FORM_MEDIA_TYPE) throw invalidRequest(`Content-Type must be ${FORM_MEDIA_TYPE}`);
   const form = new URLSearchParams(body);
   for (const name of new Set(form.keys())) {
-    // RFC 6749 §3.2: request parameters must not be included more than once.
-    if (form.getAll(name).length > 1) throw invalidRequest(`Parameter ${name} is repeated`);
+    // RFC 6749 §3.2: request parameters must not be included more than once, but RFC 8693
+    // §2.1 lets `audience` and `resource` name several targets (SPEC 4.2 ignores both).
+    if (!MAY_REPEAT.has(name) && form.getAll(name).length > 1) throw invalidRequest(`Parameter ${name} is repeated`);
   }
   const grantType = form.get('grant_type');
   if (!grantType) throw invalidRequest('grant_type is required');

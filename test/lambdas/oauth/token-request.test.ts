@@ -48,6 +48,19 @@ describe('token exchange request (SPEC 4.2, 7.2)', () => {
     expect(oauthFailure(JSON.stringify(valid), 'application/json')).toMatchObject({ status: 400, error: 'invalid_request' });
   });
 
+  it.each(['grant_type', 'subject_token', 'subject_token_type', 'federation_policy_id', 'scope', 'requested_token_type'])(
+    'refuses a repeated %s, a parameter that must be single (RFC 6749 §3.2)',
+    (name) => {
+      const body = `${form({ ...valid, scope: 'inference', requested_token_type: 'urn:ietf:params:oauth:token-type:access_token' })}&${name}=x`;
+      expect(oauthFailure(body)).toEqual({ status: 400, error: 'invalid_request', description: `Parameter ${name} is repeated` });
+    },
+  );
+
+  it('accepts several audience and resource parameters (RFC 8693 §2.1) and ignores them (SPEC 4.2)', () => {
+    const body = `${form(valid)}&audience=https://a.example&audience=https://b.example&resource=https://r.example/1&resource=https://r.example/2`;
+    expect(parseTokenExchangeRequest(body, 'application/x-www-form-urlencoded')).toEqual(parseTokenExchangeRequest(form(valid), 'application/x-www-form-urlencoded'));
+  });
+
   it('serializes OAuth errors with no-store and hides unexpected ones as server_error', () => {
     expect(toOAuthResponse(new OAuthError(400, 'invalid_grant', 'nope'))).toEqual({
       statusCode: 400,
