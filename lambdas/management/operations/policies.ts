@@ -1,6 +1,8 @@
 import { ConditionError, checkCondition } from '../../federation/condition';
 import { testPolicy } from '../../federation/policy-tester';
 import { hasFederationEntitlement } from '../../federation/types';
+// SPEC 8: the subject token limit of the token endpoint applies to the tester too.
+import { MAX_SUBJECT_TOKEN_BYTES } from '../../federation/limits';
 import { invalidParameter } from '../../errors';
 import { pathId } from '../../ids';
 import { json } from '../../http/responses';
@@ -10,8 +12,6 @@ import { policyView } from '../views';
 
 const policyId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Policy');
 
-/** SPEC 8: the subject token limit of the token endpoint applies to the tester too. */
-const MAX_SUBJECT_TOKEN_BYTES = 16 * 1024;
 
 /** The federation service also validates policy bodies by their schema: the operator CLI hands it bodies too. */
 export const POLICY_OPERATIONS: Operations<typeof POLICY_ROUTES> = {
