@@ -59,7 +59,11 @@ export interface AccountStore {
   getGuardrail(organizationId: string, id: string): Promise<Guardrail | undefined>;
   getGuardrails(organizationId: string, ids: readonly string[]): Promise<Guardrail[]>;
   listGuardrails(organizationId: string): Promise<Guardrail[]>;
-  updateGuardrail(organizationId: string, id: string, patch: GuardrailPatch, updatedAt: string): Promise<Guardrail | undefined>;
+  /**
+   * Replaces the guardrail when its stored version is `expectedVersion` (undefined: one
+   * written before guardrails had versions); false when it is gone or was changed meanwhile.
+   */
+  updateGuardrail(next: Guardrail, expectedVersion: number | undefined): Promise<boolean>;
   deleteGuardrail(organizationId: string, id: string): Promise<boolean>;
 }
 

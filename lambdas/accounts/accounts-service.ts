@@ -2,6 +2,7 @@ import { ConflictError, InvalidInputError, NotFoundError, invalidParameter } fro
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
 import { AlreadyExistsError, type AccountStore, type GuardrailHolder, type GuardrailPatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
+import { checkExpiry } from './key-expiry';
 import {
   DEFAULT_PRIVACY,
   DEFAULT_PROVIDER_PREFERENCES,
@@ -37,7 +38,14 @@ export interface NewApiKey {
   expiresAt?: string | null;
 }
 
-export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'createdAt' | 'updatedAt'>;
+export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'version' | 'createdAt' | 'updatedAt'>;
+
+/**
+ * How often a versioned update is tried: each round of conflicting writers has one winner,
+ * so this many concurrent writers of one item all get an answer from their rules; past
+ * that, the caller gets a 409 to retry (as for issuers and policies).
+ */
+const UPDATE_ATTEMPTS = 10;
 
 /**
  * Organization, workspace, user, key and guardrail operations shared by the management
@@ -215,6 +223,7 @@ export class AccountsService {
       ...input,
       id: this.newId(),
       organizationId,
+      version: 1,
       createdAt: this.timestamp(),
       updatedAt: null,
     };
@@ -232,13 +241,21 @@ export class AccountsService {
     return this.store.listGuardrails(organizationId);
   }
 
+  /**
+   * Applies the patch to a fresh read and writes it only while the guardrail is at that
+   * read's version, as issuers and policies are written: a concurrent update makes the write
+   * fail, and the patch is checked again against what that update left, so two PATCHes can
+   * never together put a model in both lists.
+   */
   async updateGuardrail(organizationId: string, id: string, patch: GuardrailPatch): Promise<Guardrail> {
-    const current = await this.getGuardrail(organizationId, id);
     const given = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
-    checkGuardrailLists({ ...current, ...given });
-    const updated = await this.store.updateGuardrail(organizationId, id, patch, this.timestamp());
-    if (!updated) throw new NotFoundError(`Guardrail ${id} not found`);
-    return updated;
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+      const current = await this.getGuardrail(organizationId, id);
+      const next: Guardrail = { ...current, ...given, version: (current.version ?? 0) + 1, updatedAt: this.timestamp() };
+      checkGuardrailLists(next);
+      if (await this.store.updateGuardrail(next, current.version)) return next;
+    }
+    throw new ConflictError('The guardrail was changed by another request at the same time; retry');
   }
 
   /**
@@ -373,28 +390,4 @@ function slugify(name: string): string {
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 64);
-}
-
-const UTC_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z$/;
-
-/**
- * A key expiry must be a real instant in the future. `Date.parse` rolls impossible dates
- * over (`2030-02-31` becomes March 3rd), so every field is checked against the date it
- * produced; an expiry in the past would create a key that is dead on arrival.
- */
-function checkExpiry(value: string, now: Date): void {
-  const match = UTC_TIMESTAMP.exec(value);
-  if (!match) throw invalidParameter('expires_at', 'must be an ISO 8601 UTC timestamp ending in Z');
-  const fields = match.slice(1, 7).map(Number);
-  const [year, month, day, hour, minute, second] = fields as [number, number, number, number, number, number];
-  const instant = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
-  const exists =
-    instant.getUTCFullYear() === year &&
-    instant.getUTCMonth() === month - 1 &&
-    instant.getUTCDate() === day &&
-    instant.getUTCHours() === hour &&
-    instant.getUTCMinutes() === minute &&
-    instant.getUTCSeconds() === second;
-  if (!exists) throw invalidParameter('expires_at', `${value} is not a date and time that exists`);
-  if (Date.parse(value) <= now.getTime()) throw invalidParameter('expires_at', 'must be in the future');
 }

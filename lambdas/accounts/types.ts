@@ -100,6 +100,11 @@ export interface Guardrail {
   ignoredProviders: string[] | null;
   /** Only zero-data-retention endpoints. */
   enforceZdr: boolean;
+  /**
+   * Bumped by every update, which is written only at the version it read. Absent on
+   * guardrails written before updates were versioned (their first update writes 1).
+   */
+  version?: number;
   createdAt: string;
   updatedAt: string | null;
 }

@@ -4,7 +4,6 @@ import {
   type AccountStore,
   type ApiKeyPatch,
   type GuardrailHolder,
-  type GuardrailPatch,
   type OrganizationPatch,
   type SetChange,
   type WorkspacePatch,
@@ -253,8 +252,8 @@ export class DynamoAccountStore implements AccountStore {
     return this.items.queryPrefix<Guardrail>(orgPk(organizationId), 'GUARDRAIL#');
   }
 
-  async updateGuardrail(organizationId: string, id: string, patch: GuardrailPatch, updatedAt: string): Promise<Guardrail | undefined> {
-    return this.items.update<Guardrail>(orgPk(organizationId), `GUARDRAIL#${id}`, { ...patch, updatedAt });
+  async updateGuardrail(next: Guardrail, expectedVersion: number | undefined): Promise<boolean> {
+    return this.items.replaceAtVersion({ pk: orgPk(next.organizationId), sk: `GUARDRAIL#${next.id}`, ...next }, expectedVersion);
   }
 
   async deleteGuardrail(organizationId: string, id: string): Promise<boolean> {

@@ -131,6 +131,28 @@ export class DynamoItems {
     }
   }
 
+  /**
+   * Replaces an existing item only while its `version` is `expectedVersion` (undefined: an
+   * item written before it had one): false when the item is gone or another write changed it.
+   */
+  async replaceAtVersion(item: Record<string, unknown>, expectedVersion: number | undefined): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: `attribute_exists(pk) AND ${expectedVersion === undefined ? 'attribute_not_exists(#version)' : '#version = :expected'}`,
+          ExpressionAttributeNames: { '#version': 'version' },
+          ...(expectedVersion === undefined ? {} : { ExpressionAttributeValues: { ':expected': expectedVersion } }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
   async delete(pk: string, sk: string): Promise<boolean> {
     return conditionalDelete(this.client, { TableName: this.tableName, Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' });
   }

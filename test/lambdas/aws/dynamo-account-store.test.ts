@@ -1,3 +1,4 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { AlreadyExistsError } from '../../../lambdas/accounts/account-store';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type Organization } from '../../../lambdas/accounts/types';
@@ -81,6 +82,79 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     const wanted = [ids[104]!, 'nope', ids[0]!, ...ids.slice(1, 103)];
     const found = await store.getGuardrails(organization.id, wanted);
     expect(found.map((g) => g.id)).toEqual(wanted.filter((id) => id !== 'nope'));
+  });
+
+  describe('guardrail updates, written only at the version read', () => {
+    const input = {
+      name: 'Lists',
+      description: null,
+      workspaceId: null,
+      allowedModels: null,
+      ignoredModels: null,
+      allowedProviders: null,
+      ignoredProviders: null,
+      enforceZdr: false,
+    };
+
+    it('replaces a guardrail at its version, and refuses a second writer from the same read', async () => {
+      const { organization } = await service.createOrganization({ name: 'Versions', plan: 'enterprise' });
+      const created = await service.createGuardrail(organization.id, input);
+      expect(created.version).toBe(1);
+      const allowed = { ...created, allowedModels: ['acme/model'], version: 2 };
+      const ignored = { ...created, ignoredModels: ['acme/model'], version: 2 };
+
+      expect(await store.updateGuardrail(allowed, 1)).toBe(true);
+      expect(await store.updateGuardrail(ignored, 1)).toBe(false);
+
+      expect(await store.getGuardrail(organization.id, created.id)).toEqual(allowed);
+      await store.deleteGuardrail(organization.id, created.id);
+      expect(await store.updateGuardrail({ ...allowed, version: 3 }, 2)).toBe(false);
+      expect(await store.getGuardrail(organization.id, created.id)).toBeUndefined();
+    });
+
+    it('versions a guardrail written before versions on its first update', async () => {
+      const { organization } = await service.createOrganization({ name: 'Unversioned', plan: 'enterprise' });
+      const { version: _version, ...unversioned } = await service.createGuardrail(organization.id, input);
+      await tables.documentClient.send(
+        new PutCommand({ TableName: TABLE_SCHEMAS.keys.localName, Item: { pk: `ORG#${organization.id}`, sk: `GUARDRAIL#${unversioned.id}`, ...unversioned } }),
+      );
+
+      const updated = await service.updateGuardrail(organization.id, unversioned.id, { enforceZdr: true });
+
+      expect(updated).toEqual({ ...unversioned, enforceZdr: true, version: 1, updatedAt: clock.now().toISOString() });
+      expect(await store.updateGuardrail({ ...unversioned, name: 'stale' }, undefined)).toBe(false);
+    });
+
+    it('checks a concurrent update against what the other one left: one model is never both allowed and ignored', async () => {
+      const { organization } = await service.createOrganization({ name: 'Race', plan: 'enterprise' });
+      for (let round = 0; round < 10; round++) {
+        const { id } = await service.createGuardrail(organization.id, input);
+
+        const outcomes = await Promise.allSettled([
+          service.updateGuardrail(organization.id, id, { allowedModels: ['acme/model'] }),
+          service.updateGuardrail(organization.id, id, { ignoredModels: ['acme/model'] }),
+        ]);
+
+        expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+        expect(outcomes.find((o) => o.status === 'rejected')).toMatchObject({
+          reason: { kind: 'invalid_input', message: 'Models cannot be both allowed and ignored: acme/model' },
+        });
+        const stored = await store.getGuardrail(organization.id, id);
+        expect([stored?.allowedModels, stored?.ignoredModels].filter((list) => list !== null)).toEqual([['acme/model']]);
+        expect(stored?.version).toBe(2);
+      }
+    });
+
+    it('answers 409 when other writers keep changing the guardrail', async () => {
+      const { organization } = await service.createOrganization({ name: 'Busy', plan: 'enterprise' });
+      const { id } = await service.createGuardrail(organization.id, input);
+      const busy = new AccountsService({ store: Object.assign(Object.create(store), { updateGuardrail: async () => false }), clock });
+
+      await expect(busy.updateGuardrail(organization.id, id, { enforceZdr: true })).rejects.toMatchObject({
+        kind: 'conflict',
+        message: 'The guardrail was changed by another request at the same time; retry',
+      });
+    });
   });
 
   it('keeps organizations apart: another organization sees none of the keys, guardrails or workspaces', async () => {

@@ -11,7 +11,8 @@ const POLICIES = '/workload-identity/policies';
 /**
  * Parallel writers through real HTTP on the local service (issue 18 D): each burst is fired
  * at once with Promise.all, and what is left must be what one writer after the other would
- * have left: one issuer per URL, no organization above its limits.
+ * have left: one issuer per URL, no model both allowed and ignored, no organization above
+ * its limits.
  */
 describe('parallel writers on the local service', () => {
   let service: TestService;
@@ -57,6 +58,30 @@ describe('parallel writers on the local service', () => {
         ]);
         // The URL it left is free again.
         expect((await org.call(ISSUERS, 'POST', { name: 'Third', issuer_url: `https://start-${round}.example.com` })).status).toBe(201);
+      }
+    });
+  });
+
+  describe('guardrail model lists', () => {
+    it('refuses the second of allowed_models and ignored_models PATCHed in parallel with one model (10 of 10 rounds)', async () => {
+      const org = await organization();
+      for (let round = 0; round < 10; round++) {
+        const created = await org.call('/guardrails', 'POST', { name: `Lists ${round}` });
+        expect(created.status).toBe(201);
+        const path = `/guardrails/${created.body.data.id}`;
+
+        const [allowed, ignored] = await Promise.all([
+          org.call(path, 'PATCH', { allowed_models: ['acme/model'] }),
+          org.call(path, 'PATCH', { ignored_models: ['acme/model'] }),
+        ]);
+
+        expect([allowed.status, ignored.status].sort()).toEqual([200, 400]);
+        const refused = allowed.status === 400 ? allowed : ignored;
+        expect(refused.body).toEqual({ error: { code: 400, message: 'Models cannot be both allowed and ignored: acme/model' } });
+        const stored = (await org.call(path)).body.data;
+        expect([stored.allowed_models, stored.ignored_models]).toEqual(
+          allowed.status === 200 ? [['acme/model'], null] : [null, ['acme/model']],
+        );
       }
     });
   });
