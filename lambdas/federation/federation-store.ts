@@ -21,11 +21,13 @@ export interface FederationStore extends FederationReader {
   listIssuers(organizationId: string): Promise<FederationIssuer[]>;
   /**
    * Replaces the issuer when its stored version is `expectedVersion` (`next.version` is the
-   * new one). A changed URL is claimed first and the old claim released after. Returns false
-   * when the issuer is gone or was changed meanwhile; throws {@link IssuerUrlTakenError}.
+   * new one). A changed URL is claimed first and the old claim released after; a claim
+   * belongs to the write that made it, so a write that loses releases only its own. Returns
+   * false when the issuer is gone or was changed meanwhile (another write of it holds the
+   * new URL included); throws {@link IssuerUrlTakenError}.
    */
   updateIssuer(next: FederationIssuer, expectedVersion: number): Promise<boolean>;
-  /** Deletes the issuer and releases its URL; false when it did not exist. */
+  /** Deletes the issuer, releases its URL and gives its place under the limit back; false when it did not exist. */
   deleteIssuer(organizationId: string, issuerId: string): Promise<boolean>;
 
   /**
@@ -37,7 +39,7 @@ export interface FederationStore extends FederationReader {
   listPolicies(organizationId: string, issuerId?: string): Promise<FederationPolicy[]>;
   /** Replaces the policy when its stored version is `expectedVersion`; false when gone or changed meanwhile. */
   updatePolicy(next: FederationPolicy, expectedVersion: number): Promise<boolean>;
-  /** False when it did not exist in that organization. */
+  /** Deletes the policy and gives its place under the limit back; false when it did not exist in that organization. */
   deletePolicy(organizationId: string, policyId: string): Promise<boolean>;
 }
 
