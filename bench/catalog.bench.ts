@@ -190,7 +190,7 @@ function heapUsedMb(): number {
 function warmEveryVariant(index: CatalogIndex, catalog: readonly CatalogEntry[]): number {
   const variantsPerModel = catalog.map((entry) => variants(entry.endpoints));
   const rounds = Math.max(...variantsPerModel.map((v) => v.length));
-  const all = parseCatalogQuery({ output_modalities: 'all' });
+  const all = parseCatalogQuery({ queryStringParameters: { output_modalities: 'all' } });
   for (let round = 0; round < rounds; round++) {
     const allowed = new Set<ProviderEndpoint>();
     variantsPerModel.forEach((list) => list[round % list.length]?.forEach((e) => allowed.add(e)));

@@ -21,7 +21,7 @@ export function createCatalogApi(deps: CatalogApiDeps) {
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     // Validate the query before any I/O: a bad request costs nothing.
     const isList = event.resource === LIST_PATH;
-    const query = isList ? parseCatalogQuery(event.queryStringParameters) : undefined;
+    const query = isList ? parseCatalogQuery(event) : undefined;
     const principal = await authenticate(credentialHeader(event), deps);
     const [policy, catalog] = await Promise.all([
       loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames)),

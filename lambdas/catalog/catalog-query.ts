@@ -1,5 +1,5 @@
 import { invalidParameter } from '../errors';
-import { queryValues, validated } from '../openapi/request-validation';
+import { queryValues, validated, type QueryString } from '../openapi/request-validation';
 import { getUserModelsQuery } from '../openapi/validators/catalog.generated';
 import { CATALOG_QUERY_PARAMETERS, DEFAULT_LIMIT, SORT_ALIASES, type CatalogSort } from './query-parameters';
 import { OUTPUT_MODALITIES, type OutputModality } from './types';
@@ -20,10 +20,11 @@ export interface CatalogQuery {
  * hand, as it is read leniently. Unknown parameters are ignored, as HTTP caches and proxies
  * add some.
  */
-export function parseCatalogQuery(params: Readonly<Record<string, string | undefined>> | null): CatalogQuery {
+export function parseCatalogQuery(queryString: QueryString): CatalogQuery {
+  const values = queryValues(queryString, CATALOG_QUERY_PARAMETERS);
   // An empty sort means the catalog order.
-  const raw = params?.sort === '' ? { ...params, sort: undefined } : params;
-  const query = validated(getUserModelsQuery, queryValues(raw, CATALOG_QUERY_PARAMETERS));
+  if (values.sort === '') delete values.sort;
+  const query = validated(getUserModelsQuery, values);
   const { offset, limit } = query;
   const page = offset == null && limit === undefined ? null : { offset: offset ?? 0, limit: limit ?? DEFAULT_LIMIT };
   const sort = query.sort === undefined ? null : Object.hasOwn(SORT_ALIASES, query.sort) ? SORT_ALIASES[query.sort]! : (query.sort as CatalogSort);

@@ -31,7 +31,7 @@ export const DEFAULT_LIMIT = 500;
 export const CATALOG_QUERY_PARAMETERS = [
   {
     name: 'offset',
-    // Integer or null, as in the public document; `null` or an empty value means not given.
+    // Integer or null, as in the public document; `null` means not given (an empty value is refused).
     schema: { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
     description: 'SPEC 4.1, 8: models to skip, at least 0. With neither offset nor limit the whole list comes back.',
   },

@@ -13,7 +13,7 @@ export function listPageParameters(items: string) {
   return [
     {
       name: 'offset',
-      // Integer or null, as in the public document; `null` or an empty value means not given.
+      // Integer or null, as in the public document; `null` means not given (an empty value is refused).
       schema: { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
       description: `The ${items} to skip, at least 0. With neither offset nor limit the whole list comes back.`,
     },

@@ -62,7 +62,7 @@ export function createManagementApi(deps: ManagementDeps) {
       const rate = await deps.exchangeRate(event.requestContext.identity.sourceIp);
       if (!rate.allowed) throw new TooManyRequestsError('Too many token evaluations from this address; retry later', rate.retryAfterSeconds);
     }
-    const query: unknown = route.query ? validated(queryValidators[id as QueryId] as RequestValidator<unknown>, queryValues(event.queryStringParameters, route.query)) : {};
+    const query: unknown = route.query ? validated(queryValidators[id as QueryId] as RequestValidator<unknown>, queryValues(event, route.query)) : {};
     const body: unknown = route.body ? validated(bodyValidators[id as BodyId] as RequestValidator<unknown>, jsonBody(event)) : undefined;
     // Typed by operation id: the route declares the schemas the validators were compiled from.
     const operation = OPERATIONS[id] as (request: Omit<OperationRequest, 'query' | 'body'> & { query: unknown; body: unknown }) => Promise<APIGatewayProxyResult>;

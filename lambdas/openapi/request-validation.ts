@@ -35,23 +35,33 @@ export function validated<T>(validate: RequestValidator<T>, value: unknown): T {
 }
 
 /**
- * A query string as its schema sees it. Query values are text: a parameter the document types
- * as an integer takes digits (`limit=10`), a boolean `true` or `false`; anything else stays text
- * and its schema refuses it. An empty value of an integer means not given, as does `null` where
- * the parameter may be null (the public document's `offset`). Parameters not declared are left
- * out (caches and proxies add some).
+ * A request's query string as API Gateway passes it (and the local server, in the same shape):
+ * the last value of each name, and every value of each name, which is authoritative when present.
  */
-export function queryValues(
-  raw: Readonly<Record<string, string | undefined>> | null | undefined,
-  parameters: readonly { readonly name: string; readonly schema: Json }[],
-): Record<string, unknown> {
+export interface QueryString {
+  readonly queryStringParameters?: Readonly<Record<string, string | undefined>> | null;
+  readonly multiValueQueryStringParameters?: Readonly<Record<string, readonly string[] | undefined>> | null;
+}
+
+/**
+ * A query string as its schema sees it, the one reader of every route's declared parameters.
+ * Each is single-valued: one given twice is a 400 (`offset=0&offset=50` would page by whichever
+ * copy a proxy keeps). Query values are text: a parameter the document types as an integer takes
+ * digits (`limit=10`), a boolean `true` or `false`; anything else stays text and its schema
+ * refuses it, an empty value (`limit=`) included. `null` where the parameter may be null (the
+ * public document's `offset`) means not given. Parameters not declared are left out (caches and
+ * proxies add some).
+ */
+export function queryValues(query: QueryString, parameters: readonly { readonly name: string; readonly schema: Json }[]): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const { name, schema } of parameters) {
-    const value = raw?.[name];
-    if (value === undefined) continue;
+    const given = sentValues(query, name);
+    if (given.length === 0) continue;
+    if (given.length > 1) throw invalidParameter(name, 'must be given once');
+    const value = given[0]!;
     const types: readonly string[] = [schema.type ?? []].flat();
     if (types.includes('integer')) {
-      if (value === '' || (value === 'null' && types.includes('null'))) continue;
+      if (value === 'null' && types.includes('null')) continue;
       values[name] = /^\d+$/.test(value) ? Number(value) : value;
     } else if (types.includes('boolean')) {
       values[name] = value === 'true' ? true : value === 'false' ? false : value;
@@ -60,6 +70,13 @@ export function queryValues(
     }
   }
   return values;
+}
+
+/** Every value sent for a parameter name; own entries only, so `constructor` finds nothing inherited. */
+function sentValues({ queryStringParameters: single, multiValueQueryStringParameters: multi }: QueryString, name: string): readonly string[] {
+  if (multi && Object.hasOwn(multi, name)) return multi[name] ?? [];
+  const value = single && Object.hasOwn(single, name) ? single[name] : undefined;
+  return value === undefined ? [] : [value];
 }
 
 /** Reasons of the patterns and formats the request schemas share. */

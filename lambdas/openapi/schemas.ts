@@ -173,7 +173,15 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
     required: ['description', 'allowed_models', 'ignored_models', 'allowed_providers', 'ignored_providers', 'enforce_zdr', 'updated_at'],
   },
   CreateGuardrailRequest: GUARDRAIL_INPUT,
-  UpdateGuardrailRequest: { ...GUARDRAIL_INPUT, extra: { minProperties: 1 } },
+  UpdateGuardrailRequest: {
+    ...GUARDRAIL_INPUT,
+    extra: {
+      minProperties: 1,
+      // A null enforce_zdr leaves it as it is: alone, it is an update of nothing, refused as `{}` is.
+      not: { required: ['enforce_zdr'], maxProperties: 1, properties: { enforce_zdr: { type: 'null' } } },
+      ...invalid({ not: 'give at least one field to change (a null enforce_zdr changes nothing)' }),
+    },
+  },
   BulkAssignKeysRequest: { change: { key_hashes: keyHashes('Hashes of the keys to assign (at most 500).') }, closed: true },
   BulkUnassignKeysRequest: { change: { key_hashes: keyHashes('Hashes of the keys to unassign (at most 500).') }, closed: true },
   ActivityItem: {

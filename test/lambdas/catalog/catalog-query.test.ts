@@ -10,6 +10,10 @@ import {
 
 const BASE_PATH = '/api/v1/models/user';
 
+/** A query string as API Gateway passes it: the last value of each name, and every value. */
+const parse = (params: Record<string, string> | null, multi?: Record<string, string[]>) =>
+  parseCatalogQuery({ queryStringParameters: params, multiValueQueryStringParameters: multi ?? (params && Object.fromEntries(Object.entries(params).map(([name, value]) => [name, [value]]))) });
+
 /** Calls `act` and returns what it threw (failing the test when it throws nothing). */
 function thrownBy(act: () => unknown): unknown {
   try {
@@ -23,48 +27,47 @@ function thrownBy(act: () => unknown): unknown {
 describe('parseCatalogQuery (SPEC 4.1)', () => {
   describe('defaults', () => {
     it('with no parameters returns text modality, no sort and the full list', () => {
-      const query = parseCatalogQuery(null);
+      const query = parse(null);
 
       expect(query).toEqual({ outputModalities: new Set(['text']), sort: null, page: null });
     });
 
     it('treats an empty parameter object like null', () => {
-      expect(parseCatalogQuery({})).toEqual({ outputModalities: new Set(['text']), sort: null, page: null });
+      expect(parse({})).toEqual({ outputModalities: new Set(['text']), sort: null, page: null });
     });
 
     it('returns the full list when offset and limit are both omitted, even with other parameters', () => {
-      const query = parseCatalogQuery({ sort: 'newest', output_modalities: 'image' });
+      const query = parse({ sort: 'newest', output_modalities: 'image' });
 
       expect(query.page).toBeNull();
     });
 
     it('pages with the default limit 500 when only offset is given', () => {
-      const query = parseCatalogQuery({ offset: '40' });
+      const query = parse({ offset: '40' });
 
       expect(query.page).toEqual({ offset: 40, limit: 500 });
       expect(DEFAULT_LIMIT).toBe(500);
     });
 
     it('pages from offset 0 when only limit is given', () => {
-      const query = parseCatalogQuery({ limit: '25' });
+      const query = parse({ limit: '25' });
 
       expect(query.page).toEqual({ offset: 0, limit: 25 });
     });
 
     it('accepts the bounds of SPEC 8: limit 1 and 1000, offset 0', () => {
-      expect(parseCatalogQuery({ offset: '0', limit: '1' }).page).toEqual({ offset: 0, limit: 1 });
-      expect(parseCatalogQuery({ offset: '0', limit: '1000' }).page).toEqual({ offset: 0, limit: 1000 });
+      expect(parse({ offset: '0', limit: '1' }).page).toEqual({ offset: 0, limit: 1 });
+      expect(parse({ offset: '0', limit: '1000' }).page).toEqual({ offset: 0, limit: 1000 });
       expect(MAX_LIMIT).toBe(1000);
     });
 
-    it('treats an empty offset or limit, and offset "null", as not given', () => {
-      expect(parseCatalogQuery({ offset: '', limit: '' }).page).toBeNull();
-      expect(parseCatalogQuery({ offset: 'null' }).page).toBeNull();
-      expect(parseCatalogQuery({ offset: 'null', limit: '10' }).page).toEqual({ offset: 0, limit: 10 });
+    it('treats offset "null" as not given', () => {
+      expect(parse({ offset: 'null' }).page).toBeNull();
+      expect(parse({ offset: 'null', limit: '10' }).page).toEqual({ offset: 0, limit: 10 });
     });
 
     it('ignores unknown parameters', () => {
-      expect(parseCatalogQuery({ utm_source: 'x', cachebust: '1' })).toEqual({
+      expect(parse({ utm_source: 'x', cachebust: '1' })).toEqual({
         outputModalities: new Set(['text']),
         sort: null,
         page: null,
@@ -74,7 +77,7 @@ describe('parseCatalogQuery (SPEC 4.1)', () => {
 
   describe('sort', () => {
     it.each(SORTS.map((sort) => [sort]))('accepts %s', (sort) => {
-      expect(parseCatalogQuery({ sort }).sort).toBe(sort);
+      expect(parse({ sort }).sort).toBe(sort);
     });
 
     it('lists the twelve SPEC 4.1 sorts', () => {
@@ -82,28 +85,34 @@ describe('parseCatalogQuery (SPEC 4.1)', () => {
     });
 
     it('maps the spec wire name arena-elo-high-to-low to design-arena-elo-high-to-low', () => {
-      expect(parseCatalogQuery({ sort: 'arena-elo-high-to-low' }).sort).toBe('design-arena-elo-high-to-low');
+      expect(parse({ sort: 'arena-elo-high-to-low' }).sort).toBe('design-arena-elo-high-to-low');
     });
 
     it('treats an empty sort as no sort', () => {
-      expect(parseCatalogQuery({ sort: '' }).sort).toBeNull();
+      expect(parse({ sort: '' }).sort).toBeNull();
     });
   });
 
   describe('output_modalities', () => {
     it('returns null (every modality) for "all"', () => {
-      expect(parseCatalogQuery({ output_modalities: 'all' }).outputModalities).toBeNull();
+      expect(parse({ output_modalities: 'all' }).outputModalities).toBeNull();
     });
 
     it('parses a comma-separated list, trimming and lower-casing each part', () => {
-      const query = parseCatalogQuery({ output_modalities: 'text, IMAGE ,audio' });
+      const query = parse({ output_modalities: 'text, IMAGE ,audio' });
 
       expect(query.outputModalities).toEqual(new Set(['text', 'image', 'audio']));
     });
 
     it('parses a single modality', () => {
-      expect(parseCatalogQuery({ output_modalities: 'embeddings' }).outputModalities).toEqual(new Set(['embeddings']));
+      expect(parse({ output_modalities: 'embeddings' }).outputModalities).toEqual(new Set(['embeddings']));
     });
+  });
+
+  it.each(['offset', 'limit', 'sort', 'output_modalities'])('refuses %s given twice with a 400 naming it', (parameter) => {
+    const error = thrownBy(() => parse({ [parameter]: '2' }, { [parameter]: ['1', '2'] }));
+
+    expect(error).toMatchObject({ kind: 'invalid_input', message: `Invalid ${parameter}: must be given once`, metadata: { parameter } });
   });
 
   describe('invalid values are 400s naming the parameter (SPEC 7.1, 8)', () => {
@@ -120,6 +129,8 @@ describe('parseCatalogQuery (SPEC 4.1)', () => {
       ['limit', '1.5', limitMessage],
       ['limit', 'abc', limitMessage],
       ['limit', '1e2', limitMessage],
+      ['limit', '', limitMessage],
+      ['offset', '', offsetMessage],
       ['offset', '-1', offsetMessage],
       ['offset', 'x', offsetMessage],
       ['offset', '99999999999999999999', offsetMessage],
@@ -128,7 +139,7 @@ describe('parseCatalogQuery (SPEC 4.1)', () => {
       ['output_modalities', 'all,text', modalityMessage],
       ['sort', 'cheapest', sortMessage],
     ])('%s=%s', (parameter, value, message) => {
-      const error = thrownBy(() => parseCatalogQuery({ [parameter]: value }));
+      const error = thrownBy(() => parse({ [parameter]: value }));
 
       expect(error).toBeInstanceOf(InvalidInputError);
       expect(error).toMatchObject({ kind: 'invalid_input', message, metadata: { parameter } });

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { snapshotCatalog } from '../../../local/seed';
+import { ROUTES, resourcePath } from '../../../lambdas/routes';
 import { startTestService, type TestService } from '../../support/local-service';
 
 /** Well formed, but nobody created it. */
@@ -160,6 +161,31 @@ describe('hostile and malformed requests on the local service', () => {
       }
       const after = await Promise.all(lists.map(async (path) => (await manage(path, 'GET', undefined)).text));
       expect(after).toEqual(before);
+    });
+  });
+
+  describe('updates of nothing', () => {
+    const manage = (path: string, method: string, body?: unknown) => service.call(path, { key: demo.keys.managementReadWrite, method, body });
+    const UPDATES = ROUTES.filter((route) => route.method === 'PATCH' && route.body);
+
+    it.each(UPDATES.map((route) => [resourcePath(route), route] as const))('PATCH %s refuses {} with a 400 on the body', async (_path, route) => {
+      const path = resourcePath(route).replace('/api/v1', '').replace('{id}', UNKNOWN_UUID).replace('{hash}', 'f'.repeat(64));
+      const response = await manage(path, 'PATCH', {});
+      expect(response.status).toBe(400);
+      expect(response.body.error).toMatchObject({ code: 400, metadata: { parameter: 'body' } });
+    });
+
+    it('refuses a guardrail update whose only field is a null enforce_zdr, and leaves updated_at alone', async () => {
+      const created = await manage('/guardrails', 'POST', { name: 'unchanged' });
+      const path = `/guardrails/${created.body.data.id}`;
+      const before = (await manage(path, 'GET')).body.data;
+      const response = await manage(path, 'PATCH', { enforce_zdr: null });
+      expect([response.status, response.body]).toEqual([
+        400,
+        error(400, 'Invalid body: give at least one field to change (a null enforce_zdr changes nothing)', { parameter: 'body' }),
+      ]);
+      expect((await manage(path, 'GET')).body.data).toEqual(before);
+      expect((await manage(path, 'PATCH', { enforce_zdr: null, name: 'renamed' })).status).toBe(200);
     });
   });
 

@@ -18,8 +18,17 @@ function refusal(validate: RequestValidator<unknown>, value: unknown): string {
 }
 
 const queryValidators: Record<string, RequestValidator<unknown>> = { ...management.queryValidators, ...catalog.queryValidators };
-const query = (operationId: keyof management.RequestQueries | keyof catalog.RequestQueries, raw: Record<string, string>) =>
-  refusal(queryValidators[operationId]!, queryValues(raw, ROUTES.find((route) => route.operationId === operationId)!.query!));
+/** A query string's refusal, or `accepted`; a value in a list is a parameter given more than once. */
+const query = (operationId: keyof management.RequestQueries | keyof catalog.RequestQueries, raw: Readonly<Record<string, string | readonly string[]>>) => {
+  const multiValueQueryStringParameters = Object.fromEntries(Object.entries(raw).map(([name, value]) => [name, [value].flat()]));
+  const parameters = ROUTES.find((route) => route.operationId === operationId)!.query!;
+  try {
+    return refusal(queryValidators[operationId]!, queryValues({ multiValueQueryStringParameters }, parameters));
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    return error.message;
+  }
+};
 
 const HASH = 'a'.repeat(64);
 
@@ -63,17 +72,27 @@ describe('request bodies, refused by their schemas in SPEC 7.1 words', () => {
 describe('query strings, typed by their schemas', () => {
   it('reads digits as integers and true or false as booleans, and leaves out what no parameter declares', () => {
     const parameters = ROUTES.find((route) => route.operationId === 'listGuardrails')!.query!;
-    expect(queryValues({ offset: '2', limit: '10', workspace_id: 'w', other: 'x' }, parameters)).toEqual({ offset: 2, limit: 10, workspace_id: 'w' });
-    expect(queryValues({ include_disabled: 'true' }, ROUTES.find((route) => route.operationId === 'listKeys')!.query!)).toEqual({ include_disabled: true });
+    expect(queryValues({ queryStringParameters: { offset: '2', limit: '10', workspace_id: 'w', other: 'x' } }, parameters)).toEqual({ offset: 2, limit: 10, workspace_id: 'w' });
+    expect(queryValues({ queryStringParameters: { include_disabled: 'true' } }, ROUTES.find((route) => route.operationId === 'listKeys')!.query!)).toEqual({ include_disabled: true });
   });
 
-  it('takes an empty integer, and a null where the parameter may be null, for not given', () => {
-    expect(query('listWorkspaces', { offset: 'null', limit: '' })).toBe('accepted');
-    expect(query('listTokenExchangeEvents', { limit: '' })).toBe('accepted');
+  it('takes a null where the parameter may be null for not given', () => {
+    expect(query('listWorkspaces', { offset: 'null' })).toBe('accepted');
+  });
+
+  it('reads every value of a name where API Gateway gives them, the single value otherwise', () => {
+    const parameters = ROUTES.find((route) => route.operationId === 'listWorkspaces')!.query!;
+    expect(() => queryValues({ queryStringParameters: { limit: '2' }, multiValueQueryStringParameters: { limit: ['1', '2'] } }, parameters)).toThrow('Invalid limit: must be given once');
+    expect(queryValues({ queryStringParameters: { limit: '2' } }, parameters)).toEqual({ limit: 2 });
   });
 
   it.each([
     ['listWorkspaces', { offset: '-1' }, 'Invalid offset: must be an integer from 0 to 9007199254740991'],
+    ['listWorkspaces', { limit: '' }, 'Invalid limit: must be an integer from 1 to 100'],
+    ['listWorkspaces', { offset: '' }, 'Invalid offset: must be an integer from 0 to 9007199254740991'],
+    ['listTokenExchangeEvents', { limit: '' }, 'Invalid limit: must be an integer from 1 to 100'],
+    ['listWorkspaces', { offset: ['0', '50'] }, 'Invalid offset: must be given once'],
+    ['listKeys', { include_disabled: ['true', 'true'] }, 'Invalid include_disabled: must be given once'],
     ['listWorkspaces', { limit: '0x10' }, 'Invalid limit: must be an integer from 1 to 100'],
     ['listWorkspaces', { limit: '99999999999999999999' }, 'Invalid limit: must be an integer from 1 to 100'],
     ['listKeys', { include_disabled: 'yes' }, 'Invalid include_disabled: must be true or false'],
