@@ -2,6 +2,7 @@ import { createPublicKey, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { JWK } from 'jose';
 import { invalidParameter } from '../errors';
+import { normalizeHostname } from '../hostname';
 import { validated } from '../openapi/request-validation';
 import {
   createFederationPolicyBody,
@@ -70,12 +71,13 @@ export const MULTI_TENANT_ISSUERS: Readonly<Record<string, string>> = Object.fre
   'https://accounts.google.com': 'Google',
 });
 
-/** The provider name when `issuerUrl` is a multi-tenant issuer (a trailing slash or host case does not hide it). */
+/** The provider name when `issuerUrl` is a multi-tenant issuer (a trailing slash or dot, a port or host case does not hide it). */
 export function multiTenantProvider(issuerUrl: string): string | undefined {
   let normalised = issuerUrl;
   try {
     const url = new URL(issuerUrl);
-    normalised = `${url.protocol}//${url.host}${url.pathname}`.replace(/\/+$/, '');
+    // The host as the host rules see it: `Token.Actions.GitHubUserContent.com.:443` is GitHub Actions.
+    normalised = `${url.protocol}//${normalizeHostname(url.host)}${url.pathname}`.replace(/\/+$/, '');
   } catch {
     return undefined;
   }
@@ -253,7 +255,11 @@ function httpsUrl(value: string, field: string, hosts: HostRules): URL {
  * only in the local runtime.
  */
 function refusedHost(hostname: string, hosts: HostRules): string | undefined {
-  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  // `LocalHost.` is `localhost`: the checks below see the host as a resolver would.
+  const normalised = normalizeHostname(hostname);
+  const host = normalised.startsWith('[') ? normalised.slice(1, -1) : normalised;
+  // An empty label (`localhost..`, `.example.com`) names no host a resolver would look up as written.
+  if (host.split('.').includes('')) return `the host ${hostname} is not a valid host name`;
   if (host === 'localhost' || host.endsWith('.localhost')) {
     return hosts.allowLoopback ? undefined : `the host ${hostname} is not a public address (loopback)`;
   }

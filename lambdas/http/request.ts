@@ -1,5 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { InvalidInputError, PayloadTooLargeError, UnauthenticatedError, UnsupportedMediaTypeError } from '../errors';
+import { normalizeHostname } from '../hostname';
+
+export { normalizeHostname };
 
 type HeaderEvent = Pick<APIGatewayProxyEvent, 'headers'> & Partial<Pick<APIGatewayProxyEvent, 'multiValueHeaders'>>;
 
@@ -44,25 +47,10 @@ export function credentialHeader(event: HeaderEvent): string | undefined {
   return values[0];
 }
 
-/**
- * The hostname the request was sent to, normalised once for every lookup: lower case,
- * without port, and without the one trailing dot of a fully qualified name
- * (`EU.Example.com.:443` and `eu.example.com` are the same host).
- */
+/** The hostname the request was sent to, normalised ({@link normalizeHostname}). */
 export function requestHost(event: Pick<APIGatewayProxyEvent, 'headers'>): string | undefined {
   const raw = header(event, 'host');
   return raw === undefined ? undefined : normalizeHostname(raw);
-}
-
-export function normalizeHostname(raw: string): string {
-  let host = raw.trim().toLowerCase();
-  if (host.startsWith('[')) {
-    // An IPv6 literal: `[::1]:8787`.
-    const end = host.indexOf(']');
-    return end < 0 ? host : host.slice(0, end + 1);
-  }
-  host = host.replace(/:\d*$/, '');
-  return host.endsWith('.') ? host.slice(0, -1) : host;
 }
 
 /**

@@ -25,6 +25,11 @@ describe('workload identity issuers when loopback hosts are not allowed', () => 
     ['a mapped IPv4 loopback', 'https://[::ffff:127.0.0.1]', '[::ffff:7f00:1]'],
     ['localhost', 'https://localhost:8443', 'localhost'],
     ['a .localhost name', 'https://idp.localhost', 'idp.localhost'],
+    // The host as a resolver sees it: case, one trailing dot and the port do not hide it.
+    ['localhost with a trailing dot', 'https://localhost.', 'localhost.'],
+    ['localhost with a trailing dot and a port', 'https://LocalHost.:8443', 'localhost.'],
+    ['a .localhost name with a trailing dot', 'https://IdP.LOCALHOST.', 'idp.localhost.'],
+    ['127.0.0.1 with a trailing dot', 'https://127.0.0.1.', '127.0.0.1'],
   ])('refuses %s in issuer_url and jwks_url with 400', async (_name, url, shown) => {
     const issuer = await post({ name: 'Dev IdP', issuer_url: url });
     expect([issuer.status, issuer.body]).toEqual([
@@ -35,6 +40,17 @@ describe('workload identity issuers when loopback hosts are not allowed', () => 
     expect([jwks.status, jwks.body]).toEqual([
       400,
       { error: { code: 400, message: `Invalid jwks_url: the host ${shown} is not a public address (loopback)`, metadata: { parameter: 'jwks_url' } } },
+    ]);
+  });
+
+  it.each([
+    ['an empty label at the end', 'https://localhost..', 'localhost..'],
+    ['an empty label inside', 'https://idp..localhost', 'idp..localhost'],
+  ])('refuses a host with %s with 400', async (_name, url, shown) => {
+    const issuer = await post({ name: 'Dev IdP', issuer_url: url });
+    expect([issuer.status, issuer.body]).toEqual([
+      400,
+      { error: { code: 400, message: `Invalid issuer_url: the host ${shown} is not a valid host name`, metadata: { parameter: 'issuer_url' } } },
     ]);
   });
 
