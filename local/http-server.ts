@@ -2,8 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Writable, type Duplex } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { PayloadTooLargeError } from '../lambdas/errors';
+import { toErrorBody } from '../lambdas/http/api-errors';
 import { isStreamingHandler, type StreamingHandler } from '../lambdas/http/streaming';
-import { matchRoute, type FunctionId } from '../lambdas/routes';
+import { toOAuthResponse } from '../lambdas/oauth/oauth-errors';
+import { tokenRequestTooLarge } from '../lambdas/oauth/token-request';
+import { API_BASE_PATH, matchRoute, resourcePath, type FunctionId, type RouteDefinition } from '../lambdas/routes';
 
 export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -29,6 +33,9 @@ export type ExchangeObserver = (exchange: ObservedExchange) => void;
 
 /** API Gateway's own payload cap. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** How much of a body past the cap is read and dropped before the 413 (see readBody). */
+const MAX_DISCARDED_BYTES = 100 * 1024 * 1024;
 
 /**
  * API Gateway's REST API limit on the request line and headers together (10,240 bytes).
@@ -115,14 +122,8 @@ async function serve(
     return send(response, { statusCode: 405, headers: { Allow: match.allowed.join(', ') }, body: errorBody(405, 'Method not allowed') });
   }
 
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return send(response, { statusCode: 413, body: errorBody(413, 'Request body too large') });
-    chunks.push(chunk as Buffer);
-  }
-  const body = Buffer.concat(chunks);
+  const body = await readBody(request);
+  if (body === undefined) return send(response, bodyTooLarge(match.route), { close: true });
   if (observe) recordAnswer(response, (status, answer, contentType) =>
     observe({
       method,
@@ -289,9 +290,52 @@ function lambdaContext(functionName: string, requestId: string): Context {
   };
 }
 
-function send(response: ServerResponse, result: Pick<APIGatewayProxyResult, 'statusCode' | 'body'> & { headers?: APIGatewayProxyResult['headers']; isBase64Encoded?: boolean }): void {
+/**
+ * The request body, or undefined past {@link MAX_BODY_BYTES}. Past it the rest is read and
+ * dropped before the answer, up to {@link MAX_DISCARDED_BYTES} more: an answer sent, and the
+ * connection closed, while the client is still sending reaches it as a broken pipe (EPIPE)
+ * instead of the 413. Beyond that bound (or a Content-Length beyond it) the answer goes at once,
+ * and what the client still sends is its own problem.
+ */
+function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  const bound = MAX_BODY_BYTES + MAX_DISCARDED_BYTES;
+  if (Number(request.headers['content-length'] ?? 0) > bound) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else if (size > bound) {
+        request.off('data', onData);
+        request.pause();
+        resolve(undefined);
+      }
+    };
+    request.on('data', onData);
+    request.once('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks)));
+    request.once('error', reject);
+  });
+}
+
+/**
+ * API Gateway's 413 for a body past its payload cap, in the route's error shape (STYLE 3): the
+ * token endpoint's own OAuth refusal of an oversized body (SPEC 7.2), the SPEC 7.1 body elsewhere.
+ */
+function bodyTooLarge(route: RouteDefinition): Pick<APIGatewayProxyResult, 'statusCode' | 'body' | 'headers'> {
+  if (resourcePath(route).startsWith(`${API_BASE_PATH}/oauth/`)) return toOAuthResponse(tokenRequestTooLarge());
+  const { status, body } = toErrorBody(new PayloadTooLargeError(`Request body is larger than ${MAX_BODY_BYTES} bytes`));
+  return { statusCode: status, body: JSON.stringify(body) };
+}
+
+function send(
+  response: ServerResponse,
+  result: Pick<APIGatewayProxyResult, 'statusCode' | 'body'> & { headers?: APIGatewayProxyResult['headers']; isBase64Encoded?: boolean },
+  { close = false }: { close?: boolean } = {},
+): void {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  if (close) headers.Connection = 'close';
   const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
   headers['Content-Length'] = String(body.length);
   response.writeHead(result.statusCode, headers);

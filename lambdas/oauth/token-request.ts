@@ -20,6 +20,9 @@ export interface TokenExchangeRequest {
   scope: 'inference' | 'management' | null;
 }
 
+/** SPEC 7.2: the refusal of a body of 32 KB or more, also where a gateway refuses it before the endpoint reads it. */
+export const tokenRequestTooLarge = () => invalidRequest('Request body must be smaller than 32 KB', 413);
+
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /**
@@ -27,7 +30,7 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
  * Only the shape is checked here; the subject token and policy are evaluated afterwards.
  */
 export function parseTokenExchangeRequest(body: string, contentType: string | undefined): TokenExchangeRequest {
-  if (Buffer.byteLength(body, 'utf8') >= MAX_BODY_BYTES) throw invalidRequest('Request body must be smaller than 32 KB', 413);
+  if (Buffer.byteLength(body, 'utf8') >= MAX_BODY_BYTES) throw tokenRequestTooLarge();
   // RFC 6749 §4.1.3, RFC 8693 §2.1: the form is the only request the endpoint reads.
   if (contentType === undefined || mediaType(contentType) !== FORM_MEDIA_TYPE) throw invalidRequest(`Content-Type must be ${FORM_MEDIA_TYPE}`);
   const form = new URLSearchParams(body);

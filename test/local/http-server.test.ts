@@ -67,6 +67,69 @@ describe('local API server: requests become REST API proxy events', () => {
     expect(event.requestContext.resourcePath).toBe('/api/v1/keys/{hash}');
   });
 
+  /**
+   * Sends `megabytes` of body in 1 MB writes, as fast as the connection takes them, and reports
+   * the answer and whether every byte could be written (a server that answers and closes while
+   * the client still sends makes the client's writes fail with EPIPE or ECONNRESET).
+   */
+  function upload(path: string, headers: Record<string, string>, megabytes: number) {
+    return new Promise<{ status: number; headers: Record<string, unknown>; body: string; writeError: string | null }>((resolve, reject) => {
+      let writeError: string | null = null;
+      let answer: { status: number; headers: Record<string, unknown>; body: string } | undefined;
+      let written = false;
+      const settle = () => answer && (written || writeError) && resolve({ ...answer, writeError });
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path, headers: { ...headers, 'Content-Length': String(megabytes * 1024 * 1024) } }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => {
+          answer = { status: res.statusCode!, headers: res.headers, body: text };
+          settle();
+        });
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        writeError = error.code ?? error.message;
+        if (!answer) reject(error);
+        settle();
+      });
+      const chunk = Buffer.alloc(1024 * 1024, 'a');
+      let sent = 0;
+      const pump = () => {
+        while (sent < megabytes) {
+          sent++;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        req.end(() => {
+          written = true;
+          settle();
+        });
+      };
+      pump();
+    });
+  }
+
+  it('reads a body past 10 MB to its end before the 413, so the client sees the answer and no broken pipe', async () => {
+    const response = await upload('/api/v1/keys', { 'Content-Type': 'application/json' }, 24);
+    expect(response.writeError).toBeNull();
+    expect([response.status, JSON.parse(response.body)]).toEqual([413, { error: { code: 413, message: 'Request body is larger than 10485760 bytes' } }]);
+    expect(response.headers.connection).toBe('close');
+    expect(seen).toHaveLength(0);
+  });
+
+  it('answers a body past 10 MB on the token endpoint in the OAuth shape (SPEC 7.2)', async () => {
+    const response = await upload('/api/v1/oauth/token', { 'Content-Type': 'application/x-www-form-urlencoded' }, 11);
+    expect(response.writeError).toBeNull();
+    expect(response.status).toBe(413);
+    expect(JSON.parse(response.body)).toEqual({ error: 'invalid_request', error_description: 'Request body must be smaller than 32 KB' });
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(seen).toHaveLength(0);
+  });
+
+  it('still takes a body of exactly 10 MB', async () => {
+    const response = await upload('/api/v1/keys', { 'Content-Type': 'application/json' }, 10);
+    expect([response.status, response.writeError]).toEqual([201, null]);
+    expect(seen[0]!.event.body).toHaveLength(10 * 1024 * 1024);
+  });
+
   it('sends no query object and no body when there are none', async () => {
     await send('GET', '/api/v1/oauth/jwks', {});
     expect(seen[0]!.event.queryStringParameters).toBeNull();
