@@ -7,3 +7,11 @@ export const API_BASE_PATH = '/api/v1';
  * versioned API.
  */
 export const PAGES_BASE_PATH = '/settings';
+
+/**
+ * The host root's well-known folder (RFC 8615): the RFC 8414 and RFC 9728 documents at their
+ * path-inserted locations, `/.well-known/<document>{API base path}`. They are reachable there
+ * where the deployment owns the host root: the local runtime, and a custom domain that maps the
+ * stage at its root.
+ */
+export const WELL_KNOWN_BASE_PATH = '/.well-known';

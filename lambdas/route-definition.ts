@@ -1,4 +1,4 @@
-import type { API_BASE_PATH, PAGES_BASE_PATH } from './base-paths';
+import type { API_BASE_PATH, PAGES_BASE_PATH, WELL_KNOWN_BASE_PATH } from './base-paths';
 import type { Json } from './openapi/json-schema';
 
 /**
@@ -47,10 +47,11 @@ export interface RouteDefinition {
   /** Resource path below {@link RouteDefinition.base}, with `{name}` path parameters. */
   readonly path: string;
   /**
-   * What the path is below: the API ({@link API_BASE_PATH}) unless the route serves a page.
+   * What the path is below: the API ({@link API_BASE_PATH}) unless the route serves a page, or a
+   * discovery document at the host root's well-known location ({@link WELL_KNOWN_BASE_PATH}).
    * @default API_BASE_PATH
    */
-  readonly base?: typeof API_BASE_PATH | typeof PAGES_BASE_PATH;
+  readonly base?: typeof API_BASE_PATH | typeof PAGES_BASE_PATH | typeof WELL_KNOWN_BASE_PATH;
   readonly function: FunctionId;
   readonly access: Access;
   readonly summary: string;

@@ -10,7 +10,7 @@
  * Declarations are data: the CDK stack imports this module, so no declaration imports a
  * handler, a store or the CEL engine.
  */
-import { API_BASE_PATH, PAGES_BASE_PATH } from './base-paths';
+import { API_BASE_PATH, PAGES_BASE_PATH, WELL_KNOWN_BASE_PATH } from './base-paths';
 import { CATALOG_ROUTES } from './catalog/routes';
 import { INFERENCE_ROUTES } from './inference/routes';
 import { ACTIVITY_ROUTES } from './management/routes/activity';
@@ -21,11 +21,11 @@ import { ISSUER_ROUTES } from './management/routes/issuers';
 import { KEY_ROUTES } from './management/routes/keys';
 import { POLICY_ROUTES } from './management/routes/policies';
 import { WORKSPACE_ROUTES } from './management/routes/workspaces';
-import { OAUTH_ROUTES } from './oauth/routes';
+import { DISCOVERY_ROUTES, OAUTH_ROUTES } from './oauth/routes';
 import { OPENAPI_ROUTES } from './openapi/routes';
 import { SETTINGS_PAGE_ROUTES } from './pages/routes';
 
-export { API_BASE_PATH, PAGES_BASE_PATH };
+export { API_BASE_PATH, PAGES_BASE_PATH, WELL_KNOWN_BASE_PATH };
 
 export type { Access, FunctionId, HttpMethod, QueryParameter, RouteDefinition, SuccessResponse } from './route-definition';
 import type { FunctionId, HttpMethod, RouteDefinition } from './route-definition';
@@ -62,6 +62,7 @@ const DECLARED = [
   ...POLICY_ROUTES,
   ...SETTINGS_PAGE_ROUTES,
   ...EVENT_ROUTES,
+  ...DISCOVERY_ROUTES,
 ] as const satisfies readonly RouteDefinition[];
 
 /** Every route of the REST API. */

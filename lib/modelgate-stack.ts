@@ -89,7 +89,7 @@ export class ModelgateStack extends Stack {
     // Publishes public keys from the keys table: it can neither sign nor call KMS, and it
     // reads the signing-key records only, not API keys or organizations.
     const jwks = serviceFunction('Jwks', 'jwks', {
-      description: 'GET /oauth/jwks and /openapi.json: the access-token verification keys and the API description',
+      description: 'GET /oauth/jwks, /openapi.json and /.well-known/*: the access-token verification keys, the API description and the discovery documents',
       timeout: Duration.seconds(5),
     }).bindTable(keys, 'read', { partitionKeys: [SIGNING_KEY_PARTITION] });
 
@@ -152,8 +152,10 @@ export class ModelgateStack extends Stack {
       verifier.addEnvironment('API_BASE_URL', apiBaseUrl);
       verifier.addEnvironment('ACCESS_TOKEN_MAX_LIFETIME_SECONDS', String(settings.accessTokenMaxLifetimeSeconds));
     }
-    // SPEC 8: JWKS publishes a retired key until the longest token it may have signed expires.
+    // SPEC 8: JWKS publishes a retired key until the longest token it may have signed expires;
+    // its discovery documents (RFC 8414, RFC 9728) name the same issuer the tokens carry.
     jwks.addEnvironment('ACCESS_TOKEN_MAX_LIFETIME_SECONDS', String(settings.accessTokenMaxLifetimeSeconds));
+    jwks.addEnvironment('API_BASE_URL', apiBaseUrl);
 
     const firewall = new Firewall(this, 'Firewall', {
       stage: api.deploymentStage,

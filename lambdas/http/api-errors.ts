@@ -1,4 +1,4 @@
-import { DomainError, TooManyRequestsError, type DomainErrorKind, type ErrorMetadata } from '../errors';
+import { DomainError, TooManyRequestsError, UnauthenticatedError, type AuthenticationFailureReason, type DomainErrorKind, type ErrorMetadata } from '../errors';
 
 /**
  * The HTTP boundary of every non-OAuth route (SPEC 7.1). One serializer,
@@ -27,12 +27,56 @@ export interface ErrorBody {
   error: { code: number; message: string; metadata?: ErrorMetadata };
 }
 
-export function toErrorBody(error: unknown): { status: number; body: ErrorBody; headers?: Readonly<Record<string, string>> } {
+/** What the serializer says beyond the body. */
+export interface ErrorSerializerOptions {
+  /**
+   * The protected resource metadata URL a 401's challenge names (RFC 9728 §5.1); given by
+   * every function that serves protected routes.
+   */
+  readonly resourceMetadataUrl?: string;
+}
+
+export function toErrorBody(
+  error: unknown,
+  options: ErrorSerializerOptions = {},
+): { status: number; body: ErrorBody; headers?: Readonly<Record<string, string>> } {
   if (!(error instanceof DomainError)) return { status: 500, body: { error: { code: 500, message: 'Internal Server Error' } } };
   const status = STATUS_OF_KIND[error.kind];
   const body: ErrorBody = { error: { code: status, message: error.message } };
   if (error.metadata) body.error.metadata = error.metadata;
   // SPEC 7.2: a per-address limit says when to retry.
   if (error instanceof TooManyRequestsError) return { status, body, headers: { 'Retry-After': String(error.retryAfterSeconds) } };
+  if (error instanceof UnauthenticatedError) {
+    return { status, body, headers: { 'WWW-Authenticate': bearerChallenge(error.reason, options.resourceMetadataUrl) } };
+  }
   return { status, body };
+}
+
+/**
+ * RFC 6750 §3.1 error codes: a request with no credential gets a challenge without one; a
+ * malformed Authorization header (another scheme, two headers) is `invalid_request`; a
+ * credential that was read and refused (an unknown, disabled or expired key, a token that
+ * fails verification) is `invalid_token`.
+ */
+const CHALLENGE_ERROR: Readonly<Record<AuthenticationFailureReason, string | null>> = {
+  missing_credential: null,
+  malformed_header: 'invalid_request',
+  unknown_key: 'invalid_token',
+  invalid_token: 'invalid_token',
+  disabled_key: 'invalid_token',
+  expired_key: 'invalid_token',
+};
+
+/**
+ * The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3), with `resource_metadata` (RFC 9728
+ * §5.1) so a client finds the authorization server from the refusal alone. The body says what
+ * was wrong; the challenge carries no description.
+ */
+export function bearerChallenge(reason: AuthenticationFailureReason, resourceMetadataUrl: string | undefined): string {
+  const error = CHALLENGE_ERROR[reason];
+  const parameters = [
+    ...(error ? [`error="${error}"`] : []),
+    ...(resourceMetadataUrl ? [`resource_metadata="${resourceMetadataUrl}"`] : []),
+  ];
+  return parameters.length ? `Bearer ${parameters.join(', ')}` : 'Bearer';
 }

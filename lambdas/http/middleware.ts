@@ -2,7 +2,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { powertools, requestLog } from '../observability/middleware';
 import type { Telemetry } from '../observability/telemetry';
-import { toErrorBody } from './api-errors';
+import { toErrorBody, type ErrorSerializerOptions } from './api-errors';
 import { json } from './responses';
 
 /** What a route handler is: a proxy event in, a proxy result out. */
@@ -12,10 +12,10 @@ export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Prom
  * Serializes every thrown error as a SPEC 7.1 body. Unexpected errors are logged with their
  * stack and answered with a bare 500, so internals never reach the caller.
  */
-export function apiErrors(telemetry: Telemetry): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+export function apiErrors(telemetry: Telemetry, options: ErrorSerializerOptions = {}): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError: async (request) => {
-      const { status, body, headers } = toErrorBody(request.error);
+      const { status, body, headers } = toErrorBody(request.error, options);
       if (status >= 500) telemetry.logger.error('unhandled error', request.error as Error);
       request.response = json(status, body, headers);
     },
@@ -25,12 +25,13 @@ export function apiErrors(telemetry: Telemetry): MiddlewareObj<APIGatewayProxyEv
 /**
  * The one wrapper of every non-OAuth route: Powertools (context, traces, metrics), one log
  * line per request, and the SPEC 7.1 error serializer, the boundary where domain errors
- * become HTTP statuses.
+ * become HTTP statuses. Functions that serve protected routes pass the protected resource
+ * metadata URL their 401 challenges name.
  */
-export function apiHandler(handler: ApiHandler, telemetry: Telemetry) {
+export function apiHandler(handler: ApiHandler, telemetry: Telemetry, errors: ErrorSerializerOptions = {}) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(powertools(telemetry))
     .use(requestLog(telemetry))
-    .use(apiErrors(telemetry))
+    .use(apiErrors(telemetry, errors))
     .handler(handler);
 }

@@ -26,6 +26,8 @@ export interface InferenceApiDeps extends AuthenticationDeps {
    * beside it; its failure is logged and the answer stands.
    */
   usage: Pick<UsageStore, 'record' | 'countModelRequest'>;
+  /** Named by the challenge of every 401 (RFC 9728 §5.1). */
+  resourceMetadataUrl: string;
   logger: ErrorLogger;
 }
 
@@ -53,7 +55,6 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  * leave a completion the client received uncounted.
  */
 export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters<StreamingHandler>) => Promise<number> {
-  const { logger } = deps;
   return async (event, stream, context: Context) => {
     const response = new StreamingResponse(stream);
     const clientGone = response.disconnectSignal();
@@ -79,7 +80,7 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
       }
       relayed.acknowledge();
     } catch (error) {
-      if (!clientGone.aborted) reportError(error, response, logger, context);
+      if (!clientGone.aborted) reportError(error, response, deps, context);
     }
     await response.end();
     return response.status;
@@ -191,13 +192,18 @@ function usageOf(value: unknown): CompletionUsage | undefined {
  * SPEC 7.1 error body before the response has started; once the stream is open the status
  * is sent, so the error goes out as a final event, as OpenAI-compatible clients read it.
  */
-function reportError(error: unknown, response: StreamingResponse, logger: ErrorLogger, context: Context | undefined): void {
-  const { status, body } = toErrorBody(error);
+function reportError(
+  error: unknown,
+  response: StreamingResponse,
+  { logger, resourceMetadataUrl }: Pick<InferenceApiDeps, 'logger' | 'resourceMetadataUrl'>,
+  context: Context | undefined,
+): void {
+  const { status, body, headers } = toErrorBody(error, { resourceMetadataUrl });
   if (status === 500) {
     const e = error as Error | undefined;
     // Names and messages only: never the request body (prompts) or headers (credentials).
     logger.error('unhandled error', { requestId: context?.awsRequestId, error: e?.name, detail: e?.message });
   }
-  if (!response.started) response.json(status, body);
+  if (!response.started) response.json(status, body, headers);
   else response.write(`data: ${JSON.stringify(body)}\n\n`);
 }

@@ -31,10 +31,18 @@ const STATUS_TEXT: Record<number, string> = {
 
 const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } } };
 
+const challenge = {
+  'WWW-Authenticate': {
+    description:
+      'RFC 6750 section 3: `Bearer`, with `error="invalid_token"` when the credential sent was refused (`invalid_request` for a malformed Authorization header, none when no credential was sent) and `resource_metadata`, the protected resource metadata URL (RFC 9728 section 5.1).',
+    schema: { type: 'string', example: 'Bearer error="invalid_token", resource_metadata="https://api.example.com/api/v1/.well-known/oauth-protected-resource"' },
+  },
+};
+
 function errorResponse(status: number, oauth: boolean): Json {
   return {
     description: STATUS_TEXT[status] ?? 'Error',
-    ...(status === 429 || status === 503 ? { headers: retryAfter } : {}),
+    ...(status === 429 || status === 503 ? { headers: retryAfter } : status === 401 ? { headers: challenge } : {}),
     content: { 'application/json': { schema: ref(oauth ? 'OAuthError' : 'ErrorResponse') } },
   };
 }

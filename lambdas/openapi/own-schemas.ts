@@ -1,8 +1,10 @@
 /**
  * modelgate's own schemas: errors (SPEC 7), the token endpoint, the key set, chat completions,
- * the key answers, and the federation schemas (federation-schemas.ts).
+ * the key answers, the federation schemas (federation-schemas.ts) and the discovery documents
+ * (discovery-schemas.ts).
  */
 import { BOOLEAN_PARAMETERS, INTEGER_PARAMETERS, NUMBER_PARAMETERS, POSITIVE_INTEGER_PARAMETERS, ROLES } from '../inference/chat-parameters';
+import { DISCOVERY_SCHEMAS } from './discovery-schemas';
 import { FEDERATION_SCHEMAS } from './federation-schemas';
 import { invalid, nonBlank, ref, type Json } from './json-schema';
 
@@ -171,4 +173,5 @@ export const OWN_SCHEMAS: Json = {
   CurrentKeyResponse: { type: 'object', properties: { data: ref('CurrentKey') }, required: ['data'] },
   DeletedResponse: { type: 'object', properties: { deleted: { type: 'boolean', const: true } }, required: ['deleted'] },
   ...FEDERATION_SCHEMAS,
+  ...DISCOVERY_SCHEMAS,
 };

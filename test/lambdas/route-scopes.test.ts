@@ -128,10 +128,13 @@ describe('every route against every kind of credential', () => {
   it.each(cases)('%s with a %s', async (_key, credential, route) => {
     const access = route.access;
     const body = route.path === '/chat/completions' ? { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } : route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
-    // A page is outside the API base path: the same server, from its root.
+    // A page, or a discovery document at its path-inserted location, is outside the API base path: the same server, from its root.
     const path = route.base ? `${service.runtime.baseUrl.slice(0, -API_BASE_PATH.length)}${concretePath(route)}` : concretePath(route);
     const response = route.base
-      ? await fetch(path, { method: route.method, headers: { Authorization: `Bearer ${secrets[credential]}` } }).then(async (answer) => ({ status: answer.status, body: await answer.text(), headers: answer.headers }))
+      ? await fetch(path, { method: route.method, headers: { Authorization: `Bearer ${secrets[credential]}` } }).then(async (answer) => {
+          const text = await answer.text();
+          return { status: answer.status, body: answer.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text, headers: answer.headers };
+        })
       : await service.call(path, { key: secrets[credential], method: route.method, body });
     // Every answer is one the OpenAPI document describes for the route.
     expect(responseMismatch(route.method, resourcePath(route), response.status, response.headers.get('content-type'), response.body)).toBeNull();

@@ -58,11 +58,14 @@ describe('route table', () => {
     expect(matchRoute('PUT', '/api/v1/keys/abc')).toEqual({ allowed: ['GET', 'PATCH', 'DELETE'] });
   });
 
-  it('keeps every API route under /api/v1 and only the settings page function outside it', () => {
+  it('keeps every API route under /api/v1 and only the settings page and the path-inserted discovery documents outside it', () => {
     const outside = ROUTES.filter((route) => !resourcePath(route).startsWith(`${API_BASE_PATH}/`));
     expect(outside.map((route) => [route.method, resourcePath(route), route.function])).toEqual([
       ['GET', '/settings/workload-identity', 'settingsPage'],
       ['GET', '/settings/workload-identity/assets/{file}', 'settingsPage'],
+      // RFC 8414 §3.1, RFC 9728 §3.1: the well-known name, then the issuer's path.
+      ['GET', '/.well-known/oauth-authorization-server/api/v1', 'jwks'],
+      ['GET', '/.well-known/oauth-protected-resource/api/v1', 'jwks'],
     ]);
     expect(ROUTES.filter((route) => route.function === 'settingsPage').every((route) => route.base === PAGES_BASE_PATH && route.method === 'GET')).toBe(true);
   });

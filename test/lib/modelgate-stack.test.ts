@@ -321,7 +321,8 @@ describe('functions', () => {
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
         API_BASE_URL: apiBaseUrl,
       },
-      jwks: { ...base, ...table('keys'), ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds) },
+      // Publishes the keys, and the discovery documents naming the tokens' issuer.
+      jwks: { ...base, ...table('keys'), ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds), API_BASE_URL: apiBaseUrl },
       management: {
         ...base,
         ...table('keys'),

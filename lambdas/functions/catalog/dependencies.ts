@@ -2,6 +2,7 @@ import type { CatalogHandlerDeps } from './handler';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import type { AccessTokenSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
 import { accessTokenVerifier, catalogCache } from '../../wiring/shared';
+import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
 /** The catalog function's dependencies (`GET /models/user`, a model's endpoints). */
 export function catalogDependencies(
@@ -14,6 +15,7 @@ export function catalogDependencies(
     catalog: catalogCache(context, settings),
     clock: context.clock,
     regionalHostnames: settings.regionalHostnames,
+    resourceMetadataUrl: protectedResourceMetadataUrl(settings.issuer),
     telemetry: context.telemetry,
   };
 }

@@ -28,10 +28,12 @@ export const CATALOG_FUNCTION = {
 } as const satisfies FunctionRequirements;
 
 export interface CatalogHandlerDeps extends CatalogApiDeps {
+  /** Named by the challenge of every 401 (RFC 9728 §5.1). */
+  resourceMetadataUrl: string;
   telemetry: Telemetry;
 }
 
 /** `GET /models/user` and `GET /models/{author}/{slug}/endpoints`. */
 export function createCatalogHandler(deps: CatalogHandlerDeps) {
-  return apiHandler(createCatalogApi(deps), deps.telemetry);
+  return apiHandler(createCatalogApi(deps), deps.telemetry, { resourceMetadataUrl: deps.resourceMetadataUrl });
 }

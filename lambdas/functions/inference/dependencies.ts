@@ -7,6 +7,7 @@ import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import type { AccessTokenSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
 import { accessTokenVerifier, catalogCache } from '../../wiring/shared';
+import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
 export interface InferenceSettings extends AccessTokenSettings, CatalogSettings {
   readonly inference: InferenceConfig;
@@ -29,6 +30,7 @@ export function inferenceDependencies(
     clock,
     regionalHostnames: settings.regionalHostnames,
     upstream: upstreamOptions(settings.inference, { clock, newId: settings.newId, credentials: settings.credentials }),
+    resourceMetadataUrl: protectedResourceMetadataUrl(settings.issuer),
     telemetry: context.telemetry,
   };
 }

@@ -2,16 +2,15 @@ import type { JwksHandlerDeps } from './handler';
 import { DynamoSigningKeyStore } from '../../aws/dynamo-signing-key-store';
 import type { AccessTokenSettings, FunctionContext } from '../../wiring/context';
 
-/** The JWKS function's dependencies: the signing-key records, nothing else. */
-export function jwksDependencies(
-  context: FunctionContext<'keys'>,
-  settings: Pick<AccessTokenSettings, 'accessTokenMaxLifetimeSeconds'>,
-): JwksHandlerDeps {
+/** The JWKS function's dependencies: the signing-key records and the issuer, nothing else. */
+export function jwksDependencies(context: FunctionContext<'keys'>, settings: AccessTokenSettings): JwksHandlerDeps {
   return {
     signingKeys: new DynamoSigningKeyStore(context.documentClient, context.tables.keys),
     clock: context.clock,
     // SPEC 8: a retired key is published until the longest token it may have signed expires.
     accessTokenMaxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
+    // The discovery documents name the issuer the token exchange puts in `iss`.
+    issuer: settings.issuer,
     telemetry: context.telemetry,
   };
 }

@@ -1,37 +1,61 @@
 import type { Clock } from '../../clock';
 import type { FunctionRequirements } from '../../config';
 import { apiHandler } from '../../http/middleware';
-import { json, rawJson } from '../../http/responses';
+import { rawJson } from '../../http/responses';
 import type { Telemetry } from '../../observability/telemetry';
+import { authorizationServerMetadata, protectedResourceMetadata } from '../../oauth/discovery';
 import { publishedKeys } from '../../oauth/jwks';
 import { OPENAPI_DOCUMENT } from '../../openapi/document';
-import { API_BASE_PATH } from '../../routes';
+import { ROUTES, resourcePath, type OperationIdOf } from '../../routes';
 import type { SigningKeyStore } from '../../signing/signer';
 
-/** SPEC 4.6: only the signing-key records of the keys table (IAM narrows it to them). */
-export const JWKS_FUNCTION = { tables: ['keys'] } as const satisfies FunctionRequirements;
+/**
+ * SPEC 4.6: only the signing-key records of the keys table (IAM narrows it to them), and the API
+ * base URL, the access tokens' issuer, which the discovery documents describe.
+ */
+export const JWKS_FUNCTION = { tables: ['keys'], settings: ['apiBaseUrl'] } as const satisfies FunctionRequirements;
 
 export interface JwksHandlerDeps {
   signingKeys: Pick<SigningKeyStore, 'list'>;
   clock: Clock;
   /** Retired keys stay published this long after retirement (SPEC 8). */
   accessTokenMaxLifetimeSeconds: number;
+  /** The API base URL: `iss` and `aud` of access tokens (SPEC 2.13). */
+  issuer: string;
   telemetry: Telemetry;
 }
 
-const OPENAPI_PATH = `${API_BASE_PATH}/openapi.json`;
+const CACHEABLE = { 'Cache-Control': 'public, max-age=300' };
+
+/**
+ * The public, cacheable documents of the API: the key set, the OpenAPI document and the
+ * discovery documents. Caches may keep the key set briefly: a new key is published well before
+ * it signs. Every document but the key set is a constant of the container, serialized once.
+ */
+export function createJwksHandler(deps: JwksHandlerDeps) {
+  const authorizationServer = JSON.stringify(authorizationServerMetadata(deps.issuer));
+  const protectedResource = JSON.stringify(protectedResourceMetadata(deps.issuer));
+  const documents: { readonly [Id in OperationIdOf<'jwks'>]: () => Promise<string> | string } = {
+    getJwks: async () =>
+      JSON.stringify(publishedKeys(await deps.signingKeys.list(), deps.clock.now(), deps.accessTokenMaxLifetimeSeconds)),
+    getOpenApiDocument: () => OPENAPI_BODY,
+    getOpenIdConfiguration: () => authorizationServer,
+    getAuthorizationServerMetadata: () => authorizationServer,
+    getAuthorizationServerMetadataAtHostRoot: () => authorizationServer,
+    getProtectedResourceMetadata: () => protectedResource,
+    getProtectedResourceMetadataAtHostRoot: () => protectedResource,
+  };
+  return apiHandler(async (event) => {
+    const operationId = OPERATION_OF_RESOURCE.get(event.resource);
+    if (!operationId) throw new Error(`No route of the JWKS function serves ${event.resource}`);
+    return rawJson(200, await documents[operationId](), CACHEABLE);
+  }, deps.telemetry);
+}
+
 // The document never changes within a container: serialized once, at cold start.
 const OPENAPI_BODY = JSON.stringify(OPENAPI_DOCUMENT);
 
-/**
- * `GET /oauth/jwks` and `GET /openapi.json`: the public, cacheable documents of the API. Caches
- * may keep the key set briefly: a new key is published well before it signs.
- */
-export function createJwksHandler(deps: JwksHandlerDeps) {
-  return apiHandler(async (event) => {
-    if (event.resource === OPENAPI_PATH) return rawJson(200, OPENAPI_BODY, { 'Cache-Control': 'public, max-age=300' });
-    return json(200, publishedKeys(await deps.signingKeys.list(), deps.clock.now(), deps.accessTokenMaxLifetimeSeconds), {
-      'Cache-Control': 'public, max-age=300',
-    });
-  }, deps.telemetry);
-}
+/** The function's routes by API Gateway resource (each is a GET). */
+const OPERATION_OF_RESOURCE: ReadonlyMap<string, OperationIdOf<'jwks'>> = new Map(
+  ROUTES.filter((route) => route.function === 'jwks').map((route) => [resourcePath(route), route.operationId as OperationIdOf<'jwks'>]),
+);

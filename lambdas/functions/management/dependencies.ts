@@ -9,6 +9,7 @@ import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import type { AccessTokenSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateCheck } from '../../wiring/exchange';
 import { accessTokenVerifier } from '../../wiring/shared';
+import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
 export interface ManagementSettings extends AccessTokenSettings {
   /** Loopback issuer hosts: the local runtime's development identity provider, never in AWS. */
@@ -46,6 +47,7 @@ export function managementDependencies(
     exchangeRate: exchangeRateCheck(context, settings.exchangeRateLimit),
     clock,
     exchangeEvents: new DynamoExchangeEventStore(documentClient, tables.policies),
+    resourceMetadataUrl: protectedResourceMetadataUrl(settings.issuer),
     telemetry: context.telemetry,
   };
 }

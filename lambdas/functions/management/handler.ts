@@ -15,10 +15,12 @@ export const MANAGEMENT_FUNCTION = {
 } as const satisfies FunctionRequirements;
 
 export interface ManagementHandlerDeps extends ManagementDeps {
+  /** Named by the challenge of every 401 (RFC 9728 §5.1). */
+  resourceMetadataUrl: string;
   telemetry: Telemetry;
 }
 
 /** The management API: `/keys`, `/key`, `/activity`, `/workspaces`, `/guardrails`, `/workload-identity/*`. */
 export function createManagementHandler(deps: ManagementHandlerDeps) {
-  return apiHandler(createManagementApi(deps), deps.telemetry);
+  return apiHandler(createManagementApi(deps), deps.telemetry, { resourceMetadataUrl: deps.resourceMetadataUrl });
 }

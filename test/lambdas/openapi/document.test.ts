@@ -71,12 +71,17 @@ describe('the OpenAPI document of modelgate', () => {
     expect(refs.filter((name) => !(name in schemas))).toEqual([]);
   });
 
-  it('requires a bearer API key or access token everywhere but the exchange, its keys, this document and the pages', () => {
+  it('requires a bearer API key or access token everywhere but the exchange, its keys, this document, the discovery documents and the pages', () => {
     const open = documented.filter((key) => {
       const [method, path] = key.split(' ');
       return operation(method!.toLowerCase(), path!).security.length === 0;
     });
     expect(open.sort()).toEqual([
+      'GET /.well-known/oauth-authorization-server/api/v1',
+      'GET /.well-known/oauth-protected-resource/api/v1',
+      'GET /api/v1/.well-known/oauth-authorization-server',
+      'GET /api/v1/.well-known/oauth-protected-resource',
+      'GET /api/v1/.well-known/openid-configuration',
       'GET /api/v1/oauth/jwks',
       'GET /api/v1/openapi.json',
       'GET /settings/workload-identity',
@@ -84,6 +89,15 @@ describe('the OpenAPI document of modelgate', () => {
       'POST /api/v1/oauth/token',
     ]);
     expect(operation('get', '/api/v1/keys').security).toEqual([{ apiKey: [] }, { accessToken: [] }]);
+  });
+
+  it("documents the Bearer challenge of every protected route's 401 and of no public route", () => {
+    for (const key of documented) {
+      const [method, path] = key.split(' ');
+      const { security, responses } = operation(method!.toLowerCase(), path!);
+      const challenged = Object.keys(responses['401']?.headers ?? {}).includes('WWW-Authenticate');
+      expect([key, challenged]).toEqual([key, security.length > 0]);
+    }
   });
 
   it('describes the token endpoint as a form with every SPEC 4.2 field and RFC 6749 errors', () => {

@@ -28,6 +28,7 @@ describe('inference handler telemetry', () => {
       regionalHostnames: {},
       upstream: { upstreams: {} } as never,
       usage: { record: async () => undefined, countModelRequest: async () => undefined },
+      resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
       telemetry,
     });
     const event = {
