@@ -33,6 +33,7 @@ import { buildSettingsPage } from '../web/build';
 import { ensureDevCertificateAuthority } from './dev-ca';
 import { LOCAL_AWS_ENV, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './embedded-dynamodb';
 import { RUNTIME_FILE, writeFileAtomically } from './files';
+import { claimDataFolder } from './instance-lock';
 import { functionCredentials, type StackFunctionId } from './function-principals';
 import { createLocalApiServer, type ExchangeObserver, type FunctionHandler, type LocalApiServer } from './http-server';
 import { ReadableLogger } from './readable-logger';
@@ -123,7 +124,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const dataDir = resolve(options.dataDir ?? '.local');
   mkdirSync(dataDir, { recursive: true });
   const clock = options.clock ?? systemClock;
-  const dynamo = await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
+  // One process at a time opens the folder's database files: a second start is told who has them.
+  const release = options.persist === false ? () => undefined : claimDataFolder(dataDir);
+  let dynamo: EmbeddedDynamoDb;
+  try {
+    dynamo = await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
+  } catch (error) {
+    release();
+    throw error;
+  }
   const functionClients: DynamoDBClient[] = [];
   let interposed: InterposedDynamoDb | undefined;
   try {
@@ -172,10 +181,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       stop: async () => {
         await closeServer(server);
         await stopDynamoDb(dynamo, functionClients, interposed);
+        release();
       },
     };
   } catch (error) {
     await stopDynamoDb(dynamo, functionClients, interposed);
+    release();
     throw error;
   }
 }

@@ -1,4 +1,5 @@
 import { localRuntimeOptionsFromEnvironment } from './environment';
+import { AlreadyRunningError } from './instance-lock';
 import { startLocalRuntime } from './runtime';
 
 /**
@@ -34,6 +35,13 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: Error) => {
-  console.error(`modelgate failed to start: ${error.message}`);
+  if (error instanceof AlreadyRunningError) {
+    const where = error.baseUrl ? `at ${error.baseUrl}` : 'still starting';
+    console.error(
+      `modelgate already runs on ${error.dataDir} (pid ${error.pid}, ${where}): stop it first (Ctrl-C where it runs, or kill ${error.pid}), or set MODELGATE_DATA_DIR to another folder`,
+    );
+  } else {
+    console.error(`modelgate failed to start: ${error.message}`);
+  }
   process.exit(1);
 });

@@ -10,18 +10,25 @@ describe('npm start', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-start-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  async function runOnce(): Promise<{ demo: { baseUrl: string; organizationId: string; keys: Record<string, string> }; exitCode: number | null; output: string }> {
-    const startedAt = Date.now();
+  /** `npm start` on the suite's data folder, its output collected. */
+  function start() {
     // The tsx binary directly (not through npm) so SIGINT reaches the service itself.
     const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['--require', './local/esm-only-packages.cjs', 'local/start.ts'], {
       cwd: ROOT,
       env: { ...process.env, PORT: '0', MODELGATE_DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const run = { child, output: '', exited: new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code))) };
+    child.stdout.on('data', (chunk: Buffer) => (run.output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (run.output += chunk.toString()));
+    return run;
+  }
+
+  async function runOnce(
+    whileServing: (demo: { baseUrl: string }) => Promise<void> = async () => undefined,
+  ): Promise<{ demo: { baseUrl: string; organizationId: string; keys: Record<string, string> }; exitCode: number | null; output: string }> {
+    const startedAt = Date.now();
+    const run = start();
     const demoFile = join(dataDir, 'demo.json');
     // demo.json is (re)written once the service is ready to serve.
     const ready = () => existsSync(demoFile) && statSync(demoFile).mtimeMs >= startedAt;
@@ -29,8 +36,10 @@ describe('npm start', () => {
     const demo = JSON.parse(readFileSync(demoFile, 'utf8'));
     const response = await fetch(`${demo.baseUrl}/models/user?limit=1`, { headers: { Authorization: `Bearer ${demo.keys.workspace}` } });
     expect(response.status).toBe(200);
-    child.kill('SIGINT');
-    return { demo, exitCode: await exited, output };
+    await whileServing(demo);
+    run.child.kill('SIGINT');
+    const exitCode = await run.exited;
+    return { demo, exitCode, output: run.output };
   }
 
   it('serves, writes demo.json when ready, stops cleanly on Ctrl-C, and keeps its data across restarts', async () => {
@@ -43,5 +52,23 @@ describe('npm start', () => {
     expect(second.exitCode).toBe(0);
     expect(second.demo.organizationId).toBe(first.demo.organizationId);
     expect(second.demo.keys).toEqual(first.demo.keys);
+  }, 120_000);
+
+  it('refuses a second start on the same data folder, naming the running one, and leaves it serving', async () => {
+    let second: { exitCode: number | null; output: string } | undefined;
+    let pid: number | undefined;
+    const first = await runOnce(async (demo) => {
+      pid = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')).pid;
+      const run = start();
+      second = { exitCode: await run.exited, output: run.output };
+      const still = await fetch(`${demo.baseUrl}/openapi.json`);
+      expect(still.status).toBe(200);
+    });
+    expect(second!.exitCode).toBe(1);
+    expect(second!.output).toContain(
+      `modelgate already runs on ${dataDir} (pid ${pid}, at ${first.demo.baseUrl}): stop it first (Ctrl-C where it runs, or kill ${pid}), or set MODELGATE_DATA_DIR to another folder`,
+    );
+    expect(second!.output).not.toMatch(/Database is closed|\n\s+at /);
+    expect(first.exitCode).toBe(0);
   }, 120_000);
 });
