@@ -56,6 +56,10 @@ export const OWN_SCHEMAS: Json = {
       scope: { type: 'string', enum: ['inference', 'management'], description: "When sent, exactly the policy's scope." },
       audience: { type: 'string', description: 'Accepted and ignored.' },
       resource: { type: 'string', description: 'Accepted and ignored.' },
+      client_id: {
+        type: 'string',
+        description: "Accepted and ignored: a client that does not authenticate may name itself (RFC 6749 section 3.2.1), as OAuth libraries do; the issued token's client_id is the policy id.",
+      },
     },
     required: ['grant_type', 'subject_token_type', 'subject_token', 'federation_policy_id'],
     // Not `additionalProperties: true`: generated clients would lose the form's types.

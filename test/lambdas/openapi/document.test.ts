@@ -105,7 +105,7 @@ describe('the OpenAPI document of modelgate', () => {
     expect(Object.keys(token.requestBody!.content)).toEqual(['application/x-www-form-urlencoded']);
     const schemas = (OPENAPI_DOCUMENT.components as { schemas: Record<string, { properties: object; required: string[] }> }).schemas;
     expect(Object.keys(schemas.TokenRequest!.properties).sort()).toEqual(
-      ['audience', 'federation_policy_id', 'grant_type', 'requested_token_type', 'resource', 'scope', 'subject_token', 'subject_token_type'],
+      ['audience', 'client_id', 'federation_policy_id', 'grant_type', 'requested_token_type', 'resource', 'scope', 'subject_token', 'subject_token_type'],
     );
     expect(schemas.TokenRequest!.required.sort()).toEqual(['federation_policy_id', 'grant_type', 'subject_token', 'subject_token_type']);
     expect(Object.keys(token.responses).sort()).toEqual(['200', '400', '413', '429', '500', '503']);
