@@ -6,9 +6,11 @@ import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { HTTPClient, OpenRouter } from '@openrouter/sdk';
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, jwtVerify } from 'jose';
 import OpenAI from 'openai';
+import * as oauthClient from 'openid-client';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
+import { authorizationServerMetadata, protectedResourceMetadata } from '../../../lambdas/oauth/discovery';
 import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
 import { ROUTES, resourcePath } from '../../../lambdas/routes';
 import { KmsSigner } from '../../../lambdas/aws/kms-signer';
@@ -163,10 +165,10 @@ describe('the synthesized stack, served from its function packages', () => {
       }
     });
 
-    it('names the stage URL the gateway serves as the API base URL of every function that issues or verifies access tokens', () => {
+    it('names the stage URL the gateway serves as the API base URL of every function that issues, verifies or describes access tokens', () => {
       expect(apiUrl).toBe(`${deployment.gateway.origin}/${deployment.gateway.stageName}/api/v1`);
       expect(apiUrl).toMatch(/^https:\/\/[a-z0-9]{10}\.execute-api\.us-east-1\.amazonaws\.com\/v1\/api\/v1$/);
-      for (const id of ['Catalog', 'TokenExchange', 'Management', 'Inference']) {
+      for (const id of ['Catalog', 'TokenExchange', 'Management', 'Inference', 'Jwks']) {
         expect([id, deployment.functions[id]!.spec.environment.API_BASE_URL]).toEqual([id, apiUrl]);
       }
     });
@@ -265,6 +267,28 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(result.status).toBe(200);
       expect(result.headers.get('cache-control')).toBe('public, max-age=300');
       expect(result.body).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
+    });
+
+    it('serves the discovery documents from the JWKS package, naming the stage URL, the tokens\' iss, as issuer and resource', async () => {
+      for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+        const answer = await call(path);
+        expect([path, answer.status, answer.headers.get('cache-control'), answer.body]).toEqual([path, 200, 'public, max-age=300', authorizationServerMetadata(apiUrl)]);
+      }
+      const resource = await call('/.well-known/oauth-protected-resource');
+      expect([resource.status, resource.body]).toEqual([200, protectedResourceMetadata(apiUrl)]);
+      // The path-inserted routes are the stage's too: at the host root where a custom domain maps the stage there.
+      const stageRoot = `${deployment.gateway.origin}/${deployment.gateway.stageName}`;
+      expect((await call(`${stageRoot}/.well-known/oauth-authorization-server/api/v1`)).body).toEqual(authorizationServerMetadata(apiUrl));
+      expect((await call(`${stageRoot}/.well-known/oauth-protected-resource/api/v1`)).body).toEqual(protectedResourceMetadata(apiUrl));
+    });
+
+    it('challenges a refused credential with the resource metadata URL of the stage (RFC 6750 §3, RFC 9728 §5.1)', async () => {
+      const refused = await call('/models/user', { key: `sk-mg-v1-${'0'.repeat(64)}` });
+      expect([refused.status, refused.headers.get('www-authenticate'), refused.body]).toEqual([
+        401,
+        `Bearer error="invalid_token", resource_metadata="${apiUrl}/.well-known/oauth-protected-resource"`,
+        { error: { code: 401, message: 'Invalid API key' } },
+      ]);
     });
 
     it('serves the settings page and every asset it links from the settings page package', async () => {
@@ -398,6 +422,20 @@ describe('the synthesized stack, served from its function packages', () => {
       const events = await call(`/workload-identity/events?policy_id=${policyId}&limit=1`, { key: demo.keys.managementReadOnly });
       expect(events.status).toBe(200);
       expect(events.body.data[0]).toMatchObject({ outcome: 'issued', subject: SUBJECT, source_ip: '127.0.0.1', request_id: exchangeRequestId });
+    });
+
+    it('exchanges again through openid-client, configured by discovery() from the stage URL alone', async () => {
+      const config = await oauthClient.discovery(new URL(apiUrl), policyId, undefined, oauthClient.None(), {
+        [oauthClient.customFetch]: (url, options) => deployment.gateway.fetch(url, options as RequestInit),
+      });
+      const tokens = await oauthClient.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:token-exchange', {
+        subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        federation_policy_id: policyId,
+      });
+      expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'inference' });
+      const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!), { [customFetch]: deployment.gateway.fetch });
+      expect((await jwtVerify(tokens.access_token, jwks, { issuer: config.serverMetadata().issuer, audience: apiUrl })).payload.sub).toBe(SUBJECT);
     });
   });
 
