@@ -25,9 +25,11 @@ describe('request headers', () => {
       error = caught;
     }
     expect(error).toBeInstanceOf(UnauthenticatedError);
+    // RFC 6750 §3.1: more than one method of sending a token is an invalid request.
     expect(toErrorBody(error)).toEqual({
       status: 401,
       body: { error: { code: 401, message: 'Multiple Authorization headers: send exactly one credential' } },
+      headers: { 'WWW-Authenticate': 'Bearer error="invalid_request"' },
     });
     expect(credentialHeader({ headers: { authorization: 'Bearer a' }, multiValueHeaders: {} })).toBe('Bearer a');
     expect(credentialHeader({ headers: {}, multiValueHeaders: {} })).toBeUndefined();
