@@ -1,3 +1,4 @@
+import { quietSdkNodeNotice } from './sdk-node-notice';
 import { DemoError, runDemo, tryItYourself } from './demo';
 
 /**
@@ -6,6 +7,7 @@ import { DemoError, runDemo, tryItYourself } from './demo';
  * demo's identity provider keeps running until Ctrl-C, for exchanges by hand.
  */
 async function main(): Promise<void> {
+  quietSdkNodeNotice();
   const dataDir = process.env.MODELGATE_DATA_DIR || '.local';
   const serve = process.argv.slice(2).includes('--serve');
   const result = await runDemo({ dataDir, out: (line) => console.log(line) });

@@ -1,3 +1,4 @@
+import { quietSdkNodeNotice } from './sdk-node-notice';
 import { localRuntimeOptionsFromEnvironment } from './environment';
 import { AlreadyRunningError } from './instance-lock';
 import { startLocalRuntime } from './runtime';
@@ -7,6 +8,7 @@ import { startLocalRuntime } from './runtime';
  * variables local/environment.ts reads (`PORT`, `MODELGATE_DATA_DIR`, ...).
  */
 async function main(): Promise<void> {
+  quietSdkNodeNotice();
   const options = localRuntimeOptionsFromEnvironment(process.env);
   // Handlers first: demo.json (the ready signal) is written inside startLocalRuntime, and a
   // Ctrl-C right after it must stop the runtime cleanly rather than kill the process.
