@@ -8,6 +8,7 @@ import { isStreamingHandler, type StreamingHandler } from '../lambdas/http/strea
 import { toOAuthResponse } from '../lambdas/oauth/oauth-errors';
 import { tokenRequestTooLarge } from '../lambdas/oauth/token-request';
 import { API_BASE_PATH, matchRoute, resourcePath, type FunctionId, type RouteDefinition } from '../lambdas/routes';
+import { requestScope } from './aws-calls';
 
 export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -185,9 +186,12 @@ async function serve(
   };
   const handler = handlers[match.route.function];
   const context = lambdaContext(match.route.function, requestId);
-  if (isStreamingHandler(handler)) return serveStreaming(handler, event, context, response);
-  const result = await (handler as LambdaHandler)(event, context);
-  send(response, result);
+  // The functions' AWS calls are attributed to the request they serve (local/aws-calls.ts).
+  await requestScope.run(requestId, async () => {
+    if (isStreamingHandler(handler)) return serveStreaming(handler, event, context, response);
+    const result = await (handler as LambdaHandler)(event, context);
+    send(response, result);
+  });
 }
 
 /** Copies what is written to `response` and hands it over once the answer is complete. */

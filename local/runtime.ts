@@ -38,6 +38,8 @@ import { functionCredentials, type StackFunctionId } from './function-principals
 import { createLocalApiServer, type ExchangeObserver, type FunctionHandler, type LocalApiServer } from './http-server';
 import { ReadableLogger } from './readable-logger';
 import { reconcileIndexes } from './reconcile-indexes';
+import type { Signer, SigningKeyRecord } from '../lambdas/signing/signer';
+import { observeClientCalls, observeSigner, type AwsCallObserver } from './aws-calls';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
 
@@ -88,6 +90,11 @@ export interface LocalRuntimeOptions {
    * server directly. @default none: the functions call the embedded server
    */
   interposeDynamoDb?: (endpoint: string) => Promise<InterposedDynamoDb>;
+  /**
+   * Told of every AWS call the functions make, with the request it served, and of every
+   * signature (KMS `Sign` in AWS): what a request costs in round trips (local/aws-calls.ts).
+   */
+  observeAwsCalls?: AwsCallObserver;
 }
 
 /** A server in front of the embedded DynamoDB, see {@link LocalRuntimeOptions.interposeDynamoDb}. */
@@ -146,6 +153,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel: options.logLevel ?? 'INFO', localLogger: logger });
     const contextOf = <T extends TableId>(fn: StackFunctionId & FunctionId): FunctionContext<T> => {
       const client = new DynamoDBClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
+      if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls);
       functionClients.push(client);
       return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn) };
     };
@@ -249,7 +257,7 @@ async function buildHandlers(
         ...accessTokens,
         exchangeRateLimit,
         issuerKeys: issuerKeys(),
-        signerForRecord: signerForRecord({ localKeyDir: dataDir }),
+        signerForRecord: observedSigners(signerForRecord({ localKeyDir: dataDir }), options.observeAwsCalls),
         newId: randomId,
       }),
     ),
@@ -303,4 +311,13 @@ async function reconcileAfterUncleanStop(client: Parameters<typeof reconcileInde
   if (restored + removed > 0) {
     warn(`local data: repaired the listing index after an unclean stop (${restored} entries restored, ${removed} without their item removed)`);
   }
+}
+
+/** The local signer stands in for KMS: its signatures are reported as the `Sign` calls they are in AWS. */
+function observedSigners(
+  signerOf: (record: SigningKeyRecord) => Promise<Signer>,
+  observe: AwsCallObserver | undefined,
+): (record: SigningKeyRecord) => Promise<Signer> {
+  if (!observe) return signerOf;
+  return async (record) => observeSigner(await signerOf(record), 'tokenExchange', observe);
 }

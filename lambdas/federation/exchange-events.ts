@@ -65,7 +65,10 @@ export class InMemoryExchangeEventStore implements ExchangeEventStore {
   readonly events: ExchangeEvent[] = [];
 
   async record(event: ExchangeEvent): Promise<void> {
-    this.events.push(structuredClone(event));
+    // One event per organization, policy, time and id, as the table keys it: a rewrite replaces.
+    const same = this.events.findIndex((e) => e.organizationId === event.organizationId && e.policyId === event.policyId && eventOrderKey(e) === eventOrderKey(event));
+    if (same >= 0) this.events[same] = structuredClone(event);
+    else this.events.push(structuredClone(event));
   }
 
   async list({ organizationId, policyId, limit, cursor, now }: ExchangeEventQuery): Promise<ExchangeEventPage> {

@@ -34,6 +34,7 @@ export const REFUSAL_REASONS = [
   'scope_mismatch',
   'replayed',
   'rate_limited',
+  'issuance_failed',
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 

@@ -37,7 +37,7 @@ export interface TokenExchangeDeps {
   readonly newId: IdGenerator;
   readonly rateCounters: RateCounterStore;
   /** Verification and the policy decision (SPEC 4.3, 4.4), bound to its own dependencies. */
-  readonly evaluate: (request: { subjectToken: string; policyId: string }) => Promise<ExchangeEvaluation>;
+  readonly evaluate: (request: { subjectToken: string; policyId: string; admitted?: Promise<unknown> }) => Promise<ExchangeEvaluation>;
   readonly jtis: JtiStore;
   readonly events: ExchangeEventStore;
   /** The signer of the currently active signing key. */
@@ -64,9 +64,23 @@ export interface TokenExchangeInput {
  */
 export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchangeInput): Promise<TokenResponse> {
   const now = deps.clock.now();
-  await enforceRateLimit(deps, input, now);
-  const request = parseTokenExchangeRequest(input.body, input.contentType);
-  const evaluation = await deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId });
+  // Three sequential round trips in all: (rate counter ∥ policy) → (issuer ∥ organization ∥
+  // key) → (signature ∥ jti claim ∥ event). The signer's record is read beside the first.
+  const admitted = enforceRateLimit(deps, input, now);
+  const signer = deps.signer();
+  signer.catch(() => undefined);
+  let request;
+  try {
+    request = parseTokenExchangeRequest(input.body, input.contentType);
+  } catch (error) {
+    await admitted;
+    throw error;
+  }
+  const evaluating = deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted });
+  // Its failure when the request is not admitted is the limiter's, thrown below.
+  evaluating.catch(() => undefined);
+  await admitted;
+  const evaluation = await evaluating;
 
   const refuse = async (reason: RefusalReason, error: OAuthError): Promise<never> => {
     deps.onOutcome?.('refused', reason);
@@ -94,51 +108,65 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
   if (claims.exp <= nowSeconds) return refuse('expired', refusedGrant());
 
   const replayChecked = evaluation.issuer?.checkJti === true;
-  if (replayChecked) {
-    if (claims.jti === null || claims.jti === '') return refuse('replayed', refusedGrant());
-    const fresh = await deps.jtis.claim(policy.issuerId, claims.jti, claims.exp, input.requestId, now);
-    if (!fresh) return refuse('replayed', refusedGrant());
-  }
+  if (replayChecked && (claims.jti === null || claims.jti === '')) return refuse('replayed', refusedGrant());
 
+  // The jti claim, the signature and the event do not depend on each other: one round trip.
+  // The token is answered only once the claim and the event are durable; when either fails,
+  // or the signature does, the event is rewritten to say what happened (same id and time).
   const tokenJti = deps.newId();
   const event = exchangeEvent(deps, input, evaluation, now, { outcome: 'issued', reason: null, tokenJti });
-  let response: TokenResponse;
-  try {
-    const minted = await mintAccessToken(await deps.signer(), {
-      issuer: deps.config.issuer,
-      subject: claims.sub,
-      policyId: policy.id,
-      issuerId: policy.issuerId,
-      apiKeyHash: policy.apiKeyHash,
-      scope: policy.scope,
-      subjectExpiresAt: claims.exp,
-      jti: tokenJti,
-      now: nowSeconds,
-      maxLifetimeSeconds: deps.config.maxLifetimeSeconds,
-    });
-    // An issued token always has its event: a failed write withholds the token.
-    await deps.events.record(event);
-    response = {
-      access_token: minted.token,
+  const [claimed, minted, recorded] = await Promise.allSettled([
+    replayChecked ? deps.jtis.claim(policy.issuerId, claims.jti!, claims.exp, input.requestId, now) : Promise.resolve(true),
+    signer.then((active) =>
+      mintAccessToken(active, {
+        issuer: deps.config.issuer,
+        subject: claims.sub,
+        policyId: policy.id,
+        issuerId: policy.issuerId,
+        apiKeyHash: policy.apiKeyHash,
+        scope: policy.scope,
+        subjectExpiresAt: claims.exp,
+        jti: tokenJti,
+        now: nowSeconds,
+        maxLifetimeSeconds: deps.config.maxLifetimeSeconds,
+      }),
+    ),
+    deps.events.record(event),
+  ]);
+  const withdraw = async (reason: RefusalReason): Promise<void> => {
+    deps.onOutcome?.('refused', reason);
+    if (recorded.status === 'fulfilled') await rewriteEvent(deps, { ...event, outcome: 'refused', reason, tokenJti: null });
+  };
+  if (claimed.status === 'fulfilled' && claimed.value === false) {
+    await withdraw('replayed');
+    throw refusedGrant();
+  }
+  if (claimed.status === 'fulfilled' && minted.status === 'fulfilled' && recorded.status === 'fulfilled') {
+    const response: TokenResponse = {
+      access_token: minted.value.token,
       issued_token_type: ACCESS_TOKEN_TYPE,
       token_type: 'Bearer',
-      expires_in: minted.expiresIn,
+      expires_in: minted.value.expiresIn,
       scope: policy.scope,
     };
-  } catch (error) {
-    // Nothing was issued, so the subject token may be presented again.
-    if (replayChecked) await releaseJti(deps, policy.issuerId, claims.jti!, input.requestId);
-    if (error instanceof NoLifetimeLeftError) return refuse('expired', refusedGrant());
-    deps.logger.error('token exchange failed after the policy passed', {
-      requestId: input.requestId,
-      policyId: policy.id,
-      error: (error as Error).name,
-      detail: (error as Error).message,
-    });
-    throw temporarilyUnavailable('The access token could not be issued; retry shortly', 1);
+    deps.onOutcome?.('issued', null);
+    return response;
   }
-  deps.onOutcome?.('issued', null);
-  return response;
+  // Nothing was issued, so the subject token may be presented again.
+  if (replayChecked && claimed.status === 'fulfilled') await releaseJti(deps, policy.issuerId, claims.jti!, input.requestId);
+  if (minted.status === 'rejected' && minted.reason instanceof NoLifetimeLeftError) {
+    await withdraw('expired');
+    throw refusedGrant();
+  }
+  const failure = [claimed, minted, recorded].find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')!.reason as Error;
+  await withdraw('issuance_failed');
+  deps.logger.error('token exchange failed after the policy passed', {
+    requestId: input.requestId,
+    policyId: policy.id,
+    error: failure.name,
+    detail: failure.message,
+  });
+  throw temporarilyUnavailable('The access token could not be issued; retry shortly', 1);
 }
 
 /** SPEC 7.2: every refusal of the subject token or the policy reads the same on the wire. */
@@ -208,6 +236,15 @@ function exchangeEvent(
     requestId: input.requestId,
     expiresAt: Math.floor(now.getTime() / 1000) + EXCHANGE_EVENT_RETENTION_DAYS * 86_400,
   };
+}
+
+/** The issued event of a token that was not issued after all, rewritten to say why (a lost rewrite is logged). */
+async function rewriteEvent(deps: TokenExchangeDeps, event: ExchangeEvent): Promise<void> {
+  try {
+    await deps.events.record(event);
+  } catch (error) {
+    deps.logger.error('exchange event not rewritten', { requestId: event.requestId, policyId: event.policyId, reason: event.reason, error: (error as Error).name });
+  }
 }
 
 async function releaseJti(deps: TokenExchangeDeps, issuerId: string, jti: string, claimant: string): Promise<void> {

@@ -52,7 +52,9 @@ function harness(evaluation: ExchangeEvaluation, overrides: Partial<TokenExchang
     clock,
     newId: () => `id-${++id}`,
     rateCounters: new InMemoryRateCounterStore(),
-    evaluate: async (request) => {
+    // As evaluateExchange does: nothing is evaluated before the request is admitted.
+    evaluate: async ({ admitted, ...request }) => {
+      await admitted;
       evaluations.push(request);
       return structuredClone(evaluation);
     },
@@ -247,6 +249,19 @@ describe('exchangeToken', () => {
       expect([error.status, error.code]).toEqual([503, 'temporarily_unavailable']);
       failing = false;
       await expect(h.run()).resolves.toMatchObject({ token_type: 'Bearer' });
+      // The event written beside the failed signature was rewritten: nothing was issued.
+      expect(h.events.events.map((e) => [e.outcome, e.reason, e.tokenJti === null])).toEqual([
+        ['refused', 'issuance_failed', true],
+        ['issued', null, false],
+      ]);
+    });
+
+    it('rewrites the event written beside a replayed claim, so the record never says issued', async () => {
+      const h = harness(evaluation('jti-2'));
+      await h.run();
+      await expect(h.run()).rejects.toMatchObject({ code: 'invalid_grant' });
+      expect(h.events.events).toHaveLength(2);
+      expect(h.events.events[1]).toMatchObject({ outcome: 'refused', reason: 'replayed', tokenJti: null });
     });
   });
 

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { hashApiKey } from '../../lambdas/accounts/api-keys';
+import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
+import { DynamoFederationStore } from '../../lambdas/aws/dynamo-federation-store';
+import type { FederationPolicy } from '../../lambdas/federation/types';
+import { readDevCertificateAuthority } from '../../local/dev-ca';
+import { sequentialDepth, type AwsCall } from '../../local/aws-calls';
+import { connectToRuntime, type RuntimeStores } from '../support/accounts';
+import { makeIssuer, makePolicy } from '../support/federation-fixtures';
+import { startIdentityProvider, type TestIdentityProvider } from '../support/identity-provider';
+import { startTestService, type TestService } from '../support/local-service';
+
+/**
+ * What a request costs where it runs: in AWS a request's latency is its sequential round trips
+ * to DynamoDB and KMS, not its CPU. The local runtime reports every AWS SDK call its functions
+ * make (and every signature, KMS `Sign` in AWS) with the request it served; these tests hold
+ * each route to its count of calls and its number of sequential stages. Counts are
+ * deterministic; times stay in the bench.
+ */
+
+const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const JWT_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
+const AUDIENCE = 'https://modelgate.example';
+const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
+
+describe('round trips per request, counted through the AWS SDK', () => {
+  const calls: AwsCall[] = [];
+  let service: TestService;
+  let stores: RuntimeStores;
+  let idp: TestIdentityProvider;
+  let policy: FederationPolicy;
+  let replayPolicy: FederationPolicy;
+
+  beforeAll(async () => {
+    service = await startTestService({ observeAwsCalls: (call) => calls.push(call) });
+    stores = connectToRuntime(service.runtime);
+    idp = await startIdentityProvider({ ca: readDevCertificateAuthority(service.runtime.dataDir) });
+    const federation = new DynamoFederationStore(stores.documentClient, TABLE_SCHEMAS.policies.localName);
+    const organizationId = service.runtime.demo.organizationId;
+    const apiKeyHash = hashApiKey(service.runtime.demo.keys.workspace);
+    const issuer = makeIssuer({ organizationId, issuerUrl: idp.issuerUrl });
+    await federation.createIssuer(issuer);
+    policy = makePolicy({ organizationId, issuerId: issuer.id, subject: SUBJECT, audience: AUDIENCE, apiKeyHash });
+    await federation.createPolicy(policy);
+    const jtiIssuer = makeIssuer({ organizationId, issuerUrl: `${idp.issuerUrl}/jti`, jwksUrl: idp.keysUrl, checkJti: true });
+    await federation.createIssuer(jtiIssuer);
+    replayPolicy = makePolicy({ organizationId, issuerId: jtiIssuer.id, subject: SUBJECT, audience: AUDIENCE, apiKeyHash });
+    await federation.createPolicy(replayPolicy);
+    // Warm: the token endpoint reads the active signing-key record once per 30 s (beside the
+    // first stage); the counts below are those of a warm container.
+    expect((await exchange(policy)).status).toBe(200);
+  });
+  afterAll(async () => {
+    await idp?.close();
+    stores?.destroy();
+    await service?.stop();
+  });
+
+  /** The calls one request made: count, stages, and what they were, in order. */
+  async function measure(send: () => Promise<{ status: number; headers: Headers }>): Promise<{ status: number; count: number; depth: number; calls: string[] }> {
+    const response = await send();
+    const requestId = response.headers.get('x-request-id');
+    expect(requestId).toBeTruthy();
+    // A write the answer does not wait for would land after it: none may (every answer is durable).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const mine = calls.filter((call) => call.requestId === requestId);
+    return {
+      status: response.status,
+      count: mine.length,
+      depth: sequentialDepth(mine),
+      calls: mine.sort((a, b) => a.start - b.start).map((call) => `${call.service}.${call.command}(${call.tables.join(',')})`),
+    };
+  }
+
+  const exchange = (target: FederationPolicy, claims: Record<string, unknown> = {}, issuerUrl = idp.issuerUrl) =>
+    measure(() =>
+      service.call('/oauth/token', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: GRANT,
+          subject_token_type: JWT_TYPE,
+          subject_token: idp.sign({ iss: issuerUrl, sub: SUBJECT, aud: AUDIENCE, jti: randomUUID(), ...claims }),
+          federation_policy_id: target.id,
+        }).toString(),
+      }),
+    );
+
+  describe('POST /oauth/token: at most 3 sequential stages, KMS Sign included', () => {
+    it('issued: (rate counter ∥ policy) → (issuer ∥ organization ∥ key) → (Sign ∥ event)', async () => {
+      const issued = await exchange(policy);
+      expect(issued).toMatchObject({ status: 200, depth: 3, count: 7 });
+      expect(issued.calls).toContain('KMS.Sign()');
+    });
+
+    it('issued with a jti check: the claim runs beside the signature and the event', async () => {
+      const issued = await exchange(replayPolicy, { jti: 'round-trips-1' }, `${idp.issuerUrl}/jti`);
+      expect(issued).toMatchObject({ status: 200, depth: 3, count: 8 });
+    });
+
+    it('refused: no more stages than an issued token', async () => {
+      const refused = await exchange(policy, { sub: 'repo:acme/other:ref:refs/heads/main' });
+      expect(refused).toMatchObject({ status: 400, depth: 3 });
+      const replayed = await exchange(replayPolicy, { jti: 'round-trips-1' }, `${idp.issuerUrl}/jti`);
+      expect(replayed).toMatchObject({ status: 400 });
+      expect(replayed.depth).toBeLessThanOrEqual(4);
+    });
+  });
+});
