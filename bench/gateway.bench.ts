@@ -79,10 +79,12 @@ async function authenticationBench(): Promise<void> {
       createdAt: now,
       updatedAt: null,
     };
-    // The two reads authentication makes, in memory: what is left is the gateway's own work.
+    // The read authentication makes, in memory: what is left is the gateway's own work.
     const accounts = {
-      getApiKey: async (h: string) => (h === hash ? key : undefined),
-      getOrganization: async (id: string) => (id === 'org' ? organization : undefined),
+      getRecords: async ({ keyHash, organizationId }: { keyHash?: string; organizationId?: string }) => ({
+        key: keyHash === hash ? key : undefined,
+        organization: organizationId === 'org' ? organization : undefined,
+      }),
     } as unknown as AccountStore;
     const record = { kid: signer.kid, keyRef: 'bench', publicJwk: signer.publicJwk, status: 'active' as const, createdAt: now, retiredAt: null };
     const accessTokens = new SigningKeyAccessTokenVerifier({ signingKeys: { list: async () => [record] }, clock: systemClock, issuer: ISSUER, maxTokenLifetimeSeconds: 900 });

@@ -51,6 +51,11 @@ export interface AccountStore {
 
   createApiKey(key: ApiKeyRecord): Promise<void>;
   getApiKey(hash: string): Promise<ApiKeyRecord | undefined>;
+  /**
+   * A request's records in one round trip, read consistently: any of the key by its hash, the
+   * organization and the workspace. What is not asked for or does not exist is absent.
+   */
+  getRecords(ids: RecordIds): Promise<AccountRecords>;
   listApiKeys(organizationId: string): Promise<ApiKeyRecord[]>;
   updateApiKey(hash: string, patch: ApiKeyPatch, updatedAt: string): Promise<ApiKeyRecord | undefined>;
   deleteApiKey(hash: string): Promise<boolean>;
@@ -72,4 +77,18 @@ export class AlreadyExistsError extends Error {
     super(`${what} already exists`);
     this.name = 'AlreadyExistsError';
   }
+}
+
+/** What {@link AccountStore.getRecords} reads. */
+export interface RecordIds {
+  keyHash?: string;
+  organizationId?: string;
+  /** A workspace of the organization named above. */
+  workspaceId?: string;
+}
+
+export interface AccountRecords {
+  key?: ApiKeyRecord;
+  organization?: Organization;
+  workspace?: Workspace;
 }

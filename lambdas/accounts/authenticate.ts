@@ -1,6 +1,6 @@
 import { ForbiddenError, UnauthenticatedError } from '../errors';
 import type { Clock } from '../clock';
-import type { AccountStore } from './account-store';
+import type { AccountRecords, AccountStore } from './account-store';
 import { hashApiKey, isApiKeyFormat } from './api-keys';
 import type { ApiKeyRecord, Principal } from './types';
 
@@ -42,7 +42,8 @@ export function credentialKind(authorization: string | undefined): CredentialKin
 /**
  * SPEC 5: one bearer-authentication path for every protected route. The key record is
  * read on every request (strongly consistent), so disabling or deleting a key, or the key
- * an access token acts as, takes effect on the next request.
+ * an access token acts as, takes effect on the next request. With its organization and
+ * workspace it takes one round trip once the container has seen the key.
  */
 export async function authenticate(authorization: string | undefined, deps: AuthenticationDeps): Promise<Principal> {
   if (authorization === undefined || authorization.trim() === '') {
@@ -69,15 +70,37 @@ export async function authenticate(authorization: string | undefined, deps: Auth
     throw new UnauthenticatedError('unknown_key', 'Invalid API key');
   }
 
-  const key = await deps.accounts.getApiKey(keyHash);
+  const { key, organization, workspace } = await readRecords(deps.accounts, keyHash);
   if (!key) throw new UnauthenticatedError('unknown_key', kind === 'api_key' ? 'Invalid API key' : 'The API key behind this access token no longer exists');
   if (key.disabled) throw new UnauthenticatedError('disabled_key', 'API key is disabled');
   if (key.expiresAt && Date.parse(key.expiresAt) <= deps.clock.now().getTime()) {
     throw new UnauthenticatedError('expired_key', 'API key has expired');
   }
-  const organization = await deps.accounts.getOrganization(key.organizationId);
   if (!organization) throw new UnauthenticatedError('unknown_key', 'Invalid API key');
-  return { organization, key, scope: scopeOf(key), credential: kind, federationPolicyId };
+  return { organization, key, workspace: workspace ?? null, scope: scopeOf(key), credential: kind, federationPolicyId };
+}
+
+/**
+ * Where each key seen by this container lives: its organization and workspace, which never
+ * change for a key. Knowing them, the key, its organization and its workspace are read in one
+ * round trip; the key's own state (disabled, deleted, expired) is still read on every request.
+ */
+const placements = new Map<string, { organizationId: string; workspaceId: string | null }>();
+/** Far more keys than one container serves; the oldest is forgotten first. */
+export const KEY_PLACEMENT_CACHE_SIZE = 10_000;
+
+/** The key and, beside it when its placement is known, its organization and workspace. */
+async function readRecords(accounts: AccountStore, keyHash: string): Promise<AccountRecords> {
+  const known = placements.get(keyHash);
+  const records = await accounts.getRecords({ keyHash, organizationId: known?.organizationId, workspaceId: known?.workspaceId ?? undefined });
+  const { key } = records;
+  if (!key) return records;
+  if (known && known.organizationId === key.organizationId && known.workspaceId === key.workspaceId) return records;
+  // First seen here (or placed elsewhere than remembered): one more round trip, remembered.
+  if (placements.size >= KEY_PLACEMENT_CACHE_SIZE) placements.delete(placements.keys().next().value!);
+  placements.set(keyHash, { organizationId: key.organizationId, workspaceId: key.workspaceId });
+  const placed = await accounts.getRecords({ organizationId: key.organizationId, workspaceId: key.workspaceId ?? undefined });
+  return { ...placed, key };
 }
 
 /** SPEC 2.12: workspace and personal keys are for inference; management keys for management. */

@@ -113,6 +113,8 @@ export interface Guardrail {
 export interface Principal {
   organization: Organization;
   key: ApiKeyRecord;
+  /** The key's workspace; null for a key outside any workspace, or a workspace since deleted. */
+  workspace: Workspace | null;
   /** SPEC 2.12: what the credential may do. */
   scope: 'inference' | 'management';
   /** How the caller authenticated. */

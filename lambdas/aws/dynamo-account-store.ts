@@ -1,10 +1,12 @@
 import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
+  type AccountRecords,
   type AccountStore,
   type ApiKeyPatch,
   type GuardrailHolder,
   type OrganizationPatch,
+  type RecordIds,
   type SetChange,
   type WorkspacePatch,
 } from '../accounts/account-store';
@@ -213,6 +215,24 @@ export class DynamoAccountStore implements AccountStore {
 
   async getApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
     return withGuardrailList(await this.items.get<ApiKeyRecord>(keyPk(hash), 'APIKEY'));
+  }
+
+  async getRecords({ keyHash, organizationId, workspaceId }: RecordIds): Promise<AccountRecords> {
+    const keyOf = keyHash === undefined ? undefined : { pk: keyPk(keyHash), sk: 'APIKEY' };
+    const orgOf = organizationId === undefined ? undefined : { pk: orgPk(organizationId), sk: 'ORG' };
+    const workspaceOf = organizationId === undefined || workspaceId === undefined ? undefined : { pk: orgPk(organizationId), sk: `WORKSPACE#${workspaceId}` };
+    const wanted = [keyOf, orgOf, workspaceOf].filter((key): key is { pk: string; sk: string } => key !== undefined);
+    if (wanted.length === 0) return {};
+    const items = await this.items.batchGet(wanted);
+    const found = <T>(key: { pk: string; sk: string } | undefined): T | undefined => {
+      const item = key && items.get(itemId(key.pk, key.sk));
+      return item ? strip<T>(item) : undefined;
+    };
+    return {
+      key: withGuardrailList(found<ApiKeyRecord>(keyOf)),
+      organization: found<Organization>(orgOf),
+      workspace: withGuardrailList(found<Workspace>(workspaceOf)),
+    };
   }
 
   async listApiKeys(organizationId: string): Promise<ApiKeyRecord[]> {

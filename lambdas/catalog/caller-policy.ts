@@ -101,8 +101,7 @@ export function buildCallerPolicy(input: {
 
 /** Guardrails on the key and on its workspace all apply (SPEC 1). */
 export async function loadCallerPolicy(principal: Principal, accounts: AccountStore, region: string | null): Promise<CallerPolicy> {
-  const { organization, key } = principal;
-  const workspace = key.workspaceId ? await accounts.getWorkspace(organization.id, key.workspaceId) : undefined;
+  const { organization, key, workspace } = principal;
   const ids = [...key.guardrailIds, ...(workspace?.guardrailIds ?? [])];
   const guardrails = ids.length > 0 ? await accounts.getGuardrails(organization.id, ids) : [];
   return buildCallerPolicy({ organization, guardrails, region });

@@ -103,9 +103,10 @@ describe('a function whose role lacks a grant it uses', () => {
       expect(service.iam.denials).toEqual([
         {
           fn: 'Catalog',
-          action: 'dynamodb:GetItem',
+          // Authentication reads the key, its organization and workspace in one BatchGetItem.
+          action: 'dynamodb:BatchGetItem',
           resource: KEYS_TABLE,
-          message: `User: ${session} is not authorized to perform: dynamodb:GetItem on resource: ${KEYS_TABLE} because no identity-based policy allows the dynamodb:GetItem action`,
+          message: `User: ${session} is not authorized to perform: dynamodb:BatchGetItem on resource: ${KEYS_TABLE} because no identity-based policy allows the dynamodb:BatchGetItem action`,
         },
       ]);
     } finally {
@@ -118,7 +119,7 @@ describe('a function whose role lacks a grant it uses', () => {
     const service = await startTestService({ ...quiet, iam: { stack } });
     await service.call('/models/user', { key: service.runtime.demo.keys.workspace });
     await expect(service.stop()).rejects.toThrow(
-      `AWS requests the stack's IAM policies deny:\nUser: ${service.iam.principal('Catalog')!.sessionArn} is not authorized to perform: dynamodb:GetItem on resource: ${KEYS_TABLE} because no identity-based policy allows the dynamodb:GetItem action`,
+      `AWS requests the stack's IAM policies deny:\nUser: ${service.iam.principal('Catalog')!.sessionArn} is not authorized to perform: dynamodb:BatchGetItem on resource: ${KEYS_TABLE} because no identity-based policy allows the dynamodb:BatchGetItem action`,
     );
   });
 });

@@ -36,11 +36,13 @@ function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   };
 }
 
-/** Only the two reads authentication makes. */
+/** Only the read authentication makes. */
 function storeWith(key: ApiKeyRecord | undefined): AccountStore {
   return {
-    getApiKey: async (hash: string) => (key && key.hash === hash ? key : undefined),
-    getOrganization: async (id: string) => (id === organization.id ? organization : undefined),
+    getRecords: async ({ keyHash, organizationId }: { keyHash?: string; organizationId?: string }) => ({
+      key: key && key.hash === keyHash ? key : undefined,
+      organization: organizationId === organization.id ? organization : undefined,
+    }),
   } as unknown as AccountStore;
 }
 

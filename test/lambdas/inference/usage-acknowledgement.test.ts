@@ -114,8 +114,10 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
   const api = () =>
     createInferenceApi({
       accounts: {
-        getApiKey: async (hash: string) => (hash === key.hash ? key : undefined),
-        getOrganization: async (id: string) => (id === organization.id ? organization : undefined),
+        getRecords: async ({ keyHash, organizationId }: { keyHash?: string; organizationId?: string }) => ({
+          key: keyHash === key.hash ? key : undefined,
+          organization: organizationId === organization.id ? organization : undefined,
+        }),
       } as unknown as AccountStore,
       catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
       clock,
