@@ -1,0 +1,114 @@
+/**
+ * What each route costs where it runs (`npm run bench`). In AWS a request's latency is its
+ * sequential round trips to DynamoDB and KMS, not its CPU: the local runtime reports every AWS
+ * SDK call of its functions (and every signature, KMS `Sign` in AWS) with the request it
+ * served (local/aws-calls.ts). Per route, a warm request's calls, its sequential stages, an
+ * AWS latency model (each stage costs its slowest call at the stated latency), and the median
+ * time the whole request takes on the local runtime, embedded DynamoDB included.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hashApiKey } from '../lambdas/accounts/api-keys';
+import { createDocumentClient } from '../lambdas/aws/dynamo-client';
+import { DynamoFederationStore } from '../lambdas/aws/dynamo-federation-store';
+import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
+import { sequentialDepth, type AwsCall } from '../local/aws-calls';
+import { readDevCertificateAuthority } from '../local/dev-ca';
+import { startLocalRuntime } from '../local/runtime';
+import { quietSdkNodeNotice } from '../local/sdk-node-notice';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { makeIssuer, makePolicy } from '../test/support/federation-fixtures';
+import { startIdentityProvider } from '../test/support/identity-provider';
+
+/** Per call, as a function in the table's region sees them: single-digit milliseconds. */
+const LATENCY_MS: Record<string, number> = { DynamoDB: 5, KMS: 10 };
+const RUNS = 30;
+
+/** Each stage costs its slowest call: calls at one depth overlap in time. */
+function modelledMs(calls: readonly AwsCall[]): number {
+  const sorted = [...calls].sort((a, b) => a.start - b.start);
+  const depthOf = new Map<AwsCall, number>();
+  for (const call of sorted) {
+    const before = sorted.filter((other) => depthOf.has(other) && other.end <= call.start).map((other) => depthOf.get(other)!);
+    depthOf.set(call, before.length ? Math.max(...before) + 1 : 1);
+  }
+  const stages = new Map<number, number>();
+  for (const [call, depth] of depthOf) stages.set(depth, Math.max(stages.get(depth) ?? 0, LATENCY_MS[call.service] ?? 5));
+  return [...stages.values()].reduce((sum, ms) => sum + ms, 0);
+}
+
+async function main(): Promise<void> {
+  quietSdkNodeNotice();
+  const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-bench-'));
+  const calls: AwsCall[] = [];
+  const runtime = await startLocalRuntime({ port: 0, persist: false, dataDir, logLevel: 'ERROR', catalogCacheSeconds: 3600, exchangeLimit: 100_000, observeAwsCalls: (call) => calls.push(call) });
+  const idp = await startIdentityProvider({ ca: readDevCertificateAuthority(dataDir) });
+  const client = new DynamoDBClient({ endpoint: runtime.dynamoEndpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    const federation = new DynamoFederationStore(createDocumentClient(client), TABLE_SCHEMAS.policies.localName);
+    const issuer = makeIssuer({ organizationId: runtime.demo.organizationId, issuerUrl: idp.issuerUrl });
+    await federation.createIssuer(issuer);
+    const policy = makePolicy({ organizationId: runtime.demo.organizationId, issuerId: issuer.id, subject: 'bench', audience: 'bench', apiKeyHash: hashApiKey(runtime.demo.keys.workspace) });
+    await federation.createPolicy(policy);
+
+    const { keys } = runtime.demo;
+    const send = (path: string, init: RequestInit = {}, key?: string) =>
+      fetch(`${runtime.baseUrl}${path}`, { ...init, headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(init.headers as Record<string, string>) } }).then((r) => r.text().then(() => r.status));
+    const routes: [string, () => Promise<number>][] = [
+      ['GET /models/user?limit=10', () => send('/models/user?limit=10', {}, keys.workspace)],
+      ['GET /key', () => send('/key', {}, keys.workspace)],
+      ['GET /keys', () => send('/keys', {}, keys.managementReadOnly)],
+      ['GET /workspaces', () => send('/workspaces', {}, keys.managementReadOnly)],
+      [
+        'POST /chat/completions (development provider)',
+        () => send('/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) }, keys.workspace),
+      ],
+      [
+        'POST /oauth/token (issued)',
+        () =>
+          send('/oauth/token', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({
+              grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+              subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+              subject_token: idp.sign({ sub: 'bench', aud: 'bench', jti: randomUUID() }),
+              federation_policy_id: policy.id,
+            }).toString(),
+          }),
+      ],
+    ];
+
+    console.log(`\nRound trips per warm request (AWS model: DynamoDB ${LATENCY_MS.DynamoDB} ms, KMS Sign ${LATENCY_MS.KMS} ms per stage)`);
+    console.log('| route | SDK calls | sequential stages | modelled AWS storage latency | local request, median |');
+    console.log('|---|---:|---:|---:|---:|');
+    for (const [name, request] of routes) {
+      for (let i = 0; i < 3; i++) await request();
+      const before = calls.length;
+      const status = await request();
+      if (status !== 200) throw new Error(`${name} answered ${status}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const mine = calls.slice(before);
+      const times: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const start = performance.now();
+        await request();
+        times.push(performance.now() - start);
+      }
+      times.sort((a, b) => a - b);
+      console.log(`| ${name} | ${mine.length} | ${sequentialDepth(mine)} | ${modelledMs(mine)} ms | ${times[Math.floor(RUNS / 2)]!.toFixed(1)} ms |`);
+    }
+  } finally {
+    client.destroy();
+    await idp.close();
+    await runtime.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
