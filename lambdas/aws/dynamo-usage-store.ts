@@ -80,27 +80,18 @@ export class DynamoUsageStore implements UsageStore {
 
   async keyUsage(organizationId: string, keyHashes: readonly string[], now: Date): Promise<Map<string, KeyUsage>> {
     const wanted = new Set(keyHashes);
-    const out = new Map<string, KeyUsage>();
-    if (wanted.size === 0) return out;
-    const starts = periodStarts(now);
+    if (wanted.size === 0) return new Map();
     // One key (`GET /key`, `GET /keys/{hash}`): one strongly consistent query of its own
-    // partition. Several (`GET /keys`): one query of the organization's index, all dates.
+    // partition. Several: one query of the organization's index, all dates.
     const items =
       wanted.size === 1
         ? await this.keyItems(organizationId, [...wanted][0]!)
         : (await this.activityItems(organizationId, FIRST_DATE, LAST_DATE)).filter((item) => wanted.has(item.keyHash as string));
-    for (const item of items) {
-      const hash = item.keyHash as string;
-      let usage = out.get(hash);
-      if (!usage) out.set(hash, (usage = { usage: 0, daily: 0, weekly: 0, monthly: 0 }));
-      const cost = Number(item.cost ?? 0);
-      const date = item.date as string;
-      usage.usage += cost;
-      if (date === starts.day) usage.daily += cost;
-      if (date >= starts.week) usage.weekly += cost;
-      if (date >= starts.month) usage.monthly += cost;
-    }
-    return out;
+    return sumByKey(items, now);
+  }
+
+  async organizationUsage(organizationId: string, now: Date): Promise<Map<string, KeyUsage>> {
+    return sumByKey(await this.activityItems(organizationId, FIRST_DATE, LAST_DATE), now);
   }
 
   async activity(organizationId: string, from: string, to: string): Promise<ActivityRow[]> {
@@ -184,3 +175,21 @@ const LAST_DATE = '9999-12-31';
 
 const keyPartition = (keyHash: string) => `KEY#${keyHash}`;
 const organizationPartition = (organizationId: string) => `ORG#${organizationId}`;
+
+/** All-time, day, week and month usage per key, summed from its day items. */
+function sumByKey(items: readonly Record<string, unknown>[], now: Date): Map<string, KeyUsage> {
+  const starts = periodStarts(now);
+  const out = new Map<string, KeyUsage>();
+  for (const item of items) {
+    const hash = item.keyHash as string;
+    let usage = out.get(hash);
+    if (!usage) out.set(hash, (usage = { usage: 0, daily: 0, weekly: 0, monthly: 0 }));
+    const cost = Number(item.cost ?? 0);
+    const date = item.date as string;
+    usage.usage += cost;
+    if (date === starts.day) usage.daily += cost;
+    if (date >= starts.week) usage.weekly += cost;
+    if (date >= starts.month) usage.monthly += cost;
+  }
+  return out;
+}

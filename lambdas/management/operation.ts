@@ -22,7 +22,7 @@ export interface ManagementDeps extends AuthenticationDeps {
    * used to get around it.
    */
   exchangeRate: (sourceIp: string) => Promise<RateDecision>;
-  usage: Pick<UsageStore, 'keyUsage' | 'activity'>;
+  usage: Pick<UsageStore, 'keyUsage' | 'organizationUsage' | 'activity'>;
   /** Token exchange events (workload identity). */
   exchangeEvents: ExchangeEventStore;
 }

@@ -72,6 +72,8 @@ export interface UsageStore {
   countModelRequest(record: UsageRecord): Promise<void>;
   /** Usage of these keys of the organization, at `now`. Keys without usage are absent. */
   keyUsage(organizationId: string, keyHashes: readonly string[], now: Date): Promise<Map<string, KeyUsage>>;
+  /** Usage of every key of the organization, at `now`: one query, needing no list of keys first. */
+  organizationUsage(organizationId: string, now: Date): Promise<Map<string, KeyUsage>>;
   /** Activity rows of the organization from `from` to `to` (UTC dates, inclusive). */
   activity(organizationId: string, from: string, to: string): Promise<ActivityRow[]>;
   /** Requests and tokens per model id over the `days` UTC days ending with `now`'s. */

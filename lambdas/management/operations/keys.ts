@@ -16,10 +16,10 @@ const keyHash = (params: Record<string, string>) => pathId(params, 'hash', 'key-
 
 export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
   listKeys: async ({ principal, query, deps }) => {
-    const keys = (await deps.service.listApiKeys(orgOf(principal))).filter(
-      (key) => (query.include_disabled || !key.disabled) && (!query.workspace_id || key.workspaceId === query.workspace_id),
-    );
-    return json(200, { data: await keyViews(deps, orgOf(principal), keys) });
+    // The keys and the organization's usage at once: neither needs the other first.
+    const [all, usage] = await Promise.all([deps.service.listApiKeys(orgOf(principal)), deps.usage.organizationUsage(orgOf(principal), deps.clock.now())]);
+    const keys = all.filter((key) => (query.include_disabled || !key.disabled) && (!query.workspace_id || key.workspaceId === query.workspace_id));
+    return json(200, { data: keys.map((key) => keyView(key, usage.get(key.hash))) });
   },
   createKey: async ({ principal, body, deps }) => {
     const { key, secret } = await deps.service.createApiKey(orgOf(principal), {
