@@ -68,6 +68,18 @@ const SORT_KEYS: Record<CatalogSort, { direction: Direction; key: (view: ModelVi
 
 /** How many callers' ordered lists an index keeps (each is an array of references). */
 const RECENT_LISTS = 64;
+/**
+ * Bytes of answered pages and full lists kept with those lists: a repeated request (a
+ * caller's full list, the page a client polls) costs no serialization. The oldest lists'
+ * bytes go first past the budget.
+ */
+export const KEPT_ANSWER_BYTES = 32 * 1024 * 1024;
+
+/** A caller's ordered list and the answers already serialized from it, by page. */
+interface KeptList {
+  readonly views: readonly ModelView[];
+  readonly answers: Map<string, string>;
+}
 
 export interface ListResult {
   total: number;
@@ -85,9 +97,13 @@ export class CatalogIndex {
   private readonly byId = new Map<string, IndexedEntry>();
   /** The models sharing each canonical slug, in default order. */
   private readonly bySlug = new Map<string, IndexedEntry[]>();
-  private readonly recentLists = new Map<string, readonly ModelView[]>();
+  private readonly recentLists = new Map<string, KeptList>();
+  private keptBytes = 0;
 
-  constructor(catalog: readonly CatalogEntry[]) {
+  constructor(
+    catalog: readonly CatalogEntry[],
+    private readonly keptAnswerBudget = KEPT_ANSWER_BYTES,
+  ) {
     this.entries = catalog.map((entry, position) => indexEntry(entry, position));
     for (const indexed of this.entries) {
       const { id, canonical_slug: slug } = indexed.entry.model;
@@ -113,17 +129,41 @@ export class CatalogIndex {
 
   /** The models this caller may use, filtered, sorted and paged (SPEC 4.1). */
   list(policy: CallerPolicy, query: CatalogQuery): ListResult {
-    const views = this.filteredAndSorted(policy, query);
-    const page = query.page ? views.slice(query.page.offset, query.page.offset + query.page.limit) : views;
-    return { total: views.length, dataJson: `[${page.map(serializeView).join(',')}]` };
+    const kept = this.filteredAndSorted(policy, query);
+    const { views } = kept;
+    const pageKey = query.page ? `${query.page.offset}:${query.page.limit}` : 'all';
+    let dataJson = kept.answers.get(pageKey);
+    if (dataJson === undefined) {
+      const page = query.page ? views.slice(query.page.offset, query.page.offset + query.page.limit) : views;
+      dataJson = `[${page.map(serializeView).join(',')}]`;
+      this.keepAnswer(kept, pageKey, dataJson);
+    }
+    return { total: views.length, dataJson };
+  }
+
+  private keepAnswer(kept: KeptList, pageKey: string, json: string): void {
+    const bytes = json.length * 2;
+    if (bytes > this.keptAnswerBudget) return;
+    kept.answers.set(pageKey, json);
+    this.keptBytes += bytes;
+    for (const list of this.recentLists.values()) {
+      if (this.keptBytes <= this.keptAnswerBudget) break;
+      this.forgetAnswers(list);
+    }
+  }
+
+  private forgetAnswers(list: KeptList): void {
+    for (const json of list.answers.values()) this.keptBytes -= json.length * 2;
+    list.answers.clear();
   }
 
   /**
    * The caller's whole ordered list. Callers page through it request after request, so the
-   * most recent lists are kept (by policy, modalities and sort): a later page costs only
-   * its own models. The index is immutable, so a kept list never goes stale.
+   * most recent lists are kept (by policy, modalities and sort) with the answers serialized
+   * from them: a later page costs only its own models, a repeated one nothing. The index is
+   * immutable, so a kept list never goes stale.
    */
-  private filteredAndSorted(policy: CallerPolicy, query: CatalogQuery): readonly ModelView[] {
+  private filteredAndSorted(policy: CallerPolicy, query: CatalogQuery): KeptList {
     const modalities = query.outputModalities ? modalityBits(query.outputModalities) : null;
     const key = `${policy.key}|${modalities ?? 'all'}|${query.sort ?? ''}`;
     const kept = this.recentLists.get(key);
@@ -141,9 +181,14 @@ export class CatalogIndex {
       if (view) views.push(view);
     }
     if (query.sort) sortViews(views, query.sort);
-    this.recentLists.set(key, views);
-    if (this.recentLists.size > RECENT_LISTS) this.recentLists.delete(this.recentLists.keys().next().value!);
-    return views;
+    const list: KeptList = { views, answers: new Map() };
+    this.recentLists.set(key, list);
+    if (this.recentLists.size > RECENT_LISTS) {
+      const oldest = this.recentLists.keys().next().value!;
+      this.forgetAnswers(this.recentLists.get(oldest)!);
+      this.recentLists.delete(oldest);
+    }
+    return list;
   }
 
   /** One model by id or canonical slug, with the endpoints this caller may reach. */
@@ -159,6 +204,11 @@ export class CatalogIndex {
       if (endpoints.length > 0) return { model: indexed.entry.model, endpoints };
     }
     return undefined;
+  }
+
+  /** Bytes of the answers kept with recent lists, at most the budget (for tests and the benchmark). */
+  get keptAnswerBytes(): number {
+    return this.keptBytes;
   }
 
   /** Approximate bytes of the serialized views held (for the benchmark). */

@@ -652,6 +652,24 @@ describe('ordered lists kept between requests', () => {
     expect(index.list(everyone, sorted).total).toBe(30);
   });
 
+  it('answers a repeated page or full list with the bytes it kept, within its budget', () => {
+    const index = new CatalogIndex(catalog);
+    const everyone = policy({});
+    const page = query({ page: { offset: 10, limit: 10 } });
+    const first = index.list(everyone, page);
+    // The same string, not an equal one: nothing was serialized again.
+    expect(index.list(everyone, page).dataJson).toBe(first.dataJson);
+    expect(index.list(everyone, query()).dataJson).toBe(index.list(everyone, query()).dataJson);
+    expect(index.keptAnswerBytes).toBe((first.dataJson.length + index.list(everyone, query()).dataJson.length) * 2);
+
+    const small = new CatalogIndex(catalog, 4096);
+    for (let i = 0; i < 40; i++) {
+      const who = policy({ ignoredProviders: [`provider-${i}`] });
+      expect(JSON.parse(small.list(who, query()).dataJson)).toHaveLength(30);
+      expect(small.keptAnswerBytes).toBeLessThanOrEqual(4096);
+    }
+  });
+
   it('stays correct after more callers than it keeps', () => {
     const index = new CatalogIndex(catalog);
     for (let i = 0; i < 100; i++) {
