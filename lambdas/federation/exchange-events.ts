@@ -63,12 +63,19 @@ export interface ExchangeEventStore {
 /** Events in process memory, for tests and the benchmark. */
 export class InMemoryExchangeEventStore implements ExchangeEventStore {
   readonly events: ExchangeEvent[] = [];
+  /** Where each event is in {@link events}, keyed as the table keys it. */
+  private readonly positions = new Map<string, number>();
 
   async record(event: ExchangeEvent): Promise<void> {
-    // One event per organization, policy, time and id, as the table keys it: a rewrite replaces.
-    const same = this.events.findIndex((e) => e.organizationId === event.organizationId && e.policyId === event.policyId && eventOrderKey(e) === eventOrderKey(event));
-    if (same >= 0) this.events[same] = structuredClone(event);
-    else this.events.push(structuredClone(event));
+    // One event per organization, policy, time and id: a rewrite replaces it.
+    const key = `${event.organizationId}|${event.policyId}|${eventOrderKey(event)}`;
+    const same = this.positions.get(key);
+    if (same !== undefined) {
+      this.events[same] = structuredClone(event);
+      return;
+    }
+    this.positions.set(key, this.events.length);
+    this.events.push(structuredClone(event));
   }
 
   async list({ organizationId, policyId, limit, cursor, now }: ExchangeEventQuery): Promise<ExchangeEventPage> {
