@@ -2,8 +2,10 @@
  * Copies the schemas modelgate reuses from the public service's OpenAPI document
  * (test/fixtures/openapi.yaml) into lambdas/openapi/public-schemas.json, verbatim:
  * the named schemas below with every schema they reference, and the inline schemas of the
- * key operations (the public document names no key schema). The document test holds the
- * copy equal to the public document.
+ * key operations (the public document names no key schema). The schemas of a chat completion's
+ * answer and stream chunks go to lambdas/openapi/completion-schemas.json, a file of their own:
+ * the inference function reads them (lambdas/inference/public-answer.ts) without the rest.
+ * The document test holds both copies equal to the public document.
  *
  *   npx tsx scripts/copy-public-schemas.ts
  */
@@ -32,6 +34,9 @@ const ROOTS = [
   'ActivityResponse',
 ];
 
+/** The answer of `POST /chat/completions`, JSON and streamed. */
+export const COMPLETION_ROOTS = ['ChatResult', 'ChatStreamChunk'];
+
 /** `METHOD path part`: part is `request` or a status. */
 export const INLINE = ['GET /keys 200', 'POST /keys request', 'POST /keys 201', 'GET /keys/{hash} 200', 'PATCH /keys/{hash} request', 'PATCH /keys/{hash} 200', 'DELETE /keys/{hash} 200', 'GET /key 200'];
 
@@ -45,16 +50,24 @@ export function inlineSchema(source: Json, entry: string): Json {
   return content['application/json'].schema;
 }
 
-if (require.main === module) {
-  const document = parse(readFileSync(join(root, 'test/fixtures/openapi.yaml'), 'utf8')) as Json;
+/** The named schemas with every schema they reference, verbatim. */
+function withReferences(document: Json, roots: readonly string[]): Json {
   const schemas: Json = {};
-  const pending = [...ROOTS];
+  const pending = [...roots];
   while (pending.length) {
     const name = pending.shift()!;
     if (name in schemas) continue;
     schemas[name] = document.components.schemas[name];
     for (const m of JSON.stringify(schemas[name]).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) pending.push(m[1]!);
   }
+  return schemas;
+}
+
+if (require.main === module) {
+  const document = parse(readFileSync(join(root, 'test/fixtures/openapi.yaml'), 'utf8')) as Json;
+  const schemas = withReferences(document, ROOTS);
   const inline = Object.fromEntries(INLINE.map((entry) => [entry, inlineSchema(document, entry)]));
   writeFileSync(join(root, 'lambdas/openapi/public-schemas.json'), `${JSON.stringify({ schemas, inline }, null, 2)}\n`);
+  const completion = withReferences(document, COMPLETION_ROOTS);
+  writeFileSync(join(root, 'lambdas/openapi/completion-schemas.json'), `${JSON.stringify({ schemas: completion }, null, 2)}\n`);
 }

@@ -1,4 +1,5 @@
 import type { Context } from 'aws-lambda';
+import { randomId, type IdGenerator } from '../clock';
 import { authenticate, requireInference, type AuthenticationDeps } from '../accounts/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
@@ -8,6 +9,7 @@ import { credentialHeader, jsonBody, requestHost } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
 import { parseChatRequest, upstreamBody, type ChatRequest } from './chat-request';
+import { errorChunk, publicChunk, publicCompletion, type AnswerFacts } from './public-answer';
 import { openUpstream, sseEvents, type OpenedUpstream, type UpstreamOptions } from './upstream';
 
 /** Token counts of one completed request, as the provider reported them. */
@@ -29,6 +31,8 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
   logger: ErrorLogger;
+  /** The answer's id when the provider sends none. @default randomId */
+  newId?: IdGenerator;
 }
 
 /** Where unexpected errors go: names and messages only, never a request body or header. */
@@ -44,7 +48,9 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  * `POST /chat/completions` (SPEC 4.5), OpenAI-compatible: an inference credential, a model
  * the caller may reach under its preferences, privacy settings, guardrails and region,
  * sent to the first eligible provider endpoint. `"stream": true` answers
- * `text/event-stream` chunks as the provider sends them, ending with `data: [DONE]`.
+ * `text/event-stream` chunks as the provider sends them, ending with `data: [DONE]`. Either
+ * way the answer is in the public response shapes whatever the provider sent
+ * (public-answer.ts), with the routed model and the provider that answered.
  *
  * A streaming handler in Lambda and locally alike; a client that disconnects aborts the
  * upstream request.
@@ -55,9 +61,11 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  * leave a completion the client received uncounted.
  */
 export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters<StreamingHandler>) => Promise<number> {
+  const newId = deps.newId ?? randomId;
   return async (event, stream, context: Context) => {
     const response = new StreamingResponse(stream);
     const clientGone = response.disconnectSignal();
+    let facts: AnswerFacts | undefined;
     try {
       const principal = await authenticate(credentialHeader(event), deps);
       requireInference(principal);
@@ -71,16 +79,15 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
       const at = deps.clock.now();
 
       const upstream = await openUpstream(found.endpoints, upstreamBody(request, found.model.id), clientGone, deps.upstream);
-      const relayed = request.stream
-        ? await relayStream(upstream, request, response)
-        : await relayJson(upstream, found.model.id, response);
+      facts = { id: `gen-${newId()}`, created: Math.floor(at.getTime() / 1000), model: found.model.id, provider: upstream.endpoint.provider_name };
+      const relayed = request.stream ? await relayStream(upstream, request, response, facts) : await relayJson(upstream, response, facts);
       if (relayed.usage) {
         // SPEC 2.3: priced at the request instant, whichever credential made the call.
         await recordUsage(usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at }), deps, context);
       }
       relayed.acknowledge();
     } catch (error) {
-      if (!clientGone.aborted) reportError(error, response, deps, context);
+      if (!clientGone.aborted) reportError(error, response, deps, context, facts);
     }
     await response.end();
     return response.status;
@@ -108,7 +115,7 @@ interface Relayed {
 }
 
 /** Reads the provider's answer; the body goes out in `acknowledge`, once its usage is recorded. */
-async function relayJson(upstream: OpenedUpstream, modelId: string, response: StreamingResponse): Promise<Relayed> {
+async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   let body: Record<string, unknown>;
   try {
@@ -123,7 +130,7 @@ async function relayJson(upstream: OpenedUpstream, modelId: string, response: St
   }
   return {
     usage: usageOf(body.usage) ?? { promptTokens: 0, completionTokens: 0 },
-    acknowledge: () => response.json(200, { ...body, model: modelId, provider: name }),
+    acknowledge: () => response.json(200, publicCompletion(body, facts)),
   };
 }
 
@@ -132,7 +139,7 @@ async function relayJson(upstream: OpenedUpstream, modelId: string, response: St
  * upstream (SPEC 1: usage is accounted from it) and passed on only when the caller asked.
  * The final `data: [DONE]` goes out in `acknowledge`, once the usage is recorded.
  */
-async function relayStream(upstream: OpenedUpstream, request: ChatRequest, response: StreamingResponse): Promise<Relayed> {
+async function relayStream(upstream: OpenedUpstream, request: ChatRequest, response: StreamingResponse, facts: AnswerFacts): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   const type = upstream.response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/event-stream')) {
@@ -158,9 +165,12 @@ async function relayStream(upstream: OpenedUpstream, request: ChatRequest, respo
       } catch {
         throw new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not JSON`);
       }
+      if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
+        throw new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not a JSON object`);
+      }
       if (chunk.error) {
         // The provider reports its own failure mid-stream: pass it on and stop.
-        response.write(`data: ${event.data}\n\n`);
+        response.write(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
         upstream.abort();
         return { usage, acknowledge: () => undefined };
       }
@@ -169,10 +179,9 @@ async function relayStream(upstream: OpenedUpstream, request: ChatRequest, respo
       if (reported && !request.includeUsage) {
         if (Array.isArray(chunk.choices) && chunk.choices.length === 0) continue;
         const { usage: _usage, ...rest } = chunk;
-        response.write(`data: ${JSON.stringify(rest)}\n\n`);
-        continue;
+        chunk = rest;
       }
-      response.write(`data: ${event.data}\n\n`);
+      response.write(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
     }
   } catch (error) {
     upstream.abort();
@@ -190,13 +199,15 @@ function usageOf(value: unknown): CompletionUsage | undefined {
 
 /**
  * SPEC 7.1 error body before the response has started; once the stream is open the status
- * is sent, so the error goes out as a final event, as OpenAI-compatible clients read it.
+ * is sent, so the error goes out as a final chunk with an `error` member, as OpenAI-compatible
+ * clients and the official SDK read it.
  */
 function reportError(
   error: unknown,
   response: StreamingResponse,
   { logger, resourceMetadataUrl }: Pick<InferenceApiDeps, 'logger' | 'resourceMetadataUrl'>,
   context: Context | undefined,
+  facts: AnswerFacts | undefined,
 ): void {
   const { status, body, headers } = toErrorBody(error, { resourceMetadataUrl });
   if (status === 500) {
@@ -205,5 +216,5 @@ function reportError(
     logger.error('unhandled error', { requestId: context?.awsRequestId, error: e?.name, detail: e?.message });
   }
   if (!response.started) response.json(status, body, headers);
-  else response.write(`data: ${JSON.stringify(body)}\n\n`);
+  else response.write(`data: ${JSON.stringify(facts ? errorChunk(body.error, facts) : body)}\n\n`);
 }

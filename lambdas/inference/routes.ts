@@ -14,10 +14,13 @@ export const INFERENCE_ROUTES = [
     ok: {
       status: 200,
       media: {
-        'application/json': { schema: ref('ChatCompletion') },
+        'application/json': { schema: ref('ChatResult') },
         // One `data:` line per chunk, then `data: [DONE]`.
         'text/event-stream': {
-          schema: { type: 'string', description: 'Server-sent events: each `data:` is a ChatCompletionStreamEvent (components), then `data: [DONE]`.' },
+          schema: {
+            type: 'string',
+            description: 'Server-sent events: each `data:` is a ChatStreamChunk (components), then `data: [DONE]`; a failure after the stream started is a last chunk with `error`, without `[DONE]`.',
+          },
         },
       },
     },

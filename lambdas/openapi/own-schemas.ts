@@ -1,7 +1,7 @@
 /**
- * modelgate's own schemas: errors (SPEC 7), the token endpoint, the key set, chat completions,
- * the key answers, the federation schemas (federation-schemas.ts) and the discovery documents
- * (discovery-schemas.ts).
+ * modelgate's own schemas: errors (SPEC 7), the token endpoint, the key set, chat completion
+ * requests (their answers are the public ChatResult and ChatStreamChunk), the key answers, the
+ * federation schemas (federation-schemas.ts) and the discovery documents (discovery-schemas.ts).
  */
 import { BOOLEAN_PARAMETERS, INTEGER_PARAMETERS, NUMBER_PARAMETERS, POSITIVE_INTEGER_PARAMETERS, ROLES } from '../inference/chat-parameters';
 import { DISCOVERY_SCHEMAS } from './discovery-schemas';
@@ -127,45 +127,6 @@ export const OWN_SCHEMAS: Json = {
     },
     required: ['model', 'messages'],
     additionalProperties: true,
-  },
-  ChatCompletion: {
-    type: 'object',
-    description: 'The provider\'s OpenAI-compatible answer, with the routed model and provider.',
-    properties: {
-      id: { type: 'string' },
-      object: { type: 'string', const: 'chat.completion' },
-      model: { type: 'string', description: 'The id of the model that answered.' },
-      provider: { type: 'string', description: 'The provider whose endpoint answered.' },
-      choices: { type: 'array', items: { type: 'object', additionalProperties: true } },
-      usage: { type: 'object', additionalProperties: true },
-    },
-    required: ['id', 'choices', 'model', 'provider'],
-    additionalProperties: true,
-  },
-  ChatCompletionStreamEvent: {
-    description: 'The data of one server-sent event of a streamed completion, before the final `[DONE]`.',
-    anyOf: [
-      {
-        type: 'object',
-        description: "A chat.completion.chunk, as the provider sent it (the routed model's id in place of the caller's spelling).",
-        properties: {
-          id: { type: 'string' },
-          object: { type: 'string', const: 'chat.completion.chunk' },
-          model: { type: 'string' },
-          choices: { type: 'array', items: { type: 'object', additionalProperties: true } },
-          usage: { type: ['object', 'null'], additionalProperties: true, description: 'The final usage chunk, when `stream_options.include_usage` asked for it.' },
-        },
-        required: ['choices'],
-        additionalProperties: true,
-      },
-      {
-        type: 'object',
-        description: 'A failure after the stream started: the SPEC 7.1 error, or the provider\'s own; the last event.',
-        properties: { error: { type: 'object', properties: { code: {}, message: { type: 'string' } }, required: ['message'], additionalProperties: true } },
-        required: ['error'],
-        additionalProperties: true,
-      },
-    ],
   },
   CreateKeyResponse: {
     type: 'object',

@@ -12,12 +12,13 @@
 import { ACCESS_LEVELS, GUARDRAIL_LIMITS, KEY_KINDS, KEY_NAME_MAX, WORKSPACE_LIMITS, WORKSPACE_SLUG } from '../accounts/types';
 import { KEY_HASH_PATTERN, NON_BLANK, SAFE_TEXT, invalid, ref, text, type Json } from './json-schema';
 import { OWN_SCHEMAS } from './own-schemas';
+import completionCopy from './completion-schemas.json';
 import publicCopy from './public-schemas.json';
 
 export { ref, type Json };
 
-/** The public document's schemas modelgate reuses, verbatim. */
-export const PUBLIC_SCHEMAS: Readonly<Record<string, Json>> = publicCopy.schemas;
+/** The public document's schemas modelgate reuses, verbatim (a completion's answer in a file of its own). */
+export const PUBLIC_SCHEMAS: Readonly<Record<string, Json>> = { ...publicCopy.schemas, ...completionCopy.schemas };
 /** The public document's inline schemas of the key operations, by `METHOD path part`. */
 export const PUBLIC_INLINE: Readonly<Record<string, Json>> = publicCopy.inline;
 
@@ -122,10 +123,33 @@ const GUARDRAIL_INPUT: Adaptation = {
 };
 
 /**
+ * A completion's answer is the provider's, made to follow the public shapes
+ * (lambdas/inference/public-answer.ts): members a provider adds are passed on, and the
+ * answer names the provider that served it.
+ */
+const PROVIDER_MEMBERS: Adaptation = { extra: { additionalProperties: true } };
+const ROUTED_ANSWER: Adaptation = {
+  add: { provider: { type: 'string', description: 'The provider whose endpoint answered.' } },
+  required: ['provider'],
+  extra: { additionalProperties: true },
+};
+
+/**
  * Public schemas modelgate describes differently, by their public name; the test of the
  * document compares every field not named here with the public document.
  */
 export const ADAPTED: Readonly<Record<string, Adaptation>> = {
+  ChatResult: ROUTED_ANSWER,
+  ChatStreamChunk: {
+    ...ROUTED_ANSWER,
+    // A provider's own error, passed on mid-stream, keeps its members (an OpenAI-style `type`).
+    change: { error: { ...PUBLIC_SCHEMAS.ChatStreamChunk!.properties.error, additionalProperties: true } },
+  },
+  ChatChoice: PROVIDER_MEMBERS,
+  ChatAssistantMessage: PROVIDER_MEMBERS,
+  ChatStreamChoice: PROVIDER_MEMBERS,
+  ChatStreamDelta: PROVIDER_MEMBERS,
+  ChatUsage: PROVIDER_MEMBERS,
   PublicEndpoint: {
     change: {
       // The catalog's own provider names: the public list is a closed enumeration of one day's providers.

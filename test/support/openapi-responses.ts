@@ -96,10 +96,10 @@ export function responseMismatch(method: string, resource: string, status: numbe
   return validate(body) ? null : `${method} ${resource} ${status}: ${explain(validate, body)}`;
 }
 
-/** Each event's data of a streamed completion is a ChatCompletionStreamEvent, and `[DONE]` comes last (if at all). */
+/** Each event's data of a streamed completion is a ChatStreamChunk, and `[DONE]` comes last (if at all). */
 function streamMismatch(key: string, body: unknown): string | null {
   if (typeof body !== 'string') return `${key}: a stream, but its text was not given`;
-  const validate = validator('ChatCompletionStreamEvent', { $ref: '#/components/schemas/ChatCompletionStreamEvent' });
+  const validate = validator('ChatStreamChunk', { $ref: '#/components/schemas/ChatStreamChunk' });
   const events = body.split('\n\n').filter((event) => event.trim() !== '' && !event.startsWith(':'));
   for (const [i, event] of events.entries()) {
     const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n');

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 /** What the upstream does with the next request to one provider path. */
 export type UpstreamBehaviour =
   /** Answers like an OpenAI-compatible provider: echo of the last user message, JSON or SSE. */
-  | { kind: 'answer'; delayMs?: number }
+  | { kind: 'answer'; delayMs?: number; shape?: AnswerShape }
   /** Answers with this status and an OpenAI-style error body. */
   | { kind: 'status'; status: number; message?: string }
   /** Closes the connection without answering. */
@@ -17,7 +17,21 @@ export type UpstreamBehaviour =
   /** Streams content chunks, then closes without `[DONE]`. */
   | { kind: 'cut-off'; chunks: number }
   /** Answers 200 with a body that is not JSON. */
-  | { kind: 'garbage' };
+  | { kind: 'garbage' }
+  /** Streams content chunks, then the provider's own error event (a string code, as OpenAI's). */
+  | { kind: 'error-event'; chunks: number };
+
+/**
+ * How an answer is written:
+ * - `full`: every member an OpenAI-compatible provider usually sends;
+ * - `bare`: only the content: every member the public response schemas make optional or
+ *   nullable is left out, and so are `id`, `created`, `object`, `model`, a choice's `index`
+ *   and the message's `role`, which providers also leave out;
+ * - `extras`: members the public schemas do not name (kept by the gateway) and nulls where
+ *   they allow none (`usage: null` and `system_fingerprint: null` in every chunk, as
+ *   OpenAI-style providers send them).
+ */
+export type AnswerShape = 'full' | 'bare' | 'extras';
 
 export interface ReceivedRequest {
   provider: string;
@@ -82,7 +96,17 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     const streamHead = () => response.writeHead(200, { 'Content-Type': 'text/event-stream' });
     const usage = { prompt_tokens: 11, completion_tokens: words.length, total_tokens: 11 + words.length };
 
+    const shape = behaviour.kind === 'answer' ? (behaviour.shape ?? 'full') : 'full';
+    const extras = shape === 'extras' ? { system_fingerprint: null, x_provider_trace: 'trace-1' } : {};
+    const chunkExtras = shape === 'extras' ? { system_fingerprint: null, usage: null, obfuscation: 'k3' } : {};
+    const content = (text: string) => (shape === 'bare' ? { content: text } : { role: 'assistant', content: text });
+
     switch (behaviour.kind) {
+      case 'error-event':
+        streamHead();
+        for (let i = 0; i < behaviour.chunks; i++) response.write(contentChunk(words[i % words.length] ?? 'x', i));
+        response.end(event({ error: { message: 'The model is overloaded', code: 'server_error', type: 'server_error' } }));
+        return;
       case 'status':
         response.writeHead(behaviour.status, { 'Content-Type': 'application/json' });
         response.end(JSON.stringify({ error: { message: behaviour.message ?? `scripted ${behaviour.status}`, code: behaviour.status } }));
@@ -105,13 +129,19 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       case 'answer':
         if (body.stream !== true) {
           response.writeHead(200, { 'Content-Type': 'application/json' });
+          const message = content(words.join(' '));
           response.end(
-            JSON.stringify({
-              ...base,
-              object: 'chat.completion',
-              choices: [{ index: 0, message: { role: 'assistant', content: words.join(' ') }, finish_reason: 'stop' }],
-              usage,
-            }),
+            JSON.stringify(
+              shape === 'bare'
+                ? { choices: [{ message }] }
+                : {
+                    ...base,
+                    object: 'chat.completion',
+                    ...extras,
+                    choices: [{ index: 0, message: shape === 'extras' ? { ...message, annotations: [] } : message, finish_reason: 'stop', ...(shape === 'extras' ? { native_finish_reason: 'end_turn' } : {}) }],
+                    usage: shape === 'extras' ? { ...usage, cost_in_credits: 3 } : usage,
+                  },
+            ),
           );
           return;
         }
@@ -120,12 +150,17 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
         response.write(': processing\n\n');
         for (let i = 0; i < words.length; i++) {
           if (response.destroyed) return;
-          response.write(contentChunk(words[i]!, i));
+          const delta = i === 0 ? words[i]! : ` ${words[i]}`;
+          response.write(
+            shape === 'full'
+              ? contentChunk(words[i]!, i)
+              : event(shape === 'bare' ? { choices: [{ delta: { content: delta } }] } : { ...base, object: 'chat.completion.chunk', ...chunkExtras, choices: [{ index: 0, delta: { content: delta }, finish_reason: null }] }),
+          );
           if (behaviour.delayMs) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
         }
         if (response.destroyed) return;
-        response.write(event({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
-        if (body.stream_options?.include_usage) response.write(event({ ...base, object: 'chat.completion.chunk', choices: [], usage }));
+        if (shape !== 'bare') response.write(event({ ...base, object: 'chat.completion.chunk', ...chunkExtras, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
+        if (body.stream_options?.include_usage && shape !== 'bare') response.write(event({ ...base, object: 'chat.completion.chunk', ...chunkExtras, choices: [], usage }));
         response.end('data: [DONE]\n\n');
     }
   }

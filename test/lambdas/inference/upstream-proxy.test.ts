@@ -122,13 +122,21 @@ describe('POST /chat/completions through a provider upstream', () => {
   it.each([
     [{ kind: 'stall-after', chunks: 2 } as const, { code: 504, message: 'Provider DeepSeek stopped answering' }],
     [{ kind: 'cut-off', chunks: 2 } as const, { code: 502, message: 'Provider DeepSeek ended the stream early' }],
-  ])('reports a stream that fails after it started (%j) as a final error event, without [DONE]', async (behaviour, error) => {
+  ])('reports a stream that fails after it started (%j) as a last chunk carrying the error, without [DONE]', async (behaviour, error) => {
     upstream.script('first', behaviour, behaviour);
     const response = await raw({ model: MODEL, messages, stream: true });
     expect(response.status).toBe(200);
     const events = response.text.split('\n\n').filter(Boolean);
     expect(events).toHaveLength(3);
-    expect(JSON.parse(events[2]!.slice(6))).toEqual({ error });
+    expect(JSON.parse(events[2]!.slice(6))).toEqual({
+      id: expect.stringMatching(/^gen-/),
+      object: 'chat.completion.chunk',
+      created: expect.any(Number),
+      model: MODEL,
+      provider: 'DeepSeek',
+      choices: [],
+      error,
+    });
     expect(response.text).not.toContain('[DONE]');
     await expect(
       (async () => {

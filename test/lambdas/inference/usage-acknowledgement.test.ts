@@ -126,6 +126,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
       usage,
       resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
       logger: { error: (message, fields) => void logged.push({ message, fields }) },
+      newId: () => 'answer-1',
     });
   const context = lambdaContext('inference', 'req-1') as Context;
   beforeEach(() => {
@@ -172,7 +173,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
     ]);
   });
 
-  it('ends a stream whose usage write failed with an error event and no [DONE]', async () => {
+  it('ends a stream whose usage write failed with a last chunk carrying the error, and no [DONE]', async () => {
     const response = responseStream();
     const handled = api()(completionEvent({ stream: true }), response.stream, context);
     await usage.started;
@@ -180,9 +181,16 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
     expect(await handled).toBe(200);
     await settle();
     const events = response.body().split('\n\n').filter(Boolean);
-    expect(events.at(-1)).toBe(
-      `data: ${JSON.stringify({ error: { code: 503, message: 'The completion could not be recorded and was not charged; retry the request' } })}`,
-    );
+    expect(events.at(-1)!.startsWith('data: ')).toBe(true);
+    expect(JSON.parse(events.at(-1)!.slice(6))).toEqual({
+      id: 'gen-answer-1',
+      object: 'chat.completion.chunk',
+      created: Date.parse('2026-11-18T12:00:00Z') / 1000,
+      model: 'acme/chat',
+      provider: 'Acme',
+      choices: [],
+      error: { code: 503, message: 'The completion could not be recorded and was not charged; retry the request' },
+    });
     expect(response.body()).not.toContain('[DONE]');
   });
 
