@@ -184,7 +184,9 @@ async function proxyBench(): Promise<void> {
       const cells = [median(direct), percentile(direct, 99), median(gateway), percentile(gateway, 99), median(gateway) - median(direct), percentile(gateway, 99) - percentile(direct, 99)];
       console.log(`  ${name.padEnd(30)}${cells.map((c) => c.toFixed(2).padStart(9)).join('')}`);
     }
-    console.log('  (per request the gateway reads the key, organization and catalog version from the embedded DynamoDB; its three usage counters are written after the answer)');
+    console.log('  aim: at most 3 ms median and 8 ms p99 added, both rows (a published gateway adds 3.25 ms)');
+    console.log('  (per request the gateway reads the key, its organization and workspace in one BatchGetItem from the embedded DynamoDB,');
+    console.log('   and writes the usage item before the answer ends: after the whole answer, not before the first streamed byte)');
   } finally {
     // The last request's usage counters are written after its answer: let them land.
     await new Promise((resolve) => setTimeout(resolve, 500));
