@@ -16,11 +16,11 @@ import { INFERENCE_ROUTES } from './inference/routes';
 import { ACTIVITY_ROUTES } from './management/routes/activity';
 import { CURRENT_KEY_ROUTES } from './management/routes/current-key';
 import { EVENT_ROUTES } from './management/routes/events';
-import { GUARDRAIL_ROUTES } from './management/routes/guardrails';
+import { GUARDRAIL_ROUTES, KEY_ASSIGNMENT_ROUTES } from './management/routes/guardrails';
 import { ISSUER_ROUTES } from './management/routes/issuers';
 import { KEY_ROUTES } from './management/routes/keys';
 import { POLICY_ROUTES } from './management/routes/policies';
-import { WORKSPACE_ROUTES } from './management/routes/workspaces';
+import { WORKSPACE_CHANGE_ROUTES, WORKSPACE_ROUTES } from './management/routes/workspaces';
 import { DISCOVERY_ROUTES, OAUTH_ROUTES } from './oauth/routes';
 import { OPENAPI_ROUTES } from './openapi/routes';
 import { SETTINGS_PAGE_ROUTES } from './pages/routes';
@@ -63,6 +63,8 @@ const DECLARED = [
   ...SETTINGS_PAGE_ROUTES,
   ...EVENT_ROUTES,
   ...DISCOVERY_ROUTES,
+  ...WORKSPACE_CHANGE_ROUTES,
+  ...KEY_ASSIGNMENT_ROUTES,
 ] as const satisfies readonly RouteDefinition[];
 
 /** Every route of the REST API. */

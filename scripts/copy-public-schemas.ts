@@ -20,6 +20,9 @@ const ROOTS = [
   'CreateWorkspaceRequest',
   'CreateWorkspaceResponse',
   'GetWorkspaceResponse',
+  'UpdateWorkspaceRequest',
+  'UpdateWorkspaceResponse',
+  'DeleteWorkspaceResponse',
   'ListGuardrailsResponse',
   'CreateGuardrailRequest',
   'CreateGuardrailResponse',
@@ -31,6 +34,7 @@ const ROOTS = [
   'BulkAssignKeysResponse',
   'BulkUnassignKeysRequest',
   'BulkUnassignKeysResponse',
+  'ListKeyAssignmentsResponse',
   'ActivityResponse',
 ];
 

@@ -2,7 +2,10 @@ import type { ApiKeyRecord, Guardrail, Organization, User, Workspace } from './t
 
 export type OrganizationPatch = Partial<Pick<Organization, 'name' | 'plan' | 'providerPreferences' | 'privacy'>>;
 export type ApiKeyPatch = Partial<Pick<ApiKeyRecord, 'name' | 'disabled' | 'expiresAt'>>;
-export type WorkspacePatch = Partial<Pick<Workspace, 'name' | 'description'>>;
+export type WorkspacePatch = Partial<Pick<Workspace, 'name' | 'slug' | 'description'>>;
+
+/** What deleting a workspace found: gone now, gone before, or still holding keys (by hash). */
+export type WorkspaceDeletion = { outcome: 'deleted'; workspace: Workspace } | { outcome: 'missing' } | { outcome: 'has-keys'; keyHashes: string[] };
 
 /** What a guardrail can be attached to: a key, or a workspace (and so every key in it). */
 export type GuardrailHolder =
@@ -39,12 +42,26 @@ export interface AccountStore {
   createWorkspace(workspace: Workspace): Promise<void>;
   getWorkspace(organizationId: string, id: string): Promise<Workspace | undefined>;
   listWorkspaces(organizationId: string): Promise<Workspace[]>;
+  /**
+   * A new slug is claimed as on create (a claimed one fails with {@link AlreadyExistsError})
+   * and the old one given back once the workspace has the new one.
+   */
   updateWorkspace(organizationId: string, id: string, patch: WorkspacePatch, updatedAt: string): Promise<Workspace | undefined>;
+  /**
+   * Deletes the workspace only while it holds no key, exactly under concurrent key creation:
+   * a key takes its place in its workspace ({@link holdWorkspaceKey}) before it is written,
+   * and the delete is conditional on there being no such place. Gives the slug back.
+   */
+  deleteWorkspace(organizationId: string, id: string): Promise<WorkspaceDeletion>;
+  /** Takes the place of a key about to be created in the workspace; false when the workspace does not exist. */
+  holdWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<boolean>;
+  /** Gives the place back once the key is deleted, or its create failed. */
+  releaseWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string): Promise<void>;
 
   createUser(user: User): Promise<void>;
   getUser(organizationId: string, id: string): Promise<User | undefined>;
 
-  /** Atomically adds one guardrail id to the holder's set. */
+  /** Atomically adds one guardrail id to the holder's set, recording when (a key's `guardrailAssignedAt`). */
   addGuardrail(holder: GuardrailHolder, guardrailId: string, updatedAt: string): Promise<SetChange>;
   /** Atomically removes one guardrail id from the holder's set. */
   removeGuardrail(holder: GuardrailHolder, guardrailId: string, updatedAt: string): Promise<SetChange>;

@@ -1,7 +1,8 @@
-import { ConflictError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
-import { AlreadyExistsError, type AccountStore, type GuardrailHolder, type GuardrailPatch } from './account-store';
+import { AlreadyExistsError, type AccountStore, type GuardrailPatch, type WorkspacePatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
+import { GuardrailsService, type GuardrailInput, type KeyAssignment } from './guardrails-service';
 import { checkExpiry } from './key-expiry';
 import {
   DEFAULT_PRIVACY,
@@ -38,14 +39,7 @@ export interface NewApiKey {
   expiresAt?: string | null;
 }
 
-export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'version' | 'createdAt' | 'updatedAt'>;
-
-/**
- * How often a versioned update is tried: each round of conflicting writers has one winner,
- * so this many concurrent writers of one item all get an answer from their rules; past
- * that, the caller gets a 409 to retry (as for issuers and policies).
- */
-const UPDATE_ATTEMPTS = 10;
+export type { GuardrailInput, KeyAssignment } from './guardrails-service';
 
 /**
  * Organization, workspace, user, key and guardrail operations shared by the management
@@ -56,12 +50,14 @@ export class AccountsService {
   private readonly clock: Clock;
   private readonly newId: IdGenerator;
   private readonly random?: RandomBytes;
+  private readonly guardrails: GuardrailsService;
 
   constructor(deps: AccountsDeps) {
     this.store = deps.store;
     this.clock = deps.clock ?? systemClock;
     this.newId = deps.newId ?? randomId;
     this.random = deps.random;
+    this.guardrails = new GuardrailsService(this.store, this.clock, this.newId);
   }
 
   /** Creates an organization with a default workspace, as every organization has one. */
@@ -143,6 +139,41 @@ export class AccountsService {
     return this.store.listWorkspaces(organizationId);
   }
 
+  /** Renames a workspace, changes its slug (unique, as on create) or its description. */
+  async updateWorkspace(organizationId: string, id: string, patch: WorkspacePatch): Promise<Workspace> {
+    const current = await this.getWorkspace(organizationId, id);
+    if (patch.slug !== undefined && patch.slug !== current.slug) {
+      if (!WORKSPACE_SLUG.test(patch.slug)) throw invalidParameter('slug', 'must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit');
+      // As on create: workspaces from before slugs were claimed hold theirs without a claim.
+      if ((await this.store.listWorkspaces(organizationId)).some((w) => w.slug === patch.slug && w.id !== id)) {
+        throw new ConflictError(`A workspace with slug "${patch.slug}" already exists`);
+      }
+    }
+    const updated = await this.translate(() => this.store.updateWorkspace(organizationId, id, patch, this.timestamp()));
+    if (!updated) throw new NotFoundError(`Workspace ${id} not found`);
+    return updated;
+  }
+
+  /**
+   * Deletes a workspace that holds no key (any key: a disabled one could be enabled again),
+   * then its guardrails; the organization's first workspace, where keys go by default, stays.
+   * A key created at the same time either is refused (the workspace is gone) or makes this
+   * delete refuse: both write the workspace item, under conditions (AccountStore.deleteWorkspace).
+   */
+  async deleteWorkspace(organizationId: string, id: string): Promise<void> {
+    await this.getWorkspace(organizationId, id);
+    if ((await this.defaultWorkspace(organizationId)).id === id) {
+      throw new ForbiddenError("The organization's default workspace cannot be deleted");
+    }
+    const deletion = await this.store.deleteWorkspace(organizationId, id);
+    if (deletion.outcome === 'missing') throw new NotFoundError(`Workspace ${id} not found`);
+    if (deletion.outcome === 'has-keys') {
+      const count = deletion.keyHashes.length;
+      throw new InvalidInputError(`Workspace ${id} has ${count} API key${count === 1 ? '' : 's'}; delete ${count === 1 ? 'it' : 'them'} first`);
+    }
+    await this.guardrails.deleteWorkspaceGuardrails(organizationId, id);
+  }
+
   async createUser(organizationId: string, input: { email: string; name: string }): Promise<User> {
     await this.getOrganization(organizationId);
     const user: User = { id: this.newId(), organizationId, email: input.email, name: input.name, createdAt: this.timestamp() };
@@ -188,7 +219,16 @@ export class AccountsService {
       createdAt: this.timestamp(),
       updatedAt: null,
     };
-    await this.translate(() => this.store.createApiKey(key));
+    // The key takes its place in its workspace first, so the workspace cannot be deleted under it.
+    if (workspaceId && !(await this.store.holdWorkspaceKey(organizationId, workspaceId, key.hash, key.createdAt))) {
+      throw new NotFoundError(`Workspace ${workspaceId} not found`);
+    }
+    try {
+      await this.translate(() => this.store.createApiKey(key));
+    } catch (error) {
+      if (workspaceId) await this.store.releaseWorkspaceKey(organizationId, workspaceId, key.hash);
+      throw error;
+    }
     return { key, secret: generated.secret };
   }
 
@@ -211,134 +251,50 @@ export class AccountsService {
   }
 
   async deleteApiKey(organizationId: string, hash: string): Promise<void> {
-    await this.getApiKey(organizationId, hash);
+    const key = await this.getApiKey(organizationId, hash);
     if (!(await this.store.deleteApiKey(hash))) throw new NotFoundError(`API key ${hash} not found`);
+    if (key.workspaceId) await this.store.releaseWorkspaceKey(organizationId, key.workspaceId, hash);
   }
 
-  async createGuardrail(organizationId: string, input: GuardrailInput): Promise<Guardrail> {
-    await this.getOrganization(organizationId);
-    if (input.workspaceId) await this.getWorkspace(organizationId, input.workspaceId);
-    checkGuardrailLists(input);
-    const guardrail: Guardrail = {
-      ...input,
-      id: this.newId(),
-      organizationId,
-      version: 1,
-      createdAt: this.timestamp(),
-      updatedAt: null,
-    };
-    await this.translate(() => this.store.createGuardrail(guardrail));
-    return guardrail;
+  createGuardrail(organizationId: string, input: GuardrailInput): Promise<Guardrail> {
+    return this.guardrails.create(organizationId, input);
   }
 
-  async getGuardrail(organizationId: string, id: string): Promise<Guardrail> {
-    const guardrail = await this.store.getGuardrail(organizationId, id);
-    if (!guardrail) throw new NotFoundError(`Guardrail ${id} not found`);
-    return guardrail;
+  getGuardrail(organizationId: string, id: string): Promise<Guardrail> {
+    return this.guardrails.get(organizationId, id);
   }
 
   listGuardrails(organizationId: string): Promise<Guardrail[]> {
-    return this.store.listGuardrails(organizationId);
+    return this.guardrails.list(organizationId);
   }
 
-  /**
-   * Applies the patch to a fresh read and writes it only while the guardrail is at that
-   * read's version, as issuers and policies are written: a concurrent update makes the write
-   * fail, and the patch is checked again against what that update left, so two PATCHes can
-   * never together put a model in both lists.
-   */
-  async updateGuardrail(organizationId: string, id: string, patch: GuardrailPatch): Promise<Guardrail> {
-    const given = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
-    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.getGuardrail(organizationId, id);
-      const next: Guardrail = { ...current, ...given, version: (current.version ?? 0) + 1, updatedAt: this.timestamp() };
-      checkGuardrailLists(next);
-      if (await this.store.updateGuardrail(next, current.version)) return next;
-    }
-    throw new ConflictError('The guardrail was changed by another request at the same time; retry');
+  /** Writes a workspace's default guardrail the first time it is updated (guardrails-service.ts). */
+  updateGuardrail(organizationId: string, id: string, patch: GuardrailPatch): Promise<Guardrail> {
+    return this.guardrails.update(organizationId, id, patch);
   }
 
-  /**
-   * Deletes a guardrail and detaches it from the keys and workspaces it was on.
-   *
-   * No dangling ids, in either order of a concurrent assignment (no transactions, so by
-   * ordering): the guardrail item goes first; then every key and workspace of the
-   * organization that holds the id, as read after that, loses it by a conditional
-   * `DELETE`. An assignment re-reads the guardrail after its write
-   * ({@link confirmGuardrailExists}): if it still saw the guardrail, its write came before
-   * the delete and so before the sweep's reads, which find and remove it; if not, it
-   * removes its own write. Readers also ignore ids whose guardrail is gone
-   * (`getGuardrails` returns existing ones only), and ids are never reused, so an id left
-   * by a crash mid-sweep restricts nothing.
-   */
-  async deleteGuardrail(organizationId: string, id: string): Promise<void> {
-    await this.getGuardrail(organizationId, id);
-    if (!(await this.store.deleteGuardrail(organizationId, id))) throw new NotFoundError(`Guardrail ${id} not found`);
-    const now = this.timestamp();
-    // Both listings read the items themselves, strongly consistent, after the delete.
-    const holders: GuardrailHolder[] = [
-      ...(await this.store.listApiKeys(organizationId))
-        .filter((key) => key.guardrailIds.includes(id))
-        .map((key) => ({ kind: 'key' as const, hash: key.hash })),
-      ...(await this.store.listWorkspaces(organizationId))
-        .filter((workspace) => workspace.guardrailIds.includes(id))
-        .map((workspace) => ({ kind: 'workspace' as const, organizationId, id: workspace.id })),
-    ];
-    await inBatches(holders, (holder) => this.store.removeGuardrail(holder, id, now));
+  deleteGuardrail(organizationId: string, id: string): Promise<void> {
+    return this.guardrails.delete(organizationId, id);
   }
 
-  /** Attaches a guardrail to keys; returns how many keys gained it (not those that had it). */
-  async assignGuardrailToKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
-    await this.getGuardrail(organizationId, guardrailId);
-    const keys = await Promise.all([...new Set(hashes)].map((hash) => this.getApiKey(organizationId, hash)));
-    const now = this.timestamp();
-    const added: GuardrailHolder[] = [];
-    for (const key of keys) {
-      const holder = { kind: 'key', hash: key.hash } as const;
-      // A key deleted meanwhile no longer needs the guardrail: it is simply not counted.
-      if ((await this.store.addGuardrail(holder, guardrailId, now)) === 'changed') added.push(holder);
-    }
-    await this.confirmGuardrailExists(organizationId, guardrailId, added);
-    return added.length;
+  /** Returns how many keys gained the guardrail (not those that had it). */
+  assignGuardrailToKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
+    return this.guardrails.assignToKeys(organizationId, guardrailId, hashes);
   }
 
-  /** Detaches a guardrail from keys; returns how many keys lost it. */
-  async unassignGuardrailFromKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
-    // An unknown guardrail is reported, not silently accepted as "nothing to remove".
-    await this.getGuardrail(organizationId, guardrailId);
-    const keys = await Promise.all([...new Set(hashes)].map((hash) => this.getApiKey(organizationId, hash)));
-    const now = this.timestamp();
-    let changed = 0;
-    for (const key of keys) {
-      if ((await this.store.removeGuardrail({ kind: 'key', hash: key.hash }, guardrailId, now)) === 'changed') changed++;
-    }
-    return changed;
+  /** Returns how many keys lost the guardrail. */
+  unassignGuardrailFromKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
+    return this.guardrails.unassignFromKeys(organizationId, guardrailId, hashes);
+  }
+
+  /** The keys' guardrail assignments: of one guardrail, or of all. */
+  listKeyAssignments(organizationId: string, guardrailId?: string): Promise<KeyAssignment[]> {
+    return this.guardrails.keyAssignments(organizationId, guardrailId);
   }
 
   /** Attaches (or detaches) a guardrail to every request made with the workspace's keys. */
-  async setWorkspaceGuardrail(organizationId: string, guardrailId: string, workspaceId: string, attached: boolean): Promise<Workspace> {
-    await this.getWorkspace(organizationId, workspaceId);
-    await this.getGuardrail(organizationId, guardrailId);
-    const holder = { kind: 'workspace', organizationId, id: workspaceId } as const;
-    const now = this.timestamp();
-    const result = attached
-      ? await this.store.addGuardrail(holder, guardrailId, now)
-      : await this.store.removeGuardrail(holder, guardrailId, now);
-    if (result === 'missing') throw new NotFoundError(`Workspace ${workspaceId} not found`);
-    if (attached && result === 'changed') await this.confirmGuardrailExists(organizationId, guardrailId, [holder]);
-    return this.getWorkspace(organizationId, workspaceId);
-  }
-
-  /**
-   * The second half of the no-dangling-ids protocol (see {@link deleteGuardrail}): after
-   * adding the id, make sure the guardrail still exists; if it was deleted meanwhile, take
-   * the id back off and report the guardrail as missing.
-   */
-  private async confirmGuardrailExists(organizationId: string, guardrailId: string, added: readonly GuardrailHolder[]): Promise<void> {
-    if (added.length === 0 || (await this.store.getGuardrail(organizationId, guardrailId))) return;
-    const now = this.timestamp();
-    await inBatches(added, (holder) => this.store.removeGuardrail(holder, guardrailId, now));
-    throw new NotFoundError(`Guardrail ${guardrailId} not found`);
+  setWorkspaceGuardrail(organizationId: string, guardrailId: string, workspaceId: string, attached: boolean): Promise<Workspace> {
+    return this.guardrails.setWorkspaceGuardrail(organizationId, guardrailId, workspaceId, attached);
   }
 
   private async defaultWorkspace(organizationId: string): Promise<Workspace> {
@@ -365,22 +321,6 @@ export class AccountsService {
       if (error instanceof AlreadyExistsError) throw new ConflictError(error.message);
       throw error;
     }
-  }
-}
-
-function checkGuardrailLists(g: Pick<Guardrail, 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders'>): void {
-  const both = (a: string[] | null, b: string[] | null) => (a ?? []).filter((x) => (b ?? []).includes(x));
-  const models = both(g.allowedModels, g.ignoredModels);
-  if (models.length > 0) throw new InvalidInputError(`Models cannot be both allowed and ignored: ${models.join(', ')}`);
-  const providers = both(g.allowedProviders, g.ignoredProviders);
-  if (providers.length > 0) throw new InvalidInputError(`Providers cannot be both allowed and ignored: ${providers.join(', ')}`);
-}
-
-
-/** Runs one store call per item, a few at a time: many in flight, none unbounded. */
-async function inBatches<T>(items: readonly T[], run: (item: T) => Promise<unknown>, size = 16): Promise<void> {
-  for (let start = 0; start < items.length; start += size) {
-    await Promise.all(items.slice(start, start + size).map(run));
   }
 }
 

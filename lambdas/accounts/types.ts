@@ -46,6 +46,10 @@ export interface Workspace {
   name: string;
   slug: string;
   description: string | null;
+  /**
+   * The guardrails that apply to every key of the workspace; its default guardrail
+   * (derived-ids.ts) joins them when first written, and stays.
+   */
   guardrailIds: string[];
   createdAt: string;
   updatedAt: string | null;
@@ -81,6 +85,8 @@ export interface ApiKeyRecord {
   label: string;
   disabled: boolean;
   guardrailIds: string[];
+  /** When each of `guardrailIds` was assigned, where known (assignments since this was recorded). */
+  guardrailAssignedAt?: Readonly<Record<string, string>>;
   expiresAt: string | null;
   createdAt: string;
   updatedAt: string | null;

@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
   type AccountRecords,
@@ -8,11 +8,14 @@ import {
   type OrganizationPatch,
   type RecordIds,
   type SetChange,
+  type WorkspaceDeletion,
   type WorkspacePatch,
 } from '../accounts/account-store';
 import type { ApiKeyRecord, Guardrail, Organization, User, Workspace } from '../accounts/types';
 import { isConditionalCheckFailed } from './dynamo-client';
 import { DynamoItems, itemId, strip } from './dynamo-items';
+import { WorkspaceKeyHolds } from './dynamo-workspace-keys';
+import { WorkspaceSlugs } from './dynamo-workspace-slugs';
 
 /**
  * Accounts in the keys table, one item per fact:
@@ -26,21 +29,28 @@ import { DynamoItems, itemId, strip } from './dynamo-items';
  * | guardrail    | `ORG#<org>`       | `GUARDRAIL#<id>`  |                         |                     |
  * | API key      | `APIKEY#<hash>`   | `APIKEY`          | `ORG#<org>#APIKEYS`     | `<createdAt>#<hash>`|
  *
- * A key is fetched by its hash alone, so authentication is one GetItem.
+ * A key is fetched by its hash alone, so authentication is one GetItem. A workspace item also
+ * holds the places of its keys (`keyHolds`, {@link WorkspaceKeyHolds}).
  *
  * `guardrailIds` of keys and workspaces is a DynamoDB string set changed only with `ADD`
  * and `DELETE` of one element, never rewritten whole. DynamoDB has no empty sets, so an
  * item without guardrails has no such attribute. Items written before sets were used hold
- * a list; the first change converts it (see {@link convertLegacyList}).
+ * a list; the first change converts it (see {@link convertLegacyList}). Each assignment also
+ * records its time in an attribute of its own, `assignedAt:<guardrail id>`, set and removed
+ * in the same write as the id (the record's `guardrailAssignedAt`).
  */
 export class DynamoAccountStore implements AccountStore {
   private readonly items: DynamoItems;
+  private readonly keyHolds: WorkspaceKeyHolds;
+  private readonly slugs: WorkspaceSlugs;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {
     this.items = new DynamoItems(client, tableName);
+    this.keyHolds = new WorkspaceKeyHolds(client, tableName, (organizationId) => this.listApiKeys(organizationId));
+    this.slugs = new WorkspaceSlugs(client, tableName, async (organizationId, id) => (await this.getWorkspace(organizationId, id)) !== undefined);
   }
 
   async createOrganization(organization: Organization): Promise<void> {
@@ -62,67 +72,74 @@ export class DynamoAccountStore implements AccountStore {
     return this.items.update<Organization>(orgPk(id), 'ORG', { ...patch, updatedAt });
   }
 
-  /**
-   * The slug is claimed first with a conditional put of a claim item, so of two concurrent
-   * creations with one slug exactly one wins. The claim names its workspace: a claim whose
-   * workspace never appeared (the process died between the two writes) is taken over once
-   * it is older than {@link ABANDONED_CLAIM_MS}, so a crash cannot lock a slug forever.
-   */
+  /** The slug is claimed first ({@link WorkspaceSlugs}), then the workspace written. */
   async createWorkspace(workspace: Workspace): Promise<void> {
     const pk = orgPk(workspace.organizationId);
-    const claim = { pk, sk: slugSk(workspace.slug), workspaceId: workspace.id, claimedAt: workspace.createdAt };
-    const taken = new AlreadyExistsError(`A workspace with slug "${workspace.slug}"`);
+    await this.slugs.claim(workspace.organizationId, workspace.slug, workspace.id, workspace.createdAt);
     try {
-      await this.client.send(new PutCommand({ TableName: this.tableName, Item: claim, ConditionExpression: 'attribute_not_exists(pk)' }));
+      // No key yet: its key places start empty.
+      await this.items.create({ pk, sk: `WORKSPACE#${workspace.id}`, ...withGuardrailSet(workspace), keyHolds: {} }, `workspace ${workspace.id}`);
     } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      const current = await this.items.get<{ workspaceId: string; claimedAt: string }>(pk, slugSk(workspace.slug));
-      const abandoned =
-        current !== undefined &&
-        Date.parse(workspace.createdAt) - Date.parse(current.claimedAt) > ABANDONED_CLAIM_MS &&
-        (await this.getWorkspace(workspace.organizationId, current.workspaceId)) === undefined;
-      if (!abandoned) throw taken;
-      try {
-        await this.client.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: claim,
-            ConditionExpression: 'workspaceId = :previous',
-            ExpressionAttributeValues: { ':previous': current.workspaceId },
-          }),
-        );
-      } catch (takeoverError) {
-        if (isConditionalCheckFailed(takeoverError)) throw taken;
-        throw takeoverError;
-      }
-    }
-    try {
-      await this.items.create({ pk, sk: `WORKSPACE#${workspace.id}`, ...withGuardrailSet(workspace) }, `workspace ${workspace.id}`);
-    } catch (error) {
-      await this.client
-        .send(
-          new DeleteCommand({
-            TableName: this.tableName,
-            Key: { pk, sk: slugSk(workspace.slug) },
-            ConditionExpression: 'workspaceId = :mine',
-            ExpressionAttributeValues: { ':mine': workspace.id },
-          }),
-        )
-        .catch(() => undefined);
+      await this.slugs.release(workspace.organizationId, workspace.slug, workspace.id).catch(() => undefined);
       throw error;
     }
   }
 
   async getWorkspace(organizationId: string, id: string): Promise<Workspace | undefined> {
-    return withGuardrailList(await this.items.get<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`));
+    return workspaceRecord(await this.items.get<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`));
   }
 
   async listWorkspaces(organizationId: string): Promise<Workspace[]> {
-    return (await this.items.queryPrefix<Workspace>(orgPk(organizationId), 'WORKSPACE#')).map((w) => withGuardrailList(w)!);
+    return (await this.items.queryPrefix<Workspace>(orgPk(organizationId), 'WORKSPACE#')).map((w) => workspaceRecord(w)!);
   }
 
+  /**
+   * A new slug is claimed first; the workspace takes it only while it still has the slug it
+   * was read with (a concurrent rename makes this one fail, and it gives its claim back), and
+   * the old claim is given back after.
+   */
   async updateWorkspace(organizationId: string, id: string, patch: WorkspacePatch, updatedAt: string): Promise<Workspace | undefined> {
-    return withGuardrailList(await this.items.update<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`, { ...patch, updatedAt }));
+    const current = await this.getWorkspace(organizationId, id);
+    if (!current) return undefined;
+    const renamed = patch.slug !== undefined && patch.slug !== current.slug;
+    if (!renamed) return workspaceRecord(await this.items.update<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`, { ...patch, slug: undefined, updatedAt }));
+    await this.slugs.claim(organizationId, patch.slug!, id, updatedAt);
+    const fields = Object.entries({ ...patch, updatedAt }).filter(([, value]) => value !== undefined);
+    try {
+      const result = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: orgPk(organizationId), sk: `WORKSPACE#${id}` },
+          UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk) AND slug = :read',
+          ExpressionAttributeNames: Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])),
+          ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])), ':read': current.slug },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      await this.slugs.release(organizationId, current.slug, id);
+      return workspaceRecord(strip<Workspace>(result.Attributes!));
+    } catch (error) {
+      await this.slugs.release(organizationId, patch.slug!, id);
+      if (!isConditionalCheckFailed(error)) throw error;
+      // Deleted, or renamed by another request meanwhile.
+      if (await this.getWorkspace(organizationId, id)) throw new AlreadyExistsError('A concurrent rename of the workspace');
+      return undefined;
+    }
+  }
+
+  async deleteWorkspace(organizationId: string, id: string): Promise<WorkspaceDeletion> {
+    const deletion = await this.keyHolds.deleteWorkspace(organizationId, id);
+    if (deletion.outcome === 'deleted') await this.slugs.release(organizationId, deletion.workspace.slug, id);
+    return deletion.outcome === 'deleted' ? { outcome: 'deleted', workspace: workspaceRecord(deletion.workspace)! } : deletion;
+  }
+
+  holdWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<boolean> {
+    return this.keyHolds.hold(organizationId, workspaceId, keyHash, at);
+  }
+
+  releaseWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string): Promise<void> {
+    return this.keyHolds.release(organizationId, workspaceId, keyHash);
   }
 
   async addGuardrail(holder: GuardrailHolder, guardrailId: string, updatedAt: string): Promise<SetChange> {
@@ -146,11 +163,13 @@ export class DynamoAccountStore implements AccountStore {
           new UpdateCommand({
             TableName: this.tableName,
             Key: key,
-            UpdateExpression: `${change === 'add' ? 'ADD' : 'DELETE'} guardrailIds :ids SET updatedAt = :now`,
+            UpdateExpression:
+              change === 'add' ? 'ADD guardrailIds :ids SET updatedAt = :now, #assignedAt = :now' : 'DELETE guardrailIds :ids SET updatedAt = :now REMOVE #assignedAt',
             ConditionExpression:
               change === 'add'
                 ? 'attribute_exists(pk) AND (attribute_not_exists(guardrailIds) OR (attribute_type(guardrailIds, :set) AND NOT contains(guardrailIds, :id)))'
                 : 'attribute_exists(pk) AND attribute_type(guardrailIds, :set) AND contains(guardrailIds, :id)',
+            ExpressionAttributeNames: { '#assignedAt': `${ASSIGNED_AT}${guardrailId}` },
             ExpressionAttributeValues: { ':ids': new Set([guardrailId]), ':id': guardrailId, ':set': 'SS', ':now': updatedAt },
           }),
         );
@@ -231,7 +250,7 @@ export class DynamoAccountStore implements AccountStore {
     return {
       key: withGuardrailList(found<ApiKeyRecord>(keyOf)),
       organization: found<Organization>(orgOf),
-      workspace: withGuardrailList(found<Workspace>(workspaceOf)),
+      workspace: workspaceRecord(found<Workspace>(workspaceOf)),
     };
   }
 
@@ -283,10 +302,6 @@ export class DynamoAccountStore implements AccountStore {
 
 const orgPk = (id: string) => `ORG#${id}`;
 const keyPk = (hash: string) => `APIKEY#${hash}`;
-const slugSk = (slug: string) => `SLUG#${slug}`;
-
-/** How long a slug claim without its workspace is honoured before it counts as abandoned. */
-const ABANDONED_CLAIM_MS = 60_000;
 
 function holderKey(holder: GuardrailHolder): { pk: string; sk: string } {
   return holder.kind === 'key'
@@ -300,10 +315,29 @@ function withGuardrailSet<T extends { guardrailIds: string[] }>(record: T): Omit
   return guardrailIds.length > 0 ? { ...rest, guardrailIds: new Set(guardrailIds) } : rest;
 }
 
-/** The record form: a sorted list, whichever form (set, legacy list, absent) the item has. */
+/** The attribute prefix of an assignment's time on a key or workspace item. */
+const ASSIGNED_AT = 'assignedAt:';
+
+/**
+ * The record form: a sorted list, whichever form (set, legacy list, absent) the item has, and
+ * the assignment times gathered into `guardrailAssignedAt`.
+ */
 function withGuardrailList<T extends { guardrailIds: string[] }>(record: T | undefined): T | undefined {
   if (!record) return undefined;
+  const assignedAt: Record<string, string> = {};
+  const rest: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(record)) {
+    if (name.startsWith(ASSIGNED_AT)) assignedAt[name.slice(ASSIGNED_AT.length)] = String(value);
+    else rest[name] = value;
+  }
   const stored = (record as { guardrailIds?: Iterable<string> }).guardrailIds;
-  return { ...record, guardrailIds: [...new Set(stored ?? [])].sort() };
+  return { ...(rest as T), guardrailIds: [...new Set(stored ?? [])].sort(), ...(Object.keys(assignedAt).length > 0 ? { guardrailAssignedAt: assignedAt } : {}) };
+}
+
+/** A workspace record: its key places stay in the store. */
+function workspaceRecord(item: Workspace | undefined): Workspace | undefined {
+  if (!item) return undefined;
+  const { keyHolds: _holds, guardrailAssignedAt: _assignedAt, ...workspace } = withGuardrailList(item) as Workspace & { keyHolds?: unknown; guardrailAssignedAt?: unknown };
+  return workspace;
 }
 

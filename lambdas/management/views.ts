@@ -1,3 +1,5 @@
+import { defaultGuardrailId } from '../accounts/derived-ids';
+import type { KeyAssignment } from '../accounts/guardrails-service';
 import type { ApiKeyRecord, Guardrail, Principal, Workspace } from '../accounts/types';
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { NO_USAGE, type ActivityRow, type KeyUsage } from '../usage/usage';
@@ -45,12 +47,8 @@ export function keyView(key: ApiKeyRecord, usage: KeyUsage = NO_USAGE) {
   };
 }
 
-/**
- * Workspace settings the public shape requires and modelgate does not have: no default
- * guardrail (a workspace's guardrails are `guardrail_ids`), no default models, no logging.
- */
+/** Workspace settings the public shape requires and modelgate does not have: no default models, no logging. */
 export const WORKSPACE_SETTINGS = Object.freeze({
-  default_guardrail_id: null,
   default_text_model: null,
   default_image_model: null,
   default_provider_sort: null,
@@ -69,6 +67,8 @@ export function workspaceView(workspace: Workspace) {
     name: workspace.name,
     slug: workspace.slug,
     description: workspace.description,
+    // Known before the guardrail exists: it exists once first written (PATCH /guardrails/{id}).
+    default_guardrail_id: defaultGuardrailId(workspace.id),
     guardrail_ids: workspace.guardrailIds,
     created_at: workspace.createdAt,
     updated_at: workspace.updatedAt,
@@ -91,6 +91,19 @@ export function guardrailView(guardrail: Guardrail) {
     include_byok_in_budgets: false,
     created_at: guardrail.createdAt,
     updated_at: guardrail.updatedAt,
+  };
+}
+
+/** One key's assignment to a guardrail (public `KeyAssignment`); no user made it (keys are not users here). */
+export function keyAssignmentView(assignment: KeyAssignment) {
+  return {
+    id: assignment.id,
+    key_hash: assignment.key.hash,
+    guardrail_id: assignment.guardrailId,
+    key_name: assignment.key.name,
+    key_label: assignment.key.label,
+    assigned_by: null,
+    created_at: assignment.assignedAt,
   };
 }
 

@@ -89,6 +89,22 @@ const WORKSPACE_SETTINGS_INPUT = [
 ];
 
 const guardrailIds = { type: 'array', items: { type: 'string', format: 'uuid' }, description: 'The guardrails that apply (SPEC 2.5).' };
+const workspaceGuardrailIds = {
+  ...guardrailIds,
+  description: "The guardrails that apply to every key of the workspace (SPEC 2.5); its default guardrail is among them once first written, and stays.",
+};
+/** What a workspace request may set: its name, slug and description, none of the public settings modelgate does not have. */
+const workspaceInput = {
+  name: text(WORKSPACE_LIMITS.name),
+  slug: {
+    type: 'string',
+    pattern: WORKSPACE_SLUG.source,
+    maxLength: 64,
+    description: 'Lowercase letters, digits and hyphens; from the name when absent.',
+    ...invalid('must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit'),
+  },
+  description: text(WORKSPACE_LIMITS.description, { nullable: true }),
+};
 const keyHashes = (description: string) => ({
   type: 'array',
   items: { type: 'string', pattern: KEY_HASH_PATTERN },
@@ -167,29 +183,22 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
     required: ['supports_tool_choice'],
   },
   Workspace: {
-    change: {
-      // Workspaces here have no default guardrail: their guardrails are `guardrail_ids`.
-      default_guardrail_id: { ...nullable('string'), format: 'uuid', description: 'Always null: see guardrail_ids.' },
-    },
-    add: { guardrail_ids: guardrailIds },
+    // `default_guardrail_id` is the public one: derived from the workspace id (lambdas/accounts/derived-ids.ts).
+    add: { guardrail_ids: workspaceGuardrailIds },
     required: ['guardrail_ids'],
   },
   CreateWorkspaceRequest: {
     omit: WORKSPACE_SETTINGS_INPUT,
     // A slug is derived from the name when absent.
     optional: ['slug'],
-    change: {
-      name: text(WORKSPACE_LIMITS.name),
-      slug: {
-        type: 'string',
-        pattern: WORKSPACE_SLUG.source,
-        maxLength: 64,
-        description: 'Lowercase letters, digits and hyphens; from the name when absent.',
-        ...invalid('must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit'),
-      },
-      description: text(WORKSPACE_LIMITS.description, { nullable: true }),
-    },
+    change: workspaceInput,
     closed: true,
+  },
+  UpdateWorkspaceRequest: {
+    omit: WORKSPACE_SETTINGS_INPUT,
+    change: { ...workspaceInput, slug: { ...workspaceInput.slug, description: 'Lowercase letters, digits and hyphens, unique in the organization.' } },
+    closed: true,
+    extra: { minProperties: 1, ...invalid({ minProperties: 'give at least one of name, slug and description' }) },
   },
   Guardrail: {
     omit: GUARDRAIL_UNSUPPORTED,

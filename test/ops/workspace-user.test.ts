@@ -1,4 +1,5 @@
 import { startOpsHarness, type OpsHarness } from '../support/ops-harness';
+import { defaultGuardrailId } from '../../lambdas/accounts/derived-ids';
 import { WORKSPACE_SETTINGS } from '../../lambdas/management/views';
 
 describe('ops workspace and user commands', () => {
@@ -39,6 +40,7 @@ describe('ops workspace and user commands', () => {
         name: 'Research',
         slug: 'research',
         description: null,
+        default_guardrail_id: defaultGuardrailId('id-3'),
         guardrail_ids: [],
         created_at: '2026-11-21T12:00:00.000Z',
         updated_at: null,

@@ -1,16 +1,16 @@
 import { pathId } from '../../ids';
 import { json } from '../../http/responses';
 import { pageOf } from '../list-page';
-import type { GUARDRAIL_ROUTES } from '../routes/guardrails';
+import type { GUARDRAIL_ROUTES, KEY_ASSIGNMENT_ROUTES } from '../routes/guardrails';
 import { orgOf, type Operations } from '../operation';
-import { guardrailView } from '../views';
+import { guardrailView, keyAssignmentView } from '../views';
 
 const guardrailId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Guardrail');
 
 /** A model or provider list as given, each name once; `null` (no list) and absent (unchanged) kept. */
 const distinct = <T extends readonly string[] | null | undefined>(list: T): T => (list ? ([...new Set(list)] as unknown as T) : list);
 
-export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> = {
+export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operations<typeof KEY_ASSIGNMENT_ROUTES> = {
   listGuardrails: async ({ principal, query, deps }) => {
     const guardrails = (await deps.service.listGuardrails(orgOf(principal))).filter((guardrail) => !query.workspace_id || guardrail.workspaceId === query.workspace_id);
     const { items, total } = pageOf(guardrails, query);
@@ -54,5 +54,13 @@ export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> = {
   bulkUnassignKeysFromGuardrail: async ({ principal, body, params, deps }) => {
     const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), guardrailId(params), distinct(body.key_hashes));
     return json(200, { unassigned_count: count });
+  },
+  listGuardrailKeyAssignments: async ({ principal, params, query, deps }) => {
+    const { items, total } = pageOf(await deps.service.listKeyAssignments(orgOf(principal), guardrailId(params)), query);
+    return json(200, { data: items.map(keyAssignmentView), total_count: total });
+  },
+  listKeyAssignments: async ({ principal, query, deps }) => {
+    const { items, total } = pageOf(await deps.service.listKeyAssignments(orgOf(principal)), query);
+    return json(200, { data: items.map(keyAssignmentView), total_count: total });
   },
 };

@@ -18,7 +18,13 @@ export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
   listKeys: async ({ principal, query, deps }) => {
     // The keys and the organization's usage at once: neither needs the other first.
     const [all, usage] = await Promise.all([deps.service.listApiKeys(orgOf(principal)), deps.usage.organizationUsage(orgOf(principal), deps.clock.now())]);
-    const keys = all.filter((key) => (query.include_disabled || !key.disabled) && (!query.workspace_id || key.workspaceId === query.workspace_id));
+    const keys = all.filter(
+      (key) =>
+        (query.include_disabled || !key.disabled) &&
+        (!query.workspace_id || key.workspaceId === query.workspace_id) &&
+        // The public list holds keys of workspaces only; management keys come on request.
+        (query.include_management || key.kind !== 'management'),
+    );
     return json(200, { data: keys.map((key) => keyView(key, usage.get(key.hash))) });
   },
   createKey: async ({ principal, body, deps }) => {

@@ -83,3 +83,32 @@ export const GUARDRAIL_ROUTES = [
     errors: [400, 404],
   },
 ] as const satisfies readonly RouteDefinition[];
+
+/**
+ * The key assignments of guardrails (public `listGuardrailKeyAssignments`, `listKeyAssignments`):
+ * declared after the routes above, at the end of the registry (lambdas/routes.ts says why).
+ */
+export const KEY_ASSIGNMENT_ROUTES = [
+  {
+    operationId: 'listGuardrailKeyAssignments',
+    method: 'GET',
+    path: '/guardrails/{id}/assignments/keys',
+    function: 'management',
+    access: 'management-read',
+    summary: 'List the API keys one guardrail is assigned to',
+    query: listPageParameters('assignments'),
+    ok: { status: 200, schema: ref('ListKeyAssignmentsResponse') },
+    errors: [400, 404],
+  },
+  {
+    operationId: 'listKeyAssignments',
+    method: 'GET',
+    path: '/guardrails/assignments/keys',
+    function: 'management',
+    access: 'management-read',
+    summary: "List every guardrail's assignments to API keys",
+    query: listPageParameters('assignments'),
+    ok: { status: 200, schema: ref('ListKeyAssignmentsResponse') },
+    errors: [400],
+  },
+] as const satisfies readonly RouteDefinition[];

@@ -9,10 +9,16 @@ export const KEY_ROUTES = [
     path: '/keys',
     function: 'management',
     access: 'management-read',
-    summary: 'List API keys',
+    summary: 'List API keys: the workspace and personal keys, and the management keys on request',
     query: [
       { name: 'include_disabled', schema: { type: 'boolean', ...invalid('must be true or false') }, description: 'Include disabled keys; false when absent.' },
       { name: 'workspace_id', schema: { type: 'string', format: 'uuid' }, description: 'Only keys of this workspace.' },
+      {
+        name: 'include_management',
+        schema: { type: 'boolean', ...invalid('must be true or false') },
+        // The public list holds workspace keys only: its `workspace_id` is never null.
+        description: 'modelgate: also list the management keys, which belong to no workspace (`workspace_id` null); false when absent.',
+      },
     ],
     ok: { status: 200, schema: ref('ListKeysResponse') },
     errors: [400],

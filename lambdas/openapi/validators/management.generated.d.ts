@@ -15,6 +15,7 @@ export type CreateFederationPolicyBody = { "name": string; "issuer_id": string; 
 export type UpdateFederationPolicyBody = { "name"?: string; "issuer_id"?: string; "subject"?: string | null; "audience"?: string; "condition"?: string | null; "api_key_hash"?: string; "enabled"?: boolean; "claim_checks"?: { "scopes"?: string | null; "token_type"?: string | null; } | null; "id"?: never; "scope"?: never; "created_at"?: never; "updated_at"?: never; };
 export type EvaluateFederationPolicyBody = { "subject_token": string; };
 export type CheckConditionBody = { "condition": string; };
+export type UpdateWorkspaceBody = { "description"?: string | null; "name"?: string; "slug"?: string; };
 export declare const createKeyBody: RequestValidator<CreateKeyBody>;
 export declare const updateKeyBody: RequestValidator<UpdateKeyBody>;
 export declare const createWorkspaceBody: RequestValidator<CreateWorkspaceBody>;
@@ -28,24 +29,29 @@ export declare const createFederationPolicyBody: RequestValidator<CreateFederati
 export declare const updateFederationPolicyBody: RequestValidator<UpdateFederationPolicyBody>;
 export declare const evaluateFederationPolicyBody: RequestValidator<EvaluateFederationPolicyBody>;
 export declare const checkConditionBody: RequestValidator<CheckConditionBody>;
+export declare const updateWorkspaceBody: RequestValidator<UpdateWorkspaceBody>;
 
 export type GetUserActivityQuery = { "date"?: string; "api_key_hash"?: string; [field: string]: unknown; };
-export type ListKeysQuery = { "include_disabled"?: boolean; "workspace_id"?: string; [field: string]: unknown; };
+export type ListKeysQuery = { "include_disabled"?: boolean; "workspace_id"?: string; "include_management"?: boolean; [field: string]: unknown; };
 export type ListWorkspacesQuery = { "offset"?: number | null; "limit"?: number; [field: string]: unknown; };
 export type ListGuardrailsQuery = { "offset"?: number | null; "limit"?: number; "workspace_id"?: string; [field: string]: unknown; };
 export type ListWorkloadIdentityPoliciesQuery = { "issuer_id"?: string; [field: string]: unknown; };
 export type ListTokenExchangeEventsQuery = { "policy_id"?: string; "limit"?: number; "cursor"?: string; [field: string]: unknown; };
+export type ListGuardrailKeyAssignmentsQuery = { "offset"?: number | null; "limit"?: number; [field: string]: unknown; };
+export type ListKeyAssignmentsQuery = { "offset"?: number | null; "limit"?: number; [field: string]: unknown; };
 export declare const getUserActivityQuery: RequestValidator<GetUserActivityQuery>;
 export declare const listKeysQuery: RequestValidator<ListKeysQuery>;
 export declare const listWorkspacesQuery: RequestValidator<ListWorkspacesQuery>;
 export declare const listGuardrailsQuery: RequestValidator<ListGuardrailsQuery>;
 export declare const listWorkloadIdentityPoliciesQuery: RequestValidator<ListWorkloadIdentityPoliciesQuery>;
 export declare const listTokenExchangeEventsQuery: RequestValidator<ListTokenExchangeEventsQuery>;
+export declare const listGuardrailKeyAssignmentsQuery: RequestValidator<ListGuardrailKeyAssignmentsQuery>;
+export declare const listKeyAssignmentsQuery: RequestValidator<ListKeyAssignmentsQuery>;
 
 /** The type of each JSON request body, by operation id. */
-export interface RequestBodies { createKey: CreateKeyBody; updateKey: UpdateKeyBody; createWorkspace: CreateWorkspaceBody; createGuardrail: CreateGuardrailBody; updateGuardrail: UpdateGuardrailBody; bulkAssignKeysToGuardrail: BulkAssignKeysToGuardrailBody; bulkUnassignKeysFromGuardrail: BulkUnassignKeysFromGuardrailBody; createIssuer: CreateIssuerBody; updateIssuer: UpdateIssuerBody; createFederationPolicy: CreateFederationPolicyBody; updateFederationPolicy: UpdateFederationPolicyBody; evaluateFederationPolicy: EvaluateFederationPolicyBody; checkCondition: CheckConditionBody; }
+export interface RequestBodies { createKey: CreateKeyBody; updateKey: UpdateKeyBody; createWorkspace: CreateWorkspaceBody; createGuardrail: CreateGuardrailBody; updateGuardrail: UpdateGuardrailBody; bulkAssignKeysToGuardrail: BulkAssignKeysToGuardrailBody; bulkUnassignKeysFromGuardrail: BulkUnassignKeysFromGuardrailBody; createIssuer: CreateIssuerBody; updateIssuer: UpdateIssuerBody; createFederationPolicy: CreateFederationPolicyBody; updateFederationPolicy: UpdateFederationPolicyBody; evaluateFederationPolicy: EvaluateFederationPolicyBody; checkCondition: CheckConditionBody; updateWorkspace: UpdateWorkspaceBody; }
 /** The type of each query string, by operation id (values typed as lambdas/openapi/request-validation.ts reads them). */
-export interface RequestQueries { getUserActivity: GetUserActivityQuery; listKeys: ListKeysQuery; listWorkspaces: ListWorkspacesQuery; listGuardrails: ListGuardrailsQuery; listWorkloadIdentityPolicies: ListWorkloadIdentityPoliciesQuery; listTokenExchangeEvents: ListTokenExchangeEventsQuery; }
+export interface RequestQueries { getUserActivity: GetUserActivityQuery; listKeys: ListKeysQuery; listWorkspaces: ListWorkspacesQuery; listGuardrails: ListGuardrailsQuery; listWorkloadIdentityPolicies: ListWorkloadIdentityPoliciesQuery; listTokenExchangeEvents: ListTokenExchangeEventsQuery; listGuardrailKeyAssignments: ListGuardrailKeyAssignmentsQuery; listKeyAssignments: ListKeyAssignmentsQuery; }
 
 export declare const bodyValidators: { readonly [Id in keyof RequestBodies]: RequestValidator<RequestBodies[Id]> };
 export declare const queryValidators: { readonly [Id in keyof RequestQueries]: RequestValidator<RequestQueries[Id]> };

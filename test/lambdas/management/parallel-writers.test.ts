@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { defaultGuardrailId } from '../../../lambdas/accounts/derived-ids';
+import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
 import { makePolicy } from '../../support/federation-fixtures';
@@ -83,6 +85,99 @@ describe('parallel writers on the local service', () => {
           allowed.status === 200 ? [['acme/model'], null] : [null, ['acme/model']],
         );
       }
+    });
+  });
+
+  describe('workspaces', () => {
+    it('never leaves a key in a deleted workspace when its delete and key creations race (10 of 10 rounds)', async () => {
+      const org = await organization();
+      for (let round = 0; round < 10; round++) {
+        const workspace = (await org.call('/workspaces', 'POST', { name: `Team ${round}` })).body.data.id;
+
+        const [deleted, ...creates] = await Promise.all([
+          org.call(`/workspaces/${workspace}`, 'DELETE'),
+          ...Array.from({ length: 3 }, (_, i) => org.call('/keys', 'POST', { name: `Key ${i}`, workspace_id: workspace })),
+        ]);
+
+        const created = creates.filter((r) => r.status === 201);
+        expect(creates.every((r) => r.status === 201 || (r.status === 404 && r.body.error.message === `Workspace ${workspace} not found`))).toBe(true);
+        expect([deleted!.status, created.length > 0]).toEqual(deleted!.status === 200 ? [200, false] : [400, true]);
+        const stored = (await org.call(`/keys?workspace_id=${workspace}&include_disabled=true`)).body.data as { hash: string }[];
+        expect(stored.map((key) => key.hash).sort()).toEqual(created.map((r) => r.body.data.hash).sort());
+        expect((await org.call(`/workspaces/${workspace}`)).status).toBe(deleted!.status === 200 ? 404 : 200);
+      }
+    });
+
+    it('counts the keys of a workspace written before key places existed, and deletes it once they are gone', async () => {
+      const org = await organization();
+      const workspace = (await org.call('/workspaces', 'POST', { name: 'Legacy' })).body.data.id;
+      const key = (await org.call('/keys', 'POST', { name: 'Old key', workspace_id: workspace })).body.data.hash;
+      // As a version before key places wrote the workspace.
+      await stores.documentClient.send(
+        new UpdateCommand({ TableName: TABLE_SCHEMAS.keys.localName, Key: { pk: `ORG#${org.id}`, sk: `WORKSPACE#${workspace}` }, UpdateExpression: 'REMOVE keyHolds' }),
+      );
+
+      const refused = await org.call(`/workspaces/${workspace}`, 'DELETE');
+      expect([refused.status, refused.body]).toEqual([400, { error: { code: 400, message: `Workspace ${workspace} has 1 API key; delete it first` } }]);
+      expect((await org.call(`/keys/${key}`, 'DELETE')).status).toBe(200);
+      expect((await org.call(`/workspaces/${workspace}`, 'DELETE')).status).toBe(200);
+    });
+
+    it('writes a default guardrail once when its first writes come in parallel, and it stays on the workspace', async () => {
+      const org = await organization();
+      const workspace = (await org.call('/workspaces', 'POST', { name: 'Defaults' })).body.data.id;
+      const id = defaultGuardrailId(workspace);
+
+      const writes = await times(5, (i) => org.call(`/guardrails/${id}`, 'PATCH', { ignored_models: [`acme/model-${i}`] }));
+
+      expect(writes.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      const listed = (await org.call(`/guardrails?workspace_id=${workspace}`)).body.data as { id: string; ignored_models: string[] }[];
+      expect(listed.map((guardrail) => guardrail.id)).toEqual([id]);
+      expect(writes.map((r) => r.body.data.ignored_models)).toContainEqual(listed[0]!.ignored_models);
+      expect((await org.call(`/workspaces/${workspace}`)).body.data.guardrail_ids).toEqual([id]);
+    });
+
+    it('leaves no guardrail of a workspace deleted while its default guardrail is first written (10 of 10 rounds)', async () => {
+      const org = await organization();
+      for (let round = 0; round < 10; round++) {
+        const workspace = (await org.call('/workspaces', 'POST', { name: `Short-lived ${round}` })).body.data.id;
+
+        const [deleted, written] = await Promise.all([
+          org.call(`/workspaces/${workspace}`, 'DELETE'),
+          org.call(`/guardrails/${defaultGuardrailId(workspace)}`, 'PATCH', { enforce_zdr: true }),
+        ]);
+
+        expect(deleted.status).toBe(200);
+        expect([200, 404]).toContain(written.status);
+        expect((await org.call(`/guardrails?workspace_id=${workspace}`)).body.data).toEqual([]);
+      }
+    });
+  });
+
+  describe('key assignments', () => {
+    it('never lists an assignment of a guardrail deleted while it was being assigned (10 of 10 rounds)', async () => {
+      const org = await organization();
+      for (let round = 0; round < 10; round++) {
+        const guardrail = (await org.call('/guardrails', 'POST', { name: `Assigned ${round}` })).body.data.id;
+
+        const [assigned, deleted] = await Promise.all([
+          org.call(`/guardrails/${guardrail}/assignments/keys`, 'POST', { key_hashes: [org.workspaceKeyHash] }),
+          org.call(`/guardrails/${guardrail}`, 'DELETE'),
+        ]);
+
+        expect([200, 404]).toContain(assigned.status);
+        expect(deleted.status).toBe(200);
+        const all = (await org.call('/guardrails/assignments/keys')).body.data as { guardrail_id: string }[];
+        expect(all.filter((assignment) => assignment.guardrail_id === guardrail)).toEqual([]);
+      }
+    });
+
+    it('does not list an id a crash left on a key after its guardrail was deleted', async () => {
+      const org = await organization();
+      const store = new DynamoAccountStore(stores.documentClient, TABLE_SCHEMAS.keys.localName);
+      await store.addGuardrail({ kind: 'key', hash: org.workspaceKeyHash }, randomUUID(), new Date().toISOString());
+
+      expect((await org.call('/guardrails/assignments/keys')).body).toEqual({ data: [], total_count: 0 });
     });
   });
 

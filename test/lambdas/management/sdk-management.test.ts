@@ -1,6 +1,7 @@
 import { HTTPClient, OpenRouter } from '@openrouter/sdk';
-import { BadRequestResponseError, NotFoundResponseError, ResponseValidationError } from '@openrouter/sdk/models/errors';
+import { BadRequestResponseError, ForbiddenResponseError, NotFoundResponseError } from '@openrouter/sdk/models/errors';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import { defaultGuardrailId } from '../../../lambdas/accounts/derived-ids';
 import { API_BASE_PATH } from '../../../lambdas/routes';
 import { startTestService, type TestService } from '../../support/local-service';
 
@@ -13,15 +14,12 @@ import { startTestService, type TestService } from '../../support/local-service'
  * default), neither without one; their paginator asks for `offset + page length` while a page holds `limit` items (50 when not
  * given), so it ends only because modelgate honours `offset` (lambdas/management/list-page.ts).
  *
- * Where the SDK refuses an answer, the test holds the refusal to its exact zod issues: zod
- * reports every field it refuses, so nothing else in the answer differs from the SDK's types.
- * The refusals come from two sources:
- * - `default_guardrail_id`: the SDK (like the public document) types it as a string;
- *   modelgate's workspaces have no default guardrail and send null (schemas.ts ADAPTED.Workspace);
- * - management keys in an unfiltered key list: the SDK's `workspace_id` is a plain string,
- *   while a management key belongs to no workspace and has `workspace_id: null` (KEY_ADAPTATION).
- *   (Keys carry `external_user: null`, which the SDK requires: its document is newer than the
- *   copy in test/fixtures.)
+ * The SDK parses every answer here. Two used to be refused: workspaces carried
+ * `default_guardrail_id: null` where the public `Workspace` requires a uuid (now derived from
+ * the workspace id, the default guardrail written on first PATCH), and an unfiltered key list
+ * held the management keys' `workspace_id: null` (they are now listed on request only,
+ * `include_management=true`). Keys carry `external_user: null`, which the SDK requires: its
+ * document is newer than the copy in test/fixtures.
  */
 describe('the official SDK against the management API', () => {
   let service: TestService;
@@ -29,7 +27,7 @@ describe('the official SDK against the management API', () => {
   let managementKey: string;
   let workspaceId: string;
   /** `METHOD path?query` of every request the SDK sent, in order. */
-  let requested: string[];
+  let requested: string[] = [];
 
   beforeAll(async () => {
     service = await startTestService();
@@ -55,19 +53,6 @@ describe('the official SDK against the management API', () => {
     expect(response.status).toBe(200);
     return response.body;
   };
-
-  /** The SDK's refusal of an answer: its zod issues as `path: message`, and the body as sent. */
-  async function refusal(call: Promise<unknown>): Promise<{ issues: string[]; status: number; body: any }> {
-    const error = await call.then(
-      () => new Error('the SDK accepted the answer'),
-      (thrown: unknown) => thrown,
-    );
-    expect(error).toBeInstanceOf(ResponseValidationError);
-    const refused = error as ResponseValidationError;
-    const { issues } = refused.cause as { issues: { path: PropertyKey[]; message: string }[] };
-    return { issues: issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).sort(), status: refused.statusCode, body: JSON.parse(refused.body) };
-  }
-  const NULL_STRING = 'Invalid input: expected string, received null';
 
   describe('guardrails: every answer parsed', () => {
     let guardrailId: string;
@@ -194,27 +179,106 @@ describe('the official SDK against the management API', () => {
     });
   });
 
-  describe('workspaces: refused only for default_guardrail_id null', () => {
-    it('creates a workspace; the SDK refuses the answer for default_guardrail_id alone', async () => {
-      const { issues, status, body } = await refusal(
-        sdk.workspaces.create({ createWorkspaceRequest: { name: 'Research', slug: 'research', description: 'Model evaluations' } }),
+  describe('guardrails: key assignments listed, per guardrail and for all', () => {
+    let first: string;
+    let second: string;
+    const workspaceHash = () => hashApiKey(service.runtime.demo.keys.workspace);
+    const personalHash = () => hashApiKey(service.runtime.demo.keys.personal);
+
+    beforeAll(async () => {
+      first = (await sdk.guardrails.create({ createGuardrailRequest: { name: 'first' } })).data.id;
+      second = (await sdk.guardrails.create({ createGuardrailRequest: { name: 'second' } })).data.id;
+      await sdk.guardrails.bulkAssignKeys({ id: first, bulkAssignKeysRequest: { keyHashes: [workspaceHash(), personalHash()] } });
+      await sdk.guardrails.bulkAssignKeys({ id: second, bulkAssignKeysRequest: { keyHashes: [workspaceHash()] } });
+    });
+    afterAll(async () => {
+      for (const id of [first, second]) await sdk.guardrails.delete({ id });
+    });
+
+    it("lists one guardrail's assignments: the answer parsed, each with its key's name and label", async () => {
+      const page = await sdk.guardrails.listGuardrailKeyAssignments({ id: first });
+
+      const keys = (await raw('/keys')).data as { hash: string; name: string; label: string }[];
+      const expected = [workspaceHash(), personalHash()].map((hash) => {
+        const key = keys.find((k) => k.hash === hash)!;
+        return { id: expect.stringMatching(/^[0-9a-f-]{36}$/), keyHash: hash, guardrailId: first, keyName: key.name, keyLabel: key.label, assignedBy: null, createdAt: expect.any(String) };
+      });
+      expect(page.result.data).toEqual(expect.arrayContaining(expected));
+      expect(page.result.totalCount).toBe(2);
+      expect(new Set(page.result.data.map((assignment) => assignment.id)).size).toBe(2);
+      // A request is given (the id), so the SDK sends its default page.
+      expect(requested).toEqual([`GET /guardrails/${first}/assignments/keys?limit=50&offset=0`]);
+    });
+
+    it('lists every assignment of the organization, page by page with the paginator', async () => {
+      const all = await sdk.guardrails.listKeyAssignments();
+      expect(all.result.data.map((assignment) => `${assignment.guardrailId} ${assignment.keyHash}`).sort()).toEqual(
+        [`${first} ${workspaceHash()}`, `${first} ${personalHash()}`, `${second} ${workspaceHash()}`].sort(),
       );
 
-      expect(issues).toEqual([`data.default_guardrail_id: ${NULL_STRING}`]);
-      expect(status).toBe(201);
-      expect(body.data).toMatchObject({ name: 'Research', slug: 'research', description: 'Model evaluations', default_guardrail_id: null, guardrail_ids: [] });
-      expect((await raw(`/workspaces/${body.data.id}`)).data).toEqual(body.data);
+      requested = [];
+      const seen: string[] = [];
+      for await (const page of await sdk.guardrails.listKeyAssignments({ limit: 2 })) seen.push(...page.result.data.map((assignment) => assignment.id));
+      expect(seen.sort()).toEqual(all.result.data.map((assignment) => assignment.id).sort());
+      expect(requested).toEqual(['GET /guardrails/assignments/keys?limit=2&offset=0', 'GET /guardrails/assignments/keys?limit=2&offset=2']);
+    });
+
+    it('keeps an assignment id across reads, and drops an assignment once it is removed', async () => {
+      const before = (await sdk.guardrails.listGuardrailKeyAssignments({ id: first })).result.data;
+      await sdk.guardrails.bulkUnassignKeys({ id: first, bulkUnassignKeysRequest: { keyHashes: [personalHash()] } });
+
+      const after = (await sdk.guardrails.listGuardrailKeyAssignments({ id: first })).result.data;
+      expect(after).toEqual(before.filter((assignment) => assignment.keyHash !== personalHash()));
+    });
+
+    it('answers an unknown guardrail with a 404', async () => {
+      const missing = await service.call('/guardrails/00000000-0000-4000-8000-000000000000/assignments/keys', { key: managementKey });
+      expect([missing.status, missing.body]).toEqual([404, { error: { code: 404, message: 'Guardrail 00000000-0000-4000-8000-000000000000 not found' } }]);
+    });
+  });
+
+  describe('workspaces: every answer parsed, with a default guardrail id derived from the workspace', () => {
+    let research: string;
+    const UUID_V5 = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+    it('creates a workspace: the answer parses, default_guardrail_id a uuid derived from the workspace id', async () => {
+      const created = await sdk.workspaces.create({ createWorkspaceRequest: { name: 'Research', slug: 'research', description: 'Model evaluations' } });
+
+      research = created.data.id;
+      expect(created.data).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        name: 'Research',
+        slug: 'research',
+        description: 'Model evaluations',
+        defaultGuardrailId: defaultGuardrailId(research),
+        defaultTextModel: null,
+        defaultImageModel: null,
+        defaultProviderSort: null,
+        isObservabilityIoLoggingEnabled: false,
+        isObservabilityBroadcastEnabled: false,
+        isDataDiscountLoggingEnabled: false,
+        ioLoggingSamplingRate: 1,
+        ioLoggingApiKeyIds: null,
+        includeByokInBudgets: false,
+        createdAt: expect.any(String),
+        updatedAt: null,
+        createdBy: null,
+      });
+      expect(created.data.defaultGuardrailId).toMatch(UUID_V5);
+      expect((await raw(`/workspaces/${research}`)).data).toMatchObject({ default_guardrail_id: defaultGuardrailId(research), guardrail_ids: [] });
       expect(requested).toEqual(['POST /workspaces']);
     });
 
-    it('lists and gets workspaces with the same single refusal per workspace', async () => {
-      const listed = await refusal(sdk.workspaces.list());
-      expect(listed.body.data.map((workspace: { slug: string }) => workspace.slug).sort()).toEqual(['default', 'research']);
-      expect(listed.issues).toEqual([0, 1].map((i) => `Result.data.${i}.default_guardrail_id: ${NULL_STRING}`));
-
-      const one = await refusal(sdk.workspaces.get({ id: workspaceId }));
-      expect(one.issues).toEqual([`data.default_guardrail_id: ${NULL_STRING}`]);
-      expect(one.body.data).toMatchObject({ id: workspaceId, name: 'Default', slug: 'default' });
+    it('lists and gets workspaces, each with its own default guardrail id', async () => {
+      const listed = await sdk.workspaces.list();
+      expect(listed.result.data.map((workspace) => [workspace.slug, workspace.defaultGuardrailId]).sort()).toEqual(
+        [
+          ['default', defaultGuardrailId(workspaceId)],
+          ['research', defaultGuardrailId(research)],
+        ].sort(),
+      );
+      expect(listed.result.totalCount).toBe(2);
+      expect((await sdk.workspaces.get({ id: workspaceId })).data).toMatchObject({ id: workspaceId, name: 'Default', slug: 'default', defaultGuardrailId: defaultGuardrailId(workspaceId) });
       expect(requested).toEqual(['GET /workspaces', `GET /workspaces/${workspaceId}`]);
     });
 
@@ -224,9 +288,93 @@ describe('the official SDK against the management API', () => {
       expect(second).toEqual({ data: [expect.objectContaining({ id: all[1] })], total_count: 2 });
       expect(await raw('/workspaces?offset=2')).toEqual({ data: [], total_count: 2 });
     });
+
+    it('updates a workspace: name, slug and description, parsed; a taken slug is a 409', async () => {
+      const updated = await sdk.workspaces.update({ id: research, updateWorkspaceRequest: { name: 'Research lab', slug: 'research-lab', description: null } });
+
+      expect(updated.data).toMatchObject({ id: research, name: 'Research lab', slug: 'research-lab', description: null, defaultGuardrailId: defaultGuardrailId(research) });
+      expect(Date.parse(updated.data.updatedAt!)).toBeGreaterThanOrEqual(Date.parse(updated.data.createdAt));
+      const taken = await service.call(`/workspaces/${research}`, { key: managementKey, method: 'PATCH', body: { slug: 'default' } });
+      expect([taken.status, taken.body]).toEqual([409, { error: { code: 409, message: 'A workspace with slug "default" already exists' } }]);
+      // The old slug is free again.
+      const reused = await sdk.workspaces.create({ createWorkspaceRequest: { name: 'Research', slug: 'research' } });
+      expect(await sdk.workspaces.delete({ id: reused.data.id })).toEqual({ deleted: true });
+      expect(requested).toEqual([`PATCH /workspaces/${research}`, 'POST /workspaces', `DELETE /workspaces/${reused.data.id}`]);
+    });
+
+    describe("the default guardrail: written by PATCH /guardrails/{id}, then on every key of the workspace", () => {
+      const MODEL = 'openai/gpt-4o-mini';
+      const catalogIds = async (key: string) => (await service.call('/models/user', { key })).body.data.map((model: { id: string }) => model.id) as string[];
+      let before: { key: string; hash: string };
+
+      it('does not exist before its first write: a 404 that says how to write it', async () => {
+        const created = await sdk.apiKeys.create({ requestBody: { name: 'Research CI', workspaceId: research } });
+        before = { key: created.key, hash: created.data.hash };
+        expect(await catalogIds(before.key)).toContain(MODEL);
+
+        const missing = await sdk.guardrails.get({ id: defaultGuardrailId(research) }).catch((error: unknown) => error);
+        expect(missing).toBeInstanceOf(NotFoundResponseError);
+        expect((missing as NotFoundResponseError).error).toEqual({
+          code: 404,
+          message: `Guardrail ${defaultGuardrailId(research)}, the default guardrail of workspace ${research}, has no configuration yet: PATCH it to write one`,
+        });
+        expect((await sdk.guardrails.list({ workspaceId: research })).result).toEqual({ data: [], totalCount: 0 });
+      });
+
+      it('is written by its first update, the answer parsed, and restricts every key of the workspace', async () => {
+        const id = defaultGuardrailId(research);
+        const written = await sdk.guardrails.update({ id, updateGuardrailRequest: { ignoredModels: [MODEL] } });
+
+        expect(written.data).toEqual({
+          id,
+          name: 'Default guardrail',
+          description: null,
+          workspaceId: research,
+          allowedModels: null,
+          ignoredModels: [MODEL],
+          allowedProviders: null,
+          ignoredProviders: null,
+          enforceZdr: false,
+          includeByokInBudgets: false,
+          createdAt: expect.any(String),
+          updatedAt: null,
+        });
+        expect((await sdk.guardrails.get({ id })).data).toEqual(written.data);
+        expect((await raw(`/workspaces/${research}`)).data.guardrail_ids).toEqual([id]);
+        // A key from before and a key made after: both under it.
+        const after = await sdk.apiKeys.create({ requestBody: { name: 'Research batch', workspaceId: research } });
+        expect(await catalogIds(before.key)).not.toContain(MODEL);
+        expect(await catalogIds(after.key)).not.toContain(MODEL);
+        // Other workspaces are not.
+        expect(await catalogIds(service.runtime.demo.keys.workspace)).toContain(MODEL);
+
+        const renamed = await sdk.guardrails.update({ id, updateGuardrailRequest: { name: 'Research defaults' } });
+        expect(renamed.data).toMatchObject({ id, name: 'Research defaults', ignoredModels: [MODEL], updatedAt: expect.any(String) });
+      });
+
+      it('refuses to delete a workspace that holds keys (400), and the default workspace (403)', async () => {
+        const holding = await sdk.workspaces.delete({ id: research }).catch((error: unknown) => error);
+        expect(holding).toBeInstanceOf(BadRequestResponseError);
+        expect((holding as BadRequestResponseError).error).toEqual({ code: 400, message: `Workspace ${research} has 2 API keys; delete them first` });
+
+        const fallback = await sdk.workspaces.delete({ id: workspaceId }).catch((error: unknown) => error);
+        expect(fallback).toBeInstanceOf(ForbiddenResponseError);
+        expect((fallback as ForbiddenResponseError).error).toEqual({ code: 403, message: "The organization's default workspace cannot be deleted" });
+      });
+
+      it('deletes an empty workspace with its guardrails; reading either afterwards is a 404', async () => {
+        const keys = await sdk.apiKeys.list({ workspaceId: research, includeDisabled: true });
+        for (const key of keys.data) await sdk.apiKeys.delete({ hash: key.hash });
+
+        expect(await sdk.workspaces.delete({ id: research })).toEqual({ deleted: true });
+        await expect(sdk.workspaces.get({ id: research })).rejects.toBeInstanceOf(NotFoundResponseError);
+        await expect(sdk.guardrails.get({ id: defaultGuardrailId(research) })).rejects.toBeInstanceOf(NotFoundResponseError);
+        expect((await sdk.workspaces.list()).result.data.map((workspace) => workspace.id)).toEqual([workspaceId]);
+      });
+    });
   });
 
-  describe('API keys: every answer parsed, but a list holding management keys', () => {
+  describe('API keys: every answer parsed', () => {
     let hash: string;
 
     it('creates a key, and gets and updates it', async () => {
@@ -252,15 +400,17 @@ describe('the official SDK against the management API', () => {
       expect(requested).toEqual([`GET /keys?include_disabled=true&workspace_id=${workspaceId}`]);
     });
 
-    it('lists all keys: refused for the management keys\' null workspace_id alone', async () => {
-      const { issues, body } = await refusal(sdk.apiKeys.list());
+    it('lists all keys without a filter, parsed: the management keys only on request', async () => {
+      const listed = await sdk.apiKeys.list();
 
       const management = [service.runtime.demo.keys.managementReadWrite, service.runtime.demo.keys.managementReadOnly].map(hashApiKey);
-      const expected = body.data.flatMap((key: { workspace_id: string | null }, i: number) => (key.workspace_id === null ? [`data.${i}.workspace_id: ${NULL_STRING}`] : []));
-      expect(body.data.filter((key: { workspace_id: string | null }) => key.workspace_id === null).map((key: { hash: string }) => key.hash).sort()).toEqual(management.sort());
-      expect(issues).toEqual(expected.sort());
+      expect(listed.data.map((key) => key.hash).sort()).toEqual([hashApiKey(service.runtime.demo.keys.workspace), hashApiKey(service.runtime.demo.keys.personal)].sort());
+      expect(listed.data.every((key) => key.workspaceId === workspaceId)).toBe(true);
+      expect(requested).toEqual(['GET /keys']);
       // The disabled key is left out without include_disabled.
-      expect(body.data.map((key: { hash: string }) => key.hash)).not.toContain(hash);
+      const everything = (await raw('/keys?include_disabled=true&include_management=true')).data as { hash: string; workspace_id: string | null }[];
+      expect(everything.filter((key) => key.workspace_id === null).map((key) => key.hash).sort()).toEqual(management.sort());
+      expect(everything.map((key) => key.hash)).toContain(hash);
     });
 
     it('deletes it: that answer is parsed', async () => {

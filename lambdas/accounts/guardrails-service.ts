@@ -1,0 +1,298 @@
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../errors';
+import type { Clock, IdGenerator } from '../clock';
+import { AlreadyExistsError, type AccountStore, type GuardrailHolder, type GuardrailPatch } from './account-store';
+import { defaultGuardrailId, keyAssignmentId } from './derived-ids';
+import type { ApiKeyRecord, Guardrail, Workspace } from './types';
+
+export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'version' | 'createdAt' | 'updatedAt'>;
+
+/** One key's assignment to one guardrail (public `KeyAssignment`). */
+export interface KeyAssignment {
+  id: string;
+  guardrailId: string;
+  key: ApiKeyRecord;
+  /** When it was assigned; for an assignment from before times were recorded, the key's last change. */
+  assignedAt: string;
+}
+
+/**
+ * How often a versioned update is tried: each round of conflicting writers has one winner,
+ * so this many concurrent writers of one item all get an answer from their rules; past
+ * that, the caller gets a 409 to retry (as for issuers and policies).
+ */
+const UPDATE_ATTEMPTS = 10;
+
+/** The configuration of a default guardrail before its first write: one that restricts nothing. */
+const UNRESTRICTED = Object.freeze({
+  name: 'Default guardrail',
+  description: null,
+  allowedModels: null,
+  ignoredModels: null,
+  allowedProviders: null,
+  ignoredProviders: null,
+  enforceZdr: false,
+});
+
+/**
+ * Guardrails (SPEC 2.5), their assignment to keys and workspaces, and each workspace's
+ * default guardrail.
+ *
+ * A workspace's default guardrail has an id derived from the workspace id (derived-ids.ts),
+ * so it is known before it exists; it exists once its configuration is first written
+ * (`PATCH /guardrails/{id}`), and from then on applies to every key of the workspace: its id
+ * joins the workspace's guardrail set and stays there, so writing it again after a delete
+ * applies it at once.
+ */
+export class GuardrailsService {
+  constructor(
+    private readonly store: AccountStore,
+    private readonly clock: Clock,
+    private readonly newId: IdGenerator,
+  ) {}
+
+  async create(organizationId: string, input: GuardrailInput): Promise<Guardrail> {
+    if (!(await this.store.getOrganization(organizationId))) throw new NotFoundError(`Organization ${organizationId} not found`);
+    if (input.workspaceId) await this.workspace(organizationId, input.workspaceId);
+    checkGuardrailLists(input);
+    const guardrail: Guardrail = { ...input, id: this.newId(), organizationId, version: 1, createdAt: this.timestamp(), updatedAt: null };
+    await translate(() => this.store.createGuardrail(guardrail));
+    await this.confirmWorkspaceExists(guardrail);
+    return guardrail;
+  }
+
+  async get(organizationId: string, id: string): Promise<Guardrail> {
+    const guardrail = await this.store.getGuardrail(organizationId, id);
+    if (guardrail) return guardrail;
+    const owner = await this.defaultOwner(organizationId, id);
+    if (owner) throw new NotFoundError(`Guardrail ${id}, the default guardrail of workspace ${owner.id}, has no configuration yet: PATCH it to write one`);
+    throw new NotFoundError(`Guardrail ${id} not found`);
+  }
+
+  list(organizationId: string): Promise<Guardrail[]> {
+    return this.store.listGuardrails(organizationId);
+  }
+
+  /**
+   * Applies the patch to a fresh read and writes it only while the guardrail is at that
+   * read's version, as issuers and policies are written: a concurrent update makes the write
+   * fail, and the patch is checked again against what that update left, so two PATCHes can
+   * never together put a model in both lists. A workspace's default guardrail that does not
+   * exist yet is written from {@link UNRESTRICTED} with the patch applied.
+   */
+  async update(organizationId: string, id: string, patch: GuardrailPatch): Promise<Guardrail> {
+    const given = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+      const current = await this.store.getGuardrail(organizationId, id);
+      if (!current) {
+        const owner = await this.defaultOwner(organizationId, id);
+        if (!owner) throw new NotFoundError(`Guardrail ${id} not found`);
+        const created = await this.materialize(owner, given);
+        if (created) return created;
+        continue;
+      }
+      const next: Guardrail = { ...current, ...given, version: (current.version ?? 0) + 1, updatedAt: this.timestamp() };
+      checkGuardrailLists(next);
+      if (await this.store.updateGuardrail(next, current.version)) return next;
+    }
+    throw new ConflictError('The guardrail was changed by another request at the same time; retry');
+  }
+
+  /**
+   * Writes a workspace's default guardrail for the first time; undefined when a concurrent
+   * write created it first (the caller updates that one). Its id joins the workspace's set
+   * first, so a crash between the writes leaves an id that names nothing (restricting
+   * nothing) rather than a guardrail that does not apply; a workspace deleted meanwhile takes
+   * the new guardrail with it ({@link confirmWorkspaceExists}).
+   */
+  private async materialize(workspace: Workspace, given: GuardrailPatch): Promise<Guardrail | undefined> {
+    const now = this.timestamp();
+    const guardrail: Guardrail = {
+      ...UNRESTRICTED,
+      ...given,
+      id: defaultGuardrailId(workspace.id),
+      organizationId: workspace.organizationId,
+      workspaceId: workspace.id,
+      version: 1,
+      createdAt: now,
+      updatedAt: null,
+    };
+    checkGuardrailLists(guardrail);
+    const holder = { kind: 'workspace', organizationId: workspace.organizationId, id: workspace.id } as const;
+    if ((await this.store.addGuardrail(holder, guardrail.id, now)) === 'missing') throw new NotFoundError(`Workspace ${workspace.id} not found`);
+    try {
+      await this.store.createGuardrail(guardrail);
+    } catch (error) {
+      if (error instanceof AlreadyExistsError) return undefined;
+      throw error;
+    }
+    await this.confirmWorkspaceExists(guardrail);
+    return guardrail;
+  }
+
+  /**
+   * Deletes a guardrail and detaches it from the keys and workspaces it was on.
+   *
+   * No dangling ids, in either order of a concurrent assignment (no transactions, so by
+   * ordering): the guardrail item goes first; then every key and workspace of the
+   * organization that holds the id, as read after that, loses it by a conditional
+   * `DELETE`. An assignment re-reads the guardrail after its write
+   * ({@link confirmGuardrailExists}): if it still saw the guardrail, its write came before
+   * the delete and so before the sweep's reads, which find and remove it; if not, it
+   * removes its own write. Readers also ignore ids whose guardrail is gone
+   * (`getGuardrails` returns existing ones only), so an id left by a crash mid-sweep
+   * restricts nothing. A workspace keeps the id of its own default guardrail (see the class).
+   */
+  async delete(organizationId: string, id: string): Promise<void> {
+    await this.get(organizationId, id);
+    if (!(await this.store.deleteGuardrail(organizationId, id))) throw new NotFoundError(`Guardrail ${id} not found`);
+    const now = this.timestamp();
+    // Both listings read the items themselves, strongly consistent, after the delete.
+    const holders: GuardrailHolder[] = [
+      ...(await this.store.listApiKeys(organizationId))
+        .filter((key) => key.guardrailIds.includes(id))
+        .map((key) => ({ kind: 'key' as const, hash: key.hash })),
+      ...(await this.store.listWorkspaces(organizationId))
+        .filter((workspace) => workspace.guardrailIds.includes(id) && defaultGuardrailId(workspace.id) !== id)
+        .map((workspace) => ({ kind: 'workspace' as const, organizationId, id: workspace.id })),
+    ];
+    await inBatches(holders, (holder) => this.store.removeGuardrail(holder, id, now));
+  }
+
+  /** Attaches a guardrail to keys; returns how many keys gained it (not those that had it). */
+  async assignToKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
+    await this.get(organizationId, guardrailId);
+    const keys = await Promise.all([...new Set(hashes)].map((hash) => this.key(organizationId, hash)));
+    const now = this.timestamp();
+    const added: GuardrailHolder[] = [];
+    for (const key of keys) {
+      const holder = { kind: 'key', hash: key.hash } as const;
+      // A key deleted meanwhile no longer needs the guardrail: it is simply not counted.
+      if ((await this.store.addGuardrail(holder, guardrailId, now)) === 'changed') added.push(holder);
+    }
+    await this.confirmGuardrailExists(organizationId, guardrailId, added);
+    return added.length;
+  }
+
+  /** Detaches a guardrail from keys; returns how many keys lost it. */
+  async unassignFromKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
+    // An unknown guardrail is reported, not silently accepted as "nothing to remove".
+    await this.get(organizationId, guardrailId);
+    const keys = await Promise.all([...new Set(hashes)].map((hash) => this.key(organizationId, hash)));
+    const now = this.timestamp();
+    let changed = 0;
+    for (const key of keys) {
+      if ((await this.store.removeGuardrail({ kind: 'key', hash: key.hash }, guardrailId, now)) === 'changed') changed++;
+    }
+    return changed;
+  }
+
+  /**
+   * The keys' assignments of one guardrail, or of every guardrail of the organization, oldest
+   * first. Read from the keys themselves (strongly consistent) and the guardrails that exist,
+   * so an id a crash left on a key after its guardrail's delete is not listed.
+   */
+  async keyAssignments(organizationId: string, guardrailId?: string): Promise<KeyAssignment[]> {
+    const [guardrails, keys] = await Promise.all([
+      guardrailId ? this.get(organizationId, guardrailId).then((guardrail) => [guardrail]) : this.store.listGuardrails(organizationId),
+      this.store.listApiKeys(organizationId),
+    ]);
+    const existing = new Set(guardrails.map((guardrail) => guardrail.id));
+    const assignments = keys.flatMap((key) =>
+      key.guardrailIds
+        .filter((id) => existing.has(id))
+        .map((id) => ({ id: keyAssignmentId(id, key.hash), guardrailId: id, key, assignedAt: key.guardrailAssignedAt?.[id] ?? key.updatedAt ?? key.createdAt })),
+    );
+    return assignments.sort((a, b) => a.assignedAt.localeCompare(b.assignedAt) || a.id.localeCompare(b.id));
+  }
+
+  /** Attaches (or detaches) a guardrail to every request made with the workspace's keys. */
+  async setWorkspaceGuardrail(organizationId: string, guardrailId: string, workspaceId: string, attached: boolean): Promise<Workspace> {
+    await this.workspace(organizationId, workspaceId);
+    await this.get(organizationId, guardrailId);
+    if (!attached && defaultGuardrailId(workspaceId) === guardrailId) {
+      throw new ForbiddenError("A workspace's default guardrail always applies to its keys; delete the guardrail, or write it to restrict nothing");
+    }
+    const holder = { kind: 'workspace', organizationId, id: workspaceId } as const;
+    const now = this.timestamp();
+    const result = attached ? await this.store.addGuardrail(holder, guardrailId, now) : await this.store.removeGuardrail(holder, guardrailId, now);
+    if (result === 'missing') throw new NotFoundError(`Workspace ${workspaceId} not found`);
+    if (attached && result === 'changed') await this.confirmGuardrailExists(organizationId, guardrailId, [holder]);
+    return this.workspace(organizationId, workspaceId);
+  }
+
+  /** Deletes the guardrails of a deleted workspace: read after its delete, so none created before it is missed. */
+  async deleteWorkspaceGuardrails(organizationId: string, workspaceId: string): Promise<void> {
+    const owned = (await this.store.listGuardrails(organizationId)).filter((guardrail) => guardrail.workspaceId === workspaceId);
+    for (const guardrail of owned) await this.delete(organizationId, guardrail.id).catch((error: unknown) => {
+      if (!(error instanceof NotFoundError)) throw error;
+    });
+  }
+
+  /**
+   * The second half of the no-dangling-ids protocol (see {@link delete}): after adding the
+   * id, make sure the guardrail still exists; if it was deleted meanwhile, take the id back
+   * off and report the guardrail as missing.
+   */
+  private async confirmGuardrailExists(organizationId: string, guardrailId: string, added: readonly GuardrailHolder[]): Promise<void> {
+    if (added.length === 0 || (await this.store.getGuardrail(organizationId, guardrailId))) return;
+    const now = this.timestamp();
+    await inBatches(added, (holder) => this.store.removeGuardrail(holder, guardrailId, now));
+    throw new NotFoundError(`Guardrail ${guardrailId} not found`);
+  }
+
+  /**
+   * A guardrail written for a workspace, read again after the write: a workspace deleted
+   * meanwhile either came after the write, and its delete removes the guardrail
+   * ({@link deleteWorkspaceGuardrails}), or before, and the guardrail goes here.
+   */
+  private async confirmWorkspaceExists(guardrail: Guardrail): Promise<void> {
+    if (!guardrail.workspaceId || (await this.store.getWorkspace(guardrail.organizationId, guardrail.workspaceId))) return;
+    await this.store.deleteGuardrail(guardrail.organizationId, guardrail.id);
+    throw new NotFoundError(`Workspace ${guardrail.workspaceId} not found`);
+  }
+
+  /** The workspace whose default guardrail `id` is, if any. */
+  private async defaultOwner(organizationId: string, id: string): Promise<Workspace | undefined> {
+    return (await this.store.listWorkspaces(organizationId)).find((workspace) => defaultGuardrailId(workspace.id) === id);
+  }
+
+  private async workspace(organizationId: string, id: string): Promise<Workspace> {
+    const workspace = await this.store.getWorkspace(organizationId, id);
+    if (!workspace) throw new NotFoundError(`Workspace ${id} not found`);
+    return workspace;
+  }
+
+  private async key(organizationId: string, hash: string): Promise<ApiKeyRecord> {
+    const key = await this.store.getApiKey(hash);
+    if (!key || key.organizationId !== organizationId) throw new NotFoundError(`API key ${hash} not found`);
+    return key;
+  }
+
+  private timestamp(): string {
+    return this.clock.now().toISOString();
+  }
+}
+
+function checkGuardrailLists(g: Pick<Guardrail, 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders'>): void {
+  const both = (a: string[] | null, b: string[] | null) => (a ?? []).filter((x) => (b ?? []).includes(x));
+  const models = both(g.allowedModels, g.ignoredModels);
+  if (models.length > 0) throw new InvalidInputError(`Models cannot be both allowed and ignored: ${models.join(', ')}`);
+  const providers = both(g.allowedProviders, g.ignoredProviders);
+  if (providers.length > 0) throw new InvalidInputError(`Providers cannot be both allowed and ignored: ${providers.join(', ')}`);
+}
+
+async function translate<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof AlreadyExistsError) throw new ConflictError(error.message);
+    throw error;
+  }
+}
+
+/** Runs one store call per item, a few at a time: many in flight, none unbounded. */
+export async function inBatches<T>(items: readonly T[], run: (item: T) => Promise<unknown>, size = 16): Promise<void> {
+  for (let start = 0; start < items.length; start += size) {
+    await Promise.all(items.slice(start, start + size).map(run));
+  }
+}

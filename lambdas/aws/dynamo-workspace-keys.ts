@@ -1,0 +1,162 @@
+import { DeleteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { WorkspaceDeletion } from '../accounts/account-store';
+import type { ApiKeyRecord, Workspace } from '../accounts/types';
+import { systemClock, type Clock } from '../clock';
+import { ABANDONED_PLACE_MS } from './dynamo-count-limit';
+import { isConditionalCheckFailed } from './dynamo-client';
+import { DynamoItems, itemId, strip } from './dynamo-items';
+
+/** The item of a workspace, and of an API key (dynamo-account-store.ts). */
+const workspaceKey = (organizationId: string, id: string) => ({ pk: `ORG#${organizationId}`, sk: `WORKSPACE#${id}` });
+const apiKeyKey = (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
+
+/** Names per UpdateItem when places are reclaimed (the update expression is at most 4 KB). */
+const REMOVALS_PER_WRITE = 50;
+
+/**
+ * Which keys a workspace holds, on the workspace item itself, so that deleting a workspace
+ * and creating a key in it cannot both succeed (no transactions: one item both conditions read).
+ *
+ * `keyHolds` maps the hash of each key of the workspace to when its place was taken. A key
+ * takes its place (`SET keyHolds.<hash>` on condition that the workspace exists) before it is
+ * written and gives it back once it is deleted; the workspace is deleted on condition that
+ * `keyHolds` is empty. Of a concurrent create and delete, whichever writes the workspace item
+ * first wins: the delete then finds the place and refuses, or the create finds no workspace.
+ *
+ * A workspace written before places existed has no `keyHolds`: the first write that needs it
+ * starts it from the keys the organization's listing shows in the workspace (old keys, long in
+ * the index). A crash can leave a place whose key was never written; a delete that finds only
+ * such places older than {@link ABANDONED_PLACE_MS} reclaims them, as organization limits do.
+ */
+export class WorkspaceKeyHolds {
+  private readonly items: DynamoItems;
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly listKeys: (organizationId: string) => Promise<ApiKeyRecord[]>,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.items = new DynamoItems(client, tableName);
+  }
+
+  async hold(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<boolean> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: workspaceKey(organizationId, workspaceId),
+            UpdateExpression: 'SET keyHolds.#hash = :at',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
+            ExpressionAttributeNames: { '#hash': keyHash },
+            ExpressionAttributeValues: { ':at': at },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      if (!(await this.start(organizationId, workspaceId))) return false;
+    }
+    throw new Error(`the key places of workspace ${workspaceId} could not be started`);
+  }
+
+  async release(organizationId: string, workspaceId: string, keyHash: string): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: workspaceKey(organizationId, workspaceId),
+          UpdateExpression: 'REMOVE keyHolds.#hash',
+          // Never write a workspace that is gone back into existence.
+          ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
+          ExpressionAttributeNames: { '#hash': keyHash },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  async deleteWorkspace(organizationId: string, workspaceId: string): Promise<WorkspaceDeletion> {
+    const key = workspaceKey(organizationId, workspaceId);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const result = await this.client.send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: key,
+            ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds) AND size(keyHolds) = :none',
+            ExpressionAttributeValues: { ':none': 0 },
+            ReturnValues: 'ALL_OLD',
+          }),
+        );
+        return { outcome: 'deleted', workspace: strip<Workspace>(result.Attributes!) };
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      const item = await this.items.get<{ keyHolds?: Record<string, string> }>(key.pk, key.sk);
+      if (!item) return { outcome: 'missing' };
+      if (!item.keyHolds) {
+        if (!(await this.start(organizationId, workspaceId))) return { outcome: 'missing' };
+        continue;
+      }
+      const held = Object.keys(item.keyHolds).sort();
+      if ((await this.reclaim(organizationId, workspaceId, item.keyHolds)) === 0) return { outcome: 'has-keys', keyHashes: held };
+    }
+    return { outcome: 'has-keys', keyHashes: Object.keys((await this.items.get<{ keyHolds?: Record<string, string> }>(key.pk, key.sk))?.keyHolds ?? {}).sort() };
+  }
+
+  /** Starts the places of a workspace written before they existed; false when it does not exist. */
+  private async start(organizationId: string, workspaceId: string): Promise<boolean> {
+    const keys = (await this.listKeys(organizationId)).filter((k) => k.workspaceId === workspaceId);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: workspaceKey(organizationId, workspaceId),
+          UpdateExpression: 'SET keyHolds = :holds',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(keyHolds)',
+          ExpressionAttributeValues: { ':holds': Object.fromEntries(keys.map((k) => [k.hash, k.createdAt])) },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+    // Started by another writer meanwhile, or the workspace is gone.
+    const key = workspaceKey(organizationId, workspaceId);
+    return (await this.items.get(key.pk, key.sk)) !== undefined;
+  }
+
+  /** Removes the places older than {@link ABANDONED_PLACE_MS} whose keys do not exist; how many. */
+  private async reclaim(organizationId: string, workspaceId: string, holds: Readonly<Record<string, string>>): Promise<number> {
+    const now = this.clock.now().getTime();
+    const old = Object.entries(holds)
+      .filter(([, at]) => now - Date.parse(at) > ABANDONED_PLACE_MS)
+      .map(([hash]) => hash);
+    const found = await this.items.batchGet(old.map(apiKeyKey));
+    const gone = old.filter((hash) => {
+      const { pk, sk } = apiKeyKey(hash);
+      return !found.has(itemId(pk, sk));
+    });
+    for (let start = 0; start < gone.length; start += REMOVALS_PER_WRITE) {
+      const batch = gone.slice(start, start + REMOVALS_PER_WRITE);
+      try {
+        await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: workspaceKey(organizationId, workspaceId),
+            UpdateExpression: `REMOVE ${batch.map((_, i) => `keyHolds.#r${i}`).join(', ')}`,
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: Object.fromEntries(batch.map((hash, i) => [`#r${i}`, hash])),
+          }),
+        );
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+    }
+    return gone.length;
+  }
+}

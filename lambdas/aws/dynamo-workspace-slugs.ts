@@ -1,0 +1,80 @@
+import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { AlreadyExistsError } from '../accounts/account-store';
+import { isConditionalCheckFailed } from './dynamo-client';
+import { DynamoItems } from './dynamo-items';
+
+/** How long a slug claim without its workspace is honoured before it counts as abandoned. */
+const ABANDONED_CLAIM_MS = 60_000;
+
+/**
+ * Workspace slugs, unique per organization: one claim item per slug (`pk ORG#<org>`,
+ * `sk SLUG#<slug>`) naming the workspace that holds it. A claim is put on condition that none
+ * exists, so of two concurrent claims of one slug exactly one wins, and given back on condition
+ * that it names the workspace giving it back. A claim whose workspace does not exist (the
+ * process died between the claim and the workspace's write, or after deleting the workspace) is
+ * taken over once it is older than {@link ABANDONED_CLAIM_MS}, so a crash cannot lock a slug
+ * forever.
+ */
+export class WorkspaceSlugs {
+  private readonly items: DynamoItems;
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly workspaceExists: (organizationId: string, id: string) => Promise<boolean>,
+  ) {
+    this.items = new DynamoItems(client, tableName);
+  }
+
+  /** Claims `slug` for the workspace; {@link AlreadyExistsError} when another holds it. */
+  async claim(organizationId: string, slug: string, workspaceId: string, at: string): Promise<void> {
+    const key = claimKey(organizationId, slug);
+    const claim = { ...key, workspaceId, claimedAt: at };
+    const taken = new AlreadyExistsError(`A workspace with slug "${slug}"`);
+    try {
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: claim, ConditionExpression: 'attribute_not_exists(pk)' }));
+      return;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+    const current = await this.items.get<{ workspaceId: string; claimedAt: string }>(key.pk, key.sk);
+    const abandoned =
+      current !== undefined &&
+      current.workspaceId !== workspaceId &&
+      Date.parse(at) - Date.parse(current.claimedAt) > ABANDONED_CLAIM_MS &&
+      !(await this.workspaceExists(organizationId, current.workspaceId));
+    if (current?.workspaceId === workspaceId) return;
+    if (!abandoned) throw taken;
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: claim,
+          ConditionExpression: 'workspaceId = :previous',
+          ExpressionAttributeValues: { ':previous': current.workspaceId },
+        }),
+      );
+    } catch (takeoverError) {
+      if (isConditionalCheckFailed(takeoverError)) throw taken;
+      throw takeoverError;
+    }
+  }
+
+  /** Gives `slug` back, only if this workspace holds its claim. */
+  async release(organizationId: string, slug: string, workspaceId: string): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: claimKey(organizationId, slug),
+          ConditionExpression: 'workspaceId = :mine',
+          ExpressionAttributeValues: { ':mine': workspaceId },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+}
+
+const claimKey = (organizationId: string, slug: string) => ({ pk: `ORG#${organizationId}`, sk: `SLUG#${slug}` });
