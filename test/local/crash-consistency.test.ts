@@ -102,7 +102,7 @@ describe('npm start after kill -9', () => {
 
     const second = await start();
     expect(second.organizationId).toBe(first.organizationId);
-    const listed = (await manage(second.baseUrl, '/keys?include_disabled=true')).body.data as { hash: string; name: string; disabled: boolean }[];
+    const listed = (await manage(second.baseUrl, '/keys?include_disabled=true&include_management=true')).body.data as { hash: string; name: string; disabled: boolean }[];
     const hashes = listed.map((key) => key.hash);
     expect(hashes).toContain(deleting.data.hash);
     expect(hashes).not.toContain(neverWritten);
@@ -121,7 +121,7 @@ describe('npm start after kill -9', () => {
     }
     const io = { out: () => undefined, err: () => undefined };
     expect(await runOps(['--data-dir', dataDir, 'key', 'delete', first.organizationId, viaCli.hash], io, connectTarget)).toBe(0);
-    const remaining = (await manage(second.baseUrl, '/keys?include_disabled=true')).body.data.map((key: { name: string }) => key.name);
+    const remaining = (await manage(second.baseUrl, '/keys?include_disabled=true&include_management=true')).body.data.map((key: { name: string }) => key.name);
     expect(remaining.sort()).toEqual(['Demo personal key', 'Demo read-only management key', 'Demo management key', 'Demo workspace key'].sort());
     expect(second.output()).toMatch(/repaired the listing index after an unclean stop \(\d+ entries restored, 1 without their item removed\)/);
     await killHard();

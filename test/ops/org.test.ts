@@ -1,4 +1,5 @@
 import { startOpsHarness, type OpsHarness } from '../support/ops-harness';
+import { defaultGuardrailId } from '../../lambdas/accounts/derived-ids';
 import { WORKSPACE_SETTINGS } from '../../lambdas/management/views';
 
 describe('ops org commands', () => {
@@ -59,6 +60,8 @@ describe('ops org commands', () => {
         updated_at: null,
         // Public workspace settings modelgate does not have, as the wire shape requires them.
         ...WORKSPACE_SETTINGS,
+        // Derived from the workspace id (UUIDv5): the same for the same id.
+        default_guardrail_id: defaultGuardrailId('id-2'),
       },
     });
   });

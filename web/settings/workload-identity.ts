@@ -96,7 +96,8 @@ async function load(): Promise<void> {
     const [issuers, policies, keys] = await Promise.all([
       api<{ data: Issuer[] }>('GET', '/workload-identity/issuers'),
       api<{ data: Policy[] }>('GET', '/workload-identity/policies'),
-      api<{ data: ApiKey[] }>('GET', '/keys'),
+      // Management keys too: a policy may act as one.
+      api<{ data: ApiKey[] }>('GET', '/keys?include_management=true'),
     ]);
     state = { entitlement, issuers: issuers.data, policies: policies.data, keys: keys.data };
     render();
