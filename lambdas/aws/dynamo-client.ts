@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError } from '../errors';
 
 /**
@@ -44,15 +44,23 @@ export function isConditionalCheckFailed(error: unknown): boolean {
 }
 
 /**
- * A `DeleteItem` under a condition: true when the item was deleted, false when the
- * condition did not hold (the item is absent or not the caller's). Other errors propagate.
+ * A write under a condition: true when it was made, false when the condition did not hold.
+ * Other errors propagate.
  */
-export async function conditionalDelete(client: DynamoDBDocumentClient, input: DeleteCommandInput): Promise<boolean> {
+export async function conditionalWrite(client: DynamoDBDocumentClient, command: PutCommand | UpdateCommand | DeleteCommand): Promise<boolean> {
   try {
-    await client.send(new DeleteCommand(input));
+    await client.send(command as UpdateCommand);
     return true;
   } catch (error) {
     if (isConditionalCheckFailed(error)) return false;
     throw error;
   }
+}
+
+/**
+ * A `DeleteItem` under a condition: true when the item was deleted, false when the
+ * condition did not hold (the item is absent or not the caller's). Other errors propagate.
+ */
+export function conditionalDelete(client: DynamoDBDocumentClient, input: DeleteCommandInput): Promise<boolean> {
+  return conditionalWrite(client, new DeleteCommand(input));
 }

@@ -1,7 +1,8 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../clock';
-import { isConditionalCheckFailed } from './dynamo-client';
-import { DynamoItems, itemId } from './dynamo-items';
+import { conditionalWrite } from './dynamo-client';
+import { DynamoItems } from './dynamo-items';
+import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces } from './dynamo-places';
 
 /** What one bound counts: items of one kind per organization. */
 export interface CountedKind {
@@ -13,15 +14,6 @@ export interface CountedKind {
   list(organizationId: string): Promise<readonly { id: string; createdAt: string }[]>;
 }
 
-/**
- * How long a place whose item does not exist is left alone: it may belong to a create still
- * in progress. Longer than any function's timeout (the management function has 15 s), so a
- * place older than this whose item is missing belongs to a writer that is gone.
- */
-export const ABANDONED_PLACE_MS = 60_000;
-
-/** Names per UpdateItem when places are reclaimed (the update expression is at most 4 KB). */
-const REMOVALS_PER_WRITE = 50;
 
 /**
  * A per-organization bound on how many items of one kind exist, exact under any number of
@@ -59,21 +51,18 @@ export class DynamoCountLimit {
    */
   async take(organizationId: string, id: string, limit: number): Promise<boolean> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: this.key(organizationId),
-            UpdateExpression: 'SET holders.#id = :now',
-            ConditionExpression: 'size(holders) < :limit',
-            ExpressionAttributeNames: { '#id': id },
-            ExpressionAttributeValues: { ':now': this.clock.now().toISOString(), ':limit': limit },
-          }),
-        );
-        return true;
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
+      const taken = await conditionalWrite(
+        this.client,
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(organizationId),
+          UpdateExpression: 'SET holders.#id = :now',
+          ConditionExpression: 'size(holders) < :limit',
+          ExpressionAttributeNames: { '#id': id },
+          ExpressionAttributeValues: { ':now': this.clock.now().toISOString(), ':limit': limit },
+        }),
+      );
+      if (taken) return true;
       const places = await this.read(organizationId);
       if (!places) await this.start(organizationId);
       else if (Object.keys(places.holders).length >= limit && (await this.sweep(organizationId, places)) === 0) return false;
@@ -115,24 +104,17 @@ export class DynamoCountLimit {
   private async sweep(organizationId: string, places: Places): Promise<number> {
     const now = this.clock.now().getTime();
     if (places.sweptAt && now - Date.parse(places.sweptAt) < ABANDONED_PLACE_MS) return 0;
-    const old = Object.entries(places.holders)
-      .filter(([, takenAt]) => now - Date.parse(takenAt) > ABANDONED_PLACE_MS)
-      .map(([id]) => id);
-    const found = await this.items.batchGet(old.map((id) => this.counted.keyOf(organizationId, id)));
-    const gone = old.filter((id) => {
-      const key = this.counted.keyOf(organizationId, id);
-      return found.get(itemId(key.pk, key.sk))?.organizationId !== organizationId;
-    });
-    for (let start = 0; start < gone.length; start += REMOVALS_PER_WRITE) {
-      const batch = gone.slice(start, start + REMOVALS_PER_WRITE);
-      await this.update(organizationId, `REMOVE ${batch.map((_, i) => `holders.#r${i}`).join(', ')}`, {
-        ExpressionAttributeNames: Object.fromEntries(batch.map((id, i) => [`#r${i}`, id])),
-      });
-    }
-    if (gone.length === 0) {
+    const gone = await reclaimAbandonedPlaces(
+      this.client,
+      this.items,
+      this.tableName,
+      { key: this.key(organizationId), attribute: 'holders', holders: places.holders, now },
+      { keyOf: (id) => this.counted.keyOf(organizationId, id), isPlaced: (item) => item.organizationId === organizationId },
+    );
+    if (gone === 0) {
       await this.update(organizationId, 'SET sweptAt = :now', { ExpressionAttributeValues: { ':now': new Date(now).toISOString() } });
     }
-    return gone.length;
+    return gone;
   }
 
   /**
@@ -142,17 +124,14 @@ export class DynamoCountLimit {
    */
   private async start(organizationId: string): Promise<void> {
     const existing = await this.counted.list(organizationId);
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...this.key(organizationId), holders: Object.fromEntries(existing.map((item) => [item.id, item.createdAt])) },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await conditionalWrite(
+      this.client,
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...this.key(organizationId), holders: Object.fromEntries(existing.map((item) => [item.id, item.createdAt])) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
   }
 
   private async update(
@@ -160,20 +139,17 @@ export class DynamoCountLimit {
     expression: string,
     attributes: { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> },
   ): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key(organizationId),
-          UpdateExpression: expression,
-          // Never creates the places item: only `start` does, with the items that exist.
-          ConditionExpression: 'attribute_exists(pk)',
-          ...attributes,
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await conditionalWrite(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: this.key(organizationId),
+        UpdateExpression: expression,
+        // Never creates the places item: only `start` does, with the items that exist.
+        ConditionExpression: 'attribute_exists(pk)',
+        ...attributes,
+      }),
+    );
   }
 
   private async read(organizationId: string): Promise<Places | undefined> {

@@ -2,16 +2,13 @@ import { DeleteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-
 import type { WorkspaceDeletion } from '../accounts/account-store';
 import type { ApiKeyRecord, Workspace } from '../accounts/types';
 import { systemClock, type Clock } from '../clock';
-import { ABANDONED_PLACE_MS } from './dynamo-count-limit';
-import { isConditionalCheckFailed } from './dynamo-client';
-import { DynamoItems, itemId, strip } from './dynamo-items';
+import { conditionalWrite, isConditionalCheckFailed } from './dynamo-client';
+import { DynamoItems, strip } from './dynamo-items';
+import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces } from './dynamo-places';
 
 /** The item of a workspace, and of an API key (dynamo-account-store.ts). */
 const workspaceKey = (organizationId: string, id: string) => ({ pk: `ORG#${organizationId}`, sk: `WORKSPACE#${id}` });
 const apiKeyKey = (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
-
-/** Names per UpdateItem when places are reclaimed (the update expression is at most 4 KB). */
-const REMOVALS_PER_WRITE = 50;
 
 /**
  * Which keys a workspace holds, on the workspace item itself, so that deleting a workspace
@@ -42,41 +39,35 @@ export class WorkspaceKeyHolds {
 
   async hold(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<boolean> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        await this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: workspaceKey(organizationId, workspaceId),
-            UpdateExpression: 'SET keyHolds.#hash = :at',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
-            ExpressionAttributeNames: { '#hash': keyHash },
-            ExpressionAttributeValues: { ':at': at },
-          }),
-        );
-        return true;
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
+      const held = await conditionalWrite(
+        this.client,
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: workspaceKey(organizationId, workspaceId),
+          UpdateExpression: 'SET keyHolds.#hash = :at',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
+          ExpressionAttributeNames: { '#hash': keyHash },
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      );
+      if (held) return true;
       if (!(await this.start(organizationId, workspaceId))) return false;
     }
     throw new Error(`the key places of workspace ${workspaceId} could not be started`);
   }
 
   async release(organizationId: string, workspaceId: string, keyHash: string): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: workspaceKey(organizationId, workspaceId),
-          UpdateExpression: 'REMOVE keyHolds.#hash',
-          // Never write a workspace that is gone back into existence.
-          ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
-          ExpressionAttributeNames: { '#hash': keyHash },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await conditionalWrite(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: workspaceKey(organizationId, workspaceId),
+        UpdateExpression: 'REMOVE keyHolds.#hash',
+        // Never write a workspace that is gone back into existence.
+        ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
+        ExpressionAttributeNames: { '#hash': keyHash },
+      }),
+    );
   }
 
   async deleteWorkspace(organizationId: string, workspaceId: string): Promise<WorkspaceDeletion> {
@@ -111,52 +102,30 @@ export class WorkspaceKeyHolds {
   /** Starts the places of a workspace written before they existed; false when it does not exist. */
   private async start(organizationId: string, workspaceId: string): Promise<boolean> {
     const keys = (await this.listKeys(organizationId)).filter((k) => k.workspaceId === workspaceId);
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: workspaceKey(organizationId, workspaceId),
-          UpdateExpression: 'SET keyHolds = :holds',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(keyHolds)',
-          ExpressionAttributeValues: { ':holds': Object.fromEntries(keys.map((k) => [k.hash, k.createdAt])) },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    const started = await conditionalWrite(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: workspaceKey(organizationId, workspaceId),
+        UpdateExpression: 'SET keyHolds = :holds',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(keyHolds)',
+        ExpressionAttributeValues: { ':holds': Object.fromEntries(keys.map((k) => [k.hash, k.createdAt])) },
+      }),
+    );
+    if (started) return true;
     // Started by another writer meanwhile, or the workspace is gone.
     const key = workspaceKey(organizationId, workspaceId);
     return (await this.items.get(key.pk, key.sk)) !== undefined;
   }
 
   /** Removes the places older than {@link ABANDONED_PLACE_MS} whose keys do not exist; how many. */
-  private async reclaim(organizationId: string, workspaceId: string, holds: Readonly<Record<string, string>>): Promise<number> {
-    const now = this.clock.now().getTime();
-    const old = Object.entries(holds)
-      .filter(([, at]) => now - Date.parse(at) > ABANDONED_PLACE_MS)
-      .map(([hash]) => hash);
-    const found = await this.items.batchGet(old.map(apiKeyKey));
-    const gone = old.filter((hash) => {
-      const { pk, sk } = apiKeyKey(hash);
-      return !found.has(itemId(pk, sk));
-    });
-    for (let start = 0; start < gone.length; start += REMOVALS_PER_WRITE) {
-      const batch = gone.slice(start, start + REMOVALS_PER_WRITE);
-      try {
-        await this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: workspaceKey(organizationId, workspaceId),
-            UpdateExpression: `REMOVE ${batch.map((_, i) => `keyHolds.#r${i}`).join(', ')}`,
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeNames: Object.fromEntries(batch.map((hash, i) => [`#r${i}`, hash])),
-          }),
-        );
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
-    }
-    return gone.length;
+  private reclaim(organizationId: string, workspaceId: string, holds: Readonly<Record<string, string>>): Promise<number> {
+    return reclaimAbandonedPlaces(
+      this.client,
+      this.items,
+      this.tableName,
+      { key: workspaceKey(organizationId, workspaceId), attribute: 'keyHolds', holders: holds, now: this.clock.now().getTime() },
+      { keyOf: apiKeyKey, isPlaced: () => true },
+    );
   }
 }

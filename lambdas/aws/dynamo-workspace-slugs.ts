@@ -1,6 +1,6 @@
-import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError } from '../accounts/account-store';
-import { isConditionalCheckFailed } from './dynamo-client';
+import { conditionalDelete, conditionalWrite } from './dynamo-client';
 import { DynamoItems } from './dynamo-items';
 
 /** How long a slug claim without its workspace is honoured before it counts as abandoned. */
@@ -31,12 +31,7 @@ export class WorkspaceSlugs {
     const key = claimKey(organizationId, slug);
     const claim = { ...key, workspaceId, claimedAt: at };
     const taken = new AlreadyExistsError(`A workspace with slug "${slug}"`);
-    try {
-      await this.client.send(new PutCommand({ TableName: this.tableName, Item: claim, ConditionExpression: 'attribute_not_exists(pk)' }));
-      return;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    if (await conditionalWrite(this.client, new PutCommand({ TableName: this.tableName, Item: claim, ConditionExpression: 'attribute_not_exists(pk)' }))) return;
     const current = await this.items.get<{ workspaceId: string; claimedAt: string }>(key.pk, key.sk);
     const abandoned =
       current !== undefined &&
@@ -45,35 +40,26 @@ export class WorkspaceSlugs {
       !(await this.workspaceExists(organizationId, current.workspaceId));
     if (current?.workspaceId === workspaceId) return;
     if (!abandoned) throw taken;
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: claim,
-          ConditionExpression: 'workspaceId = :previous',
-          ExpressionAttributeValues: { ':previous': current.workspaceId },
-        }),
-      );
-    } catch (takeoverError) {
-      if (isConditionalCheckFailed(takeoverError)) throw taken;
-      throw takeoverError;
-    }
+    const takenOver = await conditionalWrite(
+      this.client,
+      new PutCommand({
+        TableName: this.tableName,
+        Item: claim,
+        ConditionExpression: 'workspaceId = :previous',
+        ExpressionAttributeValues: { ':previous': current.workspaceId },
+      }),
+    );
+    if (!takenOver) throw taken;
   }
 
   /** Gives `slug` back, only if this workspace holds its claim. */
   async release(organizationId: string, slug: string, workspaceId: string): Promise<void> {
-    try {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: claimKey(organizationId, slug),
-          ConditionExpression: 'workspaceId = :mine',
-          ExpressionAttributeValues: { ':mine': workspaceId },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await conditionalDelete(this.client, {
+      TableName: this.tableName,
+      Key: claimKey(organizationId, slug),
+      ConditionExpression: 'workspaceId = :mine',
+      ExpressionAttributeValues: { ':mine': workspaceId },
+    });
   }
 }
 

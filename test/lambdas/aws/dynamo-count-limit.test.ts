@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ABANDONED_PLACE_MS, DynamoCountLimit } from '../../../lambdas/aws/dynamo-count-limit';
+import { DynamoCountLimit } from '../../../lambdas/aws/dynamo-count-limit';
+import { ABANDONED_PLACE_MS } from '../../../lambdas/aws/dynamo-places';
 import { DynamoFederationStore } from '../../../lambdas/aws/dynamo-federation-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { CountLimitReachedError, IssuerUrlTakenError } from '../../../lambdas/federation/federation-store';

@@ -1,0 +1,65 @@
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { conditionalWrite } from './dynamo-client';
+import { itemId, type DynamoItems } from './dynamo-items';
+
+/**
+ * Places: a map attribute on one item from the id of each thing that took a place to when it
+ * took it, changed only by single-item conditional writes (the embedded DynamoDB has no
+ * transactions). The per-organization limits (dynamo-count-limit.ts) and a workspace's keys
+ * (dynamo-workspace-keys.ts) hold them. A place is taken before its item is written, so a
+ * crash can leave a place whose item never came; such places are reclaimed here.
+ */
+
+/**
+ * How long a place whose item does not exist is left alone: it may belong to a create still
+ * in progress. Longer than any function's timeout (the management function has 15 s), so a
+ * place older than this whose item is missing belongs to a writer that is gone.
+ */
+export const ABANDONED_PLACE_MS = 60_000;
+
+/** Names per UpdateItem when places are removed (the update expression is at most 4 KB). */
+const REMOVALS_PER_WRITE = 50;
+
+export interface PlacedItems {
+  /** The key of the item a place stands for. */
+  keyOf(id: string): { pk: string; sk: string };
+  /** Whether the item read under that key is the one the place stands for. */
+  isPlaced(item: Record<string, unknown>): boolean;
+}
+
+/**
+ * Removes from the map `attribute` of the item `key` the places older than
+ * {@link ABANDONED_PLACE_MS} whose items do not exist, and returns how many. Never writes an
+ * item that is gone back into existence.
+ */
+export async function reclaimAbandonedPlaces(
+  client: DynamoDBDocumentClient,
+  items: DynamoItems,
+  tableName: string,
+  place: { key: { pk: string; sk: string }; attribute: string; holders: Readonly<Record<string, string>>; now: number },
+  placed: PlacedItems,
+): Promise<number> {
+  const old = Object.entries(place.holders)
+    .filter(([, takenAt]) => place.now - Date.parse(takenAt) > ABANDONED_PLACE_MS)
+    .map(([id]) => id);
+  const found = await items.batchGet(old.map((id) => placed.keyOf(id)));
+  const gone = old.filter((id) => {
+    const { pk, sk } = placed.keyOf(id);
+    const item = found.get(itemId(pk, sk));
+    return item === undefined || !placed.isPlaced(item);
+  });
+  for (let start = 0; start < gone.length; start += REMOVALS_PER_WRITE) {
+    const batch = gone.slice(start, start + REMOVALS_PER_WRITE);
+    await conditionalWrite(
+      client,
+      new UpdateCommand({
+        TableName: tableName,
+        Key: place.key,
+        UpdateExpression: `REMOVE ${batch.map((_, i) => `${place.attribute}.#r${i}`).join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: Object.fromEntries(batch.map((id, i) => [`#r${i}`, id])),
+      }),
+    );
+  }
+  return gone.length;
+}
