@@ -14,7 +14,7 @@ import { hashApiKey } from '../lambdas/accounts/api-keys';
 import { createDocumentClient } from '../lambdas/aws/dynamo-client';
 import { DynamoFederationStore } from '../lambdas/aws/dynamo-federation-store';
 import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
-import { sequentialDepth, type AwsCall } from '../local/aws-calls';
+import { callStages, sequentialDepth, type AwsCall } from '../local/aws-calls';
 import { readDevCertificateAuthority } from '../local/dev-ca';
 import { startLocalRuntime } from '../local/runtime';
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
@@ -26,16 +26,10 @@ import { startIdentityProvider } from '../test/support/identity-provider';
 const LATENCY_MS: Record<string, number> = { DynamoDB: 5, KMS: 10 };
 const RUNS = 30;
 
-/** Each stage costs its slowest call: calls at one depth overlap in time. */
+/** Each stage costs its slowest call: the calls of one stage overlap in time. */
 function modelledMs(calls: readonly AwsCall[]): number {
-  const sorted = [...calls].sort((a, b) => a.start - b.start);
-  const depthOf = new Map<AwsCall, number>();
-  for (const call of sorted) {
-    const before = sorted.filter((other) => depthOf.has(other) && other.end <= call.start).map((other) => depthOf.get(other)!);
-    depthOf.set(call, before.length ? Math.max(...before) + 1 : 1);
-  }
   const stages = new Map<number, number>();
-  for (const [call, depth] of depthOf) stages.set(depth, Math.max(stages.get(depth) ?? 0, LATENCY_MS[call.service] ?? 5));
+  for (const [call, stage] of callStages(calls)) stages.set(stage, Math.max(stages.get(stage) ?? 0, LATENCY_MS[call.service] ?? 5));
   return [...stages.values()].reduce((sum, ms) => sum + ms, 0);
 }
 

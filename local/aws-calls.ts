@@ -77,18 +77,24 @@ function tablesOf(input: unknown): string[] {
 }
 
 /**
+ * Each call's stage: 1 plus the deepest stage of the calls that had answered before it
+ * started. Calls that overlap in time share a stage.
+ */
+export function callStages<T extends Pick<AwsCall, 'start' | 'end'>>(calls: readonly T[]): Map<T, number> {
+  const sorted = [...calls].sort((a, b) => a.start - b.start);
+  const stages = new Map<T, number>();
+  for (const call of sorted) {
+    let before = 0;
+    for (const [other, stage] of stages) if (other.end <= call.start) before = Math.max(before, stage);
+    stages.set(call, before + 1);
+  }
+  return stages;
+}
+
+/**
  * The number of sequential stages: the longest chain of calls each of which started only after
- * the one before it had answered. Calls that overlap in time count as one stage.
+ * the one before it had answered.
  */
 export function sequentialDepth(calls: readonly Pick<AwsCall, 'start' | 'end'>[]): number {
-  const sorted = [...calls].sort((a, b) => a.start - b.start);
-  const depth: number[] = [];
-  let deepest = 0;
-  for (let i = 0; i < sorted.length; i++) {
-    let before = 0;
-    for (let j = 0; j < i; j++) if (sorted[j]!.end <= sorted[i]!.start) before = Math.max(before, depth[j]!);
-    depth[i] = before + 1;
-    deepest = Math.max(deepest, depth[i]!);
-  }
-  return deepest;
+  return Math.max(0, ...callStages(calls).values());
 }
