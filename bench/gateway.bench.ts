@@ -15,7 +15,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compactVerify, importJWK } from 'jose';
-import type { AccountStore } from '../lambdas/accounts/account-store';
 import { generateApiKey } from '../lambdas/accounts/api-keys';
 import { authenticate } from '../lambdas/accounts/authenticate';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type ApiKeyRecord, type Organization } from '../lambdas/accounts/types';
@@ -24,6 +23,7 @@ import { ACTING_KEY_CLAIM } from '../lambdas/oauth/access-token';
 import { SigningKeyAccessTokenVerifier } from '../lambdas/oauth/access-token-verifier';
 import { LocalSigner } from '../lambdas/signing/local-signer';
 import { startLocalRuntime } from '../local/runtime';
+import { authenticationRecords } from '../test/support/accounts';
 
 const ISSUER = 'https://api.example.com/api/v1';
 
@@ -80,12 +80,7 @@ async function authenticationBench(): Promise<void> {
       updatedAt: null,
     };
     // The read authentication makes, in memory: what is left is the gateway's own work.
-    const accounts = {
-      getRecords: async ({ keyHash, organizationId }: { keyHash?: string; organizationId?: string }) => ({
-        key: keyHash === hash ? key : undefined,
-        organization: organizationId === 'org' ? organization : undefined,
-      }),
-    } as unknown as AccountStore;
+    const accounts = authenticationRecords(organization, key);
     const record = { kid: signer.kid, keyRef: 'bench', publicJwk: signer.publicJwk, status: 'active' as const, createdAt: now, retiredAt: null };
     const accessTokens = new SigningKeyAccessTokenVerifier({ signingKeys: { list: async () => [record] }, clock: systemClock, issuer: ISSUER, maxTokenLifetimeSeconds: 900 });
 

@@ -1,7 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AccountStore, RecordIds } from '../../lambdas/accounts/account-store';
 import { AccountsService } from '../../lambdas/accounts/accounts-service';
-import { DEFAULT_PRIVACY } from '../../lambdas/accounts/types';
+import { DEFAULT_PRIVACY, type ApiKeyRecord, type Organization } from '../../lambdas/accounts/types';
 import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../../lambdas/aws/dynamo-catalog-store';
 import { createDocumentClient } from '../../lambdas/aws/dynamo-client';
@@ -41,4 +42,17 @@ export function connectToRuntime(runtime: Pick<LocalRuntime, 'dynamoEndpoint'>):
     },
     destroy: () => client.destroy(),
   };
+}
+
+/**
+ * The one read authentication makes (`getRecords`), in memory: an organization and its keys.
+ * The rest of the store is absent: a handler that reads more fails loudly.
+ */
+export function authenticationRecords(organization: Organization, ...keys: ApiKeyRecord[]): AccountStore {
+  return {
+    getRecords: async ({ keyHash, organizationId }: RecordIds) => ({
+      key: keys.find((key) => key.hash === keyHash),
+      organization: organizationId === organization.id ? organization : undefined,
+    }),
+  } as Partial<AccountStore> as AccountStore;
 }

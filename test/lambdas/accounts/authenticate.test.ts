@@ -4,6 +4,7 @@ import { authenticate, requireInference, requireManagement } from '../../../lamb
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type ApiKeyRecord, type Organization } from '../../../lambdas/accounts/types';
 import { DomainError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
+import { authenticationRecords } from '../../support/accounts';
 import { FixedClock } from '../../support/fixed-clock';
 
 const SECRET = `sk-mg-v1-${'1'.repeat(64)}`;
@@ -38,12 +39,7 @@ function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
 
 /** Only the read authentication makes. */
 function storeWith(key: ApiKeyRecord | undefined): AccountStore {
-  return {
-    getRecords: async ({ keyHash, organizationId }: { keyHash?: string; organizationId?: string }) => ({
-      key: key && key.hash === keyHash ? key : undefined,
-      organization: organizationId === organization.id ? organization : undefined,
-    }),
-  } as unknown as AccountStore;
+  return authenticationRecords(organization, ...(key ? [key] : []));
 }
 
 async function failure(promise: Promise<unknown>): Promise<{ status: number; message: string }> {

@@ -1,43 +1,21 @@
 import { PassThrough } from 'node:stream';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import type { AccountStore } from '../../../lambdas/accounts/account-store';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
-import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type ApiKeyRecord, type Organization } from '../../../lambdas/accounts/types';
 import type { CatalogCache } from '../../../lambdas/catalog/catalog-cache';
 import { CatalogIndex } from '../../../lambdas/catalog/catalog-index';
 import { DEVELOPMENT_PROVIDER } from '../../../lambdas/config';
 import { createInferenceApi } from '../../../lambdas/inference/inference-api';
 import { upstreamOptions } from '../../../lambdas/inference/upstream-options';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
+import { authenticationRecords } from '../../support/accounts';
 import { catalogEntry, providerEndpoint } from '../../support/catalog-fixtures';
+import { makeOrganization, makeWorkspaceKey } from '../../support/federation-fixtures';
 import { FixedClock } from '../../support/fixed-clock';
 import { lambdaContext } from '../../support/telemetry';
 
 const SECRET = `sk-mg-v1-${'1'.repeat(64)}`;
-const organization: Organization = {
-  id: 'org-1',
-  name: 'Org',
-  plan: 'enterprise',
-  providerPreferences: DEFAULT_PROVIDER_PREFERENCES,
-  privacy: DEFAULT_PRIVACY,
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: null,
-};
-const key: ApiKeyRecord = {
-  hash: hashApiKey(SECRET),
-  organizationId: 'org-1',
-  kind: 'workspace',
-  workspaceId: null,
-  accessLevel: null,
-  userId: null,
-  name: 'k',
-  label: 'sk-mg-v1-111...1111',
-  disabled: false,
-  guardrailIds: [],
-  expiresAt: null,
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: null,
-};
+const organization = makeOrganization({ id: 'org-1', name: 'Org' });
+const key = makeWorkspaceKey({ hash: hashApiKey(SECRET), organizationId: 'org-1', workspaceId: null, name: 'k', label: 'sk-mg-v1-111...1111' });
 
 /** A usage store whose writes finish when the test says, recording what happened in order. */
 class GatedUsage {
@@ -113,12 +91,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
   let usage: GatedUsage;
   const api = () =>
     createInferenceApi({
-      accounts: {
-        getRecords: async ({ keyHash, organizationId }: { keyHash?: string; organizationId?: string }) => ({
-          key: keyHash === key.hash ? key : undefined,
-          organization: organizationId === organization.id ? organization : undefined,
-        }),
-      } as unknown as AccountStore,
+      accounts: authenticationRecords(organization, key),
       catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
       clock,
       regionalHostnames: {},
