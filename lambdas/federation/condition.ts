@@ -76,6 +76,11 @@ meterEnvironment(environment);
  * {@link ConditionError} naming the first problem found.
  */
 export function checkCondition(source: string): CheckedCondition {
+  return checkAndParse(source).checked;
+}
+
+/** {@link checkCondition}, also handing back the checked parse, which evaluates as it is. */
+function checkAndParse(source: string): { checked: CheckedCondition; evaluator: Evaluator } {
   if (typeof source !== 'string' || source.trim() === '') throw new ConditionError('the condition is empty');
   // SPEC 8: the length is capped before parsing, so no oversized input reaches the parser.
   if (source.length > MAX_CONDITION_LENGTH) {
@@ -100,7 +105,7 @@ export function checkCondition(source: string): CheckedCondition {
     if (error instanceof ConditionCostError) throw new ConditionError(error.message);
     throw error;
   }
-  return { source, variables, cost, pinsSubject: pinsSubject(parsed.ast) };
+  return { checked: { source, variables, cost, pinsSubject: pinsSubject(parsed.ast) }, evaluator: parsed as Evaluator };
 }
 
 function parseFailure(error: unknown): ConditionError {
@@ -202,8 +207,7 @@ function compile(source: string): Evaluator {
   }
   let evaluator: Evaluator;
   try {
-    checkCondition(source);
-    evaluator = environment.parse(source) as Evaluator;
+    evaluator = checkAndParse(source).evaluator;
   } catch (error) {
     throw new ConditionEvaluationError(`the stored condition does not compile: ${(error as Error).message}`, { cause: error });
   }

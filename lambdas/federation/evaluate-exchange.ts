@@ -36,7 +36,6 @@ export interface ExchangeRequestInput {
   admitted?: Promise<unknown>;
 }
 
-export { MAX_CLAIM_CHARS, MAX_SCOPES };
 /** Longer than any identifier the service generates; never sent to a store. */
 const MAX_POLICY_ID_CHARS = 128;
 

@@ -52,7 +52,7 @@ export const CONDITION_STEP_WORK = 50;
 
 export const NAME_MAX = 100;
 /** SPEC 8: `sub` and `aud` values are at most 512 characters, so configured ones are too. */
-export const CLAIM_VALUE_MAX = 512;
+export const CLAIM_VALUE_MAX = MAX_CLAIM_CHARS;
 export const URL_MAX = 512;
 export const JWKS_MAX_KEYS = 20;
 

@@ -8,7 +8,6 @@ export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 
 /** SPEC 8 limits. */
 export const MAX_BODY_BYTES = 32 * 1024;
-export { MAX_SUBJECT_TOKEN_BYTES };
 
 /** RFC 8693 §2.1: the parameters a token-exchange request may send more than once. */
 const MAY_REPEAT: ReadonlySet<string> = new Set(['audience', 'resource']);
