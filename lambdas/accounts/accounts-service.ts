@@ -1,8 +1,8 @@
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
-import { AlreadyExistsError, type AccountStore, type GuardrailPatch, type WorkspacePatch } from './account-store';
+import { type AccountStore, type GuardrailPatch, type WorkspacePatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
-import { GuardrailsService, type GuardrailInput, type KeyAssignment } from './guardrails-service';
+import { GuardrailsService, conflictIfExists, type GuardrailInput, type KeyAssignment } from './guardrails-service';
 import { checkExpiry } from './key-expiry';
 import {
   DEFAULT_PRIVACY,
@@ -72,7 +72,7 @@ export class AccountsService {
       createdAt: now,
       updatedAt: null,
     };
-    await this.translate(() => this.store.createOrganization(organization));
+    await conflictIfExists(() => this.store.createOrganization(organization));
     const workspace = await this.createWorkspace(organization.id, { name: 'Default' });
     return { organization, workspace };
   }
@@ -125,7 +125,7 @@ export class AccountsService {
     if (existing.some((w) => w.slug === workspace.slug)) {
       throw new ConflictError(`A workspace with slug "${workspace.slug}" already exists`);
     }
-    await this.translate(() => this.store.createWorkspace(workspace));
+    await conflictIfExists(() => this.store.createWorkspace(workspace));
     return workspace;
   }
 
@@ -149,7 +149,7 @@ export class AccountsService {
         throw new ConflictError(`A workspace with slug "${patch.slug}" already exists`);
       }
     }
-    const updated = await this.translate(() => this.store.updateWorkspace(organizationId, id, patch, this.timestamp()));
+    const updated = await conflictIfExists(() => this.store.updateWorkspace(organizationId, id, patch, this.timestamp()));
     if (!updated) throw new NotFoundError(`Workspace ${id} not found`);
     return updated;
   }
@@ -177,7 +177,7 @@ export class AccountsService {
   async createUser(organizationId: string, input: { email: string; name: string }): Promise<User> {
     await this.getOrganization(organizationId);
     const user: User = { id: this.newId(), organizationId, email: input.email, name: input.name, createdAt: this.timestamp() };
-    await this.translate(() => this.store.createUser(user));
+    await conflictIfExists(() => this.store.createUser(user));
     return user;
   }
 
@@ -224,7 +224,7 @@ export class AccountsService {
       throw new NotFoundError(`Workspace ${workspaceId} not found`);
     }
     try {
-      await this.translate(() => this.store.createApiKey(key));
+      await conflictIfExists(() => this.store.createApiKey(key));
     } catch (error) {
       if (workspaceId) await this.store.releaseWorkspaceKey(organizationId, workspaceId, key.hash);
       throw error;
@@ -312,15 +312,6 @@ export class AccountsService {
 
   private timestamp(): string {
     return this.clock.now().toISOString();
-  }
-
-  private async translate<T>(write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (error) {
-      if (error instanceof AlreadyExistsError) throw new ConflictError(error.message);
-      throw error;
-    }
   }
 }
 

@@ -55,7 +55,7 @@ export class GuardrailsService {
     if (input.workspaceId) await this.workspace(organizationId, input.workspaceId);
     checkGuardrailLists(input);
     const guardrail: Guardrail = { ...input, id: this.newId(), organizationId, version: 1, createdAt: this.timestamp(), updatedAt: null };
-    await translate(() => this.store.createGuardrail(guardrail));
+    await conflictIfExists(() => this.store.createGuardrail(guardrail));
     await this.confirmWorkspaceExists(guardrail);
     return guardrail;
   }
@@ -281,7 +281,8 @@ function checkGuardrailLists(g: Pick<Guardrail, 'allowedModels' | 'ignoredModels
   if (providers.length > 0) throw new InvalidInputError(`Providers cannot be both allowed and ignored: ${providers.join(', ')}`);
 }
 
-async function translate<T>(write: () => Promise<T>): Promise<T> {
+/** A write whose item exists already (a taken slug, a second create) is a 409. */
+export async function conflictIfExists<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
