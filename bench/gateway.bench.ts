@@ -24,6 +24,7 @@ import { SigningKeyAccessTokenVerifier } from '../lambdas/oauth/access-token-ver
 import { LocalSigner } from '../lambdas/signing/local-signer';
 import { startLocalRuntime } from '../local/runtime';
 import { authenticationRecords } from '../test/support/accounts';
+import { quietSdkNodeNotice } from '../local/sdk-node-notice';
 
 const ISSUER = 'https://api.example.com/api/v1';
 
@@ -192,6 +193,7 @@ async function proxyBench(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  quietSdkNodeNotice();
   await authenticationBench();
   await proxyBench();
 }

@@ -61,6 +61,7 @@ import { TRACING_ENVIRONMENT } from '../lib/constructs/service-function';
 import { startEmbeddedDynamoDb } from '../local/embedded-dynamodb';
 import { ReadableLogger } from '../local/readable-logger';
 import { createTables } from '../local/tables';
+import { quietSdkNodeNotice } from '../local/sdk-node-notice';
 
 const RUNS = 15;
 const MIN_RUN_MS = 50;
@@ -279,6 +280,7 @@ async function tracedRow(
 }
 
 async function main(): Promise<void> {
+  quietSdkNodeNotice();
   const dir = mkdtempSync(join(tmpdir(), 'modelgate-bench-'));
   try {
     const signer = await LocalSigner.fromFile(join(dir, 'signing-key.pem'));
