@@ -55,6 +55,8 @@ export interface RouteDefinition {
   readonly function: FunctionId;
   readonly access: Access;
   readonly summary: string;
+  /** Path parameters of another shape than the one their name has elsewhere (`{id}`: a UUID), by name. */
+  readonly pathParameters?: Readonly<Record<string, Json>>;
   /** The query parameters the route reads; others are ignored (caches and proxies add some). */
   readonly query?: readonly QueryParameter[];
   /** The schema of the JSON request body. */

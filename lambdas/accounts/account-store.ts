@@ -41,6 +41,12 @@ export interface AccountStore {
    */
   createWorkspace(workspace: Workspace): Promise<void>;
   getWorkspace(organizationId: string, id: string): Promise<Workspace | undefined>;
+  /**
+   * The workspace named by its id or by its slug (the public `/workspaces/{id}`): the id wins
+   * when a value is both. One round trip for an id, two for a slug; a third only for a name
+   * that matches nothing (workspaces written before slugs were claimed are found by listing).
+   */
+  findWorkspace(organizationId: string, idOrSlug: string): Promise<Workspace | undefined>;
   listWorkspaces(organizationId: string): Promise<Workspace[]>;
   /**
    * A new slug is claimed as on create (a claimed one fails with {@link AlreadyExistsError})
@@ -74,6 +80,13 @@ export interface AccountStore {
    */
   getRecords(ids: RecordIds): Promise<AccountRecords>;
   listApiKeys(organizationId: string): Promise<ApiKeyRecord[]>;
+  /**
+   * The keys of one workspace, oldest first, read from the keys themselves: of the workspace
+   * `id`, or of the organization's default workspace ({@link defaultWorkspaceOf}) when `id` is
+   * undefined; undefined when that workspace does not exist. Two round trips: the workspace (or
+   * the organization's workspaces), then its keys.
+   */
+  listWorkspaceApiKeys(organizationId: string, id?: string): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined>;
   updateApiKey(hash: string, patch: ApiKeyPatch, updatedAt: string): Promise<ApiKeyRecord | undefined>;
   deleteApiKey(hash: string): Promise<boolean>;
 
@@ -87,6 +100,14 @@ export interface AccountStore {
    */
   updateGuardrail(next: Guardrail, expectedVersion: number | undefined): Promise<boolean>;
   deleteGuardrail(organizationId: string, id: string): Promise<boolean>;
+}
+
+/**
+ * The organization's default workspace: its oldest, created with the organization. Keys go there
+ * when no workspace is named, and the public key list shows its keys when none is asked for.
+ */
+export function defaultWorkspaceOf<T extends Pick<Workspace, 'createdAt'>>(workspaces: readonly T[]): T | undefined {
+  return [...workspaces].sort((a, b) => a.createdAt.localeCompare(b.createdAt))[0];
 }
 
 export class AlreadyExistsError extends Error {

@@ -1,6 +1,6 @@
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
-import { type AccountStore, type GuardrailPatch, type WorkspacePatch } from './account-store';
+import { defaultWorkspaceOf, type AccountStore, type GuardrailPatch, type WorkspacePatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
 import { GuardrailsService, conflictIfExists, type GuardrailInput, type KeyAssignment } from './guardrails-service';
 import { checkExpiry } from './key-expiry';
@@ -135,13 +135,21 @@ export class AccountsService {
     return workspace;
   }
 
+  /** A workspace named by its id or its slug, as the public `/workspaces/{id}` names it. */
+  async findWorkspace(organizationId: string, idOrSlug: string): Promise<Workspace> {
+    const workspace = await this.store.findWorkspace(organizationId, idOrSlug);
+    if (!workspace) throw new NotFoundError(`Workspace ${idOrSlug} not found`);
+    return workspace;
+  }
+
   listWorkspaces(organizationId: string): Promise<Workspace[]> {
     return this.store.listWorkspaces(organizationId);
   }
 
-  /** Renames a workspace, changes its slug (unique, as on create) or its description. */
-  async updateWorkspace(organizationId: string, id: string, patch: WorkspacePatch): Promise<Workspace> {
-    const current = await this.getWorkspace(organizationId, id);
+  /** Renames a workspace (named by its id or its slug), changes its slug (unique, as on create) or its description. */
+  async updateWorkspace(organizationId: string, idOrSlug: string, patch: WorkspacePatch): Promise<Workspace> {
+    const current = await this.findWorkspace(organizationId, idOrSlug);
+    const id = current.id;
     if (patch.slug !== undefined && patch.slug !== current.slug) {
       if (!WORKSPACE_SLUG.test(patch.slug)) throw invalidParameter('slug', 'must be 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit');
       // As on create: workspaces from before slugs were claimed hold theirs without a claim.
@@ -159,9 +167,10 @@ export class AccountsService {
    * then its guardrails; the organization's first workspace, where keys go by default, stays.
    * A key created at the same time either is refused (the workspace is gone) or makes this
    * delete refuse: both write the workspace item, under conditions (AccountStore.deleteWorkspace).
+   * The workspace is named by its id or its slug.
    */
-  async deleteWorkspace(organizationId: string, id: string): Promise<void> {
-    await this.getWorkspace(organizationId, id);
+  async deleteWorkspace(organizationId: string, idOrSlug: string): Promise<void> {
+    const { id } = await this.findWorkspace(organizationId, idOrSlug);
     if ((await this.defaultWorkspace(organizationId)).id === id) {
       throw new ForbiddenError("The organization's default workspace cannot be deleted");
     }
@@ -243,6 +252,19 @@ export class AccountsService {
     return this.store.listApiKeys(organizationId);
   }
 
+  /**
+   * The keys of one workspace, oldest first: of the organization's default workspace when none
+   * is named (the public key list's default). A workspace that does not exist holds none.
+   */
+  async listWorkspaceApiKeys(organizationId: string, workspaceId?: string): Promise<ApiKeyRecord[]> {
+    return (await this.store.listWorkspaceApiKeys(organizationId, workspaceId))?.keys ?? [];
+  }
+
+  /** The id of the organization's default workspace, where keys go when no workspace is named. */
+  async defaultWorkspaceId(organizationId: string): Promise<string> {
+    return (await this.defaultWorkspace(organizationId)).id;
+  }
+
   async updateApiKey(organizationId: string, hash: string, patch: { name?: string; disabled?: boolean }): Promise<ApiKeyRecord> {
     await this.getApiKey(organizationId, hash);
     const updated = await this.store.updateApiKey(hash, patch, this.timestamp());
@@ -298,8 +320,7 @@ export class AccountsService {
   }
 
   private async defaultWorkspace(organizationId: string): Promise<Workspace> {
-    const workspaces = await this.store.listWorkspaces(organizationId);
-    const first = [...workspaces].sort((a, b) => a.createdAt.localeCompare(b.createdAt))[0];
+    const first = defaultWorkspaceOf(await this.store.listWorkspaces(organizationId));
     if (!first) throw new NotFoundError(`Organization ${organizationId} has no workspace`);
     return first;
   }

@@ -1,6 +1,7 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
+  defaultWorkspaceOf,
   type AccountRecords,
   type AccountStore,
   type ApiKeyPatch,
@@ -11,11 +12,12 @@ import {
   type WorkspaceDeletion,
   type WorkspacePatch,
 } from '../accounts/account-store';
-import type { ApiKeyRecord, Guardrail, Organization, User, Workspace } from '../accounts/types';
+import { WORKSPACE_SLUG, type ApiKeyRecord, type Guardrail, type Organization, type User, type Workspace } from '../accounts/types';
+import { isUuid } from '../ids';
 import { isConditionalCheckFailed } from './dynamo-client';
 import { DynamoItems, itemId, strip } from './dynamo-items';
 import { WorkspaceKeyHolds } from './dynamo-workspace-keys';
-import { WorkspaceSlugs } from './dynamo-workspace-slugs';
+import { WorkspaceSlugs, claimKey } from './dynamo-workspace-slugs';
 
 /**
  * Accounts in the keys table, one item per fact:
@@ -89,8 +91,52 @@ export class DynamoAccountStore implements AccountStore {
     return workspaceRecord(await this.items.get<Workspace>(orgPk(organizationId), `WORKSPACE#${id}`));
   }
 
+  /**
+   * An id-shaped value is read as an id and, in the same BatchGetItem, as a slug's claim (a
+   * lowercase UUID is also a valid slug); the claim names the workspace, read next, which must
+   * still hold that slug (a rename claims the new slug first and gives the old one back after).
+   */
+  async findWorkspace(organizationId: string, idOrSlug: string): Promise<Workspace | undefined> {
+    const pk = orgPk(organizationId);
+    const byId = isUuid(idOrSlug) ? { pk, sk: `WORKSPACE#${idOrSlug}` } : undefined;
+    const claim = WORKSPACE_SLUG.test(idOrSlug) ? claimKey(organizationId, idOrSlug) : undefined;
+    const wanted = [byId, claim].filter((key): key is { pk: string; sk: string } => key !== undefined);
+    if (wanted.length === 0) return undefined;
+    const found = await this.items.batchGet(wanted);
+    const workspace = byId && found.get(itemId(byId.pk, byId.sk));
+    if (workspace) return workspaceRecord(strip<Workspace>(workspace));
+    if (!claim) return undefined;
+    const claimed = found.get(itemId(claim.pk, claim.sk))?.workspaceId;
+    const held = typeof claimed === 'string' ? await this.getWorkspace(organizationId, claimed) : undefined;
+    if (held?.slug === idOrSlug) return held;
+    // Workspaces written before slugs were claimed hold theirs without a claim.
+    return (await this.listWorkspaces(organizationId)).find((candidate) => candidate.slug === idOrSlug);
+  }
+
   async listWorkspaces(organizationId: string): Promise<Workspace[]> {
     return (await this.items.queryPrefix<Workspace>(orgPk(organizationId), 'WORKSPACE#')).map((w) => workspaceRecord(w)!);
+  }
+
+  /**
+   * The workspace item's key places ({@link WorkspaceKeyHolds}) say which keys to read; the keys
+   * themselves say whether they exist and are still the workspace's (a place can outlive its key
+   * for a moment, or belong to a key that never came). A workspace from before places existed
+   * has its keys from the organization's listing.
+   */
+  async listWorkspaceApiKeys(organizationId: string, id?: string): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined> {
+    type Held = Workspace & { keyHolds?: Record<string, string> };
+    const item =
+      id === undefined
+        ? defaultWorkspaceOf(await this.items.queryPrefix<Held>(orgPk(organizationId), 'WORKSPACE#'))
+        : await this.items.get<Held>(orgPk(organizationId), `WORKSPACE#${id}`);
+    if (!item) return undefined;
+    const workspace = workspaceRecord(item)!;
+    const inWorkspace = (key: ApiKeyRecord) => key.organizationId === organizationId && key.workspaceId === workspace.id;
+    if (!item.keyHolds) return { workspace, keys: (await this.listApiKeys(organizationId)).filter(inWorkspace) };
+    const found = await this.items.batchGet(Object.keys(item.keyHolds).map((hash) => ({ pk: keyPk(hash), sk: 'APIKEY' })));
+    const keys = [...found.values()].map((key) => withGuardrailList(strip<ApiKeyRecord>(key))!).filter(inWorkspace);
+    // The organization's listing order (its index sorts by `<createdAt>#<hash>`).
+    return { workspace, keys: keys.sort((a, b) => `${a.createdAt}#${a.hash}`.localeCompare(`${b.createdAt}#${b.hash}`)) };
   }
 
   /**

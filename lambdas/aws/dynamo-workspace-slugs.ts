@@ -63,4 +63,5 @@ export class WorkspaceSlugs {
   }
 }
 
-const claimKey = (organizationId: string, slug: string) => ({ pk: `ORG#${organizationId}`, sk: `SLUG#${slug}` });
+/** The claim item of `slug`: it names the workspace that holds the slug (`workspaceId`). */
+export const claimKey = (organizationId: string, slug: string) => ({ pk: `ORG#${organizationId}`, sk: `SLUG#${slug}` });

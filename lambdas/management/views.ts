@@ -27,7 +27,13 @@ function usageFields(usage: KeyUsage) {
   };
 }
 
-export function keyView(key: ApiKeyRecord, usage: KeyUsage = NO_USAGE) {
+/**
+ * A key's wire shape. `defaultWorkspaceId` stands for a management key's workspace: it belongs
+ * to none, and the public key shape requires one (a string, never null), so the management API
+ * names the organization's default workspace, where the public API puts what has no workspace.
+ * Without it a management key's `workspace_id` is null (the operator CLI shows the record).
+ */
+export function keyView(key: ApiKeyRecord, usage: KeyUsage = NO_USAGE, defaultWorkspaceId: string | null = null) {
   return {
     ...usageFields(usage),
     hash: key.hash,
@@ -36,7 +42,7 @@ export function keyView(key: ApiKeyRecord, usage: KeyUsage = NO_USAGE) {
     kind: key.kind,
     access_level: key.accessLevel,
     disabled: key.disabled,
-    workspace_id: key.workspaceId,
+    workspace_id: key.workspaceId ?? defaultWorkspaceId,
     creator_user_id: key.userId,
     guardrail_ids: key.guardrailIds,
     // The official SDK requires the field; no key here belongs to an external user.

@@ -53,9 +53,14 @@ const PATH_PARAMETERS: Readonly<Record<string, Json>> = {
   id: { type: 'string', format: 'uuid' },
 };
 
-/** `/api/v1/keys/{hash}` -> the `{hash}` path parameters. */
-function pathParameters(path: string): Json[] {
-  return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: PATH_PARAMETERS[m[1]!] ?? { type: 'string' } }));
+/** `/api/v1/keys/{hash}` -> the `{hash}` path parameters, of the shape the route gives or their name has. */
+function pathParameters(path: string, route: RouteDefinition): Json[] {
+  return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: route.pathParameters?.[m[1]!] ?? PATH_PARAMETERS[m[1]!] ?? { type: 'string' },
+  }));
 }
 
 function operationObject(route: RouteDefinition): Json {
@@ -79,7 +84,7 @@ function operationObject(route: RouteDefinition): Json {
   };
   for (const status of [...statuses].sort()) responses[status] = errorResponse(status, oauth);
   const query = (route.query ?? []).map(({ name, schema, description }) => ({ name, in: 'query', required: false, schema, description }));
-  const parameters = [...pathParameters(path), ...query];
+  const parameters = [...pathParameters(path, route), ...query];
   return {
     operationId: route.operationId,
     summary: route.summary,

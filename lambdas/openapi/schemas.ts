@@ -237,8 +237,12 @@ const keyItem = PUBLIC_INLINE['GET /keys 200']!.properties.data.items as Json;
 /** The key schema: the public key operations' inline item, adapted. */
 export const KEY_ADAPTATION: Adaptation = {
   change: {
-    // Management keys belong to no workspace.
-    workspace_id: { ...nullable('string'), format: 'uuid', description: 'The workspace the key belongs to; null for a management key.' },
+    // Management keys belong to no workspace; the public shape requires one (keyView says which).
+    workspace_id: {
+      type: 'string',
+      format: 'uuid',
+      description: "The workspace the key belongs to. A management key belongs to none: the organization's default workspace, where the public API puts what has no workspace.",
+    },
   },
   add: {
     kind: { type: 'string', enum: [...KEY_KINDS], description: 'workspace, personal or management (SPEC 2.2).' },

@@ -115,10 +115,18 @@ describe('round trips per request, counted through the AWS SDK', () => {
     it.each([
       ['GET /key', '/key', 'workspace', 2],
       ['GET /workspaces', '/workspaces', 'managementReadOnly', 2],
-      // The keys (a query of the organization's index, then their items) beside the organization's usage.
+      // The default workspace (a query of the organization's workspaces, which hold their keys'
+      // places) beside the organization's usage, then the keys themselves.
       ['GET /keys', '/keys', 'managementReadOnly', 3],
-    ] as const)('%s: authentication, then its reads, in as few stages as they allow', async (_name, path, which, stages) => {
+      // The workspace item instead of the query.
+      ['GET /keys?workspace_id=', '/keys?workspace_id={workspace}', 'managementReadOnly', 3],
+      // The id, and a slug's claim in case the value is also a slug, in one BatchGetItem.
+      ['GET /workspaces/{id}', '/workspaces/{workspace}', 'managementReadOnly', 2],
+      // A slug costs one stage more: its claim names the workspace, read next.
+      ['GET /workspaces/{slug}', '/workspaces/default', 'managementReadOnly', 3],
+    ] as const)('%s: authentication, then its reads, in as few stages as they allow', async (_name, template, which, stages) => {
       const key = service.runtime.demo.keys[which];
+      const path = template.replace('{workspace}', service.runtime.demo.workspaceId);
       await get(path, key);
       const warm = await get(path, key);
       expect(warm).toMatchObject({ status: 200, depth: stages });

@@ -6,10 +6,29 @@ import type { KEY_ROUTES } from '../routes/keys';
 import { orgOf, type Operations } from '../operation';
 import { keyView } from '../views';
 
-/** Key views with each key's usage: one usage query for the whole list. */
-async function keyViews(deps: ManagementDeps, organizationId: string, keys: readonly ApiKeyRecord[]) {
-  const usage = await deps.usage.keyUsage(organizationId, keys.map((key) => key.hash), deps.clock.now());
-  return keys.map((key) => keyView(key, usage.get(key.hash)));
+/** The default workspace's id when a management key is among `keys` (keyView says why); no read otherwise. */
+async function managementKeysWorkspace(deps: ManagementDeps, organizationId: string, keys: readonly ApiKeyRecord[]): Promise<string | null> {
+  return keys.some((key) => key.kind === 'management') ? deps.service.defaultWorkspaceId(organizationId) : null;
+}
+
+/** A key's view with its usage: the usage query beside the default workspace's read, which only a management key needs. */
+async function keyWithUsage(deps: ManagementDeps, organizationId: string, key: ApiKeyRecord) {
+  const [usage, defaultWorkspaceId] = await Promise.all([
+    deps.usage.keyUsage(organizationId, [key.hash], deps.clock.now()),
+    managementKeysWorkspace(deps, organizationId, [key]),
+  ]);
+  return keyView(key, usage.get(key.hash), defaultWorkspaceId);
+}
+
+/**
+ * The keys a list shows before `include_disabled` and `offset`: the organization's every key
+ * with `include_management` and no workspace (modelgate's own listing, every policy target),
+ * otherwise the keys of the workspace asked for, or of the default workspace (the public default).
+ */
+async function listedKeys(deps: ManagementDeps, organizationId: string, query: { workspace_id?: string; include_management?: boolean }) {
+  if (!query.include_management || query.workspace_id) return { keys: await deps.service.listWorkspaceApiKeys(organizationId, query.workspace_id), defaultWorkspaceId: null };
+  const [keys, defaultWorkspaceId] = await Promise.all([deps.service.listApiKeys(organizationId), deps.service.defaultWorkspaceId(organizationId)]);
+  return { keys, defaultWorkspaceId };
 }
 
 const keyHash = (params: Record<string, string>) => pathId(params, 'hash', 'key-hash', 'API key');
@@ -17,15 +36,9 @@ const keyHash = (params: Record<string, string>) => pathId(params, 'hash', 'key-
 export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
   listKeys: async ({ principal, query, deps }) => {
     // The keys and the organization's usage at once: neither needs the other first.
-    const [all, usage] = await Promise.all([deps.service.listApiKeys(orgOf(principal)), deps.usage.organizationUsage(orgOf(principal), deps.clock.now())]);
-    const keys = all.filter(
-      (key) =>
-        (query.include_disabled || !key.disabled) &&
-        (!query.workspace_id || key.workspaceId === query.workspace_id) &&
-        // The public list holds keys of workspaces only; management keys come on request.
-        (query.include_management || key.kind !== 'management'),
-    );
-    return json(200, { data: keys.map((key) => keyView(key, usage.get(key.hash))) });
+    const [listed, usage] = await Promise.all([listedKeys(deps, orgOf(principal), query), deps.usage.organizationUsage(orgOf(principal), deps.clock.now())]);
+    const keys = listed.keys.filter((key) => query.include_disabled || !key.disabled).slice(query.offset ?? 0);
+    return json(200, { data: keys.map((key) => keyView(key, usage.get(key.hash), listed.defaultWorkspaceId)) });
   },
   createKey: async ({ principal, body, deps }) => {
     const { key, secret } = await deps.service.createApiKey(orgOf(principal), {
@@ -36,15 +49,15 @@ export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
       userId: body.user_id,
       expiresAt: body.expires_at,
     });
-    return json(201, { data: keyView(key), key: secret });
+    return json(201, { data: keyView(key, undefined, await managementKeysWorkspace(deps, orgOf(principal), [key])), key: secret });
   },
   getKey: async ({ principal, params, deps }) => {
     const key = await deps.service.getApiKey(orgOf(principal), keyHash(params));
-    return json(200, { data: (await keyViews(deps, orgOf(principal), [key]))[0] });
+    return json(200, { data: await keyWithUsage(deps, orgOf(principal), key) });
   },
   updateKey: async ({ principal, body, params, deps }) => {
     const key = await deps.service.updateApiKey(orgOf(principal), keyHash(params), { name: body.name, disabled: body.disabled });
-    return json(200, { data: (await keyViews(deps, orgOf(principal), [key]))[0] });
+    return json(200, { data: await keyWithUsage(deps, orgOf(principal), key) });
   },
   deleteKey: async ({ principal, params, deps }) => {
     await deps.service.deleteApiKey(orgOf(principal), keyHash(params));

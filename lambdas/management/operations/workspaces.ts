@@ -1,11 +1,20 @@
-import { pathId } from '../../ids';
+import { WORKSPACE_SLUG } from '../../accounts/types';
+import { NotFoundError } from '../../errors';
 import { json } from '../../http/responses';
 import { pageOf } from '../list-page';
 import type { WORKSPACE_CHANGE_ROUTES, WORKSPACE_ROUTES } from '../routes/workspaces';
 import { orgOf, type Operations } from '../operation';
 import { workspaceView } from '../views';
 
-const workspaceId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Workspace');
+/**
+ * The workspace's id or its slug (public `/workspaces/{id}`); every id is a lowercase UUID, which
+ * has a slug's shape. Another value names nothing: a 404 that does not echo it (lambdas/ids.ts).
+ */
+function workspaceRef(params: Record<string, string>): string {
+  const value = params.id;
+  if (value === undefined || !WORKSPACE_SLUG.test(value)) throw new NotFoundError('Workspace not found');
+  return value;
+}
 
 export const WORKSPACE_OPERATIONS: Operations<typeof WORKSPACE_ROUTES> & Operations<typeof WORKSPACE_CHANGE_ROUTES> = {
   listWorkspaces: async ({ principal, query, deps }) => {
@@ -16,13 +25,13 @@ export const WORKSPACE_OPERATIONS: Operations<typeof WORKSPACE_ROUTES> & Operati
     const workspace = await deps.service.createWorkspace(orgOf(principal), { name: body.name, slug: body.slug, description: body.description });
     return json(201, { data: workspaceView(workspace) });
   },
-  getWorkspace: async ({ principal, params, deps }) => json(200, { data: workspaceView(await deps.service.getWorkspace(orgOf(principal), workspaceId(params))) }),
+  getWorkspace: async ({ principal, params, deps }) => json(200, { data: workspaceView(await deps.service.findWorkspace(orgOf(principal), workspaceRef(params))) }),
   updateWorkspace: async ({ principal, params, body, deps }) => {
-    const workspace = await deps.service.updateWorkspace(orgOf(principal), workspaceId(params), { name: body.name, slug: body.slug, description: body.description });
+    const workspace = await deps.service.updateWorkspace(orgOf(principal), workspaceRef(params), { name: body.name, slug: body.slug, description: body.description });
     return json(200, { data: workspaceView(workspace) });
   },
   deleteWorkspace: async ({ principal, params, deps }) => {
-    await deps.service.deleteWorkspace(orgOf(principal), workspaceId(params));
+    await deps.service.deleteWorkspace(orgOf(principal), workspaceRef(params));
     return json(200, { deleted: true });
   },
 };

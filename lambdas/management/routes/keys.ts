@@ -1,5 +1,6 @@
 import { invalid, ref } from '../../openapi/json-schema';
 import type { RouteDefinition } from '../../route-definition';
+import { listPageParameters } from '../list-page';
 
 /** API keys of the organization (public `/keys`; SPEC 2.2). */
 export const KEY_ROUTES = [
@@ -9,15 +10,26 @@ export const KEY_ROUTES = [
     path: '/keys',
     function: 'management',
     access: 'management-read',
-    summary: 'List API keys: the workspace and personal keys, and the management keys on request',
+    summary: "List API keys: a workspace's keys (the default workspace's unless one is named), or every key on request",
     query: [
       { name: 'include_disabled', schema: { type: 'boolean', ...invalid('must be true or false') }, description: 'Include disabled keys; false when absent.' },
-      { name: 'workspace_id', schema: { type: 'string', format: 'uuid' }, description: 'Only keys of this workspace.' },
+      {
+        name: 'offset',
+        // Integer or null, as in the public document; `null` means not given (an empty value is refused).
+        schema: listPageParameters('keys')[0].schema,
+        description: 'The keys to skip (oldest first), at least 0; every key after them comes back.',
+      },
+      {
+        name: 'workspace_id',
+        schema: { type: 'string', format: 'uuid' },
+        description: "Only keys of this workspace. By default, keys in the organization's default workspace are returned.",
+      },
       {
         name: 'include_management',
         schema: { type: 'boolean', ...invalid('must be true or false') },
-        // The public list holds workspace keys only: its `workspace_id` is never null.
-        description: 'modelgate: also list the management keys, which belong to no workspace (`workspace_id` null); false when absent.',
+        // The public list holds one workspace's keys, never a management key.
+        description:
+          "modelgate: without workspace_id, list every key of the organization, every workspace's and the management keys (whose `workspace_id` names the default workspace: they belong to none); false when absent.",
       },
     ],
     ok: { status: 200, schema: ref('ListKeysResponse') },

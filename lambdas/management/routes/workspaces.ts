@@ -1,6 +1,22 @@
+import { WORKSPACE_SLUG } from '../../accounts/types';
 import { ref } from '../../openapi/json-schema';
 import type { RouteDefinition } from '../../route-definition';
 import { listPageParameters } from '../list-page';
+
+/**
+ * `{id}` of `/workspaces/{id}`: the workspace's id or its slug, as in the public document. A
+ * lowercase UUID has the shape of a slug too; a value that is both names the workspace with that id
+ * first.
+ */
+const WORKSPACE_ID_OR_SLUG = {
+  id: {
+    type: 'string',
+    pattern: WORKSPACE_SLUG.source,
+    maxLength: 64,
+    description: 'The workspace ID (UUID) or slug',
+    example: 'production',
+  },
+} as const;
 
 /** Workspaces of the organization (public `/workspaces`; SPEC 2.3). */
 export const WORKSPACE_ROUTES = [
@@ -32,7 +48,8 @@ export const WORKSPACE_ROUTES = [
     path: '/workspaces/{id}',
     function: 'management',
     access: 'management-read',
-    summary: 'One of the workspaces',
+    summary: 'One of the workspaces, by its id or its slug',
+    pathParameters: WORKSPACE_ID_OR_SLUG,
     ok: { status: 200, schema: ref('GetWorkspaceResponse') },
     errors: [404],
   },
@@ -49,7 +66,8 @@ export const WORKSPACE_CHANGE_ROUTES = [
     path: '/workspaces/{id}',
     function: 'management',
     access: 'management-write',
-    summary: 'Update one of the workspaces: its name, slug or description',
+    summary: 'Update one of the workspaces (by its id or its slug): its name, slug or description',
+    pathParameters: WORKSPACE_ID_OR_SLUG,
     body: ref('UpdateWorkspaceRequest'),
     ok: { status: 200, schema: ref('UpdateWorkspaceResponse') },
     // 409: the slug is another workspace's.
@@ -61,7 +79,8 @@ export const WORKSPACE_CHANGE_ROUTES = [
     path: '/workspaces/{id}',
     function: 'management',
     access: 'management-write',
-    summary: "Delete one of the workspaces, and its guardrails; it must hold no API key, and the organization's default workspace stays",
+    summary: "Delete one of the workspaces (by its id or its slug), and its guardrails; it must hold no API key, and the organization's default workspace stays",
+    pathParameters: WORKSPACE_ID_OR_SLUG,
     ok: { status: 200, schema: ref('DeleteWorkspaceResponse') },
     // 400: it holds API keys; 403: the organization's default workspace.
     errors: [400, 404],

@@ -32,7 +32,7 @@ export declare const checkConditionBody: RequestValidator<CheckConditionBody>;
 export declare const updateWorkspaceBody: RequestValidator<UpdateWorkspaceBody>;
 
 export type GetUserActivityQuery = { "date"?: string; "api_key_hash"?: string; [field: string]: unknown; };
-export type ListKeysQuery = { "include_disabled"?: boolean; "workspace_id"?: string; "include_management"?: boolean; [field: string]: unknown; };
+export type ListKeysQuery = { "include_disabled"?: boolean; "offset"?: number | null; "workspace_id"?: string; "include_management"?: boolean; [field: string]: unknown; };
 export type ListWorkspacesQuery = { "offset"?: number | null; "limit"?: number; [field: string]: unknown; };
 export type ListGuardrailsQuery = { "offset"?: number | null; "limit"?: number; "workspace_id"?: string; [field: string]: unknown; };
 export type ListWorkloadIdentityPoliciesQuery = { "issuer_id"?: string; [field: string]: unknown; };

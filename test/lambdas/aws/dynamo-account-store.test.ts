@@ -248,4 +248,73 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     const created = (await store.listWorkspaces(organization.id)).filter((w) => w.slug !== 'default');
     expect(created.map((w) => [w.id, w.slug]).sort()).toEqual([['w-1', 'prod'], ['w-4', 'ghost']]);
   });
+  describe('a workspace by its id or its slug, and the keys of one workspace', () => {
+    const table = TABLE_SCHEMAS.keys.localName;
+    const ids = { claimed: '6f1c2d3e-0000-4000-8000-000000000001', legacy: '6f1c2d3e-0000-4000-8000-000000000002', lookalike: '6f1c2d3e-0000-4000-8000-000000000003' };
+    const workspace = (organizationId: string, id: string, slug: string, createdAt: string) => ({
+      id,
+      organizationId,
+      name: slug,
+      slug,
+      description: null,
+      guardrailIds: [],
+      createdAt,
+      updatedAt: null,
+    });
+    let organizationId: string;
+    let defaultWorkspaceId: string;
+
+    beforeAll(async () => {
+      const created = await service.createOrganization({ name: 'Lookups', plan: 'enterprise' });
+      organizationId = created.organization.id;
+      defaultWorkspaceId = created.workspace.id;
+      await store.createWorkspace(workspace(organizationId, ids.claimed, 'claimed', '2030-01-01T00:00:00.000Z'));
+      // Written before slugs were claimed and before key places: no claim, no `keyHolds`.
+      await tables.documentClient.send(new PutCommand({ TableName: table, Item: { pk: `ORG#${organizationId}`, sk: `WORKSPACE#${ids.legacy}`, ...workspace(organizationId, ids.legacy, 'legacy', '2030-01-02T00:00:00.000Z') } }));
+      // Its slug has the shape of an id: the claimed workspace's.
+      await store.createWorkspace(workspace(organizationId, ids.lookalike, ids.claimed, '2030-01-03T00:00:00.000Z'));
+    });
+
+    it('finds a workspace by id first, by a claimed slug, and by the slug of a workspace from before claims', async () => {
+      const find = async (value: string) => (await store.findWorkspace(organizationId, value))?.id;
+      expect(await find(ids.claimed)).toBe(ids.claimed);
+      expect(await find('claimed')).toBe(ids.claimed);
+      expect(await find(ids.legacy)).toBe(ids.legacy);
+      expect(await find('legacy')).toBe(ids.legacy);
+      expect(await find(ids.lookalike)).toBe(ids.lookalike);
+      expect(await find('missing')).toBeUndefined();
+      expect(await find('Not A Slug')).toBeUndefined();
+      // A claim whose workspace has moved on to another slug names nothing.
+      await tables.documentClient.send(new PutCommand({ TableName: table, Item: { pk: `ORG#${organizationId}`, sk: 'SLUG#stale', workspaceId: ids.claimed, claimedAt: '2030-01-01T00:00:00.000Z' } }));
+      expect(await find('stale')).toBeUndefined();
+      // Another organization's workspace is not found, by id or by slug.
+      const other = await service.createOrganization({ name: 'Elsewhere', plan: 'enterprise' });
+      expect(await store.findWorkspace(other.organization.id, ids.claimed)).toBeUndefined();
+      expect(await store.findWorkspace(other.organization.id, 'claimed')).toBeUndefined();
+    });
+
+    it("lists a workspace's keys from its places, the default workspace's when none is named, and a workspace from before places from the listing", async () => {
+      const first = await service.createApiKey(organizationId, { kind: 'workspace', name: 'first' });
+      const second = await service.createApiKey(organizationId, { kind: 'workspace', name: 'second' });
+      const elsewhere = await service.createApiKey(organizationId, { kind: 'workspace', name: 'elsewhere', workspaceId: ids.claimed });
+      await service.createApiKey(organizationId, { kind: 'management', name: 'management' });
+      // A place whose key never came, and a key written without a place, in the legacy workspace.
+      await store.holdWorkspaceKey(organizationId, defaultWorkspaceId, 'f'.repeat(64), '2030-01-01T00:00:00.000Z');
+      const legacyKey = { ...first.key, hash: 'e'.repeat(64), name: 'legacy', workspaceId: ids.legacy };
+      await store.createApiKey(legacyKey);
+
+      const hashes = async (id?: string) => {
+        const listed = await store.listWorkspaceApiKeys(organizationId, id);
+        return listed && [listed.workspace.id, listed.keys.map((key) => key.hash)];
+      };
+      expect(await hashes()).toEqual([defaultWorkspaceId, [first.key.hash, second.key.hash]]);
+      expect(await hashes(ids.claimed)).toEqual([ids.claimed, [elsewhere.key.hash]]);
+      expect(await hashes(ids.legacy)).toEqual([ids.legacy, [legacyKey.hash]]);
+      expect(await hashes('6f1c2d3e-0000-4000-8000-00000000ffff')).toBeUndefined();
+      expect(await service.listWorkspaceApiKeys(organizationId, '6f1c2d3e-0000-4000-8000-00000000ffff')).toEqual([]);
+      // A deleted key leaves the list even before its place is given back.
+      await store.deleteApiKey(second.key.hash);
+      expect(await hashes()).toEqual([defaultWorkspaceId, [first.key.hash]]);
+    });
+  });
 });

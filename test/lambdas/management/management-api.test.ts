@@ -96,7 +96,8 @@ describe('management API and bearer authentication on the local service', () => 
       body: { name: 'auditor', kind: 'management', access_level: 'read-only' },
     });
     expect(readOnly.status).toBe(201);
-    expect(readOnly.body.data).toMatchObject({ kind: 'management', access_level: 'read-only', workspace_id: null });
+    // A management key belongs to no workspace; the public key shape names the default one.
+    expect(readOnly.body.data).toMatchObject({ kind: 'management', access_level: 'read-only', workspace_id: service.runtime.demo.workspaceId });
     const wrong = await service.call('/keys', {
       key: keys.managementReadWrite,
       method: 'POST',

@@ -17,9 +17,10 @@ import { startTestService, type TestService } from '../../support/local-service'
  * The SDK parses every answer here. Two used to be refused: workspaces carried
  * `default_guardrail_id: null` where the public `Workspace` requires a uuid (now derived from
  * the workspace id, the default guardrail written on first PATCH), and an unfiltered key list
- * held the management keys' `workspace_id: null` (they are now listed on request only,
- * `include_management=true`). Keys carry `external_user: null`, which the SDK requires: its
- * document is newer than the copy in test/fixtures.
+ * held the management keys' `workspace_id: null` (an unfiltered list is now the default
+ * workspace's, as in the public API, and a management key's `workspace_id` names the default
+ * workspace, so `apiKeys.get` of one parses too). Keys carry `external_user: null`, which the SDK
+ * requires: its document is newer than the copy in test/fixtures.
  */
 describe('the official SDK against the management API', () => {
   let service: TestService;
@@ -302,6 +303,48 @@ describe('the official SDK against the management API', () => {
       expect(requested).toEqual([`PATCH /workspaces/${research}`, 'POST /workspaces', `DELETE /workspaces/${reused.data.id}`]);
     });
 
+    it('names a workspace by its id or its slug in get, update and delete, each answer parsed', async () => {
+      const created = await sdk.workspaces.create({ createWorkspaceRequest: { name: 'Platform', slug: 'platform' } });
+      const id = created.data.id;
+
+      expect((await sdk.workspaces.get({ id: 'platform' })).data).toEqual(created.data);
+      const renamed = await sdk.workspaces.update({ id: 'platform', updateWorkspaceRequest: { slug: 'platform-team', description: 'Shared services' } });
+      expect(renamed.data).toMatchObject({ id, slug: 'platform-team', description: 'Shared services' });
+      expect((await sdk.workspaces.get({ id: 'platform-team' })).data.id).toBe(id);
+      // The old slug names nothing once given back.
+      const old = await sdk.workspaces.get({ id: 'platform' }).catch((error: unknown) => error);
+      expect(old).toBeInstanceOf(NotFoundResponseError);
+      expect((old as NotFoundResponseError).error).toEqual({ code: 404, message: 'Workspace platform not found' });
+
+      // A slug may look like a UUID: the id of a workspace wins over another's slug.
+      const lookalike = await sdk.workspaces.create({ createWorkspaceRequest: { name: 'Lookalike', slug: workspaceId } });
+      expect((await sdk.workspaces.get({ id: workspaceId })).data.id).toBe(workspaceId);
+      const unclaimedId = '00000000-0000-4000-8000-000000000001';
+      await sdk.workspaces.update({ id: lookalike.data.id, updateWorkspaceRequest: { slug: unclaimedId } });
+      expect((await sdk.workspaces.get({ id: unclaimedId })).data.id).toBe(lookalike.data.id);
+
+      expect(await sdk.workspaces.delete({ id: 'platform-team' })).toEqual({ deleted: true });
+      expect(await sdk.workspaces.delete({ id: unclaimedId })).toEqual({ deleted: true });
+      await expect(sdk.workspaces.get({ id })).rejects.toBeInstanceOf(NotFoundResponseError);
+      // Neither an id nor a slug: a 404 that does not repeat the value.
+      const odd = await service.call('/workspaces/Not%20A%20Slug', { key: managementKey });
+      expect([odd.status, odd.body]).toEqual([404, { error: { code: 404, message: 'Workspace not found' } }]);
+      expect(requested).toEqual([
+        'POST /workspaces',
+        'GET /workspaces/platform',
+        'PATCH /workspaces/platform',
+        'GET /workspaces/platform-team',
+        'GET /workspaces/platform',
+        'POST /workspaces',
+        `GET /workspaces/${workspaceId}`,
+        `PATCH /workspaces/${lookalike.data.id}`,
+        `GET /workspaces/${unclaimedId}`,
+        'DELETE /workspaces/platform-team',
+        `DELETE /workspaces/${unclaimedId}`,
+        `GET /workspaces/${id}`,
+      ]);
+    });
+
     describe("the default guardrail: written by PATCH /guardrails/{id}, then on every key of the workspace", () => {
       const MODEL = 'openai/gpt-4o-mini';
       const catalogIds = async (key: string) => (await service.call('/models/user', { key })).body.data.map((model: { id: string }) => model.id) as string[];
@@ -400,17 +443,65 @@ describe('the official SDK against the management API', () => {
       expect(requested).toEqual([`GET /keys?include_disabled=true&workspace_id=${workspaceId}`]);
     });
 
-    it('lists all keys without a filter, parsed: the management keys only on request', async () => {
-      const listed = await sdk.apiKeys.list();
+    it("lists the default workspace's keys without a filter, parsed; every key, management keys too, only on request", async () => {
+      const elsewhere = (await sdk.workspaces.create({ createWorkspaceRequest: { name: 'Elsewhere', slug: 'elsewhere' } })).data.id;
+      const other = (await sdk.apiKeys.create({ requestBody: { name: 'Elsewhere CI', workspaceId: elsewhere } })).data.hash;
+      requested = [];
 
-      const management = [service.runtime.demo.keys.managementReadWrite, service.runtime.demo.keys.managementReadOnly].map(hashApiKey);
+      const listed = await sdk.apiKeys.list();
       expect(listed.data.map((key) => key.hash).sort()).toEqual([hashApiKey(service.runtime.demo.keys.workspace), hashApiKey(service.runtime.demo.keys.personal)].sort());
       expect(listed.data.every((key) => key.workspaceId === workspaceId)).toBe(true);
-      expect(requested).toEqual(['GET /keys']);
+      expect((await sdk.apiKeys.list({ workspaceId: elsewhere })).data.map((key) => [key.hash, key.workspaceId])).toEqual([[other, elsewhere]]);
+      expect(requested).toEqual(['GET /keys', `GET /keys?workspace_id=${elsewhere}`]);
+
       // The disabled key is left out without include_disabled.
-      const everything = (await raw('/keys?include_disabled=true&include_management=true')).data as { hash: string; workspace_id: string | null }[];
-      expect(everything.filter((key) => key.workspace_id === null).map((key) => key.hash).sort()).toEqual(management.sort());
-      expect(everything.map((key) => key.hash)).toContain(hash);
+      const management = [service.runtime.demo.keys.managementReadWrite, service.runtime.demo.keys.managementReadOnly].map(hashApiKey);
+      const everything = (await raw('/keys?include_disabled=true&include_management=true')).data as { hash: string; kind: string; workspace_id: string }[];
+      expect(everything.filter((key) => key.kind === 'management').map((key) => [key.hash, key.workspace_id])).toEqual(
+        expect.arrayContaining(management.map((managementHash) => [managementHash, workspaceId])),
+      );
+      expect(everything.map((key) => key.hash)).toEqual(expect.arrayContaining([hash, other]));
+
+      await sdk.apiKeys.delete({ hash: other });
+      await sdk.workspaces.delete({ id: elsewhere });
+    });
+
+    it('skips keys with offset, oldest first; a negative or non-integer offset is a 400', async () => {
+      const all = (await sdk.apiKeys.list({ includeDisabled: true })).data;
+      expect(all.length).toBeGreaterThanOrEqual(3);
+      requested = [];
+
+      expect((await sdk.apiKeys.list({ includeDisabled: true, offset: 1 })).data).toEqual(all.slice(1));
+      expect((await sdk.apiKeys.list({ offset: all.length })).data).toEqual([]);
+      expect((await sdk.apiKeys.list({ offset: 0, workspaceId })).data).toEqual(all.filter((key) => !key.disabled));
+      expect(requested).toEqual(['GET /keys?include_disabled=true&offset=1', `GET /keys?offset=${all.length}`, `GET /keys?offset=0&workspace_id=${workspaceId}`]);
+
+      const negative = await sdk.apiKeys.list({ offset: -1 }).catch((error: unknown) => error);
+      expect(negative).toBeInstanceOf(BadRequestResponseError);
+      expect((negative as BadRequestResponseError).error).toEqual({
+        code: 400,
+        message: `Invalid offset: must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}`,
+        metadata: { parameter: 'offset' },
+      });
+      for (const value of ['1.5', 'one', '']) {
+        const refused = await service.call(`/keys?offset=${value}`, { key: managementKey });
+        expect([refused.status, refused.body.error.metadata]).toEqual([400, { parameter: 'offset' }]);
+      }
+    });
+
+    it("gets and updates a management key, parsed: its workspace_id names the default workspace, as the public shape requires one", async () => {
+      const created = await service.call('/keys', { key: managementKey, method: 'POST', body: { name: 'Provisioning', kind: 'management', access_level: 'read-only' } });
+      const managementHash = created.body.data.hash as string;
+      expect(created.body.data).toMatchObject({ kind: 'management', workspace_id: workspaceId });
+
+      const read = await sdk.apiKeys.get({ hash: managementHash });
+      expect(read.data).toMatchObject({ hash: managementHash, name: 'Provisioning', workspaceId, disabled: false, externalUser: null });
+      const updated = await sdk.apiKeys.update({ hash: managementHash, requestBody: { name: 'Provisioning (old)' } });
+      expect(updated.data).toMatchObject({ hash: managementHash, name: 'Provisioning (old)', workspaceId });
+      // Still not a key of the default workspace's list.
+      expect((await sdk.apiKeys.list({ workspaceId })).data.map((key) => key.hash)).not.toContain(managementHash);
+      expect(await sdk.apiKeys.delete({ hash: managementHash })).toEqual({ deleted: true });
+      expect(requested).toEqual([`GET /keys/${managementHash}`, `PATCH /keys/${managementHash}`, `GET /keys?workspace_id=${workspaceId}`, `DELETE /keys/${managementHash}`]);
     });
 
     it('deletes it: that answer is parsed', async () => {
