@@ -28,6 +28,9 @@ import { quietSdkNodeNotice } from '../local/sdk-node-notice';
 
 const ISSUER = 'https://api.example.com/api/v1';
 
+/** A request to the catalog route presenting `credential` as a bearer credential. */
+const bearer = (credential: string) => ({ authorization: `Bearer ${credential}`, proofs: [], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined });
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
@@ -94,8 +97,8 @@ async function authenticationBench(): Promise<void> {
 
     const deps = { accounts, clock: systemClock, accessTokens };
     const bare = await timePerCall(() => compactVerify(token, publicKey, { algorithms: ['ES256'] }));
-    const withKey = await timePerCall(() => authenticate(`Bearer ${secret}`, deps));
-    const withToken = await timePerCall(() => authenticate(`Bearer ${token}`, deps));
+    const withKey = await timePerCall(() => authenticate(bearer(secret), deps));
+    const withToken = await timePerCall(() => authenticate(bearer(token), deps));
     console.log('\nAuthenticating one request (in-memory stores), median µs per request');
     console.log(`  bare jose ES256 verification    ${bare.toFixed(1).padStart(8)} µs   1.00x`);
     console.log(`  API key                         ${withKey.toFixed(1).padStart(8)} µs   ${(withKey / bare).toFixed(2)}x`);

@@ -62,6 +62,11 @@ import { startEmbeddedDynamoDb } from '../local/embedded-dynamodb';
 import { ReadableLogger } from '../local/readable-logger';
 import { createTables } from '../local/tables';
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
+import { DpopChecker } from '../lambdas/oauth/dpop-binding';
+import { InMemoryProofReplayStore } from '../lambdas/oauth/dpop-proof';
+
+/** An exchange request without a DPoP proof. */
+const NO_PROOF = { proofs: [], method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined } as const;
 
 const RUNS = 15;
 const MIN_RUN_MS = 50;
@@ -123,6 +128,7 @@ const policy: FederationPolicy = {
   scope: 'inference',
   enabled: true,
   claimChecks: { scopes: null, tokenType: null },
+  requireDpop: false,
   version: 1,
   createdAt: '2026-01-01T00:00:00.000Z',
   updatedAt: null,
@@ -183,6 +189,7 @@ function buildHandler(deps: {
     config: { issuer: API_BASE_URL, maxLifetimeSeconds: 900, rateLimit: { limit: 1_000_000, windowSeconds: 60 } },
     clock: systemClock,
     newId: randomId,
+    proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, replays: new InMemoryProofReplayStore(), clock: systemClock }),
     evaluate: (request) => evaluateExchange(deps.evaluation, request),
     signer: deps.signer,
     telemetry: deps.telemetry ?? telemetry,
@@ -331,6 +338,7 @@ async function main(): Promise<void> {
       config: { issuer: API_BASE_URL, maxLifetimeSeconds: 900, rateLimit: { limit: 1_000_000, windowSeconds: 60 } },
       clock: systemClock,
       newId: randomId,
+      proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, replays: new InMemoryProofReplayStore(), clock: systemClock }),
       rateCounters: new InMemoryRateCounterStore(),
       evaluate: (request) => evaluateExchange(evaluation, request),
       jtis: new InMemoryJtiStore(),
@@ -358,7 +366,7 @@ async function main(): Promise<void> {
         evaluate: () => evaluateExchange(evaluation, { subjectToken: token, policyId: policy.id }),
         domain: async () => {
           freshEvents();
-          await exchangeToken(domainDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: `10.0.${n & 255}.${(n++ >> 8) & 255}`, requestId: 'bench' });
+          await exchangeToken(domainDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: `10.0.${n & 255}.${(n++ >> 8) & 255}`, requestId: 'bench', ...NO_PROOF });
         },
         verify: () => verifySubjectJws(token, key.key),
         sign: () => signer.sign(signingInput),

@@ -45,13 +45,18 @@ export type AuthenticationFailureReason =
   | 'unknown_key'
   | 'invalid_token'
   | 'disabled_key'
-  | 'expired_key';
+  | 'expired_key'
+  | 'invalid_dpop_proof';
+
+/** The HTTP authentication scheme a refusal challenges with: DPoP for DPoP-bound tokens (RFC 9449 §7.1). */
+export type AuthenticationScheme = 'Bearer' | 'DPoP';
 
 /** No credential, or one that does not identify a caller (SPEC 5). */
 export class UnauthenticatedError extends DomainError {
   constructor(
     readonly reason: AuthenticationFailureReason,
     message: string,
+    readonly scheme: AuthenticationScheme = 'Bearer',
   ) {
     super('unauthenticated', message);
   }

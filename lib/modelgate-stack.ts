@@ -4,7 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { API_BASE_PATH, ROUTES, resourcePath } from '../lambdas/routes';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { SIGNING_KEY_PARTITION } from '../lambdas/aws/table-schemas';
+import { PROOF_REPLAY_PREFIX, SIGNING_KEY_PARTITION } from '../lambdas/aws/table-schemas';
 import { ServiceAlarms } from './constructs/alarms';
 import { Api } from './constructs/api';
 import { Firewall } from './constructs/firewall';
@@ -14,6 +14,9 @@ import { SigningKey } from './constructs/signing-key';
 import { SigningKeyRegistration } from './constructs/signing-key-registration';
 import { Tables } from './constructs/tables';
 import { validateSettings, type ModelgateSettings } from './settings';
+
+/** A DPoP proof's replay record is one conditional put (lambdas/aws/dynamo-proof-replay-store.ts). */
+const PROOF_REPLAY_WRITES = ['dynamodb:PutItem'];
 
 /** Settings are validated when the stack is built; see {@link ModelgateSettings} for ranges. */
 export interface ModelgateStackProps extends StackProps, ModelgateSettings {}
@@ -58,7 +61,9 @@ export class ModelgateStack extends Stack {
       .bindTable(models, 'read')
       .bindTable(keys, 'read')
       // The gateway's own traffic feeds the most-popular and top-weekly sorts.
-      .bindTable(usage, 'read');
+      .bindTable(usage, 'read')
+      // Every function that takes DPoP-bound tokens records each proof it accepts, once.
+      .bindTableItems(rateCounters, PROOF_REPLAY_WRITES, [PROOF_REPLAY_PREFIX]);
 
     const tokenExchange = serviceFunction('TokenExchange', 'token-exchange', {
       description: 'POST /oauth/token: RFC 8693 token exchange',
@@ -118,7 +123,8 @@ export class ModelgateStack extends Stack {
     })
       .bindTable(keys, 'read')
       .bindTable(models, 'read')
-      .bindTable(usage, 'readWrite');
+      .bindTable(usage, 'readWrite')
+      .bindTableItems(rateCounters, PROOF_REPLAY_WRITES, [PROOF_REPLAY_PREFIX]);
     // Only the inference function can read the provider API keys.
     const providerCredentials = new ProviderCredentials(this, 'ProviderCredentials');
     providerCredentials.bindReader(inference);

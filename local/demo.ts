@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { hashApiKey } from '../lambdas/accounts/api-keys';
 import { readDevCertificateAuthority } from './dev-ca';
 import { startDevIdentityProvider, type DevIdentityProvider } from './dev-identity-provider';
+import { dpopFetch, dpopProof, newDpopKey } from './dpop-fetch';
 import { readJsonFile } from './files';
 import type { DemoCredentials } from './seed';
 
@@ -42,7 +43,7 @@ export async function runDemo({ dataDir, out }: DemoOptions): Promise<DemoResult
     throw new DemoError(`${dataDir}/demo.json is ${demoFile.status}: start the service first with npm start`);
   }
   const demo = demoFile.value as DemoCredentials;
-  const api = async (method: string, path: string, init: { key?: string; json?: unknown; form?: Record<string, string> } = {}) => {
+  const api = async (method: string, path: string, init: ApiRequest = {}) => {
     let response: Response;
     try {
       response = await fetch(`${demo.baseUrl}${path}`, apiRequestInit(method, init));
@@ -156,6 +157,30 @@ export async function runDemo({ dataDir, out }: DemoOptions): Promise<DemoResult
     const events = await api('GET', `/workload-identity/events?policy_id=${policyId}&limit=1`, { key: demo.keys.managementReadOnly });
     const event = events.body?.data?.[0];
     if (event) out(`11. Exchange event: ${event.outcome} for ${event.subject} from ${event.source_ip}, request id ${event.request_id}`);
+
+    // RFC 9449: a token bound to a key only this workload holds; a leaked copy is useless.
+    const key = await newDpopKey();
+    const bound = await api('POST', '/oauth/token', {
+      headers: { DPoP: await dpopProof(key, 'POST', `${demo.baseUrl}/oauth/token`) },
+      form: {
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
+        federation_policy_id: policyId,
+      },
+    });
+    expectStatus('POST /oauth/token with a DPoP proof', bound, 200);
+    const boundToken = bound.body.access_token as string;
+    out(`12. Exchanged with a DPoP proof: ${bound.body.token_type} token bound to key ${key.jkt} (cnf.jkt)`);
+
+    const boundClient = new OpenAI({ apiKey: 'unused: the fetch below authenticates', baseURL: demo.baseUrl, maxRetries: 0, fetch: dpopFetch(boundToken, key) });
+    const completion = await boundClient.chat.completions.create({ model: DEMO_MODEL, messages: [{ role: 'user', content: 'hello from a bound workload' }] });
+    const stolen = await api('GET', '/models/user?limit=1', { key: boundToken });
+    expectStatus('GET /models/user with the bound token as a bearer token', stolen, 401);
+    out(
+      `13. The openai client with a DPoP fetch (a new proof per request): "${completion.choices[0]?.message.content}"; ` +
+        `the same token sent as a bearer token: ${stolen.status} ${stolen.headers.get('www-authenticate')?.split(',')[0]}`,
+    );
     return { baseUrl: demo.baseUrl, identityProvider, issuerId, policyId, accessToken };
   } catch (error) {
     await identityProvider.close();

@@ -1,5 +1,6 @@
 import { ForbiddenError, UnauthenticatedError } from '../errors';
 import type { Clock } from '../clock';
+import { DpopProofError, type VerifiedProof } from '../oauth/dpop-proof';
 import type { AccountRecords, AccountStore } from './account-store';
 import { hashApiKey, isApiKeyFormat } from './api-keys';
 import type { ApiKeyRecord, Principal } from './types';
@@ -17,60 +18,110 @@ export interface VerifiedAccessToken {
   keyHash: string;
   /** The policy that authorized it, for usage attribution only (SPEC 2.13: never for authorization). */
   federationPolicyId: string | null;
+  /** `cnf.jkt` of a DPoP-bound token (RFC 9449 §6.1): it is good only with a proof by that key. */
+  boundKey: string | null;
+}
+
+/** The request a DPoP proof must be for. */
+export interface ProofRequest {
+  method: string;
+  /** The request path, as API Gateway gives it (`event.path`). */
+  path: string;
+  /** The URL API Gateway says the request came in on, where it says one. */
+  stageUrl: string | undefined;
+  /** The access token the proof must name in `ath`; absent at the token endpoint. */
+  accessToken?: string;
+}
+
+/** RFC 9449 proofs: verified without I/O by {@link check}, then claimed once in the replay store. */
+export interface ProofChecker {
+  /** Throws a `DpopProofError` naming the failed check. */
+  check(proofs: readonly string[], request: ProofRequest): Promise<VerifiedProof>;
+  /** False when the proof was seen before: a replay. */
+  claim(proof: VerifiedProof): Promise<boolean>;
+}
+
+/** What a request presents to be authenticated (lambdas/http/request.ts reads it from the event). */
+export interface PresentedCredential extends Omit<ProofRequest, 'accessToken'> {
+  /** The one `Authorization` value, if any. */
+  authorization: string | undefined;
+  /** Every `DPoP` header value. */
+  proofs: readonly string[];
 }
 
 export interface AuthenticationDeps {
   accounts: AccountStore;
   clock: Clock;
   accessTokens?: AccessTokenVerifier;
+  /** DPoP-bound access tokens are refused without it. */
+  proofs?: ProofChecker;
 }
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
+const SCHEME = /^(Bearer|DPoP)[ ]+(\S+)\s*$/i;
 
 /** What kind of credential a request presents, for logs: never the credential itself. */
-export type CredentialKind = 'none' | 'api_key' | 'access_token' | 'unrecognized';
+export type CredentialKind = 'none' | 'api_key' | 'access_token' | 'dpop_access_token' | 'unrecognized';
 
 export function credentialKind(authorization: string | undefined): CredentialKind {
   if (authorization === undefined || authorization.trim() === '') return 'none';
-  const credential = BEARER.exec(authorization)?.[1];
-  if (credential === undefined) return 'unrecognized';
+  const match = SCHEME.exec(authorization);
+  if (!match) return 'unrecognized';
+  const credential = match[2]!;
+  if (match[1]!.toLowerCase() === 'dpop') return JWT_SHAPE.test(credential) ? 'dpop_access_token' : 'unrecognized';
   if (isApiKeyFormat(credential)) return 'api_key';
   return JWT_SHAPE.test(credential) ? 'access_token' : 'unrecognized';
 }
 
 /**
- * SPEC 5: one bearer-authentication path for every protected route. The key record is
- * read on every request (strongly consistent), so disabling or deleting a key, or the key
- * an access token acts as, takes effect on the next request. With its organization and
- * workspace it takes one round trip once the container has seen the key.
+ * SPEC 5: one authentication path for every protected route. The key record is read on every
+ * request (strongly consistent), so disabling or deleting a key, or the key an access token
+ * acts as, takes effect on the next request. With its organization and workspace it takes one
+ * round trip once the container has seen the key. A DPoP-bound access token (RFC 9449) is
+ * taken only as `Authorization: DPoP` with a fresh proof by its key; the proof's replay record
+ * is written beside the key read.
  */
-export async function authenticate(authorization: string | undefined, deps: AuthenticationDeps): Promise<Principal> {
+export async function authenticate(request: PresentedCredential, deps: AuthenticationDeps): Promise<Principal> {
+  const { authorization } = request;
   if (authorization === undefined || authorization.trim() === '') {
     throw new UnauthenticatedError('missing_credential', 'Missing Authentication header');
   }
-  const match = BEARER.exec(authorization);
+  const match = SCHEME.exec(authorization);
   if (!match) throw new UnauthenticatedError('malformed_header', 'Malformed Authorization header: expected "Bearer <API key>"');
-  const credential = match[1]!;
+  const dpop = match[1]!.toLowerCase() === 'dpop';
+  const credential = match[2]!;
 
   let keyHash: string;
   let kind: Principal['credential'];
   let federationPolicyId: string | null = null;
-  if (isApiKeyFormat(credential)) {
+  let proof: VerifiedProof | undefined;
+  if (dpop) {
+    ({ keyHash, federationPolicyId, proof } = await verifyBoundToken(credential, request, deps));
+    kind = 'access_token';
+  } else if (isApiKeyFormat(credential)) {
     keyHash = hashApiKey(credential);
     kind = 'api_key';
   } else if (deps.accessTokens && JWT_SHAPE.test(credential)) {
+    let boundKey: string | null;
     try {
-      ({ keyHash, federationPolicyId } = await deps.accessTokens.verify(credential));
+      ({ keyHash, federationPolicyId, boundKey } = await deps.accessTokens.verify(credential));
     } catch {
       throw new UnauthenticatedError('invalid_token', 'Invalid or expired access token');
+    }
+    // RFC 9449 §7.1: a bound token sent as a bearer token is refused; that is the theft DPoP stops.
+    if (boundKey !== null) {
+      throw new UnauthenticatedError('invalid_token', 'This access token is DPoP-bound: send it as "Authorization: DPoP <token>" with a DPoP proof', 'DPoP');
     }
     kind = 'access_token';
   } else {
     throw new UnauthenticatedError('unknown_key', 'Invalid API key');
   }
 
-  const { key, organization, workspace } = await readRecords(deps.accounts, keyHash);
+  const [{ key, organization, workspace }, fresh] = await Promise.all([
+    readRecords(deps.accounts, keyHash),
+    proof ? deps.proofs!.claim(proof) : true,
+  ]);
+  if (!fresh) throw new UnauthenticatedError('invalid_dpop_proof', 'The DPoP proof was used before: sign a new proof for every request', 'DPoP');
   if (!key) throw new UnauthenticatedError('unknown_key', kind === 'api_key' ? 'Invalid API key' : 'The API key behind this access token no longer exists');
   if (key.disabled) throw new UnauthenticatedError('disabled_key', 'API key is disabled');
   if (key.expiresAt && Date.parse(key.expiresAt) <= deps.clock.now().getTime()) {
@@ -78,6 +129,40 @@ export async function authenticate(authorization: string | undefined, deps: Auth
   }
   if (!organization) throw new UnauthenticatedError('unknown_key', 'Invalid API key');
   return { organization, key, workspace: workspace ?? null, scope: scopeOf(key), credential: kind, federationPolicyId };
+}
+
+/**
+ * `Authorization: DPoP <token>` (RFC 9449 §7): a bound access token of ours and a proof, by the
+ * key the token is bound to, for this request and this token. Refusals carry the DPoP challenge.
+ */
+async function verifyBoundToken(
+  credential: string,
+  request: PresentedCredential,
+  deps: AuthenticationDeps,
+): Promise<{ keyHash: string; federationPolicyId: string | null; proof: VerifiedProof }> {
+  if (!deps.accessTokens || !deps.proofs || !JWT_SHAPE.test(credential)) {
+    throw new UnauthenticatedError('invalid_token', 'The DPoP scheme takes a DPoP-bound access token', 'DPoP');
+  }
+  let token: VerifiedAccessToken;
+  try {
+    token = await deps.accessTokens.verify(credential);
+  } catch {
+    throw new UnauthenticatedError('invalid_token', 'Invalid or expired access token', 'DPoP');
+  }
+  if (token.boundKey === null) {
+    throw new UnauthenticatedError('invalid_token', 'This access token is not DPoP-bound: send it as "Authorization: Bearer <token>"', 'DPoP');
+  }
+  let proof: VerifiedProof;
+  try {
+    proof = await deps.proofs.check(request.proofs, { method: request.method, path: request.path, stageUrl: request.stageUrl, accessToken: credential });
+  } catch (error) {
+    if (!(error instanceof DpopProofError)) throw error;
+    throw new UnauthenticatedError('invalid_dpop_proof', error.description, 'DPoP');
+  }
+  if (proof.jkt !== token.boundKey) {
+    throw new UnauthenticatedError('invalid_dpop_proof', 'The DPoP proof is signed by another key than the one the access token is bound to', 'DPoP');
+  }
+  return { keyHash: token.keyHash, federationPolicyId: token.federationPolicyId, proof };
 }
 
 /**

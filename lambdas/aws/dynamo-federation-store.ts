@@ -68,7 +68,8 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async getPolicy(policyId: string): Promise<FederationPolicy | undefined> {
-    return this.get<FederationPolicy>(policyPk(policyId), POLICY_SK);
+    const item = await this.get<FederationPolicy>(policyPk(policyId), POLICY_SK);
+    return item && policyOf(item);
   }
 
   async getIssuer(organizationId: string, issuerId: string): Promise<FederationIssuer | undefined> {
@@ -160,7 +161,7 @@ export class DynamoFederationStore implements FederationStore {
             ExpressionAttributeValues: { ':pk': policiesGsiPk(organizationId), ':issuer': `${issuerId}#` },
           };
     const policies = await this.queryAll<FederationPolicy>(input);
-    return policies.sort(byCreation);
+    return policies.map(policyOf).sort(byCreation);
   }
 
   async updatePolicy(next: FederationPolicy, expectedVersion: number): Promise<boolean> {
@@ -327,6 +328,11 @@ function policyItem(policy: FederationPolicy): Record<string, unknown> {
     gsi1sk: `${policy.issuerId}#${policy.createdAt}#${policy.id}`,
     ...policy,
   };
+}
+
+/** Policies written before DPoP have no `requireDpop`: they issue Bearer tokens unless a proof comes. */
+function policyOf(item: FederationPolicy): FederationPolicy {
+  return { ...item, requireDpop: item.requireDpop === true };
 }
 
 function strip<T>(item: Record<string, unknown>): T {

@@ -30,6 +30,9 @@ export interface TableSchema {
 
 export const BY_ORGANIZATION_INDEX = 'byOrganization';
 
+/** The partition-key prefix of seen DPoP proofs in the rate-counters table (lambdas/aws/dynamo-proof-replay-store.ts). */
+export const PROOF_REPLAY_PREFIX = 'DPOP#';
+
 /**
  * Partition key of the signing-key records in the keys table: one item collection, so IAM
  * can limit the JWKS function to it (`dynamodb:LeadingKeys`).

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, type AuthenticationDeps } from '../accounts/authenticate';
 import { NotFoundError } from '../errors';
-import { credentialHeader, pathParameters, requestHost } from '../http/request';
+import { presentedCredential, pathParameters, requestHost } from '../http/request';
 import { json, rawJson } from '../http/responses';
 import { API_BASE_PATH } from '../routes';
 import type { CatalogCache } from './catalog-cache';
@@ -22,7 +22,7 @@ export function createCatalogApi(deps: CatalogApiDeps) {
     // Validate the query before any I/O: a bad request costs nothing.
     const isList = event.resource === LIST_PATH;
     const query = isList ? parseCatalogQuery(event) : undefined;
-    const principal = await authenticate(credentialHeader(event), deps);
+    const principal = await authenticate(presentedCredential(event), deps);
     const [policy, catalog] = await Promise.all([
       loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames)),
       deps.catalog.get(),

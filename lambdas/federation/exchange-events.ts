@@ -27,6 +27,11 @@ export interface ExchangeEvent {
   requestId: string;
   /** The issued access token's `jti`, when one was issued. */
   tokenJti: string | null;
+  /**
+   * The RFC 7638 thumbprint of the key of the exchange's valid DPoP proof: the key an issued
+   * token is bound to (`cnf.jkt`). Null for an exchange without a valid proof (a Bearer token).
+   */
+  dpopJkt: string | null;
   /** Epoch seconds after which the event is gone. */
   expiresAt: number;
 }

@@ -35,6 +35,9 @@ export const REFUSAL_REASONS = [
   'replayed',
   'rate_limited',
   'issuance_failed',
+  'dpop_proof_invalid',
+  'dpop_proof_replayed',
+  'dpop_proof_required',
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
@@ -60,8 +63,11 @@ export const EXCHANGE_STEP_NAMES = [
 ] as const;
 export type ExchangeStepName = (typeof EXCHANGE_STEP_NAMES)[number];
 
+/** The policy tester's steps: the exchange's, then the token's binding (RFC 9449 DPoP). */
+export const TESTER_STEP_NAMES = [...EXCHANGE_STEP_NAMES, 'dpop'] as const;
+
 export interface ExchangeStep {
-  name: ExchangeStepName;
+  name: ExchangeStepName | 'dpop';
   status: 'passed' | 'failed' | 'not_reached';
   /** For the admin: what was compared, or why it failed. Never a token or signature. */
   detail: string;

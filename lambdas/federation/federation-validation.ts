@@ -55,6 +55,7 @@ export interface PolicyInput {
   apiKeyHash: string;
   enabled: boolean;
   claimChecks: ClaimChecks;
+  requireDpop: boolean;
 }
 
 export type PolicyPatch = Partial<Omit<PolicyInput, 'claimChecks'>> & { claimChecks?: Partial<ClaimChecks> };
@@ -126,6 +127,7 @@ export function parsePolicyCreate(input: Body): PolicyInput {
     apiKeyHash: body.api_key_hash,
     enabled: body.enabled ?? true,
     claimChecks: { scopes: body.claim_checks?.scopes ?? null, tokenType: body.claim_checks?.token_type ?? null },
+    requireDpop: body.require_dpop ?? false,
   };
 }
 
@@ -142,6 +144,7 @@ export function parsePolicyPatch(input: Body): PolicyPatch {
     enabled: body.enabled,
     // `null` removes every check; a check given as null is removed, an absent one kept.
     claimChecks: checks === undefined ? undefined : checks === null ? { scopes: null, tokenType: null } : { scopes: checks.scopes, tokenType: checks.token_type },
+    requireDpop: body.require_dpop,
   };
 }
 
@@ -161,6 +164,7 @@ export function applyPolicyPatch(policy: FederationPolicy, patch: PolicyPatch): 
       scopes: defined(patch.claimChecks?.scopes, policy.claimChecks.scopes),
       tokenType: defined(patch.claimChecks?.tokenType, policy.claimChecks.tokenType),
     },
+    requireDpop: defined(patch.requireDpop, policy.requireDpop),
   };
 }
 

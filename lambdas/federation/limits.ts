@@ -57,4 +57,4 @@ export const URL_MAX = 512;
 export const JWKS_MAX_KEYS = 20;
 
 export const ISSUER_FIELDS = ['name', 'issuer_url', 'jwks_url', 'jwks', 'check_jti'] as const;
-export const POLICY_FIELDS = ['name', 'issuer_id', 'subject', 'audience', 'condition', 'api_key_hash', 'enabled', 'claim_checks'] as const;
+export const POLICY_FIELDS = ['name', 'issuer_id', 'subject', 'audience', 'condition', 'api_key_hash', 'enabled', 'claim_checks', 'require_dpop'] as const;

@@ -1,4 +1,7 @@
+import type { ProofChecker } from '../accounts/authenticate';
+import { API_BASE_PATH } from '../base-paths';
 import type { Clock } from '../clock';
+import { DpopProofError } from '../oauth/dpop-proof';
 import type { ExchangeRequestInput } from './evaluate-exchange';
 import type { ExchangeEvaluation, ExchangeStep } from './exchange-types';
 import type { FederationPolicy } from './types';
@@ -15,25 +18,63 @@ export interface PolicyTesterDeps {
   clock: Clock;
   /** SPEC 8: the longest lifetime an issued access token gets (at most 900 s). */
   maxLifetimeSeconds: number;
+  /** Checks a DPoP proof as the token endpoint does; the tester never claims it. */
+  proofs: Pick<ProofChecker, 'check'>;
 }
 
 export interface PolicyTestResult {
   result: 'pass' | 'fail';
   /** The lifetime the issued token would get; null when the exchange would be refused. */
   expiresIn: number | null;
+  /** The token the exchange would issue (RFC 9449): DPoP with a valid proof, else Bearer; null on fail. */
+  tokenType: 'DPoP' | 'Bearer' | null;
+  /** The thumbprint of the proof key the token would be bound to. */
+  dpopJkt: string | null;
   steps: ExchangeStep[];
 }
+
+/** The token endpoint's path, which a proof for the exchange names in `htu`. */
+const TOKEN_PATH = `${API_BASE_PATH}/oauth/token`;
 
 /**
  * Evaluates `subjectToken` against `policy`, which the caller has already found in the
  * admin's own organization: the tester cannot probe another organization's policies.
  */
-export async function testPolicy(deps: PolicyTesterDeps, policy: FederationPolicy, subjectToken: string): Promise<PolicyTestResult> {
-  const evaluation = await deps.evaluate({ subjectToken, policyId: policy.id });
-  if (evaluation.result !== 'pass' || evaluation.claims === null) {
-    return { result: 'fail', expiresIn: null, steps: evaluation.steps };
+export async function testPolicy(deps: PolicyTesterDeps, policy: FederationPolicy, subjectToken: string, dpopProof?: string): Promise<PolicyTestResult> {
+  const [evaluation, { jkt, ...binding }] = await Promise.all([deps.evaluate({ subjectToken, policyId: policy.id }), checkBinding(deps, policy, dpopProof)]);
+  // The binding is the exchange's last decision: after a refusal it is not reached, unless the proof itself fails.
+  const bindingStep: ExchangeStep = evaluation.result === 'pass' || binding.status === 'failed' ? binding : { ...binding, status: 'not_reached' };
+  const steps = [...evaluation.steps, bindingStep];
+  if (evaluation.result !== 'pass' || evaluation.claims === null || binding.status !== 'passed') {
+    return { result: 'fail', expiresIn: null, tokenType: null, dpopJkt: jkt, steps };
   }
-  return { result: 'pass', expiresIn: accessTokenLifetime(evaluation.claims.exp, deps.clock.now(), deps.maxLifetimeSeconds), steps: evaluation.steps };
+  return {
+    result: 'pass',
+    expiresIn: accessTokenLifetime(evaluation.claims.exp, deps.clock.now(), deps.maxLifetimeSeconds),
+    tokenType: jkt === null ? 'Bearer' : 'DPoP',
+    dpopJkt: jkt,
+    steps,
+  };
+}
+
+/**
+ * The `dpop` step: the token's binding (RFC 9449). A valid proof binds it; an invalid one fails
+ * whatever the policy says; none is a Bearer token, or a refusal when the policy requires DPoP.
+ */
+async function checkBinding(deps: PolicyTesterDeps, policy: FederationPolicy, proof: string | undefined): Promise<ExchangeStep & { jkt: string | null }> {
+  const step = (status: ExchangeStep['status'], detail: string, jkt: string | null = null) => ({ name: 'dpop' as const, status, detail, jkt });
+  if (proof === undefined) {
+    return policy.requireDpop
+      ? step('failed', 'The policy issues DPoP-bound tokens only: the exchange needs a DPoP proof')
+      : step('passed', 'No DPoP proof: the exchange issues a Bearer token');
+  }
+  try {
+    const { jkt } = await deps.proofs.check([proof], { method: 'POST', path: TOKEN_PATH, stageUrl: undefined });
+    return step('passed', `The token is bound to the proof key with thumbprint ${jkt} (cnf.jkt)`, jkt);
+  } catch (error) {
+    if (error instanceof DpopProofError) return step('failed', error.description);
+    throw error;
+  }
 }
 
 /** SPEC 5 rule 4: at most the configured maximum, never beyond the exchanged token's `exp`. */

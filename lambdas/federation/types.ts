@@ -57,6 +57,11 @@ export interface FederationPolicy {
   scope: FederationScope;
   enabled: boolean;
   claimChecks: ClaimChecks;
+  /**
+   * Issue DPoP-bound tokens only (RFC 9449): an exchange without a valid proof is refused. With
+   * false, an exchange with a proof still gets a bound token, one without a Bearer token.
+   */
+  requireDpop: boolean;
   /** Incremented by every write; writes are conditional on the version read. */
   version: number;
   createdAt: string;

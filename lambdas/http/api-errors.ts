@@ -1,4 +1,13 @@
-import { DomainError, TooManyRequestsError, UnauthenticatedError, type AuthenticationFailureReason, type DomainErrorKind, type ErrorMetadata } from '../errors';
+import {
+  DomainError,
+  TooManyRequestsError,
+  UnauthenticatedError,
+  type AuthenticationFailureReason,
+  type AuthenticationScheme,
+  type DomainErrorKind,
+  type ErrorMetadata,
+} from '../errors';
+import { DPOP_SIGNING_ALGS } from '../oauth/dpop-wire';
 
 /**
  * The HTTP boundary of every non-OAuth route (SPEC 7.1). One serializer,
@@ -47,7 +56,7 @@ export function toErrorBody(
   // SPEC 7.2: a per-address limit says when to retry.
   if (error instanceof TooManyRequestsError) return { status, body, headers: { 'Retry-After': String(error.retryAfterSeconds) } };
   if (error instanceof UnauthenticatedError) {
-    return { status, body, headers: { 'WWW-Authenticate': bearerChallenge(error.reason, options.resourceMetadataUrl) } };
+    return { status, body, headers: { 'WWW-Authenticate': authenticationChallenge(error.reason, error.scheme, options.resourceMetadataUrl) } };
   }
   return { status, body };
 }
@@ -65,18 +74,26 @@ const CHALLENGE_ERROR: Readonly<Record<AuthenticationFailureReason, string | nul
   invalid_token: 'invalid_token',
   disabled_key: 'invalid_token',
   expired_key: 'invalid_token',
+  invalid_dpop_proof: 'invalid_dpop_proof',
 };
 
 /**
  * The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3), with `resource_metadata` (RFC 9728
- * §5.1) so a client finds the authorization server from the refusal alone. The body says what
- * was wrong; the challenge carries no description.
+ * §5.1) so a client finds the authorization server from the refusal alone. A refused DPoP
+ * request, or a DPoP-bound token sent as a bearer token, is challenged with the DPoP scheme and
+ * the proof algorithms accepted (RFC 9449 §7.1). The body says what was wrong; the challenge
+ * carries no description.
  */
-export function bearerChallenge(reason: AuthenticationFailureReason, resourceMetadataUrl: string | undefined): string {
+export function authenticationChallenge(
+  reason: AuthenticationFailureReason,
+  scheme: AuthenticationScheme,
+  resourceMetadataUrl: string | undefined,
+): string {
   const error = CHALLENGE_ERROR[reason];
   const parameters = [
     ...(error ? [`error="${error}"`] : []),
+    ...(scheme === 'DPoP' ? [`algs="${DPOP_SIGNING_ALGS.join(' ')}"`] : []),
     ...(resourceMetadataUrl ? [`resource_metadata="${resourceMetadataUrl}"`] : []),
   ];
-  return parameters.length ? `Bearer ${parameters.join(', ')}` : 'Bearer';
+  return parameters.length ? `${scheme} ${parameters.join(', ')}` : scheme;
 }

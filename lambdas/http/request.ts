@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { PresentedCredential } from '../accounts/authenticate';
 import { InvalidInputError, PayloadTooLargeError, UnauthenticatedError, UnsupportedMediaTypeError } from '../errors';
 import { normalizeHostname } from '../hostname';
 
@@ -45,6 +46,30 @@ export function credentialHeader(event: HeaderEvent): string | undefined {
   const values = headerValues(event, 'authorization');
   if (values.length > 1) throw new UnauthenticatedError('malformed_header', 'Multiple Authorization headers: send exactly one credential');
   return values[0];
+}
+
+/**
+ * What a request presents to authenticate: its one `Authorization` value, its `DPoP` proofs
+ * (RFC 9449), and what a proof must name: the method and the URL. API Gateway's
+ * `requestContext` gives the host and full path the client used (the stage URL); the local
+ * runtime gives none, and the API base URL is the only public URL.
+ */
+export function presentedCredential(event: ProofEvent): PresentedCredential {
+  return { authorization: credentialHeader(event), ...proofRequest(event) };
+}
+
+type ProofEvent = HeaderEvent &
+  Pick<APIGatewayProxyEvent, 'httpMethod' | 'path'> & { requestContext?: Partial<Pick<APIGatewayProxyEvent['requestContext'], 'domainName' | 'path'>> };
+
+/** A request's `DPoP` proofs (RFC 9449) and what they must name: method, path, and the URL API Gateway saw. */
+export function proofRequest(event: ProofEvent): Omit<PresentedCredential, 'authorization'> {
+  const { domainName, path } = event.requestContext ?? {};
+  return {
+    proofs: headerValues(event, 'dpop'),
+    method: event.httpMethod,
+    path: event.path,
+    stageUrl: domainName && path ? `https://${domainName}${path}` : undefined,
+  };
 }
 
 /** The hostname the request was sent to, normalised ({@link normalizeHostname}). */

@@ -5,7 +5,7 @@ import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
 import { NotFoundError, UnavailableError, UpstreamError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
-import { credentialHeader, jsonBody, requestHost } from '../http/request';
+import { presentedCredential, jsonBody, requestHost } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
 import { parseChatRequest, upstreamBody, type ChatRequest } from './chat-request';
@@ -67,7 +67,7 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
     const clientGone = response.disconnectSignal();
     let facts: AnswerFacts | undefined;
     try {
-      const principal = await authenticate(credentialHeader(event), deps);
+      const principal = await authenticate(presentedCredential(event), deps);
       requireInference(principal);
       const request = parseChatRequest(jsonBody(event, MAX_REQUEST_BYTES));
       const [policy, catalog] = await Promise.all([

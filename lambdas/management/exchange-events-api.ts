@@ -17,6 +17,8 @@ export interface ExchangeEventView {
   source_ip: string;
   request_id: string;
   token_jti: string | null;
+  /** RFC 9449: the thumbprint of the DPoP key an issued token is bound to; null for a Bearer token. */
+  dpop_jkt: string | null;
 }
 
 export function exchangeEventView(event: ExchangeEvent): ExchangeEventView {
@@ -32,6 +34,8 @@ export function exchangeEventView(event: ExchangeEvent): ExchangeEventView {
     source_ip: event.sourceIp,
     request_id: event.requestId,
     token_jti: event.tokenJti,
+    // Events recorded before DPoP have no thumbprint.
+    dpop_jkt: event.dpopJkt ?? null,
   };
 }
 

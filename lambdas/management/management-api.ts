@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, requireManagement } from '../accounts/authenticate';
 import type { Principal } from '../accounts/types';
 import { NotFoundError, TooManyRequestsError } from '../errors';
-import { credentialHeader, jsonBody, pathParameters } from '../http/request';
+import { presentedCredential, jsonBody, pathParameters } from '../http/request';
 import { queryValues, validated, type RequestValidator } from '../openapi/request-validation';
 import { bodyValidators, queryValidators } from '../openapi/validators/management.generated';
 import { ROUTES, resourcePath, type Access, type OperationIdOf, type RouteDefinition } from '../routes';
@@ -55,7 +55,7 @@ export function createManagementApi(deps: ManagementDeps) {
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const route = MANAGEMENT_ROUTES.get(`${event.httpMethod} ${event.resource}`);
     if (!route) throw new NotFoundError();
-    const principal = await authenticate(credentialHeader(event), deps);
+    const principal = await authenticate(presentedCredential(event), deps);
     authorize(principal, route.access);
     const id = route.operationId as OperationIdOf<'management'>;
     if (route.verifiesSubjectTokens) {

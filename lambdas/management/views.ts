@@ -178,6 +178,7 @@ export function policyView(policy: FederationPolicy) {
     scope: policy.scope,
     enabled: policy.enabled,
     claim_checks: { scopes: policy.claimChecks.scopes, token_type: policy.claimChecks.tokenType },
+    require_dpop: policy.requireDpop,
     created_at: policy.createdAt,
     updated_at: policy.updatedAt,
   };

@@ -45,6 +45,16 @@ export interface AccessTokenVerifierOptions {
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** An RFC 7638 SHA-256 thumbprint, base64url. */
+const THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;
+
+/** RFC 9449 §6.1: `cnf.jkt` of a bound token; no `cnf`, an unbound one. We never issue another `cnf`. */
+function boundKeyOf(cnf: unknown): string | null {
+  if (cnf === undefined) return null;
+  const jkt = typeof cnf === 'object' && cnf !== null ? (cnf as { jkt?: unknown }).jkt : undefined;
+  if (typeof jkt !== 'string' || !THUMBPRINT.test(jkt)) throw new AccessTokenError('claims');
+  return jkt;
+}
 
 /**
  * Verifies the service's own access tokens (SPEC 2.13, 5 rule 5). jose's `jwtVerify` checks
@@ -97,7 +107,7 @@ export class SigningKeyAccessTokenVerifier implements AccessTokenVerifier {
     const keyHash = claims[ACTING_KEY_CLAIM];
     if (typeof keyHash !== 'string' || !SHA256_HEX.test(keyHash)) throw new AccessTokenError('claims');
     const policy = claims.federation_policy_id;
-    return { keyHash, federationPolicyId: typeof policy === 'string' ? policy : null };
+    return { keyHash, federationPolicyId: typeof policy === 'string' ? policy : null, boundKey: boundKeyOf(claims.cnf) };
   }
 
   /**

@@ -27,6 +27,8 @@ export interface AccessTokenClaims {
   federation_policy_id: string;
   federation_issuer_id: string;
   [ACTING_KEY_CLAIM]: string;
+  /** RFC 9449 §6.1: a DPoP-bound token names the thumbprint of the key every proof must be signed by. */
+  cnf?: { jkt: string };
 }
 
 export interface MintInput {
@@ -43,6 +45,8 @@ export interface MintInput {
   now: number;
   /** SPEC 8: at most 900. */
   maxLifetimeSeconds: number;
+  /** The RFC 7638 thumbprint of the DPoP proof's key, for a bound token (RFC 9449 §6). */
+  boundKey?: string;
 }
 
 export interface MintedToken {
@@ -79,6 +83,7 @@ export async function mintAccessToken(signer: Signer, input: MintInput): Promise
     federation_policy_id: input.policyId,
     federation_issuer_id: input.issuerId,
     [ACTING_KEY_CLAIM]: input.apiKeyHash,
+    ...(input.boundKey === undefined ? {} : { cnf: { jkt: input.boundKey } }),
   };
   const header = { alg: 'ES256', typ: ACCESS_TOKEN_TYP, kid: signer.kid };
   const signingInput = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(claims))}`;

@@ -1,5 +1,6 @@
 import type { FederationScope } from '../federation/types';
 import { ROUTES } from '../routes';
+import { DPOP_SIGNING_ALGS } from './dpop-wire';
 import { TOKEN_EXCHANGE_GRANT } from './token-request';
 
 /** SPEC 2.12, 4.5: the scopes an access token may carry. */
@@ -16,6 +17,8 @@ export interface AuthorizationServerMetadata {
   response_types_supported: string[];
   service_documentation: string;
   protected_resources: string[];
+  /** RFC 9449 §5.1. */
+  dpop_signing_alg_values_supported: string[];
 }
 
 /** RFC 9728 §2. */
@@ -27,6 +30,9 @@ export interface ProtectedResourceMetadata {
   scopes_supported: string[];
   resource_name: string;
   resource_documentation: string;
+  /** RFC 9728 §2 (RFC 9449). */
+  dpop_signing_alg_values_supported: string[];
+  dpop_bound_access_tokens_required: boolean;
 }
 
 /** The URL of a route below the API base path, which the issuer URL ends with (SPEC 2.13). */
@@ -55,6 +61,8 @@ export function authorizationServerMetadata(issuer: string): AuthorizationServer
     service_documentation: endpointUrl(issuer, 'getOpenApiDocument'),
     // RFC 9728 §4: the API is the one resource its tokens are for (their `aud`).
     protected_resources: [issuer],
+    // RFC 9449 §5.1: a token request may carry a DPoP proof signed with one of these.
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
   };
 }
 
@@ -73,6 +81,9 @@ export function protectedResourceMetadata(resource: string): ProtectedResourceMe
     scopes_supported: [...SCOPES],
     resource_name: 'modelgate',
     resource_documentation: endpointUrl(resource, 'getOpenApiDocument'),
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
+    // Bearer tokens stay the default; a policy may require binding (`require_dpop`).
+    dpop_bound_access_tokens_required: false,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { ProofChecker } from '../accounts/authenticate';
 import type { Clock, IdGenerator } from '../clock';
 import { EXCHANGE_EVENT_RETENTION_DAYS, type ExchangeEvent, type ExchangeEventStore } from '../federation/exchange-events';
 import type { ExchangeEvaluation, RefusalReason } from '../federation/exchange-types';
@@ -5,17 +6,18 @@ import type { JtiStore } from '../federation/jti-replay';
 import type { Signer } from '../signing/signer';
 import { mintAccessToken, NoLifetimeLeftError } from './access-token';
 import { checkExchangeRate, type ExchangeRateLimit, type RateCounterStore } from './exchange-rate-limit';
-import { invalidGrant, invalidScope, temporarilyUnavailable, tooManyRequests, type OAuthError } from './oauth-errors';
+import { DpopProofError, type VerifiedProof } from './dpop-proof';
+import { invalidDpopProof, invalidGrant, invalidScope, temporarilyUnavailable, tooManyRequests, type OAuthError } from './oauth-errors';
 import { ACCESS_TOKEN_TYPE, parseTokenExchangeRequest } from './token-request';
 
 /** SPEC 7.2: one message for every grant failure, so another organization's configuration cannot be probed. */
 export const INVALID_GRANT_DESCRIPTION = 'The subject token or federation policy is not valid';
 
-/** SPEC 4.2: the success body, exactly these five members. */
+/** SPEC 4.2: the success body, exactly these five members; `DPoP` for a bound token (RFC 9449 §5). */
 export interface TokenResponse {
   access_token: string;
   issued_token_type: typeof ACCESS_TOKEN_TYPE;
-  token_type: 'Bearer';
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: 'inference' | 'management';
 }
@@ -39,6 +41,8 @@ export interface TokenExchangeDeps {
   /** Verification and the policy decision (SPEC 4.3, 4.4), bound to its own dependencies. */
   readonly evaluate: (request: { subjectToken: string; policyId: string; admitted?: Promise<unknown> }) => Promise<ExchangeEvaluation>;
   readonly jtis: JtiStore;
+  /** DPoP proofs (RFC 9449): checked against this request, claimed once in the replay store. */
+  readonly proofs: ProofChecker;
   readonly events: ExchangeEventStore;
   /** The signer of the currently active signing key. */
   readonly signer: () => Promise<Signer>;
@@ -53,6 +57,11 @@ export interface TokenExchangeInput {
   /** API Gateway's `requestContext.identity.sourceIp`, never a client-supplied header. */
   sourceIp: string;
   requestId: string;
+  /** Every `DPoP` header value, and what a proof must name: the method, the path and the URL API Gateway saw. */
+  proofs: readonly string[];
+  method: string;
+  path: string;
+  stageUrl: string | undefined;
 }
 
 /**
@@ -77,16 +86,24 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     throw error;
   }
   const evaluating = deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted });
-  // Its failure when the request is not admitted is the limiter's, thrown below.
+  // A proof is verified without I/O and claimed beside the policy read: no stage of its own.
+  const proving = checkProof(deps, input);
+  // Their failures when the request is not admitted are the limiter's, thrown below.
   evaluating.catch(() => undefined);
+  proving.catch(() => undefined);
   await admitted;
   const evaluation = await evaluating;
+  const proof = await proving;
 
   const refuse = async (reason: RefusalReason, error: OAuthError): Promise<never> => {
     deps.onOutcome?.('refused', reason);
-    await recordRefusal(deps, input, evaluation, reason, now);
+    await recordRefusal(deps, input, evaluation, reason, now, proof.verified?.jkt ?? null);
     throw error;
   };
+
+  // RFC 9449 §5: an invalid proof is refused whatever the policy says, before anything about the
+  // policy is told; a replayed one likewise.
+  if (proof.refusal) return refuse(proof.refusal.reason, invalidDpopProof(proof.refusal.description));
 
   if (evaluation.result !== 'pass') {
     const reason = evaluation.reason ?? 'bad_signature';
@@ -103,6 +120,11 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
   if (request.scope !== null && request.scope !== policy.scope) {
     return refuse('scope_mismatch', invalidScope('scope must be the scope the policy grants'));
   }
+  // Said only to a workload whose token the policy accepts: nothing about the policy leaks.
+  if (policy.requireDpop && !proof.verified) {
+    return refuse('dpop_proof_required', invalidDpopProof('This federation policy issues DPoP-bound tokens only: send a DPoP proof (RFC 9449)'));
+  }
+  const boundKey = proof.verified?.jkt;
 
   const nowSeconds = Math.floor(now.getTime() / 1000);
   if (claims.exp <= nowSeconds) return refuse('expired', refusedGrant());
@@ -114,7 +136,7 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
   // The token is answered only once the claim and the event are durable; when either fails,
   // or the signature does, the event is rewritten to say what happened (same id and time).
   const tokenJti = deps.newId();
-  const event = exchangeEvent(deps, input, evaluation, now, { outcome: 'issued', reason: null, tokenJti });
+  const event = exchangeEvent(deps, input, evaluation, now, { outcome: 'issued', reason: null, tokenJti, dpopJkt: boundKey ?? null });
   const [claimed, minted, recorded] = await Promise.allSettled([
     replayChecked ? deps.jtis.claim(policy.issuerId, claims.jti!, claims.exp, input.requestId, now) : Promise.resolve(true),
     signer.then((active) =>
@@ -129,6 +151,7 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
         jti: tokenJti,
         now: nowSeconds,
         maxLifetimeSeconds: deps.config.maxLifetimeSeconds,
+        boundKey,
       }),
     ),
     deps.events.record(event),
@@ -145,7 +168,7 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     const response: TokenResponse = {
       access_token: minted.value.token,
       issued_token_type: ACCESS_TOKEN_TYPE,
-      token_type: 'Bearer',
+      token_type: boundKey === undefined ? 'Bearer' : 'DPoP',
       expires_in: minted.value.expiresIn,
       scope: policy.scope,
     };
@@ -167,6 +190,28 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     detail: failure.message,
   });
   throw temporarilyUnavailable('The access token could not be issued; retry shortly', 1);
+}
+
+/** The exchange's DPoP proof, if it sent one: verified and claimed, or why it is refused. */
+interface ProofOutcome {
+  verified?: VerifiedProof;
+  refusal?: { reason: Extract<RefusalReason, 'dpop_proof_invalid' | 'dpop_proof_replayed'>; description: string };
+}
+
+/** RFC 9449 §4.3 at the token endpoint: no proof is no binding; a sent proof must pass every check, once. */
+async function checkProof(deps: TokenExchangeDeps, input: TokenExchangeInput): Promise<ProofOutcome> {
+  if (input.proofs.length === 0) return {};
+  let verified: VerifiedProof;
+  try {
+    verified = await deps.proofs.check(input.proofs, { method: input.method, path: input.path, stageUrl: input.stageUrl });
+  } catch (error) {
+    if (!(error instanceof DpopProofError)) throw error;
+    return { refusal: { reason: 'dpop_proof_invalid', description: error.description } };
+  }
+  if (!(await deps.proofs.claim(verified))) {
+    return { verified, refusal: { reason: 'dpop_proof_replayed', description: 'The DPoP proof was used before: sign a new proof for every request' } };
+  }
+  return { verified };
 }
 
 /** SPEC 7.2: every refusal of the subject token or the policy reads the same on the wire. */
@@ -199,11 +244,12 @@ async function recordRefusal(
   evaluation: ExchangeEvaluation,
   reason: RefusalReason,
   now: Date,
+  dpopJkt: string | null,
 ): Promise<void> {
   // SPEC 4.2: only an exchange whose policy id names a policy has an organization to tell.
   if (!evaluation.policy) return;
   try {
-    await deps.events.record(exchangeEvent(deps, input, evaluation, now, { outcome: 'refused', reason, tokenJti: null }));
+    await deps.events.record(exchangeEvent(deps, input, evaluation, now, { outcome: 'refused', reason, tokenJti: null, dpopJkt }));
   } catch (error) {
     // The refusal stands either way; the lost event is logged with what it would have said.
     deps.logger.error('exchange event not recorded', {
@@ -220,7 +266,7 @@ function exchangeEvent(
   input: TokenExchangeInput,
   evaluation: ExchangeEvaluation,
   now: Date,
-  outcome: Pick<ExchangeEvent, 'outcome' | 'reason' | 'tokenJti'>,
+  outcome: Pick<ExchangeEvent, 'outcome' | 'reason' | 'tokenJti' | 'dpopJkt'>,
 ): ExchangeEvent {
   const policy = evaluation.policy!;
   return {

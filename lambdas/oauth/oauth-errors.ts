@@ -7,7 +7,8 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'invalid_grant'
   | 'temporarily_unavailable'
-  | 'server_error';
+  | 'server_error'
+  | 'invalid_dpop_proof';
 
 /** The OAuth error hierarchy: one class, serialized only by {@link toOAuthResponse}. */
 export class OAuthError extends Error {
@@ -44,6 +45,9 @@ export const invalidScope = (description: string) => new OAuthError(400, 'invali
 
 /** RFC 8693 §2.2.2: the subject token or the policy is not valid; one generic description (SPEC 7.2). */
 export const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description);
+
+/** RFC 9449 §5: a DPoP proof that fails a check, or none where the policy requires one. */
+export const invalidDpopProof = (description: string) => new OAuthError(400, 'invalid_dpop_proof', description);
 
 /** RFC 6749 §5.2: retry later, after `Retry-After` seconds. */
 export const temporarilyUnavailable = (description: string, retryAfterSeconds: number) =>

@@ -1,6 +1,12 @@
+import { DPOP_SIGNING_ALGS } from '../oauth/dpop-wire';
 import type { Json } from './json-schema';
 
 const url = (description: string): Json => ({ type: 'string', format: 'uri', description });
+const dpopAlgs: Json = {
+  type: 'array',
+  items: { type: 'string', enum: [...DPOP_SIGNING_ALGS] },
+  description: 'RFC 9449: the algorithms a DPoP proof may be signed with.',
+};
 const scopes: Json = { type: 'array', items: { type: 'string', enum: ['inference', 'management'] }, description: 'The scopes of issued access tokens (SPEC 4.5).' };
 
 /** The discovery documents (lambdas/oauth/discovery.ts builds them). */
@@ -26,6 +32,7 @@ export const DISCOVERY_SCHEMAS: Json = {
       },
       service_documentation: url('This OpenAPI document.'),
       protected_resources: { type: 'array', items: url('The API base URL.'), description: 'RFC 9728 section 4: the resources it issues tokens for.' },
+      dpop_signing_alg_values_supported: dpopAlgs,
     },
     required: [
       'issuer',
@@ -37,6 +44,7 @@ export const DISCOVERY_SCHEMAS: Json = {
       'response_types_supported',
       'service_documentation',
       'protected_resources',
+      'dpop_signing_alg_values_supported',
     ],
   },
   ProtectedResourceMetadata: {
@@ -50,7 +58,19 @@ export const DISCOVERY_SCHEMAS: Json = {
       scopes_supported: scopes,
       resource_name: { type: 'string' },
       resource_documentation: url('This OpenAPI document.'),
+      dpop_signing_alg_values_supported: dpopAlgs,
+      dpop_bound_access_tokens_required: { type: 'boolean', const: false, description: 'Bearer tokens are taken; a DPoP-bound token only with its proof.' },
     },
-    required: ['resource', 'authorization_servers', 'jwks_uri', 'bearer_methods_supported', 'scopes_supported', 'resource_name', 'resource_documentation'],
+    required: [
+      'resource',
+      'authorization_servers',
+      'jwks_uri',
+      'bearer_methods_supported',
+      'scopes_supported',
+      'resource_name',
+      'resource_documentation',
+      'dpop_signing_alg_values_supported',
+      'dpop_bound_access_tokens_required',
+    ],
   },
 };

@@ -5,7 +5,8 @@
  * host rules, key admission and CEL are its own.
  */
 import { ACCESS_LEVELS, PLANS } from '../accounts/types';
-import { EXCHANGE_STEP_NAMES, REFUSAL_REASONS } from '../federation/exchange-types';
+import { REFUSAL_REASONS, TESTER_STEP_NAMES } from '../federation/exchange-types';
+import { MAX_DPOP_PROOF_BYTES } from '../oauth/dpop-wire';
 import { CLAIM_VALUE_MAX, CONDITION_VARIABLE_TYPES, ISSUER_FIELDS, JWKS_MAX_KEYS, MAX_CONDITION_LENGTH, NAME_MAX, POLICY_FIELDS, URL_MAX } from '../federation/limits';
 import { EVENTS_MAX_LIMIT } from '../management/exchange-events-api';
 import { KEY_HASH_PATTERN, NON_BLANK, READ_ONLY, invalid, nonBlank, ref, text, type Json } from './json-schema';
@@ -100,6 +101,12 @@ const policyFields: Json = {
     ...invalid({ pattern: "must be a key's hash as GET /keys lists it (64 lowercase hex digits), not the key itself" }),
   },
   enabled: { type: 'boolean', ...trueOrFalse },
+  require_dpop: {
+    type: 'boolean',
+    description:
+      'Issue DPoP-bound access tokens only (RFC 9449): an exchange without a valid DPoP proof is refused with invalid_dpop_proof. Default false: an exchange with a proof gets a bound token, one without a Bearer token.',
+    ...trueOrFalse,
+  },
 };
 
 /** The request fields, in the order the field lists give (which a refusal of an empty update names). */
@@ -158,7 +165,7 @@ export const FEDERATION_SCHEMAS: Json = {
       claim_checks: claimChecks(false),
       ...timestamps,
     },
-    required: ['id', 'name', 'issuer_id', 'subject', 'audience', 'condition', 'api_key_hash', 'scope', 'enabled', 'claim_checks', 'created_at', 'updated_at'],
+    required: ['id', 'name', 'issuer_id', 'subject', 'audience', 'condition', 'api_key_hash', 'scope', 'enabled', 'claim_checks', 'require_dpop', 'created_at', 'updated_at'],
   },
   CreatePolicyRequest: {
     type: 'object',
@@ -181,7 +188,16 @@ export const FEDERATION_SCHEMAS: Json = {
   EvaluatePolicyRequest: {
     type: 'object',
     // SPEC 8: the token endpoint's subject token limit; its bytes are counted by the tester.
-    properties: { subject_token: { type: 'string', minLength: 1, maxLength: 16384, pattern: NON_BLANK, description: 'The workload identity JWT to test; at most 16 KB.' } },
+    properties: {
+      subject_token: { type: 'string', minLength: 1, maxLength: 16384, pattern: NON_BLANK, description: 'The workload identity JWT to test; at most 16 KB.' },
+      dpop_proof: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_DPOP_PROOF_BYTES,
+        description:
+          'A DPoP proof (RFC 9449) the workload would send with the exchange: made for POST to the token endpoint. It is checked as the exchange checks it, and not used up.',
+      },
+    },
     required: ['subject_token'],
     additionalProperties: false,
   },
@@ -193,12 +209,18 @@ export const FEDERATION_SCHEMAS: Json = {
         properties: {
           result: { type: 'string', enum: ['pass', 'fail'] },
           expires_in: { type: ['integer', 'null'], minimum: 0, description: 'The lifetime an issued token would get; null on fail.' },
+          token_type: {
+            type: ['string', 'null'],
+            enum: ['DPoP', 'Bearer', null],
+            description: 'The token the exchange would issue: DPoP-bound with a valid proof, Bearer without one; null on fail.',
+          },
+          dpop_jkt: { type: ['string', 'null'], description: 'The RFC 7638 thumbprint of the proof key the token would be bound to (`cnf.jkt`).' },
           steps: {
             type: 'array',
             items: {
               type: 'object',
               properties: {
-                name: { type: 'string', enum: [...EXCHANGE_STEP_NAMES] },
+                name: { type: 'string', enum: [...TESTER_STEP_NAMES] },
                 status: { type: 'string', enum: ['passed', 'failed', 'not_reached'] },
                 detail: { type: 'string' },
               },
@@ -206,7 +228,7 @@ export const FEDERATION_SCHEMAS: Json = {
             },
           },
         },
-        required: ['result', 'expires_in', 'steps'],
+        required: ['result', 'expires_in', 'token_type', 'dpop_jkt', 'steps'],
       },
     },
     required: ['data'],
@@ -268,8 +290,12 @@ export const FEDERATION_SCHEMAS: Json = {
       source_ip: { type: 'string' },
       request_id: { type: 'string' },
       token_jti: { type: ['string', 'null'], description: "The issued access token's `jti`." },
+      dpop_jkt: {
+        type: ['string', 'null'],
+        description: 'The RFC 7638 thumbprint of the DPoP proof key an issued token is bound to (RFC 9449 `cnf.jkt`); null for a Bearer token.',
+      },
     },
-    required: ['id', 'time', 'policy_id', 'issuer_id', 'outcome', 'reason', 'subject', 'subject_verified', 'source_ip', 'request_id', 'token_jti'],
+    required: ['id', 'time', 'policy_id', 'issuer_id', 'outcome', 'reason', 'subject', 'subject_verified', 'source_ip', 'request_id', 'token_jti', 'dpop_jkt'],
   },
   ListExchangeEventsResponse: {
     type: 'object',

@@ -40,7 +40,7 @@ export const OWN_SCHEMAS: Json = {
   OAuthError: {
     type: 'object',
     properties: {
-      error: { type: 'string', enum: ['invalid_request', 'unsupported_grant_type', 'invalid_scope', 'invalid_grant', 'temporarily_unavailable'] },
+      error: { type: 'string', enum: ['invalid_request', 'unsupported_grant_type', 'invalid_scope', 'invalid_grant', 'temporarily_unavailable', 'invalid_dpop_proof'] },
       error_description: { type: 'string' },
     },
     required: ['error'],
@@ -70,7 +70,11 @@ export const OWN_SCHEMAS: Json = {
     properties: {
       access_token: { type: 'string', description: 'An ES256 `at+jwt` (RFC 9068), verifiable with GET /api/v1/oauth/jwks.' },
       issued_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:access_token' },
-      token_type: { type: 'string', const: 'Bearer' },
+      token_type: {
+        type: 'string',
+        enum: ['Bearer', 'DPoP'],
+        description: 'DPoP when the request carried a valid DPoP proof (RFC 9449): the token is bound to its key and is sent as `Authorization: DPoP` with a proof.',
+      },
       expires_in: { type: 'integer', minimum: 1, maximum: 900 },
       scope: { type: 'string', enum: ['inference', 'management'] },
     },

@@ -1,5 +1,7 @@
 import { CatalogCache } from '../catalog/catalog-cache';
 import { SigningKeyAccessTokenVerifier } from '../oauth/access-token-verifier';
+import { DpopChecker } from '../oauth/dpop-binding';
+import { DynamoProofReplayStore } from '../aws/dynamo-proof-replay-store';
 import { catalogLoadRecorder } from '../observability/telemetry';
 import { DynamoCatalogStore } from '../aws/dynamo-catalog-store';
 import { DynamoSigningKeyStore } from '../aws/dynamo-signing-key-store';
@@ -14,6 +16,18 @@ export function accessTokenVerifier(context: FunctionContext<'keys'>, settings: 
     clock: context.clock,
     issuer: settings.issuer,
     maxTokenLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
+  });
+}
+
+/**
+ * DPoP proofs (RFC 9449) against this deployment's public URLs, remembered in the rate-counters
+ * table (`DPOP#` items) so a proof is good once across every container of every function.
+ */
+export function dpopChecker(context: FunctionContext<'rateCounters'>, settings: AccessTokenSettings): DpopChecker {
+  return new DpopChecker({
+    apiBaseUrl: settings.issuer,
+    replays: new DynamoProofReplayStore(context.documentClient, context.tables.rateCounters),
+    clock: context.clock,
   });
 }
 

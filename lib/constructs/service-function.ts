@@ -228,4 +228,21 @@ export class ServiceFunction extends NodejsFunction {
     );
     return this;
   }
+
+  /**
+   * Gives the function a table for `actions` on the items whose partition key starts with one of
+   * `keyPrefixes` only (`dynamodb:LeadingKeys`), e.g. the proof replay records (`DPOP#`) in the
+   * rate-counters table: its name in the schema's environment variable, and that grant alone.
+   */
+  bindTableItems(binding: SchemaTable, actions: readonly string[], keyPrefixes: readonly string[]): this {
+    this.addEnvironment(binding.schema.envVar, binding.table.tableName);
+    this.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: [...actions],
+        resources: [binding.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keyPrefixes.map((prefix) => `${prefix}*`) } },
+      }),
+    );
+    return this;
+  }
 }

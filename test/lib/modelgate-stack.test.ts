@@ -307,6 +307,8 @@ describe('functions', () => {
         ...table('models'),
         ...table('keys'),
         ...table('usage'),
+        // DPoP proof replay records only (asserted below).
+        ...table('rateCounters'),
         REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
         ...verifiesTokens,
@@ -338,6 +340,7 @@ describe('functions', () => {
         ...table('keys'),
         ...table('models'),
         ...table('usage'),
+        ...table('rateCounters'),
         INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
@@ -352,11 +355,23 @@ describe('functions', () => {
     }
   });
 
-  it('lets the catalog function read but never write any table', () => {
+  it('lets the catalog function read, and write nothing but DPoP proof replay records', () => {
     const actions = functionActions(template, FUNCTION_PREFIX.catalog);
     expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
-    for (const write of DYNAMODB_WRITES) expect(actions).not.toContain(write);
+    const writes = functionStatements(template, FUNCTION_PREFIX.catalog).filter((s) => DYNAMODB_WRITES.some((w) => s.Action.includes(w)));
+    expect(writes).toEqual([
+      expect.objectContaining({
+        Action: ['dynamodb:PutItem'],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['DPOP#*'] } },
+        Resource: [{ 'Fn::GetAtt': [tableLogicalId(template, 'rateCounters'), 'Arn'] }],
+      }),
+    ]);
     expect(actions.filter((a) => a.includes('*') && a !== 'xray:*')).toEqual([]);
+  });
+
+  it('lets the inference function write DPoP proof replay records and nothing else of the rate-counters table', () => {
+    const onCounters = functionStatements(template, FUNCTION_PREFIX.inference).filter((s) => JSON.stringify(s.Resource).includes(tableLogicalId(template, 'rateCounters')));
+    expect(onCounters).toEqual([expect.objectContaining({ Action: ['dynamodb:PutItem'], Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['DPOP#*'] } } })]);
   });
 
   it('lets the JWKS function read the signing-key records only (dynamodb:LeadingKeys)', () => {
@@ -406,11 +421,11 @@ describe('functions', () => {
         .flatMap((r) => ALL_TABLES.filter((t) => r.includes(tableLogicalId(template, t.id))).map((t) => t.id))
         .filter((id, i, all) => all.indexOf(id) === i);
     expect(Object.fromEntries(Object.entries(FUNCTION_PREFIX).map(([id, prefix]) => [id, writesOf(prefix)]))).toEqual({
-      catalog: [],
+      catalog: ['rateCounters'],
       tokenExchange: ['rateCounters', 'policies'],
       jwks: [],
       management: ['keys', 'policies', 'rateCounters'],
-      inference: ['usage'],
+      inference: ['usage', 'rateCounters'],
       settingsPage: [],
       signingKeyRegistrar: ['keys'],
     });

@@ -14,7 +14,7 @@ describe('npm run demo against the running local service', () => {
     const lines: string[] = [];
     const result = await runDemo({ dataDir: service.dataDir, out: (line) => lines.push(line) });
     try {
-      expect(lines.map((line) => line.split(' ')[0])).toEqual(['1.', '2.', '3.', '4.', '5.', '6.', '7.', '8.', '9.', '10.', '11.']);
+      expect(lines.map((line) => line.split(' ')[0])).toEqual(['1.', '2.', '3.', '4.', '5.', '6.', '7.', '8.', '9.', '10.', '11.', '12.', '13.']);
       expect(lines[2]).toContain(`Issuer ${result.issuerId} created through the admin API`);
       expect(lines[5]).toMatch(/^6\. Exchanged at POST \/oauth\/token: Bearer token, scope inference, expires in \d+ s \(request id [0-9a-f-]{36}\)$/);
       expect(lines[6]).toContain(`federation_policy_id ${result.policyId}`);
@@ -22,6 +22,10 @@ describe('npm run demo against the running local service', () => {
       expect(lines[8]).toBe('9. Streamed completion from openai/gpt-4o-mini through the openai client with the access token: 5 chunks, "hello from a federated workload"');
       expect(lines[9]).toMatch(/^10\. Usage of the acting key [0-9a-f]{12}…: \$0\.00000\d+ in all, \$0\.00000\d+ today$/);
       expect(lines[10]).toMatch(/^11\. Exchange event: issued for system:serviceaccount:demo:workload from 127\.0\.0\.1/);
+      expect(lines[11]).toMatch(/^12\. Exchanged with a DPoP proof: DPoP token bound to key [A-Za-z0-9_-]{43} \(cnf\.jkt\)$/);
+      expect(lines[12]).toBe(
+        '13. The openai client with a DPoP fetch (a new proof per request): "hello from a bound workload"; the same token sent as a bearer token: 401 DPoP error="invalid_token"',
+      );
 
       // The printed hand-exchange works: the identity provider serves fresh workload tokens.
       const steps = tryItYourself(result, service.dataDir);

@@ -35,6 +35,7 @@ export function makePolicy(overrides: Partial<FederationPolicy> = {}): Federatio
     scope: 'inference',
     enabled: true,
     claimChecks: { scopes: null, tokenType: null },
+    requireDpop: false,
     version: 1,
     createdAt: '2026-11-21T12:00:00.000Z',
     updatedAt: null,

@@ -22,7 +22,7 @@ import type { Telemetry } from '../../observability/telemetry';
 
 /** SPEC 4.1: API keys, the catalog and the usage figures its sorts add, all read-only. */
 export const CATALOG_FUNCTION = {
-  tables: ['keys', 'models', 'usage'],
+  tables: ['keys', 'models', 'usage', 'rateCounters'],
   // Access tokens are verified against the API base URL (SPEC 2.13).
   settings: ['apiBaseUrl'],
 } as const satisfies FunctionRequirements;

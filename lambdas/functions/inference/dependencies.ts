@@ -6,7 +6,7 @@ import { upstreamOptions } from '../../inference/upstream-options';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import type { AccessTokenSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
-import { accessTokenVerifier, catalogCache } from '../../wiring/shared';
+import { accessTokenVerifier, catalogCache, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
 export interface InferenceSettings extends AccessTokenSettings, CatalogSettings {
@@ -18,13 +18,14 @@ export interface InferenceSettings extends AccessTokenSettings, CatalogSettings 
 
 /** The inference function's dependencies (`POST /chat/completions`). */
 export function inferenceDependencies(
-  context: FunctionContext<'keys' | 'models' | 'usage'>,
+  context: FunctionContext<'keys' | 'models' | 'usage' | 'rateCounters'>,
   settings: InferenceSettings,
 ): InferenceHandlerDeps {
   const { documentClient, tables, clock } = context;
   return {
     accounts: new DynamoAccountStore(documentClient, tables.keys),
     accessTokens: accessTokenVerifier(context, settings),
+    proofs: dpopChecker(context, settings),
     usage: new DynamoUsageStore(documentClient, tables.usage),
     catalog: catalogCache(context, settings),
     clock,

@@ -7,7 +7,7 @@ import { countRequest, type Telemetry } from '../../observability/telemetry';
 
 /** SPEC 4.5: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
 export const INFERENCE_FUNCTION = {
-  tables: ['keys', 'models', 'usage'],
+  tables: ['keys', 'models', 'usage', 'rateCounters'],
   settings: ['inference', 'apiBaseUrl'],
 } as const satisfies FunctionRequirements;
 

@@ -8,7 +8,7 @@ import { DynamoFederationStore } from '../../aws/dynamo-federation-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import type { AccessTokenSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateCheck } from '../../wiring/exchange';
-import { accessTokenVerifier } from '../../wiring/shared';
+import { accessTokenVerifier, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
 export interface ManagementSettings extends AccessTokenSettings {
@@ -27,9 +27,11 @@ export function managementDependencies(
 ): ManagementHandlerDeps {
   const { documentClient, tables, clock } = context;
   const accounts = new DynamoAccountStore(documentClient, tables.keys);
+  const proofs = dpopChecker(context, settings);
   return {
     accounts,
     accessTokens: accessTokenVerifier(context, settings),
+    proofs,
     service: new AccountsService({ store: accounts, clock }),
     usage: new DynamoUsageStore(documentClient, tables.usage),
     federation: new FederationService({
@@ -43,6 +45,7 @@ export function managementDependencies(
       evaluate: exchangeEvaluator(context, settings.issuerKeys),
       clock,
       maxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
+      proofs,
     },
     exchangeRate: exchangeRateCheck(context, settings.exchangeRateLimit),
     clock,

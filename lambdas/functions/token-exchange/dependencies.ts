@@ -9,6 +9,7 @@ import { DynamoRateCounterStore } from '../../aws/dynamo-rate-counter-store';
 import { DynamoSigningKeyStore } from '../../aws/dynamo-signing-key-store';
 import type { AccessTokenSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
 import { exchangeEvaluator } from '../../wiring/exchange';
+import { dpopChecker } from '../../wiring/shared';
 
 export interface TokenExchangeSettings extends AccessTokenSettings {
   readonly exchangeRateLimit: ExchangeRateSettings;
@@ -35,6 +36,7 @@ export function tokenExchangeDependencies(
     evaluate: exchangeEvaluator(context, settings.issuerKeys),
     // Exchange events and seen `jti` values live in the policies table under their own key prefixes.
     jtis: new DynamoJtiStore(documentClient, tables.policies),
+    proofs: dpopChecker(context, settings),
     events: new DynamoExchangeEventStore(documentClient, tables.policies),
     signer: () => signers.signer(),
     telemetry: context.telemetry,

@@ -1,5 +1,5 @@
 import type { FunctionRequirements } from '../../config';
-import { bodyText, requestMediaType } from '../../http/request';
+import { bodyText, proofRequest, requestMediaType } from '../../http/request';
 import { recordTokenExchange, type Telemetry } from '../../observability/telemetry';
 import { NO_STORE } from '../../oauth/oauth-errors';
 import { oauthHandler } from '../../oauth/oauth-handler';
@@ -36,6 +36,7 @@ export function createTokenExchangeHandler(deps: TokenExchangeHandlerDeps) {
       contentType: requestMediaType(event),
       sourceIp: event.requestContext.identity.sourceIp,
       requestId,
+      ...proofRequest(event),
     });
     return { statusCode: 200, headers: { 'Content-Type': 'application/json', ...NO_STORE }, body: JSON.stringify(body) };
   }, telemetry);

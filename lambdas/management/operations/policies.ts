@@ -37,8 +37,10 @@ export const POLICY_OPERATIONS: Operations<typeof POLICY_ROUTES> = {
     }
     // Found in the caller's organization first: another organization's policy is a 404.
     const policy = await deps.federation.getPolicy(orgOf(principal), id);
-    const outcome = await testPolicy(deps.policyTester, policy, subjectToken);
-    return json(200, { data: { result: outcome.result, expires_in: outcome.expiresIn, steps: outcome.steps } });
+    const outcome = await testPolicy(deps.policyTester, policy, subjectToken, body.dpop_proof);
+    return json(200, {
+      data: { result: outcome.result, expires_in: outcome.expiresIn, token_type: outcome.tokenType, dpop_jkt: outcome.dpopJkt, steps: outcome.steps },
+    });
   },
   checkCondition: async ({ body }) => {
     // SPEC 4.4 rules 1-3: the save-time checker itself, so the page shows exactly what saving would say.

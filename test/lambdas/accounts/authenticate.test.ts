@@ -8,6 +8,8 @@ import { authenticationRecords } from '../../support/accounts';
 import { FixedClock } from '../../support/fixed-clock';
 
 const SECRET = `sk-mg-v1-${'1'.repeat(64)}`;
+/** A request with this Authorization value and no DPoP proof. */
+const presented = (authorization: string | undefined) => ({ authorization, proofs: [], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined });
 const organization: Organization = {
   id: 'org-1',
   name: 'Org',
@@ -58,11 +60,11 @@ describe('authenticate', () => {
   const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
 
   it('accepts a valid key and derives its scope from its kind', async () => {
-    const principal = await authenticate(`Bearer ${SECRET}`, { accounts: storeWith(keyRecord()), clock });
+    const principal = await authenticate(presented(`Bearer ${SECRET}`), { accounts: storeWith(keyRecord()), clock });
     expect(principal.organization.id).toBe('org-1');
     expect(principal.scope).toBe('inference');
     expect(principal.credential).toBe('api_key');
-    const management = await authenticate(`bearer ${SECRET}`, {
+    const management = await authenticate(presented(`bearer ${SECRET}`), {
       accounts: storeWith(keyRecord({ kind: 'management', workspaceId: null, accessLevel: 'read-only' })),
       clock,
     });
@@ -77,21 +79,21 @@ describe('authenticate', () => {
     ['Bearer not-a-key', 'Invalid API key'],
     [`Bearer sk-mg-v1-${'2'.repeat(64)}`, 'Invalid API key'],
   ])('refuses %p with 401 %p', async (header, message) => {
-    expect(await failure(authenticate(header, { accounts: storeWith(keyRecord()), clock }))).toEqual({ status: 401, message });
+    expect(await failure(authenticate(presented(header), { accounts: storeWith(keyRecord()), clock }))).toEqual({ status: 401, message });
   });
 
   it('refuses a disabled key and an expired key with 401', async () => {
-    expect(await failure(authenticate(`Bearer ${SECRET}`, { accounts: storeWith(keyRecord({ disabled: true })), clock }))).toEqual({
+    expect(await failure(authenticate(presented(`Bearer ${SECRET}`), { accounts: storeWith(keyRecord({ disabled: true })), clock }))).toEqual({
       status: 401,
       message: 'API key is disabled',
     });
     const expired = keyRecord({ expiresAt: '2026-11-21T12:00:00.000Z' });
-    expect(await failure(authenticate(`Bearer ${SECRET}`, { accounts: storeWith(expired), clock }))).toEqual({
+    expect(await failure(authenticate(presented(`Bearer ${SECRET}`), { accounts: storeWith(expired), clock }))).toEqual({
       status: 401,
       message: 'API key has expired',
     });
     const live = keyRecord({ expiresAt: '2026-11-21T12:00:01.000Z' });
-    await expect(authenticate(`Bearer ${SECRET}`, { accounts: storeWith(live), clock })).resolves.toBeDefined();
+    await expect(authenticate(presented(`Bearer ${SECRET}`), { accounts: storeWith(live), clock })).resolves.toBeDefined();
   });
 
   it('refuses an access token that fails verification, and resolves a valid one to its key', async () => {
@@ -99,22 +101,22 @@ describe('authenticate', () => {
     const accessTokens = {
       verify: async (token: string) => {
         if (token !== 'aaa.bbb.ccc') throw new Error('bad signature');
-        return { keyHash: hashApiKey(SECRET), federationPolicyId: 'policy-1' };
+        return { keyHash: hashApiKey(SECRET), federationPolicyId: 'policy-1', boundKey: null };
       },
     };
-    const principal = await authenticate('Bearer aaa.bbb.ccc', { accounts, clock, accessTokens });
+    const principal = await authenticate(presented('Bearer aaa.bbb.ccc'), { accounts, clock, accessTokens });
     expect(principal).toMatchObject({ credential: 'access_token', federationPolicyId: 'policy-1', key: { hash: hashApiKey(SECRET) } });
-    expect(await failure(authenticate('Bearer aaa.bbb.ddd', { accounts, clock, accessTokens }))).toEqual({
+    expect(await failure(authenticate(presented('Bearer aaa.bbb.ddd'), { accounts, clock, accessTokens }))).toEqual({
       status: 401,
       message: 'Invalid or expired access token',
     });
   });
 
   it('reserves management operations for management keys and writes for read-write ones', async () => {
-    const workspace = await authenticate(`Bearer ${SECRET}`, { accounts: storeWith(keyRecord()), clock });
+    const workspace = await authenticate(presented(`Bearer ${SECRET}`), { accounts: storeWith(keyRecord()), clock });
     expect(() => requireManagement(workspace, 'read')).toThrow('Operation reserved for management keys');
     expect(() => requireInference(workspace)).not.toThrow();
-    const readOnly = await authenticate(`Bearer ${SECRET}`, {
+    const readOnly = await authenticate(presented(`Bearer ${SECRET}`), {
       accounts: storeWith(keyRecord({ kind: 'management', workspaceId: null, accessLevel: 'read-only' })),
       clock,
     });

@@ -307,7 +307,9 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
         const listed = await store.listWorkspaceApiKeys(organizationId, id);
         return listed && [listed.workspace.id, listed.keys.map((key) => key.hash)];
       };
-      expect(await hashes()).toEqual([defaultWorkspaceId, [first.key.hash, second.key.hash]]);
+      // Oldest first; two keys of the same millisecond in hash order, as the organization's listing.
+      const listingOrder = [first.key, second.key].sort((a, b) => `${a.createdAt}#${a.hash}`.localeCompare(`${b.createdAt}#${b.hash}`));
+      expect(await hashes()).toEqual([defaultWorkspaceId, listingOrder.map((key) => key.hash)]);
       expect(await hashes(ids.claimed)).toEqual([ids.claimed, [elsewhere.key.hash]]);
       expect(await hashes(ids.legacy)).toEqual([ids.legacy, [legacyKey.hash]]);
       expect(await hashes('6f1c2d3e-0000-4000-8000-00000000ffff')).toBeUndefined();

@@ -80,6 +80,7 @@ describe('token exchange stores on the embedded DynamoDB', () => {
       sourceIp: '192.0.2.1',
       requestId: `req-${i}`,
       tokenJti: i % 3 === 0 ? `jti-${i}` : null,
+      dpopJkt: null,
       expiresAt: NOW_S + 86_400,
       ...overrides,
     });

@@ -25,6 +25,7 @@ describe('GET /workload-identity/events on the local service', () => {
     sourceIp: '192.0.2.44',
     requestId: `req-${i}`,
     tokenJti: i === 5 ? 'jti-5' : null,
+    dpopJkt: null,
     expiresAt: Math.floor(BASE / 1000) + 86_400,
     ...overrides,
   });
@@ -59,6 +60,7 @@ describe('GET /workload-identity/events on the local service', () => {
           source_ip: '192.0.2.44',
           request_id: 'req-5',
           token_jti: 'jti-5',
+          dpop_jkt: null,
         },
         expect.objectContaining({ request_id: 'req-4', outcome: 'refused', reason: 'aud_mismatch', subject_verified: false }),
       ],

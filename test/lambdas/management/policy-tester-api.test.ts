@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { EXCHANGE_STEPS } from '../../../lambdas/federation/evaluate-exchange';
 import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
+import { proofKey, signProof } from '../../support/dpop';
 import { startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
 import { startTestService, type TestService } from '../../support/local-service';
 
@@ -64,12 +65,13 @@ describe('policy tester API on the local service', () => {
     const response = await evaluate(policy.id, token({ exp }));
     expect(response.status).toBe(200);
     expect(Object.keys(response.body)).toEqual(['data']);
-    expect(Object.keys(response.body.data)).toEqual(['result', 'expires_in', 'steps']);
+    expect(Object.keys(response.body.data)).toEqual(['result', 'expires_in', 'token_type', 'dpop_jkt', 'steps']);
+    expect([response.body.data.token_type, response.body.data.dpop_jkt]).toEqual(['Bearer', null]);
     expect(response.body.data.result).toBe('pass');
     // SPEC 5 rule 4: never beyond the exchanged token's exp.
     expect(response.body.data.expires_in).toBeGreaterThanOrEqual(298);
     expect(response.body.data.expires_in).toBeLessThanOrEqual(300);
-    expect(response.body.data.steps.map((step: { name: string }) => step.name)).toEqual(EXCHANGE_STEPS);
+    expect(response.body.data.steps.map((step: { name: string }) => step.name)).toEqual([...EXCHANGE_STEPS, 'dpop']);
     for (const step of response.body.data.steps) expect(step).toEqual({ name: step.name, status: 'passed', detail: expect.any(String) });
     expect(response.body.data.steps.find((step: { name: string }) => step.name === 'condition').detail).toContain(`subject "${SUBJECT}"`);
     // Nothing minted: no token anywhere in the answer.
@@ -97,6 +99,7 @@ describe('policy tester API on the local service', () => {
       'claim_check:scopes': 'not_reached',
       'claim_check:token_type': 'not_reached',
       condition: 'not_reached',
+      dpop: 'not_reached',
     });
     expect(response.body.data.steps[4]).toEqual({
       name: 'aud',
@@ -107,7 +110,7 @@ describe('policy tester API on the local service', () => {
 
   it('shows the condition value, and a paused policy as the policy_state step', async () => {
     const condition = await evaluate(policy.id, token({ token_type: 'access' }));
-    expect(condition.body.data.steps.at(-1)).toEqual({ name: 'condition', status: 'failed', detail: expect.stringMatching(/^The condition is false for /) });
+    expect(condition.body.data.steps.at(-2)).toEqual({ name: 'condition', status: 'failed', detail: expect.stringMatching(/^The condition is false for /) });
 
     const paused = await post('/workload-identity/policies', {
       name: 'Paused',
@@ -122,6 +125,53 @@ describe('policy tester API on the local service', () => {
       { name: 'size_limits', status: 'passed', detail: expect.any(String) },
       { name: 'policy_state', status: 'failed', detail: 'The policy "Paused" is paused.' },
     ]);
+  });
+
+  it('shows the binding a DPoP proof would give, checks the proof as the exchange does, and a policy that requires one', async () => {
+    const key = await proofKey();
+    const proof = (options: Parameters<typeof signProof>[1] = {}) => signProof(key, { htu: `${service.runtime.baseUrl}/oauth/token`, ...options });
+    const evaluateWith = async (policyId: string, dpopProof?: string) =>
+      (await post(evaluatePath(policyId), { subject_token: token(), ...(dpopProof ? { dpop_proof: dpopProof } : {}) })).body.data;
+
+    const bound = await evaluateWith(policy.id, await proof());
+    expect([bound.result, bound.token_type, bound.dpop_jkt, bound.steps.at(-1)]).toEqual([
+      'pass',
+      'DPoP',
+      key.jkt,
+      { name: 'dpop', status: 'passed', detail: `The token is bound to the proof key with thumbprint ${key.jkt} (cnf.jkt)` },
+    ]);
+    const invalid = await evaluateWith(policy.id, await proof({ htm: 'GET' }));
+    expect([invalid.result, invalid.token_type, invalid.steps.at(-1)]).toEqual(['fail', null, { name: 'dpop', status: 'failed', detail: 'The DPoP proof htm must be the request method, POST' }]);
+
+    const requiring = await post('/workload-identity/policies', {
+      name: 'Bound only',
+      issuer_id: (await service.call(`/workload-identity/policies/${policy.id}`, { key: admin })).body.data.issuer_id,
+      subject: SUBJECT,
+      audience: AUDIENCE,
+      require_dpop: true,
+      api_key_hash: hashApiKey(service.runtime.demo.keys.workspace),
+    });
+    const withoutProof = await evaluateWith(requiring.body.data.id);
+    expect([withoutProof.result, withoutProof.steps.at(-1).status, withoutProof.steps.at(-1).detail]).toEqual([
+      'fail',
+      'failed',
+      'The policy issues DPoP-bound tokens only: the exchange needs a DPoP proof',
+    ]);
+    // The tester never uses a proof up: the same proof still binds a real exchange.
+    const once = await proof();
+    expect((await evaluateWith(requiring.body.data.id, once)).token_type).toBe('DPoP');
+    const exchanged = await service.call('/oauth/token', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', DPoP: once },
+      body: new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        subject_token: token(),
+        federation_policy_id: requiring.body.data.id,
+      }).toString(),
+    });
+    expect([exchanged.status, exchanged.body.token_type]).toEqual([200, 'DPoP']);
+    counted++;
   });
 
   it('reports a forged signature as the signature step', async () => {

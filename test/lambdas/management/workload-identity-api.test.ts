@@ -419,6 +419,7 @@ describe('workload identity admin API on the local service', () => {
           scope: 'inference',
           enabled: true,
           claim_checks: { scopes: null, token_type: null },
+          require_dpop: false,
           created_at: expect.stringMatching(ISO),
           updated_at: null,
         },
@@ -433,8 +434,10 @@ describe('workload identity admin API on the local service', () => {
         condition: 'subject.startsWith("system:serviceaccount:ops:")',
         enabled: false,
         claim_checks: { scopes: 'admin', token_type: 'id_token' },
+        require_dpop: true,
       });
       expect(policy).toMatchObject({
+        require_dpop: true,
         scope: 'management',
         subject: null,
         condition: 'subject.startsWith("system:serviceaccount:ops:")',

@@ -43,8 +43,16 @@ describe('SigningKeyAccessTokenVerifier', () => {
   });
 
   it('accepts an ES256 at+jwt of ours and names the acting key and the policy', async () => {
-    await expect(verifier.verify(await signJwt(signer, claims()))).resolves.toEqual({ keyHash: KEY_HASH, federationPolicyId: 'policy-1' });
+    await expect(verifier.verify(await signJwt(signer, claims()))).resolves.toEqual({ keyHash: KEY_HASH, federationPolicyId: 'policy-1', boundKey: null });
     await expect(verifier.verify(await signJwt(signer, claims(), { typ: 'application/at+jwt' }))).resolves.toMatchObject({ keyHash: KEY_HASH });
+  });
+
+  it('names the DPoP key a bound token is bound to, and refuses a cnf that is not one thumbprint', async () => {
+    const jkt = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs';
+    await expect(verifier.verify(await signJwt(signer, { ...claims(), cnf: { jkt } }))).resolves.toMatchObject({ boundKey: jkt });
+    for (const cnf of [{}, { jkt: 42 }, { jkt: `${jkt}x` }, 'jkt', null, { x5t: jkt }]) {
+      expect(await refusal(await signJwt(signer, { ...claims(), cnf }))).toBe('claims');
+    }
   });
 
   it.each([

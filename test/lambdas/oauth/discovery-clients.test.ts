@@ -98,6 +98,7 @@ describe('OAuth clients and resource servers discover modelgate', () => {
             response_types_supported: [],
             service_documentation: `${issuer}/openapi.json`,
             protected_resources: [issuer],
+            dpop_signing_alg_values_supported: ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA', 'Ed25519'],
           },
         ]);
       }
@@ -119,6 +120,8 @@ describe('OAuth clients and resource servers discover modelgate', () => {
             scopes_supported: ['inference', 'management'],
             resource_name: 'modelgate',
             resource_documentation: `${issuer}/openapi.json`,
+            dpop_signing_alg_values_supported: ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA', 'Ed25519'],
+            dpop_bound_access_tokens_required: false,
           },
         ]);
       }

@@ -21,6 +21,7 @@ describe('the discovery documents', () => {
       response_types_supported: [],
       service_documentation: `${ISSUER}/openapi.json`,
       protected_resources: [ISSUER],
+      dpop_signing_alg_values_supported: ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA', 'Ed25519'],
     });
   });
 
@@ -33,6 +34,8 @@ describe('the discovery documents', () => {
       scopes_supported: ['inference', 'management'],
       resource_name: 'modelgate',
       resource_documentation: `${ISSUER}/openapi.json`,
+      dpop_signing_alg_values_supported: ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA', 'Ed25519'],
+      dpop_bound_access_tokens_required: false,
     });
   });
 

@@ -6,11 +6,14 @@ import { InMemoryExchangeEventStore } from '../../../lambdas/federation/exchange
 import type { ExchangeEvaluation } from '../../../lambdas/federation/exchange-types';
 import { InMemoryJtiStore } from '../../../lambdas/federation/jti-replay';
 import { InMemoryRateCounterStore } from '../../../lambdas/oauth/exchange-rate-limit';
+import { DpopChecker } from '../../../lambdas/oauth/dpop-binding';
+import { InMemoryProofReplayStore } from '../../../lambdas/oauth/dpop-proof';
 import type { OAuthError } from '../../../lambdas/oauth/oauth-errors';
 import { exchangeToken, INVALID_GRANT_DESCRIPTION, type TokenExchangeDeps } from '../../../lambdas/oauth/exchange-token';
 import { LocalSigner } from '../../../lambdas/signing/local-signer';
 import type { Signer } from '../../../lambdas/signing/signer';
 import { failingEvaluation, ISSUER_ID, issuerFixture, KEY_HASH, ORG_ID, passingEvaluation, POLICY_ID, policyFixture } from '../../support/exchange-fixtures';
+import { proofKey, signProof, type ProofKey } from '../../support/dpop';
 import { FixedClock } from '../../support/fixed-clock';
 
 const ISSUER = 'https://api.modelgate.example/api/v1';
@@ -38,7 +41,7 @@ interface Harness {
   evaluations: { subjectToken: string; policyId: string }[];
   errors: unknown[];
   clock: FixedClock;
-  run(body?: string, sourceIp?: string): Promise<Awaited<ReturnType<typeof exchangeToken>>>;
+  run(body?: string, sourceIp?: string, proofs?: readonly string[]): Promise<Awaited<ReturnType<typeof exchangeToken>>>;
 }
 
 function harness(evaluation: ExchangeEvaluation, overrides: Partial<TokenExchangeDeps> = {}): Harness {
@@ -59,6 +62,7 @@ function harness(evaluation: ExchangeEvaluation, overrides: Partial<TokenExchang
       return structuredClone(evaluation);
     },
     jtis: new InMemoryJtiStore(),
+    proofs: new DpopChecker({ apiBaseUrl: ISSUER, replays: new InMemoryProofReplayStore(), clock }),
     events,
     signer: async () => signer,
     logger: { error: (message, fields) => errors.push({ message, ...fields }) },
@@ -71,8 +75,17 @@ function harness(evaluation: ExchangeEvaluation, overrides: Partial<TokenExchang
     evaluations,
     errors,
     clock,
-    run: (body = form(), sourceIp = '203.0.113.7') =>
-      exchangeToken(deps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp, requestId: `req-${++request}` }),
+    run: (body = form(), sourceIp = '203.0.113.7', proofs = []) =>
+      exchangeToken(deps, {
+        body,
+        contentType: 'application/x-www-form-urlencoded',
+        sourceIp,
+        requestId: `req-${++request}`,
+        proofs,
+        method: 'POST',
+        path: '/api/v1/oauth/token',
+        stageUrl: undefined,
+      }),
   };
 }
 
@@ -133,6 +146,7 @@ describe('exchangeToken', () => {
         sourceIp: '203.0.113.7',
         requestId: 'req-1',
         tokenJti: 'id-1',
+        dpopJkt: null,
         expiresAt: NOW_S + 30 * 86_400,
       },
     ]);
@@ -292,5 +306,61 @@ describe('exchangeToken', () => {
     const { access_token } = await h.run();
     const recorded = JSON.stringify(h.events.events);
     for (const part of [...SUBJECT_TOKEN.split('.'), ...access_token.split('.')]) expect(recorded).not.toContain(part);
+  });
+});
+
+describe('exchangeToken with DPoP (RFC 9449 §5)', () => {
+  const TOKEN_URL = `${ISSUER}/oauth/token`;
+  let key: ProofKey;
+  beforeAll(async () => {
+    key = await proofKey();
+  });
+  const proof = (options: Parameters<typeof signProof>[1] = {}) => signProof(key, { htu: TOKEN_URL, iat: NOW_S, ...options });
+  const bound = (claims: object = {}) => passingEvaluation({ exp: NOW_S + 3600, ...claims }, { policy: policyFixture({ requireDpop: true }) });
+
+  it('binds the token to the proof key: token_type DPoP, cnf.jkt, and the thumbprint in the event', async () => {
+    const h = harness(passingEvaluation({ exp: NOW_S + 3600 }));
+    const body = await h.run(form(), undefined, [await proof()]);
+    expect(body).toMatchObject({ token_type: 'DPoP', expires_in: 900 });
+    const { payload } = await jwtVerify(body.access_token, await importJWK(signer.publicJwk, 'ES256'), { currentDate: NOW });
+    expect(payload.cnf).toEqual({ jkt: key.jkt });
+    expect(h.events.events).toEqual([expect.objectContaining({ outcome: 'issued', dpopJkt: key.jkt })]);
+  });
+
+  it('issues a Bearer token without a proof, unless the policy requires one', async () => {
+    await expect(harness(passingEvaluation({ exp: NOW_S + 3600 })).run()).resolves.toMatchObject({ token_type: 'Bearer' });
+    const h = harness(bound());
+    const error = await refusal(h.run());
+    expect([error.status, error.code]).toEqual([400, 'invalid_dpop_proof']);
+    expect(error.description).toMatch(/DPoP-bound tokens only/);
+    expect(h.events.events.map((e) => [e.outcome, e.reason, e.dpopJkt])).toEqual([['refused', 'dpop_proof_required', null]]);
+    await expect(harness(bound()).run(form(), undefined, [await proof()])).resolves.toMatchObject({ token_type: 'DPoP' });
+  });
+
+  it('tells nothing of the requirement to a token the policy refuses', async () => {
+    const h = harness(failingEvaluation('sub_mismatch', { policy: policyFixture({ requireDpop: true }) }));
+    await expect(h.run()).rejects.toMatchObject({ code: 'invalid_grant', description: INVALID_GRANT_DESCRIPTION });
+  });
+
+  it('refuses an invalid proof whatever the policy says, and records why', async () => {
+    const h = harness(passingEvaluation({ exp: NOW_S + 3600 }));
+    const error = await refusal(h.run(form(), undefined, [await proof({ htm: 'GET' })]));
+    expect([error.status, error.code, error.description]).toEqual([400, 'invalid_dpop_proof', 'The DPoP proof htm must be the request method, POST']);
+    expect(h.events.events.map((e) => [e.outcome, e.reason])).toEqual([['refused', 'dpop_proof_invalid']]);
+    // Even before the subject token is looked at: an invalid proof says nothing about the policy.
+    const failing = harness(failingEvaluation('bad_signature'));
+    await expect(failing.run(form(), undefined, [await proof({ iat: NOW_S - 3600 })])).rejects.toMatchObject({ code: 'invalid_dpop_proof' });
+  });
+
+  it('takes a proof once: a replayed proof is refused and recorded', async () => {
+    const h = harness(passingEvaluation({ exp: NOW_S + 3600 }));
+    const once = await proof();
+    await expect(h.run(form(), undefined, [once])).resolves.toMatchObject({ token_type: 'DPoP' });
+    const error = await refusal(h.run(form(), undefined, [once]));
+    expect([error.code, error.description]).toEqual(['invalid_dpop_proof', 'The DPoP proof was used before: sign a new proof for every request']);
+    expect(h.events.events.map((e) => [e.outcome, e.reason, e.dpopJkt])).toEqual([
+      ['issued', null, key.jkt],
+      ['refused', 'dpop_proof_replayed', key.jkt],
+    ]);
   });
 });

@@ -1,0 +1,212 @@
+import { createHash } from 'node:crypto';
+import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
+import { CLOCK_LEEWAY_SECONDS } from '../federation/token-time-rules';
+import { DPOP_SIGNING_ALGS, MAX_DPOP_PROOF_BYTES } from './dpop-wire';
+
+
+/**
+ * DPoP proofs (RFC 9449): a JWT the client signs with its own key for one HTTP request. The
+ * token endpoint binds the access token it issues to the proof's key (`cnf.jkt`); every
+ * protected route then takes that token only with a fresh proof by the same key, so a token
+ * that leaks without its key is useless.
+ */
+
+
+/** RFC 9449 §4.2: the media type of a proof, in its `typ` header. */
+export const DPOP_PROOF_TYP = 'dpop+jwt';
+
+/**
+ * A proof is accepted for this long after its `iat` (RFC 9449 §11.1 leaves the window to the
+ * server), and up to {@link CLOCK_LEEWAY_SECONDS} before it. Its `jti` is remembered for the
+ * whole window, so within it a proof is good exactly once.
+ */
+export const DPOP_PROOF_WINDOW_SECONDS = 300;
+
+/** The longest `jti` a proof may carry (clients send 22 to 43 characters). */
+export const MAX_DPOP_JTI_LENGTH = 256;
+/** The longest `htu` a proof may carry. */
+const MAX_HTU_LENGTH = 2048;
+/** RSA proof keys: public exponent 65537 and a modulus of 2048 to 8192 bits, as for issuer keys. */
+const RSA_MODULUS_BITS = { min: 2048, max: 8192 } as const;
+
+/** JWK members that only a private or symmetric key has (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2). */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
+
+/** Why a proof was refused: the description says which check failed (RFC 9449 `invalid_dpop_proof`). */
+export class DpopProofError extends Error {
+  constructor(readonly description: string) {
+    super(description);
+    this.name = 'DpopProofError';
+  }
+}
+
+/** The request a proof must be for. */
+export interface ProofContext {
+  /** The request's HTTP method, exactly as received. */
+  method: string;
+  /** The URLs the request may have been sent to (the API base URL's form, the stage URL's form). */
+  urls: readonly string[];
+  /** On a protected route: the access token the proof must name in `ath` (RFC 9449 §4.3 step 12). */
+  accessToken?: string;
+  now: Date;
+}
+
+export interface VerifiedProof {
+  /** RFC 7638 SHA-256 thumbprint of the proof's key: the `cnf.jkt` of a bound token. */
+  jkt: string;
+  /** The replay record's key: the proof's `jti` is unique per key (RFC 9449 §11.1). */
+  replayKey: string;
+  /** Epoch seconds at which the proof stops being accepted, so its replay record may go. */
+  acceptedUntil: number;
+}
+
+/**
+ * Every check of RFC 9449 §4.3 but the replay one, which needs the store
+ * ({@link ProofReplayStore}) and is the caller's: exactly one proof; a JWT with `typ`
+ * `dpop+jwt`, an asymmetric `alg` of {@link DPOP_SIGNING_ALGS} and a public `jwk`; its
+ * signature by that key; `jti`, `htm`, `htu` and `iat` present, `htm` and `htu` the request's,
+ * `iat` within the window; and on a protected route `ath`, the hash of the token it comes with.
+ * Server nonces are not used (docs/workload-identity.md says why); a proof's `nonce` is ignored.
+ */
+export async function verifyDpopProof(proofs: readonly string[], context: ProofContext): Promise<VerifiedProof> {
+  if (proofs.length !== 1) throw new DpopProofError(proofs.length === 0 ? 'A DPoP proof is required' : 'Send exactly one DPoP header');
+  const proof = proofs[0]!.trim();
+  if (Buffer.byteLength(proof, 'utf8') > MAX_DPOP_PROOF_BYTES) throw new DpopProofError(`The DPoP proof is larger than ${MAX_DPOP_PROOF_BYTES} bytes`);
+  if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) throw new DpopProofError('The DPoP proof is not a signed JWT');
+
+  let header;
+  try {
+    header = decodeProtectedHeader(proof);
+  } catch {
+    throw new DpopProofError('The DPoP proof header is not a JSON object');
+  }
+  if (header.typ !== DPOP_PROOF_TYP) throw new DpopProofError(`The DPoP proof typ must be ${DPOP_PROOF_TYP}`);
+  if (typeof header.alg !== 'string' || !(DPOP_SIGNING_ALGS as readonly string[]).includes(header.alg)) {
+    throw new DpopProofError(`The DPoP proof alg must be one of ${DPOP_SIGNING_ALGS.join(', ')}`);
+  }
+  const jwk = publicJwk(header.jwk);
+
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(proof, EmbeddedJWK, { algorithms: [...DPOP_SIGNING_ALGS], typ: DPOP_PROOF_TYP }));
+  } catch (error) {
+    throw new DpopProofError(signatureRefusal(error));
+  }
+
+  const { jti, htm, htu, iat } = payload;
+  if (typeof jti !== 'string' || jti === '' || jti.length > MAX_DPOP_JTI_LENGTH) {
+    throw new DpopProofError(`The DPoP proof needs a jti of 1 to ${MAX_DPOP_JTI_LENGTH} characters`);
+  }
+  if (htm !== context.method) throw new DpopProofError(`The DPoP proof htm must be the request method, ${context.method}`);
+  if (typeof htu !== 'string' || htu.length > MAX_HTU_LENGTH || !context.urls.some((url) => sameTarget(htu, url))) {
+    throw new DpopProofError(`The DPoP proof htu must be the request URL, ${withoutQuery(context.urls[0] ?? '')}`);
+  }
+  const nowSeconds = context.now.getTime() / 1000;
+  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new DpopProofError('The DPoP proof needs a numeric iat');
+  if (iat > nowSeconds + CLOCK_LEEWAY_SECONDS) throw new DpopProofError('The DPoP proof iat is in the future');
+  if (iat < nowSeconds - DPOP_PROOF_WINDOW_SECONDS) throw new DpopProofError(`The DPoP proof is older than ${DPOP_PROOF_WINDOW_SECONDS} seconds`);
+  if (context.accessToken !== undefined && payload.ath !== accessTokenHash(context.accessToken)) {
+    throw new DpopProofError('The DPoP proof ath must be the hash of the access token it is sent with');
+  }
+
+  const jkt = await calculateJwkThumbprint(jwk, 'sha256');
+  return {
+    jkt,
+    replayKey: createHash('sha256').update(`${jkt}.${jti}`, 'utf8').digest('base64url'),
+    acceptedUntil: Math.ceil(iat) + DPOP_PROOF_WINDOW_SECONDS + 1,
+  };
+}
+
+/** RFC 9449 §4.2 `ath`: the base64url SHA-256 of the access token's ASCII. */
+export function accessTokenHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken, 'ascii').digest('base64url');
+}
+
+/** The `jwk` header: a public EC, RSA or OKP key, nothing private in it, RSA within bounds. */
+function publicJwk(value: unknown): JWK {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DpopProofError('The DPoP proof header needs the public key as jwk');
+  const jwk = value as Record<string, unknown>;
+  if (PRIVATE_MEMBERS.some((member) => Object.hasOwn(jwk, member))) throw new DpopProofError('The DPoP proof jwk must be a public key, without private members');
+  if (jwk.kty !== 'EC' && jwk.kty !== 'RSA' && jwk.kty !== 'OKP') throw new DpopProofError('The DPoP proof jwk must be an EC, RSA or OKP public key');
+  if (jwk.kty === 'RSA') {
+    if (jwk.e !== 'AQAB') throw new DpopProofError('The DPoP proof RSA key must have the public exponent 65537');
+    const bits = typeof jwk.n === 'string' ? rsaModulusBits(jwk.n) : 0;
+    if (bits < RSA_MODULUS_BITS.min || bits > RSA_MODULUS_BITS.max) {
+      throw new DpopProofError(`The DPoP proof RSA key must have ${RSA_MODULUS_BITS.min} to ${RSA_MODULUS_BITS.max} bits`);
+    }
+  }
+  return jwk as JWK;
+}
+
+function rsaModulusBits(n: string): number {
+  const bytes = Buffer.from(n, 'base64url');
+  let leading = 0;
+  while (leading < bytes.length && bytes[leading] === 0) leading += 1;
+  if (leading === bytes.length) return 0;
+  return (bytes.length - leading) * 8 - Math.clz32(bytes[leading]!) + 24;
+}
+
+/** jose's refusal, in the words of the check that failed. */
+function signatureRefusal(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  if (code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED') return 'The DPoP proof signature does not verify with its jwk';
+  if (code === 'ERR_JWT_EXPIRED' || code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') return `The DPoP proof claims are not valid: ${(error as Error).message}`;
+  if (code === 'ERR_JWT_INVALID') return 'The DPoP proof payload is not a JSON object';
+  return `The DPoP proof is not valid: ${(error as Error).message}`;
+}
+
+/**
+ * RFC 9449 §4.3 step 9: `htu` names the request's URL, ignoring query and fragment, after
+ * RFC 3986 §6.2.2 and §6.2.3 normalisation (scheme and host case, default port, dot segments,
+ * percent-encoding of characters that need none).
+ */
+function sameTarget(htu: string, url: string): boolean {
+  const claimed = normalisedTarget(htu);
+  return claimed !== null && claimed === normalisedTarget(url);
+}
+
+function normalisedTarget(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
+  if (url.username !== '' || url.password !== '') return null;
+  return `${url.protocol}//${url.host}${decodeUnreserved(url.pathname)}`;
+}
+
+/** Percent-encodings of unreserved characters (RFC 3986 §2.3) decoded, the rest in upper case. */
+function decodeUnreserved(path: string): string {
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const character = String.fromCharCode(parseInt(hex, 16));
+    return /[A-Za-z0-9\-._~]/.test(character) ? character : escape.toUpperCase();
+  });
+}
+
+function withoutQuery(url: string): string {
+  const cut = url.search(/[?#]/);
+  return cut === -1 ? url : url.slice(0, cut);
+}
+
+/**
+ * Remembers the proofs seen within their window (RFC 9449 §11.1), shared by every function
+ * container: a proof's replay key is claimed once, by one conditional write.
+ */
+export interface ProofReplayStore {
+  /** Answers false when `replayKey` was claimed before and its record has not expired. */
+  claim(replayKey: string, acceptedUntil: number, now: Date): Promise<boolean>;
+}
+
+export class InMemoryProofReplayStore implements ProofReplayStore {
+  private readonly seen = new Map<string, number>();
+
+  async claim(replayKey: string, acceptedUntil: number, now: Date): Promise<boolean> {
+    const nowSeconds = Math.floor(now.getTime() / 1000);
+    const current = this.seen.get(replayKey);
+    if (current !== undefined && current > nowSeconds) return false;
+    this.seen.set(replayKey, acceptedUntil);
+    return true;
+  }
+}
