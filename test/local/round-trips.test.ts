@@ -9,6 +9,7 @@ import { connectToRuntime, type RuntimeStores } from '../support/accounts';
 import { makeIssuer, makePolicy } from '../support/federation-fixtures';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/identity-provider';
 import { startTestService, type TestService } from '../support/local-service';
+import { proofKey, signProof, type ProofKey } from '../support/dpop';
 
 /**
  * What a request costs where it runs: in AWS a request's latency is its sequential round trips
@@ -30,11 +31,13 @@ describe('round trips per request, counted through the AWS SDK', () => {
   let idp: TestIdentityProvider;
   let policy: FederationPolicy;
   let replayPolicy: FederationPolicy;
+  let dpopKey: ProofKey;
 
   beforeAll(async () => {
     // The catalog cache outlives the file, so a catalog request is only its authentication.
     service = await startTestService({ observeAwsCalls: (call) => calls.push(call), catalogCacheSeconds: 600 });
     stores = connectToRuntime(service.runtime);
+    dpopKey = await proofKey();
     idp = await startIdentityProvider({ ca: readDevCertificateAuthority(service.runtime.dataDir) });
     const federation = new DynamoFederationStore(stores.documentClient, TABLE_SCHEMAS.policies.localName);
     const organizationId = service.runtime.demo.organizationId;
@@ -75,11 +78,11 @@ describe('round trips per request, counted through the AWS SDK', () => {
     };
   }
 
-  const exchange = (target: FederationPolicy, claims: Record<string, unknown> = {}, issuerUrl = idp.issuerUrl) =>
+  const exchange = (target: FederationPolicy, claims: Record<string, unknown> = {}, issuerUrl = idp.issuerUrl, proof?: string) =>
     measure(() =>
       service.call('/oauth/token', {
         method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...(proof ? { DPoP: proof } : {}) },
         body: new URLSearchParams({
           grant_type: GRANT,
           subject_token_type: JWT_TYPE,
@@ -156,6 +159,32 @@ describe('round trips per request, counted through the AWS SDK', () => {
     expect(warm.calls[0]).toBe('DynamoDB.BatchGetItem(modelgate-keys)');
   });
 
+  it('a DPoP-bound token: the proof is claimed beside the key read, no stage of its own', async () => {
+    const baseUrl = service.runtime.baseUrl;
+    const bound = await service.call('/oauth/token', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', DPoP: await signProof(dpopKey, { htu: `${baseUrl}/oauth/token` }) },
+      body: new URLSearchParams({
+        grant_type: GRANT,
+        subject_token_type: JWT_TYPE,
+        subject_token: idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID() }),
+        federation_policy_id: policy.id,
+      }).toString(),
+    });
+    expect(bound.body.token_type).toBe('DPoP');
+    const accessToken = bound.body.access_token as string;
+    const request = () =>
+      measure(async () =>
+        service.call('/models/user?limit=1', {
+          headers: { Authorization: `DPoP ${accessToken}`, DPoP: await signProof(dpopKey, { htm: 'GET', htu: `${baseUrl}/models/user`, accessToken }) },
+        }),
+      );
+    await request();
+    const warm = await request();
+    expect(warm).toMatchObject({ status: 200, depth: 1, count: 2 });
+    expect(warm.calls.sort()).toEqual(['DynamoDB.BatchGetItem(modelgate-keys)', 'DynamoDB.PutItem(modelgate-rate-counters)']);
+  });
+
   describe('POST /oauth/token: at most 3 sequential stages, KMS Sign included', () => {
     it('issued: (rate counter ∥ policy) → (issuer ∥ organization ∥ key) → (Sign ∥ event)', async () => {
       const issued = await exchange(policy);
@@ -166,6 +195,12 @@ describe('round trips per request, counted through the AWS SDK', () => {
     it('issued with a jti check: the claim runs beside the signature and the event', async () => {
       const issued = await exchange(replayPolicy, { jti: 'round-trips-1' }, `${idp.issuerUrl}/jti`);
       expect(issued).toMatchObject({ status: 200, depth: 3, count: 8 });
+    });
+
+    it('issued with a DPoP proof: the proof is claimed in the first stage, beside the rate counter and the policy', async () => {
+      const issued = await exchange(policy, {}, idp.issuerUrl, await signProof(dpopKey, { htu: `${service.runtime.baseUrl}/oauth/token` }));
+      expect(issued).toMatchObject({ status: 200, depth: 3, count: 8 });
+      expect(issued.calls.filter((call) => call === 'DynamoDB.PutItem(modelgate-rate-counters)')).toHaveLength(1);
     });
 
     it('refused: no more stages than an issued token', async () => {
