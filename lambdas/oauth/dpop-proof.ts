@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
+import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from 'jose';
 import { CLOCK_LEEWAY_SECONDS } from '../federation/token-time-rules';
 import { DPOP_SIGNING_ALGS, MAX_DPOP_PROOF_BYTES } from './dpop-wire';
 
@@ -85,11 +85,14 @@ export async function verifyDpopProof(proofs: readonly string[], context: ProofC
     throw new DpopProofError(`The DPoP proof alg must be one of ${DPOP_SIGNING_ALGS.join(', ')}`);
   }
   const jwk = publicJwk(header.jwk);
+  const jkt = jwkThumbprint(jwk);
 
   let payload: Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(proof, EmbeddedJWK, { algorithms: [...DPOP_SIGNING_ALGS], typ: DPOP_PROOF_TYP }));
+    const key = await importedKey(jwk, jkt, header.alg);
+    ({ payload } = await jwtVerify(proof, key, { algorithms: [header.alg], typ: DPOP_PROOF_TYP }));
   } catch (error) {
+    if (error instanceof DpopProofError) throw error;
     throw new DpopProofError(signatureRefusal(error));
   }
 
@@ -109,7 +112,6 @@ export async function verifyDpopProof(proofs: readonly string[], context: ProofC
     throw new DpopProofError('The DPoP proof ath must be the hash of the access token it is sent with');
   }
 
-  const jkt = await calculateJwkThumbprint(jwk, 'sha256');
   return {
     jkt,
     replayKey: createHash('sha256').update(`${jkt}.${jti}`, 'utf8').digest('base64url'),
@@ -136,6 +138,46 @@ function publicJwk(value: unknown): JWK {
     }
   }
   return jwk as JWK;
+}
+
+/**
+ * RFC 7638: the SHA-256 of the key's required members, in lexical order, without whitespace.
+ * Computed here rather than by jose's (asynchronous, Web Crypto) digest: it runs per request.
+ */
+function jwkThumbprint(jwk: JWK): string {
+  const members = jwk.kty === 'RSA' ? { e: jwk.e, kty: jwk.kty, n: jwk.n } : jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x };
+  for (const [name, value] of Object.entries(members)) {
+    if (typeof value !== 'string' || value === '') throw new DpopProofError(`The DPoP proof jwk needs the member ${name}`);
+  }
+  return createHash('sha256').update(JSON.stringify(members), 'utf8').digest('base64url');
+}
+
+/**
+ * Imported public keys by thumbprint and algorithm: a workload signs every proof with one key,
+ * and importing it again for each request would cost more than verifying the proof. The
+ * thumbprint covers every member that defines the public key, so a hit is the same key.
+ */
+const importedKeys = new Map<string, Promise<CryptoKey>>();
+/** Far more proof keys than one container sees at once; the oldest is forgotten first. */
+const IMPORTED_KEYS_KEPT = 1000;
+
+function importedKey(jwk: JWK, jkt: string, alg: string): Promise<CryptoKey> {
+  // Members outside the thumbprint are checked on every proof, whatever is remembered.
+  if (jwk.use !== undefined && jwk.use !== 'sig') throw new DpopProofError('The DPoP proof jwk use must be sig when present');
+  if (jwk.alg !== undefined && jwk.alg !== alg) throw new DpopProofError(`The DPoP proof jwk alg must be ${alg} when present`);
+  const id = `${alg}.${jkt}`;
+  let key = importedKeys.get(id);
+  if (key === undefined) {
+    key = importJWK({ ...jwk, ext: true }, alg).then((imported) => {
+      if ((imported as CryptoKey).type !== 'public') throw new DpopProofError('The DPoP proof jwk must be a public key');
+      return imported as CryptoKey;
+    });
+    // A key that does not import is not remembered.
+    key.catch(() => importedKeys.delete(id));
+    if (importedKeys.size >= IMPORTED_KEYS_KEPT) importedKeys.delete(importedKeys.keys().next().value!);
+    importedKeys.set(id, key);
+  }
+  return key;
 }
 
 function rsaModulusBits(n: string): number {

@@ -90,6 +90,11 @@ describe('verifyDpopProof (RFC 9449 §4.3)', () => {
     expect(await refusal([await signProof(key, { header: { jwk: { kty: 'oct', k: 'c2VjcmV0' } } })], atToken())).toMatch(/without private members/);
     expect(await refusal([await signProof(key, { header: { jwk: undefined } })], atToken())).toBe('The DPoP proof header needs the public key as jwk');
     expect(await refusal([await signProof(key, { header: { jwk: 'key' } })], atToken())).toBe('The DPoP proof header needs the public key as jwk');
+    // Members outside the thumbprint are checked every time, also for a key seen before.
+    await verifyDpopProof([await signProof(key)], atToken());
+    expect(await refusal([await signProof(key, { header: { jwk: { ...key.publicJwk, use: 'enc' } } })], atToken())).toBe('The DPoP proof jwk use must be sig when present');
+    expect(await refusal([await signProof(key, { header: { jwk: { ...key.publicJwk, alg: 'ES384' } } })], atToken())).toBe('The DPoP proof jwk alg must be ES256 when present');
+    expect(await refusal([await signProof(key, { header: { jwk: { kty: 'EC', crv: 'P-256', x: key.publicJwk.x } } })], atToken())).toBe('The DPoP proof jwk needs the member y');
   });
 
   it('refuses RSA keys with another exponent or out of 2048 to 8192 bits', async () => {
