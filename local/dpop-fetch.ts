@@ -36,15 +36,16 @@ export function dpopProof(key: DpopKey, method: string, url: string | URL, acces
 
 /**
  * A `fetch` that presents a DPoP-bound access token as RFC 9449 §7 says, a new proof for every
- * request: hand it to any client that takes a `fetch`, such as the `openai` client.
+ * request: hand it to any client that takes a `fetch`, such as the `openai` client. `send` is
+ * the `fetch` that carries the request, the global one unless another is given.
  */
-export function dpopFetch(accessToken: string, key: DpopKey): typeof fetch {
+export function dpopFetch(accessToken: string, key: DpopKey, send: typeof fetch = fetch): typeof fetch {
   return async (input, init = {}) => {
     const url = typeof input === 'string' || input instanceof URL ? new URL(input) : new URL(input.url);
     const method = init.method ?? (input instanceof Request ? input.method : 'GET');
     const headers = new Headers(init.headers ?? (input instanceof Request ? input.headers : undefined));
     headers.set('Authorization', `DPoP ${accessToken}`);
     headers.set('DPoP', await dpopProof(key, method, url, accessToken));
-    return fetch(input, { ...init, method, headers });
+    return send(input, { ...init, method, headers });
   };
 }

@@ -4,7 +4,7 @@ import { join, relative, resolve } from 'node:path';
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { HTTPClient, OpenRouter } from '@openrouter/sdk';
-import { createRemoteJWKSet, customFetch, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import OpenAI from 'openai';
 import * as oauthClient from 'openid-client';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
@@ -31,6 +31,7 @@ import { startLambdaProcess, type LambdaProcess } from '../../support/lambda-pro
 import { cloudFormationEvent, deployLocally, type LocalDeployment } from '../../support/local-deployment';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../support/scripted-upstream';
 import { apiRequestInit, type ApiRequest } from '../../../local/demo';
+import { dpopFetch, dpopProof, newDpopKey } from '../../../local/dpop-fetch';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CONSTRUCT_IDS: string[] = Object.values(FUNCTION_REQUIREMENTS).map((fn) => fn.construct).sort();
@@ -436,6 +437,49 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'inference' });
       const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!), { [customFetch]: deployment.gateway.fetch });
       expect((await jwtVerify(tokens.access_token, jwks, { issuer: config.serverMetadata().issuer, audience: apiUrl })).payload.sub).toBe(SUBJECT);
+    });
+  });
+
+  describe('DPoP-bound tokens through the packages (RFC 9449)', () => {
+    it('binds a token to a proof made for the stage URL, takes it with a proof per request through the openai client, and refuses it as a bearer token', async () => {
+      const policy = await call('/workload-identity/policies', {
+        method: 'POST',
+        key: demo.keys.managementReadWrite,
+        json: {
+          name: 'Bound worker',
+          issuer_id: (await call('/workload-identity/issuers', { key: demo.keys.managementReadOnly })).body.data[0].id,
+          subject: SUBJECT,
+          audience: AUDIENCE,
+          api_key_hash: hashApiKey(demo.keys.workspace),
+          require_dpop: true,
+        },
+      });
+      expect([policy.status, policy.body.data.require_dpop]).toEqual([201, true]);
+      const form = {
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        federation_policy_id: policy.body.data.id,
+      };
+      const refused = await call('/oauth/token', { method: 'POST', form: { ...form, subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }) } });
+      expect([refused.status, refused.body.error]).toEqual([400, 'invalid_dpop_proof']);
+
+      const key = await newDpopKey();
+      const bound = await call('/oauth/token', {
+        method: 'POST',
+        headers: { DPoP: await dpopProof(key, 'POST', `${apiUrl}/oauth/token`) },
+        form: { ...form, subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }) },
+      });
+      expect([bound.status, bound.body.token_type, decodeJwt(bound.body.access_token).cnf]).toEqual([200, 'DPoP', { jkt: key.jkt }]);
+      const token = bound.body.access_token as string;
+
+      upstream.script('alpha', { kind: 'answer', delayMs: 0 });
+      const client = new OpenAI({ apiKey: 'unused', baseURL: apiUrl, maxRetries: 0, fetch: dpopFetch(token, key, deployment.gateway.fetch) });
+      const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'bound' }] });
+      expect(completion.choices[0]!.message.role).toBe('assistant');
+      const catalog = await dpopFetch(token, key, deployment.gateway.fetch)(`${apiUrl}/models/user?limit=1`);
+      expect(catalog.status).toBe(200);
+      const stolen = await call('/models/user?limit=1', { key: token });
+      expect([stolen.status, stolen.headers.get('www-authenticate')]).toEqual([401, expect.stringMatching(/^DPoP error="invalid_token"/)]);
     });
   });
 
