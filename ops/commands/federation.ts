@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FederationService } from '../../lambdas/federation/federation-service';
 import type { FederationIssuer, FederationPolicy } from '../../lambdas/federation/types';
-import type { CommandInput, CommandSpec, OpsContext } from '../command';
+import type { CommandInput, CommandSpec, OpsContext, OptionSpec } from '../command';
 import { UsageError } from '../errors';
 import { fields, orDash, respond, table } from '../format';
 import { issuerView, policyView } from '../views';
@@ -25,7 +25,30 @@ const POLICY_FLAGS = {
   api_key_hash: '--key',
   'claim_checks.scopes': '--scopes-check',
   'claim_checks.token_type': '--token-type-check',
+  require_dpop: '--require-dpop',
 };
+
+/** The fields `policy create` requires and `policy update` changes when given, by flag. */
+function policyOptions(required: boolean): Record<string, OptionSpec> {
+  return {
+    name: { type: 'string', required, help: 'display name' },
+    issuer: { type: 'string', value: 'id', required, help: 'the issuer whose tokens are accepted' },
+    audience: { type: 'string', value: 'aud', required, help: 'one of the token’s aud values, exactly' },
+    key: { type: 'string', value: 'hash', required, help: 'hash of the workspace or management key to act as' },
+    subject: { type: 'string', value: 'sub', help: 'the token’s sub, exactly' },
+    condition: { type: 'string', value: 'cel', help: 'a CEL expression that must be true' },
+    'scopes-check': { type: 'string', value: 'scope', help: 'the token’s scopes array must contain this value' },
+    'token-type-check': { type: 'string', value: 'type', help: 'the token’s token_type claim must equal this value' },
+    'require-dpop': { type: 'boolean', help: 'issue DPoP-bound tokens only: refuse an exchange without a DPoP proof (RFC 9449)' },
+  };
+}
+
+/** The claim checks given on the command line; an absent one is left out (an update keeps it). */
+function claimChecks(input: CommandInput): Record<string, unknown> | undefined {
+  const scopes = input.string('scopes-check');
+  const tokenType = input.string('token-type-check');
+  return scopes !== undefined || tokenType !== undefined ? withoutUndefined({ scopes, token_type: tokenType }) : undefined;
+}
 
 function federation(ctx: OpsContext): FederationService {
   if (!ctx.federation) {
@@ -64,12 +87,14 @@ function policyFields(policy: FederationPolicy): string[] {
     ['Scope', policy.scope],
     ['Scopes check', orDash(policy.claimChecks.scopes)],
     ['Token type check', orDash(policy.claimChecks.tokenType)],
+    ['DPoP', dpop(policy)],
     ['Created', policy.createdAt],
     ['Updated', orDash(policy.updatedAt)],
   ]);
 }
 
 const status = (policy: FederationPolicy) => (policy.enabled ? 'enabled' : 'paused');
+const dpop = (policy: FederationPolicy) => (policy.requireDpop ? 'required' : 'optional');
 
 /** `--jwks-file keys.json`: an inline JWK Set, read before anything connects. */
 function jwksFromFile(input: CommandInput): unknown {
@@ -207,24 +232,17 @@ export const policyCommands: CommandSpec[] = [
         'and the CEL --condition (over subject, audience, scopes, token_type) is true. Give --subject or --condition, or both.',
       'The policy acts as a workspace key (scope inference) or a management key (scope management), named by its hash as key list shows it. ' +
         'Requires the Business or Enterprise plan.',
+      'With --require-dpop an exchange must carry a DPoP proof (RFC 9449) and gets a token bound to the proof’s key; without it, ' +
+        'an exchange with a proof gets a bound token and one without a Bearer token.',
     ],
     args: [ORG_ARG],
     options: {
-      name: { type: 'string', required: true, help: 'display name' },
-      issuer: { type: 'string', value: 'id', required: true, help: 'the issuer whose tokens are accepted' },
-      audience: { type: 'string', value: 'aud', required: true, help: 'one of the token’s aud values, exactly' },
-      key: { type: 'string', value: 'hash', required: true, help: 'hash of the workspace or management key to act as' },
-      subject: { type: 'string', value: 'sub', help: 'the token’s sub, exactly' },
-      condition: { type: 'string', value: 'cel', help: 'a CEL expression that must be true' },
-      'scopes-check': { type: 'string', value: 'scope', help: 'the token’s scopes array must contain this value' },
-      'token-type-check': { type: 'string', value: 'type', help: 'the token’s token_type claim must equal this value' },
+      ...policyOptions(true),
       paused: { type: 'boolean', help: 'create the policy paused' },
     },
     flagsByParameter: POLICY_FLAGS,
     parse(input) {
       const organizationId = input.arg('org');
-      const scopes = input.string('scopes-check');
-      const tokenType = input.string('token-type-check');
       const body = withoutUndefined({
         name: input.requiredString('name'),
         issuer_id: input.requiredString('issuer'),
@@ -233,7 +251,8 @@ export const policyCommands: CommandSpec[] = [
         subject: input.string('subject'),
         condition: input.string('condition'),
         enabled: !input.flag('paused'),
-        claim_checks: scopes !== undefined || tokenType !== undefined ? withoutUndefined({ scopes, token_type: tokenType }) : undefined,
+        claim_checks: claimChecks(input),
+        require_dpop: input.flag('require-dpop'),
       });
       return async (ctx) => {
         const policy = await federation(ctx).createPolicy(organizationId, body);
@@ -258,14 +277,55 @@ export const policyCommands: CommandSpec[] = [
           policies.length === 0
             ? ['No policies.']
             : table(
-                ['ID', 'NAME', 'STATUS', 'ISSUER', 'SUBJECT', 'AUDIENCE', 'SCOPE'],
-                policies.map((p) => [p.id, p.name, status(p), p.issuerId, orDash(p.subject), p.audience, p.scope]),
+                ['ID', 'NAME', 'STATUS', 'ISSUER', 'SUBJECT', 'AUDIENCE', 'SCOPE', 'DPOP'],
+                policies.map((p) => [p.id, p.name, status(p), p.issuerId, orDash(p.subject), p.audience, p.scope, dpop(p)]),
               ),
         );
       };
     },
   },
   show('policy', (service, org, id) => service.getPolicy(org, id), policyView, policyFields),
+  {
+    group: 'policy',
+    name: 'update',
+    summary: 'Change some fields of a policy; the others keep their value.',
+    description: [
+      'Takes the fields of policy create, each optional; --scopes-check and --token-type-check each change only their own check. ' +
+        'The policy is checked again as a whole, as policy create checks it. policy enable and policy pause switch it on and off.',
+      '--require-dpop makes the policy issue DPoP-bound tokens only; --no-require-dpop lets an exchange without a proof get a Bearer token again ' +
+        '(one with a valid proof still gets a bound token). They exclude each other.',
+    ],
+    args: [ORG_ARG, POLICY_ARG],
+    options: {
+      ...policyOptions(false),
+      'no-require-dpop': { type: 'boolean', help: 'issue Bearer tokens to exchanges without a DPoP proof (the default)' },
+    },
+    flagsByParameter: POLICY_FLAGS,
+    parse(input) {
+      const organizationId = input.arg('org');
+      const id = input.arg('policy');
+      if (input.flag('require-dpop') && input.flag('no-require-dpop')) throw new UsageError('--require-dpop and --no-require-dpop exclude each other');
+      const body = withoutUndefined({
+        name: input.string('name'),
+        issuer_id: input.string('issuer'),
+        audience: input.string('audience'),
+        api_key_hash: input.string('key'),
+        subject: input.string('subject'),
+        condition: input.string('condition'),
+        claim_checks: claimChecks(input),
+        require_dpop: input.flag('require-dpop') ? true : input.flag('no-require-dpop') ? false : undefined,
+      });
+      if (Object.keys(body).length === 0) {
+        throw new UsageError(
+          'nothing to change: give --name, --issuer, --audience, --key, --subject, --condition, --scopes-check, --token-type-check, --require-dpop or --no-require-dpop',
+        );
+      }
+      return async (ctx) => {
+        const policy = await federation(ctx).updatePolicy(organizationId, id, body);
+        respond(ctx, input, { data: policyView(policy) }, () => [`Updated policy ${policy.id} (${policy.name}).`, ...policyFields(policy)]);
+      };
+    },
+  },
   policySwitch(true),
   policySwitch(false),
   {

@@ -133,6 +133,7 @@ describe('ops issuer and policy commands', () => {
       'Scope             inference',
       'Scopes check      deploy',
       'Token type check  -',
+      'DPoP              optional',
       'Created           2026-11-21T12:00:00.000Z',
       `Updated           ${updated}`,
     ];
@@ -146,14 +147,74 @@ describe('ops issuer and policy commands', () => {
     const list = await ops.run('policy', 'list', 'id-1', '--issuer', issuerId);
     expect(list.stdout).toBe(
       [
-        'ID                                    NAME    STATUS  ISSUER                                SUBJECT                            AUDIENCE                   SCOPE',
-        `${policyId}  Deploy  paused  ${issuerId}  repo:acme/api:ref:refs/heads/main  https://modelgate.example  inference`,
+        'ID                                    NAME    STATUS  ISSUER                                SUBJECT                            AUDIENCE                   SCOPE      DPOP',
+        `${policyId}  Deploy  paused  ${issuerId}  repo:acme/api:ref:refs/heads/main  https://modelgate.example  inference  optional`,
         '',
       ].join('\n'),
     );
     expect((await ops.run('policy', 'delete', 'id-1', policyId)).stdout).toBe(`Deleted policy ${policyId}.\n`);
     expect((await ops.run('policy', 'list', 'id-1')).stdout).toBe('No policies.\n');
     expect(await ops.run('policy', 'show', 'id-1', policyId)).toMatchObject({ code: 1, stderr: `error: Policy ${policyId} not found\n` });
+  });
+
+  it('policy create --require-dpop issues bound tokens only; policy update changes only the fields it is given', async () => {
+    await createIssuer();
+    const created = await createPolicy('--subject', 'repo:acme/api:ref:refs/heads/main', '--scopes-check', 'deploy', '--require-dpop');
+    expect(created.stdout).toContain('\nDPoP              required\n');
+    expect((await ops.run('policy', 'list', 'id-1')).stdout.split('\n')[1]).toMatch(/  inference  required$/);
+
+    ops.clock.advance(60_000);
+    const renamed = await ops.run('policy', 'update', 'id-1', policyId, '--name', 'Deploy API', '--token-type-check', 'id');
+    expect(renamed).toMatchObject({ code: 0, stderr: '' });
+    expect(renamed.stdout).toBe(
+      [
+        `Updated policy ${policyId} (Deploy API).`,
+        `ID                ${policyId}`,
+        'Name              Deploy API',
+        'Status            enabled',
+        `Issuer            ${issuerId}`,
+        'Subject           repo:acme/api:ref:refs/heads/main',
+        'Audience          https://modelgate.example',
+        'Condition         -',
+        `Acts as key       ${workspaceKey}`,
+        'Scope             inference',
+        'Scopes check      deploy',
+        'Token type check  id',
+        'DPoP              required',
+        'Created           2026-11-21T12:00:00.000Z',
+        'Updated           2026-11-21T12:01:00.000Z',
+        '',
+      ].join('\n'),
+    );
+
+    const optional = await ops.run('policy', 'update', 'id-1', policyId, '--no-require-dpop', '--json');
+    expect(JSON.parse(optional.stdout).data).toMatchObject({
+      name: 'Deploy API',
+      claim_checks: { scopes: 'deploy', token_type: 'id' },
+      require_dpop: false,
+    });
+    expect((await ops.run('policy', 'show', 'id-1', policyId)).stdout).toContain('\nDPoP              optional\n');
+    const required = await ops.run('policy', 'update', 'id-1', policyId, '--require-dpop', '--key', managementKey, '--json');
+    expect(JSON.parse(required.stdout).data).toMatchObject({ require_dpop: true, api_key_hash: managementKey, scope: 'management' });
+  });
+
+  it('policy update refuses no change, both DPoP flags, and what the API refuses, naming the flag', async () => {
+    await createIssuer();
+    await createPolicy('--subject', 'repo:acme/api:ref:refs/heads/main');
+    const nothing = await ops.run('policy', 'update', 'id-1', policyId);
+    expect(nothing).toMatchObject({ code: 2, stdout: '' });
+    expect(nothing.stderr.split('\n')[0]).toBe(
+      'error: nothing to change: give --name, --issuer, --audience, --key, --subject, --condition, --scopes-check, --token-type-check, --require-dpop or --no-require-dpop',
+    );
+    const both = await ops.run('policy', 'update', 'id-1', policyId, '--require-dpop', '--no-require-dpop');
+    expect(both).toMatchObject({ code: 2, stdout: '' });
+    expect(both.stderr.split('\n')[0]).toBe('error: --require-dpop and --no-require-dpop exclude each other');
+    const condition = await ops.run('policy', 'update', 'id-1', policyId, '--condition', 'claims.sub == "x"');
+    expect(condition).toMatchObject({ code: 2, stdout: '' });
+    expect(condition.stderr.split('\n')[0]).toBe('error: Invalid --condition: unknown variable claims');
+    const missing = await ops.run('policy', 'update', 'id-1', federationUuid(9), '--require-dpop');
+    expect(missing).toMatchObject({ code: 1, stderr: `error: Policy ${federationUuid(9)} not found\n` });
+    expect(JSON.parse((await ops.run('policy', 'show', 'id-1', policyId, '--json')).stdout).data).toMatchObject({ require_dpop: false, updated_at: null });
   });
 
   it('a management key gives scope management', async () => {
