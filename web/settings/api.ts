@@ -95,6 +95,8 @@ export interface Policy {
   scope: 'inference' | 'management';
   enabled: boolean;
   claim_checks: ClaimChecks;
+  /** Issue DPoP-bound tokens only (RFC 9449). */
+  require_dpop: boolean;
 }
 
 export interface ApiKey {
@@ -115,6 +117,10 @@ export interface TestStep {
 export interface TestResult {
   result: 'pass' | 'fail';
   expires_in: number | null;
+  /** The token the exchange would issue: DPoP-bound with a valid proof, else Bearer; null on fail. */
+  token_type: 'DPoP' | 'Bearer' | null;
+  /** The RFC 7638 thumbprint of the proof key the token would be bound to. */
+  dpop_jkt: string | null;
   steps: TestStep[];
 }
 
@@ -132,4 +138,6 @@ export interface ExchangeEvent {
   subject: string | null;
   subject_verified: boolean;
   source_ip: string;
+  /** The thumbprint of the exchange's valid DPoP proof key: what an issued token is bound to; null for a Bearer token. */
+  dpop_jkt: string | null;
 }

@@ -5,6 +5,7 @@
  * condition included: the API's own checker judges it.
  */
 import {
+  API_BASE,
   ApiFailure,
   api,
   forgetKey,
@@ -43,8 +44,48 @@ const STEP_LABELS: Record<string, string> = {
   'claim_check:scopes': 'Claim check: scopes',
   'claim_check:token_type': 'Claim check: token_type',
   condition: 'Condition',
+  dpop: 'DPoP proof (token binding)',
 };
 const STATUS_LABELS: Record<string, string> = { passed: 'passed', failed: 'failed', not_reached: 'not reached' };
+
+/** What each refusal reason of an exchange event means (docs/workload-identity.md lists the codes). */
+const REASON_LABELS: Record<string, string> = {
+  policy_not_found: 'No such policy',
+  policy_paused: 'Policy paused',
+  issuer_deleted: 'Issuer deleted',
+  no_entitlement: 'Plan without workload identity',
+  key_disabled: 'Acting key disabled',
+  key_deleted: 'Acting key deleted',
+  key_expired: 'Acting key expired',
+  malformed_token: 'Malformed token',
+  token_type_refused: 'Token type refused',
+  unsupported_alg: 'Unsupported signing algorithm',
+  unknown_kid: 'Unknown signing key (kid)',
+  bad_signature: 'Bad signature',
+  keys_unavailable: 'Issuer keys unavailable',
+  expired: 'Token expired',
+  not_yet_valid: 'Token not yet valid',
+  iss_mismatch: 'Issuer (iss) mismatch',
+  aud_mismatch: 'Audience (aud) mismatch',
+  sub_mismatch: 'Subject (sub) mismatch',
+  claim_too_large: 'Claim too large',
+  claim_check_failed: 'Claim check failed',
+  condition_false: 'Condition false',
+  condition_error: 'Condition error',
+  scope_mismatch: 'Scope not granted',
+  replayed: 'Token replayed (jti seen before)',
+  rate_limited: 'Rate limited',
+  issuance_failed: 'Issuance failed (the workload may retry)',
+  dpop_proof_invalid: 'Invalid DPoP proof',
+  dpop_proof_replayed: 'DPoP proof replayed',
+  dpop_proof_required: 'DPoP proof required by the policy',
+};
+
+const REQUIRE_DPOP_HINT =
+  'Issue only sender-constrained tokens: an exchange must carry a DPoP proof (RFC 9449), and the token is then useless without the workload’s private key.';
+
+/** A key thumbprint as the page shows it: its first 12 characters (the full one is in the title). */
+const shortThumbprint = (jkt: string) => `${jkt.slice(0, 12)}…`;
 
 const app = document.getElementById('app')!;
 let state: State | null = null;
@@ -393,6 +434,12 @@ function policiesSection(): HTMLElement {
           h('dd', {}, checks.length ? checks.join('; ') : '(none)'),
           h('dt', {}, 'Acts as'),
           h('dd', {}, key ? keyChoiceLabel(key) : `key ${policy.api_key_hash.slice(0, 12)}… · scope ${policy.scope}`),
+          h('dt', {}, 'DPoP'),
+          h(
+            'dd',
+            { class: 'policy-dpop', 'data-required': String(policy.require_dpop) },
+            policy.require_dpop ? 'Required: only DPoP-bound tokens are issued' : 'Optional: Bearer tokens without a proof, bound tokens with one',
+          ),
         ),
         h('div', { class: 'field checkbox' }, enabled, h('label', { for: switchId }, 'Enabled'), h('span', { class: 'state' }, policy.enabled ? '' : ' (paused: new exchanges are refused)')),
         h(
@@ -561,6 +608,15 @@ function policyForm(policy: Policy | null): HTMLElement {
   };
   renderChecks();
 
+  const requireDpop = h('input', { type: 'checkbox', id: 'policy-require-dpop', 'aria-describedby': 'policy-require-dpop-hint' });
+  requireDpop.checked = policy?.require_dpop ?? false;
+  const requireDpopField = h(
+    'div',
+    { class: 'field' },
+    h('div', { class: 'checkbox-row' }, requireDpop, h('label', { for: 'policy-require-dpop' }, 'Require DPoP')),
+    h('p', { class: 'hint', id: 'policy-require-dpop-hint' }, REQUIRE_DPOP_HINT),
+  );
+
   const enabled = h('input', { type: 'checkbox', role: 'switch', id: 'policy-enabled', class: 'switch' });
   enabled.checked = policy?.enabled ?? true;
   const general = h('p', { class: 'form-error', role: 'alert' });
@@ -573,6 +629,7 @@ function policyForm(policy: Policy | null): HTMLElement {
       condition: condition.error,
       api_key_hash: actsAs.error,
       claim_checks: general,
+      require_dpop: general,
     },
     general,
   };
@@ -587,6 +644,7 @@ function policyForm(policy: Policy | null): HTMLElement {
     condition.wrapper,
     actsAs.wrapper,
     checksBox,
+    requireDpopField,
     h('div', { class: 'field checkbox' }, enabled, h('label', { for: 'policy-enabled' }, 'Enabled')),
     general,
     h(
@@ -610,6 +668,7 @@ function policyForm(policy: Policy | null): HTMLElement {
       api_key_hash: keySelect.value,
       enabled: enabled.checked,
       claim_checks: { scopes: present.get('scopes') ?? null, token_type: present.get('token_type') ?? null },
+      require_dpop: requireDpop.checked,
     };
     void act(
       () => (policy ? api('PATCH', `/workload-identity/policies/${encodeURIComponent(policy.id)}`, body) : api('POST', '/workload-identity/policies', body)),
@@ -631,8 +690,14 @@ function testerSection(): HTMLElement {
   const policySelect = h('select', { id: 'tester-policy', required: true });
   policyOptions(policySelect);
   const token = h('textarea', { id: 'tester-token', rows: 4, spellcheck: 'false', autocomplete: 'off', required: true, placeholder: 'eyJ…' });
+  const proof = h('textarea', { id: 'tester-dpop-proof', rows: 3, spellcheck: 'false', autocomplete: 'off', placeholder: 'eyJ…' });
   const policyField = field('Policy', policySelect);
   const tokenField = field('Workload token (JWT)', token, 'Nothing is issued and nothing is recorded: the tester only says what the token endpoint would decide, and why.');
+  const proofField = field(
+    'DPoP proof (optional)',
+    proof,
+    `The DPoP proof JWT the workload would send with the exchange, made for POST to ${location.origin}${API_BASE}/oauth/token. It is checked as the exchange checks it, and not used up.`,
+  );
   const general = h('p', { class: 'form-error', role: 'alert' });
   const output = h('div', { id: 'tester-result', 'aria-live': 'polite' });
   const form = h(
@@ -640,16 +705,19 @@ function testerSection(): HTMLElement {
     { class: 'card', id: 'tester-form', 'aria-labelledby': 'tester-title', novalidate: true },
     policyField.wrapper,
     tokenField.wrapper,
+    proofField.wrapper,
     general,
     h('button', { type: 'submit', disabled: state!.policies.length === 0 }, 'Run test'),
   );
-  const errors: FormErrors = { fields: { subject_token: tokenField.error }, general };
+  const errors: FormErrors = { fields: { subject_token: tokenField.error, dpop_proof: proofField.error }, general };
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(errors, form);
     replaceChildren(output);
     try {
-      const { data } = await api<{ data: TestResult }>('POST', `/workload-identity/policies/${encodeURIComponent(policySelect.value)}/evaluate`, { subject_token: token.value.trim() });
+      const body: Record<string, string> = { subject_token: token.value.trim() };
+      if (proof.value.trim() !== '') body.dpop_proof = proof.value.trim();
+      const { data } = await api<{ data: TestResult }>('POST', `/workload-identity/policies/${encodeURIComponent(policySelect.value)}/evaluate`, body);
       replaceChildren(output, testResult(data));
     } catch (error) {
       showError(errors, error);
@@ -668,8 +736,22 @@ function testerSection(): HTMLElement {
 function testResult(result: TestResult): HTMLElement {
   const summary =
     result.result === 'pass'
-      ? `Pass: the exchange would issue an access token valid for ${result.expires_in} seconds.`
+      ? `Pass: the exchange would issue ${result.token_type === 'DPoP' ? 'a DPoP-bound' : 'a Bearer'} access token valid for ${result.expires_in} seconds.`
       : `Fail: the exchange would be refused at the step “${STEP_LABELS[result.steps.find((step) => step.status === 'failed')?.name ?? ''] ?? 'unknown'}”.`;
+  // RFC 9449: the token type the workload would get, and the key (cnf.jkt) a bound token needs.
+  const binding =
+    result.result === 'pass'
+      ? h(
+          'p',
+          { class: 'binding', id: 'tester-binding' },
+          'Token type: ',
+          h('strong', {}, result.token_type ?? ''),
+          result.dpop_jkt === null ? ' (no DPoP proof: anyone holding the token can use it)' : ', bound to the proof key with thumbprint ',
+          result.dpop_jkt === null ? null : h('code', { class: 'thumbprint' }, result.dpop_jkt),
+        )
+      : result.dpop_jkt === null
+        ? null
+        : h('p', { class: 'binding', id: 'tester-binding' }, 'The DPoP proof’s key has the thumbprint ', h('code', { class: 'thumbprint' }, result.dpop_jkt));
   const steps = h('ol', { class: 'steps', id: 'tester-steps' });
   for (const step of result.steps) {
     append(
@@ -684,7 +766,7 @@ function testResult(result: TestResult): HTMLElement {
       ),
     );
   }
-  return h('div', { class: `card result ${result.result}` }, h('p', { class: 'summary', id: 'tester-summary' }, summary), steps);
+  return h('div', { class: `card result ${result.result}` }, h('p', { class: 'summary', id: 'tester-summary' }, summary), binding, steps);
 }
 
 function selectForTest(policyId: string): void {
@@ -725,7 +807,7 @@ async function showEvents(policyId: string): Promise<void> {
         'table',
         { id: 'events-table' },
         h('caption', {}, 'Newest first'),
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'Outcome'), h('th', { scope: 'col' }, 'Reason'), h('th', { scope: 'col' }, 'Subject'), h('th', { scope: 'col' }, 'Address'))),
+        h('thead', {}, h('tr', {}, ...['Time', 'Outcome', 'Reason', 'Token', 'Subject', 'Address'].map((title) => h('th', { scope: 'col' }, title)))),
       );
       const body = h('tbody');
       for (const event of data) {
@@ -736,7 +818,8 @@ async function showEvents(policyId: string): Promise<void> {
             { class: event.outcome },
             h('td', {}, new Date(event.time).toLocaleString()),
             h('td', {}, event.outcome),
-            h('td', {}, event.reason ?? ''),
+            h('td', {}, event.reason === null ? '' : reasonLabel(event.reason)),
+            h('td', { class: 'token-binding', title: event.dpop_jkt ?? undefined }, tokenBinding(event)),
             h('td', { class: 'mono' }, event.subject === null ? '' : `${event.subject}${event.subject_verified ? '' : ' (unverified)'}`),
             h('td', { class: 'mono' }, event.source_ip),
           ),
@@ -749,6 +832,18 @@ async function showEvents(policyId: string): Promise<void> {
     replaceChildren(output, h('p', { class: 'form-error', role: 'alert' }, messageOf(error)));
   }
   output.scrollIntoView({ block: 'nearest' });
+}
+
+/** A refusal reason in words, with its code as the API and the metrics name it. */
+function reasonLabel(reason: string): HTMLElement {
+  const label = REASON_LABELS[reason];
+  return h('span', { class: 'reason', 'data-reason': reason }, label ?? reason, label ? ' ' : null, label ? h('code', { class: 'reason-code' }, reason) : null);
+}
+
+/** RFC 9449: what the issued token is bound to; for a refusal, the key of the valid proof it carried. */
+function tokenBinding(event: ExchangeEvent): string {
+  if (event.outcome === 'issued') return event.dpop_jkt === null ? 'Bearer' : `DPoP-bound to ${shortThumbprint(event.dpop_jkt)}`;
+  return event.dpop_jkt === null ? '' : `DPoP proof key ${shortThumbprint(event.dpop_jkt)}`;
 }
 
 // ---------------------------------------------------------------------------------------

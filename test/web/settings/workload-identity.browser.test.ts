@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
+import { proofKey, signProof, type ProofKey } from '../../support/dpop';
 import { startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
 import { startTestService, type TestService } from '../../support/local-service';
 
@@ -36,8 +37,31 @@ if (!browserAvailable) {
   /** Alerts, CSP violations and script errors: each one fails the suite at the end. */
   const problems: string[] = [];
   let policyId = '';
+  /** The workload's DPoP key (RFC 9449), whose proofs bind the tokens it gets. */
+  let workloadKey: ProofKey;
 
   const token = (claims: Record<string, unknown> = {}) => idp.sign({ sub: SUBJECT, aud: AUDIENCE, ...claims });
+  /** A DPoP proof for the token exchange, as the workload sends it. */
+  const proof = () => signProof(workloadKey, { htu: `${service.runtime.baseUrl}/oauth/token` });
+  const exchange = (subjectToken: string, dpopProof?: string) =>
+    service.call('/oauth/token', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...(dpopProof ? { DPoP: dpopProof } : {}) },
+      body: new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        subject_token: subjectToken,
+        federation_policy_id: policyId,
+      }).toString(),
+    });
+  /** The cells of the exchange events table from Outcome to Subject, newest first. */
+  const eventRows = async () => {
+    await page.getByRole('button', { name: 'Show exchanges of policy Deploy from main' }).click();
+    await page.locator('#events-table').waitFor();
+    return (await page.evaluate(
+      "Array.from(document.querySelectorAll('#events-table tbody tr')).map((row) => Array.from(row.children).slice(1, 5).map((cell) => cell.textContent))",
+    )) as string[][];
+  };
   const apiGet = async (path: string) => (await service.call(path, { key: service.runtime.demo.keys.managementReadWrite })).body;
 
   /** The text of `selector` once it shows `expected` (answers arrive asynchronously; the CPU is shared). */
@@ -55,13 +79,14 @@ if (!browserAvailable) {
 
   beforeAll(async () => {
     const { chromium } = await import('playwright-core');
-    [service, idp, browser] = await Promise.all([
+    [service, idp, browser, workloadKey] = await Promise.all([
       startTestService(),
       startIdentityProvider(),
       chromium.launch({
         executablePath: CHROMIUM,
         args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
       }),
+      proofKey(),
     ]);
     stores = connectToRuntime(service.runtime);
     pageUrl = service.runtime.baseUrl.replace(/\/api\/v1$/, '/settings/workload-identity');
@@ -135,7 +160,7 @@ if (!browserAvailable) {
     expect(problems).toEqual([]);
   });
 
-  it('builds a policy: acts-as keys with their scope, claim checks one at a time, a condition checked as it is typed', async () => {
+  it('builds a policy: acts-as keys with their scope, claim checks one at a time, a condition checked as it is typed, DPoP required', async () => {
     await page.getByRole('button', { name: 'New policy' }).click();
     await page.locator('#policy-name').fill('Deploy from main');
     await page.locator('#policy-issuer').selectOption({ label: `CI identity provider (${idp.issuerUrl})` });
@@ -171,11 +196,29 @@ if (!browserAvailable) {
 
     await page.locator('#policy-condition').fill('subject.startsWith("repo:acme/")');
     await page.getByText('The condition is valid.').waitFor();
+
+    // RFC 9449: off by default, explained in one sentence beside the box.
+    const requireDpop = page.getByRole('checkbox', { name: 'Require DPoP' });
+    expect(await requireDpop.isChecked()).toBe(false);
+    await expect(requireDpop.getAttribute('aria-describedby').then((id) => page.locator(`#${id}`).textContent())).resolves.toBe(
+      'Issue only sender-constrained tokens: an exchange must carry a DPoP proof (RFC 9449), and the token is then useless without the workload’s private key.',
+    );
+    await requireDpop.check();
     await page.getByRole('button', { name: 'Create policy' }).click();
     await page.locator('#policy-list .policy-name', { hasText: 'Deploy from main' }).waitFor();
     const [stored] = (await apiGet('/workload-identity/policies')).data;
-    expect(stored).toMatchObject({ name: 'Deploy from main', subject: SUBJECT, audience: AUDIENCE, condition: 'subject.startsWith("repo:acme/")', scope: 'inference', enabled: true, claim_checks: { scopes: null, token_type: null } });
+    expect(stored).toMatchObject({
+      name: 'Deploy from main',
+      subject: SUBJECT,
+      audience: AUDIENCE,
+      condition: 'subject.startsWith("repo:acme/")',
+      scope: 'inference',
+      enabled: true,
+      claim_checks: { scopes: null, token_type: null },
+      require_dpop: true,
+    });
     policyId = stored.id;
+    expect(await page.locator(`#policy-list li[data-policy-id="${policyId}"] .policy-dpop`).textContent()).toBe('Required: only DPoP-bound tokens are issued');
   });
 
   it('shows the policy id under its name and copies it', async () => {
@@ -186,48 +229,66 @@ if (!browserAvailable) {
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(policyId);
   });
 
-  it('runs the tester: a good token passes every step, the wrong audience fails at aud', async () => {
+  it('runs the tester: a good token without a proof fails at DPoP, with a proof passes bound, the wrong audience fails at aud', async () => {
+    const statuses = () => page.locator('#tester-steps li').evaluateAll((items) => items.map((item) => item.getAttribute('data-status')));
     await page.locator('#tester-policy').selectOption(policyId);
     await page.locator('#tester-token').fill(token({ exp: Math.floor(Date.now() / 1000) + 600 }));
     await page.getByRole('button', { name: 'Run test' }).click();
-    expect(await textWhen('#tester-summary', /^(Pass|Fail)/)).toMatch(/^Pass: the exchange would issue an access token valid for (59[89]|600) seconds\.$/);
-    expect(await page.locator('#tester-steps li').evaluateAll((items) => items.map((item) => item.getAttribute('data-status')))).toEqual(Array(9).fill('passed'));
+    expect(await textWhen('#tester-summary', /^(Pass|Fail)/)).toBe('Fail: the exchange would be refused at the step “DPoP proof (token binding)”.');
+    expect(await statuses()).toEqual([...Array(9).fill('passed'), 'failed']);
+    expect(await page.locator('#tester-steps li[data-step="dpop"] .detail').textContent()).toBe('The policy issues DPoP-bound tokens only: the exchange needs a DPoP proof');
+
+    await page.locator('#tester-dpop-proof').fill(await proof());
+    await page.getByRole('button', { name: 'Run test' }).click();
+    expect(await textWhen('#tester-summary', /^Pass/)).toMatch(/^Pass: the exchange would issue a DPoP-bound access token valid for (59[89]|600) seconds\.$/);
+    expect(await page.locator('#tester-binding').textContent()).toBe(`Token type: DPoP, bound to the proof key with thumbprint ${workloadKey.jkt}`);
+    expect(await statuses()).toEqual(Array(10).fill('passed'));
+    expect(await page.locator('#tester-steps li[data-step="dpop"] .step-name').textContent()).toBe('DPoP proof (token binding)');
     await page.screenshot({ path: join(SCREENSHOTS, 'workload-identity-desktop.png'), fullPage: true });
 
     await page.locator('#tester-token').fill(token({ aud: 'https://wrong.example' }));
     await page.getByRole('button', { name: 'Run test' }).click();
-    expect(await textWhen('#tester-summary', /^(Pass|Fail)/)).toBe('Fail: the exchange would be refused at the step “Audience (aud)”.');
+    expect(await textWhen('#tester-summary', /^Fail/)).toBe('Fail: the exchange would be refused at the step “Audience (aud)”.');
     const failed = page.locator('#tester-steps li[data-status="failed"]');
     expect(await failed.getAttribute('data-step')).toBe('aud');
     expect(await failed.locator('.detail').textContent()).toBe(`No aud value of the token ("https://wrong.example") equals the policy audience "${AUDIENCE}" exactly.`);
-    expect(await page.locator('#tester-steps li[data-status="not_reached"]').count()).toBe(4);
+    expect(await page.locator('#tester-steps li[data-status="not_reached"]').count()).toBe(5);
     await page.locator('#tester').screenshot({ path: join(SCREENSHOTS, 'policy-tester-wrong-audience.png') });
+    await page.locator('#tester-dpop-proof').fill('');
   });
 
-  it('reads the recent exchanges of a policy, newest first, with the reason of each refusal', async () => {
-    const exchange = (subjectToken: string) =>
-      service.call('/oauth/token', {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-          subject_token: subjectToken,
-          federation_policy_id: policyId,
-        }).toString(),
-      });
-    expect((await exchange(token())).status).toBe(200);
-    expect((await exchange(token({ aud: 'https://wrong.example' }))).status).toBe(400);
+  it('reads the recent exchanges of a policy, newest first, with the reason of each refusal and the binding of each token', async () => {
+    const bound = await exchange(token(), await proof());
+    expect([bound.status, bound.body.token_type]).toEqual([200, 'DPoP']);
+    expect((await exchange(token())).status).toBe(400);
+    expect((await exchange(token({ aud: 'https://wrong.example' }), await proof())).status).toBe(400);
 
-    await page.getByRole('button', { name: 'Show exchanges of policy Deploy from main' }).click();
-    await page.locator('#events-table').waitFor();
-    const rows = await page.evaluate(
-      "Array.from(document.querySelectorAll('#events-table tbody tr')).map((row) => Array.from(row.children).slice(1, 4).map((cell) => cell.textContent))",
-    );
-    expect(rows).toEqual([
-      ['refused', 'aud_mismatch', SUBJECT],
-      ['issued', '', SUBJECT],
+    const binding = `DPoP-bound to ${workloadKey.jkt.slice(0, 12)}…`;
+    expect(await eventRows()).toEqual([
+      ['refused', 'Audience (aud) mismatch aud_mismatch', `DPoP proof key ${workloadKey.jkt.slice(0, 12)}…`, SUBJECT],
+      ['refused', 'DPoP proof required by the policy dpop_proof_required', '', SUBJECT],
+      ['issued', '', binding, SUBJECT],
     ]);
+    expect(await page.locator('#events-table td.token-binding', { hasText: binding }).getAttribute('title')).toBe(workloadKey.jkt);
+    await page.locator('#events').screenshot({ path: join(SCREENSHOTS, 'exchange-events.png') });
+  });
+
+  it('edits a policy to stop requiring DPoP: the card says so, and an exchange without a proof gets a Bearer token', async () => {
+    await page.getByRole('button', { name: 'Edit policy Deploy from main' }).click();
+    await page.locator('#policy-form').waitFor();
+    const requireDpop = page.getByRole('checkbox', { name: 'Require DPoP' });
+    expect(await requireDpop.isChecked()).toBe(true);
+    await requireDpop.uncheck();
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator(`#policy-list li[data-policy-id="${policyId}"] .policy-dpop[data-required="false"]`).waitFor();
+    expect(await page.locator(`#policy-list li[data-policy-id="${policyId}"] .policy-dpop`).textContent()).toBe(
+      'Optional: Bearer tokens without a proof, bound tokens with one',
+    );
+    expect((await apiGet(`/workload-identity/policies/${policyId}`)).data.require_dpop).toBe(false);
+
+    const bearer = await exchange(token());
+    expect([bearer.status, bearer.body.token_type]).toEqual([200, 'Bearer']);
+    expect((await eventRows())[0]).toEqual(['issued', '', 'Bearer', SUBJECT]);
   });
 
   it('edits a policy: claim checks added and removed independently, each saved as its own field', async () => {
