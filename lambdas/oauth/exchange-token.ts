@@ -86,8 +86,9 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     throw error;
   }
   const evaluating = deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted });
-  // A proof is verified without I/O and claimed beside the policy read: no stage of its own.
-  const proving = checkProof(deps, input);
+  // A proof is verified once the request is admitted (a flood past the limit costs no
+  // signature checks), and claimed beside the issuer, organization and key reads: no stage of its own.
+  const proving = admitted.then(() => checkProof(deps, input));
   // Their failures when the request is not admitted are the limiter's, thrown below.
   evaluating.catch(() => undefined);
   proving.catch(() => undefined);

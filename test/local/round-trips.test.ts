@@ -197,7 +197,7 @@ describe('round trips per request, counted through the AWS SDK', () => {
       expect(issued).toMatchObject({ status: 200, depth: 3, count: 8 });
     });
 
-    it('issued with a DPoP proof: the proof is claimed in the first stage, beside the rate counter and the policy', async () => {
+    it('issued with a DPoP proof: the proof is claimed once admitted, beside the issuer, organization and key reads', async () => {
       const issued = await exchange(policy, {}, idp.issuerUrl, await signProof(dpopKey, { htu: `${service.runtime.baseUrl}/oauth/token` }));
       expect(issued).toMatchObject({ status: 200, depth: 3, count: 8 });
       expect(issued.calls.filter((call) => call === 'DynamoDB.PutItem(modelgate-rate-counters)')).toHaveLength(1);
