@@ -34,7 +34,7 @@ const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retry
 const challenge = {
   'WWW-Authenticate': {
     description:
-      'RFC 6750 section 3: `Bearer`, with `error="invalid_token"` when the credential sent was refused (`invalid_request` for a malformed Authorization header, none when no credential was sent) and `resource_metadata`, the protected resource metadata URL (RFC 9728 section 5.1).',
+      'RFC 6750 section 3: `Bearer`, with `error="invalid_token"` when the credential sent was refused (`invalid_request` for a malformed Authorization header, none when no credential was sent) and `resource_metadata`, the protected resource metadata URL (RFC 9728 section 5.1). A request under the DPoP scheme, or a DPoP-bound token sent as a bearer token, is challenged with `DPoP`, `error="invalid_token"` or `error="invalid_dpop_proof"` and `algs` (RFC 9449 section 7.1).',
     schema: { type: 'string', example: 'Bearer error="invalid_token", resource_metadata="https://api.example.com/api/v1/.well-known/oauth-protected-resource"' },
   },
 };
@@ -88,7 +88,7 @@ function operationObject(route: RouteDefinition): Json {
   return {
     operationId: route.operationId,
     summary: route.summary,
-    security: route.access === 'public' ? [] : [{ apiKey: [] }, { accessToken: [] }],
+    security: route.access === 'public' ? [] : [{ apiKey: [] }, { accessToken: [] }, { dpopAccessToken: [] }],
     ...(parameters.length ? { parameters } : {}),
     ...(route.form
       ? { requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: route.form } } } }
@@ -116,6 +116,12 @@ function buildDocument(): Json {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (workspace, personal or management).' },
         accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from POST /api/v1/oauth/token.' },
+        dpopAccessToken: {
+          type: 'http',
+          scheme: 'dpop',
+          description:
+            'A DPoP-bound access token (RFC 9449: token_type DPoP from POST /api/v1/oauth/token), sent as `Authorization: DPoP <token>` with a `DPoP` header holding a new proof for this request and token.',
+        },
       },
       schemas: componentSchemas(),
     },

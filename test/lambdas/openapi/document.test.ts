@@ -88,7 +88,7 @@ describe('the OpenAPI document of modelgate', () => {
       'GET /settings/workload-identity/assets/{file}',
       'POST /api/v1/oauth/token',
     ]);
-    expect(operation('get', '/api/v1/keys').security).toEqual([{ apiKey: [] }, { accessToken: [] }]);
+    expect(operation('get', '/api/v1/keys').security).toEqual([{ apiKey: [] }, { accessToken: [] }, { dpopAccessToken: [] }]);
   });
 
   it("documents the Bearer challenge of every protected route's 401 and of no public route", () => {
