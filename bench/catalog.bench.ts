@@ -1,6 +1,6 @@
 /**
- * Benchmark of the catalog list (SPEC 4.1) against the product owner's aim: "within 2x of
- * JSON.stringify". Run with `npm run bench` (`tsx --expose-gc`, so heap figures are taken
+ * Benchmark of the catalog list (SPEC 4.1) against its aims (AIMS below), each scenario's
+ * time as a ratio to `JSON.stringify` of the same response. Run with `npm run bench` (`tsx --expose-gc`, so heap figures are taken
  * after a full collection).
  *
  * For the 421-model snapshot and a generated 10,000-model catalog it times one request the
@@ -22,6 +22,20 @@ const GENERATED_SIZE = 10_000;
 const RUNS = 15;
 const MIN_RUN_MS = 20;
 const COLD_RUNS = 15;
+/** Cold requests run, untimed, before the timed ones: the index is cold, the code warm as in every other row. */
+const COLD_WARM_UP = 10;
+
+/** The aims as they are stated, and the bound each scenario is held to. */
+const AIMS = [
+  'every scenario at most 1.5x `JSON.stringify` of the same response at 421 and at 10,000 models',
+  'warm pages and full lists at most 1.0x',
+  "a new caller's first page at 10,000 models at most 3x",
+  'cold at most 1.5x',
+];
+const EVERY_SCENARIO = 1.5;
+const WARM = 1.0;
+const NEW_CALLER_AT_10_000 = 3;
+const COLD = 1.5;
 
 type RawParams = Record<string, string | undefined>;
 
@@ -42,7 +56,7 @@ let callers = 0;
  * list is not kept yet (its first page), and the others the pages that follow it.
  */
 function respond(index: CatalogIndex, params: RawParams, newCaller = false): string {
-  const query = parseCatalogQuery(params);
+  const query = parseCatalogQuery({ queryStringParameters: params });
   const policy = defaultCallerPolicy();
   const result = index.list(newCaller ? { ...policy, key: `caller-${callers++}` } : policy, query);
   const next = nextPageLink(LIST_PATH, query, params, result.total);
@@ -103,6 +117,8 @@ function generateCatalog(base: readonly CatalogEntry[], size: number): CatalogEn
 
 let sink = 0;
 
+const gc = (globalThis as { gc?: () => void }).gc;
+
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 function median(values: number[]): number {
@@ -136,9 +152,11 @@ interface Row {
   ms: number;
   stringifyMs: number;
   bytes: number;
+  /** The highest ratio to `JSON.stringify` the aims allow this scenario. */
+  aim: number;
 }
 
-function scenario(name: string, index: CatalogIndex, params: RawParams, newCaller = false): Row {
+function scenario(name: string, aim: number, index: CatalogIndex, params: RawParams, newCaller = false): Row {
   const body = respond(index, params, newCaller);
   // The yardstick: the same response as plain objects, serialized in one call.
   const parsed = JSON.parse(body) as { data: unknown[]; total_count: number; links: { next: string | null } };
@@ -149,9 +167,11 @@ function scenario(name: string, index: CatalogIndex, params: RawParams, newCalle
     ms: measure(() => respond(index, params, newCaller)),
     stringifyMs: measure(() => JSON.stringify(equivalent)),
     bytes: body.length,
+    aim,
   };
 }
 
+/** Warm requests: the same caller asked before, so its list and the answer are kept. */
 function requests(): [string, RawParams][] {
   return [
     ['full list', {}],
@@ -160,21 +180,36 @@ function requests(): [string, RawParams][] {
   ];
 }
 
-/** Median of `COLD_RUNS` first requests, each on a freshly built index (empty serialization cache). */
-function coldFullList(catalog: readonly CatalogEntry[]): number {
+/**
+ * Median of `COLD_RUNS` first requests, each on a freshly built index (empty serialization
+ * cache), after `warmUp` untimed ones; each is followed by one `JSON.stringify` of the same
+ * response, timed alike, the yardstick of this row. Each starts after a full collection, so
+ * neither pays for the other's garbage. Without a warm-up the first runs also
+ * time the optimizing compiler, which on a loaded machine lags by several runs (it compiles
+ * on a background thread); that figure is printed beside it.
+ */
+function coldFullList(catalog: readonly CatalogEntry[], warmUp: number, name: string): Row {
+  const body = respond(new CatalogIndex(catalog), {});
+  const equivalent = JSON.parse(body) as unknown;
   const runs: number[] = [];
-  for (let run = 0; run < COLD_RUNS; run++) {
+  const stringifyRuns: number[] = [];
+  for (let run = 0; run < warmUp + COLD_RUNS; run++) {
     const index = new CatalogIndex(catalog);
-    const start = process.hrtime.bigint();
+    gc?.();
+    let start = process.hrtime.bigint();
     sink += respond(index, {}).length;
-    runs.push(Number(process.hrtime.bigint() - start) / 1e6);
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    gc?.();
+    start = process.hrtime.bigint();
+    sink += JSON.stringify(equivalent).length;
+    if (run < warmUp) continue;
+    runs.push(ms);
+    stringifyRuns.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  return median(runs);
+  return { scenario: name, ms: median(runs), stringifyMs: median(stringifyRuns), bytes: body.length, aim: COLD };
 }
 
 // --- memory ---
-
-const gc = (globalThis as { gc?: () => void }).gc;
 
 function heapUsedMb(): number {
   gc?.();
@@ -241,19 +276,27 @@ function runCatalog(label: string, load: () => CatalogEntry[], extraRows: () => 
     `  all ${variantCount} variants`.padEnd(28) + `${mb(heapAllViews)}  (+${mb(heapAllViews - heapIndex)} over the index; serializedBytes ${mb(index.serializedBytes() / 1024 / 1024)})`,
   );
 
-  const rows = requests().map(([name, params]) => scenario(name, index, params));
-  rows.splice(2, 0, scenario('first page (limit 50) of a new caller', index, { limit: '50' }, true));
+  const rows = requests().map(([name, params]) => scenario(name, WARM, index, params));
+  const newCallerAim = index.size >= 10_000 ? NEW_CALLER_AT_10_000 : EVERY_SCENARIO;
+  rows.splice(2, 0, scenario('first page (limit 50) of a new caller', newCallerAim, index, { limit: '50' }, true));
   rows.push(...extraRows());
-  const cold = coldFullList(catalog);
-  const fullStringify = rows[0]!.stringifyMs;
-  rows.push({ scenario: 'cold full list (1st request)', ms: cold, stringifyMs: fullStringify, bytes: rows[0]!.bytes });
+  const unwarmed = coldFullList(catalog, 0, `  the same, no warm-up (first ${COLD_RUNS} cold requests)`);
+  rows.push(coldFullList(catalog, COLD_WARM_UP, 'cold full list (1st request)'), unwarmed);
   printTable(rows);
   return rows.map((row) => ({ ...row, scenario: `${label}: ${row.scenario}` }));
 }
 
 function printTable(rows: Row[]): void {
-  const header = ['scenario', 'median ms', 'JSON.stringify ms', 'ratio', 'body KB'];
-  const lines = rows.map((r) => [r.scenario, r.ms.toFixed(3), r.stringifyMs.toFixed(3), `${(r.ms / r.stringifyMs).toFixed(2)}x`, (r.bytes / 1024).toFixed(0)]);
+  const header = ['scenario', 'median ms', 'JSON.stringify ms', 'ratio', 'aim', '', 'body KB'];
+  const lines = rows.map((r) => [
+    r.scenario,
+    r.ms.toFixed(3),
+    r.stringifyMs.toFixed(3),
+    `${(r.ms / r.stringifyMs).toFixed(2)}x`,
+    `<= ${r.aim.toFixed(1)}x`,
+    meets(r) ? 'met' : 'MISSED',
+    (r.bytes / 1024).toFixed(0),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const format = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   console.log(format(header));
@@ -261,18 +304,21 @@ function printTable(rows: Row[]): void {
   for (const line of lines) console.log(format(line));
 }
 
+const meets = (row: Row) => row.ms <= row.aim * row.stringifyMs;
+
 function main(): void {
   const started = nowMs();
   console.log(`catalog list benchmark: node ${process.version}, median of ${RUNS} runs (each >= ${MIN_RUN_MS} ms), caller with default settings`);
+  console.log(`aims: ${AIMS.join('; ')}`);
   const snapshot = snapshotCatalog();
   const rows = [
     ...runCatalog('snapshot', loadedSnapshot, () => [
-      scenario('page (limit 50), seed objects', new CatalogIndex(snapshot), { offset: '100', limit: '50' }),
+      scenario('page (limit 50), seed objects', WARM, new CatalogIndex(snapshot), { offset: '100', limit: '50' }),
     ]),
     ...runCatalog('generated', () => generateCatalog(snapshot, GENERATED_SIZE)),
   ];
-  const outside = rows.filter((r) => r.ms > 2 * r.stringifyMs).map((r) => r.scenario);
-  console.log(`\naim "within 2x of JSON.stringify": ${outside.length === 0 ? 'met by every scenario' : `missed by ${outside.join(', ')}`}`);
+  const missed = rows.filter((r) => !meets(r)).map((r) => r.scenario);
+  console.log(`\naims: ${missed.length === 0 ? 'met by every scenario' : `missed by ${missed.join(', ')}`}`);
   console.log(`total ${((nowMs() - started) / 1000).toFixed(1)} s (sink ${sink % 10})`);
 }
 

@@ -12,6 +12,22 @@ export interface CallerPolicy {
   readonly key: string;
   allowsModel(model: PublicModel): boolean;
   allowsEndpoint(endpoint: ProviderEndpoint): boolean;
+  /** Set when `allowsModel` is true of every model: a listing then asks nothing per model. */
+  readonly allowsEveryModel?: boolean;
+  /**
+   * Set when `allowsEndpoint` reads nothing of an endpoint but its {@link endpointTraits}:
+   * endpoints with equal traits get one answer, so a listing asks once per distinct traits.
+   */
+  readonly decidesByTraits?: boolean;
+}
+
+/**
+ * What of an endpoint the policies built here read: its provider tag, its data policy and
+ * its regions. Equal strings, equal answers.
+ */
+export function endpointTraits(endpoint: ProviderEndpoint): string {
+  const { training, retainsPrompts, zeroDataRetention } = endpoint.dataPolicy;
+  return JSON.stringify([endpoint.tag, training, retainsPrompts, zeroDataRetention, endpoint.regions]);
 }
 
 interface GuardrailSets {
@@ -79,6 +95,8 @@ export function buildCallerPolicy(input: {
 
   return {
     key,
+    allowsEveryModel: guardrails.every((g) => g.allowedModels === null && g.ignoredModels.size === 0),
+    decidesByTraits: true,
     // Guardrails name models by canonical slug or by id; either form matches.
     allowsModel(model) {
       for (const g of guardrails) {
@@ -108,7 +126,13 @@ export async function loadCallerPolicy(principal: Principal, accounts: AccountSt
 }
 
 /** An open policy: every model and endpoint (operators and benchmarks). */
-export const OPEN_POLICY: CallerPolicy = { key: 'open', allowsModel: () => true, allowsEndpoint: () => true };
+export const OPEN_POLICY: CallerPolicy = {
+  key: 'open',
+  allowsModel: () => true,
+  allowsEndpoint: () => true,
+  allowsEveryModel: true,
+  decidesByTraits: true,
+};
 
 /**
  * The region whose configured hostname the request came in on, or null. Both sides are

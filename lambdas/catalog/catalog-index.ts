@@ -1,72 +1,23 @@
 import { API_BASE_PATH } from '../routes';
-import type { CallerPolicy } from './caller-policy';
+import { endpointTraits, type CallerPolicy } from './caller-policy';
 import type { CatalogQuery, CatalogSort } from './catalog-query';
-import { averageTokenPrice } from './pricing';
+import { endpointKeys, SORT_KEYS, sortOrder, type SortFields } from './catalog-sort';
 import { OUTPUT_MODALITIES, type CatalogEntry, type OutputModality, type ProviderEndpoint, type PublicModel } from './types';
 
-/** A caller's view of one model: the endpoints it can reach, the first one routing-preferred. */
-interface ModelView {
-  indexed: IndexedEntry;
-  top: ProviderEndpoint;
-  topIndex: number;
-  contextLength: number | null;
-}
-
-interface IndexedEntry {
+interface IndexedEntry extends SortFields {
   entry: CatalogEntry;
   /** Default order: position in the imported catalog. */
   position: number;
   /** Output modalities as bits of {@link modalityBits}: the filter is one AND per model. */
   outputModalities: number;
-  /** Sort keys that do not depend on the caller; null means "no score", sorted last. */
-  created: number;
-  popularity: number;
-  weeklyTokens: number;
-  intelligence: number | null;
-  coding: number | null;
-  agentic: number | null;
-  arenaElo: number | null;
-  /** Sort keys of each endpoint, by endpoint position: computed once, not per request. */
-  endpointKeys: EndpointKeys[];
   /**
-   * Serialized views, by top endpoint position, then by context length; most callers share
-   * one. Numeric keys: no key string is built per model per request.
+   * Serialized views, by {@link variantKey} (top endpoint position and context length); most
+   * callers share one. Numeric keys: no key string is built per model per request.
    */
-  serialized: (Map<number, string> | undefined)[];
+  serialized: Map<number, string> | undefined;
 }
 
-interface EndpointKeys {
-  price: number | null;
-  throughput: number | null;
-  latency: number | null;
-}
-
-function endpointKeys(endpoint: ProviderEndpoint): EndpointKeys {
-  return {
-    price: averageTokenPrice(endpoint.pricing),
-    throughput: endpoint.throughput_last_30m?.p50 ?? null,
-    latency: endpoint.latency_last_30m?.p50 ?? null,
-  };
-}
-
-type Direction = 'asc' | 'desc';
-
-const SORT_KEYS: Record<CatalogSort, { direction: Direction; key: (view: ModelView) => number | null }> = {
-  'most-popular': { direction: 'desc', key: (v) => v.indexed.popularity },
-  newest: { direction: 'desc', key: (v) => v.indexed.created },
-  'top-weekly': { direction: 'desc', key: (v) => v.indexed.weeklyTokens },
-  'pricing-low-to-high': { direction: 'asc', key: (v) => v.indexed.endpointKeys[v.topIndex]!.price },
-  'pricing-high-to-low': { direction: 'desc', key: (v) => v.indexed.endpointKeys[v.topIndex]!.price },
-  'context-high-to-low': { direction: 'desc', key: (v) => v.contextLength },
-  'throughput-high-to-low': { direction: 'desc', key: (v) => v.indexed.endpointKeys[v.topIndex]!.throughput },
-  'latency-low-to-high': { direction: 'asc', key: (v) => v.indexed.endpointKeys[v.topIndex]!.latency },
-  'intelligence-high-to-low': { direction: 'desc', key: (v) => v.indexed.intelligence },
-  'coding-high-to-low': { direction: 'desc', key: (v) => v.indexed.coding },
-  'agentic-high-to-low': { direction: 'desc', key: (v) => v.indexed.agentic },
-  'design-arena-elo-high-to-low': { direction: 'desc', key: (v) => v.indexed.arenaElo },
-};
-
-/** How many callers' ordered lists an index keeps (each is an array of references). */
+/** How many callers' ordered lists an index keeps (each an array of model positions). */
 const RECENT_LISTS = 64;
 /**
  * Bytes of answered pages and full lists kept with those lists: a repeated request (a
@@ -77,9 +28,19 @@ export const KEPT_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /** A caller's ordered list and the answers already serialized from it, by page. */
 interface KeptList {
-  readonly views: readonly ModelView[];
+  /**
+   * The listed models by position in the index, in the caller's order: one allocation per
+   * list rather than an object per model, which at 10,000 models would cost a new caller
+   * more in garbage collection than its filtering. The endpoints of a listed model the
+   * caller reaches are found again, from `reaches`, for the few models a page shows.
+   */
+  readonly models: Int32Array;
+  readonly reaches: Reaches;
   readonly answers: Map<string, string>;
 }
+
+/** Whether a caller reaches an endpoint, by its position in the index's endpoint arrays. */
+type Reaches = (endpoint: number, model: number) => boolean;
 
 export interface ListResult {
   total: number;
@@ -99,12 +60,49 @@ export class CatalogIndex {
   private readonly bySlug = new Map<string, IndexedEntry[]>();
   private readonly recentLists = new Map<string, KeptList>();
   private keptBytes = 0;
+  /**
+   * What filtering reads, in flat arrays rather than through each entry's object graph: each
+   * entry's output modalities and first endpoint (its endpoints run to the next entry's
+   * first), and each endpoint's context length and traits (an index into `traitEndpoints`,
+   * one endpoint of each distinct traits).
+   */
+  private readonly modalities: Int32Array;
+  private readonly firstEndpoints: Int32Array;
+  private readonly endpointContexts: Float64Array;
+  private readonly endpointTraitIds: Int32Array;
+  private readonly traitEndpoints: ProviderEndpoint[] = [];
+  /** The list being filtered, copied out at its length. */
+  private readonly scratchModels: Int32Array;
 
   constructor(
     catalog: readonly CatalogEntry[],
     private readonly keptAnswerBudget = KEPT_ANSWER_BYTES,
   ) {
     this.entries = catalog.map((entry, position) => indexEntry(entry, position));
+    const endpointCount = catalog.reduce((sum, entry) => sum + entry.endpoints.length, 0);
+    this.modalities = new Int32Array(this.entries.length);
+    this.firstEndpoints = new Int32Array(this.entries.length + 1);
+    this.endpointContexts = new Float64Array(endpointCount);
+    this.endpointTraitIds = new Int32Array(endpointCount);
+    this.scratchModels = new Int32Array(this.entries.length);
+    const traitIds = new Map<string, number>();
+    let next = 0;
+    this.entries.forEach((indexed, position) => {
+      this.modalities[position] = indexed.outputModalities;
+      this.firstEndpoints[position] = next;
+      for (const endpoint of indexed.entry.endpoints) {
+        const traits = endpointTraits(endpoint);
+        let id = traitIds.get(traits);
+        if (id === undefined) {
+          id = this.traitEndpoints.push(endpoint) - 1;
+          traitIds.set(traits, id);
+        }
+        this.endpointContexts[next] = endpoint.context_length;
+        this.endpointTraitIds[next] = id;
+        next++;
+      }
+    });
+    this.firstEndpoints[this.entries.length] = next;
     for (const indexed of this.entries) {
       const { id, canonical_slug: slug } = indexed.entry.model;
       this.byId.set(id, indexed);
@@ -130,15 +128,54 @@ export class CatalogIndex {
   /** The models this caller may use, filtered, sorted and paged (SPEC 4.1). */
   list(policy: CallerPolicy, query: CatalogQuery): ListResult {
     const kept = this.filteredAndSorted(policy, query);
-    const { views } = kept;
+    const total = kept.models.length;
     const pageKey = query.page ? `${query.page.offset}:${query.page.limit}` : 'all';
     let dataJson = kept.answers.get(pageKey);
     if (dataJson === undefined) {
-      const page = query.page ? views.slice(query.page.offset, query.page.offset + query.page.limit) : views;
-      dataJson = `[${page.map(serializeView).join(',')}]`;
+      const start = query.page ? Math.min(query.page.offset, total) : 0;
+      const end = query.page ? Math.min(start + query.page.limit, total) : total;
+      dataJson = this.serializeList(kept, start, end);
       this.keepAnswer(kept, pageKey, dataJson);
     }
-    return { total: views.length, dataJson };
+    return { total, dataJson };
+  }
+
+  /**
+   * The `data` array of the list's models `start` to `end`, concatenated rather than joined:
+   * like the string `JSON.stringify` returns, it stays a rope over the views' kept strings
+   * until it is written out, once. A joined copy is a second copy of every byte, and one over
+   * 128 KB is allocated outside the heap's pages, page by page, which on some machines costs
+   * more than the rest of the request.
+   */
+  private serializeList(list: KeptList, start: number, end: number): string {
+    if (start >= end) return '[]';
+    const { models, reaches } = list;
+    let json = `[${this.serializeView(models[start]!, reaches)}`;
+    for (let i = start + 1; i < end; i++) json += `,${this.serializeView(models[i]!, reaches)}`;
+    return `${json}]`;
+  }
+
+  /** The listed model at `position` as this caller sees it, serialized once per variant. */
+  private serializeView(position: number, reaches: Reaches): string {
+    const first = this.firstEndpoints[position]!;
+    return serializeView(this.entries[position]!, this.topEndpoint(position, reaches) - first, this.longestContext(position, reaches));
+  }
+
+  /** The routing-preferred endpoint the caller reaches: the model's first it reaches; -1 for none. */
+  private topEndpoint(position: number, reaches: Reaches): number {
+    for (let i = this.firstEndpoints[position]!; i < this.firstEndpoints[position + 1]!; i++) {
+      if (reaches(i, position)) return i;
+    }
+    return -1;
+  }
+
+  /** The longest context among the endpoints of a listed model the caller reaches. */
+  private longestContext(position: number, reaches: Reaches): number {
+    let longest = 0;
+    for (let i = this.firstEndpoints[position]!; i < this.firstEndpoints[position + 1]!; i++) {
+      if (reaches(i, position) && this.endpointContexts[i]! > longest) longest = this.endpointContexts[i]!;
+    }
+    return longest;
   }
 
   private keepAnswer(kept: KeptList, pageKey: string, json: string): void {
@@ -173,15 +210,8 @@ export class CatalogIndex {
       this.recentLists.set(key, kept);
       return kept;
     }
-    const views: ModelView[] = [];
-    for (const indexed of this.entries) {
-      // null: `all`, which also lists a model without output modalities.
-      if (modalities !== null && (indexed.outputModalities & modalities) === 0) continue;
-      const view = viewFor(indexed, policy);
-      if (view) views.push(view);
-    }
-    if (query.sort) sortViews(views, query.sort);
-    const list: KeptList = { views, answers: new Map() };
+    const list = this.filtered(policy, modalities);
+    if (query.sort) this.sortList(list, query.sort);
     this.recentLists.set(key, list);
     if (this.recentLists.size > RECENT_LISTS) {
       const oldest = this.recentLists.keys().next().value!;
@@ -189,6 +219,45 @@ export class CatalogIndex {
       this.recentLists.delete(oldest);
     }
     return list;
+  }
+
+  /**
+   * The models this caller can use among `modalities` (null: `all`, which also lists a model
+   * without output modalities), in the default order, each with its routing-preferred
+   * endpoint and the longest context it can reach.
+   */
+  private filtered(policy: CallerPolicy, modalities: number | null): KeptList {
+    const { entries, firstEndpoints, endpointTraitIds, scratchModels: models } = this;
+    // A policy deciding by traits is asked once per distinct traits, not once per endpoint.
+    const allowedTraits = policy.decidesByTraits ? Uint8Array.from(this.traitEndpoints, (e) => (policy.allowsEndpoint(e) ? 1 : 0)) : null;
+    const reaches: Reaches = allowedTraits
+      ? (endpoint) => allowedTraits[endpointTraitIds[endpoint]!] === 1
+      : (endpoint, model) => policy.allowsEndpoint(entries[model]!.entry.endpoints[endpoint - firstEndpoints[model]!]!);
+    const everyModel = policy.allowsEveryModel === true;
+    let count = 0;
+    for (let position = 0; position < entries.length; position++) {
+      if (modalities !== null && (this.modalities[position]! & modalities) === 0) continue;
+      if (!everyModel && !policy.allowsModel(entries[position]!.entry.model)) continue;
+      const end = firstEndpoints[position + 1]!;
+      let i = firstEndpoints[position]!;
+      // Inlined `topEndpoint` for the common policy: this loop is a new caller's whole cost.
+      if (allowedTraits) while (i < end && allowedTraits[endpointTraitIds[i]!] === 0) i++;
+      else while (i < end && !reaches(i, position)) i++;
+      if (i < end) models[count++] = position;
+    }
+    return { models: models.slice(0, count), reaches, answers: new Map() };
+  }
+
+  private sortList(list: KeptList, sort: CatalogSort): void {
+    const { direction, key } = SORT_KEYS[sort];
+    const { models, reaches } = list;
+    const order = sortOrder(models.length, direction, (i) => {
+      const position = models[i]!;
+      const top = this.topEndpoint(position, reaches) - this.firstEndpoints[position]!;
+      return key(this.entries[position]!, top, this.longestContext(position, reaches));
+    });
+    const unsorted = models.slice();
+    for (let i = 0; i < models.length; i++) models[i] = unsorted[order[i]!]!;
   }
 
   /** One model by id or canonical slug, with the endpoints this caller may reach. */
@@ -215,7 +284,7 @@ export class CatalogIndex {
   serializedBytes(): number {
     let bytes = 0;
     for (const indexed of this.entries) {
-      for (const byContext of indexed.serialized) for (const json of byContext?.values() ?? []) bytes += json.length * 2;
+      for (const json of indexed.serialized?.values() ?? []) bytes += json.length * 2;
     }
     return bytes;
   }
@@ -238,63 +307,38 @@ function indexEntry(entry: CatalogEntry, position: number): IndexedEntry {
     // SPEC 4.1 rule 2: the best rating across arenas.
     arenaElo: arena.length > 0 ? Math.max(...arena.map((a) => a.elo)) : null,
     endpointKeys: entry.endpoints.map(endpointKeys),
-    serialized: [],
+    serialized: undefined,
   };
-}
-
-function viewFor(indexed: IndexedEntry, policy: CallerPolicy): ModelView | undefined {
-  const { model, endpoints } = indexed.entry;
-  if (!policy.allowsModel(model)) return undefined;
-  let topIndex = -1;
-  let contextLength: number | null = null;
-  for (let i = 0; i < endpoints.length; i++) {
-    const endpoint = endpoints[i]!;
-    if (!policy.allowsEndpoint(endpoint)) continue;
-    if (topIndex < 0) topIndex = i;
-    if (contextLength === null || endpoint.context_length > contextLength) contextLength = endpoint.context_length;
-  }
-  if (topIndex < 0) return undefined;
-  return { indexed, top: endpoints[topIndex]!, topIndex, contextLength };
 }
 
 /**
  * The model as this caller sees it: pricing and limits of the endpoint its requests
  * route to first, context length of the longest it can reach.
  */
-function serializeView(view: ModelView): string {
-  const byContext = (view.indexed.serialized[view.topIndex] ??= new Map());
-  // A view exists only with a reachable endpoint, so its context length is a number.
-  const cacheKey = view.contextLength!;
-  const cached = byContext.get(cacheKey);
+function serializeView(indexed: IndexedEntry, topIndex: number, contextLength: number): string {
+  const serialized = (indexed.serialized ??= new Map());
+  const key = variantKey(topIndex, contextLength);
+  const cached = serialized.get(key);
   if (cached !== undefined) return cached;
-  const model = view.indexed.entry.model;
+  const { model, endpoints } = indexed.entry;
+  const top = endpoints[topIndex]!;
   const json = JSON.stringify({
     ...model,
-    context_length: view.contextLength,
-    pricing: view.top.pricing,
+    context_length: contextLength,
+    pricing: top.pricing,
     top_provider: {
-      context_length: view.top.context_length,
-      max_completion_tokens: view.top.max_completion_tokens,
-      is_moderated: view.top.is_moderated,
+      context_length: top.context_length,
+      max_completion_tokens: top.max_completion_tokens,
+      is_moderated: top.is_moderated,
     },
   });
-  byContext.set(cacheKey, json);
+  serialized.set(key, json);
   return json;
 }
 
-function sortViews(views: ModelView[], sort: CatalogSort): void {
-  const { direction, key } = SORT_KEYS[sort];
-  const keyed = views.map((view) => ({ view, key: key(view) }));
-  const sign = direction === 'asc' ? 1 : -1;
-  // SPEC 4.1 rule 3: missing scores last; ties keep the default order.
-  keyed.sort((a, b) => {
-    if (a.key === null || b.key === null) {
-      if (a.key === b.key) return a.view.indexed.position - b.view.indexed.position;
-      return a.key === null ? 1 : -1;
-    }
-    return (a.key - b.key) * sign || a.view.indexed.position - b.view.indexed.position;
-  });
-  for (let i = 0; i < keyed.length; i++) views[i] = keyed[i]!.view;
+/** One number for a view's variant: context lengths are integers far below 2^32, endpoints per model below 2^20. */
+function variantKey(topIndex: number, contextLength: number): number {
+  return topIndex * 2 ** 32 + contextLength;
 }
 
 const MODALITY_BIT = new Map<string, number>(OUTPUT_MODALITIES.map((modality, i) => [modality, 1 << i]));

@@ -609,6 +609,33 @@ describe('CatalogIndex over the snapshot (properties)', () => {
   });
 });
 
+describe('policies that decide by endpoint traits', () => {
+  const catalog = snapshotCatalog();
+  const callers: [string, CallerPolicy][] = [
+    ['default', policy({})],
+    ['eu, no azure', policy({ region: 'eu', ignoredProviders: ['azure'] })],
+    ['two models', policy({ allowedModels: [catalog[3]!.model.id, catalog[40]!.model.canonical_slug] })],
+  ];
+
+  it.each(callers)('list the same bytes as the same policy asked of every model and endpoint (%s)', (_name, who) => {
+    // Without the flags the index asks allowsModel and allowsEndpoint of each model and endpoint.
+    const asked: CallerPolicy = { key: who.key, allowsModel: (m) => who.allowsModel(m), allowsEndpoint: (e) => who.allowsEndpoint(e) };
+    for (const sort of [null, ...SORTS]) {
+      for (const page of [null, { offset: 7, limit: 30 }]) {
+        const q = query({ outputModalities: null, sort, page });
+        const expected = new CatalogIndex(catalog).list(asked, q);
+        expect(new CatalogIndex(catalog).list(who, q)).toEqual(expected);
+      }
+    }
+  });
+
+  it('are flagged by buildCallerPolicy, every model allowed only without a guardrail naming models', () => {
+    expect(policy({})).toMatchObject({ decidesByTraits: true, allowsEveryModel: true });
+    expect(policy({ ignoredProviders: ['azure'] })).toMatchObject({ decidesByTraits: true, allowsEveryModel: true });
+    expect(policy({ allowedModels: ['x/y'] }).allowsEveryModel).toBe(false);
+  });
+});
+
 describe('links.details of models sharing a canonical slug', () => {
   it('keeps the slug link of the first model holding it and gives a variant a link by its own id', () => {
     const index = new CatalogIndex([
