@@ -209,7 +209,15 @@ async function checkProof(deps: TokenExchangeDeps, input: TokenExchangeInput): P
     if (!(error instanceof DpopProofError)) throw error;
     return { refusal: { reason: 'dpop_proof_invalid', description: error.description } };
   }
-  if (!(await deps.proofs.claim(verified))) {
+  let fresh: boolean;
+  try {
+    fresh = await deps.proofs.claim(verified);
+  } catch (error) {
+    // As for the rate counter: the store that would tell a replay cannot answer, so nothing is issued.
+    deps.logger.error('DPoP proof replay store unavailable', { requestId: input.requestId, error: (error as Error).name });
+    throw temporarilyUnavailable('The token endpoint is unavailable; retry shortly', 1);
+  }
+  if (!fresh) {
     return { verified, refusal: { reason: 'dpop_proof_replayed', description: 'The DPoP proof was used before: sign a new proof for every request' } };
   }
   return { verified };

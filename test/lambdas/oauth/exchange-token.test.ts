@@ -352,6 +352,15 @@ describe('exchangeToken with DPoP (RFC 9449 §5)', () => {
     await expect(failing.run(form(), undefined, [await proof({ iat: NOW_S - 3600 })])).rejects.toMatchObject({ code: 'invalid_dpop_proof' });
   });
 
+  it('issues nothing when the replay store cannot answer: 503 with Retry-After, logged', async () => {
+    const h = harness(passingEvaluation({ exp: NOW_S + 3600 }), {
+      proofs: new DpopChecker({ apiBaseUrl: ISSUER, replays: { claim: async () => Promise.reject(new Error('throttled')) }, clock: new FixedClock(NOW) }),
+    });
+    const error = await refusal(h.run(form(), undefined, [await proof()]));
+    expect([error.status, error.code, error.headers['Retry-After']]).toEqual([503, 'temporarily_unavailable', '1']);
+    expect(h.errors).toEqual([expect.objectContaining({ message: 'DPoP proof replay store unavailable', error: 'Error' })]);
+  });
+
   it('takes a proof once: a replayed proof is refused and recorded', async () => {
     const h = harness(passingEvaluation({ exp: NOW_S + 3600 }));
     const once = await proof();
