@@ -44,15 +44,22 @@ function percentile(values: number[], p: number): number {
 }
 
 /** Median microseconds per call over 15 runs of `iterations` sequential awaited calls, after a warm-up. */
-async function timePerCall(fn: () => Promise<unknown>, iterations = 2000): Promise<number> {
-  for (let i = 0; i < iterations; i++) await fn();
-  const runs: number[] = [];
+/**
+ * Median µs per call of each row. The rows take their timed runs in turn, so a change in the
+ * shared machine's load falls on all of them alike and their ratios hold.
+ */
+async function timePerCall<Row extends string>(rows: Record<Row, () => Promise<unknown>>, iterations = 2000): Promise<Record<Row, number>> {
+  const entries = Object.entries(rows) as [Row, () => Promise<unknown>][];
+  for (const [, fn] of entries) for (let i = 0; i < iterations; i++) await fn();
+  const runs = new Map<Row, number[]>(entries.map(([row]) => [row, []]));
   for (let run = 0; run < 15; run++) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < iterations; i++) await fn();
-    runs.push(Number(process.hrtime.bigint() - start) / 1000 / iterations);
+    for (const [row, fn] of entries) {
+      const start = process.hrtime.bigint();
+      for (let i = 0; i < iterations; i++) await fn();
+      runs.get(row)!.push(Number(process.hrtime.bigint() - start) / 1000 / iterations);
+    }
   }
-  return median(runs);
+  return Object.fromEntries(entries.map(([row]) => [row, median(runs.get(row)!)])) as Record<Row, number>;
 }
 
 async function authenticationBench(): Promise<void> {
@@ -107,10 +114,17 @@ async function authenticationBench(): Promise<void> {
     const proofs = new DpopChecker({ apiBaseUrl: ISSUER, replays: { claim: async () => true }, clock: systemClock });
 
     const deps = { accounts, clock: systemClock, accessTokens };
-    const bare = await timePerCall(() => compactVerify(token, publicKey, { algorithms: ['ES256'] }));
-    const withKey = await timePerCall(() => authenticate(bearer(secret), deps));
-    const withToken = await timePerCall(() => authenticate(bearer(token), deps));
-    const withBoundToken = await timePerCall(() => authenticate(withProof, { ...deps, proofs }));
+    const {
+      bare,
+      key: withKey,
+      token: withToken,
+      bound: withBoundToken,
+    } = await timePerCall({
+      bare: () => compactVerify(token, publicKey, { algorithms: ['ES256'] }),
+      key: () => authenticate(bearer(secret), deps),
+      token: () => authenticate(bearer(token), deps),
+      bound: () => authenticate(withProof, { ...deps, proofs }),
+    });
     console.log('\nAuthenticating one request (in-memory stores), median µs per request');
     console.log(`  bare jose ES256 verification    ${bare.toFixed(1).padStart(8)} µs   1.00x`);
     console.log(`  API key                         ${withKey.toFixed(1).padStart(8)} µs   ${(withKey / bare).toFixed(2)}x`);
