@@ -85,10 +85,12 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     await admitted;
     throw error;
   }
-  const evaluating = deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted });
   // A proof is verified once the request is admitted (a flood past the limit costs no
-  // signature checks), and claimed beside the issuer, organization and key reads: no stage of its own.
-  const proving = admitted.then(() => checkProof(deps, input));
+  // signature checks); the evaluation goes on once it is, so the proof's replay record and the
+  // issuer, organization and key reads start together: no stage of its own.
+  const proofChecked = admitted.then(() => verifyProof(deps, input));
+  const evaluating = deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted: proofChecked });
+  const proving = proofChecked.then((outcome) => claimProof(deps, input, outcome));
   // Their failures when the request is not admitted are the limiter's, thrown below.
   evaluating.catch(() => undefined);
   proving.catch(() => undefined);
@@ -199,16 +201,21 @@ interface ProofOutcome {
   refusal?: { reason: Extract<RefusalReason, 'dpop_proof_invalid' | 'dpop_proof_replayed'>; description: string };
 }
 
-/** RFC 9449 §4.3 at the token endpoint: no proof is no binding; a sent proof must pass every check, once. */
-async function checkProof(deps: TokenExchangeDeps, input: TokenExchangeInput): Promise<ProofOutcome> {
+/** RFC 9449 §4.3 at the token endpoint, without I/O: no proof is no binding; a sent proof must pass every check. */
+async function verifyProof(deps: TokenExchangeDeps, input: TokenExchangeInput): Promise<ProofOutcome> {
   if (input.proofs.length === 0) return {};
-  let verified: VerifiedProof;
   try {
-    verified = await deps.proofs.check(input.proofs, { method: input.method, path: input.path, stageUrl: input.stageUrl });
+    return { verified: await deps.proofs.check(input.proofs, { method: input.method, path: input.path, stageUrl: input.stageUrl }) };
   } catch (error) {
     if (!(error instanceof DpopProofError)) throw error;
     return { refusal: { reason: 'dpop_proof_invalid', description: error.description } };
   }
+}
+
+/** A verified proof is good once: its replay record is claimed (RFC 9449 §11.1). */
+async function claimProof(deps: TokenExchangeDeps, input: TokenExchangeInput, outcome: ProofOutcome): Promise<ProofOutcome> {
+  const { verified } = outcome;
+  if (!verified || outcome.refusal) return outcome;
   let fresh: boolean;
   try {
     fresh = await deps.proofs.claim(verified);
