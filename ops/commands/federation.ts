@@ -43,11 +43,26 @@ function policyOptions(required: boolean): Record<string, OptionSpec> {
   };
 }
 
-/** The claim checks given on the command line; an absent one is left out (an update keeps it). */
+/**
+ * The claim checks given on the command line; an absent one is left out (an update keeps it),
+ * and one given as `--clear-<check>` is removed (null).
+ */
 function claimChecks(input: CommandInput): Record<string, unknown> | undefined {
-  const scopes = input.string('scopes-check');
-  const tokenType = input.string('token-type-check');
+  const scopes = clearable(input, 'scopes-check');
+  const tokenType = clearable(input, 'token-type-check');
   return scopes !== undefined || tokenType !== undefined ? withoutUndefined({ scopes, token_type: tokenType }) : undefined;
+}
+
+/** The fields `policy update` can remove, each with its `--clear-<field>` flag. */
+const CLEARABLE = ['subject', 'condition', 'scopes-check', 'token-type-check'] as const;
+
+/** A field's new value: the option's, null with `--clear-<option>` (an update removes it), or absent. */
+function clearable(input: CommandInput, option: (typeof CLEARABLE)[number]): string | null | undefined {
+  const value = input.string(option);
+  // `policy create` declares no --clear- flag: there it is never set.
+  if (!input.flag(`clear-${option}`)) return value;
+  if (value !== undefined) throw new UsageError(`--${option} and --clear-${option} exclude each other`);
+  return null;
 }
 
 function federation(ctx: OpsContext): FederationService {
@@ -294,11 +309,13 @@ export const policyCommands: CommandSpec[] = [
         'The policy is checked again as a whole, as policy create checks it. policy enable and policy pause switch it on and off.',
       '--require-dpop makes the policy issue DPoP-bound tokens only; --no-require-dpop lets an exchange without a proof get a Bearer token again ' +
         '(one with a valid proof still gets a bound token). They exclude each other.',
+      '--clear-subject, --clear-condition, --clear-scopes-check and --clear-token-type-check remove that field; the policy still needs a subject or a condition.',
     ],
     args: [ORG_ARG, POLICY_ARG],
     options: {
       ...policyOptions(false),
       'no-require-dpop': { type: 'boolean', help: 'issue Bearer tokens to exchanges without a DPoP proof (the default)' },
+      ...Object.fromEntries(CLEARABLE.map((option) => [`clear-${option}`, { type: 'boolean', help: `remove the policy's ${option.replace('-check', ' check')}` }])),
     },
     flagsByParameter: POLICY_FLAGS,
     parse(input) {
@@ -310,14 +327,14 @@ export const policyCommands: CommandSpec[] = [
         issuer_id: input.string('issuer'),
         audience: input.string('audience'),
         api_key_hash: input.string('key'),
-        subject: input.string('subject'),
-        condition: input.string('condition'),
+        subject: clearable(input, 'subject'),
+        condition: clearable(input, 'condition'),
         claim_checks: claimChecks(input),
         require_dpop: input.flag('require-dpop') ? true : input.flag('no-require-dpop') ? false : undefined,
       });
       if (Object.keys(body).length === 0) {
         throw new UsageError(
-          'nothing to change: give --name, --issuer, --audience, --key, --subject, --condition, --scopes-check, --token-type-check, --require-dpop or --no-require-dpop',
+          'nothing to change: give --name, --issuer, --audience, --key, --subject, --condition, --scopes-check, --token-type-check, --require-dpop, --no-require-dpop or a --clear- flag',
         );
       }
       return async (ctx) => {

@@ -204,7 +204,7 @@ describe('ops issuer and policy commands', () => {
     const nothing = await ops.run('policy', 'update', 'id-1', policyId);
     expect(nothing).toMatchObject({ code: 2, stdout: '' });
     expect(nothing.stderr.split('\n')[0]).toBe(
-      'error: nothing to change: give --name, --issuer, --audience, --key, --subject, --condition, --scopes-check, --token-type-check, --require-dpop or --no-require-dpop',
+      'error: nothing to change: give --name, --issuer, --audience, --key, --subject, --condition, --scopes-check, --token-type-check, --require-dpop, --no-require-dpop or a --clear- flag',
     );
     const both = await ops.run('policy', 'update', 'id-1', policyId, '--require-dpop', '--no-require-dpop');
     expect(both).toMatchObject({ code: 2, stdout: '' });
@@ -215,6 +215,25 @@ describe('ops issuer and policy commands', () => {
     const missing = await ops.run('policy', 'update', 'id-1', federationUuid(9), '--require-dpop');
     expect(missing).toMatchObject({ code: 1, stderr: `error: Policy ${federationUuid(9)} not found\n` });
     expect(JSON.parse((await ops.run('policy', 'show', 'id-1', policyId, '--json')).stdout).data).toMatchObject({ require_dpop: false, updated_at: null });
+  });
+
+  it('policy update --clear- flags remove a subject, a condition or a claim check, and the policy rules still hold', async () => {
+    await createIssuer();
+    await createPolicy('--subject', 'repo:acme/api:ref:refs/heads/main', '--condition', 'subject.startsWith("repo:acme/")', '--scopes-check', 'deploy', '--token-type-check', 'id');
+    const cleared = await ops.run('policy', 'update', 'id-1', policyId, '--clear-condition', '--clear-scopes-check', '--json');
+    expect(cleared).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(cleared.stdout).data).toMatchObject({
+      subject: 'repo:acme/api:ref:refs/heads/main',
+      condition: null,
+      claim_checks: { scopes: null, token_type: 'id' },
+    });
+    // Subject or condition (SPEC 2.12 rule 1): the last of them cannot go.
+    const lastRule = await ops.run('policy', 'update', 'id-1', policyId, '--clear-subject');
+    expect(lastRule).toMatchObject({ code: 2, stdout: '' });
+    const both = await ops.run('policy', 'update', 'id-1', policyId, '--subject', 'x', '--clear-subject');
+    expect([both.code, both.stderr.split('\n')[0]]).toEqual([2, 'error: --subject and --clear-subject exclude each other']);
+    const replaced = await ops.run('policy', 'update', 'id-1', policyId, '--condition', 'subject == "repo:acme/api:ref:refs/heads/main"', '--clear-subject', '--clear-token-type-check', '--json');
+    expect(JSON.parse(replaced.stdout).data).toMatchObject({ subject: null, condition: 'subject == "repo:acme/api:ref:refs/heads/main"', claim_checks: { scopes: null, token_type: null } });
   });
 
   it('a management key gives scope management', async () => {
