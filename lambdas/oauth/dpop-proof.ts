@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from 'jose';
+import { MAX_RSA_BITS, MIN_RSA_BITS, RSA_PUBLIC_EXPONENT } from '../federation/subject-token';
 import { CLOCK_LEEWAY_SECONDS } from '../federation/token-time-rules';
 import { DPOP_SIGNING_ALGS, MAX_DPOP_PROOF_BYTES } from './dpop-wire';
 
@@ -26,8 +27,6 @@ export const DPOP_PROOF_WINDOW_SECONDS = 300;
 export const MAX_DPOP_JTI_LENGTH = 256;
 /** The longest `htu` a proof may carry. */
 const MAX_HTU_LENGTH = 2048;
-/** RSA proof keys: public exponent 65537 and a modulus of 2048 to 8192 bits, as for issuer keys. */
-const RSA_MODULUS_BITS = { min: 2048, max: 8192 } as const;
 
 /** JWK members that only a private or symmetric key has (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2). */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
@@ -124,19 +123,14 @@ export function accessTokenHash(accessToken: string): string {
   return createHash('sha256').update(accessToken, 'ascii').digest('base64url');
 }
 
-/** The `jwk` header: a public EC, RSA or OKP key, nothing private in it, RSA within bounds. */
+/** The `jwk` header: a public EC, RSA or OKP key, nothing private in it, RSA with the issuer keys' exponent. */
 function publicJwk(value: unknown): JWK {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DpopProofError('The DPoP proof header needs the public key as jwk');
   const jwk = value as Record<string, unknown>;
   if (PRIVATE_MEMBERS.some((member) => Object.hasOwn(jwk, member))) throw new DpopProofError('The DPoP proof jwk must be a public key, without private members');
   if (jwk.kty !== 'EC' && jwk.kty !== 'RSA' && jwk.kty !== 'OKP') throw new DpopProofError('The DPoP proof jwk must be an EC, RSA or OKP public key');
-  if (jwk.kty === 'RSA') {
-    if (jwk.e !== 'AQAB') throw new DpopProofError('The DPoP proof RSA key must have the public exponent 65537');
-    const bits = typeof jwk.n === 'string' ? rsaModulusBits(jwk.n) : 0;
-    if (bits < RSA_MODULUS_BITS.min || bits > RSA_MODULUS_BITS.max) {
-      throw new DpopProofError(`The DPoP proof RSA key must have ${RSA_MODULUS_BITS.min} to ${RSA_MODULUS_BITS.max} bits`);
-    }
-  }
+  // As for issuer keys (subject-token.ts): verification cost grows with the exponent.
+  if (jwk.kty === 'RSA' && jwk.e !== RSA_PUBLIC_EXPONENT) throw new DpopProofError('The DPoP proof RSA key must have the public exponent 65537');
   return jwk as JWK;
 }
 
@@ -169,8 +163,14 @@ function importedKey(jwk: JWK, jkt: string, alg: string): Promise<CryptoKey> {
   let key = importedKeys.get(id);
   if (key === undefined) {
     key = importJWK({ ...jwk, ext: true }, alg).then((imported) => {
-      if ((imported as CryptoKey).type !== 'public') throw new DpopProofError('The DPoP proof jwk must be a public key');
-      return imported as CryptoKey;
+      const cryptoKey = imported as CryptoKey;
+      if (cryptoKey.type !== 'public') throw new DpopProofError('The DPoP proof jwk must be a public key');
+      // The issuer keys' bounds (subject-token.ts), read from the key as imported.
+      const bits = (cryptoKey.algorithm as { modulusLength?: number }).modulusLength;
+      if (bits !== undefined && (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS)) {
+        throw new DpopProofError(`The DPoP proof RSA key must have ${MIN_RSA_BITS} to ${MAX_RSA_BITS} bits`);
+      }
+      return cryptoKey;
     });
     // A key that does not import is not remembered.
     key.catch(() => importedKeys.delete(id));
@@ -178,14 +178,6 @@ function importedKey(jwk: JWK, jkt: string, alg: string): Promise<CryptoKey> {
     importedKeys.set(id, key);
   }
   return key;
-}
-
-function rsaModulusBits(n: string): number {
-  const bytes = Buffer.from(n, 'base64url');
-  let leading = 0;
-  while (leading < bytes.length && bytes[leading] === 0) leading += 1;
-  if (leading === bytes.length) return 0;
-  return (bytes.length - leading) * 8 - Math.clz32(bytes[leading]!) + 24;
 }
 
 /** jose's refusal, in the words of the check that failed. */
