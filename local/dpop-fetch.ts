@@ -1,5 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { accessTokenHash } from '../lambdas/oauth/dpop-proof';
 
 /** A workload's DPoP key (RFC 9449): the private key never leaves the workload. */
 export interface DpopKey {
@@ -28,7 +29,7 @@ export function dpopProof(key: DpopKey, method: string, url: string | URL, acces
     htu: target.href,
     jti: randomUUID(),
     iat: Math.floor(Date.now() / 1000),
-    ...(accessToken === undefined ? {} : { ath: createHash('sha256').update(accessToken, 'ascii').digest('base64url') }),
+    ...(accessToken === undefined ? {} : { ath: accessTokenHash(accessToken) }),
   })
     .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk })
     .sign(key.privateKey);
