@@ -1,4 +1,4 @@
-import { ForbiddenError, UnauthenticatedError } from '../errors';
+import { ForbiddenError, UnauthenticatedError, type AuthenticationScheme } from '../errors';
 import type { Clock } from '../clock';
 import { DpopProofError, type VerifiedProof } from '../oauth/dpop-proof';
 import type { AccountRecords, AccountStore } from './account-store';
@@ -41,12 +41,16 @@ export interface ProofChecker {
   claim(proof: VerifiedProof): Promise<boolean>;
 }
 
-/** What a request presents to be authenticated (lambdas/http/request.ts reads it from the event). */
-export interface PresentedCredential extends Omit<ProofRequest, 'accessToken'> {
-  /** The one `Authorization` value, if any. */
-  authorization: string | undefined;
+/** A request's `DPoP` proofs and what they must name, as the token endpoint and protected routes read them. */
+export interface RequestProofs extends Omit<ProofRequest, 'accessToken'> {
   /** Every `DPoP` header value. */
   proofs: readonly string[];
+}
+
+/** What a request presents to be authenticated (lambdas/http/request.ts reads it from the event). */
+export interface PresentedCredential extends RequestProofs {
+  /** The one `Authorization` value, if any. */
+  authorization: string | undefined;
 }
 
 export interface AuthenticationDeps {
@@ -102,16 +106,12 @@ export async function authenticate(request: PresentedCredential, deps: Authentic
     keyHash = hashApiKey(credential);
     kind = 'api_key';
   } else if (deps.accessTokens && JWT_SHAPE.test(credential)) {
-    let boundKey: string | null;
-    try {
-      ({ keyHash, federationPolicyId, boundKey } = await deps.accessTokens.verify(credential));
-    } catch {
-      throw new UnauthenticatedError('invalid_token', 'Invalid or expired access token');
-    }
+    const token = await verifiedAccessToken(deps.accessTokens, credential, 'Bearer');
     // RFC 9449 §7.1: a bound token sent as a bearer token is refused; that is the theft DPoP stops.
-    if (boundKey !== null) {
+    if (token.boundKey !== null) {
       throw new UnauthenticatedError('invalid_token', 'This access token is DPoP-bound: send it as "Authorization: DPoP <token>" with a DPoP proof', 'DPoP');
     }
+    ({ keyHash, federationPolicyId } = token);
     kind = 'access_token';
   } else {
     throw new UnauthenticatedError('unknown_key', 'Invalid API key');
@@ -143,12 +143,7 @@ async function verifyBoundToken(
   if (!deps.accessTokens || !deps.proofs || !JWT_SHAPE.test(credential)) {
     throw new UnauthenticatedError('invalid_token', 'The DPoP scheme takes a DPoP-bound access token', 'DPoP');
   }
-  let token: VerifiedAccessToken;
-  try {
-    token = await deps.accessTokens.verify(credential);
-  } catch {
-    throw new UnauthenticatedError('invalid_token', 'Invalid or expired access token', 'DPoP');
-  }
+  const token = await verifiedAccessToken(deps.accessTokens, credential, 'DPoP');
   if (token.boundKey === null) {
     throw new UnauthenticatedError('invalid_token', 'This access token is not DPoP-bound: send it as "Authorization: Bearer <token>"', 'DPoP');
   }
@@ -163,6 +158,15 @@ async function verifyBoundToken(
     throw new UnauthenticatedError('invalid_dpop_proof', 'The DPoP proof is signed by another key than the one the access token is bound to', 'DPoP');
   }
   return { keyHash: token.keyHash, federationPolicyId: token.federationPolicyId, proof };
+}
+
+/** One of our access tokens, verified; a refusal challenges with the scheme it came under. */
+async function verifiedAccessToken(accessTokens: AccessTokenVerifier, credential: string, scheme: AuthenticationScheme): Promise<VerifiedAccessToken> {
+  try {
+    return await accessTokens.verify(credential);
+  } catch {
+    throw new UnauthenticatedError('invalid_token', 'Invalid or expired access token', scheme);
+  }
 }
 
 /**

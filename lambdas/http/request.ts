@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { PresentedCredential } from '../accounts/authenticate';
+import type { PresentedCredential, RequestProofs } from '../accounts/authenticate';
 import { InvalidInputError, PayloadTooLargeError, UnauthenticatedError, UnsupportedMediaTypeError } from '../errors';
 import { normalizeHostname } from '../hostname';
 
@@ -62,7 +62,7 @@ type ProofEvent = HeaderEvent &
   Pick<APIGatewayProxyEvent, 'httpMethod' | 'path'> & { requestContext?: Partial<Pick<APIGatewayProxyEvent['requestContext'], 'domainName' | 'path'>> };
 
 /** A request's `DPoP` proofs (RFC 9449) and what they must name: method, path, and the URL API Gateway saw. */
-export function proofRequest(event: ProofEvent): Omit<PresentedCredential, 'authorization'> {
+export function proofRequest(event: ProofEvent): RequestProofs {
   const { domainName, path } = event.requestContext ?? {};
   return {
     proofs: headerValues(event, 'dpop'),

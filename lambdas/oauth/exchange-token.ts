@@ -1,4 +1,4 @@
-import type { ProofChecker } from '../accounts/authenticate';
+import type { ProofChecker, RequestProofs } from '../accounts/authenticate';
 import type { Clock, IdGenerator } from '../clock';
 import { EXCHANGE_EVENT_RETENTION_DAYS, type ExchangeEvent, type ExchangeEventStore } from '../federation/exchange-events';
 import type { ExchangeEvaluation, RefusalReason } from '../federation/exchange-types';
@@ -51,17 +51,12 @@ export interface TokenExchangeDeps {
   readonly onOutcome?: (outcome: 'issued' | 'refused', reason: RefusalReason | null) => void;
 }
 
-export interface TokenExchangeInput {
+export interface TokenExchangeInput extends RequestProofs {
   body: string;
   contentType: string | undefined;
   /** API Gateway's `requestContext.identity.sourceIp`, never a client-supplied header. */
   sourceIp: string;
   requestId: string;
-  /** Every `DPoP` header value, and what a proof must name: the method, the path and the URL API Gateway saw. */
-  proofs: readonly string[];
-  method: string;
-  path: string;
-  stageUrl: string | undefined;
 }
 
 /**
