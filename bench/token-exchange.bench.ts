@@ -3,9 +3,10 @@
  * Run with `npm run bench`.
  *
  * - Handler, in-memory stores: the Lambda handler (`createTokenExchangeHandler`, with its
- *   middlewares) called with an API Gateway proxy event; federation configuration, API keys,
- *   rate counters, jti claims and events in memory; the issuer's keys inline; a local ES256
- *   signer. Everything the exchange does except I/O. Telemetry as the local runtime has it:
+ *   middlewares) called with an API Gateway proxy event; the policy, issuer, organization and
+ *   key as frozen records a warm store hands out, and rate counters (65,536 addresses in turn),
+ *   jti claims and events in memory; the issuer's keys inline; a local ES256 signer.
+ *   Everything the exchange does except I/O. Telemetry as the local runtime has it:
  *   log lines at ERROR (none written), metrics dropped.
  * - Handler, Lambda telemetry: the same, with the telemetry a deployed function builds (JSON
  *   request line at INFO, the invocation's EMF records serialized), its output written to a
@@ -30,16 +31,14 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import type { JWK } from 'jose';
 import { hashApiKey } from '../lambdas/accounts/api-keys';
-import type { AccountStore } from '../lambdas/accounts/account-store';
 import type { ApiKeyRecord, Organization } from '../lambdas/accounts/types';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES } from '../lambdas/accounts/types';
 import { randomId, systemClock } from '../lambdas/clock';
 import { evaluateCondition } from '../lambdas/federation/condition';
 import { evaluateExchange, type ExchangeDependencies } from '../lambdas/federation/evaluate-exchange';
-import { InMemoryExchangeEventStore } from '../lambdas/federation/exchange-events';
+import type { ExchangeEvent, ExchangeEventStore } from '../lambdas/federation/exchange-events';
 import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
 import { InMemoryJtiStore } from '../lambdas/federation/jti-replay';
-import { MemoryFederationStore } from '../test/support/memory-federation-store';
 import { admitKey, type AdmittedKey } from '../lambdas/federation/subject-token';
 import { verifySubjectJws } from '../lambdas/federation/subject-token-verification';
 import type { FederationIssuer, FederationPolicy } from '../lambdas/federation/types';
@@ -156,8 +155,8 @@ function proxyEvent(body: string, n: number): APIGatewayProxyEvent {
     stageVariables: null,
     body,
     isBase64Encoded: false,
-    // A different address per request: the limiter does its work without refusing.
-    requestContext: { requestId: `bench-${n}`, identity: { sourceIp: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` } },
+    // Addresses in turn: the limiter does its work without refusing.
+    requestContext: { requestId: `bench-${n}`, identity: { sourceIp: benchAddress(n) } },
   } as unknown as APIGatewayProxyEvent;
 }
 
@@ -196,6 +195,49 @@ function buildHandler(deps: {
     telemetry: deps.telemetry ?? telemetry,
     ...deps.stores,
   });
+}
+
+/** 65,536 source addresses taken in turn. */
+const benchAddress = (n: number) => `10.0.${(n >> 8) & 255}.${n & 255}`;
+
+/** Deeply frozen: the exchange reads records, and a write to one would throw here. */
+function frozen<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const member of Object.values(value)) frozen(member);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function frozenReader(policies: FederationPolicy[], issuers: FederationIssuer[]): ExchangeDependencies['federation'] {
+  const policyById = new Map(policies.map((p) => [p.id, frozen(structuredClone(p))]));
+  const issuerById = new Map(issuers.map((i) => [i.id, frozen(structuredClone(i))]));
+  return {
+    getPolicy: async (id) => policyById.get(id),
+    getIssuer: async (organizationId, id) => (issuerById.get(id)?.organizationId === organizationId ? issuerById.get(id) : undefined),
+  };
+}
+
+function frozenAccounts(org: Organization, key: ApiKeyRecord): ExchangeDependencies['accounts'] {
+  const [storedOrg, storedKey] = [frozen(structuredClone(org)), frozen(structuredClone(key))];
+  return {
+    getApiKey: async (hash) => (hash === storedKey.hash ? storedKey : undefined),
+    getOrganization: async (id) => (id === storedOrg.id ? storedOrg : undefined),
+  };
+}
+
+/** The last 1,024 events written, as written. */
+class RecentEvents implements ExchangeEventStore {
+  private readonly recent: ExchangeEvent[] = [];
+  private written = 0;
+
+  async record(event: ExchangeEvent): Promise<void> {
+    this.recent[this.written++ & 1023] = event;
+  }
+
+  async list(): ReturnType<ExchangeEventStore['list']> {
+    return { events: this.recent.slice(), nextCursor: null };
+  }
 }
 
 // --- timing ---
@@ -250,7 +292,7 @@ const perSecond = (ms: number) => `${Math.round(1000 / ms).toLocaleString('en-US
  */
 async function tracedRow(
   dir: string,
-  deps: { evaluation: ExchangeDependencies; signer: LocalSigner; body: string; next: () => number; events: () => InMemoryExchangeEventStore },
+  deps: { evaluation: ExchangeDependencies; signer: LocalSigner; body: string; next: () => number; events: ExchangeEventStore },
 ): Promise<number> {
   const daemon = createSocket('udp4');
   let documents = 0;
@@ -275,7 +317,7 @@ async function tracedRow(
       stores: {
         rateCounters: new InMemoryRateCounterStore(),
         jtis: new InMemoryJtiStore(),
-        events: { record: (event) => deps.events().record(event), list: (query) => deps.events().list(query) },
+        events: deps.events,
       },
     });
     const { traced: tracedMs } = await withDiscardedStdout(() => medians({ traced: () => handler(proxyEvent(deps.body, deps.next()), context) }));
@@ -293,28 +335,18 @@ async function main(): Promise<void> {
   try {
     const signer = await LocalSigner.fromFile(join(dir, 'signing-key.pem'));
 
-    // In-memory: the federation store and the accounts the evaluation reads.
-    const federation = new MemoryFederationStore();
-    await federation.createIssuer(issuer);
-    await federation.createPolicy(policy);
-    const accounts: Pick<AccountStore, 'getApiKey' | 'getOrganization'> = {
-      getApiKey: async (hash) => (hash === workspaceKey.hash ? structuredClone(workspaceKey) : undefined),
-      getOrganization: async (id) => (id === organization.id ? structuredClone(organization) : undefined),
-    };
+    // In memory: the records the evaluation reads, frozen (the exchange never changes what it
+    // reads; a write would throw) and handed out as they are, as a warm store would; the rate
+    // counters, jti claims and events as the tests keep them. What is measured is the exchange.
     const evaluation: ExchangeDependencies = {
-      federation,
-      accounts,
+      federation: frozenReader([policy], [issuer]),
+      accounts: frozenAccounts(organization, workspaceKey),
       issuerKeys: createIssuerKeySource({ clock: systemClock, allowLoopback: false }),
       clock: systemClock,
       evaluateCondition,
     };
-    let events = new InMemoryExchangeEventStore();
-    // Fresh counters per handler; events go to whichever store `events` holds (reset between runs).
-    const memoryStores = () => ({
-      rateCounters: new InMemoryRateCounterStore(),
-      jtis: new InMemoryJtiStore(),
-      events: { record: (event: Parameters<InMemoryExchangeEventStore['record']>[0]) => events.record(event), list: (query: Parameters<InMemoryExchangeEventStore['list']>[0]) => events.list(query) },
-    });
+    const events = new RecentEvents();
+    const memoryStores = () => ({ rateCounters: new InMemoryRateCounterStore(), jtis: new InMemoryJtiStore(), events });
     const memoryHandler = buildHandler({
       evaluation,
       signer: async () => signer,
@@ -343,7 +375,7 @@ async function main(): Promise<void> {
       rateCounters: new InMemoryRateCounterStore(),
       evaluate: (request) => evaluateExchange(evaluation, request),
       jtis: new InMemoryJtiStore(),
-      events: { record: (event) => events.record(event), list: (query) => events.list(query) },
+      events,
       signer: async () => signer,
       logger: { error: () => undefined },
     };
@@ -360,29 +392,22 @@ async function main(): Promise<void> {
     // The floor: the subject token's signature checked as the exchange checks it, and one ES256 signature.
     const key = (await admitKey(idpJwk)) as AdmittedKey;
     const signingInput = Buffer.from(`${'x'.repeat(120)}.${'y'.repeat(300)}`);
-    const freshEvents = () => {
-      if (events.events.length > 10_000) events = new InMemoryExchangeEventStore();
-    };
 
     const timed = await withDiscardedStdout(() =>
       medians({
         handler: async () => {
-          freshEvents();
           await memoryHandler(proxyEvent(body, n++), context);
         },
         lambda: async () => {
-          freshEvents();
           await lambdaHandler(proxyEvent(body, n++), context);
         },
         evaluate: () => evaluateExchange(evaluation, { subjectToken: token, policyId: policy.id }),
         domain: async () => {
-          freshEvents();
-          await exchangeToken(domainDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: `10.0.${n & 255}.${(n++ >> 8) & 255}`, requestId: 'bench', ...NO_PROOF });
+          await exchangeToken(domainDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: benchAddress(n++), requestId: 'bench', ...NO_PROOF });
         },
         bound: async () => {
-          freshEvents();
           const proofs = [await currentProof()];
-          await exchangeToken(boundDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: `10.0.${n & 255}.${(n++ >> 8) & 255}`, requestId: 'bench', ...NO_PROOF, proofs });
+          await exchangeToken(boundDeps, { body, contentType: 'application/x-www-form-urlencoded', sourceIp: benchAddress(n++), requestId: 'bench', ...NO_PROOF, proofs });
         },
         verify: () => verifySubjectJws(token, key.key),
         sign: () => signer.sign(signingInput),
@@ -445,7 +470,7 @@ async function main(): Promise<void> {
     }
 
     // Last: once loaded, the X-Ray SDK's async hooks track every promise of the process.
-    const tracedMs = await tracedRow(dir, { evaluation, signer, body, next: () => n++, events: () => events });
+    const tracedMs = await tracedRow(dir, { evaluation, signer, body, next: () => n++, events });
     console.log(`  handler, Lambda telemetry and X-Ray tracing ${us(tracedMs)}   (${(tracedMs / floorMs).toFixed(2)}x the floor; as in AWS, segments to a local UDP sink)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
