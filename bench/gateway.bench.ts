@@ -215,7 +215,8 @@ async function proxyBench(): Promise<void> {
     }
     console.log('  aim: at most 3 ms median and 8 ms p99 added, both rows (a published gateway adds 3.25 ms)');
     console.log('  (per request the gateway reads the key, its organization and workspace in one BatchGetItem from the embedded DynamoDB,');
-    console.log('   and writes the usage item before the answer ends: after the whole answer, not before the first streamed byte)');
+    console.log('   and writes the usage item before the answer ends: after the whole answer, not before the first streamed byte;');
+    console.log('   the model\'s popularity figure beside it, which the answer does not wait for)');
   } finally {
     // The last request's usage counters are written after its answer: let them land.
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -25,7 +25,7 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   /**
    * Records each completed request against the acting key (SPEC 1) before the answer is
    * complete: a failed write fails the answer. The model's popularity figure is counted
-   * beside it; its failure is logged and the answer stands.
+   * beside it, and the answer does not wait for it; its failure is logged.
    */
   usage: Pick<UsageStore, 'record' | 'countModelRequest'>;
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
@@ -66,6 +66,7 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
     const response = new StreamingResponse(stream);
     const clientGone = response.disconnectSignal();
     let facts: AnswerFacts | undefined;
+    let popularity: Promise<void> | undefined;
     try {
       const principal = await authenticate(presentedCredential(event), deps);
       requireInference(principal);
@@ -83,28 +84,47 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
       const relayed = request.stream ? await relayStream(upstream, request, response, facts) : await relayJson(upstream, response, facts);
       if (relayed.usage) {
         // SPEC 2.3: priced at the request instant, whichever credential made the call.
-        await recordUsage(usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at }), deps, context);
+        const record = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at });
+        popularity = countPopularity(record, deps, context);
+        await recordUsage(record, deps, context);
       }
       relayed.acknowledge();
     } catch (error) {
       if (!clientGone.aborted) reportError(error, response, deps, context, facts);
     }
     await response.end();
+    // The invocation lasts until the popularity figure is counted; the answer does not wait for it.
+    await popularity;
     return response.status;
   };
 }
 
-/**
- * The usage write, awaited before the completion is acknowledged; the popularity figure is
- * counted at the same time (a second item, so it may miss a request a crash interrupts).
- */
+/** What went wrong with a usage write, by name and message: never the request. */
+function logFailure(deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined, message: string, error: Error): void {
+  deps.logger.error(message, { requestId: context?.awsRequestId, error: error.name, detail: error.message });
+}
+
+/** The usage write, awaited before the completion is acknowledged: a failed write fails the answer. */
 async function recordUsage(record: UsageRecord, deps: Pick<InferenceApiDeps, 'usage' | 'logger'>, context: Context | undefined): Promise<void> {
-  const log = (message: string) => (error: Error) =>
-    deps.logger.error(message, { requestId: context?.awsRequestId, error: error.name, detail: error.message });
-  const [recorded] = await Promise.allSettled([deps.usage.record(record), deps.usage.countModelRequest(record).catch(log('model popularity not counted'))]);
-  if (recorded.status === 'rejected') {
-    log('usage not recorded')(recorded.reason as Error);
+  try {
+    await deps.usage.record(record);
+  } catch (error) {
+    logFailure(deps, context, 'usage not recorded', error as Error);
     throw new UnavailableError('The completion could not be recorded and was not charged; retry the request');
+  }
+}
+
+/**
+ * The model's popularity figure, counted beside the usage write; the answer never waits for
+ * it (a popular model's item is a hot one, and its throttling must not slow completions). A
+ * second item, so a crash between the two may miss one request; a failure is logged and the
+ * answer stands.
+ */
+async function countPopularity(record: UsageRecord, deps: Pick<InferenceApiDeps, 'usage' | 'logger'>, context: Context | undefined): Promise<void> {
+  try {
+    await deps.usage.countModelRequest(record);
+  } catch (error) {
+    logFailure(deps, context, 'model popularity not counted', error as Error);
   }
 }
 

@@ -26,6 +26,7 @@ const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
 
 describe('round trips per request, counted through the AWS SDK', () => {
   const calls: AwsCall[] = [];
+  let answered = 0;
   let service: TestService;
   let stores: RuntimeStores;
   let idp: TestIdentityProvider;
@@ -35,7 +36,12 @@ describe('round trips per request, counted through the AWS SDK', () => {
 
   beforeAll(async () => {
     // The catalog cache outlives the file, so a catalog request is only its authentication.
-    service = await startTestService({ observeAwsCalls: (call) => calls.push(call), catalogCacheSeconds: 600 });
+    service = await startTestService({
+      observeAwsCalls: (call) => calls.push(call),
+      // When the server has handed over an answer's last byte.
+      observe: () => void (answered = performance.now()),
+      catalogCacheSeconds: 600,
+    });
     stores = connectToRuntime(service.runtime);
     dpopKey = await proofKey();
     idp = await startIdentityProvider({ ca: readDevCertificateAuthority(service.runtime.dataDir) });
@@ -60,16 +66,22 @@ describe('round trips per request, counted through the AWS SDK', () => {
     await service?.stop();
   });
 
-  /** The calls one request made (requests are sent one at a time): count, stages, and what they were, in order. */
+  /**
+   * The calls one request made (requests are sent one at a time): count, stages, and what they
+   * were, in order. None may start once the server has handed over the answer: every answer is
+   * durable when it ends.
+   */
   async function measure(send: () => Promise<{ status: number; headers: Headers }>): Promise<{ status: number; count: number; depth: number; calls: string[] }> {
     const before = calls.length;
     const response = await send();
-    // A write the answer does not wait for would land after it: none may (every answer is durable).
+    const answeredAt = answered;
+    // Let whatever the invocation does after its answer land.
     await new Promise((resolve) => setTimeout(resolve, 50));
     const mine = calls.slice(before);
     // Every call served this one request.
     expect(new Set(mine.map((call) => call.requestId)).size).toBeLessThanOrEqual(1);
     expect(mine.every((call) => call.requestId !== undefined)).toBe(true);
+    expect(mine.filter((call) => call.start >= answeredAt)).toEqual([]);
     return {
       status: response.status,
       count: mine.length,
@@ -148,15 +160,19 @@ describe('round trips per request, counted through the AWS SDK', () => {
     },
   );
 
-  it('POST /chat/completions: authentication before the upstream call, the usage write before the answer ends', async () => {
+  it('POST /chat/completions: authentication before the upstream call, the usage write (and the popularity figure beside it) before the answer ends', async () => {
     const completion = () =>
       measure(() =>
         service.call('/chat/completions', { method: 'POST', key: service.runtime.demo.keys.workspace, body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } }),
       );
     await completion();
     const warm = await completion();
-    expect(warm).toMatchObject({ status: 200, depth: 2 });
-    expect(warm.calls[0]).toBe('DynamoDB.BatchGetItem(modelgate-keys)');
+    expect(warm).toMatchObject({
+      status: 200,
+      depth: 2,
+      count: 3,
+      calls: ['DynamoDB.BatchGetItem(modelgate-keys)', 'DynamoDB.UpdateItem(modelgate-usage)', 'DynamoDB.UpdateItem(modelgate-usage)'],
+    });
   });
 
   it('a DPoP-bound token: the proof is claimed beside the key read, no stage of its own', async () => {

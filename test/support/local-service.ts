@@ -43,7 +43,7 @@ export interface TestService {
  * function's DynamoDB requests pass the IAM gate ({@link TestService.iam}).
  */
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const { iam: iamOptions, ...runtimeOptions } = options;
+  const { iam: iamOptions, observe: alsoObserve, ...runtimeOptions } = options;
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-test-'));
   const iam = new IamGate(iamOptions?.stack ?? stackOfThisRun());
   // Every answer the server sends, whatever the client (fetch, the SDKs, a browser), is held
@@ -53,6 +53,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const observe = (exchange: ObservedExchange) => {
     const why = documentMismatch(exchange.method, exchange.resource, exchange.search, exchange.status, exchange.contentType ?? null, exchange.body, sentBody({ 'content-type': exchange.requestContentType ?? '' }, exchange.requestBody));
     if (why) mismatches.push(why);
+    alsoObserve?.(exchange);
   };
   // Request lines would drown the test output; warnings and errors still show.
   const runtime = await startLocalRuntime({

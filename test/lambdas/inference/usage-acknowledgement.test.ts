@@ -167,6 +167,30 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
     expect(response.body()).not.toContain('[DONE]');
   });
 
+  it('counts the popularity figure beside the usage write, and ends the answer without waiting for it', async () => {
+    let countPopularity: () => void = () => undefined;
+    usage.popularity = () => {
+      usage.events.push('popularity');
+      return new Promise<void>((resolve) => (countPopularity = resolve));
+    };
+    const response = responseStream();
+    const handled = api()(completionEvent({ stream: true }), response.stream, context);
+    let resolved = false;
+    void handled.then(() => (resolved = true));
+    await usage.started;
+    await settle();
+    expect(usage.events.sort()).toEqual(['popularity', 'record 3+3']);
+    expect(response.ended).toBe(false);
+    usage.finish();
+    await settle();
+    // The answer is complete and ended; the invocation still waits for the popularity write.
+    expect(response.body().endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(response.ended).toBe(true);
+    expect(resolved).toBe(false);
+    countPopularity();
+    expect(await handled).toBe(200);
+  });
+
   it('acknowledges the completion when only the popularity figure could not be counted', async () => {
     usage.popularity = async () => {
       throw new Error('throttled');
