@@ -57,17 +57,28 @@ export interface LocalApiServer extends Server {
   idle(): Promise<void>;
 }
 
+export interface LocalApiServerOptions {
+  /** @default 'local' */
+  stage?: string;
+  observe?: ExchangeObserver;
+  /**
+   * Runs each invocation in {@link requestScope}, so the functions' AWS calls name the request
+   * they served (local/aws-calls.ts). Only for an observer of those calls: the scope's async
+   * context tracking slows every promise of the process. @default false
+   */
+  scopeRequests?: boolean;
+}
+
 export function createLocalApiServer(
   handlers: Readonly<Record<FunctionId, FunctionHandler>> | Promise<Readonly<Record<FunctionId, FunctionHandler>>>,
-  stage = 'local',
-  observe?: ExchangeObserver,
+  { stage = 'local', observe, scopeRequests = false }: LocalApiServerOptions = {},
 ): LocalApiServer {
   const pending = new Set<Promise<void>>();
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (request, response) => {
     // Handlers built once the port is bound (the API base URL is their issuer): a request that
     // comes first waits for them.
     const invocation = Promise.resolve(handlers)
-      .then((ready) => serve(request, response, ready, stage, observe))
+      .then((ready) => serve(request, response, ready, stage, observe, scopeRequests))
       .catch((error: Error) => {
         console.error(JSON.stringify({ level: 'error', message: 'local server error', error: error.message }));
         if (!response.headersSent) send(response, { statusCode: 500, body: errorBody(500, 'Internal Server Error') });
@@ -114,6 +125,7 @@ async function serve(
   handlers: Readonly<Record<FunctionId, FunctionHandler>>,
   stage: string,
   observe: ExchangeObserver | undefined,
+  scopeRequests: boolean,
 ): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://local');
   const method = request.method ?? 'GET';
@@ -186,12 +198,13 @@ async function serve(
   };
   const handler = handlers[match.route.function];
   const context = lambdaContext(match.route.function, requestId);
-  // The functions' AWS calls are attributed to the request they serve (local/aws-calls.ts).
-  await requestScope.run(requestId, async () => {
+  const invoke = async () => {
     if (isStreamingHandler(handler)) return serveStreaming(handler, event, context, response);
     const result = await (handler as LambdaHandler)(event, context);
     send(response, result);
-  });
+  };
+  // The functions' AWS calls are attributed to the request they serve (local/aws-calls.ts).
+  await (scopeRequests ? requestScope.run(requestId, invoke) : invoke());
 }
 
 /** Copies what is written to `response` and hands it over once the answer is complete. */
