@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OUTPUT, requestValidatorSources } from '../../scripts/compile-request-schemas';
+import { OPENAPI_DOCUMENT } from '../../lambdas/openapi/document';
+import { OPENAPI_BODY } from '../../lambdas/openapi/document-body.generated';
+import { DOCUMENT_OUTPUT, OUTPUT, documentBodySources, requestValidatorSources } from '../../scripts/compile-request-schemas';
 
 describe('the compiled request validators', () => {
   const files = requestValidatorSources();
@@ -18,5 +20,10 @@ describe('the compiled request validators', () => {
     expect(Object.keys(files).filter((name) => name.endsWith('.js')).sort()).toEqual(['catalog.generated.js', 'inference.generated.js', 'management.generated.js']);
     expect(files['catalog.generated.js']).toContain('export const getUserModelsQuery');
     expect(files['catalog.generated.js']).not.toContain('createKeyBody');
+  });
+
+  it('are committed with the served OpenAPI document, which is the document built from the routes, serialized', () => {
+    for (const [name, source] of Object.entries(documentBodySources())) expect([name, readFileSync(join(DOCUMENT_OUTPUT, name), 'utf8') === source]).toEqual([name, true]);
+    expect(JSON.parse(OPENAPI_BODY)).toEqual(OPENAPI_DOCUMENT);
   });
 });

@@ -5,7 +5,7 @@ import { rawJson } from '../../http/responses';
 import type { Telemetry } from '../../observability/telemetry';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../oauth/discovery';
 import { publishedKeys } from '../../oauth/jwks';
-import { OPENAPI_DOCUMENT } from '../../openapi/document';
+import { OPENAPI_BODY } from '../../openapi/document-body.generated';
 import { ROUTES, resourcePath, type OperationIdOf } from '../../routes';
 import type { SigningKeyStore } from '../../signing/signer';
 
@@ -30,7 +30,9 @@ const CACHEABLE = { 'Cache-Control': 'public, max-age=300' };
 /**
  * The public, cacheable documents of the API: the key set, the OpenAPI document and the
  * discovery documents. Caches may keep the key set briefly: a new key is published well before
- * it signs. Every document but the key set is a constant of the container, serialized once.
+ * it signs. Every document but the key set is a constant: the OpenAPI document is serialized
+ * when the validators are compiled (scripts/compile-request-schemas.ts), the others once per
+ * container.
  */
 export function createJwksHandler(deps: JwksHandlerDeps) {
   const authorizationServer = JSON.stringify(authorizationServerMetadata(deps.issuer));
@@ -51,9 +53,6 @@ export function createJwksHandler(deps: JwksHandlerDeps) {
     return rawJson(200, await documents[operationId](), CACHEABLE);
   }, deps.telemetry);
 }
-
-// The document never changes within a container: serialized once, at cold start.
-const OPENAPI_BODY = JSON.stringify(OPENAPI_DOCUMENT);
 
 /** The function's routes by API Gateway resource (each is a GET). */
 const OPERATION_OF_RESOURCE: ReadonlyMap<string, OperationIdOf<'jwks'>> = new Map(
