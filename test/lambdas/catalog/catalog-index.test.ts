@@ -206,12 +206,16 @@ describe('CatalogIndex.list (SPEC 4.1)', () => {
       });
     });
 
-    it('keeps the field order of the stored model', () => {
-      const index = new CatalogIndex(catalog);
+    it("answers the members in the public catalog's order, whatever order the stored model has, and none beyond the public shape", () => {
+      const [snapshotModel] = snapshotCatalog().map((e) => e.model).filter((m) => m.benchmarks && m.reasoning);
+      const publicOrder = Object.keys(snapshotModel!);
+      // The stored item's members reversed, and one the public shape does not have.
+      const stored = { ...Object.fromEntries(Object.entries(snapshotModel!).reverse()), internal_note: 'not public' } as unknown as PublicModel;
+      const index = new CatalogIndex([catalogEntry(stored.id, { model: stored })]);
 
-      const [view] = listModels(index, OPEN_POLICY, query());
+      const [view] = listModels(index, OPEN_POLICY, query({ outputModalities: null }));
 
-      expect(Object.keys(view)).toEqual(Object.keys(catalog[0].model));
+      expect(Object.keys(view)).toEqual(publicOrder);
     });
 
     it('moves to the next reachable endpoint when the caller excludes the first', () => {
