@@ -6,10 +6,12 @@
  *    in the same run (aim: at most 1.5x).
  * 2. The gateway's added latency on a proxied completion: the local runtime (embedded
  *    DynamoDB, real HTTP) in front of a local upstream that answers at once, against the
- *    same request sent to the upstream directly. Median and p99, non-streamed and time to
- *    first byte streamed.
+ *    same request sent to the upstream directly, by a client in a process of its own. Median
+ *    and p99, non-streamed and time to first byte streamed.
  */
+import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
+import { promisify } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -29,6 +31,7 @@ import { authenticationRecords } from '../test/support/accounts';
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
 
 const ISSUER = 'https://api.example.com/api/v1';
+const run = promisify(execFile);
 
 /** A request to the catalog route presenting `credential` as a bearer credential. */
 const bearer = (credential: string) => ({ authorization: `Bearer ${credential}`, proofs: [], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined });
@@ -167,44 +170,71 @@ async function instantUpstream(): Promise<{ server: Server; baseUrl: string }> {
   return { server, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` };
 }
 
-/** Milliseconds to the response headers and to the first body byte, and in all. */
-async function timed(url: string, key: string | undefined, body: unknown): Promise<{ firstByte: number; total: number }> {
+/**
+ * The client, in a process of its own as a caller is on a machine of its own: its reads never
+ * wait for the gateway's work, nor the gateway's for its. Times `runs` pairs of the same
+ * request, to the upstream directly and through the gateway, after `warmUp` untimed pairs;
+ * after each request through the gateway it waits at `idleUrl` until the runtime is idle, so
+ * what an invocation does after its answer (the popularity count) is over before the next
+ * request, as in Lambda, where a container takes one invocation at a time. Prints the
+ * milliseconds to the first body byte and to the end of each, as JSON.
+ */
+const CLIENT = `
+const { direct, gateway, key, body, warmUp, runs, idleUrl } = JSON.parse(process.argv[1]);
+async function timed(url, authorization) {
   const start = performance.now();
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...(key ? { Authorization: `Bearer ${key}` } : {}) },
-    body: JSON.stringify(body),
-  });
-  const reader = response.body!.getReader();
+  const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...authorization }, body });
+  const reader = response.body.getReader();
   await reader.read();
   const firstByte = performance.now() - start;
   while (!(await reader.read()).done);
-  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  if (!response.ok) throw new Error('HTTP ' + response.status);
   return { firstByte, total: performance.now() - start };
+}
+const times = { direct: [], gateway: [] };
+for (let i = 0; i < warmUp + runs; i++) {
+  const a = await timed(direct, {});
+  const b = await timed(gateway, { Authorization: 'Bearer ' + key });
+  await (await fetch(idleUrl)).arrayBuffer();
+  if (i >= warmUp) times.direct.push(a), times.gateway.push(b);
+}
+console.log(JSON.stringify(times));
+`;
+
+/** Answers once the runtime has no invocation under way. */
+async function idleEndpoint(runtime: { idle(): Promise<void> }): Promise<{ server: Server; url: string }> {
+  const server = createServer((_request, response) => {
+    void runtime.idle().then(() => response.end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
 }
 
 async function proxyBench(): Promise<void> {
   const upstream = await instantUpstream();
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-bench-'));
   const runtime = await startLocalRuntime({ port: 0, persist: false, dataDir, logLevel: 'ERROR', inferenceUpstreams: { '*': upstream.baseUrl } });
+  const idle = await idleEndpoint(runtime);
   try {
-    const key = runtime.demo.keys.workspace;
-    const request = (stream: boolean) => ({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], stream });
     const rows: [string, number[], number[]][] = [];
     for (const stream of [false, true]) {
-      const direct: number[] = [];
-      const gateway: number[] = [];
-      for (let i = 0; i < 50; i++) {
-        await timed(`${upstream.baseUrl}/chat/completions`, undefined, request(stream));
-        await timed(`${runtime.baseUrl}/chat/completions`, key, request(stream));
-      }
-      for (let i = 0; i < 400; i++) {
-        const a = await timed(`${upstream.baseUrl}/chat/completions`, undefined, request(stream));
-        const b = await timed(`${runtime.baseUrl}/chat/completions`, key, request(stream));
-        direct.push(stream ? a.firstByte : a.total);
-        gateway.push(stream ? b.firstByte : b.total);
-      }
-      rows.push([stream ? 'streamed, time to first byte' : 'non-streamed, whole answer', direct, gateway]);
+      const { stdout } = await run(process.execPath, [
+        '--input-type=module',
+        '-e',
+        CLIENT,
+        JSON.stringify({
+          direct: `${upstream.baseUrl}/chat/completions`,
+          gateway: `${runtime.baseUrl}/chat/completions`,
+          key: runtime.demo.keys.workspace,
+          body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], stream }),
+          warmUp: 50,
+          runs: 400,
+          idleUrl: idle.url,
+        }),
+      ]);
+      const times = JSON.parse(stdout) as Record<'direct' | 'gateway', { firstByte: number; total: number }[]>;
+      const figure = (timing: { firstByte: number; total: number }) => (stream ? timing.firstByte : timing.total);
+      rows.push([stream ? 'streamed, time to first byte' : 'non-streamed, whole answer', times.direct.map(figure), times.gateway.map(figure)]);
     }
     console.log('\nProxied completion through the local runtime (400 sequential requests each), ms');
     console.log('                                  upstream direct     through gateway     added by gateway');
@@ -216,10 +246,10 @@ async function proxyBench(): Promise<void> {
     console.log('  aim: at most 3 ms median and 8 ms p99 added, both rows (a published gateway adds 3.25 ms)');
     console.log('  (per request the gateway reads the key, its organization and workspace in one BatchGetItem from the embedded DynamoDB,');
     console.log('   and writes the usage item before the answer ends: after the whole answer, not before the first streamed byte;');
-    console.log('   the model\'s popularity figure beside it, which the answer does not wait for)');
+    console.log('   and the model\'s popularity figure once the answer has ended; the client runs in a process of its own,');
+    console.log('   and each request starts once the runtime is idle, as a Lambda container takes one invocation at a time)');
   } finally {
-    // The last request's usage counters are written after its answer: let them land.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise<void>((resolve) => idle.server.close(() => resolve()));
     await runtime.stop();
     await new Promise<void>((resolve) => upstream.server.close(() => resolve()));
     rmSync(dataDir, { recursive: true, force: true });

@@ -110,6 +110,11 @@ export interface LocalRuntime {
   demo: DemoCredentials;
   /** Where the functions' DynamoDB clients send requests. */
   dynamoEndpoint: string;
+  /**
+   * Settles once every invocation under way has returned: a function may go on after its
+   * answer has ended (a completion counts its model's popularity then), as in Lambda.
+   */
+  idle(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -186,6 +191,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       dataDir,
       demo,
       dynamoEndpoint: functionsEndpoint,
+      idle: () => server.idle(),
       stop: async () => {
         await closeServer(server);
         await stopDynamoDb(dynamo, functionClients, interposed);

@@ -24,8 +24,8 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   upstream: UpstreamOptions;
   /**
    * Records each completed request against the acting key (SPEC 1) before the answer is
-   * complete: a failed write fails the answer. The model's popularity figure is counted
-   * beside it, and the answer does not wait for it; its failure is logged.
+   * complete: a failed write fails the answer. The model's popularity figure is counted once
+   * the answer has ended; its failure is logged.
    */
   usage: Pick<UsageStore, 'record' | 'countModelRequest'>;
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
@@ -66,7 +66,7 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
     const response = new StreamingResponse(stream);
     const clientGone = response.disconnectSignal();
     let facts: AnswerFacts | undefined;
-    let popularity: Promise<void> | undefined;
+    let counted: UsageRecord | undefined;
     try {
       const principal = await authenticate(presentedCredential(event), deps);
       requireInference(principal);
@@ -85,16 +85,16 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
       if (relayed.usage) {
         // SPEC 2.3: priced at the request instant, whichever credential made the call.
         const record = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at });
-        popularity = countPopularity(record, deps, context);
         await recordUsage(record, deps, context);
+        counted = record;
       }
       relayed.acknowledge();
     } catch (error) {
       if (!clientGone.aborted) reportError(error, response, deps, context, facts);
     }
     await response.end();
-    // The invocation lasts until the popularity figure is counted; the answer does not wait for it.
-    await popularity;
+    // The answer has ended; the invocation goes on until the popularity figure is counted.
+    if (counted) await countPopularity(counted, deps, context);
     return response.status;
   };
 }
@@ -115,10 +115,11 @@ async function recordUsage(record: UsageRecord, deps: Pick<InferenceApiDeps, 'us
 }
 
 /**
- * The model's popularity figure, counted beside the usage write; the answer never waits for
- * it (a popular model's item is a hot one, and its throttling must not slow completions). A
- * second item, so a crash between the two may miss one request; a failure is logged and the
- * answer stands.
+ * The model's popularity figure, counted once the answer has ended: neither its round trip
+ * nor its CPU (a function's share of a vCPU is small) is the caller's, and a popular model's
+ * item is a hot one, whose throttling must not slow completions. It lengthens the invocation
+ * by one write, little beside a completion's seconds upstream. A second item, so a crash
+ * between the two may miss one request; a failure is logged and the answer stands.
  */
 async function countPopularity(record: UsageRecord, deps: Pick<InferenceApiDeps, 'usage' | 'logger'>, context: Context | undefined): Promise<void> {
   try {

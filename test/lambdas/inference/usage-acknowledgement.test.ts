@@ -167,22 +167,26 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
     expect(response.body()).not.toContain('[DONE]');
   });
 
-  it('counts the popularity figure beside the usage write, and ends the answer without waiting for it', async () => {
+  it('counts the popularity figure only once the answer has ended, and the invocation waits for it', async () => {
     let countPopularity: () => void = () => undefined;
-    usage.popularity = () => {
-      usage.events.push('popularity');
-      return new Promise<void>((resolve) => (countPopularity = resolve));
-    };
+    const popularityStarted = new Promise<void>((started) => {
+      usage.popularity = () => {
+        usage.events.push('popularity');
+        started();
+        return new Promise<void>((resolve) => (countPopularity = resolve));
+      };
+    });
     const response = responseStream();
     const handled = api()(completionEvent({ stream: true }), response.stream, context);
     let resolved = false;
     void handled.then(() => (resolved = true));
     await usage.started;
     await settle();
-    expect(usage.events.sort()).toEqual(['popularity', 'record 3+3']);
-    expect(response.ended).toBe(false);
+    expect(usage.events).toEqual(['record 3+3']);
     usage.finish();
+    await popularityStarted;
     await settle();
+    expect(usage.events).toEqual(['record 3+3', 'popularity']);
     // The answer is complete and ended; the invocation still waits for the popularity write.
     expect(response.body().endsWith('data: [DONE]\n\n')).toBe(true);
     expect(response.ended).toBe(true);
