@@ -60,9 +60,9 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  * Lambda response stream) ends after that, so neither a crash nor a frozen invocation can
  * leave a completion the client received uncounted.
  */
-export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters<StreamingHandler>) => Promise<number> {
+export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parameters<StreamingHandler>, onAnswered?: () => void]) => Promise<number> {
   const newId = deps.newId ?? randomId;
-  return async (event, stream, context: Context) => {
+  return async (event, stream, context: Context, onAnswered) => {
     const response = new StreamingResponse(stream);
     const clientGone = response.disconnectSignal();
     let facts: AnswerFacts | undefined;
@@ -93,6 +93,7 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: Parameters
       if (!clientGone.aborted) reportError(error, response, deps, context, facts);
     }
     await response.end();
+    onAnswered?.();
     // The answer has ended; the invocation goes on until the popularity figure is counted.
     if (counted) await countPopularity(counted, deps, context);
     return response.status;

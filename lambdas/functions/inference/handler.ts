@@ -29,15 +29,17 @@ export function createInferenceHandler(deps: InferenceHandlerDeps): StreamingHan
     telemetry.logger.addContext(context);
     telemetry.metrics.captureColdStartMetric(context.functionName);
     let status = 500;
+    // Until the answer ended: what the invocation does after it (the popularity count) is not the caller's.
+    let answered: number | undefined;
     try {
-      status = await api(event, stream, context);
+      status = await api(event, stream, context, () => (answered = performance.now()));
     } finally {
       const route = `${event.httpMethod} ${event.resource}`;
       // Never the body (prompts) or the credential: its kind only.
       telemetry.logger.info('request', {
         route,
         status,
-        latencyMs: Math.round((performance.now() - started) * 10) / 10,
+        latencyMs: Math.round(((answered ?? performance.now()) - started) * 10) / 10,
         credential: credentialKind(header(event, 'authorization')),
         sourceIp: event.requestContext?.identity?.sourceIp,
         apiRequestId: event.requestContext?.requestId,

@@ -4,6 +4,13 @@ import type { AccountStore } from '../../../../lambdas/accounts/account-store';
 import type { CatalogCache } from '../../../../lambdas/catalog/catalog-cache';
 import { createInferenceHandler } from '../../../../lambdas/functions/inference/handler';
 import { createTelemetry } from '../../../../lambdas/observability/telemetry';
+import { hashApiKey } from '../../../../lambdas/accounts/api-keys';
+import { CatalogIndex } from '../../../../lambdas/catalog/catalog-index';
+import { DEVELOPMENT_PROVIDER } from '../../../../lambdas/config';
+import { upstreamOptions } from '../../../../lambdas/inference/upstream-options';
+import { authenticationRecords } from '../../../support/accounts';
+import { catalogEntry, providerEndpoint } from '../../../support/catalog-fixtures';
+import { makeOrganization, makeWorkspaceKey } from '../../../support/federation-fixtures';
 import { FixedClock } from '../../../support/fixed-clock';
 import { captureOutput, emfMetrics, lambdaContext } from '../../../support/telemetry';
 
@@ -56,5 +63,46 @@ describe('inference handler telemetry', () => {
       'Requests{service=modelgate,function=inference,route=POST /api/v1/chat/completions,statusClass=4xx}',
       'Requests{service=modelgate,function=inference,route=POST /api/v1/chat/completions,statusClass=4xx}',
     ]);
+  });
+
+  it("times the request line to the answer's end, not to the popularity write made after it", async () => {
+    const secret = `sk-mg-v1-${'2'.repeat(64)}`;
+    const clock = new FixedClock();
+    const key = makeWorkspaceKey({ hash: hashApiKey(secret), organizationId: 'org-1', workspaceId: null, name: 'k', label: 'sk-mg-v1-222...2222' });
+    const slowPopularity = 400;
+    let popularityCounted = false;
+    const handler = createInferenceHandler({
+      accounts: authenticationRecords(makeOrganization({ id: 'org-1', name: 'Org' }), key),
+      catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
+      clock,
+      regionalHostnames: {},
+      upstream: upstreamOptions({ upstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
+      usage: {
+        record: async () => undefined,
+        countModelRequest: () => new Promise<void>((resolve) => setTimeout(() => resolve(void (popularityCounted = true)), slowPopularity)),
+      },
+      resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
+      telemetry: createTelemetry({ functionName: 'inference', logLevel: 'INFO' }),
+    });
+    const event = {
+      resource: '/api/v1/chat/completions',
+      path: '/api/v1/chat/completions',
+      httpMethod: 'POST',
+      headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' },
+      multiValueHeaders: {},
+      body: JSON.stringify({ model: 'acme/chat', messages: [{ role: 'user', content: 'hello' }] }),
+      isBase64Encoded: false,
+      requestContext: { requestId: 'r1', identity: { sourceIp: '203.0.113.9' } },
+    } as unknown as APIGatewayProxyEvent;
+
+    const started = performance.now();
+    await handler(event, new PassThrough(), lambdaContext('inference', 'req-1'));
+
+    // The invocation waited for the popularity write; the request line did not count it.
+    expect(popularityCounted).toBe(true);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(slowPopularity - 5);
+    const [line] = output.lines().map((l) => JSON.parse(l)).filter((record) => record.message === 'request');
+    expect(line).toMatchObject({ status: 200 });
+    expect(line.latencyMs).toBeLessThan(slowPopularity / 2);
   });
 });
