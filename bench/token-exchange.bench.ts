@@ -4,8 +4,8 @@
  *
  * - Handler, in-memory stores: the Lambda handler (`createTokenExchangeHandler`, with its
  *   middlewares) called with an API Gateway proxy event; the policy, issuer, organization and
- *   key as frozen records a warm store hands out, and rate counters (65,536 addresses in turn),
- *   jti claims and events in memory; the issuer's keys inline; a local ES256 signer.
+ *   key as frozen records handed out as they are, and rate counters (65,536 addresses in turn),
+ *   jti claims and the last events in memory; the issuer's keys inline; a local ES256 signer.
  *   Everything the exchange does except I/O. Telemetry as the local runtime has it:
  *   log lines at ERROR (none written), metrics dropped.
  * - Handler, Lambda telemetry: the same, with the telemetry a deployed function builds (JSON
@@ -336,8 +336,9 @@ async function main(): Promise<void> {
     const signer = await LocalSigner.fromFile(join(dir, 'signing-key.pem'));
 
     // In memory: the records the evaluation reads, frozen (the exchange never changes what it
-    // reads; a write would throw) and handed out as they are, as a warm store would; the rate
-    // counters, jti claims and events as the tests keep them. What is measured is the exchange.
+    // reads; a write would throw) and handed out as they are, since a read is I/O, which the
+    // in-memory rows leave out; the rate counters and jti claims as the tests keep them, and the
+    // last events. What is measured is the exchange.
     const evaluation: ExchangeDependencies = {
       federation: frozenReader([policy], [issuer]),
       accounts: frozenAccounts(organization, workspaceKey),
