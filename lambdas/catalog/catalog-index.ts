@@ -6,10 +6,6 @@ import { OUTPUT_MODALITIES, type CatalogEntry, type OutputModality, type Provide
 
 interface IndexedEntry extends SortFields {
   entry: CatalogEntry;
-  /** Default order: position in the imported catalog. */
-  position: number;
-  /** Output modalities as bits of {@link modalityBits}: the filter is one AND per model. */
-  outputModalities: number;
   /**
    * The first view serialized and its {@link variantKey} (top endpoint position and context
    * length): most callers share one, and a cold listing then allocates no map per model.
@@ -66,8 +62,8 @@ export class CatalogIndex {
   private keptBytes = 0;
   /**
    * What filtering reads, in flat arrays rather than through each entry's object graph: each
-   * entry's output modalities and first endpoint (its endpoints run to the next entry's
-   * first), and each endpoint's context length and traits (an index into `traitEndpoints`,
+   * entry's output modalities (bits of {@link modalityBits}: the filter is one AND per model)
+   * and first endpoint (its endpoints run to the next entry's first), and each endpoint's context length and traits (an index into `traitEndpoints`,
    * one endpoint of each distinct traits).
    */
   private readonly modalities: Int32Array;
@@ -82,7 +78,7 @@ export class CatalogIndex {
     catalog: readonly CatalogEntry[],
     private readonly keptAnswerBudget = KEPT_ANSWER_BYTES,
   ) {
-    this.entries = catalog.map((entry, position) => indexEntry(entry, position));
+    this.entries = catalog.map(indexEntry);
     const endpointCount = catalog.reduce((sum, entry) => sum + entry.endpoints.length, 0);
     this.modalities = new Int32Array(this.entries.length);
     this.firstEndpoints = new Int32Array(this.entries.length + 1);
@@ -92,7 +88,7 @@ export class CatalogIndex {
     const traitIds = new Map<string, number>();
     let next = 0;
     this.entries.forEach((indexed, position) => {
-      this.modalities[position] = indexed.outputModalities;
+      this.modalities[position] = modalityBits(indexed.entry.model.architecture.output_modalities);
       this.firstEndpoints[position] = next;
       for (const endpoint of indexed.entry.endpoints) {
         const traits = endpointTraits(endpoint);
@@ -295,14 +291,12 @@ export class CatalogIndex {
   }
 }
 
-function indexEntry(entry: CatalogEntry, position: number): IndexedEntry {
+function indexEntry(entry: CatalogEntry): IndexedEntry {
   const model = entry.model;
   const aa = model.benchmarks?.artificial_analysis;
   const arena = model.benchmarks?.design_arena ?? [];
   return {
     entry,
-    position,
-    outputModalities: modalityBits(model.architecture.output_modalities),
     created: model.created,
     popularity: entry.popularity,
     weeklyTokens: entry.weeklyTokens,
