@@ -8,12 +8,14 @@ export interface DpopKey {
   publicJwk: JWK;
   /** The RFC 7638 thumbprint: the `cnf.jkt` of the tokens bound to this key. */
   jkt: string;
+  /** The algorithm its proofs are signed with. */
+  alg: string;
 }
 
-export async function newDpopKey(): Promise<DpopKey> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
+export async function newDpopKey(alg = 'ES256', options: Parameters<typeof generateKeyPair>[1] = {}): Promise<DpopKey> {
+  const { privateKey, publicKey } = await generateKeyPair(alg, options);
   const publicJwk = await exportJWK(publicKey);
-  return { privateKey, publicJwk, jkt: await calculateJwkThumbprint(publicJwk) };
+  return { privateKey, publicJwk, jkt: await calculateJwkThumbprint(publicJwk), alg };
 }
 
 /**
@@ -31,7 +33,7 @@ export function dpopProof(key: DpopKey, method: string, url: string | URL, acces
     iat: Math.floor(Date.now() / 1000),
     ...(accessToken === undefined ? {} : { ath: accessTokenHash(accessToken) }),
   })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.publicJwk })
+    .setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: key.publicJwk })
     .sign(key.privateKey);
 }
 

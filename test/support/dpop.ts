@@ -1,19 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { SignJWT, type generateKeyPair } from 'jose';
 import { accessTokenHash } from '../../lambdas/oauth/dpop-proof';
+import { newDpopKey, type DpopKey } from '../../local/dpop-fetch';
 
 /** A client's DPoP key pair, its public JWK and RFC 7638 thumbprint. */
-export interface ProofKey {
-  privateKey: CryptoKey;
-  publicJwk: JWK;
-  jkt: string;
-  alg: string;
-}
+export type ProofKey = DpopKey;
 
-export async function proofKey(alg = 'ES256', options: Parameters<typeof generateKeyPair>[1] = {}): Promise<ProofKey> {
-  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...options });
-  const publicJwk = await exportJWK(publicKey);
-  return { privateKey, publicJwk, jkt: await calculateJwkThumbprint(publicJwk, 'sha256'), alg };
+/** The demo's DPoP key, of any algorithm, its private key extractable (a test puts it in a proof's jwk). */
+export function proofKey(alg = 'ES256', options: Parameters<typeof generateKeyPair>[1] = {}): Promise<ProofKey> {
+  return newDpopKey(alg, { extractable: true, ...options });
 }
 
 export interface ProofOptions {
