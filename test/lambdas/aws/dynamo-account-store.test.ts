@@ -1,7 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { AlreadyExistsError } from '../../../lambdas/accounts/account-store';
-import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type Organization } from '../../../lambdas/accounts/types';
+import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type Organization, type Workspace } from '../../../lambdas/accounts/types';
 import { DomainError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
@@ -23,6 +23,18 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
   });
   afterAll(async () => {
     await tables.stop();
+  });
+
+  /** A workspace named by its slug, without guardrails or description. */
+  const workspaceRecord = (organizationId: string, id: string, slug: string, createdAt: string): Workspace => ({
+    id,
+    organizationId,
+    name: slug,
+    slug,
+    description: null,
+    guardrailIds: [],
+    createdAt,
+    updatedAt: null,
   });
 
   const org = (id: string): Organization => ({
@@ -221,16 +233,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
   it('claims workspace slugs per organization, and takes over a claim whose workspace never appeared', async () => {
     const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
     const { organization } = await service.createOrganization({ name: 'Slugs', plan: 'enterprise' });
-    const workspace = (id: string, slug: string, createdAt: string) => ({
-      id,
-      organizationId: organization.id,
-      name: slug,
-      slug,
-      description: null,
-      guardrailIds: [],
-      createdAt,
-      updatedAt: null,
-    });
+    const workspace = (id: string, slug: string, createdAt: string) => workspaceRecord(organization.id, id, slug, createdAt);
     await store.createWorkspace(workspace('w-1', 'prod', '2026-01-01T00:00:00.000Z'));
     await expect(store.createWorkspace(workspace('w-2', 'prod', '2026-06-01T00:00:00.000Z'))).rejects.toThrow('A workspace with slug "prod" already exists');
     expect(await store.getWorkspace(organization.id, 'w-2')).toBeUndefined();
@@ -251,16 +254,6 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
   describe('a workspace by its id or its slug, and the keys of one workspace', () => {
     const table = TABLE_SCHEMAS.keys.localName;
     const ids = { claimed: '6f1c2d3e-0000-4000-8000-000000000001', legacy: '6f1c2d3e-0000-4000-8000-000000000002', lookalike: '6f1c2d3e-0000-4000-8000-000000000003' };
-    const workspace = (organizationId: string, id: string, slug: string, createdAt: string) => ({
-      id,
-      organizationId,
-      name: slug,
-      slug,
-      description: null,
-      guardrailIds: [],
-      createdAt,
-      updatedAt: null,
-    });
     let organizationId: string;
     let defaultWorkspaceId: string;
 
@@ -268,11 +261,11 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
       const created = await service.createOrganization({ name: 'Lookups', plan: 'enterprise' });
       organizationId = created.organization.id;
       defaultWorkspaceId = created.workspace.id;
-      await store.createWorkspace(workspace(organizationId, ids.claimed, 'claimed', '2030-01-01T00:00:00.000Z'));
+      await store.createWorkspace(workspaceRecord(organizationId, ids.claimed, 'claimed', '2030-01-01T00:00:00.000Z'));
       // Written before slugs were claimed and before key places: no claim, no `keyHolds`.
-      await tables.documentClient.send(new PutCommand({ TableName: table, Item: { pk: `ORG#${organizationId}`, sk: `WORKSPACE#${ids.legacy}`, ...workspace(organizationId, ids.legacy, 'legacy', '2030-01-02T00:00:00.000Z') } }));
+      await tables.documentClient.send(new PutCommand({ TableName: table, Item: { pk: `ORG#${organizationId}`, sk: `WORKSPACE#${ids.legacy}`, ...workspaceRecord(organizationId, ids.legacy, 'legacy', '2030-01-02T00:00:00.000Z') } }));
       // Its slug has the shape of an id: the claimed workspace's.
-      await store.createWorkspace(workspace(organizationId, ids.lookalike, ids.claimed, '2030-01-03T00:00:00.000Z'));
+      await store.createWorkspace(workspaceRecord(organizationId, ids.lookalike, ids.claimed, '2030-01-03T00:00:00.000Z'));
     });
 
     it('finds a workspace by id first, by a claimed slug, and by the slug of a workspace from before claims', async () => {

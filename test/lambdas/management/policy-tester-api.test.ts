@@ -22,6 +22,7 @@ describe('policy tester API on the local service', () => {
   let stores: RuntimeStores;
   let idp: TestIdentityProvider;
   let admin: string;
+  let issuerId: string;
   let policy: { id: string };
   /** Tester calls that reached the per-address limit (authenticated with a management key). */
   let counted = 0;
@@ -32,6 +33,15 @@ describe('policy tester API on the local service', () => {
   };
   const evaluate = (policyId: string, subjectToken: string, key = admin) => post(evaluatePath(policyId), { subject_token: subjectToken }, key);
   const token = (claims: Record<string, unknown> = {}) => idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID(), ...claims });
+  /** A policy of the suite's issuer for SUBJECT and AUDIENCE, acting as the demo workspace key, with `fields` besides. */
+  const createPolicy = (fields: Record<string, unknown>) =>
+    post('/workload-identity/policies', {
+      issuer_id: issuerId,
+      subject: SUBJECT,
+      audience: AUDIENCE,
+      api_key_hash: hashApiKey(service.runtime.demo.keys.workspace),
+      ...fields,
+    });
 
   beforeAll(async () => {
     // A window far longer than this file runs, so the shared budget is counted exactly.
@@ -44,14 +54,8 @@ describe('policy tester API on the local service', () => {
       jwks: { keys: idp.keys.map((key) => key.publicJwk) },
     });
     expect(issuer.status).toBe(201);
-    const created = await post('/workload-identity/policies', {
-      name: 'Deploy',
-      issuer_id: issuer.body.data.id,
-      subject: SUBJECT,
-      audience: AUDIENCE,
-      condition: 'token_type == "" || token_type == "id"',
-      api_key_hash: hashApiKey(service.runtime.demo.keys.workspace),
-    });
+    issuerId = issuer.body.data.id;
+    const created = await createPolicy({ name: 'Deploy', condition: 'token_type == "" || token_type == "id"' });
     expect(created.status).toBe(201);
     policy = created.body.data;
   });
@@ -112,14 +116,7 @@ describe('policy tester API on the local service', () => {
     const condition = await evaluate(policy.id, token({ token_type: 'access' }));
     expect(condition.body.data.steps.at(-2)).toEqual({ name: 'condition', status: 'failed', detail: expect.stringMatching(/^The condition is false for /) });
 
-    const paused = await post('/workload-identity/policies', {
-      name: 'Paused',
-      issuer_id: (await service.call(`/workload-identity/policies/${policy.id}`, { key: admin })).body.data.issuer_id,
-      subject: SUBJECT,
-      audience: AUDIENCE,
-      enabled: false,
-      api_key_hash: hashApiKey(service.runtime.demo.keys.workspace),
-    });
+    const paused = await createPolicy({ name: 'Paused', enabled: false });
     const response = await evaluate(paused.body.data.id, token());
     expect(response.body.data.steps.slice(0, 2)).toEqual([
       { name: 'size_limits', status: 'passed', detail: expect.any(String) },
@@ -143,14 +140,7 @@ describe('policy tester API on the local service', () => {
     const invalid = await evaluateWith(policy.id, await proof({ htm: 'GET' }));
     expect([invalid.result, invalid.token_type, invalid.steps.at(-1)]).toEqual(['fail', null, { name: 'dpop', status: 'failed', detail: 'The DPoP proof htm must be the request method, POST' }]);
 
-    const requiring = await post('/workload-identity/policies', {
-      name: 'Bound only',
-      issuer_id: (await service.call(`/workload-identity/policies/${policy.id}`, { key: admin })).body.data.issuer_id,
-      subject: SUBJECT,
-      audience: AUDIENCE,
-      require_dpop: true,
-      api_key_hash: hashApiKey(service.runtime.demo.keys.workspace),
-    });
+    const requiring = await createPolicy({ name: 'Bound only', require_dpop: true });
     const withoutProof = await evaluateWith(requiring.body.data.id);
     expect([withoutProof.result, withoutProof.steps.at(-1).status, withoutProof.steps.at(-1).detail]).toEqual([
       'fail',
