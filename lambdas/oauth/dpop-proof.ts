@@ -4,14 +4,12 @@ import { MAX_RSA_BITS, MIN_RSA_BITS, RSA_PUBLIC_EXPONENT } from '../federation/s
 import { CLOCK_LEEWAY_SECONDS } from '../federation/token-time-rules';
 import { DPOP_SIGNING_ALGS, MAX_DPOP_PROOF_BYTES } from './dpop-wire';
 
-
 /**
  * DPoP proofs (RFC 9449): a JWT the client signs with its own key for one HTTP request. The
  * token endpoint binds the access token it issues to the proof's key (`cnf.jkt`); every
  * protected route then takes that token only with a fresh proof by the same key, so a token
  * that leaks without its key is useless.
  */
-
 
 /** RFC 9449 §4.2: the media type of a proof, in its `typ` header. */
 export const DPOP_PROOF_TYP = 'dpop+jwt';
