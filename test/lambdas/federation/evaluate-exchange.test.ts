@@ -245,6 +245,12 @@ describe('evaluateExchange: signature and validity', () => {
     expect(step(evaluation, 'signature').detail).toBe(detail);
   });
 
+  it('accepts fractional NumericDates (RFC 7519 §2) and carries exp and iat forward in whole seconds', async () => {
+    const evaluation = await evaluate(token(claims({ exp: NOW_S + 120.37, iat: NOW_S - 0.75, nbf: NOW_S - 0.75 })));
+    expect(evaluation.result).toBe('pass');
+    expect(evaluation.claims).toMatchObject({ exp: NOW_S + 120, iat: NOW_S - 1 });
+  });
+
   it('honours nbf and iat within the leeway', async () => {
     expect((await evaluate(token(claims({ nbf: NOW_S + 29, iat: NOW_S + 29 })))).result).toBe('pass');
   });
