@@ -66,7 +66,7 @@ import { dpopProof, newDpopKey } from '../local/dpop-fetch';
 import { InMemoryProofReplayStore } from '../lambdas/oauth/dpop-proof';
 
 /** An exchange request without a DPoP proof. */
-const NO_PROOF = { proofs: [], method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined } as const;
+const NO_PROOF = { proofs: [], method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined, host: undefined } as const;
 
 const RUNS = 15;
 const MIN_RUN_MS = 50;
@@ -189,7 +189,7 @@ function buildHandler(deps: {
     config: { issuer: API_BASE_URL, maxLifetimeSeconds: 900, rateLimit: { limit: 1_000_000, windowSeconds: 60 } },
     clock: systemClock,
     newId: randomId,
-    proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, replays: new InMemoryProofReplayStore(), clock: systemClock }),
+    proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, servedHostnames: [], replays: new InMemoryProofReplayStore(), clock: systemClock }),
     evaluate: (request) => evaluateExchange(deps.evaluation, request),
     signer: deps.signer,
     telemetry: deps.telemetry ?? telemetry,
@@ -372,7 +372,7 @@ async function main(): Promise<void> {
       config: { issuer: API_BASE_URL, maxLifetimeSeconds: 900, rateLimit: { limit: 1_000_000, windowSeconds: 60 } },
       clock: systemClock,
       newId: randomId,
-      proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, replays: new InMemoryProofReplayStore(), clock: systemClock }),
+      proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, servedHostnames: [], replays: new InMemoryProofReplayStore(), clock: systemClock }),
       rateCounters: new InMemoryRateCounterStore(),
       evaluate: (request) => evaluateExchange(evaluation, request),
       jtis: new InMemoryJtiStore(),
@@ -383,7 +383,7 @@ async function main(): Promise<void> {
     // The same with a DPoP proof: every check runs; the replay record is a DynamoDB write in the
     // first stage, and a store in memory would refuse the proof the loop presents again.
     const dpopKey = await newDpopKey();
-    const boundDeps: TokenExchangeDeps = { ...domainDeps, proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, replays: { claim: async () => true }, clock: systemClock }) };
+    const boundDeps: TokenExchangeDeps = { ...domainDeps, proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, servedHostnames: [], replays: { claim: async () => true }, clock: systemClock }) };
     let proof = { value: await dpopProof(dpopKey, 'POST', `${API_BASE_URL}/oauth/token`), signedAt: Date.now() };
     const currentProof = async () => {
       // Proofs are good for 300 s; one a minute keeps the bench inside the window.

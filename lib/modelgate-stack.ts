@@ -54,7 +54,6 @@ export class ModelgateStack extends Stack {
       // Holds the whole catalog in memory and filters it per request.
       memorySize: 512,
       environment: {
-        REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
       },
     })
@@ -157,6 +156,11 @@ export class ModelgateStack extends Stack {
     for (const verifier of [catalog, management, inference]) {
       verifier.addEnvironment('API_BASE_URL', apiBaseUrl);
       verifier.addEnvironment('ACCESS_TOKEN_MAX_LIFETIME_SECONDS', String(settings.accessTokenMaxLifetimeSeconds));
+    }
+    // Every function that checks DPoP proofs takes them for a URL on any hostname the stage
+    // serves; the catalog and inference functions also narrow what a regional hostname lists.
+    for (const onEveryHostname of [catalog, tokenExchange, management, inference]) {
+      onEveryHostname.addEnvironment('REGIONAL_HOSTNAMES', JSON.stringify(settings.regionalHostnames));
     }
     // SPEC 8: JWKS publishes a retired key until the longest token it may have signed expires;
     // its discovery documents (RFC 8414, RFC 9728) name the same issuer the tokens carry.

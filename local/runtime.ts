@@ -242,13 +242,17 @@ async function buildHandlers(
   options: LocalRuntimeOptions,
 ): Promise<Record<FunctionId, FunctionHandler>> {
   const clock = options.clock ?? systemClock;
-  const accessTokens = { issuer: baseUrl, accessTokenMaxLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900 };
+  // Every function that takes DPoP proofs accepts them on every hostname served (regional ones too).
+  const accessTokens = {
+    issuer: baseUrl,
+    accessTokenMaxLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900,
+    regionalHostnames: options.regionalHostnames ?? { eu: 'eu.localhost' },
+  };
   const catalogCacheSeconds = options.catalogCacheSeconds ?? 2;
   const catalog = {
     catalogCacheSeconds,
     // Locally the usage figures refresh with the catalog: a demo sees its own traffic in the sorts within seconds.
     usageFiguresSeconds: catalogCacheSeconds,
-    regionalHostnames: options.regionalHostnames ?? { eu: 'eu.localhost' },
   };
   // One per-address budget for the token endpoint and the policy tester (SPEC 7.2, 8).
   const exchangeRateLimit = { limit: options.exchangeLimit ?? 60, windowSeconds: options.exchangeWindowSeconds ?? 60 };

@@ -24,12 +24,20 @@ export interface AccessTokenSettings {
   readonly accessTokenMaxLifetimeSeconds: number;
 }
 
+/**
+ * The hostnames the deployment serves beside the API base URL's (`REGIONAL_HOSTNAMES`): a catalog
+ * on one lists that region's models, and a DPoP proof may name a URL on any of them.
+ */
+export interface ServedHostSettings {
+  /** Region name to hostname, e.g. `{ eu: 'eu.api.example.com' }`. */
+  readonly regionalHostnames: Readonly<Record<string, string>>;
+}
+
 /** How stale a function's in-memory catalog, and the usage figures its sorts read, may get. */
-export interface CatalogSettings {
+export interface CatalogSettings extends ServedHostSettings {
   readonly catalogCacheSeconds: number;
   /** Deployed functions re-read the gateway's usage figures every `USAGE_FIGURES_SECONDS`. */
   readonly usageFiguresSeconds: number;
-  readonly regionalHostnames: Readonly<Record<string, string>>;
 }
 
 /** SPEC 8: exchanges (and policy tester calls) one source address may make per window. */

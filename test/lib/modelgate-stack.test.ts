@@ -301,6 +301,8 @@ describe('functions', () => {
     };
     // The functions that take access tokens as bearer credentials verify their issuer and audience.
     const verifiesTokens = { API_BASE_URL: apiBaseUrl, ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds) };
+    // Every function that checks DPoP proofs knows every hostname the stage serves.
+    const servedHostnames = { REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames) };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
       catalog: {
         ...base,
@@ -309,9 +311,9 @@ describe('functions', () => {
         ...table('usage'),
         // DPoP proof replay records only (asserted below).
         ...table('rateCounters'),
-        REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
         ...verifiesTokens,
+        ...servedHostnames,
       },
       tokenExchange: {
         ...base,
@@ -322,6 +324,7 @@ describe('functions', () => {
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
         API_BASE_URL: apiBaseUrl,
+        ...servedHostnames,
       },
       // Publishes the keys, and the discovery documents naming the tokens' issuer.
       jwks: { ...base, ...table('keys'), ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds), API_BASE_URL: apiBaseUrl },
@@ -332,6 +335,7 @@ describe('functions', () => {
         ...table('usage'),
         ...table('rateCounters'),
         ...verifiesTokens,
+        ...servedHostnames,
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
       },
@@ -345,6 +349,7 @@ describe('functions', () => {
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
         ...verifiesTokens,
+        ...servedHostnames,
       },
       settingsPage: { ...base, PAGE_ASSETS_DIR: 'settings-page' },
       signingKeyRegistrar: { ...base, ...table('keys') },

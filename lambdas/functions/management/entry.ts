@@ -19,6 +19,7 @@ export const handler = createManagementHandler(
     {
       issuer: config.apiBaseUrl,
       accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
+      regionalHostnames: config.regionalHostnames,
       // False on every deployed stage: loadConfig refuses the flag outside the local one.
       allowLoopbackIssuers: config.allowLoopbackIssuers,
       issuerKeys: createIssuerKeySource({ clock: systemClock, allowLoopback: config.allowLoopbackIssuers }),

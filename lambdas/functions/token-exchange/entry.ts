@@ -24,6 +24,7 @@ export const handler = createTokenExchangeHandler(
     {
       issuer: config.apiBaseUrl,
       accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
+      regionalHostnames: config.regionalHostnames,
       exchangeRateLimit: { limit: config.exchangeRateLimit, windowSeconds: config.exchangeRateWindowSeconds },
       issuerKeys: createIssuerKeySource({ clock: systemClock, allowLoopback: config.allowLoopbackIssuers }),
       signerForRecord: signerForRecord({ kms }),

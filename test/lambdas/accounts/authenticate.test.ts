@@ -9,7 +9,7 @@ import { FixedClock } from '../../support/fixed-clock';
 
 const SECRET = `sk-mg-v1-${'1'.repeat(64)}`;
 /** A request with this Authorization value and no DPoP proof. */
-const presented = (authorization: string | undefined) => ({ authorization, proofs: [], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined });
+const presented = (authorization: string | undefined) => ({ authorization, proofs: [], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined, host: undefined });
 const organization: Organization = {
   id: 'org-1',
   name: 'Org',

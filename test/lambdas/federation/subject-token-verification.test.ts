@@ -92,6 +92,20 @@ describe('key admission bounds the work one token can cause', () => {
     expect((refusal as Refusal).detail).toMatch(/only 65537 \("AQAB"\) is accepted/);
   });
 
+  it('admits a published key in its one encoding only, inline or fetched: no 33-byte coordinate, no modulus with a leading zero', async () => {
+    const leadingZero = (member: string) => Buffer.concat([Buffer.alloc(1), Buffer.from(member, 'base64url')]).toString('base64url');
+    const ec = esKey('es-padded');
+    const padded = { ...ec.jwk, x: leadingZero(ec.jwk.x!) };
+    expect(await verifyWith(signJws({ alg: 'ES256', kid: 'es-padded' }, claims, { alg: 'ES256', privateKey: ec.privateKey }), [padded])).toEqual(
+      new Refusal('unsupported_alg', 'No key can verify this token: key "es-padded" has x of 33 bytes: a P-256 coordinate is exactly 32 bytes (RFC 7518 §6.2.1.2).'),
+    );
+    const key = rsa('rsa-padded');
+    const refusal = await verifyWith(signJws({ alg: 'RS256', kid: 'rsa-padded' }, claims, { alg: 'RS256', privateKey: key.privateKey }), [{ ...key.jwk, n: leadingZero(key.jwk.n!) }]);
+    expect((refusal as Refusal).detail).toBe('No key can verify this token: key "rsa-padded" has n with a leading zero byte: RFC 7518 §6.3.1 wants the shortest encoding.');
+    // The same keys, written the one way, verify.
+    expect(await verifyWith(signJws({ alg: 'ES256', kid: 'es-padded' }, claims, { alg: 'ES256', privateKey: ec.privateKey }), [ec.jwk])).not.toBeInstanceOf(Refusal);
+  });
+
   it(`tries a token without kid against at most ${MAX_KIDLESS_CANDIDATES} keys of its type`, async () => {
     const keys = Array.from({ length: MAX_KIDLESS_CANDIDATES + 1 }, (_, i) => esKey(`es-${i}`));
     const rsaKey = rsa('rsa-first');

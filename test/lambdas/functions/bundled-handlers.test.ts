@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -38,6 +39,7 @@ const CONSTRUCT_IDS: string[] = Object.values(FUNCTION_REQUIREMENTS).map((fn) =>
 const PROVIDER_KEY = 'sk-upstream-from-secrets-manager';
 const SUBJECT = 'system:serviceaccount:payments:worker';
 const AUDIENCE = 'modelgate-bundle-suite';
+const REGIONAL_HOST = 'eu.api.modelgate.example';
 
 /**
  * What ships, serving the demo end to end: the app synthesized once as `cdk deploy` builds it
@@ -79,6 +81,8 @@ describe('the synthesized stack, served from its function packages', () => {
     const assembly = synthesizeModelgate(join(outdir, 'cdk.out'), {
       // An HTTPS provider that needs the key the stack's secret holds.
       'modelgate:inferenceUpstreams': { '*': upstream.baseUrl('alpha') },
+      // A regional hostname, served through a custom domain of its own.
+      'modelgate:regionalHostnames': { eu: REGIONAL_HOST },
     });
     iam = new IamGate({ stackName: assembly.stackName, template: assembly.template });
     deployment = await deployLocally(assembly, {
@@ -480,6 +484,60 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(catalog.status).toBe(200);
       const stolen = await call('/models/user?limit=1', { key: token });
       expect([stolen.status, stolen.headers.get('www-authenticate')]).toEqual([401, expect.stringMatching(/^DPoP error="invalid_token"/)]);
+    });
+  });
+
+  describe('DPoP through a regional hostname (RFC 9449 htu)', () => {
+    /** A request as API Gateway hands it to a function when it came in on a custom domain: no stage in the path. */
+    const customDomainEvent = (path: string, headers: Record<string, string>, body: string) => ({
+      resource: path,
+      path,
+      httpMethod: 'POST',
+      headers: { Host: REGIONAL_HOST, ...headers },
+      multiValueHeaders: Object.fromEntries(Object.entries({ Host: REGIONAL_HOST, ...headers }).map(([name, value]) => [name, [value]])),
+      queryStringParameters: null,
+      multiValueQueryStringParameters: null,
+      pathParameters: null,
+      stageVariables: null,
+      requestContext: {
+        domainName: REGIONAL_HOST,
+        path,
+        httpMethod: 'POST',
+        requestId: randomUUID(),
+        stage: 'v1',
+        identity: { sourceIp: '198.51.100.7' },
+      },
+      body,
+      isBase64Encoded: false,
+    });
+
+    it('binds a token to a proof made for the URL called on the regional hostname, and refuses one for a hostname the stage does not serve', async () => {
+      const issuerId = (await call('/workload-identity/issuers', { key: demo.keys.managementReadOnly })).body.data[0].id;
+      const policy = await call('/workload-identity/policies', {
+        method: 'POST',
+        key: demo.keys.managementReadWrite,
+        json: { name: 'Regional worker', issuer_id: issuerId, subject: SUBJECT, audience: AUDIENCE, api_key_hash: hashApiKey(demo.keys.workspace), require_dpop: true },
+      });
+      const form = () =>
+        new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+          subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
+          federation_policy_id: policy.body.data.id,
+        }).toString();
+      const key = await newDpopKey();
+      const exchange = async (htu: string) => {
+        const invocation = await deployment.functions.TokenExchange!.invoke(
+          customDomainEvent('/api/v1/oauth/token', { 'Content-Type': 'application/x-www-form-urlencoded', DPoP: await dpopProof(key, 'POST', htu) }, form()),
+        );
+        if (!invocation.ok) throw new Error(invocation.error.errorMessage);
+        const result = JSON.parse(invocation.payload) as { statusCode: number; body: string };
+        return { status: result.statusCode, body: JSON.parse(result.body) };
+      };
+      const bound = await exchange(`https://${REGIONAL_HOST}/api/v1/oauth/token`);
+      expect([bound.status, bound.body.token_type, decodeJwt(bound.body.access_token).cnf]).toEqual([200, 'DPoP', { jkt: key.jkt }]);
+      const elsewhere = await exchange('https://eu.evil.example/api/v1/oauth/token');
+      expect([elsewhere.status, elsewhere.body.error]).toEqual([400, 'invalid_dpop_proof']);
     });
   });
 

@@ -293,6 +293,25 @@ describe('POST /oauth/token on the local service', () => {
     expect(Number.isInteger(fromFraction.body.expires_in)).toBe(true);
   });
 
+  it('refuses a fetched key written in a second encoding (a 33-byte coordinate) and records why', async () => {
+    const issuer = await addIssuer({ issuerUrl: `${idp.issuerUrl}/padded`, jwksUrl: `${idp.issuerUrl}/padded/keys` });
+    const policy = await addPolicy(issuer);
+    const published = idp.jwks().keys.map((key) =>
+      key.kty === 'EC' ? { ...key, y: Buffer.concat([Buffer.alloc(1), Buffer.from(key.y!, 'base64url')]).toString('base64url') } : key,
+    );
+    idp.respond('/padded/keys', { status: 200, body: { keys: published } });
+    const token = idp.sign({ iss: issuer.issuerUrl, sub: SUBJECT, aud: AUDIENCE });
+    expectRefusal(await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: token, federation_policy_id: policy.id }), 400, 'invalid_grant', GENERIC);
+    const tested = await service.call(`/workload-identity/policies/${policy.id}/evaluate`, {
+      method: 'POST',
+      key: service.runtime.demo.keys.managementReadOnly,
+      body: { subject_token: token },
+    });
+    sent++;
+    const failed = (tested.body.data.steps as { status: string; detail: string }[]).find((step) => step.status === 'failed');
+    expect(failed?.detail).toMatch(/has y of 33 bytes: a P-256 coordinate is exactly 32 bytes/);
+  });
+
   it('answers 503 temporarily_unavailable when the issuer keys cannot be fetched', async () => {
     const issuer = await addIssuer({ issuerUrl: `${idp.issuerUrl}/down`, jwksUrl: `${idp.issuerUrl}/down/keys` });
     const policy = await addPolicy(issuer);
