@@ -57,9 +57,28 @@ export interface LocalApiServer extends Server {
   idle(): Promise<void>;
 }
 
+/**
+ * How long a client may take to send a request: its request line and headers, and the whole
+ * request with its body. Past either the server answers 408 and closes the connection, on every
+ * route (Node checks every `checkIntervalMs`), so a body that stops arriving holds nothing. A
+ * slow handler is another matter: these bound the request, not the answer.
+ */
+export interface RequestTimeouts {
+  /** @default 10_000 */
+  headersMs: number;
+  /** @default 30_000 */
+  requestMs: number;
+  /** @default 1_000 */
+  checkIntervalMs: number;
+}
+
+export const DEFAULT_REQUEST_TIMEOUTS: RequestTimeouts = Object.freeze({ headersMs: 10_000, requestMs: 30_000, checkIntervalMs: 1_000 });
+
 export interface LocalApiServerOptions {
   /** @default 'local' */
   stage?: string;
+  /** @default DEFAULT_REQUEST_TIMEOUTS */
+  timeouts?: RequestTimeouts;
   observe?: ExchangeObserver;
   /**
    * Runs each invocation in {@link requestScope}, so the functions' AWS calls name the request
@@ -71,10 +90,16 @@ export interface LocalApiServerOptions {
 
 export function createLocalApiServer(
   handlers: Readonly<Record<FunctionId, FunctionHandler>> | Promise<Readonly<Record<FunctionId, FunctionHandler>>>,
-  { stage = 'local', observe, scopeRequests = false }: LocalApiServerOptions = {},
+  { stage = 'local', observe, scopeRequests = false, timeouts = DEFAULT_REQUEST_TIMEOUTS }: LocalApiServerOptions = {},
 ): LocalApiServer {
   const pending = new Set<Promise<void>>();
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (request, response) => {
+  const serverOptions = {
+    maxHeaderSize: MAX_HEADER_BYTES,
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: timeouts.checkIntervalMs,
+  };
+  const server = createServer(serverOptions, (request, response) => {
     // Handlers built once the port is bound (the API base URL is their issuer): a request that
     // comes first waits for them.
     const invocation = Promise.resolve(handlers)
@@ -136,6 +161,8 @@ async function serve(
   }
 
   const body = await readBody(request);
+  // The client is gone (a timed-out body was answered 408 by Node, or it hung up): nobody to answer.
+  if (body === null) return;
   if (body === undefined) return send(response, bodyTooLarge(match.route), { close: true });
   if (observe) recordAnswer(response, (status, answer, contentType) =>
     observe({
@@ -308,16 +335,18 @@ function lambdaContext(functionName: string, requestId: string): Context {
 }
 
 /**
- * The request body, or undefined past {@link MAX_BODY_BYTES}. Past it the rest is read and
- * dropped before the answer, up to {@link MAX_DISCARDED_BYTES} more: an answer sent, and the
- * connection closed, while the client is still sending reaches it as a broken pipe (EPIPE)
- * instead of the 413. Beyond that bound (or a Content-Length beyond it) the answer goes at once,
- * and what the client still sends is its own problem.
+ * The request body, or undefined past {@link MAX_BODY_BYTES}, or null when the request ends
+ * before its body does (the client hung up, or took longer than the request timeout and was
+ * answered 408). Past the cap the rest is read and dropped before the answer, up to
+ * {@link MAX_DISCARDED_BYTES} more: an answer sent, and the connection closed, while the client
+ * is still sending reaches it as a broken pipe (EPIPE) instead of the 413. Beyond that bound (or
+ * a Content-Length beyond it) the answer goes at once, and what the client still sends is its
+ * own problem.
  */
-function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+function readBody(request: IncomingMessage): Promise<Buffer | undefined | null> {
   const bound = MAX_BODY_BYTES + MAX_DISCARDED_BYTES;
   if (Number(request.headers['content-length'] ?? 0) > bound) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {
@@ -331,7 +360,10 @@ function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
     };
     request.on('data', onData);
     request.once('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks)));
-    request.once('error', reject);
+    request.once('error', () => resolve(null));
+    request.once('close', () => {
+      if (!request.complete) resolve(null);
+    });
   });
 }
 
