@@ -55,7 +55,17 @@ export interface LocalApiServer extends Server {
    * its answer is sent (usage is recorded then), so the database must outlive it.
    */
   idle(): Promise<void>;
+  /**
+   * Stops the server the way a deployment drains: no new connection is accepted and idle ones
+   * close at once; the requests under way get up to `drainMs` to finish and send their answers
+   * (a completion that was charged reaches its client); then whatever is left is cut, and the
+   * handlers get `drainMs` more to return. Settles when the server is closed.
+   */
+  shutdown(drainMs?: number): Promise<void>;
 }
+
+/** How long Ctrl-C lets the requests under way finish before their connections are cut. */
+export const DEFAULT_DRAIN_MS = 10_000;
 
 /**
  * How long a client may take to send a request: its request line and headers, and the whole
@@ -115,8 +125,27 @@ export function createLocalApiServer(
   server.idle = async () => {
     await Promise.allSettled([...pending]);
   };
+  server.shutdown = async (drainMs = DEFAULT_DRAIN_MS) => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await settledWithin(server.idle(), drainMs);
+    server.closeAllConnections();
+    await closed;
+    await settledWithin(server.idle(), drainMs);
+  };
   server.on('clientError', answerClientError);
   return server;
+}
+
+/** Waits for `work`, or `ms` at most (a timer that keeps nothing alive). */
+async function settledWithin(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()));
+  try {
+    await Promise.race([work, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

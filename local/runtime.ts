@@ -81,6 +81,8 @@ export interface LocalRuntimeOptions {
   inferenceUpstreams?: Record<string, string>;
   /** @default 60 */
   upstreamTimeoutSeconds?: number;
+  /** How long `stop()` (Ctrl-C) lets the requests under way finish before cutting them. @default 10,000 */
+  drainMs?: number;
   /** Sees every routed request and its whole answer once sent (the test suites check them against the OpenAPI document). */
   observe?: ExchangeObserver;
   /**
@@ -179,7 +181,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       handlersReady(await buildHandlers(contextOf, telemetryOf, baseUrl, dataDir, options));
     } catch (error) {
       handlersFailed(error);
-      await closeServer(server);
+      await server.shutdown(0);
       throw error;
     }
     // demo.json is written last: its presence means the service is ready to serve.
@@ -193,7 +195,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       dynamoEndpoint: functionsEndpoint,
       idle: () => server.idle(),
       stop: async () => {
-        await closeServer(server);
+        await server.shutdown(options.drainMs);
         await stopDynamoDb(dynamo, functionClients, interposed);
         release();
       },
@@ -302,11 +304,7 @@ async function listen(server: LocalApiServer, port: number, host: string): Promi
   return `http://${host}:${(server.address() as AddressInfo).port}${API_BASE_PATH}`;
 }
 
-async function closeServer(server: LocalApiServer): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
-  await server.idle();
-}
+
 
 /** The embedded DynamoDB, what stands in front of it, and the functions' clients of it. */
 async function stopDynamoDb(dynamo: EmbeddedDynamoDb, functionClients: readonly DynamoDBClient[], interposed: InterposedDynamoDb | undefined): Promise<void> {

@@ -272,3 +272,55 @@ describe('local API server: requests that stop arriving', () => {
     expect(called).toEqual(['/api/v1/oauth/token']);
   });
 });
+
+describe('local API server: shutting down (Ctrl-C)', () => {
+  /** A handler that answers once released, and says when it has started. */
+  function gated() {
+    let release!: () => void;
+    let started!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const handler: LambdaHandler = async () => {
+      started();
+      await gate;
+      return { statusCode: 200, body: JSON.stringify({ answered: 'in full' }) };
+    };
+    return { handler, release, running };
+  }
+
+  async function serverWith(handler: LambdaHandler) {
+    const server = createLocalApiServer({ catalog: handler, tokenExchange: handler, jwks: handler, management: handler, inference: handler, settingsPage: handler });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { server, port: (server.address() as AddressInfo).port };
+  }
+
+  it('stops accepting, lets the request under way finish and send its whole answer, then closes', async () => {
+    const { handler, release, running } = gated();
+    const { server, port } = await serverWith(handler);
+    const answer = fetch(`http://127.0.0.1:${port}/api/v1/keys`).then(async (response) => ({ status: response.status, body: await response.json() }));
+    await running;
+    let stopped = false;
+    const shutdown = server.shutdown(30_000).then(() => (stopped = true));
+    // No new connection is taken while the one under way finishes.
+    await expect(fetch(`http://127.0.0.1:${port}/api/v1/keys`)).rejects.toThrow();
+    expect(stopped).toBe(false);
+    release();
+    await expect(answer).resolves.toEqual({ status: 200, body: { answered: 'in full' } });
+    await shutdown;
+    expect(server.listening).toBe(false);
+  });
+
+  it('cuts a request that is still running when the drain time is up, and returns', async () => {
+    const { handler, release, running } = gated();
+    const { server, port } = await serverWith(handler);
+    const answer = fetch(`http://127.0.0.1:${port}/api/v1/keys`).then(
+      (response) => response.status,
+      (error: Error) => error.message,
+    );
+    await running;
+    await server.shutdown(50);
+    expect(server.listening).toBe(false);
+    await expect(answer).resolves.toBe('fetch failed');
+    release();
+  });
+});
