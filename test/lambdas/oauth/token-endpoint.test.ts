@@ -323,6 +323,36 @@ describe('POST /oauth/token on the local service', () => {
     expect((await events(policy))[0]).toMatchObject({ reason: 'keys_unavailable' });
   });
 
+  /** A subject token the provider signs, of exactly `bytes` bytes: a claim no rule reads makes up the size. */
+  function tokenOfSize(bytes: number, claims: Record<string, unknown>): string {
+    // The payload is base64url: 4 characters for 3 bytes, and the rest of the token under 700.
+    for (let padding = Math.floor(((bytes - 700) * 3) / 4); padding < bytes; padding++) {
+      // Base64url never makes a part of 4n + 1 characters: a one-character header member shifts it.
+      for (const shift of [undefined, 'x', 'xy']) {
+        const token = idp.sign({ ...claims, padding: 'p'.repeat(padding) }, { header: { shift } });
+        if (token.length === bytes) return token;
+      }
+    }
+    throw new Error(`no token of exactly ${bytes} bytes`);
+  }
+
+  it('takes a subject token of exactly 16 KB (SPEC 8) and refuses one byte more, before anything about the policy is read', async () => {
+    const claims = { sub: SUBJECT, aud: AUDIENCE, jti: randomUUID() };
+    const largest = tokenOfSize(16 * 1024, claims);
+    expect(Buffer.byteLength(largest)).toBe(16_384);
+    const taken = await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: largest, federation_policy_id: inference.id });
+    expect([taken.status, taken.body.token_type]).toEqual([200, 'Bearer']);
+    const over = tokenOfSize(16 * 1024 + 1, { ...claims, jti: randomUUID() });
+    const before = (await events(inference)).length;
+    expectRefusal(await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: over, federation_policy_id: inference.id }), 400, 'invalid_request', 'subject_token is larger than 16 KB');
+    // Refused as a malformed request: no policy was read, so no event is recorded under it.
+    expect((await events(inference)).length).toBe(before);
+    // Bytes, not characters: 16,384 characters, one of them of 2 bytes, are over.
+    const multiByte = `${largest.slice(0, -1)}é`;
+    expect([multiByte.length, Buffer.byteLength(multiByte)]).toEqual([16_384, 16_385]);
+    expectRefusal(await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: multiByte, federation_policy_id: inference.id }), 400, 'invalid_request', 'subject_token is larger than 16 KB');
+  });
+
   it('answers 413 invalid_request for a body of 32 KB or more', async () => {
     expectRefusal(await exchange(`grant_type=x&pad=${'a'.repeat(40 * 1024)}`), 413, 'invalid_request', 'Request body must be smaller than 32 KB');
   });
