@@ -138,6 +138,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const dataDir = resolve(options.dataDir ?? '.local');
   mkdirSync(dataDir, { recursive: true });
   const clock = options.clock ?? systemClock;
+  // Whatever wrote to the data folder before this instant was another process, gone now.
+  const writersSince = clock.now();
   // One process at a time opens the folder's database files: a second start is told who has them.
   const release = options.persist === false ? () => undefined : claimDataFolder(dataDir);
   let dynamo: EmbeddedDynamoDb;
@@ -162,7 +164,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       const client = new DynamoDBClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
       if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls);
       functionClients.push(client);
-      return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn) };
+      return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince };
     };
 
     // The handlers need the API base URL, the `iss` and `aud` of access tokens (SPEC 2.13), known

@@ -15,6 +15,12 @@ export interface FunctionContext<T extends TableId> {
   readonly tables: Readonly<Record<T, string>>;
   readonly clock: Clock;
   readonly telemetry: Telemetry;
+  /**
+   * Before this instant no writer still runs, so a claim taken earlier whose item never came is
+   * reclaimed at once: the local runtime's start (one process holds its data folder, and the
+   * previous one is gone). Absent in AWS, where only a claim's age tells.
+   */
+  readonly writersSince?: Date;
 }
 
 /** SPEC 2.13 and 8: the `iss` and `aud` of issued access tokens, and their longest lifetime. */

@@ -26,7 +26,7 @@ export function managementDependencies(
   settings: ManagementSettings,
 ): ManagementHandlerDeps {
   const { documentClient, tables, clock } = context;
-  const accounts = new DynamoAccountStore(documentClient, tables.keys);
+  const accounts = new DynamoAccountStore(documentClient, tables.keys, context.writersSince);
   const proofs = dpopChecker(context, settings);
   return {
     accounts,
@@ -35,7 +35,7 @@ export function managementDependencies(
     service: new AccountsService({ store: accounts, clock }),
     usage: new DynamoUsageStore(documentClient, tables.usage),
     federation: new FederationService({
-      store: new DynamoFederationStore(documentClient, tables.policies, clock),
+      store: new DynamoFederationStore(documentClient, tables.policies, clock, undefined, context.writersSince),
       accounts,
       hosts: { allowLoopback: settings.allowLoopbackIssuers },
       clock,
