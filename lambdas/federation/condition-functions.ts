@@ -4,8 +4,8 @@
  * an exchange admits, and the run-time meter (condition-meter.ts) with the sizes of the values
  * each call is made with, before the call runs.
  *
- * A work unit is about what one step of the engine costs per unit (a node evaluated is
- * {@link CONDITION_STEP_WORK} units, about 100 ns). Each charge is the function's worst case
+ * A work unit costs about the same time whatever spends it (0.6 ns on the bench's machine; a node
+ * evaluated is {@link CONDITION_STEP_WORK} units). Each charge is the function's worst case
  * measured on the largest inputs, not its typical one: V8 searches a string in n·m steps for a
  * needle such as `aaa…abaaa…a` (`contains`, `indexOf` and `split` as well as `lastIndexOf`),
  * changes the case of `ﬃ` or `İ` about forty times slower than of ASCII, counts code points one

@@ -44,8 +44,8 @@ export const CONDITION_INPUT_BOUNDS = Object.freeze({
  * node evaluated, one for each character and element of the value it yields, what each function
  * call costs by its measured worst case (condition-functions.ts) and {@link CONDITION_ERROR_WORK}
  * for each error; bytes count the strings and lists built. Saving refuses a condition whose worst
- * case exceeds either; evaluation stops at either. About 100,000 nodes: a few milliseconds
- * (docs/benchmarks.md has the measured worst case).
+ * case exceeds either; evaluation stops at either. A few milliseconds at most (docs/benchmarks.md
+ * has the slowest conditions found that the bound admits).
  */
 export const CONDITION_BUDGET = Object.freeze({ maxWork: 5_000_000, maxBytes: 2 * 1024 * 1024 });
 /** Work units of evaluating one node, before the size of what it yields. */
@@ -53,7 +53,7 @@ export const CONDITION_STEP_WORK = 50;
 /**
  * Work units of one error raised during an evaluation (a failed conversion, an index out of
  * range), caught or not: the engine builds an error object and a message that quotes the
- * condition's source, about 10 µs, a hundred nodes' worth.
+ * condition's source, up to about 15 µs, some four hundred nodes' worth.
  */
 export const CONDITION_ERROR_WORK = 20_000;
 /**
