@@ -1,7 +1,7 @@
 import { App, Validations, type AppProps, type Environment } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ModelgateStack } from './modelgate-stack';
-import { readInstanceName, readSettingsFromContext } from './settings';
+import { readDomainFromContext, readInstanceName, readSettingsFromContext } from './settings';
 
 export interface ModelgateAppOptions {
   /**
@@ -40,6 +40,7 @@ export function buildModelgateApp(options: ModelgateAppOptions = {}): { app: App
   const env = options.env && (options.env.account || options.env.region) ? options.env : undefined;
   const stack = new ModelgateStack(app, readInstanceName(app.node), {
     ...readSettingsFromContext(app.node),
+    ...readDomainFromContext(app.node),
     env,
     description: 'modelgate: an API gateway for AI models',
   });

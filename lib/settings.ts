@@ -95,6 +95,12 @@ export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
   exchangeRateWindowSeconds: 60,
 });
 
+/** The settings given, over the defaults for those left out (undefined counts as left out). */
+export function withDefaults(given: Partial<ModelgateSettings>): ModelgateSettings {
+  const names = [...Object.keys(DEFAULT_SETTINGS), 'alarmTopicArn'] as (keyof ModelgateSettings)[];
+  return { ...DEFAULT_SETTINGS, ...Object.fromEntries(names.filter((name) => given[name] !== undefined).map((name) => [name, given[name]])) };
+}
+
 /** The context key of each setting, e.g. `modelgate:stageName`. */
 export const contextKey = (name: keyof ModelgateSettings): string => `modelgate:${name}`;
 
@@ -107,18 +113,94 @@ export const DEFAULT_INSTANCE_NAME = 'Modelgate';
 /**
  * The instance name (`-c modelgate:instance=Staging`): the stack name, and the prefix of every
  * physical name the stack sets, so staging and production share an account and region.
- * CloudFormation stack names are a letter, then letters, digits and hyphens; 64 at most here,
- * so the names built from it stay within KMS alias, log group and alarm name limits.
  */
 export function readInstanceName(node: Node): string {
   const value = node.tryGetContext(INSTANCE_CONTEXT_KEY) as unknown;
-  if (value === undefined || value === '') return DEFAULT_INSTANCE_NAME;
+  return value === undefined || value === '' ? DEFAULT_INSTANCE_NAME : validateInstanceName(value);
+}
+
+/**
+ * An instance name as CloudFormation takes stack names: a letter, then letters, digits and
+ * hyphens; 64 at most here, so the names built from it stay within KMS alias, log group and
+ * alarm name limits.
+ */
+export function validateInstanceName(value: unknown): string {
   if (typeof value !== 'string' || !/^[A-Za-z][A-Za-z0-9-]{0,63}$/.test(value) || value.endsWith('-')) {
     throw new SettingsError(
       `${INSTANCE_CONTEXT_KEY} must be a letter, then up to 63 letters, digits or "-" (not ending in "-"), got ${JSON.stringify(value)}`,
     );
   }
   return value;
+}
+
+/**
+ * A custom domain for the API, from the context: `modelgate:domainName` with the Route 53 zone
+ * that holds it (`modelgate:hostedZoneId` and `modelgate:hostedZoneName`, given as literals so
+ * the synth needs no lookup), or with an existing ACM certificate (`modelgate:certificateArn`)
+ * for a domain whose DNS is served elsewhere. Empty: no custom domain.
+ */
+export interface DomainSettings {
+  /** The API's hostname, e.g. `api.example.com`; the issuer becomes `https://<domainName>/api/v1`. */
+  readonly domainName?: string;
+  /** The Route 53 hosted zone's id, e.g. `Z0123456789ABCDEFGHIJ`. */
+  readonly hostedZoneId?: string;
+  /** The hosted zone's name, e.g. `example.com`: the domain and every regional hostname are in it. */
+  readonly hostedZoneName?: string;
+  /** An ACM certificate in the stack's region covering the domain and every regional hostname. */
+  readonly certificateArn?: string;
+}
+
+const DOMAIN_KEYS = ['domainName', 'hostedZoneId', 'hostedZoneName', 'certificateArn'] as const;
+const HOSTNAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/i;
+const ACM_CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]{1,128}$/;
+
+/**
+ * A custom domain needs a hosted zone (a certificate and the DNS records are made there) or a
+ * certificate, and neither means anything without the domain.
+ */
+export function checkDomainSources(domainName: string | undefined, given: { hostedZone: boolean; certificate: boolean }): void {
+  if (domainName !== undefined && !HOSTNAME.test(domainName)) {
+    throw new SettingsError(`modelgate:domainName must be a hostname, got ${JSON.stringify(domainName)}`);
+  }
+  if (domainName === undefined && (given.hostedZone || given.certificate)) {
+    throw new SettingsError('modelgate:domainName must be set for a hosted zone or a certificate to be used');
+  }
+  if (domainName !== undefined && !given.hostedZone && !given.certificate) {
+    throw new SettingsError(
+      'modelgate:domainName needs a hosted zone (modelgate:hostedZoneId and modelgate:hostedZoneName: a certificate and DNS records are made in it) or modelgate:certificateArn (an existing certificate)',
+    );
+  }
+}
+
+/** Reads and checks the custom domain settings; their hostnames lower-cased. */
+export function readDomainFromContext(node: Node): DomainSettings {
+  const read: Record<string, string> = {};
+  for (const key of DOMAIN_KEYS) {
+    const value = node.tryGetContext(`modelgate:${key}`) as unknown;
+    if (value === undefined || value === '') continue;
+    if (typeof value !== 'string') throw new SettingsError(`modelgate:${key} must be a string, got ${JSON.stringify(value)}`);
+    read[key] = value;
+  }
+  return validateDomainSettings(read);
+}
+
+export function validateDomainSettings(domain: DomainSettings): DomainSettings {
+  const { domainName, hostedZoneId, hostedZoneName, certificateArn } = domain;
+  const problem = (key: (typeof DOMAIN_KEYS)[number], message: string) => new SettingsError(`modelgate:${key} ${message}`);
+  if (hostedZoneId !== undefined && !/^[A-Z0-9]{1,32}$/.test(hostedZoneId)) throw problem('hostedZoneId', `must be a Route 53 hosted zone id, got ${JSON.stringify(hostedZoneId)}`);
+  const zoneName = hostedZoneName?.replace(/\.$/, '');
+  if (zoneName !== undefined && !HOSTNAME.test(zoneName)) throw problem('hostedZoneName', `must be a domain name, got ${JSON.stringify(hostedZoneName)}`);
+  if ((hostedZoneId === undefined) !== (hostedZoneName === undefined)) {
+    throw new SettingsError('modelgate:hostedZoneId and modelgate:hostedZoneName go together: give both or neither');
+  }
+  if (certificateArn !== undefined && !ACM_CERTIFICATE_ARN.test(certificateArn)) throw problem('certificateArn', `must be the ARN of an ACM certificate, got ${JSON.stringify(certificateArn)}`);
+  checkDomainSources(domainName, { hostedZone: hostedZoneId !== undefined, certificate: certificateArn !== undefined });
+  return Object.freeze({
+    ...(domainName !== undefined ? { domainName: domainName.toLowerCase() } : {}),
+    ...(hostedZoneId !== undefined ? { hostedZoneId } : {}),
+    ...(zoneName !== undefined ? { hostedZoneName: zoneName.toLowerCase() } : {}),
+    ...(certificateArn !== undefined ? { certificateArn } : {}),
+  });
 }
 
 /**

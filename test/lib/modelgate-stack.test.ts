@@ -456,7 +456,7 @@ describe('cdk-nag AwsSolutions', () => {
       for (const entry of construct.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)) {
         for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
           expect(reason.length).toBeGreaterThan(40);
-          acknowledged.push([construct.node.path.replace(/^Modelgate\//, ''), id.replace(/^annotation::/i, '')]);
+          acknowledged.push([construct.node.path.replace(`${synthesized.stack.gateway.node.path}/`, ''), id.replace(/^annotation::/i, '')]);
         }
       }
     }

@@ -13,6 +13,13 @@ const ROOT = join(__dirname, '..', '..', '..');
 export interface SynthesizedStack {
   readonly stackName: string;
   readonly template: StackTemplate;
+  /**
+   * The construct path of the modelgate instance the gate evaluates, e.g. `Modelgate/Default`
+   * (the CLI's stack) or `UserStack/Gateway` (an instance in a stack of one's own): its
+   * functions and tables are found below it.
+   * @default the one instance the template holds
+   */
+  readonly instancePath?: string;
 }
 
 /**
