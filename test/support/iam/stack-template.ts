@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
 import { PATH_METADATA_ENABLE_CONTEXT } from 'aws-cdk-lib/cx-api';
+import { Modelgate, type ModelgateProps } from '../../../lib';
 import { buildModelgateApp } from '../../../lib/app';
 import { cdkJsonContext } from '../../lib/template-helpers';
 import { SYNTH_ENV, type StackTemplate } from '../cloud-assembly';
@@ -44,6 +46,26 @@ export function synthesizeStack(): SynthesizedStack {
     });
     const template = app.synth().getStackByName(stack.stackName).template as StackTemplate;
     return { stackName: stack.stackName, template };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * An instance in a stack of one's own (`Platform`, construct id `Gateway`), as a user's app
+ * builds it with `props`: cdk.json's feature flags but none of its modelgate settings, the
+ * suites' account and region, no bundling, construct paths in the metadata. The gate evaluates
+ * that instance.
+ */
+export function synthesizeEmbeddedInstance(props: ModelgateProps): SynthesizedStack {
+  const outdir = mkdtempSync(join(tmpdir(), 'modelgate-iam-synth-'));
+  try {
+    const flags = Object.fromEntries(Object.entries(cdkJsonContext()).filter(([key]) => !key.startsWith('modelgate:')));
+    const app = new App({ context: { ...flags, [PATH_METADATA_ENABLE_CONTEXT]: true, 'aws:cdk:bundling-stacks': [] }, outdir });
+    const stack = new Stack(app, 'Platform', { env: SYNTH_ENV });
+    const gateway = new Modelgate(stack, 'Gateway', props);
+    const template = app.synth().getStackByName(stack.stackName).template as StackTemplate;
+    return { stackName: stack.stackName, template, instancePath: gateway.node.path };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
