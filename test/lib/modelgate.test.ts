@@ -1,38 +1,15 @@
-import { App, Stack, Validations, type Environment } from 'aws-cdk-lib';
+import { App, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { Modelgate, ModelgateStack, SettingsError, type ModelgateProps } from '../../lib';
 import { readSettingsFromContext } from '../../lib/settings';
-import { cdkJsonContext, functionLogicalId, resourcesOfType } from './template-helpers';
+import { cdkJsonContext, functionLogicalId, resourcesOfType, synthUserApp, type UserApp } from './template-helpers';
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 const ENV = { account: '123456789012', region: 'eu-west-1' };
-/** A CDK app of one's own carries its own feature flags: cdk.json's, less modelgate's settings. */
-const FEATURE_FLAGS = Object.fromEntries(Object.entries(cdkJsonContext()).filter(([key]) => !key.startsWith('modelgate:')));
 const EMBEDDED: ModelgateProps = { instance: 'Embedded', exchangeRateLimit: 30 };
-
-interface UserApp {
-  app: App;
-  stack: Stack;
-  gateways: Modelgate[];
-  template: Template;
-}
-
-/**
- * A user's own app: a stack of theirs (`Platform`) with cdk-nag's AwsSolutions pack registered as
- * `lib/app.ts` registers it (a finding neither fixed nor acknowledged fails the synth), what
- * `before` adds of the user's own, then one instance per props given.
- */
-function userApp(instances: ModelgateProps[], options: { context?: Record<string, unknown>; env?: Environment; before?: (stack: Stack) => void } = {}): UserApp {
-  const app = new App({ context: { ...(options.context ?? FEATURE_FLAGS), ...NO_BUNDLING } });
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  const stack = new Stack(app, 'Platform', { env: options.env ?? ENV });
-  options.before?.(stack);
-  const gateways = instances.map((props, index) => new Modelgate(stack, index === 0 ? 'Gateway' : `Gateway${index + 1}`, props));
-  app.synth();
-  return { app, stack, gateways, template: Template.fromStack(stack) };
-}
+const userApp = (instances: ModelgateProps[], options: Parameters<typeof synthUserApp>[1] = {}) => synthUserApp(instances, { env: ENV, ...options });
 
 /** A template's JSON with every logical id's 8-hex suffix, and the given construct id prefix, dropped. */
 const withoutIds = (value: unknown, prefix = '') =>
