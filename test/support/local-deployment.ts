@@ -17,7 +17,8 @@ import { startSecretsManagerStandIn, type SecretsManagerStandIn } from './secret
  * its tables in the embedded DynamoDB, its KMS key in the KMS stand-in, its secret in the
  * Secrets Manager stand-in, each function's package running in its own process with the
  * environment the template gives it, its custom resources created by running their functions
- * with CloudFormation's `Create` event, and its REST API served by the API Gateway stand-in.
+ * with CloudFormation's `Create` event, and its REST API served by the API Gateway stand-in, on
+ * the execute-api hostname and on every custom domain name the template maps the stage under.
  */
 export interface LocalDeployment {
   readonly assembly: StackAssembly;
@@ -134,6 +135,18 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
     for (const [logicalId] of ofType('AWS::ApiGateway::RestApi')) {
       resolver.created(logicalId, { ref: randomApiId(), attributes: { RootResourceId: 'root' } });
     }
+    // A custom domain: its certificate, and its domain names with the regional endpoint each gets.
+    for (const [logicalId] of ofType('AWS::CertificateManager::Certificate')) {
+      resolver.created(logicalId, { ref: `arn:${resolver.partition}:acm:${region}:${account}:certificate/${randomUUID()}` });
+    }
+    const customDomains = ofType('AWS::ApiGateway::DomainName').map(([logicalId, domain]) => {
+      const hostname = String(resolver.resolve(domain.Properties!.DomainName));
+      resolver.created(logicalId, {
+        ref: hostname,
+        attributes: { RegionalDomainName: `d-${randomApiId()}.execute-api.${region}.${resolver.urlSuffix}`, RegionalHostedZoneId: 'Z1UJRXOUMOOFQ8' },
+      });
+      return hostname;
+    });
 
     // Every function but the custom resource frameworks, whose part is played below.
     const frameworks = new Set(
@@ -207,7 +220,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
       resolver.created(logicalId, { ref: customResources[logicalId]!.PhysicalResourceId, attributes: customResources[logicalId]!.Data ?? {} });
     }
 
-    // The execute-api hostname's certificate, from a CA only the gateway's clients trust.
+    // The certificate of the execute-api hostname and of every custom domain name, from a CA only the gateway's clients trust.
     const gatewayCa = createDevCertificateAuthority({ commonName: 'test API Gateway CA' });
     const restApiId = ofType('AWS::ApiGateway::RestApi')[0]![0];
     const hostname = `${resolver.resolve({ Ref: restApiId })}.execute-api.${region}.${resolver.urlSuffix}`;
@@ -215,7 +228,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
       template,
       resolver,
       functions: byLogicalId,
-      tls: { ...gatewayCa.issueServerCertificate([hostname]), caPem: gatewayCa.certPem },
+      tls: { ...gatewayCa.issueServerCertificate([hostname, ...customDomains]), caPem: gatewayCa.certPem },
     });
     stops.push(() => gateway.stop());
 
