@@ -64,9 +64,12 @@ export interface LocalDeploymentOptions {
   readonly iam?: IamGate;
 }
 
-/** The logical id of a table is its schema id, PascalCase, in the `Tables` construct (lib/constructs/tables.ts). */
+/**
+ * The logical id of a table ends in its schema id, PascalCase, in the `Tables` construct
+ * (lib/constructs/tables.ts), after the instance's own construct id, if any.
+ */
 const tableSchemaOf = (logicalId: string) =>
-  ALL_TABLES.find((schema) => new RegExp(`^Tables${schema.id[0]!.toUpperCase()}${schema.id.slice(1)}Table[0-9A-F]{8}$`).test(logicalId));
+  ALL_TABLES.find((schema) => new RegExp(`^[A-Za-z0-9]*Tables${schema.id[0]!.toUpperCase()}${schema.id.slice(1)}Table[0-9A-F]{8}$`).test(logicalId));
 
 export async function deployLocally(assembly: StackAssembly, options: LocalDeploymentOptions = {}): Promise<LocalDeployment> {
   const { template } = assembly;

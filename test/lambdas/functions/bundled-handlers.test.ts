@@ -22,7 +22,7 @@ import { ensureDemoOrganization, seedCatalog, snapshotCatalog, type DemoCredenti
 import { TRACING_ENVIRONMENT } from '../../../lib/constructs/service-function';
 import { signJwt } from '../../support/access-tokens';
 import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
-import { synthesizeModelgate } from '../../support/cloud-assembly';
+import { synthesizeEmbeddedModelgate, synthesizeModelgate } from '../../support/cloud-assembly';
 import { eventually } from '../../support/eventually';
 import { FUNCTION_REQUIREMENTS } from '../../support/function-requirements';
 import { IamGate } from '../../support/iam/iam-gate';
@@ -642,6 +642,95 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(Object.keys(seen.SigningKeyRegistrar ?? {})).toEqual(expect.arrayContaining(['kms:GetPublicKey', 'dynamodb:PutItem']));
       expect(seen.Inference?.['secretsmanager:GetSecretValue']?.allowed).toBeGreaterThan(0);
       expect(Object.keys(seen).sort()).toEqual(CONSTRUCT_IDS.filter((id) => id !== 'SettingsPage'));
+    });
+  });
+
+  /**
+   * The construct as a user's own CDK app holds it, `new Modelgate(stack, 'Gateway', { instance:
+   * 'Embedded', exchangeRateLimit: 30 })` in their stack `Platform`, deployed the same way from
+   * its own cloud assembly, behind its own IAM gate.
+   */
+  describe('an instance in a stack of its user, served from its packages', () => {
+    let embedded: LocalDeployment;
+    let embeddedIam: IamGate;
+    let embeddedStores: RuntimeStores;
+    let embeddedDemo: DemoCredentials;
+    const embeddedCall = async (path: string, init: ApiRequest & { method?: string } = {}) => {
+      // The instance has no custom domain: its stage URL is its API base URL.
+      const response = await embedded.gateway.fetch(`${embedded.gateway.origin}/${embedded.gateway.stageName}/api/v1${path}`, apiRequestInit(init.method ?? 'GET', init));
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    };
+
+    beforeAll(async () => {
+      const caFile = join(outdir, 'outbound-ca.pem');
+      const assembly = synthesizeEmbeddedModelgate(join(outdir, 'embedded.out'), { instance: 'Embedded', exchangeRateLimit: 30 });
+      embeddedIam = new IamGate({ stackName: assembly.stackName, template: assembly.template });
+      embedded = await deployLocally(assembly, {
+        iam: embeddedIam,
+        // Test-only, as for the stack above: the identity provider is on this machine, with a private CA.
+        extraEnvironment: {
+          TokenExchange: { MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'local', NODE_EXTRA_CA_CERTS: caFile },
+          Management: { MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'local' },
+        },
+      });
+      embeddedStores = connectToRuntime({ dynamoEndpoint: embedded.dynamo.endpoint });
+      await seedCatalog(embeddedStores.catalog);
+      const accounts = new DynamoAccountStore(embeddedStores.documentClient, TABLE_SCHEMAS.keys.localName);
+      embeddedDemo = await ensureDemoOrganization(new AccountsService({ store: accounts }), accounts, join(outdir, 'embedded-demo.json'), 'https://unused', () => undefined);
+    }, 180_000);
+
+    afterAll(async () => {
+      embeddedStores?.destroy();
+      await embedded?.stop();
+    });
+
+    it("runs the instance's functions from their packages under their construct ids, with the instance's settings", () => {
+      expect(Object.keys(embedded.functions).sort()).toEqual(CONSTRUCT_IDS);
+      const stageUrlOfInstance = `${embedded.gateway.origin}/${embedded.gateway.stageName}/api/v1`;
+      for (const id of ['Catalog', 'TokenExchange', 'Management', 'Inference', 'Jwks']) {
+        expect([id, embedded.functions[id]!.spec.environment.API_BASE_URL]).toEqual([id, stageUrlOfInstance]);
+      }
+      expect(embedded.functions.TokenExchange!.spec.environment.EXCHANGE_RATE_LIMIT).toBe('30');
+      expect(embedded.functions.Management!.spec.environment.EXCHANGE_RATE_LIMIT).toBe('30');
+    });
+
+    it('registers its own signing key, tagged with the instance, and exchanges a workload token signed with it that its catalog accepts', async () => {
+      const [key] = Object.values(embedded.assembly.template.Resources).filter((resource) => resource.Type === 'AWS::KMS::Key');
+      expect(key!.Properties!.Tags).toEqual([{ Key: 'modelgate:access-token-signing', Value: 'Embedded' }]);
+      const kid = Object.values(embedded.customResources)[0]!.PhysicalResourceId;
+      expect((await embeddedCall('/oauth/jwks')).body.keys.map((jwk: { kid: string }) => jwk.kid)).toEqual([kid]);
+
+      const issuer = await embeddedCall('/workload-identity/issuers', {
+        method: 'POST',
+        key: embeddedDemo.keys.managementReadWrite,
+        json: { name: 'Embedded suite identity provider', issuer_url: identityProvider.issuerUrl },
+      });
+      const policy = await embeddedCall('/workload-identity/policies', {
+        method: 'POST',
+        key: embeddedDemo.keys.managementReadWrite,
+        json: { name: 'Embedded worker', issuer_id: issuer.body.data.id, subject: SUBJECT, audience: AUDIENCE, api_key_hash: hashApiKey(embeddedDemo.keys.workspace) },
+      });
+      const exchanged = await embeddedCall('/oauth/token', {
+        method: 'POST',
+        form: {
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+          subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
+          federation_policy_id: policy.body.data.id,
+        },
+      });
+      expect([issuer.status, policy.status, exchanged.status]).toEqual([201, 201, 200]);
+      expect(decodeProtectedHeader(exchanged.body.access_token).kid).toBe(kid);
+      const catalog = await embeddedCall('/models/user?limit=2', { key: exchanged.body.access_token });
+      expect([catalog.status, catalog.body.data.length]).toEqual([200, 2]);
+    });
+
+    it("makes no AWS request the instance's roles deny", () => {
+      expect(embeddedIam.errors).toEqual([]);
+      expect(embeddedIam.denials).toEqual([]);
+      expect(Object.keys(embeddedIam.seenActions()).sort()).toEqual(['Catalog', 'Jwks', 'Management', 'SigningKeyRegistrar', 'TokenExchange']);
+      expect(embeddedIam.principal('TokenExchange')!.roleArn).toMatch(/:role\/GatewayTokenExchangeRole[0-9A-F]{8}$/);
     });
   });
 });

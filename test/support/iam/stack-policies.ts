@@ -1,6 +1,6 @@
 import { ALL_TABLES } from '../../../lambdas/aws/table-schemas';
 import { FUNCTION_CONSTRUCT_IDS, type StackFunctionId } from '../../../local/function-principals';
-import { SYNTH_ENV, TemplateResolver } from '../cloud-assembly';
+import { SYNTH_ENV, TemplateResolver, constructPathOf, onlyInstancePath } from '../cloud-assembly';
 import { tableArn } from './dynamodb-authorizations';
 import type { SynthesizedStack } from './stack-template';
 
@@ -159,18 +159,8 @@ export function logicalIdAt(stack: SynthesizedStack, path: string): string {
 
 /** The construct path of the instance the gate evaluates: the given one, else the template's only one. */
 export function instancePathOf(stack: SynthesizedStack): string {
-  if (stack.instancePath) return stack.instancePath;
-  // Every instance has its keys table at `<instance>/Tables/KeysTable`.
-  const instances = Object.values(stack.template.Resources)
-    .map((resource) => /^(.+)\/Tables\/KeysTable\/Resource$/.exec(constructPathOf(resource) ?? '')?.[1])
-    .filter((path): path is string => path !== undefined);
-  if (instances.length !== 1) throw new Error(`the template holds ${instances.length} modelgate instances (${instances.join(', ')}): name the one to evaluate`);
-  return instances[0]!;
+  return stack.instancePath ?? onlyInstancePath(stack.template);
 }
-
-/** Construct paths are in the template's metadata only when aws:cdk:enable-path-metadata is set (stack-template.ts sets it). */
-const constructPathOf = (resource: unknown): string | undefined =>
-  (resource as { Metadata?: Record<string, string> }).Metadata?.['aws:cdk:path'];
 
 /** The logical id of the execution role of the function with this construct id: its `Role`. */
 export function roleOfFunction(stack: SynthesizedStack, constructId: string): string {

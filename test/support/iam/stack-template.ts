@@ -6,7 +6,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { PATH_METADATA_ENABLE_CONTEXT } from 'aws-cdk-lib/cx-api';
 import { Modelgate, type ModelgateProps } from '../../../lib';
 import { buildModelgateApp } from '../../../lib/app';
-import { cdkJsonContext } from '../../lib/template-helpers';
+import { FEATURE_FLAGS, cdkJsonContext } from '../../lib/template-helpers';
 import { SYNTH_ENV, type StackTemplate } from '../cloud-assembly';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -60,8 +60,7 @@ export function synthesizeStack(): SynthesizedStack {
 export function synthesizeEmbeddedInstance(props: ModelgateProps): SynthesizedStack {
   const outdir = mkdtempSync(join(tmpdir(), 'modelgate-iam-synth-'));
   try {
-    const flags = Object.fromEntries(Object.entries(cdkJsonContext()).filter(([key]) => !key.startsWith('modelgate:')));
-    const app = new App({ context: { ...flags, [PATH_METADATA_ENABLE_CONTEXT]: true, 'aws:cdk:bundling-stacks': [] }, outdir });
+    const app = new App({ context: { ...FEATURE_FLAGS, [PATH_METADATA_ENABLE_CONTEXT]: true, 'aws:cdk:bundling-stacks': [] }, outdir });
     const stack = new Stack(app, 'Platform', { env: SYNTH_ENV });
     const gateway = new Modelgate(stack, 'Gateway', props);
     const template = app.synth().getStackByName(stack.stackName).template as StackTemplate;
