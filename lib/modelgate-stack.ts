@@ -55,5 +55,12 @@ export class ModelgateStack extends Stack {
       description: 'Secret holding the inference providers\' API keys: {"<provider or *>": "<key>"}',
     });
     new CfnOutput(this, 'WebAclArn', { value: gateway.webAcl.attrArn });
+    // Without a hosted zone the DNS records are the domain owner's: what each hostname must point at.
+    for (const domain of gateway.customDomain?.domainNames ?? []) {
+      new CfnOutput(this, `DnsTarget${domain.node.id.replace(/(^|[.-])([a-z0-9])/g, (_match, _separator, first: string) => first.toUpperCase())}`, {
+        value: domain.domainNameAliasDomainName,
+        description: `The target of ${domain.node.id}'s CNAME (or alias A and AAAA) records: its API Gateway regional domain name`,
+      });
+    }
   }
 }

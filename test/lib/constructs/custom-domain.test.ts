@@ -124,6 +124,12 @@ describe('a custom domain with an existing certificate (modelgate:certificateArn
     expect(Object.keys(resourcesOfType(template, 'AWS::ApiGateway::BasePathMapping'))).toHaveLength(2);
     expect(environmentOf(template, 'TokenExchange').API_BASE_URL).toBe('https://api.example.com/api/v1');
   });
+
+  it("outputs the regional domain name each hostname's DNS records must point at", () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(outputs.DnsTargetApiExampleCom!.Value).toEqual({ 'Fn::GetAtt': [domainNameOf(template, 'api.example.com')[0], 'RegionalDomainName'] });
+    expect(outputs.DnsTargetEuApiExampleCom!.Value).toEqual({ 'Fn::GetAtt': [domainNameOf(template, 'eu.api.example.com')[0], 'RegionalDomainName'] });
+  });
 });
 
 describe('without a custom domain', () => {
