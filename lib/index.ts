@@ -6,5 +6,5 @@
 export { Modelgate, type ModelgateProps } from './modelgate';
 export { ModelgateStack, type ModelgateStackProps } from './modelgate-stack';
 export { buildModelgateApp, type ModelgateAppOptions } from './app';
-export { DEFAULT_SETTINGS, SettingsError, type DomainSettings, type ModelgateSettings } from './settings';
+export { DEFAULT_SETTINGS, SettingsError, type ModelgateSettings } from './settings';
 export { CustomDomain, type CustomDomainProps } from './constructs/custom-domain';

@@ -4,13 +4,13 @@ import * as route53 from 'aws-cdk-lib/aws-route53';
 import type { Construct } from 'constructs';
 import { TABLE_SCHEMAS, type TableId } from '../lambdas/aws/table-schemas';
 import { Modelgate } from './modelgate';
-import type { DomainSettings, ModelgateSettings } from './settings';
+import type { ModelgateSettings } from './settings';
 
 /**
  * The settings as the CDK context gives them (see {@link ModelgateSettings} for ranges), the
- * custom domain's zone and certificate by id and ARN.
+ * custom domain's zone and certificate by id and ARN. The stack's name is the instance's.
  */
-export interface ModelgateStackProps extends StackProps, Partial<ModelgateSettings>, DomainSettings {}
+export interface ModelgateStackProps extends StackProps, Partial<Omit<ModelgateSettings, 'instance'>> {}
 
 /**
  * One modelgate instance in a stack of its own, named by the instance (`bin/app.ts` builds it
@@ -22,10 +22,10 @@ export class ModelgateStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ModelgateStackProps = {}) {
     super(scope, id, props);
-    const { hostedZoneId, hostedZoneName, certificateArn } = props;
+    const { hostedZoneId, hostedZoneName, certificateArn, ...settings } = props;
     // `Default`: the instance's resources keep the logical ids they had when the stack built them itself.
     const gateway = (this.gateway = new Modelgate(this, 'Default', {
-      ...props,
+      ...settings,
       instance: this.stackName,
       hostedZone:
         hostedZoneId && hostedZoneName

@@ -22,14 +22,16 @@ import { ServiceFunction, functionEntry, type ServiceFunctionProps } from './con
 import { SigningKey } from './constructs/signing-key';
 import { SigningKeyRegistration } from './constructs/signing-key-registration';
 import { Tables } from './constructs/tables';
-import { SettingsError, checkDomainSources, validateInstanceName, validateSettings, withDefaults, type ModelgateSettings } from './settings';
+import { settingsEnvironment, type EnvironmentSettingName } from '../lambdas/settings';
+import { SettingsError, checkDomainSources, validateSettings, type ModelgateSettings } from './settings';
 
 /**
  * How one modelgate instance is built: every `modelgate:*` setting of the CDK context under the
- * same name (see {@link ModelgateSettings} for each one's default and range), checked the same
- * way, and the custom domain with its zone or certificate as constructs.
+ * same name (see {@link ModelgateSettings}, and the table of lambdas/settings.ts for each one's
+ * default and range), checked the same way, and the custom domain's zone or certificate as
+ * constructs rather than by id.
  */
-export interface ModelgateProps extends Partial<ModelgateSettings> {
+export interface ModelgateProps extends Partial<Omit<ModelgateSettings, 'hostedZoneId' | 'hostedZoneName' | 'certificateArn'>> {
   /**
    * The instance's name (`modelgate:instance`): the prefix of every physical name it sets (KMS
    * alias, signing tag, log groups, alarms, web ACL metric, API name), so instances in one
@@ -65,6 +67,11 @@ export interface ModelgateProps extends Partial<ModelgateSettings> {
    */
   readonly cloudWatchRole?: boolean;
 }
+
+/** The settings of the functions that filter the catalog per caller and region (SPEC 4.1). */
+const CATALOG_SETTINGS: readonly EnvironmentSettingName[] = ['regionalHostnames', 'catalogCacheSeconds'];
+/** The token endpoint's per-address budget, which the policy tester shares (SPEC 8). */
+const EXCHANGE_RATE_SETTINGS: readonly EnvironmentSettingName[] = ['exchangeRateLimit', 'exchangeRateWindowSeconds'];
 
 /** A DPoP proof's replay record is one conditional put (lambdas/aws/dynamo-proof-replay-store.ts). */
 const PROOF_REPLAY_WRITES = ['dynamodb:PutItem'];
@@ -108,11 +115,11 @@ export class Modelgate extends Construct {
 
   constructor(scope: Construct, id: string, props: ModelgateProps = {}) {
     super(scope, id);
-    this.instance = validateInstanceName(props.instance ?? Stack.of(this).stackName);
+    const settings = (this.settings = validateSettings({ ...props, instance: props.instance ?? Stack.of(this).stackName }));
+    this.instance = settings.instance;
     checkUniqueInstance(this);
     nameInstance(this, this.instance);
-    const settings = (this.settings = validateSettings(withDefaults(props)));
-    checkDomainSources(props.domainName, { hostedZone: props.hostedZone !== undefined, certificate: props.certificate !== undefined });
+    checkDomainSources(settings.domainName, { hostedZone: props.hostedZone !== undefined, certificate: props.certificate !== undefined });
 
     const tables = new Tables(this, 'Tables');
     this.tables = Object.fromEntries(tables.all.map(({ schema, table }) => [schema.id, table])) as Record<TableId, dynamodb.ITable>;
@@ -126,14 +133,14 @@ export class Modelgate extends Construct {
       ...accountLogging(this, props.cloudWatchRole ?? true),
     });
     this.restApi = api.restApi;
-    this.customDomain = props.domainName === undefined ? undefined : new CustomDomain(this, 'Domain', {
-      domainName: props.domainName.toLowerCase(),
+    this.customDomain = settings.domainName === undefined ? undefined : new CustomDomain(this, 'Domain', {
+      domainName: settings.domainName,
       alsoServes: Object.values(settings.regionalHostnames),
       restApi: api.restApi,
       hostedZone: props.hostedZone,
       certificate: props.certificate,
     });
-    const origin = this.customDomain ? `https://${props.domainName!.toLowerCase()}` : undefined;
+    const origin = this.customDomain ? `https://${settings.domainName}` : undefined;
     this.apiUrl = settings.apiBaseUrl || (origin ? `${origin}${API_BASE_PATH}` : api.restApi.urlForPath(API_BASE_PATH));
     this.settingsPageUrl = origin ? `${origin}${settingsPagePath()}` : api.restApi.urlForPath(settingsPagePath());
     nameTheIssuer(functions, settings, settings.apiBaseUrl || (origin ? `${origin}${API_BASE_PATH}` : stageUrl(api, settings.stageName)));
@@ -213,13 +220,10 @@ interface ServiceFunctions {
  * RFC 9728) name the same issuer the tokens carry.
  */
 function nameTheIssuer(functions: ServiceFunctions, settings: ModelgateSettings, issuer: string): void {
-  functions.tokenExchange.addEnvironment('API_BASE_URL', issuer);
-  for (const verifier of [functions.catalog, functions.management, functions.inference]) {
-    verifier.addEnvironment('API_BASE_URL', issuer);
-    verifier.addEnvironment('ACCESS_TOKEN_MAX_LIFETIME_SECONDS', String(settings.accessTokenMaxLifetimeSeconds));
+  const accessTokens = settingsEnvironment({ ...settings, apiBaseUrl: issuer }, ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds']);
+  for (const fn of [functions.tokenExchange, functions.catalog, functions.management, functions.inference, functions.jwks]) {
+    for (const [name, value] of Object.entries(accessTokens)) fn.addEnvironment(name, value);
   }
-  functions.jwks.addEnvironment('ACCESS_TOKEN_MAX_LIFETIME_SECONDS', String(settings.accessTokenMaxLifetimeSeconds));
-  functions.jwks.addEnvironment('API_BASE_URL', issuer);
 }
 
 /**
@@ -234,10 +238,7 @@ function serviceFunctions(scope: Construct, tables: Tables, signingKey: SigningK
     description: 'GET /models/user: the model catalog as one caller may use it',
     // Holds the whole catalog in memory and filters it per request.
     memorySize: 512,
-    environment: {
-      REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
-      CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
-    },
+    environment: settingsEnvironment(settings, CATALOG_SETTINGS),
   })
     .bindTable(tables.get('models'), 'read')
     .bindTable(tables.get('keys'), 'read')
@@ -256,10 +257,7 @@ function serviceFunctions(scope: Construct, tables: Tables, signingKey: SigningK
     description: 'Management API: keys, workspaces, guardrails, workload identity',
     // The policy tester verifies tokens like the exchange, fetching issuer keys, and shares its per-address limit.
     timeout: Duration.seconds(15),
-    environment: {
-      EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
-      EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
-    },
+    environment: settingsEnvironment(settings, EXCHANGE_RATE_SETTINGS),
   })
     .bindTable(tables.get('keys'), 'readWrite')
     .bindTable(tables.get('policies'), 'readWrite')
@@ -289,11 +287,7 @@ function tokenExchangeFunction(serviceFunction: FunctionFactory, tables: Tables,
     description: 'POST /oauth/token: RFC 8693 token exchange',
     // Fetches the issuer's discovery document and key set before it can verify.
     timeout: Duration.seconds(15),
-    environment: {
-      ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
-      EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
-      EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
-    },
+    environment: settingsEnvironment(settings, EXCHANGE_RATE_SETTINGS),
   })
     .bindTable(policies, 'read')
     .bindTable(tables.get('keys'), 'read')
@@ -319,10 +313,8 @@ function inferenceFunction(scope: Construct, serviceFunction: FunctionFactory, t
     description: 'POST /chat/completions',
     // A streamed completion may run for minutes; API Gateway streams for up to 15.
     timeout: Duration.minutes(5),
-    environment: {
-      INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
-      UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
-    },
+    // Completions are routed within the region of the hostname called, over the same catalog.
+    environment: settingsEnvironment(settings, ['inferenceUpstreams', 'upstreamTimeoutSeconds', ...CATALOG_SETTINGS]),
   })
     .bindTable(tables.get('keys'), 'read')
     .bindTable(tables.get('models'), 'read')

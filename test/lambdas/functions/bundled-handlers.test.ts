@@ -349,6 +349,16 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(await listed(`${EU_ORIGIN}/api/v1`)).toEqual(inEu);
       for (const base of [apiUrl, stageUrl]) expect([base, (await listed(base)).length]).toEqual([base, catalog.length]);
     });
+
+    it('route a completion through the EU hostname only to a model with an EU endpoint (SPEC 4.1 rule 4)', async () => {
+      const usOnly = snapshotCatalog().find((entry) => entry.endpoints.every((endpoint) => !endpoint.regions.includes('eu')))!.model.id;
+      const completion = (base: string) =>
+        call(`${base}/chat/completions`, { method: 'POST', key: demo.keys.workspace, json: { model: usOnly, messages: [{ role: 'user', content: 'where' }] } });
+      upstream.script('alpha', { kind: 'answer', delayMs: 0 });
+      expect((await completion(apiUrl)).status).toBe(200);
+      const refused = await completion(`${EU_ORIGIN}/api/v1`);
+      expect([refused.status, refused.body.error.message]).toEqual([404, `No endpoints found for model ${usOnly} that your settings and guardrails allow`]);
+    });
   });
 
   describe('the demo, end to end', () => {
