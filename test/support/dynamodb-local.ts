@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, DynamoDBClient, paginateListTables } from '@aws-sdk/client-dynamodb';
 import { LOCAL_AWS_ENV, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
 
 /**
@@ -32,16 +32,63 @@ const EMULATOR = join(dirname(require.resolve('amplify-dynamodb-simulator/packag
 const START_ATTEMPTS = 3;
 
 /**
- * AWS's DynamoDB Local in a JVM of its own, in memory, on a free port. `-sharedDb` makes one
- * database for every caller: without it each access key id and region has its own, and each
- * function signs with its own. A JVM serves one test server, so suites and servers share nothing.
+ * JVMs of this test file that serve no server, empty: a JVM takes seconds to start, and some
+ * suites start a server for each test. jest loads modules anew for each test file, so a JVM
+ * serves one file only, and the file's last hook stops them.
+ */
+const idleJvms: Jvm[] = [];
+// Outside jest (a script) they end with the process, as every JVM does (see WATCHDOG).
+if (typeof afterAll === 'function') {
+  afterAll(async () => {
+    await Promise.all(idleJvms.splice(0).map((jvm) => jvm.stop()));
+  });
+}
+
+/**
+ * AWS's DynamoDB Local, in memory, empty. `-sharedDb` makes one database for every caller:
+ * without it each access key id and region has its own, and each function signs with its own.
+ * A JVM serves one test server at a time; stopped, the server's tables are deleted and its JVM
+ * kept for the test file's next server ({@link idleJvms}).
  */
 export async function startDynamoDbLocal(): Promise<EmbeddedDynamoDb> {
+  const jvm = idleJvms.pop() ?? (await startJvm());
+  const endpoint = `http://127.0.0.1:${jvm.port}`;
+  const client = new DynamoDBClient({
+    endpoint,
+    region: LOCAL_AWS_ENV.AWS_REGION,
+    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+  });
+  let stopped = false;
+  return {
+    endpoint,
+    client,
+    stop: async () => {
+      // Twice would hand the JVM to two later servers.
+      if (stopped) return;
+      stopped = true;
+      const emptied = await deleteTables(client).then(
+        () => true,
+        () => false,
+      );
+      client.destroy();
+      if (emptied) idleJvms.push(jvm);
+      else await jvm.stop();
+    },
+  };
+}
+
+async function deleteTables(client: DynamoDBClient): Promise<void> {
+  for await (const page of paginateListTables({ client }, {})) {
+    for (const TableName of page.TableNames ?? []) await client.send(new DeleteTableCommand({ TableName }));
+  }
+}
+
+/** A JVM of DynamoDB Local on a free port. */
+async function startJvm(): Promise<Jvm> {
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const jvm = spawnJvm(port);
+    const jvm = spawnJvm(await freePort());
     const outcome = await startedOrFailed(jvm);
-    if (outcome === 'started') return connected(jvm, port);
+    if (outcome === 'started') return jvm;
     await jvm.stop();
     if (outcome === 'port taken' && attempt < START_ATTEMPTS) continue;
     // Java is not an npm package: .ci/run installs Debian's default-jre-headless where it is missing.
@@ -50,6 +97,7 @@ export async function startDynamoDbLocal(): Promise<EmbeddedDynamoDb> {
 }
 
 interface Jvm {
+  port: number;
   process: ChildProcess;
   output(): string;
   stop(): Promise<void>;
@@ -59,7 +107,7 @@ interface Jvm {
  * The JVM runs under a shell that lasts as long as the JVM, and beside a watcher that stops the
  * JVM once the shell's standard input, a pipe from this process, closes: when `stop` ends it,
  * and when this process ends in any way (a jest worker killed included), so no JVM outlives
- * the test that started it.
+ * the test process that started it.
  */
 const WATCHDOG = [
   'exec 3<&0',
@@ -95,6 +143,7 @@ function spawnJvm(port: number): Jvm {
   child.on('error', () => undefined);
   child.stdin!.on('error', () => undefined);
   return {
+    port,
     process: child,
     output: () => output,
     stop: async () => {
@@ -127,23 +176,6 @@ function startedOrFailed(jvm: Jvm): Promise<StartOutcome> {
     jvm.process.stderr!.on('data', check);
     jvm.process.once('close', () => settle('exited'));
   });
-}
-
-function connected(jvm: Jvm, port: number): EmbeddedDynamoDb {
-  const endpoint = `http://127.0.0.1:${port}`;
-  const client = new DynamoDBClient({
-    endpoint,
-    region: LOCAL_AWS_ENV.AWS_REGION,
-    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
-  });
-  return {
-    endpoint,
-    client,
-    stop: async () => {
-      client.destroy();
-      await jvm.stop();
-    },
-  };
 }
 
 /** A port free on every interface (DynamoDB Local binds them all), as the kernel picks one. */
