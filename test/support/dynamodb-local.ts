@@ -6,7 +6,7 @@ import { LOCAL_AWS_ENV, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../
 
 /**
  * The DynamoDB the integration suites run against, chosen by `MODELGATE_TEST_DYNAMODB`
- * (docs/operating.md, "Testing against AWS's DynamoDB Local"): `dynalite` (the default, the
+ * (docs/architecture.md, "The tests on AWS's DynamoDB Local"): `dynalite` (the default, the
  * embedded server `npm start` uses) or `dynamodb-local` (AWS's DynamoDB Local, which refuses
  * what DynamoDB refuses where dynalite is lenient).
  */
