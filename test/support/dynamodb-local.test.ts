@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
-import { LOCAL_AWS_ENV } from '../../local/embedded-dynamodb';
+import { LOCAL_AWS_ENV, type EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
 import { createTables } from '../../local/tables';
 import { startDynamoDbLocal, testDynamoDb } from './dynamodb-local';
 import { eventually } from './eventually';
@@ -12,6 +12,19 @@ import { eventually } from './eventually';
 // Where the suites run on DynamoDB Local (MODELGATE_TEST_DYNAMODB=dynamodb-local), the only
 // runs that need Java.
 const describeOnDynamoDbLocal = testDynamoDb() === 'dynamodb-local' ? describe : describe.skip;
+
+// A server this file stops in a top-level afterAll, which jest runs after the one
+// ./dynamodb-local.ts declared on import: its JVM ends with it, none is kept for a server to come.
+if (testDynamoDb() === 'dynamodb-local') {
+  let lastServer: EmbeddedDynamoDb;
+  beforeAll(async () => {
+    lastServer = await startDynamoDbLocal();
+  });
+  afterAll(async () => {
+    await lastServer.stop();
+    expect(await accepts(Number(new URL(lastServer.endpoint).port))).toBe(false);
+  });
+}
 
 describeOnDynamoDbLocal('DynamoDB Local for the test suites', () => {
   it("is AWS's DynamoDB Local: it runs a transaction, which dynalite refuses", async () => {

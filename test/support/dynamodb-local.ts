@@ -34,12 +34,16 @@ const START_ATTEMPTS = 3;
 /**
  * JVMs of this test file that serve no server, empty: a JVM takes seconds to start, and some
  * suites start a server for each test. jest loads modules anew for each test file, so a JVM
- * serves one file only, and the file's last hook stops them.
+ * serves one file only; once the file's tests are done, none is kept.
  */
 const idleJvms: Jvm[] = [];
-// Outside jest (a script) they end with the process, as every JVM does (see WATCHDOG).
+let fileDone = false;
+// jest runs a file's top-level afterAll hooks in the order declared, this one (declared on
+// import) first: a server stopped by a later one stops its JVM. Outside jest (a script), the
+// JVMs end with the process, as every JVM does (see WATCHDOG).
 if (typeof afterAll === 'function') {
   afterAll(async () => {
+    fileDone = true;
     await Promise.all(idleJvms.splice(0).map((jvm) => jvm.stop()));
   });
 }
@@ -71,7 +75,7 @@ export async function startDynamoDbLocal(): Promise<EmbeddedDynamoDb> {
         () => false,
       );
       client.destroy();
-      if (emptied) idleJvms.push(jvm);
+      if (emptied && !fileDone) idleJvms.push(jvm);
       else await jvm.stop();
     },
   };
