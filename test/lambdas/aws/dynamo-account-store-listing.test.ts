@@ -11,8 +11,8 @@ interface DynaliteStore {
   getItemDb(name: string): { get(key: string, callback: (error: Error | null, item: DynamoJson) => void): void };
 }
 // The embedded server's storage layer, to put its index out of step with its items as an
-// interrupted write or index replication lag does: this suite runs on dynalite whichever
-// DynamoDB the other suites run on (test/support/dynamodb-local.ts), as no other lets it in so.
+// interrupted write or index replication lag does. No other server's storage can be reached
+// so: this suite runs on dynalite whichever DynamoDB the others run on (test/support/dynamodb-local.ts).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dynaliteDb = require('dynalite/db') as {
   create(options: unknown): DynaliteStore;
