@@ -97,6 +97,12 @@ export interface LocalRuntimeOptions extends Partial<Pick<Settings, LocalSetting
    */
   interposeDynamoDb?: (endpoint: string) => Promise<InterposedDynamoDb>;
   /**
+   * Starts the DynamoDB the runtime keeps its data in, empty, in place of the embedded dynalite:
+   * the test suites run against AWS's DynamoDB Local with it (test/support/dynamodb-local.ts).
+   * Only for a runtime that keeps no data (`persist: false`). @default the embedded dynalite
+   */
+  startDynamoDb?: () => Promise<EmbeddedDynamoDb>;
+  /**
    * Told of every AWS call the functions make, with the request it served, and of every
    * signature (KMS `Sign` in AWS): what a request costs in round trips (local/aws-calls.ts).
    */
@@ -144,11 +150,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const dataDir = resolve(options.dataDir ?? '.local');
   mkdirSync(dataDir, { recursive: true });
   const clock = options.clock ?? systemClock;
+  if (options.startDynamoDb && options.persist !== false) throw new Error('startDynamoDb serves a runtime that keeps no data (persist: false)');
   // One process at a time opens the folder's database files: a second start is told who has them.
   const release = options.persist === false ? () => undefined : claimDataFolder(dataDir);
   let dynamo: EmbeddedDynamoDb;
   try {
-    dynamo = await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
+    dynamo = options.startDynamoDb ? await options.startDynamoDb() : await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
   } catch (error) {
     release();
     throw error;

@@ -3,8 +3,9 @@ import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput 
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { ALL_TABLES } from '../../lambdas/aws/table-schemas';
 import { createDevCertificateAuthority } from '../../local/dev-certificates';
-import { startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
+import type { EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
 import { startApiGatewayStandIn, type ApiGatewayStandIn } from './api-gateway-stand-in';
+import { startTestDynamoDb } from './dynamodb-local';
 import { TemplateResolver, type PhysicalResource, type StackAssembly, type TemplateFunction } from './cloud-assembly';
 import { startDynamoDbGate } from './iam/dynamodb-gate';
 import type { IamGate } from './iam/iam-gate';
@@ -14,7 +15,7 @@ import { startSecretsManagerStandIn, type SecretsManagerStandIn } from './secret
 
 /**
  * A synthesized stack "deployed" onto this machine, from its template and cloud assembly:
- * its tables in the embedded DynamoDB, its KMS key in the KMS stand-in, its secret in the
+ * its tables in the test DynamoDB (./dynamodb-local.ts), its KMS key in the KMS stand-in, its secret in the
  * Secrets Manager stand-in, each function's package running in its own process with the
  * environment the template gives it, its custom resources created by running their functions
  * with CloudFormation's `Create` event, and its REST API served by the API Gateway stand-in, on
@@ -82,7 +83,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
   };
 
   try {
-    const dynamo = await startEmbeddedDynamoDb();
+    const dynamo = await startTestDynamoDb();
     stops.push(() => dynamo.stop());
     // The functions reach the tables through the gate; set-up and the test's own clients do not.
     const gatedDynamo = options.iam ? await startDynamoDbGate(dynamo.endpoint, options.iam) : undefined;
