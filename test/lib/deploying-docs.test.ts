@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { matchRoute } from '../../lambdas/routes';
+import { SETTINGS, type SettingName } from '../../lambdas/settings';
 import { SYNTH_ENV, type StackTemplate } from '../support/cloud-assembly';
 import { FEATURE_FLAGS, resourcesOfType, synthModelgate } from './template-helpers';
 
@@ -50,6 +51,16 @@ function deployContext(block: string): Record<string, string> {
  * with the very `-c` values it passes, and the CDK app of one's own runs as the CDK CLI runs an app.
  */
 describe('docs/deploying.md', () => {
+  it("lists in its Configuration table every setting of the settings table, with the variable the functions read it from, and no other", () => {
+    const text = readFileSync(join(ROOT, DOCUMENT), 'utf8');
+    const table = text.slice(text.indexOf('## Configuration'));
+    const rows = [...table.matchAll(/^\| (`modelgate:[^|]+?) \|([^|]*)\|/gm)].flatMap(([, keys, variable]) =>
+      [...keys!.matchAll(/`modelgate:(\w+)`/g)].map(([, name]) => [name!, variable!.trim().replace(/`/g, '')]),
+    );
+    const expected = (Object.keys(SETTINGS) as SettingName[]).map((name) => [name, (SETTINGS[name] as { env?: string }).env ?? '']);
+    expect(rows.sort()).toEqual(expected.sort());
+  });
+
   describe('the custom domain deploy', () => {
     const block = blockWith('sh', 'modelgate:domainName=');
     let template: Template;

@@ -139,18 +139,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
     for (const [logicalId] of ofType('AWS::ApiGateway::RestApi')) {
       resolver.created(logicalId, { ref: randomApiId(), attributes: { RootResourceId: 'root' } });
     }
-    // A custom domain: its certificate, and its domain names with the regional endpoint each gets.
-    for (const [logicalId] of ofType('AWS::CertificateManager::Certificate')) {
-      resolver.created(logicalId, { ref: `arn:${resolver.partition}:acm:${region}:${account}:certificate/${randomUUID()}` });
-    }
-    const customDomains = ofType('AWS::ApiGateway::DomainName').map(([logicalId, domain]) => {
-      const hostname = String(resolver.resolve(domain.Properties!.DomainName));
-      resolver.created(logicalId, {
-        ref: hostname,
-        attributes: { RegionalDomainName: `d-${randomApiId()}.execute-api.${region}.${resolver.urlSuffix}`, RegionalHostedZoneId: 'Z1UJRXOUMOOFQ8' },
-      });
-      return hostname;
-    });
+    const customDomains = createCustomDomains(template, resolver);
 
     // Every function but the custom resource frameworks, whose part is played below.
     const frameworks = new Set(
@@ -294,6 +283,23 @@ export function cloudFormationEvent(
     ResourceProperties: properties,
     ...extra,
   };
+}
+
+/** A custom domain: its certificate, and its domain names with the regional endpoint each gets. Returns their hostnames. */
+function createCustomDomains(template: StackAssembly['template'], resolver: TemplateResolver): string[] {
+  const { region, account } = resolver.env;
+  const ofType = (type: string) => Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+  for (const [logicalId] of ofType('AWS::CertificateManager::Certificate')) {
+    resolver.created(logicalId, { ref: `arn:${resolver.partition}:acm:${region}:${account}:certificate/${randomUUID()}` });
+  }
+  return ofType('AWS::ApiGateway::DomainName').map(([logicalId, domain]) => {
+    const hostname = String(resolver.resolve(domain.Properties!.DomainName));
+    resolver.created(logicalId, {
+      ref: hostname,
+      attributes: { RegionalDomainName: `d-${randomApiId()}.execute-api.${region}.${resolver.urlSuffix}`, RegionalHostedZoneId: 'Z1UJRXOUMOOFQ8' },
+    });
+    return hostname;
+  });
 }
 
 /** A REST API id as API Gateway makes them: ten lowercase letters and digits. */
