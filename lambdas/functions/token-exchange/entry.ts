@@ -22,10 +22,7 @@ export const handler = createTokenExchangeHandler(
   tokenExchangeDependencies(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
     {
-      issuer: config.apiBaseUrl,
-      accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
-      regionalHostnames: config.regionalHostnames,
-      exchangeRateLimit: { limit: config.exchangeRateLimit, windowSeconds: config.exchangeRateWindowSeconds },
+      ...config,
       issuerKeys: createIssuerKeySource({ clock: systemClock, allowLoopback: config.allowLoopbackIssuers }),
       signerForRecord: signerForRecord({ kms }),
       newId: randomId,
