@@ -1,3 +1,4 @@
+import { ANY_ORIGIN, parseCorsOrigins } from './http/cors';
 import { normalizeHostname } from './http/request';
 import { TABLE_SCHEMAS, type TableId } from './aws/table-schemas';
 
@@ -70,6 +71,16 @@ export type ServiceConfig<T extends TableId = never, S extends keyof FunctionSet
      * @default false
      */
     allowLoopbackIssuers: boolean;
+    /**
+     * `PUBLIC_CATALOG`: the public catalog's routes answer callers without a credential.
+     * @default false
+     */
+    publicCatalog: boolean;
+    /**
+     * `CORS_ALLOWED_ORIGINS`: `*`, or a comma-separated list of the origins whose pages may
+     * call the API (lambdas/http/cors.ts). @default ['*']
+     */
+    corsAllowedOrigins: readonly string[];
   } & Pick<FunctionSettings, S>
 >;
 
@@ -117,6 +128,8 @@ export function loadConfig<T extends TableId, S extends keyof FunctionSettings =
     logLevel: env.LOG_LEVEL ? parseChoice('LOG_LEVEL', env.LOG_LEVEL.toUpperCase(), LOG_LEVELS) : 'INFO',
     stage,
     allowLoopbackIssuers,
+    publicCatalog: parseFlag(env, 'PUBLIC_CATALOG'),
+    corsAllowedOrigins: Object.freeze(parseOrigins(env.CORS_ALLOWED_ORIGINS)),
     ...settings,
   }) as unknown as ServiceConfig<T, S>;
 }
@@ -157,6 +170,13 @@ function parseFlag(env: NodeJS.ProcessEnv, name: string): boolean {
   if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
   if (raw === '1' || raw === 'true') return true;
   throw new ConfigError(`${name} must be 1 or 0, got "${raw}"`);
+}
+
+function parseOrigins(raw: string | undefined): readonly string[] {
+  const values = raw === undefined || raw.trim() === '' ? [ANY_ORIGIN] : raw.split(',').map((origin) => origin.trim());
+  return parseCorsOrigins(values, (message) => {
+    throw new ConfigError(`CORS_ALLOWED_ORIGINS ${message}`);
+  });
 }
 
 function parseHostnames(raw: string | undefined): Record<string, string> {

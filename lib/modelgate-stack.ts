@@ -56,6 +56,7 @@ export class ModelgateStack extends Stack {
       environment: {
         REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
+        PUBLIC_CATALOG: settings.publicCatalog ? '1' : '0',
       },
     })
       .bindTable(models, 'read')
@@ -145,6 +146,7 @@ export class ModelgateStack extends Stack {
 
     const api = new Api(this, 'Api', {
       stageName,
+      corsAllowedOrigins: settings.corsAllowedOrigins,
       functions: { catalog, tokenExchange, jwks, management, inference, settingsPage },
     });
 
@@ -162,6 +164,10 @@ export class ModelgateStack extends Stack {
     // its discovery documents (RFC 8414, RFC 9728) name the same issuer the tokens carry.
     jwks.addEnvironment('ACCESS_TOKEN_MAX_LIFETIME_SECONDS', String(settings.accessTokenMaxLifetimeSeconds));
     jwks.addEnvironment('API_BASE_URL', apiBaseUrl);
+    // Every function answering under the API base path names the origins its answers may be read from.
+    for (const apiFunction of [catalog, tokenExchange, jwks, management, inference]) {
+      apiFunction.addEnvironment('CORS_ALLOWED_ORIGINS', settings.corsAllowedOrigins.join(','));
+    }
 
     const firewall = new Firewall(this, 'Firewall', {
       stage: api.deploymentStage,
@@ -169,6 +175,7 @@ export class ModelgateStack extends Stack {
       tokenEndpointPath: tokenEndpointPath(),
       tokenRateLimit: settings.wafTokenRateLimit,
       generalRateLimit: settings.wafGeneralRateLimit,
+      corsAllowedOrigins: settings.corsAllowedOrigins,
     });
 
     new ServiceAlarms(this, 'Alarms', {

@@ -1,5 +1,6 @@
 import type { Node } from 'constructs';
 import { DEVELOPMENT_PROVIDER, LOG_LEVELS, type LogLevel } from '../lambdas/config';
+import { parseCorsOrigins } from '../lambdas/http/cors';
 
 /**
  * The deployment settings of one modelgate stack. `bin/app.ts` reads them from the CDK
@@ -78,6 +79,21 @@ export interface ModelgateSettings {
    * @default 60
    */
   readonly exchangeRateWindowSeconds: number;
+  /**
+   * Whether the public catalog (`GET /models`, `/models/count`, `/model/{author}/{slug}`,
+   * `/providers`) answers callers without a credential. Off: a deployment's catalog says which
+   * models and prices it serves, an anonymous request costs a function invocation behind only
+   * the firewall's rate rule, and the clients that list models (the `openai` client, the
+   * official SDK, LangChain) send the key they are given anyway.
+   * @default false
+   */
+  readonly publicCatalog: boolean;
+  /**
+   * The origins whose pages may call the API from a browser (CORS): `['*']` for any, or a list
+   * of origins such as `https://app.example.com`. The settings page stays same-origin only.
+   * @default ['*']
+   */
+  readonly corsAllowedOrigins: readonly string[];
 }
 
 export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
@@ -93,6 +109,8 @@ export const DEFAULT_SETTINGS: ModelgateSettings = Object.freeze({
   apiBaseUrl: '',
   exchangeRateLimit: 60,
   exchangeRateWindowSeconds: 60,
+  publicCatalog: false,
+  corsAllowedOrigins: Object.freeze(['*']),
 });
 
 /** The context key of each setting, e.g. `modelgate:stageName`. */
@@ -148,6 +166,8 @@ export function readSettingsFromContext(node: Node): ModelgateSettings {
     exchangeRateWindowSeconds:
       asNumber(raw('exchangeRateWindowSeconds'), 'exchangeRateWindowSeconds') ?? DEFAULT_SETTINGS.exchangeRateWindowSeconds,
     alarmTopicArn: asString(raw('alarmTopicArn'), 'alarmTopicArn') || undefined,
+    publicCatalog: asBoolean(raw('publicCatalog'), 'publicCatalog') ?? DEFAULT_SETTINGS.publicCatalog,
+    corsAllowedOrigins: asOrigins(raw('corsAllowedOrigins')) ?? DEFAULT_SETTINGS.corsAllowedOrigins,
   });
 }
 
@@ -191,6 +211,7 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
   if (settings.alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(settings.alarmTopicArn)) {
     fail('alarmTopicArn', `must be the ARN of an SNS topic, got ${JSON.stringify(settings.alarmTopicArn)}`);
   }
+  const origins = parseCorsOrigins(settings.corsAllowedOrigins, (message) => fail('corsAllowedOrigins', message));
   const hostnames: Record<string, string> = {};
   for (const [region, host] of Object.entries(settings.regionalHostnames)) {
     if (!/^[a-z0-9-]+$/.test(region)) fail('regionalHostnames', `region "${region}" must be lowercase letters, digits or "-"`);
@@ -199,7 +220,13 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
     }
     hostnames[region] = host.toLowerCase();
   }
-  return Object.freeze({ ...settings, regionalHostnames: Object.freeze(hostnames), inferenceUpstreams: Object.freeze(upstreams) });
+  if (typeof settings.publicCatalog !== 'boolean') fail('publicCatalog', `must be true or false, got ${JSON.stringify(settings.publicCatalog)}`);
+  return Object.freeze({
+    ...settings,
+    regionalHostnames: Object.freeze(hostnames),
+    inferenceUpstreams: Object.freeze(upstreams),
+    corsAllowedOrigins: Object.freeze([...origins]),
+  });
 }
 
 function checkInteger(name: keyof ModelgateSettings, value: number, min: number, max: number): void {
@@ -223,6 +250,26 @@ function asNumber(value: unknown, name: keyof ModelgateSettings): number | undef
   if (typeof value === 'number') return value;
   if (typeof value === 'string' && value.trim() !== '' && !Number.isNaN(Number(value))) return Number(value);
   return fail(name, `must be a number, got ${JSON.stringify(value)}`);
+}
+
+function asBoolean(value: unknown, name: keyof ModelgateSettings): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value;
+  if (value === 'true' || value === 'false') return value === 'true';
+  return fail(name, `must be true or false, got ${JSON.stringify(value)}`);
+}
+
+/** A list, or from `-c`: `*`, one origin, a comma-separated list or a JSON array. */
+function asOrigins(value: unknown): readonly string[] | undefined {
+  if (value === undefined || Array.isArray(value)) return value as string[] | undefined;
+  if (typeof value !== 'string') return fail('corsAllowedOrigins', `must be "*" or a list of origins, got ${JSON.stringify(value)}`);
+  if (value.trim().startsWith('[')) {
+    try {
+      return JSON.parse(value) as string[];
+    } catch {
+      return fail('corsAllowedOrigins', 'must be "*" or a JSON array of origins');
+    }
+  }
+  return value.split(',').map((origin) => origin.trim());
 }
 
 function isHttpsBaseUrl(value: unknown): boolean {

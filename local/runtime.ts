@@ -12,6 +12,7 @@ import { createJwksHandler } from '../lambdas/functions/jwks/handler';
 import { createManagementHandler } from '../lambdas/functions/management/handler';
 import { createSettingsPageHandler } from '../lambdas/functions/settings-page/handler';
 import { createTokenExchangeHandler } from '../lambdas/functions/token-exchange/handler';
+import { ANY_ORIGIN, parseCorsOrigins } from '../lambdas/http/cors';
 import { fileCredentials } from '../lambdas/inference/provider-credentials';
 import { createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
@@ -81,6 +82,10 @@ export interface LocalRuntimeOptions {
   inferenceUpstreams?: Record<string, string>;
   /** @default 60 */
   upstreamTimeoutSeconds?: number;
+  /** The public catalog's routes answer callers without a credential, as `PUBLIC_CATALOG` in AWS. @default false */
+  publicCatalog?: boolean;
+  /** The origins whose pages may call the API, as `CORS_ALLOWED_ORIGINS` in AWS. @default ['*'] */
+  corsAllowedOrigins?: readonly string[];
   /** Sees every routed request and its whole answer once sent (the test suites check them against the OpenAPI document). */
   observe?: ExchangeObserver;
   /**
@@ -173,7 +178,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     // A start that fails rejects it; requests waiting on it answer 500, none is left unhandled.
     handlers.catch(() => undefined);
-    const server = createLocalApiServer(handlers, { observe: options.observe, scopeRequests: options.observeAwsCalls !== undefined });
+    const server = createLocalApiServer(handlers, {
+      observe: options.observe,
+      scopeRequests: options.observeAwsCalls !== undefined,
+      corsAllowedOrigins: corsOrigins(options),
+    });
     const baseUrl = await listen(server, options.port ?? 8787, options.host ?? '127.0.0.1');
     try {
       handlersReady(await buildHandlers(contextOf, telemetryOf, baseUrl, dataDir, options));
@@ -242,7 +251,11 @@ async function buildHandlers(
   options: LocalRuntimeOptions,
 ): Promise<Record<FunctionId, FunctionHandler>> {
   const clock = options.clock ?? systemClock;
-  const accessTokens = { issuer: baseUrl, accessTokenMaxLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900 };
+  const accessTokens = {
+    issuer: baseUrl,
+    accessTokenMaxLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900,
+    corsAllowedOrigins: corsOrigins(options),
+  };
   const catalogCacheSeconds = options.catalogCacheSeconds ?? 2;
   const catalog = {
     catalogCacheSeconds,
@@ -257,7 +270,7 @@ async function buildHandlers(
   const devCa = ensureDevCertificateAuthority(dataDir);
   const issuerKeys = () => createIssuerKeySource({ clock, allowLoopback: allowLoopbackIssuers, extraCaPems: [devCa.certPem] });
   return {
-    catalog: createCatalogHandler(catalogDependencies(contextOf('catalog'), { ...accessTokens, ...catalog })),
+    catalog: createCatalogHandler(catalogDependencies(contextOf('catalog'), { ...accessTokens, ...catalog, publicCatalog: options.publicCatalog ?? false })),
     tokenExchange: createTokenExchangeHandler(
       tokenExchangeDependencies(contextOf('tokenExchange'), {
         ...accessTokens,
@@ -287,6 +300,13 @@ async function buildHandlers(
     // Built from the page's sources at start, with the same build the stack's bundling step runs.
     settingsPage: createSettingsPageHandler({ assets: await buildSettingsPage(), telemetry: telemetryOf('settingsPage') }),
   };
+}
+
+/** The origins whose pages may call the API, checked as a function checks `CORS_ALLOWED_ORIGINS`. */
+export function corsOrigins(options: Pick<LocalRuntimeOptions, 'corsAllowedOrigins'>): readonly string[] {
+  return parseCorsOrigins(options.corsAllowedOrigins ?? [ANY_ORIGIN], (message) => {
+    throw new Error(`corsAllowedOrigins ${message}`);
+  });
 }
 
 /** Binds the server; returns the API base URL it serves. */

@@ -5,7 +5,8 @@ import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
 import { NotFoundError, UnavailableError, UpstreamError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
-import { presentedCredential, jsonBody, requestHost } from '../http/request';
+import { corsHeaders } from '../http/cors';
+import { header, presentedCredential, jsonBody, requestHost } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
 import { parseChatRequest, upstreamBody, type ChatRequest } from './chat-request';
@@ -30,6 +31,8 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   usage: Pick<UsageStore, 'record' | 'countModelRequest'>;
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
+  /** The origins whose pages may read the answers, errors included (lambdas/http/cors.ts). */
+  corsAllowedOrigins: readonly string[];
   logger: ErrorLogger;
   /** The answer's id when the provider sends none. @default randomId */
   newId?: IdGenerator;
@@ -63,7 +66,7 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
 export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parameters<StreamingHandler>, onAnswered?: () => void]) => Promise<number> {
   const newId = deps.newId ?? randomId;
   return async (event, stream, context: Context, onAnswered) => {
-    const response = new StreamingResponse(stream);
+    const response = new StreamingResponse(stream, corsHeaders(deps.corsAllowedOrigins, header(event, 'origin')));
     const clientGone = response.disconnectSignal();
     let facts: AnswerFacts | undefined;
     let counted: UsageRecord | undefined;

@@ -63,6 +63,14 @@ function pathParameters(path: string, route: RouteDefinition): Json[] {
   }));
 }
 
+const CREDENTIALS = [{ apiKey: [] }, { accessToken: [] }, { dpopAccessToken: [] }];
+
+/** Who may call: no one needs a credential for a public route, nor for the public catalog where the deployment opens it (`{}`). */
+function security(access: RouteDefinition['access']): Json[] {
+  if (access === 'public') return [];
+  return access === 'catalog' ? [...CREDENTIALS, {}] : CREDENTIALS;
+}
+
 function operationObject(route: RouteDefinition): Json {
   const path = resourcePath(route);
   // STYLE 3: the `/oauth/*` routes speak OAuth errors, every other route the SPEC 7.1 body.
@@ -88,7 +96,7 @@ function operationObject(route: RouteDefinition): Json {
   return {
     operationId: route.operationId,
     summary: route.summary,
-    security: route.access === 'public' ? [] : [{ apiKey: [] }, { accessToken: [] }, { dpopAccessToken: [] }],
+    security: security(route.access),
     ...(parameters.length ? { parameters } : {}),
     ...(route.form
       ? { requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: route.form } } } }

@@ -24,6 +24,11 @@ export interface AccessTokenSettings {
   readonly accessTokenMaxLifetimeSeconds: number;
 }
 
+/** What every function serving the API answers with: the origins whose pages may read its answers (lambdas/http/cors.ts). */
+export interface ApiSettings {
+  readonly corsAllowedOrigins: readonly string[];
+}
+
 /** How stale a function's in-memory catalog, and the usage figures its sorts read, may get. */
 export interface CatalogSettings {
   readonly catalogCacheSeconds: number;

@@ -5,13 +5,16 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { nagName } from './nag';
-import { ROUTES, STREAMING_FUNCTIONS, resourcePath, type FunctionId } from '../../lambdas/routes';
+import { ANY_ORIGIN, CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../lambdas/http/cors';
+import { PAGES_BASE_PATH, ROUTES, STREAMING_FUNCTIONS, resourcePath, type FunctionId } from '../../lambdas/routes';
 
 export interface ApiProps {
   /** The function that serves each function id of the route table. */
   readonly functions: Readonly<Record<FunctionId, lambda.IFunction>>;
   /** Name of the deployed stage; it becomes the first path segment of the stage URL. */
   readonly stageName: string;
+  /** The origins whose pages may call the API (lambdas/http/cors.ts): `['*']` or a list. */
+  readonly corsAllowedOrigins: readonly string[];
   /**
    * How long access logs are kept.
    * @default logs.RetentionDays.THREE_MONTHS
@@ -92,13 +95,7 @@ export class Api extends Construct {
       });
     }
 
-    // API Gateway's own answer to an unknown path is 403 "Missing Authentication Token";
-    // SPEC 7.1 clients expect a 404 in the service's error shape.
-    this.restApi.addGatewayResponse('NotFound', {
-      type: apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN,
-      statusCode: '404',
-      templates: { 'application/json': '{"error":{"code":404,"message":"Not found"}}' },
-    });
+    this.addGatewayResponses(props.corsAllowedOrigins);
 
     const integrations = new Map<FunctionId, apigateway.LambdaIntegration>();
     const integrationFor = (functionId: FunctionId): apigateway.LambdaIntegration => {
@@ -120,11 +117,54 @@ export class Api extends Construct {
       }
       return integration;
     };
+    const methodsOf = new Map<apigateway.IResource, string[]>();
     for (const route of ROUTES) {
-      this.restApi.root
-        .resourceForPath(resourcePath(route))
-        .addMethod(route.method, integrationFor(route.function));
+      const resource = this.restApi.root.resourceForPath(resourcePath(route));
+      resource.addMethod(route.method, integrationFor(route.function));
+      const methods = methodsOf.get(resource) ?? [];
+      methods.push(route.method);
+      // RFC 9110 §9.3.2: HEAD is GET without a body. The function answers it as the GET it
+      // stands for, and API Gateway, like any HTTP server, sends no body with it.
+      if (route.method === 'GET') {
+        resource.addMethod('HEAD', integrationFor(route.function));
+        methods.push('HEAD');
+      }
+      if (route.base !== PAGES_BASE_PATH) methodsOf.set(resource, methods);
     }
+    // Preflights are answered by API Gateway itself (a mock integration): no function runs for them.
+    for (const [resource, methods] of methodsOf) {
+      resource.addCorsPreflight({
+        allowOrigins: [...props.corsAllowedOrigins],
+        allowMethods: methods,
+        allowHeaders: [...CORS_ALLOWED_HEADERS],
+        exposeHeaders: [...CORS_EXPOSED_HEADERS],
+        maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
+      });
+    }
+  }
+
+  /**
+   * API Gateway's own answers (unknown paths, throttling, payloads too large, integration
+   * failures) name the allowed origin too, so a page can read them (lambdas/http/cors.ts). A
+   * gateway response cannot compare origins: with a list, it names the origin the request
+   * came from. These answers carry no data, only the refusal.
+   */
+  private addGatewayResponses(origins: readonly string[]): void {
+    const responseHeaders = {
+      'Access-Control-Allow-Origin': origins[0] === ANY_ORIGIN ? `'${ANY_ORIGIN}'` : 'method.request.header.Origin',
+      'Access-Control-Expose-Headers': `'${CORS_EXPOSED_HEADERS.join(', ')}'`,
+      ...(origins[0] === ANY_ORIGIN ? {} : { Vary: "'Origin'" }),
+    };
+    // API Gateway's own answer to an unknown path is 403 "Missing Authentication Token";
+    // SPEC 7.1 clients expect a 404 in the service's error shape.
+    this.restApi.addGatewayResponse('NotFound', {
+      type: apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN,
+      statusCode: '404',
+      responseHeaders,
+      templates: { 'application/json': '{"error":{"code":404,"message":"Not found"}}' },
+    });
+    this.restApi.addGatewayResponse('Default4xx', { type: apigateway.ResponseType.DEFAULT_4XX, responseHeaders });
+    this.restApi.addGatewayResponse('Default5xx', { type: apigateway.ResponseType.DEFAULT_5XX, responseHeaders });
   }
 
   get deploymentStage(): apigateway.Stage {

@@ -13,9 +13,24 @@ describe('loadConfig', () => {
       logLevel: 'INFO',
       stage: 'local',
       allowLoopbackIssuers: false,
+      publicCatalog: false,
+      corsAllowedOrigins: ['*'],
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.tables)).toBe(true);
+  });
+
+  it('reads whether the catalog is public and which origins may call the API', () => {
+    const config = loadConfig({ PUBLIC_CATALOG: '1', CORS_ALLOWED_ORIGINS: 'https://app.example.com, http://localhost:3000' }, { tables: [] });
+    expect(config).toMatchObject({ publicCatalog: true, corsAllowedOrigins: ['https://app.example.com', 'http://localhost:3000'] });
+  });
+
+  it.each([
+    ['*,https://app.example.com', 'CORS_ALLOWED_ORIGINS must be "*" alone or a list of origins, not both'],
+    ['https://app.example.com/', 'CORS_ALLOWED_ORIGINS must be "*" or origins such as https://app.example.com (scheme, host and port only), got "https://app.example.com/"'],
+    ['app.example.com', 'CORS_ALLOWED_ORIGINS must be "*" or origins such as https://app.example.com (scheme, host and port only), got "app.example.com"'],
+  ])('refuses CORS_ALLOWED_ORIGINS %p', (origins, message) => {
+    expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: origins }, { tables: [] })).toThrow(new ConfigError(message));
   });
 
   it('holds only the tables the function declared, even when others are set', () => {

@@ -26,6 +26,8 @@ describe('readSettingsFromContext', () => {
       apiBaseUrl: '',
       exchangeRateLimit: 60,
       exchangeRateWindowSeconds: 60,
+      publicCatalog: false,
+      corsAllowedOrigins: ['*'],
     });
   });
 
@@ -54,6 +56,19 @@ describe('readSettingsFromContext', () => {
     );
   });
 
+  it('reads the public catalog switch and the CORS origins, as values or as `-c` strings', () => {
+    expect(read({ 'modelgate:publicCatalog': true, 'modelgate:corsAllowedOrigins': ['https://app.example.com'] })).toMatchObject({
+      publicCatalog: true,
+      corsAllowedOrigins: ['https://app.example.com'],
+    });
+    expect(read({ 'modelgate:publicCatalog': 'true', 'modelgate:corsAllowedOrigins': 'https://a.example.com, https://b.example.com:8443' })).toMatchObject({
+      publicCatalog: true,
+      corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com:8443'],
+    });
+    expect(read({ 'modelgate:corsAllowedOrigins': '["https://a.example.com"]' }).corsAllowedOrigins).toEqual(['https://a.example.com']);
+    expect(read({ 'modelgate:corsAllowedOrigins': '*' }).corsAllowedOrigins).toEqual(['*']);
+  });
+
   it('returns a frozen object', () => {
     const settings = read({});
     expect(Object.isFrozen(settings)).toBe(true);
@@ -65,6 +80,10 @@ describe('readSettingsFromContext', () => {
     ['modelgate:stageName', 1, 'modelgate:stageName must be a string, got 1'],
     ['modelgate:regionalHostnames', '[1', 'modelgate:regionalHostnames must be a JSON object of region to hostname'],
     ['modelgate:regionalHostnames', ['eu'], 'modelgate:regionalHostnames must be an object of region to hostname'],
+    ['modelgate:publicCatalog', 'yes', 'modelgate:publicCatalog must be true or false, got "yes"'],
+    ['modelgate:corsAllowedOrigins', ['*', 'https://a.example.com'], 'modelgate:corsAllowedOrigins must be "*" alone or a list of origins, not both'],
+    ['modelgate:corsAllowedOrigins', 'https://a.example.com/app', 'modelgate:corsAllowedOrigins must be "*" or origins such as https://app.example.com (scheme, host and port only), got "https://a.example.com/app"'],
+    ['modelgate:corsAllowedOrigins', [], 'modelgate:corsAllowedOrigins must be "*" or a non-empty list of origins'],
   ])('rejects %s = %j naming the key', (key, value, message) => {
     expect(() => read({ [key]: value })).toThrow(new SettingsError(message));
   });

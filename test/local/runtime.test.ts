@@ -31,7 +31,7 @@ describe('local runtime', () => {
     expect(missing.body).toEqual({ error: { code: 404, message: 'Resource not found' } });
     const wrongMethod = await service.call('/oauth/jwks', { method: 'DELETE' });
     expect(wrongMethod.status).toBe(405);
-    expect(wrongMethod.headers.get('allow')).toBe('GET');
+    expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
   });
 
   it('serves its OpenAPI document, version 1.0.0, without authentication', async () => {

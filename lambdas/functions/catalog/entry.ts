@@ -28,6 +28,8 @@ export const handler = createCatalogHandler(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
     {
       issuer: config.apiBaseUrl,
+      corsAllowedOrigins: config.corsAllowedOrigins,
+      publicCatalog: config.publicCatalog,
       accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
       catalogCacheSeconds: config.catalogCacheSeconds,
       usageFiguresSeconds: USAGE_FIGURES_SECONDS,

@@ -30,10 +30,12 @@ export const CATALOG_FUNCTION = {
 export interface CatalogHandlerDeps extends CatalogApiDeps {
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
+  corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;
 }
 
-/** `GET /models/user` and `GET /models/{author}/{slug}/endpoints`. */
+/** `GET /models/user`, `GET /models/{author}/{slug}/endpoints` and the public catalog (`GET /models`, …). */
 export function createCatalogHandler(deps: CatalogHandlerDeps) {
-  return apiHandler(createCatalogApi(deps), deps.telemetry, { resourceMetadataUrl: deps.resourceMetadataUrl });
+  const { resourceMetadataUrl, corsAllowedOrigins } = deps;
+  return apiHandler(createCatalogApi(deps), deps.telemetry, { resourceMetadataUrl, corsAllowedOrigins });
 }

@@ -5,11 +5,11 @@ import type { ProviderCredentials } from '../../inference/upstream';
 import { upstreamOptions } from '../../inference/upstream-options';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
-import type { AccessTokenSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
+import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
 import { accessTokenVerifier, catalogCache, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
-export interface InferenceSettings extends AccessTokenSettings, CatalogSettings {
+export interface InferenceSettings extends AccessTokenSettings, CatalogSettings, ApiSettings {
   readonly inference: InferenceConfig;
   /** The providers' API keys: Secrets Manager in AWS, a file locally; none: unauthenticated upstreams. */
   readonly credentials: ProviderCredentials | undefined;
@@ -32,6 +32,7 @@ export function inferenceDependencies(
     regionalHostnames: settings.regionalHostnames,
     upstream: upstreamOptions(settings.inference, { clock, newId: settings.newId, credentials: settings.credentials }),
     resourceMetadataUrl: protectedResourceMetadataUrl(settings.issuer),
+    corsAllowedOrigins: settings.corsAllowedOrigins,
     telemetry: context.telemetry,
   };
 }

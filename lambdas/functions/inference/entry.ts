@@ -21,6 +21,7 @@ export const handler = createInferenceHandler(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
     {
       issuer: config.apiBaseUrl,
+      corsAllowedOrigins: config.corsAllowedOrigins,
       accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
       catalogCacheSeconds: config.catalogCacheSeconds,
       usageFiguresSeconds: USAGE_FIGURES_SECONDS,

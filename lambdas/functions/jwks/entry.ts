@@ -15,6 +15,10 @@ const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient
 export const handler = createJwksHandler(
   jwksDependencies(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
-    { issuer: config.apiBaseUrl, accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds },
+    {
+      issuer: config.apiBaseUrl,
+      accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
+      corsAllowedOrigins: config.corsAllowedOrigins,
+    },
   ),
 );

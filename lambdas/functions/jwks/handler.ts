@@ -22,6 +22,7 @@ export interface JwksHandlerDeps {
   accessTokenMaxLifetimeSeconds: number;
   /** The API base URL: `iss` and `aud` of access tokens (SPEC 2.13). */
   issuer: string;
+  corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;
 }
 
@@ -51,7 +52,7 @@ export function createJwksHandler(deps: JwksHandlerDeps) {
     const operationId = OPERATION_OF_RESOURCE.get(event.resource);
     if (!operationId) throw new Error(`No route of the JWKS function serves ${event.resource}`);
     return rawJson(200, await documents[operationId](), CACHEABLE);
-  }, deps.telemetry);
+  }, deps.telemetry, { corsAllowedOrigins: deps.corsAllowedOrigins });
 }
 
 /** The function's routes by API Gateway resource (each is a GET). */

@@ -6,12 +6,12 @@ import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoExchangeEventStore } from '../../aws/dynamo-exchange-event-store';
 import { DynamoFederationStore } from '../../aws/dynamo-federation-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
-import type { AccessTokenSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
+import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateCheck } from '../../wiring/exchange';
 import { accessTokenVerifier, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
-export interface ManagementSettings extends AccessTokenSettings {
+export interface ManagementSettings extends AccessTokenSettings, ApiSettings {
   /** Loopback issuer hosts: the local runtime's development identity provider, never in AWS. */
   readonly allowLoopbackIssuers: boolean;
   /** The policy tester fetches issuer keys as the exchange does. */
@@ -51,6 +51,7 @@ export function managementDependencies(
     clock,
     exchangeEvents: new DynamoExchangeEventStore(documentClient, tables.policies),
     resourceMetadataUrl: protectedResourceMetadataUrl(settings.issuer),
+    corsAllowedOrigins: settings.corsAllowedOrigins,
     telemetry: context.telemetry,
   };
 }

@@ -18,6 +18,7 @@ export const handler = createManagementHandler(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
     {
       issuer: config.apiBaseUrl,
+      corsAllowedOrigins: config.corsAllowedOrigins,
       accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
       // False on every deployed stage: loadConfig refuses the flag outside the local one.
       allowLoopbackIssuers: config.allowLoopbackIssuers,

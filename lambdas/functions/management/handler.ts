@@ -17,10 +17,12 @@ export const MANAGEMENT_FUNCTION = {
 export interface ManagementHandlerDeps extends ManagementDeps {
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
+  corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;
 }
 
 /** The management API: `/keys`, `/key`, `/activity`, `/workspaces`, `/guardrails`, `/workload-identity/*`. */
 export function createManagementHandler(deps: ManagementHandlerDeps) {
-  return apiHandler(createManagementApi(deps), deps.telemetry, { resourceMetadataUrl: deps.resourceMetadataUrl });
+  const { resourceMetadataUrl, corsAllowedOrigins } = deps;
+  return apiHandler(createManagementApi(deps), deps.telemetry, { resourceMetadataUrl, corsAllowedOrigins });
 }

@@ -23,6 +23,7 @@ export const handler = createTokenExchangeHandler(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
     {
       issuer: config.apiBaseUrl,
+      corsAllowedOrigins: config.corsAllowedOrigins,
       accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
       exchangeRateLimit: { limit: config.exchangeRateLimit, windowSeconds: config.exchangeRateWindowSeconds },
       issuerKeys: createIssuerKeySource({ clock: systemClock, allowLoopback: config.allowLoopbackIssuers }),

@@ -16,6 +16,7 @@ export const TOKEN_EXCHANGE_FUNCTION = {
 } as const satisfies FunctionRequirements;
 
 export interface TokenExchangeHandlerDeps extends Omit<TokenExchangeDeps, 'logger' | 'onOutcome'> {
+  corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;
 }
 
@@ -39,5 +40,5 @@ export function createTokenExchangeHandler(deps: TokenExchangeHandlerDeps) {
       ...proofRequest(event),
     });
     return { statusCode: 200, headers: { 'Content-Type': 'application/json', ...NO_STORE }, body: JSON.stringify(body) };
-  }, telemetry);
+  }, telemetry, deps.corsAllowedOrigins);
 }

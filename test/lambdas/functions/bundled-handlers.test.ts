@@ -12,7 +12,8 @@ import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../../lambdas/oauth/discovery';
 import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
-import { ROUTES, resourcePath } from '../../../lambdas/routes';
+import { CORS_ALLOWED_HEADERS } from '../../../lambdas/http/cors';
+import { API_BASE_PATH, PAGES_BASE_PATH, ROUTES, resourcePath, servedMethods } from '../../../lambdas/routes';
 import { KmsSigner } from '../../../lambdas/aws/kms-signer';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../../lambdas/signing/registration-properties';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
@@ -177,7 +178,10 @@ describe('the synthesized stack, served from its function packages', () => {
     it('routes each method of the template to the function its integration names, the one the route table means', () => {
       const constructOf = (logicalId: string) => deployment.assembly.functions.find((fn) => fn.logicalId === logicalId)!.constructId;
       const served = deployment.gateway.routes.map((route) => `${route.method} ${route.resourcePath} -> ${constructOf(route.functionLogicalId)}${route.streaming ? ' (stream)' : ''}`);
-      const meant = ROUTES.map((route) => `${route.method} ${resourcePath(route)} -> ${FUNCTION_REQUIREMENTS[route.function].construct}${route.function === 'inference' ? ' (stream)' : ''}`);
+      // HEAD beside each GET, served by the GET route's function (RFC 9110 §9.3.2).
+      const meant = ROUTES.flatMap((route) =>
+        servedMethods([route.method]).map((method) => `${method} ${resourcePath(route)} -> ${FUNCTION_REQUIREMENTS[route.function].construct}${route.function === 'inference' ? ' (stream)' : ''}`),
+      );
       expect(served.sort()).toEqual(meant.sort());
     });
   });
@@ -314,6 +318,64 @@ describe('the synthesized stack, served from its function packages', () => {
       expect([unknownMethod.status, unknownMethod.body]).toEqual([404, { error: { code: 404, message: 'Not found' } }]);
       const otherStage = await call(`${deployment.gateway.origin}/prod/api/v1/models/user`);
       expect([otherStage.status, otherStage.body]).toEqual([403, { message: 'Forbidden' }]);
+    });
+  });
+
+  describe('browsers on other origins (CORS), and HEAD, as the template configures the gateway', () => {
+    const origin = 'https://app.example.com';
+
+    it('answers the preflight of every API resource in the gateway, for every method it serves, without a function', async () => {
+      const resources = new Map<string, string[]>();
+      for (const route of ROUTES.filter((candidate) => candidate.base !== PAGES_BASE_PATH)) {
+        (resources.get(resourcePath(route)) ?? resources.set(resourcePath(route), []).get(resourcePath(route))!).push(...servedMethods([route.method]));
+      }
+      const stageRoot = `${deployment.gateway.origin}/${deployment.gateway.stageName}`;
+      for (const [resource, methods] of resources) {
+        const path = resource.replace('{author}', 'openai').replace('{slug}', 'gpt-4o-mini').replace(/\{[a-z]+\}/g, '00000000-0000-4000-8000-000000000000');
+        const preflight = await call(`${stageRoot}${path}`, {
+          method: 'OPTIONS',
+          headers: { Origin: origin, 'Access-Control-Request-Method': methods[0]!, 'Access-Control-Request-Headers': 'authorization,content-type,dpop' },
+        });
+        expect([resource, preflight.status, preflight.headers.get('access-control-allow-origin'), preflight.headers.get('access-control-allow-methods')?.split(',')]).toEqual([
+          resource,
+          204,
+          '*',
+          methods,
+        ]);
+        expect(preflight.headers.get('access-control-allow-headers')?.split(',')).toEqual([...CORS_ALLOWED_HEADERS]);
+        expect(preflight.headers.get('access-control-max-age')).toBe('7200');
+        expect(deployment.gateway.requests.at(-1)!.functionLogicalId).toBeUndefined();
+      }
+      // The settings page is same-origin only: no preflight.
+      expect((await call(`${stageRoot}${PAGES_BASE_PATH}/workload-identity`, { method: 'OPTIONS', headers: { Origin: origin } })).status).toBe(404);
+    });
+
+    it('names the allowed origin and what a page may read on answers, errors and the gateway\'s own answers included', async () => {
+      const listed = await call('/models?limit=1', { key: demo.keys.workspace, headers: { Origin: origin } });
+      const refused = await call('/models/user', { key: `sk-mg-v1-${'0'.repeat(64)}`, headers: { Origin: origin } });
+      const exchange = await call('/oauth/token', { method: 'POST', form: { grant_type: 'password' }, headers: { Origin: origin } });
+      const unknown = await call('/no/such/path', { headers: { Origin: origin } });
+      for (const answer of [listed, refused, exchange, unknown]) {
+        expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+        expect(answer.headers.get('access-control-expose-headers')).toBe('X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce');
+      }
+      expect([listed.status, refused.status, exchange.status, unknown.status]).toEqual([200, 401, 400, 404]);
+    });
+
+    it('answers HEAD on a GET route as the GET, without a body', async () => {
+      const get = await deployment.gateway.fetch(`${apiUrl}/models/count`, { headers: { Authorization: `Bearer ${demo.keys.workspace}` } });
+      const head = await deployment.gateway.fetch(`${apiUrl}/models/count`, { method: 'HEAD', headers: { Authorization: `Bearer ${demo.keys.workspace}` } });
+      expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([200, 'application/json', '']);
+      expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(await get.text())));
+      expect(deployment.gateway.requests.at(-1)!.event?.httpMethod).toBe('HEAD');
+    });
+
+    it("lists GET /models to the openai client's models.list(), the call OpenAI-compatible tools make first", async () => {
+      const openai = new OpenAI({ apiKey: demo.keys.workspace, baseURL: apiUrl, fetch: deployment.gateway.fetch, maxRetries: 0 });
+      const ids: string[] = [];
+      for await (const model of openai.models.list()) ids.push(model.id);
+      expect(ids).toContain('openai/gpt-4o-mini');
+      expect(deployment.gateway.requests.at(-1)!.resource).toBe(`${API_BASE_PATH}/models`);
     });
   });
 
