@@ -88,7 +88,10 @@ export function createLocalApiServer(
       .then((ready) => serve(request, response, ready, { stage, observe, scopeRequests, corsAllowedOrigins }))
       .catch((error: Error) => {
         console.error(JSON.stringify({ level: 'error', message: 'local server error', error: error.message }));
-        if (!response.headersSent) send(response, { statusCode: 500, body: errorBody(500, 'Internal Server Error') });
+        if (!response.headersSent) {
+          const cors = gatewayCors(new URL(request.url ?? '/', 'http://local').pathname, request.headers.origin, corsAllowedOrigins);
+          send(response, { statusCode: 500, headers: cors, body: errorBody(500, 'Internal Server Error') });
+        }
         else response.end();
       })
       .finally(() => pending.delete(invocation));
@@ -138,7 +141,7 @@ function gatewayAnswer(
   origin: string | undefined,
   allowedOrigins: readonly string[],
 ): { match: RouteMatch } | { answer: Parameters<typeof send>[1] } {
-  const cors = path.startsWith(`${PAGES_BASE_PATH}/`) ? {} : corsHeaders(allowedOrigins, origin);
+  const cors = gatewayCors(path, origin, allowedOrigins);
   const match = matchRoute(method, path);
   if (!match) return { answer: { statusCode: 404, headers: cors, body: errorBody(404, 'Resource not found') } };
   if ('route' in match) return { match };
@@ -147,6 +150,11 @@ function gatewayAnswer(
     return { answer: { statusCode: 204, headers: preflightHeaders(allowedOrigins, origin, methods), body: '' } };
   }
   return { answer: { statusCode: 405, headers: { ...cors, Allow: methods.join(', ') }, body: errorBody(405, 'Method not allowed') } };
+}
+
+/** The CORS headers of the server's own answers: on API paths; the settings page is same-origin only. */
+function gatewayCors(path: string, origin: string | undefined, allowedOrigins: readonly string[]): Record<string, string> {
+  return path.startsWith(`${PAGES_BASE_PATH}/`) ? {} : corsHeaders(allowedOrigins, origin);
 }
 
 interface ServeOptions {
