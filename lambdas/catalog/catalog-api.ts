@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, type AuthenticationDeps } from '../accounts/authenticate';
+import type { Principal } from '../accounts/types';
 import { NotFoundError } from '../errors';
 import { presentedCredential, pathParameters, requestHost } from '../http/request';
 import { json, rawJson } from '../http/responses';
@@ -72,24 +73,34 @@ export function createCatalogApi(deps: CatalogApiDeps) {
     if (!route) throw new NotFoundError();
     const operation = OPERATIONS[route.operationId as OperationIdOf<'catalog'>];
     const query = operation.query?.(event);
-    const [policy, catalog] = await Promise.all([callerPolicy(event, route, deps), deps.catalog.get()]);
+    // Only an admitted caller makes the catalog load: a refused one costs its key read alone.
+    const principal = await admit(event, route, deps);
+    const [policy, catalog] = await Promise.all([callerPolicy(principal, event, deps), deps.catalog.get()]);
     return operation.answer({ event, policy, catalog, query });
   };
 }
 
 /**
- * Whom the route answers. The per-caller routes (SPEC 4.1) narrow the catalog to the caller's
- * preferences, privacy settings, guardrails and regional hostname. The public catalog's
- * routes show the whole catalog to any valid credential, and to none where it is public; a
- * credential that is sent is checked either way, so a revoked key is refused there too.
+ * Authenticates the caller; returns the one whose view the route answers, or undefined for
+ * the whole catalog. The public catalog's routes take any valid credential, and none where
+ * the deployment opens them; a credential that is sent is checked either way, so a revoked
+ * key is refused there too.
  */
-async function callerPolicy(event: APIGatewayProxyEvent, route: RouteDefinition, deps: CatalogApiDeps): Promise<CallerPolicy> {
+async function admit(event: APIGatewayProxyEvent, route: RouteDefinition, deps: CatalogApiDeps): Promise<Principal | undefined> {
   const credential = presentedCredential(event);
-  if (route.access === 'catalog') {
-    if (!deps.publicCatalog || credential.authorization !== undefined) await authenticate(credential, deps);
-    return OPEN_POLICY;
-  }
+  if (route.access === 'catalog' && deps.publicCatalog && credential.authorization === undefined) return undefined;
   const principal = await authenticate(credential, deps);
+  // The public catalog is the whole catalog, whoever asks: no caller's view to build.
+  return route.access === 'catalog' ? undefined : principal;
+}
+
+/**
+ * Whom the route answers: the per-caller routes (SPEC 4.1) narrow the catalog to the caller's
+ * preferences, privacy settings, guardrails and regional hostname; the public catalog's
+ * routes show it whole.
+ */
+function callerPolicy(principal: Principal | undefined, event: APIGatewayProxyEvent, deps: CatalogApiDeps): Promise<CallerPolicy> | CallerPolicy {
+  if (!principal) return OPEN_POLICY;
   return loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames));
 }
 
