@@ -6,7 +6,7 @@ describe("npm start's environment", () => {
       port: 8787,
       dataDir: '.local',
       allowLoopbackIssuers: true,
-      exchangeLimit: 60,
+      exchangeRateLimit: 60,
       publicCatalog: false,
       corsAllowedOrigins: ['*'],
     });
@@ -26,7 +26,7 @@ describe("npm start's environment", () => {
       port: 9000,
       dataDir: '/tmp/mg',
       allowLoopbackIssuers: false,
-      exchangeLimit: 5,
+      exchangeRateLimit: 5,
       publicCatalog: true,
       corsAllowedOrigins: ['https://app.example.com', 'http://localhost:3000'],
     });
@@ -37,7 +37,7 @@ describe("npm start's environment", () => {
     [{ PORT: '70000' }, 'PORT must be a port number, got "70000"'],
     [{ MODELGATE_EXCHANGE_LIMIT: '0' }, 'MODELGATE_EXCHANGE_LIMIT must be an integer from 1 to 1000000, got "0"'],
     [{ MODELGATE_EXCHANGE_LIMIT: '1.5' }, 'MODELGATE_EXCHANGE_LIMIT must be an integer from 1 to 1000000, got "1.5"'],
-    [{ MODELGATE_PUBLIC_CATALOG: 'yes' }, 'MODELGATE_PUBLIC_CATALOG must be 1 or 0, got "yes"'],
+    [{ MODELGATE_PUBLIC_CATALOG: 'yes' }, 'MODELGATE_PUBLIC_CATALOG must be true or false (1 or 0), got "yes"'],
     [{ MODELGATE_CORS_ALLOWED_ORIGINS: 'https://app.example.com/' }, 'must be "*" or origins such as https://app.example.com'],
   ])('refuses %j', (env, message) => {
     expect(() => localRuntimeOptionsFromEnvironment(env)).toThrow(message);

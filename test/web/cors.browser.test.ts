@@ -39,7 +39,7 @@ async function startAppOrigin(): Promise<{ origin: string; server: Server }> {
     [app, stranger] = await Promise.all([startAppOrigin(), startAppOrigin()]);
     [service, browser] = await Promise.all([
       // Two token exchanges a minute: the third is refused with a 429 the page must read.
-      startTestService({ corsAllowedOrigins: [app.origin], exchangeLimit: 2 }),
+      startTestService({ corsAllowedOrigins: [app.origin], exchangeRateLimit: 2 }),
       chromium.launch({
         executablePath: CHROMIUM,
         args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],

@@ -3,11 +3,12 @@ import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
 import { accessTokenVerifier, catalogCache, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
+import type { Settings } from '../../settings';
 
 /** The catalog function's dependencies (`GET /models/user`, a model's endpoints). */
 export function catalogDependencies(
   context: FunctionContext<'keys' | 'models' | 'usage' | 'rateCounters'>,
-  settings: AccessTokenSettings & CatalogSettings & ApiSettings & { readonly publicCatalog: boolean },
+  settings: AccessTokenSettings & CatalogSettings & ApiSettings & Pick<Settings, 'publicCatalog'>,
 ): CatalogHandlerDeps {
   return {
     accounts: new DynamoAccountStore(context.documentClient, context.tables.keys),
@@ -18,7 +19,7 @@ export function catalogDependencies(
     regionalHostnames: settings.regionalHostnames,
     publicCatalog: settings.publicCatalog,
     corsAllowedOrigins: settings.corsAllowedOrigins,
-    resourceMetadataUrl: protectedResourceMetadataUrl(settings.issuer),
+    resourceMetadataUrl: protectedResourceMetadataUrl(settings.apiBaseUrl),
     telemetry: context.telemetry,
   };
 }

@@ -15,10 +15,6 @@ const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient
 export const handler = createJwksHandler(
   jwksDependencies(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
-    {
-      issuer: config.apiBaseUrl,
-      accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
-      corsAllowedOrigins: config.corsAllowedOrigins,
-    },
+    config,
   ),
 );

@@ -22,10 +22,7 @@ export const handler = createTokenExchangeHandler(
   tokenExchangeDependencies(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
     {
-      issuer: config.apiBaseUrl,
-      corsAllowedOrigins: config.corsAllowedOrigins,
-      accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
-      exchangeRateLimit: { limit: config.exchangeRateLimit, windowSeconds: config.exchangeRateWindowSeconds },
+      ...config,
       issuerKeys: createIssuerKeySource({ clock: systemClock, allowLoopback: config.allowLoopbackIssuers }),
       signerForRecord: signerForRecord({ kms }),
       newId: randomId,

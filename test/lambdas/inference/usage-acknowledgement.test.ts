@@ -96,7 +96,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
       clock,
       regionalHostnames: {},
       corsAllowedOrigins: ['*'],
-      upstream: upstreamOptions({ upstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
+      upstream: upstreamOptions({ inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
       usage,
       resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
       logger: { error: (message, fields) => void logged.push({ message, fields }) },

@@ -15,7 +15,7 @@ function synthesize(corsAllowedOrigins: readonly string[]): Template {
   const functions = Object.fromEntries(
     FUNCTIONS.map((id) => [id, new lambda.Function(stack, id, { runtime: lambda.Runtime.NODEJS_22_X, handler: 'index.handler', code: lambda.Code.fromInline('exports.handler = async () => ({})') })]),
   ) as unknown as Record<FunctionId, lambda.IFunction>;
-  const api = new Api(stack, 'Api', { functions, stageName: 'v1', corsAllowedOrigins });
+  const api = new Api(stack, 'Api', { functions, stageName: 'v1', corsAllowedOrigins, cloudWatchRole: true });
   new Firewall(stack, 'Firewall', { stage: api.deploymentStage, stageName: 'v1', tokenEndpointPath: '/api/v1/oauth/token', tokenRateLimit: 100, generalRateLimit: 2000, corsAllowedOrigins });
   return Template.fromStack(stack);
 }

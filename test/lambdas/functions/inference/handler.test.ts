@@ -78,7 +78,7 @@ describe('inference handler telemetry', () => {
       clock,
       regionalHostnames: {},
       corsAllowedOrigins: ['*'],
-      upstream: upstreamOptions({ upstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
+      upstream: upstreamOptions({ inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
       usage: {
         record: async () => undefined,
         countModelRequest: () => new Promise<void>((resolve) => setTimeout(() => resolve(void (popularityCounted = true)), slowPopularity)),
