@@ -493,7 +493,7 @@ describe('cdk-nag AwsSolutions', () => {
     }
     expect(acknowledged.sort()).toEqual(
       [
-        ...Object.values(FUNCTION_PREFIX).map((p) => [`${p}/TracingPolicy`, 'AwsSolutions-IAM5[Resource::*]']),
+        ['TracingPolicy', 'AwsSolutions-IAM5[Resource::*]'],
         ['Api/RestApi', 'AwsSolutions-APIG2'],
         ['Api/RestApi', 'AwsSolutions-APIG4'],
         ['Api/RestApi', 'AwsSolutions-COG4'],
