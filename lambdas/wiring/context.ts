@@ -38,6 +38,9 @@ export type AccessTokenSettings = Pick<Settings, 'apiBaseUrl' | 'accessTokenMaxL
  */
 export type ServedHostSettings = Pick<Settings, 'regionalHostnames'>;
 
+/** What every function serving the API answers with: the origins whose pages may read its answers (lambdas/http/cors.ts). */
+export type ApiSettings = Pick<Settings, 'corsAllowedOrigins'>;
+
 /** How stale a function's in-memory catalog, and the usage figures its sorts read, may get; the regional hostnames it filters by. */
 export interface CatalogSettings extends Pick<Settings, 'catalogCacheSeconds' | 'regionalHostnames'> {
   /** Deployed functions re-read the gateway's usage figures every `USAGE_FIGURES_SECONDS`. */

@@ -10,7 +10,7 @@ import { ModelgateStack } from '../../lib/modelgate-stack';
 import { FUNCTION_CONSTRUCT_IDS } from '../../local/function-principals';
 import { FUNCTION_REQUIREMENTS } from '../support/function-requirements';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { API_BASE_PATH, ROUTES, resourcePath } from '../../lambdas/routes';
+import { API_BASE_PATH, PAGES_BASE_PATH, ROUTES, resourcePath, servedMethods } from '../../lambdas/routes';
 import { ALL_TABLES, TABLE_SCHEMAS, type TableId } from '../../lambdas/aws/table-schemas';
 import { readSettingsFromContext } from '../../lib/settings';
 import { environmentVariableOf, type FunctionValueName } from '../../lambdas/config';
@@ -318,6 +318,8 @@ describe('functions', () => {
     const verifiesTokens = { API_BASE_URL: apiBaseUrl, ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds) };
     // Every function that checks DPoP proofs knows every hostname the stage serves.
     const servedHostnames = { REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames) };
+    // Every function answering under the API base path names the origins that may read its answers.
+    const servesApi = { CORS_ALLOWED_ORIGINS: settings.corsAllowedOrigins.join(',') };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
       catalog: {
         ...base,
@@ -327,8 +329,10 @@ describe('functions', () => {
         // DPoP proof replay records only (asserted below).
         ...table('rateCounters'),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
+        PUBLIC_CATALOG: '0',
         ...verifiesTokens,
         ...servedHostnames,
+        ...servesApi,
       },
       tokenExchange: {
         ...base,
@@ -340,9 +344,16 @@ describe('functions', () => {
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
         API_BASE_URL: apiBaseUrl,
         ...servedHostnames,
+        ...servesApi,
       },
       // Publishes the keys, and the discovery documents naming the tokens' issuer.
-      jwks: { ...base, ...table('keys'), ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds), API_BASE_URL: apiBaseUrl },
+      jwks: {
+        ...base,
+        ...table('keys'),
+        ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
+        API_BASE_URL: apiBaseUrl,
+        ...servesApi,
+      },
       management: {
         ...base,
         ...table('keys'),
@@ -353,6 +364,7 @@ describe('functions', () => {
         ...servedHostnames,
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
+        ...servesApi,
       },
       inference: {
         ...base,
@@ -367,6 +379,7 @@ describe('functions', () => {
         ...verifiesTokens,
         // Completions are routed within the region of the hostname called (SPEC 4.1 rule 4).
         ...servedHostnames,
+        ...servesApi,
       },
       settingsPage: { ...base, PAGE_ASSETS_DIR: 'settings-page' },
       signingKeyRegistrar: { ...base, ...table('keys') },
@@ -484,7 +497,7 @@ describe('cdk-nag AwsSolutions', () => {
     }
     expect(acknowledged.sort()).toEqual(
       [
-        ...Object.values(FUNCTION_PREFIX).map((p) => [`${p}/TracingPolicy`, 'AwsSolutions-IAM5[Resource::*]']),
+        ['TracingPolicy', 'AwsSolutions-IAM5[Resource::*]'],
         ['Api/RestApi', 'AwsSolutions-APIG2'],
         ['Api/RestApi', 'AwsSolutions-APIG4'],
         ['Api/RestApi', 'AwsSolutions-COG4'],
@@ -592,21 +605,24 @@ describe('API', () => {
     return `/${parts.join('/')}`;
   };
 
-  it('has exactly one method per route, each a Lambda proxy to the route function', () => {
-    const methods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')).map((m) => ({
+  /** The methods that reach a function: every method but the preflights' mocks. */
+  const proxyMethods = () => Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')).filter((m) => m.Properties?.Integration?.Type !== 'MOCK');
+
+  it('has exactly one method per route, and HEAD beside each GET, each a Lambda proxy to the route function', () => {
+    const methods = proxyMethods().map((m) => ({
       method: m.Properties?.HttpMethod,
       path: pathOf(m.Properties?.ResourceId.Ref),
       type: m.Properties?.Integration?.Type,
       target: JSON.stringify(m.Properties?.Integration?.Uri),
     }));
-    const expected = ROUTES.map((route) => ({
-      method: route.method,
-      path: resourcePath(route),
-      type: 'AWS_PROXY',
-      target: expect.stringContaining(
-        JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX[route.function]), 'Arn'] }),
-      ),
-    }));
+    const expected = ROUTES.flatMap((route) =>
+      servedMethods([route.method]).map((method) => ({
+        method,
+        path: resourcePath(route),
+        type: 'AWS_PROXY',
+        target: expect.stringContaining(JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX[route.function]), 'Arn'] })),
+      })),
+    );
     const byKey = (a: { method: string; path: string }, b: { method: string; path: string }) =>
       `${a.path} ${a.method}`.localeCompare(`${b.path} ${b.method}`);
     expect(methods.sort(byKey)).toEqual(expected.sort(byKey));
@@ -620,9 +636,9 @@ describe('API', () => {
   });
 
   it('streams the responses of the inference routes only, with a 5-minute integration timeout', () => {
-    const methods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'));
+    const methods = proxyMethods();
     const inferenceArn = JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX.inference), 'Arn'] });
-    expect(methods.length).toBe(ROUTES.length);
+    expect(methods.length).toBe(servedMethods(ROUTES.map((route) => route.method)).length);
     for (const method of methods) {
       const integration = method.Properties?.Integration;
       const uri = JSON.stringify(integration?.Uri);
@@ -694,6 +710,27 @@ describe('API', () => {
       ResponseTemplates: { 'application/json': '{"error":{"code":404,"message":"Not found"}}' },
     });
   });
+
+  it("names the allowed origin on API Gateway's own answers, its default 4XX and 5XX included", () => {
+    const responses = Object.values(resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse'));
+    expect(responses.map((response) => response.Properties?.ResponseType).sort()).toEqual(['DEFAULT_4XX', 'DEFAULT_5XX', 'MISSING_AUTHENTICATION_TOKEN']);
+    for (const response of responses) {
+      expect(response.Properties?.ResponseParameters).toEqual({
+        'gatewayresponse.header.Access-Control-Allow-Origin': "'*'",
+        'gatewayresponse.header.Access-Control-Expose-Headers': "'X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce'",
+      });
+    }
+  });
+
+  it('answers the preflight of every API resource in API Gateway (a mock integration), none of the settings page', () => {
+    const preflights = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')).filter((m) => m.Properties?.HttpMethod === 'OPTIONS');
+    const apiResources = new Set(ROUTES.filter((route) => route.base !== PAGES_BASE_PATH).map((route) => resourcePath(route)));
+    expect(preflights.map((m) => pathOf(m.Properties?.ResourceId.Ref)).sort()).toEqual([...apiResources].sort());
+    for (const preflight of preflights) {
+      expect(preflight.Properties?.Integration).toMatchObject({ Type: 'MOCK' });
+      expect(preflight.Properties?.AuthorizationType).toBe('NONE');
+    }
+  });
 });
 
 describe('firewall', () => {
@@ -736,6 +773,9 @@ describe('firewall', () => {
           ResponseHeaders: [
             { Name: 'Retry-After', Value: '60' },
             { Name: 'Cache-Control', Value: 'no-store' },
+            // A page may read the block and when to retry (lambdas/http/cors.ts).
+            { Name: 'Access-Control-Allow-Origin', Value: '*' },
+            { Name: 'Access-Control-Expose-Headers', Value: 'X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce' },
           ],
         },
       },

@@ -13,10 +13,11 @@ import { exchangeToken, type TokenExchangeDeps } from '../../oauth/exchange-toke
 export const TOKEN_EXCHANGE_FUNCTION = {
   tables: ['keys', 'policies', 'rateCounters'],
   // A DPoP proof may name the token endpoint on any hostname the deployment serves.
-  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'exchangeRateLimit', 'exchangeRateWindowSeconds'],
+  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'exchangeRateLimit', 'exchangeRateWindowSeconds', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;
 
 export interface TokenExchangeHandlerDeps extends Omit<TokenExchangeDeps, 'logger' | 'onOutcome'> {
+  corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;
 }
 
@@ -40,5 +41,5 @@ export function createTokenExchangeHandler(deps: TokenExchangeHandlerDeps) {
       ...proofRequest(event),
     });
     return { statusCode: 200, headers: { 'Content-Type': 'application/json', ...NO_STORE }, body: JSON.stringify(body) };
-  }, telemetry);
+  }, telemetry, deps.corsAllowedOrigins);
 }
