@@ -34,7 +34,7 @@ const ISSUER = 'https://api.example.com/api/v1';
 const run = promisify(execFile);
 
 /** A request to the catalog route presenting `credential` as a bearer credential. */
-const bearer = (credential: string) => ({ authorization: `Bearer ${credential}`, proofs: [], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined });
+const bearer = (credential: string) => ({ authorization: `Bearer ${credential}`, proofs: [], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined, host: undefined });
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -111,10 +111,10 @@ async function authenticationBench(): Promise<void> {
     const boundInput = `${header}.${Buffer.from(JSON.stringify({ ...claims, cnf: { jkt: dpopKey.jkt } })).toString('base64url')}`;
     const boundToken = `${boundInput}.${Buffer.from(await signer.sign(Buffer.from(boundInput))).toString('base64url')}`;
     const proof = await dpopProof(dpopKey, 'GET', `${ISSUER}/models/user`, boundToken);
-    const withProof = { authorization: `DPoP ${boundToken}`, proofs: [proof], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined };
+    const withProof = { authorization: `DPoP ${boundToken}`, proofs: [proof], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined, host: undefined };
     // Every check of the proof runs; the replay record is a DynamoDB write beside the key read,
     // and a store in memory would refuse the proof this loop presents again.
-    const proofs = new DpopChecker({ apiBaseUrl: ISSUER, replays: { claim: async () => true }, clock: systemClock });
+    const proofs = new DpopChecker({ apiBaseUrl: ISSUER, servedHostnames: [], replays: { claim: async () => true }, clock: systemClock });
 
     const deps = { accounts, clock: systemClock, accessTokens };
     const {

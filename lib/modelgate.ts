@@ -72,6 +72,8 @@ export interface ModelgateProps extends Partial<Omit<ModelgateSettings, 'hostedZ
 const CATALOG_SETTINGS: readonly EnvironmentSettingName[] = ['regionalHostnames', 'catalogCacheSeconds'];
 /** The token endpoint's per-address budget, which the policy tester shares (SPEC 8). */
 const EXCHANGE_RATE_SETTINGS: readonly EnvironmentSettingName[] = ['exchangeRateLimit', 'exchangeRateWindowSeconds'];
+/** A DPoP proof may name a URL on any hostname the deployment serves (RFC 9449 §4.3 `htu`); the catalog settings carry it too. */
+const PROOF_SETTINGS: readonly EnvironmentSettingName[] = ['regionalHostnames'];
 
 /** A DPoP proof's replay record is one conditional put (lambdas/aws/dynamo-proof-replay-store.ts). */
 const PROOF_REPLAY_WRITES = ['dynamodb:PutItem'];
@@ -269,7 +271,7 @@ function serviceFunctions(scope: Construct, tables: Tables, signingKey: SigningK
     description: 'Management API: keys, workspaces, guardrails, workload identity',
     // The policy tester verifies tokens like the exchange, fetching issuer keys, and shares its per-address limit.
     timeout: Duration.seconds(15),
-    environment: settingsEnvironment(settings, EXCHANGE_RATE_SETTINGS),
+    environment: settingsEnvironment(settings, [...PROOF_SETTINGS, ...EXCHANGE_RATE_SETTINGS]),
   })
     .bindTable(tables.get('keys'), 'readWrite')
     .bindTable(tables.get('policies'), 'readWrite')
@@ -299,7 +301,7 @@ function tokenExchangeFunction(serviceFunction: FunctionFactory, tables: Tables,
     description: 'POST /oauth/token: RFC 8693 token exchange',
     // Fetches the issuer's discovery document and key set before it can verify.
     timeout: Duration.seconds(15),
-    environment: settingsEnvironment(settings, EXCHANGE_RATE_SETTINGS),
+    environment: settingsEnvironment(settings, [...PROOF_SETTINGS, ...EXCHANGE_RATE_SETTINGS]),
   })
     .bindTable(policies, 'read')
     .bindTable(tables.get('keys'), 'read')

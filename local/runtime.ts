@@ -87,6 +87,8 @@ export interface LocalRuntimeOptions extends Partial<Pick<Settings, LocalSetting
    * @default true
    */
   allowLoopbackIssuers?: boolean;
+  /** How long `stop()` (Ctrl-C) lets the requests under way finish before cutting them. @default 10,000 */
+  drainMs?: number;
   /** Sees every routed request and its whole answer once sent (the test suites check them against the OpenAPI document). */
   observe?: ExchangeObserver;
   /**
@@ -151,6 +153,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   mkdirSync(dataDir, { recursive: true });
   const clock = options.clock ?? systemClock;
   if (options.startDynamoDb && options.persist !== false) throw new Error('startDynamoDb serves a runtime that keeps no data (persist: false)');
+  // Whatever wrote to the data folder before this instant was another process, gone now.
+  const writersSince = clock.now();
   // One process at a time opens the folder's database files: a second start is told who has them.
   const release = options.persist === false ? () => undefined : claimDataFolder(dataDir);
   let dynamo: EmbeddedDynamoDb;
@@ -175,7 +179,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       const client = new DynamoDBClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
       if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls);
       functionClients.push(client);
-      return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn) };
+      return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince };
     };
 
     // The handlers need the API base URL, the `iss` and `aud` of access tokens (SPEC 2.13), known
@@ -198,7 +202,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       handlersReady(await buildHandlers(contextOf, telemetryOf, { ...settings, apiBaseUrl: baseUrl }, dataDir, options));
     } catch (error) {
       handlersFailed(error);
-      await closeServer(server);
+      await server.shutdown(0);
       throw error;
     }
     // demo.json is written last: its presence means the service is ready to serve.
@@ -212,7 +216,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       dynamoEndpoint: functionsEndpoint,
       idle: () => server.idle(),
       stop: async () => {
-        await closeServer(server);
+        await server.shutdown(options.drainMs);
         await stopDynamoDb(dynamo, functionClients, interposed);
         release();
       },
@@ -314,12 +318,6 @@ async function listen(server: LocalApiServer, port: number, host: string): Promi
     server.listen(port, host, () => resolvePromise());
   });
   return `http://${host}:${(server.address() as AddressInfo).port}${API_BASE_PATH}`;
-}
-
-async function closeServer(server: LocalApiServer): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
-  await server.idle();
 }
 
 /** The embedded DynamoDB, what stands in front of it, and the functions' clients of it. */

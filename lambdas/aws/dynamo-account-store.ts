@@ -14,6 +14,7 @@ import {
 } from '../accounts/account-store';
 import { WORKSPACE_SLUG, type ApiKeyRecord, type Guardrail, type Organization, type User, type Workspace } from '../accounts/types';
 import { isUuid } from '../ids';
+import { systemClock } from '../clock';
 import { isConditionalCheckFailed } from './dynamo-client';
 import { DynamoItems, itemId, strip } from './dynamo-items';
 import { WorkspaceKeyHolds } from './dynamo-workspace-keys';
@@ -46,13 +47,18 @@ export class DynamoAccountStore implements AccountStore {
   private readonly keyHolds: WorkspaceKeyHolds;
   private readonly slugs: WorkspaceSlugs;
 
+  /**
+   * @param writersSince before this instant no writer still runs: a claim or place taken
+   *   earlier whose item does not exist is reclaimed at once (the local runtime's start).
+   */
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    writersSince?: Date,
   ) {
     this.items = new DynamoItems(client, tableName);
-    this.keyHolds = new WorkspaceKeyHolds(client, tableName, (organizationId) => this.listApiKeys(organizationId));
-    this.slugs = new WorkspaceSlugs(client, tableName, async (organizationId, id) => (await this.getWorkspace(organizationId, id)) !== undefined);
+    this.keyHolds = new WorkspaceKeyHolds(client, tableName, (organizationId) => this.listApiKeys(organizationId), systemClock, writersSince);
+    this.slugs = new WorkspaceSlugs(client, tableName, async (organizationId, id) => (await this.getWorkspace(organizationId, id)) !== undefined, writersSince);
   }
 
   async createOrganization(organization: Organization): Promise<void> {
