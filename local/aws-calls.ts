@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { InitializeMiddleware, MiddlewareStack } from '@smithy/types';
+import type { DeserializeMiddleware, HandlerExecutionContext, InitializeMiddleware, MiddlewareStack } from '@smithy/types';
 import type { Signer } from '../lambdas/signing/signer';
+import { itemAccesses, type ItemAccess } from './dynamodb-capacity';
 
 /**
  * What a request costs in AWS: its round trips to AWS services, not its CPU. The local runtime
@@ -23,6 +24,15 @@ export interface AwsCall {
   /** `performance.now()` when the call started and when its answer (or error) arrived. */
   start: number;
   end: number;
+  /**
+   * Of that, the milliseconds from the request being sent to its answer: the service's time
+   * (the embedded DynamoDB's, the signature's), without the SDK's own work around it.
+   */
+  serviceMs: number;
+  /** What a DynamoDB call read and wrote, item by item, when items are recorded ({@link CallRecording}). */
+  items?: ItemAccess[];
+  /** The key a KMS call used. */
+  keyId?: string;
 }
 
 export type AwsCallObserver = (call: AwsCall) => void;
@@ -31,25 +41,71 @@ export type AwsCallObserver = (call: AwsCall) => void;
 export const requestScope = new AsyncLocalStorage<string>();
 
 interface MiddlewareClient {
-  middlewareStack: Pick<MiddlewareStack<any, any>, 'add'>;
+  middlewareStack: Pick<MiddlewareStack<any, any>, 'add' | 'addRelativeTo'>;
 }
 
 /**
- * Reports every command of `client` to `observe`, measured around the whole call (retries
- * included), as the caller waits for it.
+ * What is recorded of each call: its timing only, or also the items it read and wrote
+ * (`items`). To size what a write leaves, the observer then asks for the written item back
+ * (`ReturnValues`) where the caller did not, and hands the caller the answer it asked for.
  */
-export function observeClientCalls(client: MiddlewareClient, functionName: string, service: string, observe: AwsCallObserver): void {
-  const middleware: InitializeMiddleware<any, any> = (next, context) => async (args) => {
+export type CallRecording = 'timing' | 'items';
+
+/** The service time of the call under way, added up over its attempts. */
+type TimedContext = HandlerExecutionContext & { modelgateServiceMs?: number };
+
+/**
+ * Reports every command of `client` to `observe`, measured around the whole call (retries
+ * included), as the caller waits for it, with the part of it the service took.
+ */
+export function observeClientCalls(client: MiddlewareClient, functionName: string, service: string, observe: AwsCallObserver, recording: CallRecording = 'timing'): void {
+  const middleware: InitializeMiddleware<any, any> = (next, context: TimedContext) => async (args) => {
     const requestId = requestScope.getStore();
+    const command = context.commandName?.replace(/Command$/, '') ?? 'unknown';
+    const asked = recording === 'items' ? imageRequest(command, args.input) : undefined;
+    const start = performance.now();
+    let output: Record<string, unknown> | undefined;
+    let error: unknown;
+    try {
+      const result = await next(asked ? { ...args, input: { ...args.input, ReturnValues: asked } } : args);
+      output = result.output as Record<string, unknown>;
+      return asked ? { ...result, output: withoutAttributes(output) } : result;
+    } catch (thrown) {
+      error = thrown;
+      throw thrown;
+    } finally {
+      const end = performance.now();
+      const items = recording === 'items' ? itemAccesses({ command, input: args.input, output, error }) : undefined;
+      observe({ requestId, functionName, service, command, tables: tablesOf(args.input), start, end, serviceMs: context.modelgateServiceMs ?? 0, items });
+    }
+  };
+  // Innermost: around sending the request and receiving its answer, without the SDK's work.
+  const serviceTime: DeserializeMiddleware<any, any> = (next, context: TimedContext) => async (args) => {
     const start = performance.now();
     try {
       return await next(args);
     } finally {
-      const command = (context as { commandName?: string }).commandName?.replace(/Command$/, '') ?? 'unknown';
-      observe({ requestId, functionName, service, command, tables: tablesOf(args.input), start, end: performance.now() });
+      context.modelgateServiceMs = (context.modelgateServiceMs ?? 0) + performance.now() - start;
     }
   };
   client.middlewareStack.add(middleware, { step: 'initialize', name: 'modelgateCallObserver' });
+  client.middlewareStack.addRelativeTo(serviceTime, { relation: 'after', toMiddleware: 'deserializerMiddleware', name: 'modelgateServiceTime' });
+}
+
+/**
+ * The item image a write is asked to return so it can be sized (the new one of an update, the
+ * replaced or deleted one of a put or delete), when the caller asked for none.
+ */
+function imageRequest(command: string, input: { ReturnValues?: string }): string | undefined {
+  if (input.ReturnValues !== undefined && input.ReturnValues !== 'NONE') return undefined;
+  if (command === 'UpdateItem') return 'ALL_NEW';
+  if (command === 'PutItem' || command === 'DeleteItem') return 'ALL_OLD';
+  return undefined;
+}
+
+function withoutAttributes(output: Record<string, unknown>): Record<string, unknown> {
+  const { Attributes: _asked, ...rest } = output;
+  return rest;
 }
 
 /** A signer whose every signature is reported as the KMS `Sign` it is in AWS. */
@@ -62,7 +118,8 @@ export function observeSigner(signer: Signer, functionName: string, observe: Aws
       try {
         return await signer.sign(signingInput);
       } finally {
-        observe({ requestId, functionName, service: 'KMS', command: 'Sign', tables: [], start, end: performance.now() });
+        const end = performance.now();
+        observe({ requestId, functionName, service: 'KMS', command: 'Sign', tables: [], start, end, serviceMs: end - start, keyId: signer.kid });
       }
     },
   };

@@ -39,7 +39,7 @@ import { createLocalApiServer, type ExchangeObserver, type FunctionHandler, type
 import { ReadableLogger } from './readable-logger';
 import { reconcileIndexes } from './reconcile-indexes';
 import type { Signer, SigningKeyRecord } from '../lambdas/signing/signer';
-import { observeClientCalls, observeSigner, type AwsCallObserver } from './aws-calls';
+import { observeClientCalls, observeSigner, type AwsCallObserver, type CallRecording } from './aws-calls';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
 
@@ -95,6 +95,11 @@ export interface LocalRuntimeOptions {
    * signature (KMS `Sign` in AWS): what a request costs in round trips (local/aws-calls.ts).
    */
   observeAwsCalls?: AwsCallObserver;
+  /**
+   * What {@link observeAwsCalls} is told of each DynamoDB call: its timing, or also the items
+   * it read and wrote with their sizes (the scale model, local/scale-model.ts). @default 'timing'
+   */
+  awsCallRecording?: CallRecording;
 }
 
 /** A server in front of the embedded DynamoDB, see {@link LocalRuntimeOptions.interposeDynamoDb}. */
@@ -158,7 +163,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel: options.logLevel ?? 'INFO', localLogger: logger });
     const contextOf = <T extends TableId>(fn: StackFunctionId & FunctionId): FunctionContext<T> => {
       const client = new DynamoDBClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
-      if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls);
+      if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
       functionClients.push(client);
       return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn) };
     };
