@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
-import { randomId, systemClock, type Clock } from '../lambdas/clock';
+import { randomId, systemClock, type Clock, type Random } from '../lambdas/clock';
 import { DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
 import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
 import { createCatalogHandler } from '../lambdas/functions/catalog/handler';
@@ -20,7 +20,7 @@ import { signerForRecord } from '../lambdas/wiring/signer-for-record';
 import { registerDeployedSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
-import { createDocumentClient } from '../lambdas/aws/dynamo-client';
+import { createDocumentClient, createDynamoDbClient } from '../lambdas/aws/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/aws/dynamo-signing-key-store';
 import { TABLE_SCHEMAS, type TableId } from '../lambdas/aws/table-schemas';
 import { catalogDependencies } from '../lambdas/functions/catalog/dependencies';
@@ -64,6 +64,8 @@ export interface LocalRuntimeOptions {
   log?: (line: string) => void;
   /** @default the system clock */
   clock?: Clock;
+  /** Which copy of a hot item each request reads, which shard of a counter it writes. @default Math.random */
+  random?: Random;
   /**
    * Accept loopback issuer and JWKS hosts, so a development identity provider on this machine
    * can be configured (`npm start` reads `MODELGATE_ALLOW_LOOPBACK_ISSUERS`, local/environment.ts).
@@ -162,10 +164,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel: options.logLevel ?? 'INFO' }, options.log);
     const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel: options.logLevel ?? 'INFO', localLogger: logger });
     const contextOf = <T extends TableId>(fn: StackFunctionId & FunctionId): FunctionContext<T> => {
-      const client = new DynamoDBClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
+      const client = createDynamoDbClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
       if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
       functionClients.push(client);
-      return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn) };
+      return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), random: options.random };
     };
 
     // The handlers need the API base URL, the `iss` and `aud` of access tokens (SPEC 2.13), known

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Clock } from '../clock';
+import type { Clock, Random } from '../clock';
 import type { Telemetry } from '../observability/telemetry';
 import type { TableId } from '../aws/table-schemas';
 
@@ -15,6 +15,11 @@ export interface FunctionContext<T extends TableId> {
   readonly tables: Readonly<Record<T, string>>;
   readonly clock: Clock;
   readonly telemetry: Telemetry;
+  /**
+   * Which copy of a hot item a request reads and which shard of a counter it writes
+   * (docs/architecture.md, "Data layout"). @default Math.random
+   */
+  readonly random?: Random;
 }
 
 /** SPEC 2.13 and 8: the `iss` and `aud` of issued access tokens, and their longest lifetime. */

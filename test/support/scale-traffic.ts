@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
 import { DynamoFederationStore } from '../../lambdas/aws/dynamo-federation-store';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
-import type { Clock } from '../../lambdas/clock';
+import type { Clock, Random } from '../../lambdas/clock';
 import type { AwsCall } from '../../local/aws-calls';
 import { readDevCertificateAuthority } from '../../local/dev-ca';
 import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
@@ -56,18 +56,21 @@ export interface MeasuredRow extends TrafficRow {
 }
 
 export interface ScaleRunOptions {
-  /** Requests per row. @default 512 */
+  /** Requests per row: a multiple of the largest count of copies or shards (128) spreads them exactly. @default 512 */
   requests?: number;
   /** Token exchanges in the policy row (each from its own address). @default 128 */
   exchanges?: number;
-  /** Keys of the organization row; organizations (of that many keys each) of the model row. @default 16 */
+  /**
+   * Keys of the organization row, and of the model row (over five organizations), taken in turn.
+   * An odd number, so that each key's own draws, too, take its copies in turn (see {@link equidistributed}). @default 17
+   */
   keys?: number;
   /** Rows to run. @default every row */
   rows?: readonly TrafficRowId[];
 }
 
 const MODEL = 'openai/gpt-4o-mini';
-const MODEL_ROW_ORGANIZATIONS = 4;
+const MODEL_ROW_ORGANIZATIONS = 5;
 const AUDIENCE = 'https://modelgate.example';
 const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
 
@@ -86,6 +89,7 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
     catalogCacheSeconds: 3600,
     observeAwsCalls: (call) => calls.push(call),
     awsCallRecording: 'items',
+    random: equidistributed(),
   });
   const stores = connectToRuntime(runtime);
   const idp = await startIdentityProvider({ ca: readDevCertificateAuthority(dataDir) });
@@ -95,7 +99,7 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
     const measured: MeasuredRow[] = [];
     for (const row of rows) {
       const requests = row.id === 'policy-exchanges' ? (options.exchanges ?? 128) : (options.requests ?? 512);
-      const send = await traffic.prepare(row.id, options.keys ?? 16);
+      const send = await traffic.prepare(row.id, options.keys ?? 17);
       const first = calls.length;
       for (let i = 0; i < requests; i++) {
         const status = await send(i);
@@ -113,6 +117,24 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
     await runtime.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The van der Corput sequence (the bits of 1, 2, 3, … mirrored about the binary point): every
+ * block of 2^k consecutive draws holds exactly one in each 2^-k interval, so the draws of each
+ * kind of choice, interleaved with the others, spread exactly evenly over any power-of-two count
+ * of copies or shards within whole blocks of requests, as many random draws do on average.
+ * That holds as long as a request makes an odd number of draws (a completion makes three: the
+ * copies authentication reads, the usage shard, the popularity shard; a catalog request one).
+ */
+function equidistributed(): Random {
+  let n = 0;
+  return () => {
+    let bits = ++n;
+    let value = 0;
+    for (let weight = 0.5; bits > 0; weight /= 2, bits >>= 1) if (bits & 1) value += weight;
+    return value;
+  };
 }
 
 /** Sends request `i` of a row; resolves to its status. */
@@ -142,12 +164,12 @@ class Traffic {
       case 'organization-completions':
         return this.warmed(await this.keysOf(demo.organizationId, keys), (credential) => this.completion(credential));
       case 'model-completions': {
-        // Across the deployment: as many keys again, in organizations of their own.
+        // As many keys again, in organizations of their own across the deployment.
+        const organizations = await Promise.all(
+          Array.from({ length: MODEL_ROW_ORGANIZATIONS }, (_, i) => this.stores.accounts.createOrganization({ name: `scale ${i}`, plan: 'enterprise' })),
+        );
         const credentials: string[] = [];
-        for (let i = 0; i < MODEL_ROW_ORGANIZATIONS; i++) {
-          const { organization } = await this.stores.accounts.createOrganization({ name: `scale ${i}`, plan: 'enterprise' });
-          credentials.push(...(await this.keysOf(organization.id, Math.ceil(keys / MODEL_ROW_ORGANIZATIONS))));
-        }
+        for (let i = 0; i < keys; i++) credentials.push(...(await this.keysOf(organizations[i % MODEL_ROW_ORGANIZATIONS]!.organization.id, 1)));
         return this.warmed(credentials, (credential) => this.completion(credential));
       }
       case 'policy-exchanges': {

@@ -10,7 +10,7 @@ export function catalogDependencies(
   settings: AccessTokenSettings & CatalogSettings,
 ): CatalogHandlerDeps {
   return {
-    accounts: new DynamoAccountStore(context.documentClient, context.tables.keys),
+    accounts: new DynamoAccountStore(context.documentClient, context.tables.keys, context.random),
     accessTokens: accessTokenVerifier(context, settings),
     proofs: dpopChecker(context, settings),
     catalog: catalogCache(context, settings),

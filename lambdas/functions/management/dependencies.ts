@@ -26,7 +26,7 @@ export function managementDependencies(
   settings: ManagementSettings,
 ): ManagementHandlerDeps {
   const { documentClient, tables, clock } = context;
-  const accounts = new DynamoAccountStore(documentClient, tables.keys);
+  const accounts = new DynamoAccountStore(documentClient, tables.keys, context.random);
   const proofs = dpopChecker(context, settings);
   return {
     accounts,
