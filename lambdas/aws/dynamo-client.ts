@@ -8,7 +8,7 @@ import { InvalidInputError } from '../errors';
  * popularity figures (lambdas/aws/dynamo-usage-store.ts): more at once than the SDK's default 50,
  * which would queue the rest behind the first and make one round trip two or three.
  */
-export const DYNAMODB_MAX_SOCKETS = 256;
+export const DYNAMODB_MAX_SOCKETS = 128;
 
 /** A function's DynamoDB client, built once per cold start. */
 export function createDynamoDbClient(config: DynamoDBClientConfig = {}): DynamoDBClient {

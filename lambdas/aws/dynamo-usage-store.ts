@@ -18,18 +18,20 @@ import {
  * `UpdateItem` (every counter an `ADD`; costs are exact decimals, which DynamoDB numbers hold
  * to 38 digits), so a crash leaves it counted whole or not at all:
  *
- * - `KEY#<hash>#<shard>` / `<date>#<model>#<provider tag>`: a key's requests, tokens and cost
- *   per UTC day, model and endpoint, with requests split by credential (`via_api_key`,
- *   `via_policy_<id>`); indexed by organization and date (`ORG#<org>#<shard>` /
+ * - `KEY#<hash>#<shard % 16>` / `<date>#<model>#<provider tag>#<shard>`: a key's requests,
+ *   tokens and cost per UTC day, model and endpoint, with requests split by credential
+ *   (`via_api_key`, `via_policy_<id>`); indexed by organization and date (`ORG#<org>#<shard>` /
  *   `<date>#<hash>#<model>#<tag>`) for the organization's views. Each completion chooses one of
- *   {@link USAGE_SHARDS} shards at random and writes that shard's item, so neither one key's
- *   item and partition nor one organization's index partition takes all of its writes
- *   (docs/architecture.md, "Data layout"). Every usage view is a sum of these items over
- *   every shard: all time, day, week and month of `GET /key` and `GET /keys`, and the rows of
- *   `GET /activity`; none is kept apart, so none can disagree.
- * - `POPULARITY#<shard>` / `<date>#<model id>`: requests and tokens per model, the popularity
- *   figure of the catalog's usage sorts, over {@link POPULARITY_SHARDS} shards; a second write,
- *   made once the answer has ended, not a usage view (see docs/operating.md).
+ *   {@link USAGE_SHARDS} shards at random and writes that shard's item, which lies in one of the
+ *   key's {@link KEY_USAGE_PARTITIONS} partitions and one of the organization's
+ *   {@link USAGE_SHARDS} index partitions: no item or partition takes every write of one key,
+ *   nor one index partition every write of one organization (docs/architecture.md, "Data
+ *   layout"). Every usage view is a sum of these items over every shard: all time, day, week
+ *   and month of `GET /key` and `GET /keys`, and the rows of `GET /activity`; none is kept
+ *   apart, so none can disagree.
+ * - `POPULARITY#<shard % 64>` / `<date>#<model id>#<shard>`: requests and tokens per model, the
+ *   popularity figure of the catalog's usage sorts, over {@link POPULARITY_SHARDS} shards; a
+ *   second write, made once the answer has ended, not a usage view (see docs/operating.md).
  *
  * Earlier releases wrote the same items unsharded (`KEY#<hash>`, indexed under `ORG#<org>`;
  * popularity `MODEL_DAY#<date>` / `<model id>`): every view reads those partitions too and
@@ -51,7 +53,7 @@ export class DynamoUsageStore implements UsageStore {
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: `${keyPartition(record.keyHash)}#${shard}`, sk: `${record.date}#${record.model.id}#${record.endpoint.tag}` },
+        Key: { pk: `${keyPartition(record.keyHash)}#${shard % KEY_USAGE_PARTITIONS}`, sk: `${record.date}#${record.model.id}#${record.endpoint.tag}#${shard}` },
         UpdateExpression:
           'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider ' +
           'ADD requests :one, promptTokens :prompt, completionTokens :completion, cost :cost, #via :one',
@@ -77,7 +79,7 @@ export class DynamoUsageStore implements UsageStore {
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: `${POPULARITY_PARTITION}${this.shard(POPULARITY_SHARDS)}`, sk: `${record.date}#${record.model.id}` },
+        Key: popularityKey(this.shard(POPULARITY_SHARDS), `${record.date}#${record.model.id}`),
         UpdateExpression: 'ADD requests :one, tokens :tokens',
         ExpressionAttributeValues: { ':one': 1, ':tokens': record.promptTokens + record.completionTokens },
       }),
@@ -127,10 +129,10 @@ export class DynamoUsageStore implements UsageStore {
     const [from, to] = [dates[dates.length - 1]!, dates[0]!];
     const [sharded, earlier] = await Promise.all([
       Promise.all(
-        shards(POPULARITY_SHARDS).map((shard) =>
+        shards(POPULARITY_PARTITIONS).map((partition) =>
           this.queryAll({
             KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-            ExpressionAttributeValues: { ':pk': `${POPULARITY_PARTITION}${shard}`, ':from': from, ':to': `${to}~` },
+            ExpressionAttributeValues: { ':pk': `${POPULARITY_PARTITION}${partition}`, ':from': from, ':to': `${to}~` },
           }),
         ),
       ),
@@ -140,8 +142,8 @@ export class DynamoUsageStore implements UsageStore {
       const current = out.get(model) ?? { requests: 0, tokens: 0 };
       out.set(model, { requests: current.requests + Number(item.requests ?? 0), tokens: current.tokens + Number(item.tokens ?? 0) });
     };
-    // `<date>#<model id>`: the model id follows the 10-character date.
-    for (const item of sharded.flat()) count((item.sk as string).slice(11), item);
+    // `<date>#<model id>#<shard>`: the model id follows the 10-character date.
+    for (const item of sharded.flat()) count((item.sk as string).slice(11, (item.sk as string).lastIndexOf('#')), item);
     for (const item of earlier.flat()) count(item.sk as string, item);
     return out;
   }
@@ -156,7 +158,7 @@ export class DynamoUsageStore implements UsageStore {
    * organization's: a key belongs to one, and a hash asked for under another reads as no usage.
    */
   private async keyItems(organizationId: string, keyHash: string): Promise<Record<string, unknown>[]> {
-    const partitions = [keyPartition(keyHash), ...shards(USAGE_SHARDS).map((shard) => `${keyPartition(keyHash)}#${shard}`)];
+    const partitions = [keyPartition(keyHash), ...shards(KEY_USAGE_PARTITIONS).map((partition) => `${keyPartition(keyHash)}#${partition}`)];
     const pages = await Promise.all(
       partitions.map((partition) =>
         this.queryAll({
@@ -204,14 +206,27 @@ export class DynamoUsageStore implements UsageStore {
 }
 
 /**
- * Shards of a key's usage items and of an organization's index partition: a key may complete
- * 10,000 requests a second and an organization 50,000 (each shard's item then takes about 160
- * writes a second, each organization index partition about 780, of 1,000).
+ * Shards of a key's usage item and of an organization's index partition: an organization may
+ * complete 50,000 requests a second (each of its index partitions then takes about 780 writes
+ * a second, of 1,000), one key 10,000 (each shard's item about 160).
  */
 export const USAGE_SHARDS = 64;
-/** Shards of a model's daily popularity figure: one model may complete 50,000 requests a second across the deployment (390 writes a second per shard). */
+/**
+ * The partitions a key's shards lie in: a key's 10,000 writes a second take 625 of each one's
+ * 1,000, and `GET /key` reads these and no more.
+ */
+export const KEY_USAGE_PARTITIONS = 16;
+/**
+ * Shards of a model's daily popularity figure, in half as many partitions: one model may complete
+ * 50,000 requests a second across the deployment (390 writes a second per shard, 780 per partition).
+ */
 export const POPULARITY_SHARDS = 128;
+const POPULARITY_PARTITIONS = POPULARITY_SHARDS / 2;
 const POPULARITY_PARTITION = 'POPULARITY#';
+
+function popularityKey(shard: number, dayAndModel: string): { pk: string; sk: string } {
+  return { pk: `${POPULARITY_PARTITION}${shard % POPULARITY_PARTITIONS}`, sk: `${dayAndModel}#${shard}` };
+}
 
 const shards = (count: number): number[] => Array.from({ length: count }, (_, shard) => shard);
 

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoUsageStore, POPULARITY_SHARDS, USAGE_SHARDS } from '../../../lambdas/aws/dynamo-usage-store';
+import { DynamoUsageStore, KEY_USAGE_PARTITIONS, POPULARITY_SHARDS, USAGE_SHARDS } from '../../../lambdas/aws/dynamo-usage-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
 import { providerEndpoint, publicModel } from '../../support/catalog-fixtures';
@@ -93,17 +93,17 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
       },
     } as unknown as DynamoDBDocumentClient;
     const KEY_D = 'd'.repeat(64);
-    // The shard is chosen at random: 0.2 of 64 shards is shard 12, in the key's partition and the organization's index alike.
+    // The shard is chosen at random: 0.2 of 64 shards is shard 12, in the key's 12th of 16 partitions and the organization's 12th index partition.
     await new DynamoUsageStore(counting, TABLE_SCHEMAS.usage.localName, () => 0.2).record(
       record({ keyHash: KEY_D, promptTokens: 7, completionTokens: 3, cost: '0.25', via: { credential: 'access_token', policyId: 'p9' } }),
     );
-    expect(sent.map(({ command, input }) => [command, input.Key])).toEqual([['UpdateCommand', { pk: `KEY#${KEY_D}#12`, sk: '2026-11-18#acme/chat#acme/fp8' }]]);
+    expect(sent.map(({ command, input }) => [command, input.Key])).toEqual([['UpdateCommand', { pk: `KEY#${KEY_D}#12`, sk: '2026-11-18#acme/chat#acme/fp8#12' }]]);
     const item = await tables.documentClient.send(
-      new GetCommand({ TableName: TABLE_SCHEMAS.usage.localName, Key: { pk: `KEY#${KEY_D}#12`, sk: '2026-11-18#acme/chat#acme/fp8' }, ConsistentRead: true }),
+      new GetCommand({ TableName: TABLE_SCHEMAS.usage.localName, Key: { pk: `KEY#${KEY_D}#12`, sk: '2026-11-18#acme/chat#acme/fp8#12' }, ConsistentRead: true }),
     );
     expect(item.Item).toEqual({
       pk: `KEY#${KEY_D}#12`,
-      sk: '2026-11-18#acme/chat#acme/fp8',
+      sk: '2026-11-18#acme/chat#acme/fp8#12',
       gsi1pk: 'ORG#org-1#12',
       gsi1sk: `2026-11-18#${KEY_D}#acme/chat#acme/fp8`,
       date: '2026-11-18',
@@ -145,7 +145,8 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
     const partitions = await tables.documentClient.send(
       new ScanCommand({ TableName: TABLE_SCHEMAS.usage.localName, FilterExpression: 'begins_with(pk, :key)', ExpressionAttributeValues: { ':key': `KEY#${KEY_F}` } }),
     );
-    expect(new Set(partitions.Items!.map((item) => item.pk)).size).toBe(USAGE_SHARDS);
+    expect(partitions.Items).toHaveLength(USAGE_SHARDS);
+    expect(new Set(partitions.Items!.map((item) => item.pk)).size).toBe(KEY_USAGE_PARTITIONS);
     expect(new Set(partitions.Items!.map((item) => item.gsi1pk)).size).toBe(USAGE_SHARDS);
     const now = new Date('2026-11-18T12:00:00Z');
     // 192 × 0.0000001, exact in every view.
@@ -201,7 +202,7 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
     const completed = record({ date: '2026-11-25', model: publicModel('acme/popular', { canonical_slug: 'acme/popular' }) });
     await Promise.all(Array.from({ length: 2 * POPULARITY_SHARDS }, () => spread.countModelRequest(completed)));
     const shards = await tables.documentClient.send(
-      new ScanCommand({ TableName: TABLE_SCHEMAS.usage.localName, FilterExpression: 'sk = :sk', ExpressionAttributeValues: { ':sk': '2026-11-25#acme/popular' } }),
+      new ScanCommand({ TableName: TABLE_SCHEMAS.usage.localName, FilterExpression: 'begins_with(sk, :sk)', ExpressionAttributeValues: { ':sk': '2026-11-25#acme/popular#' } }),
     );
     expect(shards.Items!.map((item) => item.requests)).toEqual(Array(POPULARITY_SHARDS).fill(2));
     expect((await store.modelUsage(new Date('2026-11-25T00:00:00Z'), 1)).get('acme/popular')).toEqual({ requests: 256, tokens: 256 * 15 });
