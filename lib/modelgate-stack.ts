@@ -116,6 +116,9 @@ export class ModelgateStack extends Stack {
       description: 'POST /chat/completions',
       // A streamed completion may run for minutes; API Gateway streams for up to 15.
       timeout: Duration.minutes(5),
+      // The bulkhead: streams hold an instance each for their whole length, and without a cap a
+      // surge of them takes the account's concurrency from the token exchange, JWKS and catalog.
+      reservedConcurrentExecutions: settings.inferenceReservedConcurrency,
       environment: {
         INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
@@ -178,6 +181,7 @@ export class ModelgateStack extends Stack {
         this.node.children.filter((child): child is ServiceFunction => child instanceof ServiceFunction).map((fn) => [fn.node.id, fn]),
       ),
       webAclMetricName: firewall.metricName,
+      reservedConcurrency: settings.inferenceReservedConcurrency === undefined ? {} : { Inference: settings.inferenceReservedConcurrency },
       customResourceFunctions: [registration.frameworkFunction],
       topic: settings.alarmTopicArn ? sns.Topic.fromTopicArn(this, 'AlarmTopic', settings.alarmTopicArn) : undefined,
     });

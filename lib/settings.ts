@@ -74,6 +74,15 @@ export interface ModelgateSettings {
    */
   readonly exchangeRateLimit: number;
   /**
+   * The inference function's reserved concurrency, 1 to 100,000: at most this many completions
+   * (streams included, each holding an instance for its whole length) run at once, and the
+   * other functions (token exchange, JWKS, catalog, management) keep the rest of the account's
+   * concurrency. CloudFormation refuses a reservation that leaves fewer than 100 unreserved;
+   * docs/operating.md says how to size it.
+   * @default no reservation: every function draws from the account's unreserved concurrency
+   */
+  readonly inferenceReservedConcurrency?: number;
+  /**
    * The window of {@link exchangeRateLimit}, 1 to 3600 seconds.
    * @default 60
    */
@@ -148,6 +157,7 @@ export function readSettingsFromContext(node: Node): ModelgateSettings {
     exchangeRateWindowSeconds:
       asNumber(raw('exchangeRateWindowSeconds'), 'exchangeRateWindowSeconds') ?? DEFAULT_SETTINGS.exchangeRateWindowSeconds,
     alarmTopicArn: asString(raw('alarmTopicArn'), 'alarmTopicArn') || undefined,
+    inferenceReservedConcurrency: asNumber(raw('inferenceReservedConcurrency'), 'inferenceReservedConcurrency'),
   });
 }
 
@@ -173,6 +183,7 @@ export function validateSettings(settings: ModelgateSettings): ModelgateSettings
   checkInteger('catalogCacheSeconds', settings.catalogCacheSeconds, 0, 3600);
   checkInteger('exchangeRateLimit', settings.exchangeRateLimit, 1, 1_000_000);
   checkInteger('exchangeRateWindowSeconds', settings.exchangeRateWindowSeconds, 1, 3600);
+  if (settings.inferenceReservedConcurrency !== undefined) checkInteger('inferenceReservedConcurrency', settings.inferenceReservedConcurrency, 1, 100_000);
   if (settings.apiBaseUrl !== '' && !/^https:\/\/[^/?#\s]+(\/[^?#\s]*[^/?#\s])?$/.test(settings.apiBaseUrl)) {
     fail('apiBaseUrl', `must be an https:// URL without query, fragment or trailing slash, got "${settings.apiBaseUrl}"`);
   }

@@ -79,6 +79,11 @@ export interface ServiceFunctionProps {
    */
   readonly timeout?: Duration;
   /**
+   * Concurrent executions reserved for the function, and its cap.
+   * @default none: the function draws from the account's unreserved concurrency
+   */
+  readonly reservedConcurrentExecutions?: number;
+  /**
    * Extra environment variables. Table names are added by {@link ServiceFunction.bindTable}.
    * @default {}
    */
@@ -170,6 +175,7 @@ export class ServiceFunction extends NodejsFunction {
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
       timeout: props.timeout ?? Duration.seconds(10),
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       role,
       logGroup: functionLogs,
       projectRoot: PROJECT_ROOT,
