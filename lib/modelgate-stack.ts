@@ -13,6 +13,7 @@ import { ServiceFunction, functionEntry, type ServiceFunctionProps } from './con
 import { SigningKey } from './constructs/signing-key';
 import { SigningKeyRegistration } from './constructs/signing-key-registration';
 import { Tables } from './constructs/tables';
+import { memoryOf } from './function-memory';
 import { validateSettings, type ModelgateSettings } from './settings';
 
 /** A DPoP proof's replay record is one conditional put (lambdas/aws/dynamo-proof-replay-store.ts). */
@@ -51,8 +52,7 @@ export class ModelgateStack extends Stack {
     // signing-key records that verify issued access tokens without calling KMS.
     const catalog = serviceFunction('Catalog', 'catalog', {
       description: 'GET /models/user: the model catalog as one caller may use it',
-      // Holds the whole catalog in memory and filters it per request.
-      memorySize: 512,
+      memorySize: memoryOf('catalog'),
       environment: {
         REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),

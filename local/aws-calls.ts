@@ -155,3 +155,22 @@ export function callStages<T extends Pick<AwsCall, 'start' | 'end'>>(calls: read
 export function sequentialDepth(calls: readonly Pick<AwsCall, 'start' | 'end'>[]): number {
   return Math.max(0, ...callStages(calls).values());
 }
+
+/** Per call, as a function in the table's region sees them: single-digit milliseconds. */
+export const AWS_LATENCY_MS: Readonly<Record<string, number>> = { DynamoDB: 5, KMS: 10 };
+
+/** What the calls' round trips take in AWS: each stage costs its slowest call at {@link AWS_LATENCY_MS}. */
+export function modelledLatencyMs(calls: readonly AwsCall[]): number {
+  return stageSum(calls, (call) => AWS_LATENCY_MS[call.service] ?? 5);
+}
+
+/** What the calls' services took here (the embedded DynamoDB, the local signer): each stage its longest. */
+export function serviceMs(calls: readonly AwsCall[]): number {
+  return stageSum(calls, (call) => call.serviceMs);
+}
+
+function stageSum(calls: readonly AwsCall[], cost: (call: AwsCall) => number): number {
+  const stages = new Map<number, number>();
+  for (const [call, stage] of callStages(calls)) stages.set(stage, Math.max(stages.get(stage) ?? 0, cost(call)));
+  return [...stages.values()].reduce((sum, ms) => sum + ms, 0);
+}

@@ -6,6 +6,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { LogLevel as FunctionLogLevel } from '../../lambdas/config';
+import { DEFAULT_FUNCTION_MEMORY_MB } from '../function-memory';
 import type { SchemaTable } from './tables';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
@@ -71,7 +72,7 @@ export interface ServiceFunctionProps {
   readonly logLevel?: FunctionLogLevel;
   /**
    * Memory in MB. CPU scales with it, so cold starts of larger bundles shrink too.
-   * @default 256
+   * @default DEFAULT_FUNCTION_MEMORY_MB (256)
    */
   readonly memorySize?: number;
   /**
@@ -173,7 +174,7 @@ export class ServiceFunction extends NodejsFunction {
       description: props.description,
       runtime: SERVICE_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: props.memorySize ?? 256,
+      memorySize: props.memorySize ?? DEFAULT_FUNCTION_MEMORY_MB,
       timeout: props.timeout ?? Duration.seconds(10),
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       role,

@@ -7,6 +7,7 @@ import { hashApiKey } from '../../lambdas/accounts/api-keys';
 import { DynamoFederationStore } from '../../lambdas/aws/dynamo-federation-store';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import type { Clock, Random } from '../../lambdas/clock';
+import type { FunctionId } from '../../lambdas/routes';
 import type { AwsCall } from '../../local/aws-calls';
 import { readDevCertificateAuthority } from '../../local/dev-ca';
 import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
@@ -26,25 +27,41 @@ import { startIdentityProvider, type TestIdentityProvider } from './identity-pro
  * them to the targets.
  */
 
-export type TrafficRowId = 'key-completions' | 'token-completions' | 'key-catalog' | 'organization-completions' | 'model-completions' | 'policy-exchanges';
+export type TrafficRowId =
+  | 'key-completions'
+  | 'token-completions'
+  | 'key-catalog'
+  | 'organization-completions'
+  | 'model-completions'
+  | 'policy-exchanges'
+  | 'key-usage'
+  | 'organization-activity';
 
 export interface TrafficRow {
   id: TrafficRowId;
   /** What the row sends, as the docs table names it. */
   traffic: string;
-  /** Requests per second the row is scaled to. */
-  rate: number;
-  /** The route its requests take, for the cost table. */
+  /** Requests per second the row is scaled to; none for a row measured for its cost only. */
+  rate?: number;
+  /** The route its requests take, and the function that serves it, for the cost table. */
   route: string;
+  functionName: FunctionId;
 }
 
-export const TRAFFIC_ROWS: readonly TrafficRow[] = [
-  { id: 'key-completions', traffic: 'one workspace key, completions on one model', rate: 10_000, route: 'POST /chat/completions (API key)' },
-  { id: 'token-completions', traffic: 'one access token, completions on one model', rate: 10_000, route: 'POST /chat/completions (access token)' },
-  { id: 'key-catalog', traffic: 'catalog from one key', rate: 10_000, route: 'GET /models/user' },
-  { id: 'organization-completions', traffic: 'one organization, completions over many keys', rate: 50_000, route: 'POST /chat/completions (API key)' },
-  { id: 'model-completions', traffic: 'one model, completions across the deployment', rate: 50_000, route: 'POST /chat/completions (API key)' },
-  { id: 'policy-exchanges', traffic: 'one policy, token exchanges', rate: 300, route: 'POST /oauth/token' },
+/** The rows the scale model holds to DynamoDB's limits. */
+export const TRAFFIC_ROWS: readonly (TrafficRow & { rate: number })[] = [
+  { id: 'key-completions', traffic: 'one workspace key, completions on one model', rate: 10_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
+  { id: 'token-completions', traffic: 'one access token, completions on one model', rate: 10_000, route: 'POST /chat/completions (access token)', functionName: 'inference' },
+  { id: 'key-catalog', traffic: 'catalog from one key', rate: 10_000, route: 'GET /models/user', functionName: 'catalog' },
+  { id: 'organization-completions', traffic: 'one organization, completions over many keys', rate: 50_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
+  { id: 'model-completions', traffic: 'one model, completions across the deployment', rate: 50_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
+  { id: 'policy-exchanges', traffic: 'one policy, token exchanges', rate: 300, route: 'POST /oauth/token', functionName: 'tokenExchange' },
+];
+
+/** Rows measured for what they cost only: the usage views, which read every shard. */
+export const COST_ROWS: readonly TrafficRow[] = [
+  { id: 'key-usage', traffic: 'a key\'s own usage', route: 'GET /key', functionName: 'management' },
+  { id: 'organization-activity', traffic: 'an organization\'s activity', route: 'GET /activity', functionName: 'management' },
 ];
 
 export interface MeasuredRow extends TrafficRow {
@@ -52,7 +69,12 @@ export interface MeasuredRow extends TrafficRow {
   requests: number;
   /** Every AWS call they made, the calls made after an answer ended included. */
   calls: AwsCall[];
-  load: ScaleLoad;
+  /** The same, request by request. */
+  callsPerRequest: AwsCall[][];
+  /** Each request's time on the local runtime, to the end of its invocation, ms. */
+  localMs: number[];
+  /** At the row's rate; none for a cost-only row. */
+  load?: ScaleLoad;
 }
 
 export interface ScaleRunOptions {
@@ -65,7 +87,9 @@ export interface ScaleRunOptions {
    * An odd number, so that each key's own draws, too, take its copies in turn (see {@link equidistributed}). @default 17
    */
   keys?: number;
-  /** Rows to run. @default every row */
+  /** Requests of each cost-only row. @default 16 */
+  costRequests?: number;
+  /** Rows to run. @default every row of {@link TRAFFIC_ROWS} and {@link COST_ROWS} */
   rows?: readonly TrafficRowId[];
 }
 
@@ -95,20 +119,25 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
   const idp = await startIdentityProvider({ ca: readDevCertificateAuthority(dataDir) });
   try {
     const traffic = new Traffic(runtime, stores, idp, at);
-    const rows = TRAFFIC_ROWS.filter((row) => !options.rows || options.rows.includes(row.id));
+    const rows = [...TRAFFIC_ROWS, ...COST_ROWS].filter((row) => !options.rows || options.rows.includes(row.id));
     const measured: MeasuredRow[] = [];
     for (const row of rows) {
-      const requests = row.id === 'policy-exchanges' ? (options.exchanges ?? 128) : (options.requests ?? 512);
+      const requests = row.rate === undefined ? (options.costRequests ?? 16) : row.id === 'policy-exchanges' ? (options.exchanges ?? 128) : (options.requests ?? 512);
       const send = await traffic.prepare(row.id, options.keys ?? 17);
-      const first = calls.length;
+      const callsPerRequest: AwsCall[][] = [];
+      const localMs: number[] = [];
       for (let i = 0; i < requests; i++) {
+        const first = calls.length;
+        const start = performance.now();
         const status = await send(i);
         if (status !== 200) throw new Error(`${row.id}: request ${i} answered ${status}`);
         // What an invocation does after its answer (a completion's popularity figure) lands before the next request.
         await runtime.idle();
+        localMs.push(performance.now() - start);
+        callsPerRequest.push(calls.slice(first));
       }
-      const rowCalls = calls.slice(first);
-      measured.push({ ...row, requests, calls: rowCalls, load: scaleLoad(rowCalls, requests, row.rate) });
+      const rowCalls = callsPerRequest.flat();
+      measured.push({ ...row, requests, calls: rowCalls, callsPerRequest, localMs, load: row.rate === undefined ? undefined : scaleLoad(rowCalls, requests, row.rate) });
     }
     return measured;
   } finally {
@@ -172,6 +201,10 @@ class Traffic {
         for (let i = 0; i < keys; i++) credentials.push(...(await this.keysOf(organizations[i % MODEL_ROW_ORGANIZATIONS]!.organization.id, 1)));
         return this.warmed(credentials, (credential) => this.completion(credential));
       }
+      case 'key-usage':
+        return this.warmed([demo.keys.workspace], (credential) => this.call('GET', '/key', credential));
+      case 'organization-activity':
+        return this.warmed([demo.keys.managementReadOnly], (credential) => this.call('GET', '/activity', credential));
       case 'policy-exchanges': {
         const policyId = await this.policy();
         // Each exchange from an address of its own: the per-address counter is the caller's, not the policy's.
