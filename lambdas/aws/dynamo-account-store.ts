@@ -17,6 +17,7 @@ import { systemRandom, type Random } from '../clock';
 import { isUuid } from '../ids';
 import { isConditionalCheckFailed } from './dynamo-client';
 import { DynamoItems, itemId, strip } from './dynamo-items';
+import { GuardrailSets, withGuardrailList, withGuardrailSet } from './dynamo-guardrail-sets';
 import { ReadReplicas } from './dynamo-read-replicas';
 import { WorkspaceKeyHolds } from './dynamo-workspace-keys';
 import { WorkspaceSlugs, claimKey } from './dynamo-workspace-slugs';
@@ -42,16 +43,13 @@ import { WorkspaceSlugs, claimKey } from './dynamo-workspace-slugs';
  * guardrail, each change of an item written to all of its copies before it is answered.
  * Management reads and writes the items themselves.
  *
- * `guardrailIds` of keys and workspaces is a DynamoDB string set changed only with `ADD`
- * and `DELETE` of one element, never rewritten whole. DynamoDB has no empty sets, so an
- * item without guardrails has no such attribute. Items written before sets were used hold
- * a list; the first change converts it (see {@link convertLegacyList}). Each assignment also
- * records its time in an attribute of its own, `assignedAt:<guardrail id>`, set and removed
- * in the same write as the id (the record's `guardrailAssignedAt`).
+ * `guardrailIds` of keys and workspaces is a string set changed one element at a time, each
+ * assignment's time beside it ({@link GuardrailSets}; the record's `guardrailAssignedAt`).
  */
 export class DynamoAccountStore implements AccountStore {
   private readonly items: DynamoItems;
   private readonly copies: ReadReplicas;
+  private readonly guardrailSets: GuardrailSets;
   private readonly keyHolds: WorkspaceKeyHolds;
   private readonly slugs: WorkspaceSlugs;
 
@@ -63,6 +61,7 @@ export class DynamoAccountStore implements AccountStore {
   ) {
     this.items = new DynamoItems(client, tableName);
     this.copies = new ReadReplicas(client, tableName, random);
+    this.guardrailSets = new GuardrailSets(client, tableName);
     this.keyHolds = new WorkspaceKeyHolds(client, tableName, (organizationId) => this.listApiKeys(organizationId));
     this.slugs = new WorkspaceSlugs(client, tableName, async (organizationId, id) => (await this.getWorkspace(organizationId, id)) !== undefined);
   }
@@ -221,69 +220,11 @@ export class DynamoAccountStore implements AccountStore {
     return this.changeGuardrailSet(holder, guardrailId, updatedAt, 'remove');
   }
 
-  /**
-   * One conditional `ADD` or `DELETE` of a single element. The condition makes the write
-   * happen only when it changes the set, so `changed` is exact under concurrency; when it
-   * fails, one consistent read says why (item gone, no change needed, or a legacy list).
-   */
+  /** The holder's set changed by one element ({@link GuardrailSets}), and, when it changed, its copies. */
   private async changeGuardrailSet(holder: GuardrailHolder, guardrailId: string, updatedAt: string, change: 'add' | 'remove'): Promise<SetChange> {
-    const key = holderKey(holder);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        const result = await this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: key,
-            UpdateExpression:
-              change === 'add'
-                ? 'ADD guardrailIds :ids, revision :one SET updatedAt = :now, #assignedAt = :now'
-                : 'DELETE guardrailIds :ids ADD revision :one SET updatedAt = :now REMOVE #assignedAt',
-            ConditionExpression:
-              change === 'add'
-                ? 'attribute_exists(pk) AND (attribute_not_exists(guardrailIds) OR (attribute_type(guardrailIds, :set) AND NOT contains(guardrailIds, :id)))'
-                : 'attribute_exists(pk) AND attribute_type(guardrailIds, :set) AND contains(guardrailIds, :id)',
-            ExpressionAttributeNames: { '#assignedAt': `${ASSIGNED_AT}${guardrailId}` },
-            ExpressionAttributeValues: { ':ids': new Set([guardrailId]), ':id': guardrailId, ':set': 'SS', ':now': updatedAt, ':one': 1 },
-            ReturnValues: 'ALL_NEW',
-          }),
-        );
-        await this.copies.write(result.Attributes!, ...copiesOf(holder));
-        return 'changed';
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
-      const item = await this.items.get<{ guardrailIds?: unknown }>(key.pk, key.sk);
-      if (!item) return 'missing';
-      if (Array.isArray(item.guardrailIds)) {
-        await this.convertLegacyList(key, item.guardrailIds as string[]);
-        continue;
-      }
-      const present = item.guardrailIds instanceof Set && item.guardrailIds.has(guardrailId);
-      if (present === (change === 'add')) return 'unchanged';
-      // Changed by someone else between the write and the read: try again.
-    }
-    throw new Error(`guardrail set of ${key.pk} ${key.sk} kept changing under ${change}`);
-  }
-
-  /**
-   * Items written before guardrail ids were a set hold a list. Converted once, on the
-   * first change; the condition on the type makes exactly one converter win.
-   */
-  private async convertLegacyList(key: { pk: string; sk: string }, list: readonly string[]): Promise<void> {
-    const unique = [...new Set(list)];
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression: unique.length > 0 ? 'SET guardrailIds = :ids' : 'REMOVE guardrailIds',
-          ConditionExpression: 'attribute_type(guardrailIds, :list)',
-          ExpressionAttributeValues: { ':list': 'L', ...(unique.length > 0 ? { ':ids': new Set(unique) } : {}) },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    const { outcome, item } = await this.guardrailSets.change(holderKey(holder), guardrailId, updatedAt, change);
+    if (item) await this.copies.write(item, ...copiesOf(holder));
+    return outcome;
   }
 
   async createUser(user: User): Promise<void> {
@@ -413,31 +354,6 @@ function holderKey(holder: GuardrailHolder): { pk: string; sk: string } {
   return holder.kind === 'key'
     ? { pk: keyPk(holder.hash), sk: 'APIKEY' }
     : { pk: orgPk(holder.organizationId), sk: `WORKSPACE#${holder.id}` };
-}
-
-/** The item form: a string set, or no attribute at all (DynamoDB has no empty sets). */
-function withGuardrailSet<T extends { guardrailIds: string[] }>(record: T): Omit<T, 'guardrailIds'> & { guardrailIds?: Set<string> } {
-  const { guardrailIds, ...rest } = record;
-  return guardrailIds.length > 0 ? { ...rest, guardrailIds: new Set(guardrailIds) } : rest;
-}
-
-/** The attribute prefix of an assignment's time on a key or workspace item. */
-const ASSIGNED_AT = 'assignedAt:';
-
-/**
- * The record form: a sorted list, whichever form (set, legacy list, absent) the item has, and
- * the assignment times gathered into `guardrailAssignedAt`.
- */
-function withGuardrailList<T extends { guardrailIds: string[] }>(record: T | undefined): T | undefined {
-  if (!record) return undefined;
-  const assignedAt: Record<string, string> = {};
-  const rest: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(record)) {
-    if (name.startsWith(ASSIGNED_AT)) assignedAt[name.slice(ASSIGNED_AT.length)] = String(value);
-    else rest[name] = value;
-  }
-  const stored = (record as { guardrailIds?: Iterable<string> }).guardrailIds;
-  return { ...(rest as T), guardrailIds: [...new Set(stored ?? [])].sort(), ...(Object.keys(assignedAt).length > 0 ? { guardrailAssignedAt: assignedAt } : {}) };
 }
 
 /** A workspace record: its key places stay in the store. */
