@@ -25,10 +25,11 @@ export interface AwsCall {
   start: number;
   end: number;
   /**
-   * Of that, the milliseconds from the request being sent to its answer: the service's time
-   * (the embedded DynamoDB's, the signature's), without the SDK's own work around it.
+   * Within that, from the request being sent (its first attempt) to its answer (its last): the
+   * service's time (the embedded DynamoDB's, the signature's), without the SDK's own work around it.
    */
-  serviceMs: number;
+  serviceStart: number;
+  serviceEnd: number;
   /** What a DynamoDB call read and wrote, item by item, when items are recorded ({@link CallRecording}). */
   items?: ItemAccess[];
   /** The key a KMS call used. */
@@ -52,7 +53,7 @@ interface MiddlewareClient {
 export type CallRecording = 'timing' | 'items';
 
 /** The service time of the call under way, added up over its attempts. */
-type TimedContext = HandlerExecutionContext & { modelgateServiceMs?: number };
+type TimedContext = HandlerExecutionContext & { modelgateServiceStart?: number; modelgateServiceEnd?: number };
 
 /**
  * Reports every command of `client` to `observe`, measured around the whole call (retries
@@ -76,16 +77,17 @@ export function observeClientCalls(client: MiddlewareClient, functionName: strin
     } finally {
       const end = performance.now();
       const items = recording === 'items' ? itemAccesses({ command, input: args.input, output, error }) : undefined;
-      observe({ requestId, functionName, service, command, tables: tablesOf(args.input), start, end, serviceMs: context.modelgateServiceMs ?? 0, items });
+      const serviceStart = context.modelgateServiceStart ?? end;
+      observe({ requestId, functionName, service, command, tables: tablesOf(args.input), start, end, serviceStart, serviceEnd: context.modelgateServiceEnd ?? serviceStart, items });
     }
   };
   // Innermost: around sending the request and receiving its answer, without the SDK's work.
   const serviceTime: DeserializeMiddleware<any, any> = (next, context: TimedContext) => async (args) => {
-    const start = performance.now();
+    context.modelgateServiceStart ??= performance.now();
     try {
       return await next(args);
     } finally {
-      context.modelgateServiceMs = (context.modelgateServiceMs ?? 0) + performance.now() - start;
+      context.modelgateServiceEnd = performance.now();
     }
   };
   client.middlewareStack.add(middleware, { step: 'initialize', name: 'modelgateCallObserver' });
@@ -119,7 +121,7 @@ export function observeSigner(signer: Signer, functionName: string, observe: Aws
         return await signer.sign(signingInput);
       } finally {
         const end = performance.now();
-        observe({ requestId, functionName, service: 'KMS', command: 'Sign', tables: [], start, end, serviceMs: end - start, keyId: signer.kid });
+        observe({ requestId, functionName, service: 'KMS', command: 'Sign', tables: [], start, end, serviceStart: start, serviceEnd: end, keyId: signer.kid });
       }
     },
   };
@@ -161,16 +163,24 @@ export const AWS_LATENCY_MS: Readonly<Record<string, number>> = { DynamoDB: 5, K
 
 /** What the calls' round trips take in AWS: each stage costs its slowest call at {@link AWS_LATENCY_MS}. */
 export function modelledLatencyMs(calls: readonly AwsCall[]): number {
-  return stageSum(calls, (call) => AWS_LATENCY_MS[call.service] ?? 5);
-}
-
-/** What the calls' services took here (the embedded DynamoDB, the local signer): each stage its longest. */
-export function serviceMs(calls: readonly AwsCall[]): number {
-  return stageSum(calls, (call) => call.serviceMs);
-}
-
-function stageSum(calls: readonly AwsCall[], cost: (call: AwsCall) => number): number {
   const stages = new Map<number, number>();
-  for (const [call, stage] of callStages(calls)) stages.set(stage, Math.max(stages.get(stage) ?? 0, cost(call)));
+  for (const [call, stage] of callStages(calls)) stages.set(stage, Math.max(stages.get(stage) ?? 0, AWS_LATENCY_MS[call.service] ?? 5));
   return [...stages.values()].reduce((sum, ms) => sum + ms, 0);
 }
+
+/**
+ * How long the calls' services (the embedded DynamoDB, the local signer) were at work on them:
+ * the union of their service times, so calls side by side count once.
+ */
+export function serviceMs(calls: readonly Pick<AwsCall, 'serviceStart' | 'serviceEnd'>[]): number {
+  const spans = [...calls].sort((a, b) => a.serviceStart - b.serviceStart);
+  let total = 0;
+  let reached = -Infinity;
+  for (const { serviceStart, serviceEnd } of spans) {
+    const from = Math.max(serviceStart, reached);
+    if (serviceEnd > from) total += serviceEnd - from;
+    reached = Math.max(reached, serviceEnd);
+  }
+  return total;
+}
+

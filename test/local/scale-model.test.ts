@@ -1,4 +1,4 @@
-import type { AwsCall } from '../../local/aws-calls';
+import { serviceMs, type AwsCall } from '../../local/aws-calls';
 import type { ItemAccess } from '../../local/dynamodb-capacity';
 import { PRICES, routeCost } from '../../local/cost-model';
 import { scaleLoad, shortened, withinTargets } from '../../local/scale-model';
@@ -22,7 +22,8 @@ const call = (items: ItemAccess[], overrides: Partial<AwsCall> = {}): AwsCall =>
   tables: ['modelgate-usage'],
   start: 0,
   end: 1,
-  serviceMs: 1,
+  serviceStart: 0,
+  serviceEnd: 1,
   items,
   ...overrides,
 });
@@ -58,12 +59,18 @@ describe('the scale model', () => {
   });
 });
 
+describe('service time', () => {
+  it('counts calls side by side once: the union of their service times', () => {
+    expect(serviceMs([{ serviceStart: 0, serviceEnd: 4 }, { serviceStart: 1, serviceEnd: 3 }, { serviceStart: 2, serviceEnd: 6 }, { serviceStart: 10, serviceEnd: 11 }])).toBe(7);
+  });
+});
+
 describe('what a million requests cost', () => {
   it('prices the units, the signatures and a duration at the function\'s memory, per million requests', () => {
     const requestCalls = [
-      call([access({ operation: 'read', units: 1 }), access({ operation: 'read', units: 0.5 })], { command: 'BatchGetItem', start: 0, end: 2, serviceMs: 2 }),
-      call([access({ units: 2 })], { start: 3, end: 4, serviceMs: 1 }),
-      call([], { service: 'KMS', command: 'Sign', items: undefined, start: 5, end: 6, serviceMs: 1 }),
+      call([access({ operation: 'read', units: 1 }), access({ operation: 'read', units: 0.5 })], { command: 'BatchGetItem', start: 0, end: 2, serviceStart: 0, serviceEnd: 2 }),
+      call([access({ units: 2 })], { start: 3, end: 4, serviceStart: 3, serviceEnd: 4 }),
+      call([], { service: 'KMS', command: 'Sign', items: undefined, start: 5, end: 6, serviceStart: 5, serviceEnd: 6 }),
     ];
     // 10 ms locally, 4 of them in the calls' services: 6 ms of CPU at one vCPU.
     const cost = routeCost({ route: 'POST /x', functionName: 'tokenExchange', callsPerRequest: [requestCalls], localMs: [10] });
