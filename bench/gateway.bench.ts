@@ -242,8 +242,8 @@ async function proxyBench(): Promise<void> {
   console.log('   and writes the usage item before the answer ends: after the whole answer, not before the first streamed byte;');
   console.log('   and the model\'s popularity figure once the answer has ended; the client runs in a process of its own,');
   console.log('   and each request starts once the runtime is idle, as a Lambda container takes one invocation at a time.');
-  console.log('   "storage excluded": a second run in which each request\'s time is less its DynamoDB calls\' service time,');
-  console.log('   stage by stage, before its whole answer (non-streamed) or before the upstream call (first byte);');
+  console.log('   "storage excluded": a second run in which each request\'s time is less the time its DynamoDB calls spent');
+  console.log('   in the embedded DynamoDB (calls side by side counted once), before its whole answer (non-streamed) or before the upstream call (first byte);');
   console.log('   the SDK\'s own work on each call stays the gateway\'s, and so does observing the calls)');
 }
 

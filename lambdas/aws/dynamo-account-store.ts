@@ -245,7 +245,13 @@ export class DynamoAccountStore implements AccountStore {
       revision: 1,
     };
     await this.items.create(item, 'API key');
-    await this.copies.write(item, KEY_COPIES);
+    try {
+      await this.copies.write(item, KEY_COPIES);
+    } catch (error) {
+      // The create fails whole: its caller gives the key's place in its workspace back.
+      await this.items.delete(item.pk, item.sk).catch(() => undefined);
+      throw error;
+    }
   }
 
   async getApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
