@@ -7,7 +7,11 @@ import { itemAccesses, type ItemAccess } from './dynamodb-capacity';
  * What a request costs in AWS: its round trips to AWS services, not its CPU. The local runtime
  * can report every call its functions make through the AWS SDK (and every signature, KMS `Sign`
  * in AWS), each with the request it served, so tests assert how many calls a route makes and
- * in how many sequential stages, and the bench models AWS latency from them.
+ * in how many sequential stages, and the bench models AWS latency from them. Each call also
+ * says how long the service itself took (the embedded DynamoDB's time is not the gateway's),
+ * and, when items are recorded, which items and index entries it read and wrote, their sizes
+ * and the units they took (local/dynamodb-capacity.ts): the scale model's input
+ * (local/scale-model.ts).
  */
 
 export interface AwsCall {
