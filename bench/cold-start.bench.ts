@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
+import { DEFAULT_SETTINGS, SETTINGS, settingsEnvironment, type EnvironmentSettingName, type SettingName } from '../lambdas/settings';
 import { SERVICE_BUNDLING } from '../lib/constructs/service-function';
 
 const ROOT = join(__dirname, '..');
@@ -21,18 +22,19 @@ const FUNCTIONS = ['catalog', 'token-exchange', 'jwks', 'management', 'inference
 const RUNS = 7;
 const AIM = 1.3;
 
-/** The configuration every entry reads at its cold start. */
+/** The configuration every entry reads at its cold start: every setting of the table, as the stack writes it. */
 const ENVIRONMENT: NodeJS.ProcessEnv = {
   ...process.env,
   ...Object.fromEntries(Object.values(TABLE_SCHEMAS).map((schema) => [schema.envVar, schema.localName])),
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'bench',
   AWS_SECRET_ACCESS_KEY: 'bench',
-  API_BASE_URL: 'https://api.example.com/api/v1',
-  SIGNING_KEY_ARN: 'arn:aws:kms:us-east-1:123456789012:key/00000000-0000-4000-8000-000000000000',
-  INFERENCE_UPSTREAMS: JSON.stringify({ '*': 'development-echo' }),
+  ...settingsEnvironment(
+    { ...DEFAULT_SETTINGS, apiBaseUrl: 'https://api.example.com/api/v1', inferenceUpstreams: { '*': 'development-echo' }, logLevel: 'ERROR' },
+    (Object.keys(SETTINGS) as SettingName[]).filter((name): name is EnvironmentSettingName => 'env' in SETTINGS[name]),
+  ),
+  PROVIDER_CREDENTIALS_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:provider-credentials-AbCdEf',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  LOG_LEVEL: 'ERROR',
 };
 
 async function bundle(name: string): Promise<{ file: string; sdkImports: string[] }> {

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     dataDir,
     logLevel: 'ERROR',
     catalogCacheSeconds: 3600,
-    exchangeLimit: 100_000,
+    exchangeRateLimit: 100_000,
     observeAwsCalls: (call) => calls.push(call),
     observe: () => void (answered = performance.now()),
   });

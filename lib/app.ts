@@ -1,7 +1,7 @@
 import { App, Validations, type AppProps, type Environment } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ModelgateStack } from './modelgate-stack';
-import { readInstanceName, readSettingsFromContext } from './settings';
+import { readSettingsFromContext } from './settings';
 
 export interface ModelgateAppOptions {
   /**
@@ -38,8 +38,9 @@ export function buildModelgateApp(options: ModelgateAppOptions = {}): { app: App
   if (options.bundlingStacks) app.node.setContext('aws:cdk:bundling-stacks', options.bundlingStacks);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   const env = options.env && (options.env.account || options.env.region) ? options.env : undefined;
-  const stack = new ModelgateStack(app, readInstanceName(app.node), {
-    ...readSettingsFromContext(app.node),
+  const settings = readSettingsFromContext(app.node);
+  const stack = new ModelgateStack(app, settings.instance, {
+    ...settings,
     env,
     description: 'modelgate: an API gateway for AI models',
   });

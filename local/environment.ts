@@ -1,4 +1,5 @@
 import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
+import { SETTINGS, SettingProblem } from '../lambdas/settings';
 import type { LocalRuntimeOptions } from './runtime';
 
 /**
@@ -6,17 +7,18 @@ import type { LocalRuntimeOptions } from './runtime';
  * `process.env`:
  * - `PORT` (default 8787) and `MODELGATE_DATA_DIR` (default `.local`);
  * - `MODELGATE_ALLOW_LOOPBACK_ISSUERS=0` judges issuer hosts as a deployed stack does;
- * - `MODELGATE_EXCHANGE_LIMIT`: token exchanges per address per minute (default 60).
+ * - `MODELGATE_EXCHANGE_LIMIT`: the setting `exchangeRateLimit`, token exchanges per address per
+ *   minute (default and range of the table, lambdas/settings.ts).
  * A malformed value fails the start with a message naming it.
  */
 export function localRuntimeOptionsFromEnvironment(
   env: NodeJS.ProcessEnv,
-): Required<Pick<LocalRuntimeOptions, 'port' | 'dataDir' | 'allowLoopbackIssuers' | 'exchangeLimit'>> {
+): Required<Pick<LocalRuntimeOptions, 'port' | 'dataDir' | 'allowLoopbackIssuers' | 'exchangeRateLimit'>> {
   return {
     port: parseInteger(env, 'PORT', 8787, 0, 65535, 'a port number'),
     dataDir: env.MODELGATE_DATA_DIR || '.local',
     allowLoopbackIssuers: env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0',
-    exchangeLimit: parseInteger(env, 'MODELGATE_EXCHANGE_LIMIT', 60, 1, 1_000_000, 'an integer from 1 to 1000000'),
+    exchangeRateLimit: readSetting(env, 'MODELGATE_EXCHANGE_LIMIT', SETTINGS.exchangeRateLimit),
   };
 }
 
@@ -26,4 +28,16 @@ function parseInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, mi
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be ${what}, got "${raw}"`);
   return value;
+}
+
+/** A setting of the table under a variable of its own, checked by its row. */
+function readSetting<T>(env: NodeJS.ProcessEnv, name: string, row: { default: T; kind: { read(raw: unknown): T } }): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return row.default;
+  try {
+    return row.kind.read(raw);
+  } catch (error) {
+    if (error instanceof SettingProblem) throw new Error(`${name} ${error.message}`);
+    throw error;
+  }
 }

@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
 import { randomId, systemClock, type Clock, type Random } from '../lambdas/clock';
-import { DEVELOPMENT_PROVIDER, parseUpstreams, type LogLevel } from '../lambdas/config';
+import { settingsFromEnvironment } from '../lambdas/config';
+import { DEFAULT_SETTINGS, DEVELOPMENT_PROVIDER, SETTINGS, settingsEnvironment, type EnvironmentSettingName, type SettingName, type Settings } from '../lambdas/settings';
 import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
 import { createCatalogHandler } from '../lambdas/functions/catalog/handler';
 import { createInferenceHandler } from '../lambdas/functions/inference/handler';
@@ -43,7 +44,31 @@ import { observeClientCalls, observeSigner, type AwsCallObserver, type CallRecor
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
 
-export interface LocalRuntimeOptions {
+/**
+ * The settings the local runtime's functions read, under their names of the table
+ * (lambdas/settings.ts); `stageName` is the runtime's own (`local`) and `apiBaseUrl` the address
+ * it binds.
+ */
+export type LocalSettingName = Exclude<EnvironmentSettingName, 'stageName' | 'apiBaseUrl'>;
+
+/**
+ * What the local runtime sets over the table's defaults: an EU hostname that
+ * resolves to this machine, a catalog that refreshes within seconds (a demo sees its own traffic
+ * in the sorts), and the development provider for every model.
+ */
+const LOCAL_DEFAULTS: Partial<Settings> = {
+  regionalHostnames: { eu: 'eu.localhost' },
+  catalogCacheSeconds: 2,
+  inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER },
+};
+
+/**
+ * Every setting defaults as in the table (lambdas/settings.ts), except `regionalHostnames`
+ * (`{ eu: 'eu.localhost' }`), `catalogCacheSeconds` (2) and `inferenceUpstreams` (the built-in
+ * development provider for every model). Settings are checked as a function checks its
+ * environment in AWS: a value out of range fails the start, naming its variable.
+ */
+export interface LocalRuntimeOptions extends Partial<Pick<Settings, LocalSettingName>> {
   /** @default 8787 */
   port?: number;
   /** @default '127.0.0.1' */
@@ -52,14 +77,6 @@ export interface LocalRuntimeOptions {
   dataDir?: string;
   /** Keep DynamoDB data on disk under dataDir. @default true */
   persist?: boolean;
-  /** @default { eu: 'eu.localhost' } */
-  regionalHostnames?: Record<string, string>;
-  /** @default 2 */
-  catalogCacheSeconds?: number;
-  /** SPEC 8: retired signing keys stay published this long. @default 900 */
-  accessTokenMaxLifetimeSeconds?: number;
-  /** @default 'INFO' */
-  logLevel?: LogLevel;
   /** Where log lines go. @default standard error */
   log?: (line: string) => void;
   /** @default the system clock */
@@ -72,17 +89,6 @@ export interface LocalRuntimeOptions {
    * @default true
    */
   allowLoopbackIssuers?: boolean;
-  /** Token exchanges per source address per window (`npm start`: `MODELGATE_EXCHANGE_LIMIT`). @default 60 */
-  exchangeLimit?: number;
-  /** @default 60 */
-  exchangeWindowSeconds?: number;
-  /**
-   * Provider to OpenAI-compatible base URL, as `INFERENCE_UPSTREAMS` in AWS.
-   * @default { '*': 'development-echo' } (the built-in development provider)
-   */
-  inferenceUpstreams?: Record<string, string>;
-  /** @default 60 */
-  upstreamTimeoutSeconds?: number;
   /** Sees every routed request and its whole answer once sent (the test suites check them against the OpenAPI document). */
   observe?: ExchangeObserver;
   /**
@@ -92,6 +98,12 @@ export interface LocalRuntimeOptions {
    * server directly. @default none: the functions call the embedded server
    */
   interposeDynamoDb?: (endpoint: string) => Promise<InterposedDynamoDb>;
+  /**
+   * Starts the DynamoDB the runtime keeps its data in, empty, in place of the embedded dynalite:
+   * the test suites run against AWS's DynamoDB Local with it (test/support/dynamodb-local.ts).
+   * Only for a runtime that keeps no data (`persist: false`). @default the embedded dynalite
+   */
+  startDynamoDb?: () => Promise<EmbeddedDynamoDb>;
   /**
    * Told of every AWS call the functions make, with the request it served, and of every
    * signature (KMS `Sign` in AWS): what a request costs in round trips (local/aws-calls.ts).
@@ -140,14 +152,17 @@ export const PROVIDER_CREDENTIALS_FILE = 'provider-credentials.json';
  * can share a process.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  // Checked before anything starts, as a function's cold start checks its environment.
+  const settings = localSettings(options);
   const dataDir = resolve(options.dataDir ?? '.local');
   mkdirSync(dataDir, { recursive: true });
   const clock = options.clock ?? systemClock;
+  if (options.startDynamoDb && options.persist !== false) throw new Error('startDynamoDb serves a runtime that keeps no data (persist: false)');
   // One process at a time opens the folder's database files: a second start is told who has them.
   const release = options.persist === false ? () => undefined : claimDataFolder(dataDir);
   let dynamo: EmbeddedDynamoDb;
   try {
-    dynamo = await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
+    dynamo = options.startDynamoDb ? await options.startDynamoDb() : await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
   } catch (error) {
     release();
     throw error;
@@ -161,8 +176,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
     interposed = options.interposeDynamoDb ? await options.interposeDynamoDb(dynamo.endpoint) : undefined;
     const functionsEndpoint = interposed?.endpoint ?? dynamo.endpoint;
-    const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel: options.logLevel ?? 'INFO' }, options.log);
-    const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel: options.logLevel ?? 'INFO', localLogger: logger });
+    const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel: settings.logLevel }, options.log);
+    const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel: settings.logLevel, localLogger: logger });
     const contextOf = <T extends TableId>(fn: StackFunctionId & FunctionId): FunctionContext<T> => {
       const client = createDynamoDbClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
       if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
@@ -183,7 +198,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const server = createLocalApiServer(handlers, { observe: options.observe, scopeRequests: options.observeAwsCalls !== undefined });
     const baseUrl = await listen(server, options.port ?? 8787, options.host ?? '127.0.0.1');
     try {
-      handlersReady(await buildHandlers(contextOf, telemetryOf, baseUrl, dataDir, options));
+      handlersReady(await buildHandlers(contextOf, telemetryOf, { ...settings, apiBaseUrl: baseUrl }, dataDir, options));
     } catch (error) {
       handlersFailed(error);
       await closeServer(server);
@@ -240,53 +255,52 @@ async function prepareData(dynamo: EmbeddedDynamoDb, dataDir: string, persisted:
   return new DynamoAccountStore(operator, LOCAL_TABLES.keys);
 }
 
+const LOCAL_SETTING_NAMES = (Object.keys(SETTINGS) as SettingName[]).filter(
+  (name): name is LocalSettingName => 'env' in SETTINGS[name] && name !== 'stageName' && name !== 'apiBaseUrl',
+);
+
+/**
+ * The settings of the runtime's functions: the options over the runtime's defaults over the
+ * table's, written to an environment record and read back by the loader the Lambda entries use
+ * (lambdas/config.ts), so they are checked against the same ranges and come out in the same form.
+ */
+function localSettings(options: LocalRuntimeOptions): Pick<Settings, LocalSettingName> {
+  const given = Object.fromEntries(LOCAL_SETTING_NAMES.filter((name) => options[name] !== undefined).map((name) => [name, options[name]]));
+  const environment = settingsEnvironment({ ...DEFAULT_SETTINGS, ...LOCAL_DEFAULTS, ...given }, LOCAL_SETTING_NAMES);
+  return settingsFromEnvironment(environment, LOCAL_SETTING_NAMES);
+}
+
 /** Every function's handler, wired as its Lambda entry wires it, over the local clients and settings. */
 async function buildHandlers(
   contextOf: <T extends TableId>(fn: StackFunctionId & FunctionId) => FunctionContext<T>,
   telemetryOf: (fn: FunctionId) => Telemetry,
-  baseUrl: string,
+  settings: Pick<Settings, LocalSettingName | 'apiBaseUrl'>,
   dataDir: string,
   options: LocalRuntimeOptions,
 ): Promise<Record<FunctionId, FunctionHandler>> {
   const clock = options.clock ?? systemClock;
-  const accessTokens = { issuer: baseUrl, accessTokenMaxLifetimeSeconds: options.accessTokenMaxLifetimeSeconds ?? 900 };
-  const catalogCacheSeconds = options.catalogCacheSeconds ?? 2;
-  const catalog = {
-    catalogCacheSeconds,
-    // Locally the usage figures refresh with the catalog: a demo sees its own traffic in the sorts within seconds.
-    usageFiguresSeconds: catalogCacheSeconds,
-    regionalHostnames: options.regionalHostnames ?? { eu: 'eu.localhost' },
-  };
-  // One per-address budget for the token endpoint and the policy tester (SPEC 7.2, 8).
-  const exchangeRateLimit = { limit: options.exchangeLimit ?? 60, windowSeconds: options.exchangeWindowSeconds ?? 60 };
+  // Locally the usage figures refresh with the catalog: a demo sees its own traffic in the sorts within seconds.
+  const catalog = { ...settings, usageFiguresSeconds: settings.catalogCacheSeconds };
   const allowLoopbackIssuers = options.allowLoopbackIssuers ?? true;
   // Identity providers on this machine present certificates from the development CA.
   const devCa = ensureDevCertificateAuthority(dataDir);
   const issuerKeys = () => createIssuerKeySource({ clock, allowLoopback: allowLoopbackIssuers, extraCaPems: [devCa.certPem] });
   return {
-    catalog: createCatalogHandler(catalogDependencies(contextOf('catalog'), { ...accessTokens, ...catalog })),
+    catalog: createCatalogHandler(catalogDependencies(contextOf('catalog'), catalog)),
     tokenExchange: createTokenExchangeHandler(
       tokenExchangeDependencies(contextOf('tokenExchange'), {
-        ...accessTokens,
-        exchangeRateLimit,
+        ...settings,
         issuerKeys: issuerKeys(),
         signerForRecord: observedSigners(signerForRecord({ localKeyDir: dataDir }), options.observeAwsCalls),
         newId: randomId,
       }),
     ),
-    jwks: createJwksHandler(jwksDependencies(contextOf('jwks'), accessTokens)),
-    management: createManagementHandler(
-      managementDependencies(contextOf('management'), { ...accessTokens, allowLoopbackIssuers, issuerKeys: issuerKeys(), exchangeRateLimit }),
-    ),
+    jwks: createJwksHandler(jwksDependencies(contextOf('jwks'), settings)),
+    // One per-address budget for the token endpoint and the policy tester (SPEC 7.2, 8).
+    management: createManagementHandler(managementDependencies(contextOf('management'), { ...settings, allowLoopbackIssuers, issuerKeys: issuerKeys() })),
     inference: createInferenceHandler(
       inferenceDependencies(contextOf('inference'), {
-        ...accessTokens,
         ...catalog,
-        // Validated as in AWS: a bad base URL fails the start, naming it.
-        inference: {
-          upstreams: parseUpstreams(JSON.stringify(options.inferenceUpstreams ?? { '*': DEVELOPMENT_PROVIDER })),
-          upstreamTimeoutSeconds: options.upstreamTimeoutSeconds ?? 60,
-        },
         credentials: fileCredentials(join(dataDir, PROVIDER_CREDENTIALS_FILE), clock),
         newId: randomId,
       }),

@@ -1,5 +1,5 @@
 import type { Clock, IdGenerator } from '../clock';
-import { DEVELOPMENT_PROVIDER, type InferenceConfig } from '../config';
+import { DEVELOPMENT_PROVIDER, type Settings } from '../settings';
 import { developmentProvider } from './development-provider';
 import { NO_CREDENTIALS, type ProviderCredentials, type UpstreamOptions } from './upstream';
 
@@ -8,15 +8,15 @@ import { NO_CREDENTIALS, type ProviderCredentials, type UpstreamOptions } from '
  * `fetch`, the development provider in process, credentials from the given source.
  */
 export function upstreamOptions(
-  config: Pick<InferenceConfig, 'upstreams' | 'upstreamTimeoutSeconds'>,
+  settings: Pick<Settings, 'inferenceUpstreams' | 'upstreamTimeoutSeconds'>,
   deps: { clock: Clock; newId: IdGenerator; credentials?: ProviderCredentials },
 ): UpstreamOptions {
   return {
-    upstreams: config.upstreams,
+    upstreams: settings.inferenceUpstreams,
     transport: (url, init) => fetch(url, init),
     development: developmentProvider(deps.clock, deps.newId),
     developmentName: DEVELOPMENT_PROVIDER,
     credentials: deps.credentials ?? NO_CREDENTIALS,
-    timeoutMs: config.upstreamTimeoutSeconds * 1000,
+    timeoutMs: settings.upstreamTimeoutSeconds * 1000,
   };
 }

@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock, Random } from '../clock';
 import type { Telemetry } from '../observability/telemetry';
 import type { TableId } from '../aws/table-schemas';
+import type { Settings } from '../settings';
 
 /**
  * What every function is wired from, in AWS (the Lambda entries, lambdas/functions/) and
@@ -22,23 +23,18 @@ export interface FunctionContext<T extends TableId> {
   readonly random?: Random;
 }
 
-/** SPEC 2.13 and 8: the `iss` and `aud` of issued access tokens, and their longest lifetime. */
-export interface AccessTokenSettings {
-  /** The service's API base URL. */
-  readonly issuer: string;
-  readonly accessTokenMaxLifetimeSeconds: number;
-}
+/**
+ * SPEC 2.13 and 8: the API base URL, the `iss` and `aud` of issued access tokens, and their
+ * longest lifetime. Settings keep their names of the table (lambdas/settings.ts) from the CDK
+ * context to here; a domain module may call a value what it is there (the tokens' `issuer`).
+ */
+export type AccessTokenSettings = Pick<Settings, 'apiBaseUrl' | 'accessTokenMaxLifetimeSeconds'>;
 
-/** How stale a function's in-memory catalog, and the usage figures its sorts read, may get. */
-export interface CatalogSettings {
-  readonly catalogCacheSeconds: number;
+/** How stale a function's in-memory catalog, and the usage figures its sorts read, may get; the regional hostnames it filters by. */
+export interface CatalogSettings extends Pick<Settings, 'catalogCacheSeconds' | 'regionalHostnames'> {
   /** Deployed functions re-read the gateway's usage figures every `USAGE_FIGURES_SECONDS`. */
   readonly usageFiguresSeconds: number;
-  readonly regionalHostnames: Readonly<Record<string, string>>;
 }
 
 /** SPEC 8: exchanges (and policy tester calls) one source address may make per window. */
-export interface ExchangeRateSettings {
-  readonly limit: number;
-  readonly windowSeconds: number;
-}
+export type ExchangeRateSettings = Pick<Settings, 'exchangeRateLimit' | 'exchangeRateWindowSeconds'>;

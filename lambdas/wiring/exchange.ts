@@ -23,7 +23,11 @@ export function exchangeEvaluator(context: FunctionContext<'keys' | 'policies'>,
 }
 
 /** The token endpoint's per-address budget (SPEC 8), which the policy tester shares. */
-export function exchangeRateCheck(context: FunctionContext<'rateCounters'>, limit: ExchangeRateSettings) {
+export function exchangeRateCheck(context: FunctionContext<'rateCounters'>, settings: ExchangeRateSettings) {
   const counters = new DynamoRateCounterStore(context.documentClient, context.tables.rateCounters);
+  const limit = exchangeRateLimit(settings);
   return (sourceIp: string) => checkExchangeRate(counters, sourceIp, context.clock.now(), limit);
 }
+
+/** The limiter's own terms for the settings `exchangeRateLimit` and `exchangeRateWindowSeconds`. */
+export const exchangeRateLimit = (settings: ExchangeRateSettings) => ({ limit: settings.exchangeRateLimit, windowSeconds: settings.exchangeRateWindowSeconds });

@@ -14,7 +14,7 @@ export function accessTokenVerifier(context: FunctionContext<'keys'>, settings: 
   return new SigningKeyAccessTokenVerifier({
     signingKeys: new DynamoSigningKeyStore(context.documentClient, context.tables.keys),
     clock: context.clock,
-    issuer: settings.issuer,
+    issuer: settings.apiBaseUrl,
     maxTokenLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
   });
 }
@@ -25,7 +25,7 @@ export function accessTokenVerifier(context: FunctionContext<'keys'>, settings: 
  */
 export function dpopChecker(context: FunctionContext<'rateCounters'>, settings: AccessTokenSettings): DpopChecker {
   return new DpopChecker({
-    apiBaseUrl: settings.issuer,
+    apiBaseUrl: settings.apiBaseUrl,
     replays: new DynamoProofReplayStore(context.documentClient, context.tables.rateCounters),
     clock: context.clock,
   });

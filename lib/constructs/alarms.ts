@@ -5,6 +5,7 @@ import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { instanceName } from './instance';
 
 export interface ServiceAlarmsProps {
   /** The API stage whose 5XX rate is watched. */
@@ -140,7 +141,7 @@ export class ServiceAlarms extends Construct {
 
   private add(alarm: cloudwatch.Alarm): void {
     // `<instance>-<alarm>`: two instances in one account and region keep apart in the console.
-    (alarm.node.defaultChild as cloudwatch.CfnAlarm).alarmName = `${Stack.of(this).stackName}-${alarm.node.id}`;
+    (alarm.node.defaultChild as cloudwatch.CfnAlarm).alarmName = `${instanceName(this)}-${alarm.node.id}`;
     this.alarms.push(alarm);
   }
 }

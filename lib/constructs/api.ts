@@ -1,9 +1,10 @@
-import { Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { instanceName } from './instance';
 import { nagName } from './nag';
 import { ROUTES, STREAMING_FUNCTIONS, resourcePath, type FunctionId } from '../../lambdas/routes';
 
@@ -17,6 +18,18 @@ export interface ApiProps {
    * @default logs.RetentionDays.THREE_MONTHS
    */
   readonly accessLogRetention?: logs.RetentionDays;
+  /**
+   * Whether this API creates a role for API Gateway's account-level CloudWatch setting
+   * (`AWS::ApiGateway::Account`) and points the setting at it. Without one the stage waits for
+   * `accountSetting`, or relies on the account's setting being in place already.
+   */
+  readonly cloudWatchRole: boolean;
+  /**
+   * The account setting another API of the stack made, which the stage's access logging needs
+   * before the stage is created.
+   * @default none
+   */
+  readonly accountSetting?: apigateway.CfnAccount;
 }
 
 /**
@@ -38,18 +51,18 @@ export class Api extends Construct {
 
     this.restApi = new apigateway.RestApi(this, 'RestApi', {
       // The instance's name, so staging and production tell apart in the console.
-      restApiName: Stack.of(this).stackName,
+      restApiName: instanceName(this),
       description: 'modelgate: model catalog, token exchange and inference',
       // Regional, so the per-region hostnames can front it with their own domains.
       endpointConfiguration: { types: [apigateway.EndpointType.REGIONAL] },
       // Catalog pages run to hundreds of KB of JSON.
       minCompressionSize: Size.kibibytes(1),
       // Access logging needs the account-level CloudWatch role of API Gateway. That setting
-      // (AWS::ApiGateway::Account) is one per account and region, shared by every instance:
-      // each instance sets its own role there, and keeps both on deletion, so deleting one
+      // (AWS::ApiGateway::Account) is one per account and region, shared by every API there:
+      // an instance that sets its own role there keeps both on deletion, so deleting one
       // instance never leaves another's access logging pointing at a deleted role.
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      cloudWatchRole: props.cloudWatchRole,
+      ...(props.cloudWatchRole ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
       deployOptions: {
         stageName: props.stageName,
         accessLogDestination: new apigateway.LogGroupLogDestination(this.accessLogs),
@@ -63,34 +76,8 @@ export class Api extends Construct {
       },
     });
 
-    Validations.of(this.restApi).acknowledge(
-      {
-        id: 'AwsSolutions-APIG2',
-        reason:
-          'Every handler validates its whole request and answers in the SPEC 7 error shapes; an API Gateway validator would answer in its own shape',
-      },
-      {
-        id: 'AwsSolutions-APIG4',
-        reason:
-          'Callers present API keys or access tokens that the functions verify against the keys table (SPEC 5); the token and JWKS endpoints are public by design (RFC 8693, RFC 7517)',
-      },
-      {
-        id: 'AwsSolutions-COG4',
-        reason: 'Callers are workloads and API keys, not Cognito users; authentication is SPEC 5 bearer credentials checked by the functions',
-      },
-    );
-    Validations.of(this.restApi.deploymentStage).acknowledge({
-      id: 'AwsSolutions-APIG6',
-      reason:
-        'Execution logs would record request headers and bodies, i.e. API keys and subject tokens; the access log and each function log one line per request instead',
-    });
-    const cloudWatchRole = this.restApi.node.tryFindChild('CloudWatchRole');
-    if (cloudWatchRole) {
-      Validations.of(cloudWatchRole).acknowledge({
-        id: `AwsSolutions-IAM4[Policy::${nagName(this, iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonAPIGatewayPushToCloudWatchLogs').managedPolicyArn)}]`,
-        reason: "API Gateway's account-level logging role needs AWS's own policy for it; it is shared by every API of the account",
-      });
-    }
+    if (props.accountSetting) this.restApi.deploymentStage.node.addDependency(props.accountSetting);
+    acknowledgeFindings(this.restApi);
 
     // API Gateway's own answer to an unknown path is 403 "Missing Authentication Token";
     // SPEC 7.1 clients expect a 404 in the service's error shape.
@@ -99,36 +86,75 @@ export class Api extends Construct {
       statusCode: '404',
       templates: { 'application/json': '{"error":{"code":404,"message":"Not found"}}' },
     });
-
-    const integrations = new Map<FunctionId, apigateway.LambdaIntegration>();
-    const integrationFor = (functionId: FunctionId): apigateway.LambdaIntegration => {
-      let integration = integrations.get(functionId);
-      if (!integration) {
-        // Proxy integration: handlers see the whole request and shape the whole reply.
-        // One invoke permission per function, for this API (`<api id>/*/*/*`), not one per
-        // method: a function's resource policy stays a few hundred bytes however many routes
-        // it serves (Lambda allows 20 KB), and which method reaches which function is the API's
-        // own wiring, which only this stack writes.
-        // Streaming functions' bytes go to the client as written (SSE completions), for up
-        // to the function's own timeout.
-        const streaming = STREAMING_FUNCTIONS.includes(functionId);
-        integration = new apigateway.LambdaIntegration(props.functions[functionId], {
-          scopePermissionToMethod: false,
-          ...(streaming ? { responseTransferMode: apigateway.ResponseTransferMode.STREAM, timeout: Duration.minutes(5) } : {}),
-        });
-        integrations.set(functionId, integration);
-      }
-      return integration;
-    };
-    for (const route of ROUTES) {
-      this.restApi.root
-        .resourceForPath(resourcePath(route))
-        .addMethod(route.method, integrationFor(route.function));
-    }
+    addRoutes(this.restApi, props.functions);
   }
 
   get deploymentStage(): apigateway.Stage {
     return this.restApi.deploymentStage;
+  }
+
+  /** The account-level CloudWatch role setting this API made, if it made one. */
+  get accountSetting(): apigateway.CfnAccount | undefined {
+    return this.restApi.node.tryFindChild('Account') as apigateway.CfnAccount | undefined;
+  }
+}
+
+/** The cdk-nag findings on the API that are by design, each with its reason. */
+function acknowledgeFindings(restApi: apigateway.RestApi): void {
+  Validations.of(restApi).acknowledge(
+    {
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'Every handler validates its whole request and answers in the SPEC 7 error shapes; an API Gateway validator would answer in its own shape',
+    },
+    {
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Callers present API keys or access tokens that the functions verify against the keys table (SPEC 5); the token and JWKS endpoints are public by design (RFC 8693, RFC 7517)',
+    },
+    {
+      id: 'AwsSolutions-COG4',
+      reason: 'Callers are workloads and API keys, not Cognito users; authentication is SPEC 5 bearer credentials checked by the functions',
+    },
+  );
+  Validations.of(restApi.deploymentStage).acknowledge({
+    id: 'AwsSolutions-APIG6',
+    reason:
+      'Execution logs would record request headers and bodies, i.e. API keys and subject tokens; the access log and each function log one line per request instead',
+  });
+  const cloudWatchRole = restApi.node.tryFindChild('CloudWatchRole');
+  if (cloudWatchRole) {
+    Validations.of(cloudWatchRole).acknowledge({
+      id: `AwsSolutions-IAM4[Policy::${nagName(restApi, iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonAPIGatewayPushToCloudWatchLogs').managedPolicyArn)}]`,
+      reason: "API Gateway's account-level logging role needs AWS's own policy for it; it is shared by every API of the account",
+    });
+  }
+}
+
+/** One method per route of the route table, each a Lambda proxy to the route's function. */
+function addRoutes(restApi: apigateway.RestApi, functions: Readonly<Record<FunctionId, lambda.IFunction>>): void {
+  const integrations = new Map<FunctionId, apigateway.LambdaIntegration>();
+  const integrationFor = (functionId: FunctionId): apigateway.LambdaIntegration => {
+    let integration = integrations.get(functionId);
+    if (!integration) {
+      // Proxy integration: handlers see the whole request and shape the whole reply.
+      // One invoke permission per function, for this API (`<api id>/*/*/*`), not one per
+      // method: a function's resource policy stays a few hundred bytes however many routes
+      // it serves (Lambda allows 20 KB), and which method reaches which function is the API's
+      // own wiring, which only this stack writes.
+      // Streaming functions' bytes go to the client as written (SSE completions), for up
+      // to the function's own timeout.
+      const streaming = STREAMING_FUNCTIONS.includes(functionId);
+      integration = new apigateway.LambdaIntegration(functions[functionId], {
+        scopePermissionToMethod: false,
+        ...(streaming ? { responseTransferMode: apigateway.ResponseTransferMode.STREAM, timeout: Duration.minutes(5) } : {}),
+      });
+      integrations.set(functionId, integration);
+    }
+    return integration;
+  };
+  for (const route of ROUTES) {
+    restApi.root.resourceForPath(resourcePath(route)).addMethod(route.method, integrationFor(route.function));
   }
 }
 

@@ -1,7 +1,7 @@
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
-import { Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { instanceName } from './instance';
 
 export interface FirewallProps {
   /** The REST API stage the web ACL protects. */
@@ -53,7 +53,7 @@ export class Firewall extends Construct {
 
   constructor(scope: Construct, id: string, props: FirewallProps) {
     super(scope, id);
-    this.metricName = `${Stack.of(this).stackName}-web-acl`;
+    this.metricName = `${instanceName(this)}-web-acl`;
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       defaultAction: { allow: {} },

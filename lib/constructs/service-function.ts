@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -7,6 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { LogLevel as FunctionLogLevel } from '../../lambdas/config';
 import { DEFAULT_FUNCTION_MEMORY_MB } from '../function-memory';
+import { instanceName } from './instance';
 import type { SchemaTable } from './tables';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
@@ -108,7 +109,7 @@ export interface ServiceFunctionProps {
  * stack: a retained group with a fixed name would block creating the instance again.
  */
 export function instanceLogGroupName(scope: Construct, name: string): string {
-  return `/modelgate/${Stack.of(scope).stackName}/${name}`;
+  return `/modelgate/${instanceName(scope)}/${name}`;
 }
 
 function packageFiles(afterBundling: (outputDir: string) => string[]): ICommandHooks {

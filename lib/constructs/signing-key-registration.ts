@@ -4,6 +4,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { instanceName } from './instance';
 import { nagName } from './nag';
 import { instanceLogGroupName } from './service-function';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../lambdas/signing/registration-properties';
@@ -43,6 +44,9 @@ export class SigningKeyRegistration extends Construct {
     });
 
     this.frameworkFunction = provider.node.findChild('framework-onEvent') as lambda.IFunction;
+    // CDK describes the framework by its construct path; the instance's own name says where it belongs wherever the construct sits.
+    (this.frameworkFunction.node.defaultChild as lambda.CfnFunction).description =
+      `AWS CDK resource provider framework - onEvent (${instanceName(this)}/${id}/Provider)`;
     Validations.of(provider).acknowledge(
       {
         id: `AwsSolutions-IAM4[Policy::${nagName(this, iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole').managedPolicyArn)}]`,

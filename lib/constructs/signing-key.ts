@@ -2,6 +2,7 @@ import { RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
+import { instanceName } from './instance';
 import { nagName } from './nag';
 
 /**
@@ -14,8 +15,8 @@ import { nagName } from './nag';
  * until every token it signed has expired.
  */
 /**
- * The tag that marks a stack's signing keys: the stack's key, and every key the rotate
- * command (`npm run ops -- signing-key rotate`) creates. Its value is the stack name.
+ * The tag that marks an instance's signing keys: its own key, and every key the rotate
+ * command (`npm run ops -- signing-key rotate`) creates. Its value is the instance name.
  */
 export const SIGNING_KEY_TAG = 'modelgate:access-token-signing';
 
@@ -31,10 +32,15 @@ export class SigningKey extends Construct {
       enableKeyRotation: false,
       // Tokens signed by a deleted key stop verifying; a stack deletion must not do that.
       removalPolicy: RemovalPolicy.RETAIN,
-      // The stack name keeps aliases of two stacks in one account apart.
-      alias: `alias/${Stack.of(this).stackName}/access-token-signing`,
+      // The instance name keeps aliases of two instances in one account apart.
+      alias: `alias/${instanceName(this)}/access-token-signing`,
     });
-    Tags.of(this.key).add(SIGNING_KEY_TAG, Stack.of(this).stackName);
+    Tags.of(this.key).add(SIGNING_KEY_TAG, instanceName(this));
+  }
+
+  /** `alias/<instance>/access-token-signing`: the name operators and other stacks find the key by. */
+  get alias(): kms.IAlias {
+    return this.key.node.findChild('Alias') as kms.Alias;
   }
 
   get keyArn(): string {
@@ -70,8 +76,8 @@ export class SigningKey extends Construct {
   }
 
   /**
-   * Lets the grantee sign with any key of this stack's rotation: keys in this account and
-   * region tagged {@link SIGNING_KEY_TAG} with the stack name. A rotated key is used without
+   * Lets the grantee sign with any key of this instance's rotation: keys in this account and
+   * region tagged {@link SIGNING_KEY_TAG} with the instance name. A rotated key is used without
    * a redeploy; which key signs is decided by the active signing-key record.
    */
   grantSignRotated(role: iam.IRole): iam.Policy {
@@ -84,7 +90,7 @@ export class SigningKey extends Construct {
         new iam.PolicyStatement({
           actions: ['kms:Sign'],
           resources: [rotatedKeys],
-          conditions: { StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG}`]: stack.stackName } },
+          conditions: { StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG}`]: instanceName(this) } },
         }),
       ],
     });

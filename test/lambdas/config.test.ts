@@ -1,99 +1,119 @@
-import { ConfigError, loadConfig } from '../../lambdas/config';
+import { ConfigError, loadConfig, settingsFromEnvironment } from '../../lambdas/config';
+
+/** What every function's environment holds beside its own: the stage and the log level (lib/constructs/service-function.ts). */
+const COMMON = { STAGE: 'v1', LOG_LEVEL: 'INFO' };
 
 describe('loadConfig', () => {
-  it('reads table names, hostnames and limits, with defaults, into a frozen object', () => {
-    const config = loadConfig({ KEYS_TABLE: 'keys-t', REGIONAL_HOSTNAMES: '{"eu":"EU.api.example.com."}' }, { tables: ['keys'] });
+  it('reads the tables and the settings a function declares, each under its name of the table, into a frozen object', () => {
+    const config = loadConfig(
+      { ...COMMON, KEYS_TABLE: 'keys-t', REGIONAL_HOSTNAMES: '{"eu":"EU.api.example.com."}', CATALOG_CACHE_SECONDS: '30', API_BASE_URL: 'https://api.example.com/api/v1' },
+      { tables: ['keys'], settings: ['regionalHostnames', 'catalogCacheSeconds', 'apiBaseUrl'] },
+    );
     expect(config).toEqual({
       tables: { keys: 'keys-t' },
       regionalHostnames: { eu: 'eu.api.example.com' },
       catalogCacheSeconds: 30,
-      accessTokenMaxLifetimeSeconds: 900,
-      exchangeRateLimit: 60,
-      exchangeRateWindowSeconds: 60,
+      apiBaseUrl: 'https://api.example.com/api/v1',
+      stageName: 'v1',
       logLevel: 'INFO',
-      stage: 'local',
       allowLoopbackIssuers: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.tables)).toBe(true);
+    expect(Object.isFrozen(config.regionalHostnames)).toBe(true);
   });
 
-  it('holds only the tables the function declared, even when others are set', () => {
-    const config = loadConfig({ KEYS_TABLE: 'k', MODELS_TABLE: 'm', POLICIES_TABLE: 'p' }, { tables: ['keys', 'models'] });
+  it('holds only the tables and settings the function declared, even when others are set', () => {
+    const config = loadConfig({ ...COMMON, KEYS_TABLE: 'k', MODELS_TABLE: 'm', POLICIES_TABLE: 'p', EXCHANGE_RATE_LIMIT: '5' }, { tables: ['keys', 'models'] });
     expect(config.tables).toEqual({ keys: 'k', models: 'm' });
+    expect(config).not.toHaveProperty('exchangeRateLimit');
   });
 
-  it('reads the settings a function requires', () => {
+  it('reads the values the stack wires in, and the log level in any case', () => {
     const config = loadConfig(
-      { KEYS_TABLE: 'k', SIGNING_KEY_ARN: 'arn:aws:kms:eu-west-1:1:key/x', INFERENCE_UPSTREAMS: '{}', LOG_LEVEL: 'debug' },
-      { tables: ['keys'], settings: ['signingKeyArn', 'inference'] },
+      { ...COMMON, KEYS_TABLE: 'k', PROVIDER_CREDENTIALS_SECRET_ARN: 'arn:secret', PAGE_ASSETS_DIR: 'settings-page', LOG_LEVEL: 'debug' },
+      { tables: ['keys'], settings: ['providerCredentialsSecretArn', 'pageAssetsDir'] },
     );
-    expect(config).toMatchObject({
-      signingKeyArn: 'arn:aws:kms:eu-west-1:1:key/x',
-      inference: { upstreams: {}, upstreamTimeoutSeconds: 60, providerCredentialsSecretArn: undefined },
-      logLevel: 'DEBUG',
-    });
+    expect(config).toMatchObject({ providerCredentialsSecretArn: 'arn:secret', pageAssetsDir: 'settings-page', logLevel: 'DEBUG' });
   });
 
   it('reads the inference upstreams without a prototype, trailing slashes removed', () => {
-    const { inference } = loadConfig(
-      {
-        KEYS_TABLE: 'k',
-        INFERENCE_UPSTREAMS: '{"*":"https://llm.example.com/api/v1/","local":"development-echo"}',
-        UPSTREAM_TIMEOUT_SECONDS: '30',
-        PROVIDER_CREDENTIALS_SECRET_ARN: 'arn:secret',
-      },
-      { tables: ['keys'], settings: ['inference'] },
+    const { inferenceUpstreams, upstreamTimeoutSeconds } = loadConfig(
+      { ...COMMON, INFERENCE_UPSTREAMS: '{"*":"https://llm.example.com/api/v1/","local":"development-echo"}', UPSTREAM_TIMEOUT_SECONDS: '30' },
+      { tables: [], settings: ['inferenceUpstreams', 'upstreamTimeoutSeconds'] },
     );
-    expect({ ...inference.upstreams }).toEqual({ '*': 'https://llm.example.com/api/v1', local: 'development-echo' });
-    expect(Object.getPrototypeOf(inference.upstreams)).toBeNull();
-    expect(inference).toMatchObject({ upstreamTimeoutSeconds: 30, providerCredentialsSecretArn: 'arn:secret' });
+    expect({ ...inferenceUpstreams }).toEqual({ '*': 'https://llm.example.com/api/v1', local: 'development-echo' });
+    expect(Object.getPrototypeOf(inferenceUpstreams)).toBeNull();
+    expect(upstreamTimeoutSeconds).toBe(30);
   });
 
   it.each([
-    ['http://api.example.com/api/v1', 'API_BASE_URL must be an https:// URL, got "http://api.example.com/api/v1"'],
-    ['https://api.example.com/api/v1/', 'API_BASE_URL must have no query, fragment or trailing slash, got "https://api.example.com/api/v1/"'],
-    ['api.example.com', 'API_BASE_URL must be an absolute URL, got "api.example.com"'],
+    ['http://api.example.com/api/v1', 'API_BASE_URL must be an https:// URL (http:// on a loopback host) without query, fragment or trailing slash, got "http://api.example.com/api/v1"'],
+    ['https://api.example.com/api/v1/', 'API_BASE_URL must be an https:// URL (http:// on a loopback host) without query, fragment or trailing slash, got "https://api.example.com/api/v1/"'],
+    ['api.example.com', 'API_BASE_URL must be an https:// URL (http:// on a loopback host) without query, fragment or trailing slash, got "api.example.com"'],
   ])('refuses API_BASE_URL %p', (url, message) => {
-    expect(() => loadConfig({ KEYS_TABLE: 'k', API_BASE_URL: url }, { tables: ['keys'], settings: ['apiBaseUrl'] })).toThrow(new ConfigError(message));
+    expect(() => loadConfig({ ...COMMON, API_BASE_URL: url }, { tables: [], settings: ['apiBaseUrl'] })).toThrow(new ConfigError(message));
   });
 
   it('accepts an https API base URL, and plain http on loopback only', () => {
     for (const url of ['https://api.example.com/api/v1', 'http://127.0.0.1:8787/api/v1']) {
-      expect(loadConfig({ KEYS_TABLE: 'k', API_BASE_URL: url }, { tables: ['keys'], settings: ['apiBaseUrl'] }).apiBaseUrl).toBe(url);
+      expect(loadConfig({ ...COMMON, API_BASE_URL: url }, { tables: [], settings: ['apiBaseUrl'] }).apiBaseUrl).toBe(url);
     }
   });
 
   it.each([
-    [{}, 'KEYS_TABLE is not set'],
-    [{ KEYS_TABLE: 'k', CATALOG_CACHE_SECONDS: 'soon' }, 'CATALOG_CACHE_SECONDS must be an integer from 0 to 3600, got "soon"'],
-    [{ KEYS_TABLE: 'k', ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '3600' }, 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS must be an integer from 60 to 900, got "3600"'],
-    [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '["eu"]' }, 'REGIONAL_HOSTNAMES must be a JSON object of region to hostname'],
-    [{ KEYS_TABLE: 'k', REGIONAL_HOSTNAMES: '{"eu":""}' }, 'REGIONAL_HOSTNAMES.eu must be a hostname'],
-    [{ KEYS_TABLE: 'k', LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of DEBUG, INFO, WARN, ERROR, got "VERBOSE"'],
-    [{ KEYS_TABLE: 'k', EXCHANGE_RATE_LIMIT: '0' }, 'EXCHANGE_RATE_LIMIT must be an integer from 1 to 1000000, got "0"'],
-    [{ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: 'yes' }, 'MODELGATE_ALLOW_LOOPBACK_ISSUERS must be 1 or 0, got "yes"'],
-    [
-      { KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'prod' },
-      'MODELGATE_ALLOW_LOOPBACK_ISSUERS is for the local runtime only, not stage "prod"',
-    ],
+    [{ ...COMMON }, 'KEYS_TABLE is not set'],
+    [{ KEYS_TABLE: 'k', LOG_LEVEL: 'INFO' }, 'STAGE is not set'],
+    [{ KEYS_TABLE: 'k', STAGE: 'v1' }, 'LOG_LEVEL is not set'],
+    [{ ...COMMON, KEYS_TABLE: 'k', LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of DEBUG, INFO, WARN, ERROR, got "verbose"'],
+    [{ ...COMMON, KEYS_TABLE: 'k', STAGE: 'v 1' }, 'STAGE must be 1 to 128 letters, digits, "-" or "_", got "v 1"'],
+    [{ ...COMMON, KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: 'yes' }, 'MODELGATE_ALLOW_LOOPBACK_ISSUERS must be 1 or 0, got "yes"'],
+    [{ ...COMMON, KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'prod' }, 'MODELGATE_ALLOW_LOOPBACK_ISSUERS is for the local runtime only, not stage "prod"'],
+    // Without STAGE a process is no local runtime: the table's default stage is a deployed one.
+    [{ LOG_LEVEL: 'INFO', KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1' }, 'STAGE is not set'],
   ])('fails fast on %p', (env, message) => {
     expect(() => loadConfig(env, { tables: ['keys'] })).toThrow(new ConfigError(message));
   });
 
   it.each([
-    [{ KEYS_TABLE: 'k' }, 'INFERENCE_UPSTREAMS is not set'],
-    [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '{"*":"ftp://x"}' }, 'INFERENCE_UPSTREAMS.* must be an http(s) base URL or "development-echo"'],
-    [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '"https://x"' }, 'INFERENCE_UPSTREAMS must be a JSON object of provider to base URL'],
-    [{ KEYS_TABLE: 'k', INFERENCE_UPSTREAMS: '{}', UPSTREAM_TIMEOUT_SECONDS: '0' }, 'UPSTREAM_TIMEOUT_SECONDS must be an integer from 1 to 900, got "0"'],
-  ])('fails fast on a missing or malformed required setting: %p', (env, message) => {
-    expect(() => loadConfig(env, { tables: ['keys'], settings: ['inference'] })).toThrow(new ConfigError(message));
+    [{ ...COMMON }, 'CATALOG_CACHE_SECONDS is not set'],
+    [{ ...COMMON, CATALOG_CACHE_SECONDS: '' }, 'CATALOG_CACHE_SECONDS is not set'],
+    [{ ...COMMON, CATALOG_CACHE_SECONDS: 'soon' }, 'CATALOG_CACHE_SECONDS must be an integer from 0 to 3600, got "soon"'],
+    [{ ...COMMON, CATALOG_CACHE_SECONDS: '30', REGIONAL_HOSTNAMES: '["eu"]' }, 'REGIONAL_HOSTNAMES must be an object of region to hostname'],
+    [{ ...COMMON, CATALOG_CACHE_SECONDS: '30', REGIONAL_HOSTNAMES: '{"eu":""}' }, 'REGIONAL_HOSTNAMES "eu" must map to a hostname, got ""'],
+    [{ ...COMMON, CATALOG_CACHE_SECONDS: '30', REGIONAL_HOSTNAMES: '{"EU":"eu.example.com"}' }, 'REGIONAL_HOSTNAMES region "EU" must be lowercase letters, digits or "-"'],
+  ])('fails fast on a declared setting missing or out of its range: %p', (env, message) => {
+    expect(() => loadConfig(env, { tables: [], settings: ['catalogCacheSeconds', 'regionalHostnames'] })).toThrow(new ConfigError(message));
+  });
+
+  it.each([
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60' }, 'INFERENCE_UPSTREAMS is not set'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"*":"ftp://x"}' }, 'INFERENCE_UPSTREAMS "*" must map to an https:// base URL (http:// on a loopback host) or "development-echo", got "ftp://x"'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"*":"http://llm.example.com/v1"}' }, 'INFERENCE_UPSTREAMS "*" must map to an https:// base URL (http:// on a loopback host) or "development-echo", got "http://llm.example.com/v1"'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '"https://x"' }, 'INFERENCE_UPSTREAMS must be an object of provider to base URL'],
+    [{ ...COMMON, INFERENCE_UPSTREAMS: '{}', UPSTREAM_TIMEOUT_SECONDS: '301' }, 'UPSTREAM_TIMEOUT_SECONDS must be an integer from 1 to 300, got "301"'],
+  ])('fails fast on the inference settings: %p', (env, message) => {
+    expect(() => loadConfig(env, { tables: [], settings: ['inferenceUpstreams', 'upstreamTimeoutSeconds'] })).toThrow(new ConfigError(message));
+  });
+
+  it('fails fast without a wired value the function declares', () => {
+    expect(() => loadConfig({ ...COMMON }, { tables: [], settings: ['pageAssetsDir'] })).toThrow(new ConfigError('PAGE_ASSETS_DIR is not set'));
   });
 
   it('allows loopback issuers on the local stage only when asked', () => {
     const keys = { tables: ['keys'] } as const;
-    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1' }, keys).allowLoopbackIssuers).toBe(true);
-    expect(loadConfig({ KEYS_TABLE: 'k', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '0' }, keys).allowLoopbackIssuers).toBe(false);
-    expect(loadConfig({ KEYS_TABLE: 'k', STAGE: 'prod' }, keys).allowLoopbackIssuers).toBe(false);
+    const local = { ...COMMON, KEYS_TABLE: 'k', STAGE: 'local' };
+    expect(loadConfig({ ...local, MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1' }, keys).allowLoopbackIssuers).toBe(true);
+    expect(loadConfig({ ...local, MODELGATE_ALLOW_LOOPBACK_ISSUERS: '0' }, keys).allowLoopbackIssuers).toBe(false);
+    expect(loadConfig({ ...COMMON, KEYS_TABLE: 'k', STAGE: 'prod' }, keys).allowLoopbackIssuers).toBe(false);
+  });
+});
+
+describe('settingsFromEnvironment', () => {
+  it('reads exactly the settings asked for, from their variables', () => {
+    expect(settingsFromEnvironment({ EXCHANGE_RATE_LIMIT: '30', EXCHANGE_RATE_WINDOW_SECONDS: '60', LOG_LEVEL: 'warn' }, ['exchangeRateLimit', 'exchangeRateWindowSeconds'])).toEqual({
+      exchangeRateLimit: 30,
+      exchangeRateWindowSeconds: 60,
+    });
   });
 });

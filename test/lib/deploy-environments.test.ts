@@ -1,7 +1,7 @@
 import type { Environment } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { DEFAULT_INSTANCE_NAME, INSTANCE_CONTEXT_KEY, SettingsError } from '../../lib/settings';
-import { synthModelgate } from './template-helpers';
+import { synthModelgate, synthUserApp } from './template-helpers';
 
 /**
  * The stack a user deploys is the one the CLI builds: `cdk synth` and `cdk deploy` always
@@ -24,27 +24,47 @@ const ENVIRONMENTS: readonly { name: string; env?: Environment; partition?: stri
   { name: 'aws-us-gov, us-gov-west-1', env: { account: '123456789012', region: 'us-gov-west-1' }, partition: 'aws-us-gov' },
 ];
 
-describe.each(ENVIRONMENTS)('synthesized for $name', ({ env, partition }) => {
-  let template: Template;
-  beforeAll(() => {
-    // Throws on any cdk-nag finding that is neither fixed nor acknowledged in this environment.
-    ({ template } = synthModelgate(NO_BUNDLING, env));
-  }, 60_000);
+/**
+ * What is synthesized in each environment: the CLI's stack as cdk.json configures it, the same
+ * with a custom domain in a hosted zone (certificate, domain names, mappings, alias records), and
+ * an instance embedded in a stack of its user's.
+ */
+const VARIANTS: readonly { variant: string; synth: (env: Environment | undefined) => Template }[] = [
+  { variant: 'the CLI stack', synth: (env) => synthModelgate(NO_BUNDLING, env).template },
+  {
+    variant: 'the CLI stack with a custom domain',
+    synth: (env) =>
+      synthModelgate(
+        { ...NO_BUNDLING, 'modelgate:domainName': 'api.example.com', 'modelgate:hostedZoneId': 'Z0123456789ABCDEFGHIJ', 'modelgate:hostedZoneName': 'example.com' },
+        env,
+      ).template,
+  },
+  { variant: 'an instance in a stack of its user', synth: (env) => synthUserApp([{ instance: 'Embedded', exchangeRateLimit: 30 }], { env }).template },
+];
 
-  it('is a template CloudFormation accepts: every reference resolves, every limit holds', () => {
-    expect(templateProblems(template.toJSON() as CfnTemplate)).toEqual([]);
-  });
+describe.each(VARIANTS)('$variant', ({ synth }) => {
+  describe.each(ENVIRONMENTS)('synthesized for $name', ({ env, partition }) => {
+    let template: Template;
+    beforeAll(() => {
+      // Throws on any cdk-nag finding that is neither fixed nor acknowledged in this environment.
+      template = synth(env);
+    }, 60_000);
 
-  it('names its own partition and region in every ARN it spells out, and no other', () => {
-    const json = JSON.stringify(template.toJSON());
-    const partitions = new Set([...json.matchAll(/arn:(aws[a-z-]*):/g)].map((m) => m[1]));
-    // AWS managed policies and service principals are spelled by CDK for the stack's partition.
-    if (partition) expect([...partitions]).toEqual([partition]);
-    else expect([...partitions]).toEqual([]);
-    if (env?.region) {
-      const regions = new Set([...json.matchAll(/arn:aws[a-z-]*:[a-z0-9-]+:([a-z0-9-]*):/g)].map((m) => m[1]).filter(Boolean));
-      expect([...regions]).toEqual([env.region]);
-    }
+    it('is a template CloudFormation accepts: every reference resolves, every limit holds', () => {
+      expect(templateProblems(template.toJSON() as CfnTemplate)).toEqual([]);
+    });
+
+    it('names its own partition and region in every ARN it spells out, and no other', () => {
+      const json = JSON.stringify(template.toJSON());
+      const partitions = new Set([...json.matchAll(/arn:(aws[a-z-]*):/g)].map((m) => m[1]));
+      // AWS managed policies and service principals are spelled by CDK for the stack's partition.
+      if (partition) expect([...partitions]).toEqual([partition]);
+      else expect([...partitions]).toEqual([]);
+      if (env?.region) {
+        const regions = new Set([...json.matchAll(/arn:aws[a-z-]*:[a-z0-9-]+:([a-z0-9-]*):/g)].map((m) => m[1]).filter(Boolean));
+        expect([...regions]).toEqual([env.region]);
+      }
+    });
   });
 });
 

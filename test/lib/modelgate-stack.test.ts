@@ -13,6 +13,8 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { API_BASE_PATH, ROUTES, resourcePath } from '../../lambdas/routes';
 import { ALL_TABLES, TABLE_SCHEMAS, type TableId } from '../../lambdas/aws/table-schemas';
 import { readSettingsFromContext } from '../../lib/settings';
+import { environmentVariableOf, type FunctionValueName } from '../../lambdas/config';
+import { SETTINGS } from '../../lambdas/settings';
 import {
   cdkJsonContext,
   functionActions,
@@ -220,6 +222,19 @@ describe('functions', () => {
     }
   });
 
+  it('passes each function the variable of every setting its entry declares, and of no other, so no cold start fails for want of one', () => {
+    const settingVariables = [
+      ...Object.values(SETTINGS).flatMap((row) => ('env' in row ? [row.env] : [])),
+      ...(['pageAssetsDir', 'providerCredentialsSecretArn'] as const).map(environmentVariableOf),
+    ];
+    for (const { construct, requirements } of Object.values(FUNCTION_REQUIREMENTS)) {
+      const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, construct)]!;
+      const passed = Object.keys(fn.Properties?.Environment?.Variables ?? {}).filter((name) => settingVariables.includes(name));
+      const declared = ['STAGE', 'LOG_LEVEL', ...(('settings' in requirements ? requirements.settings : []) as readonly FunctionValueName[]).map(environmentVariableOf)];
+      expect({ construct, passed: passed.sort() }).toEqual({ construct, passed: declared.sort() });
+    }
+  });
+
   it('lets each function write logs to its own log group only, and attaches no AWS managed policy', () => {
     for (const prefix of Object.values(FUNCTION_PREFIX)) {
       const logs = functionStatements(template, prefix).filter((s) => s.Action.some((a) => a.startsWith('logs:')));
@@ -343,6 +358,9 @@ describe('functions', () => {
         ...table('rateCounters'),
         INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
+        // Completions are routed within the region of the hostname called (SPEC 4.1 rule 4).
+        REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
+        CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
         ...verifiesTokens,
       },
@@ -456,7 +474,7 @@ describe('cdk-nag AwsSolutions', () => {
       for (const entry of construct.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)) {
         for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
           expect(reason.length).toBeGreaterThan(40);
-          acknowledged.push([construct.node.path.replace(/^Modelgate\//, ''), id.replace(/^annotation::/i, '')]);
+          acknowledged.push([construct.node.path.replace(`${synthesized.stack.gateway.node.path}/`, ''), id.replace(/^annotation::/i, '')]);
         }
       }
     }

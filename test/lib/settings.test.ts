@@ -1,19 +1,14 @@
 import { App } from 'aws-cdk-lib';
-import {
-  DEFAULT_SETTINGS,
-  readSettingsFromContext,
-  SettingsError,
-  validateSettings,
-  type ModelgateSettings,
-} from '../../lib/settings';
+import { DEFAULT_SETTINGS, readSettingsFromContext, SettingsError, validateSettings, type ModelgateSettings } from '../../lib/settings';
 import { cdkJsonContext } from './template-helpers';
 
-const read = (context: Record<string, unknown>): ModelgateSettings =>
-  readSettingsFromContext(new App({ context }).node);
+const read = (context: Record<string, unknown>): ModelgateSettings => readSettingsFromContext(new App({ context }).node);
 
 describe('readSettingsFromContext', () => {
-  it('reads every modelgate: key of cdk.json', () => {
+  it('reads every modelgate: key of cdk.json, the settings it leaves out at their defaults', () => {
     expect(read(cdkJsonContext())).toEqual({
+      ...DEFAULT_SETTINGS,
+      instance: 'Modelgate',
       stageName: 'v1',
       wafTokenRateLimit: 100,
       wafGeneralRateLimit: 2000,
@@ -29,17 +24,18 @@ describe('readSettingsFromContext', () => {
     });
   });
 
-  it('falls back to the defaults when the context is empty', () => {
+  it('falls back to the defaults when the context is empty, and takes an empty string as left out', () => {
     expect(read({})).toEqual(DEFAULT_SETTINGS);
+    expect(read({ 'modelgate:instance': '', 'modelgate:catalogCacheSeconds': '' })).toEqual(DEFAULT_SETTINGS);
   });
 
-  it('accepts numbers and the hostname map as strings, as `cdk -c key=value` passes them', () => {
+  it('accepts numbers and maps as strings, as `cdk -c key=value` passes them, and brings them to one form', () => {
     const settings = read({
       'modelgate:wafTokenRateLimit': '50',
-      'modelgate:regionalHostnames': '{"us":"US.api.example.com"}',
+      'modelgate:regionalHostnames': '{"us":"US.api.example.com."}',
+      'modelgate:logLevel': 'debug',
     });
-    expect(settings.wafTokenRateLimit).toBe(50);
-    expect(settings.regionalHostnames).toEqual({ us: 'us.api.example.com' });
+    expect(settings).toMatchObject({ wafTokenRateLimit: 50, regionalHostnames: { us: 'us.api.example.com' }, logLevel: 'DEBUG' });
   });
 
   it('reads the inference upstreams, as an object or as `-c` JSON', () => {
@@ -61,10 +57,11 @@ describe('readSettingsFromContext', () => {
   });
 
   it.each([
-    ['modelgate:wafTokenRateLimit', 'many', 'modelgate:wafTokenRateLimit must be a number, got "many"'],
-    ['modelgate:stageName', 1, 'modelgate:stageName must be a string, got 1'],
+    ['modelgate:wafTokenRateLimit', 'many', 'modelgate:wafTokenRateLimit must be an integer from 10 to 2000000000, got "many"'],
+    ['modelgate:stageName', 1, 'modelgate:stageName must be 1 to 128 letters, digits, "-" or "_", got 1'],
     ['modelgate:regionalHostnames', '[1', 'modelgate:regionalHostnames must be a JSON object of region to hostname'],
     ['modelgate:regionalHostnames', ['eu'], 'modelgate:regionalHostnames must be an object of region to hostname'],
+    ['modelgate:alarmTopicArn', 'arn:aws:sqs:eu-west-1:111122223333:q', 'modelgate:alarmTopicArn must be the ARN of an SNS topic, got "arn:aws:sqs:eu-west-1:111122223333:q"'],
   ])('rejects %s = %j naming the key', (key, value, message) => {
     expect(() => read({ [key]: value })).toThrow(new SettingsError(message));
   });
@@ -91,13 +88,17 @@ describe('validateSettings', () => {
     [{ wafTokenRateLimit: 9 }, 'modelgate:wafTokenRateLimit must be an integer from 10 to 2000000000, got 9'],
     [{ wafGeneralRateLimit: 1.5 }, 'modelgate:wafGeneralRateLimit must be an integer from 10 to 2000000000, got 1.5'],
     [{ catalogCacheSeconds: -1 }, 'modelgate:catalogCacheSeconds must be an integer from 0 to 3600, got -1'],
-    [{ inferenceUpstreams: { '*': 'http://llm.example.com/v1' } }, 'modelgate:inferenceUpstreams "*" must map to an https:// base URL or "development-echo", got "http://llm.example.com/v1"'],
+    [
+      { inferenceUpstreams: { '*': 'http://llm.example.com/v1' } },
+      'modelgate:inferenceUpstreams "*" must map to an https:// base URL (http:// on a loopback host) or "development-echo", got "http://llm.example.com/v1"',
+    ],
     [{ inferenceUpstreams: { 'a b': 'https://llm.example.com/v1' } }, 'modelgate:inferenceUpstreams "a b" is not a provider tag'],
     [{ upstreamTimeoutSeconds: 301 }, 'modelgate:upstreamTimeoutSeconds must be an integer from 1 to 300, got 301'],
     [{ logLevel: 'verbose' }, 'modelgate:logLevel must be one of DEBUG, INFO, WARN, ERROR, got "verbose"'],
     [{ stageName: 'v 1' }, 'modelgate:stageName must be 1 to 128 letters, digits, "-" or "_", got "v 1"'],
     [{ regionalHostnames: { EU: 'eu.example.com' } }, 'modelgate:regionalHostnames region "EU" must be lowercase letters, digits or "-"'],
     [{ regionalHostnames: { eu: 'https://eu.example.com' } }, 'modelgate:regionalHostnames "eu" must map to a hostname, got "https://eu.example.com"'],
+    [{ apiBaseUrl: 'https://api.example.com/api/v1/' }, 'modelgate:apiBaseUrl must be an https:// URL (http:// on a loopback host) without query, fragment or trailing slash, got "https://api.example.com/api/v1/"'],
   ])('rejects %j', (override, message) => {
     expect(() => validateSettings({ ...DEFAULT_SETTINGS, ...(override as Partial<ModelgateSettings>) })).toThrow(new SettingsError(message));
   });
@@ -108,5 +109,9 @@ describe('validateSettings', () => {
       accessTokenMaxLifetimeSeconds: 900,
       catalogCacheSeconds: 0,
     });
+  });
+
+  it('applies the default of every setting left out', () => {
+    expect(validateSettings({ exchangeRateLimit: 30 })).toEqual({ ...DEFAULT_SETTINGS, exchangeRateLimit: 30 });
   });
 });

@@ -1,9 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { App, Environment } from 'aws-cdk-lib';
+import { App, Stack, Validations, type Environment } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { buildModelgateApp } from '../../lib/app';
+import { Modelgate, type ModelgateProps } from '../../lib/modelgate';
 import type { ModelgateStack } from '../../lib/modelgate-stack';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
@@ -28,6 +30,37 @@ export function synthModelgate(
   const { app, stack } = buildModelgateApp({ context: { ...cdkJsonContext(), ...extraContext }, env });
   app.synth();
   return { app, stack, template: Template.fromStack(stack) };
+}
+
+/** A CDK app of one's own carries its own feature flags: cdk.json's, less modelgate's settings. */
+export const FEATURE_FLAGS: Readonly<Record<string, unknown>> = Object.fromEntries(
+  Object.entries(cdkJsonContext()).filter(([key]) => !key.startsWith('modelgate:')),
+);
+
+export interface UserApp {
+  app: App;
+  stack: Stack;
+  gateways: Modelgate[];
+  template: Template;
+}
+
+/**
+ * A user's own app: a stack of theirs (`Platform`) with cdk-nag's AwsSolutions pack registered as
+ * `lib/app.ts` registers it (a finding neither fixed nor acknowledged fails the synth), what
+ * `before` adds of the user's own, then one instance per props given (`Gateway`, `Gateway2`, ...).
+ * Bundling is skipped.
+ */
+export function synthUserApp(
+  instances: readonly ModelgateProps[],
+  options: { context?: Record<string, unknown>; env?: Environment; before?: (stack: Stack) => void } = {},
+): UserApp {
+  const app = new App({ context: { ...(options.context ?? FEATURE_FLAGS), 'aws:cdk:bundling-stacks': [] } });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  const stack = new Stack(app, 'Platform', { env: options.env });
+  options.before?.(stack);
+  const gateways = instances.map((props, index) => new Modelgate(stack, index === 0 ? 'Gateway' : `Gateway${index + 1}`, props));
+  app.synth();
+  return { app, stack, gateways, template: Template.fromStack(stack) };
 }
 
 /**

@@ -2,13 +2,13 @@ import { localRuntimeOptionsFromEnvironment } from '../../local/environment';
 
 describe("npm start's environment", () => {
   it('defaults to port 8787, .local, loopback issuers allowed and 60 exchanges a minute', () => {
-    expect(localRuntimeOptionsFromEnvironment({})).toEqual({ port: 8787, dataDir: '.local', allowLoopbackIssuers: true, exchangeLimit: 60 });
+    expect(localRuntimeOptionsFromEnvironment({})).toEqual({ port: 8787, dataDir: '.local', allowLoopbackIssuers: true, exchangeRateLimit: 60 });
   });
 
   it('reads PORT, MODELGATE_DATA_DIR, MODELGATE_ALLOW_LOOPBACK_ISSUERS and MODELGATE_EXCHANGE_LIMIT', () => {
     expect(
       localRuntimeOptionsFromEnvironment({ PORT: '9000', MODELGATE_DATA_DIR: '/tmp/mg', MODELGATE_ALLOW_LOOPBACK_ISSUERS: '0', MODELGATE_EXCHANGE_LIMIT: '5' }),
-    ).toEqual({ port: 9000, dataDir: '/tmp/mg', allowLoopbackIssuers: false, exchangeLimit: 5 });
+    ).toEqual({ port: 9000, dataDir: '/tmp/mg', allowLoopbackIssuers: false, exchangeRateLimit: 5 });
   });
 
   it.each([

@@ -3,10 +3,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { startEmbeddedDynamoDb } from '../../local/embedded-dynamodb';
 import { OperationError, UsageError } from '../../ops/errors';
 import { runOps } from '../../ops/run';
 import { LOCAL_NOT_RUNNING, connectLocal, connectTarget } from '../../ops/target';
+import { startTestDynamoDb } from '../support/dynamodb-local';
 import { startEmbeddedTables } from '../support/embedded-tables';
 
 /** A loopback port nothing listens on. */
@@ -52,7 +52,7 @@ describe('ops target selection', () => {
   });
 
   it('a DynamoDB without the service tables is named as such', async () => {
-    const dynamo = await startEmbeddedDynamoDb();
+    const dynamo = await startTestDynamoDb();
     try {
       writeRuntime(dynamo.endpoint);
       await expect(connectLocal(dir)).rejects.toEqual(

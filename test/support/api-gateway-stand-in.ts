@@ -14,8 +14,10 @@ import type { LambdaProcess } from './lambda-process';
  * `AWS::ApiGateway::Resource` tree (PathPart, ParentId), each `AWS::ApiGateway::Method` and the
  * function its Lambda proxy integration URI names, the `AWS::Lambda::Permission`s that let
  * API Gateway invoke them, the stage name, the gateway responses, the API's compression and
- * binary settings. It serves HTTPS for the execute-api hostname, turns each request into a
- * REST API proxy event (payload 1.0) for that function's process, and answers from the
+ * binary settings, and the custom domain names (`AWS::ApiGateway::DomainName`) with their base
+ * path mappings. It serves HTTPS for the execute-api hostname (the stage name first in the path)
+ * and for each custom domain name (the mapping's base path, if any, first), turns each request
+ * into a REST API proxy event (payload 1.0) for that function's process, and answers from the
  * function's result; response-streaming integrations (`ResponseTransferMode: STREAM`) are
  * read as Lambda's HTTP integration stream (JSON prelude, eight NUL bytes, body) and relayed
  * as they arrive.
@@ -25,9 +27,11 @@ export interface ApiGatewayStandIn {
   readonly origin: string;
   readonly hostname: string;
   readonly stageName: string;
+  /** The custom domain names that map the stage, e.g. `api.example.com`. */
+  readonly customDomains: readonly string[];
   /**
-   * A `fetch` that reaches this gateway for its hostname, trusting its certificate: what DNS
-   * and a public certificate give a client of the real API. Answers compressed with gzip are
+   * A `fetch` that reaches this gateway for its hostnames (execute-api and custom domains),
+   * trusting its certificate: what DNS and a public certificate give a client of the real API. Answers compressed with gzip are
    * decompressed, as `fetch` does.
    */
   readonly fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -41,6 +45,8 @@ export interface ApiGatewayStandIn {
 export interface GatewayRequestRecord {
   readonly requestId: string;
   readonly method: string;
+  /** The hostname the request was sent to (its Host header, without port). */
+  readonly host: string;
   readonly path: string;
   /** The matched resource path, e.g. `/api/v1/keys/{hash}`. */
   readonly resource?: string;
@@ -57,7 +63,7 @@ export interface ApiGatewayStandInOptions {
   readonly resolver: TemplateResolver;
   /** The running process of each function, by logical id. */
   readonly functions: ReadonlyMap<string, LambdaProcess>;
-  /** A server certificate for `hostname`, and the CA that issued it. */
+  /** A server certificate for the execute-api hostname and every custom domain name, and the CA that issued it. */
   readonly tls: { readonly certPem: string; readonly keyPem: string; readonly caPem: string };
 }
 
@@ -96,6 +102,7 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
   const stageName = stages[0]![1].Properties!.StageName as string;
   const { region, account } = resolver.env;
   const hostname = `${apiId}.execute-api.${region}.${resolver.urlSuffix}`;
+  const basePaths = customDomainMappings(template, resolver, restApiId, stages[0]![0]);
   const binaryMediaTypes = (restApi.Properties?.BinaryMediaTypes ?? []) as string[];
   const minimumCompressionSize = restApi.Properties?.MinimumCompressionSize as number | undefined;
 
@@ -192,18 +199,22 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
     const requestId = randomUUID();
     const method = request.method ?? 'GET';
     const rawPath = (request.url ?? '/').split('?')[0]!;
-    const record: GatewayRequestRecord = { requestId, method, path: rawPath };
+    const host = String(request.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+    const record: GatewayRequestRecord = { requestId, method, host, path: rawPath };
     requests.push(record);
     const segments = rawPath.split('/').slice(1);
-    if (segments[0] !== stageName) {
-      // No such stage: refused before any API of the account is looked at.
+    // Below the stage on the execute-api hostname; below the mapping's base path on a custom domain.
+    const skipped = host === hostname ? (segments[0] === stageName ? 1 : undefined) : mappedSegments(basePaths.get(host), segments);
+    if (skipped === undefined) {
+      // No such stage or mapping: refused before any API of the account is looked at.
       const body = JSON.stringify({ message: 'Forbidden' });
       response.writeHead(403, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'x-amzn-RequestId': requestId }).end(body);
       record.status = 403;
       return;
     }
-    const path = `/${segments.slice(1).join('/')}`;
-    const match = matchResource(root, segments.slice(1));
+    // REST APIs pass a custom domain's path whole, base path included, and the execute-api one without the stage.
+    const path = host === hostname ? `/${segments.slice(1).join('/')}` : rawPath;
+    const match = matchResource(root, segments.slice(skipped));
     const integration = match?.node.methods.get(method) ?? match?.node.methods.get('ANY');
     // REST APIs answer an unknown resource and an unknown method on a known one alike.
     if (!match || !integration) {
@@ -223,10 +234,10 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
       chunks.push(chunk as Buffer);
     }
     const body = Buffer.concat(chunks);
-    const event = proxyEvent(request, { requestId, path, stagePath: rawPath, node: match.node, pathParameters: match.pathParameters, body });
+    const event = proxyEvent(request, { requestId, host, path, stagePath: rawPath, node: match.node, pathParameters: match.pathParameters, body });
     Object.assign(record, { event });
 
-    const sourceArn = `arn:${resolver.partition}:execute-api:${region}:${account}:${apiId}/${stageName}/${method}${path}`;
+    const sourceArn = `arn:${resolver.partition}:execute-api:${region}:${account}:${apiId}/${stageName}/${method}/${segments.slice(skipped).join('/')}`;
     if (!mayInvoke(integration.functionLogicalId, sourceArn)) {
       // "Execution failed due to configuration error: Invalid permissions on Lambda function"
       record.status = gatewayResponse(response, requestId, 'API_CONFIGURATION_ERROR', 500, 'Internal server error');
@@ -309,7 +320,7 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
 
   function proxyEvent(
     request: IncomingMessage,
-    at: { requestId: string; path: string; stagePath: string; node: ResourceNode; pathParameters: Record<string, string>; body: Buffer },
+    at: { requestId: string; host: string; path: string; stagePath: string; node: ResourceNode; pathParameters: Record<string, string>; body: Buffer },
   ): APIGatewayProxyEvent {
     const sourceIp = (request.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     const traceId = `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
@@ -345,8 +356,8 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
         accountId: account,
         apiId,
         authorizer: null,
-        domainName: hostname,
-        domainPrefix: apiId,
+        domainName: at.host,
+        domainPrefix: at.host.split('.')[0]!,
         extendedRequestId: randomBytes(8).toString('base64url'),
         httpMethod: request.method ?? 'GET',
         identity: proxyEventIdentity(sourceIp, request.headers['user-agent']),
@@ -382,15 +393,54 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
     origin: `https://${hostname}`,
     hostname,
     stageName,
+    customDomains: [...basePaths.keys()],
     routes,
     requests,
-    fetch: (input, init) => loopbackFetch(new Request(input, init), { hostname, port, agent }),
+    fetch: (input, init) => loopbackFetch(new Request(input, init), { hostnames: [hostname, ...basePaths.keys()], port, agent }),
     async stop() {
       agent.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Each custom domain name's base paths mapping the API's stage (`''` for the root), by hostname.
+ * A domain name must be covered by the certificate it names, when the template makes that
+ * certificate: API Gateway refuses to create it otherwise.
+ */
+function customDomainMappings(template: StackTemplate, resolver: TemplateResolver, restApiId: string, stageId: string): Map<string, string[]> {
+  const resources = Object.entries(template.Resources);
+  const mappings = new Map<string, string[]>();
+  for (const [logicalId, domain] of resources.filter(([, resource]) => resource.Type === 'AWS::ApiGateway::DomainName')) {
+    const hostname = String(resolver.resolve(domain.Properties!.DomainName)).toLowerCase();
+    // A certificate of the template is named by Ref; an existing one by its ARN, whose names the template does not know.
+    const certificateId = (domain.Properties!.RegionalCertificateArn as { Ref?: string }).Ref;
+    const certificate = certificateId === undefined ? undefined : template.Resources[certificateId];
+    if (certificate?.Type === 'AWS::CertificateManager::Certificate') {
+      const names = [certificate.Properties!.DomainName, ...(certificate.Properties!.SubjectAlternativeNames ?? [])].map((name: unknown) => String(resolver.resolve(name)).toLowerCase());
+      if (!names.some((name) => name === hostname || (name.startsWith('*.') && hostname.slice(hostname.indexOf('.')) === name.slice(1)))) {
+        throw new Error(`${logicalId}: its certificate covers ${names.join(', ')}, not ${hostname}`);
+      }
+    }
+    const basePaths = resources
+      .filter(([, resource]) => resource.Type === 'AWS::ApiGateway::BasePathMapping' && (resource.Properties?.DomainName as { Ref?: string })?.Ref === logicalId)
+      .map(([mappingId, mapping]) => {
+        const { RestApiId, Stage, BasePath } = mapping.Properties!;
+        if (RestApiId?.Ref !== restApiId || Stage?.Ref !== stageId) throw new Error(`${mappingId}: maps no stage of ${restApiId}`);
+        return BasePath === undefined || BasePath === '(none)' ? '' : String(BasePath);
+      });
+    mappings.set(hostname, basePaths);
+  }
+  return mappings;
+}
+
+/** How many leading path segments a custom domain's base path takes, or undefined when no mapping serves the path. */
+function mappedSegments(basePaths: readonly string[] | undefined, segments: readonly string[]): number | undefined {
+  if (!basePaths) return undefined;
+  if (basePaths.includes(segments[0]!)) return 1;
+  return basePaths.includes('') ? 0 : undefined;
 }
 
 /** The resource a path names: static path parts win over parameters, as in API Gateway. */
@@ -455,17 +505,17 @@ function arnLike(pattern: string, arn: string): boolean {
 }
 
 /** One request to the gateway over a loopback connection, presented as the public hostname (SNI and Host). */
-async function loopbackFetch(request: Request, target: { hostname: string; port: number; agent: Agent }): Promise<Response> {
+async function loopbackFetch(request: Request, target: { hostnames: readonly string[]; port: number; agent: Agent }): Promise<Response> {
   const url = new URL(request.url);
-  if (url.protocol !== 'https:' || url.hostname !== target.hostname || (url.port !== '' && url.port !== '443')) {
-    throw new TypeError(`this fetch reaches https://${target.hostname} only, not ${url.origin}`);
+  if (url.protocol !== 'https:' || !target.hostnames.includes(url.hostname) || (url.port !== '' && url.port !== '443')) {
+    throw new TypeError(`this fetch reaches ${target.hostnames.map((hostname) => `https://${hostname}`).join(', ')} only, not ${url.origin}`);
   }
   const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
-  const headers: Record<string, string> = { 'accept-encoding': 'gzip', ...Object.fromEntries(request.headers), host: target.hostname };
+  const headers: Record<string, string> = { 'accept-encoding': 'gzip', ...Object.fromEntries(request.headers), host: url.hostname };
   if (body) headers['content-length'] = String(body.length);
   return new Promise<Response>((resolve, reject) => {
     const outgoing = httpsRequest(
-      { host: '127.0.0.1', port: target.port, servername: target.hostname, agent: target.agent, method: request.method, path: `${url.pathname}${url.search}`, headers },
+      { host: '127.0.0.1', port: target.port, servername: url.hostname, agent: target.agent, method: request.method, path: `${url.pathname}${url.search}`, headers },
       (incoming) => {
         const responseHeaders = new Headers();
         for (let i = 0; i < incoming.rawHeaders.length; i += 2) responseHeaders.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!);

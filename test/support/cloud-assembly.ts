@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { App, Stack, Validations } from 'aws-cdk-lib';
 import { PATH_METADATA_ENABLE_CONTEXT } from 'aws-cdk-lib/cx-api';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { buildModelgateApp } from '../../lib/app';
-import { cdkJsonContext } from '../lib/template-helpers';
+import { Modelgate, type ModelgateProps } from '../../lib/modelgate';
+import { FEATURE_FLAGS, cdkJsonContext } from '../lib/template-helpers';
 
 /** The account and region the bundle suite synthesizes for, as the CLI resolves them. */
 export const SYNTH_ENV = { account: '123456789012', region: 'us-east-1' } as const;
@@ -23,7 +26,7 @@ export interface StackTemplate {
 /** A function of the template with the folder its `Code` names in the cloud assembly. */
 export interface TemplateFunction {
   readonly logicalId: string;
-  /** The construct id the stack gave it: the logical id without its 8-hex suffix. */
+  /** The construct id the instance gave it (`Catalog`): its construct path below the instance. */
   readonly constructId: string;
   readonly properties: Record<string, any>;
   /** The function package: the asset folder whose zip `Code.S3Key` names. */
@@ -54,6 +57,37 @@ export function synthesizeModelgate(outdir: string, context: Record<string, unkn
   return readStackAssembly(outdir, stack.stackName);
 }
 
+/** A resource's construct path, which the template's metadata holds when aws:cdk:enable-path-metadata is set. */
+export const constructPathOf = (resource: unknown): string | undefined => (resource as { Metadata?: Record<string, string> }).Metadata?.['aws:cdk:path'];
+
+/**
+ * The construct path of the one modelgate instance a template holds, e.g. `Modelgate/Default`
+ * (the CLI's stack) or `Platform/Gateway` (an instance in a stack of one's own): every instance
+ * has its keys table at `<instance>/Tables/KeysTable`.
+ */
+export function onlyInstancePath(template: StackTemplate): string {
+  const instances = Object.values(template.Resources)
+    .map((resource) => /^(.+)\/Tables\/KeysTable\/Resource$/.exec(constructPathOf(resource) ?? '')?.[1])
+    .filter((path): path is string => path !== undefined);
+  if (instances.length !== 1) throw new Error(`the template holds ${instances.length} modelgate instances (${instances.join(', ')}): name the one to evaluate`);
+  return instances[0]!;
+}
+
+/**
+ * Synthesizes a CDK app of one's own holding one instance, as a user's app builds it: a stack
+ * `Platform` for the suite's account and region with `new Modelgate(stack, 'Gateway', props)`,
+ * cdk.json's feature flags but none of its modelgate settings, every function bundled, construct
+ * paths in the metadata, cdk-nag's AwsSolutions pack on. Returns the stack as the assembly holds it.
+ */
+export function synthesizeEmbeddedModelgate(outdir: string, props: ModelgateProps): StackAssembly {
+  const app = new App({ context: { ...FEATURE_FLAGS, [PATH_METADATA_ENABLE_CONTEXT]: true }, outdir });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  const stack = new Stack(app, 'Platform', { env: SYNTH_ENV });
+  new Modelgate(stack, 'Gateway', props);
+  app.synth();
+  return readStackAssembly(outdir, stack.stackName);
+}
+
 /** The stack's template and function packages, from the cloud assembly alone. */
 export function readStackAssembly(outdir: string, stackName: string): StackAssembly {
   const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')) as {
@@ -70,13 +104,17 @@ export function readStackAssembly(outdir: string, stackName: string): StackAssem
   for (const asset of Object.values(assets.files)) {
     for (const destination of Object.values(asset.destinations)) folderOfObjectKey.set(destination.objectKey, join(outdir, asset.source.path));
   }
+  // A function's construct id is its path below the instance: `Catalog` wherever the instance sits.
+  const instance = `${onlyInstancePath(template)}/`;
   const functions = Object.entries(template.Resources)
     .filter(([, resource]) => resource.Type === 'AWS::Lambda::Function')
     .map(([logicalId, resource]) => {
       const key = resource.Properties?.Code?.S3Key as string | undefined;
       const codeDir = key === undefined ? undefined : folderOfObjectKey.get(key);
       if (!codeDir) throw new Error(`${logicalId}: Code.S3Key ${String(key)} names no asset of the cloud assembly`);
-      return { logicalId, constructId: logicalId.replace(/[0-9A-F]{8}$/, ''), properties: resource.Properties!, codeDir };
+      const path = constructPathOf(resource) ?? '';
+      const constructId = path.startsWith(instance) ? path.slice(instance.length).replace(/\/Resource$/, '') : logicalId.replace(/[0-9A-F]{8}$/, '');
+      return { logicalId, constructId, properties: resource.Properties!, codeDir };
     });
   return { outdir, stackName, template, functions };
 }

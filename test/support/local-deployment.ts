@@ -3,8 +3,9 @@ import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput 
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { ALL_TABLES } from '../../lambdas/aws/table-schemas';
 import { createDevCertificateAuthority } from '../../local/dev-certificates';
-import { startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
+import type { EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
 import { startApiGatewayStandIn, type ApiGatewayStandIn } from './api-gateway-stand-in';
+import { startTestDynamoDb } from './dynamodb-local';
 import { TemplateResolver, type PhysicalResource, type StackAssembly, type TemplateFunction } from './cloud-assembly';
 import { startDynamoDbGate } from './iam/dynamodb-gate';
 import type { IamGate } from './iam/iam-gate';
@@ -14,10 +15,11 @@ import { startSecretsManagerStandIn, type SecretsManagerStandIn } from './secret
 
 /**
  * A synthesized stack "deployed" onto this machine, from its template and cloud assembly:
- * its tables in the embedded DynamoDB, its KMS key in the KMS stand-in, its secret in the
+ * its tables in the test DynamoDB (./dynamodb-local.ts), its KMS key in the KMS stand-in, its secret in the
  * Secrets Manager stand-in, each function's package running in its own process with the
  * environment the template gives it, its custom resources created by running their functions
- * with CloudFormation's `Create` event, and its REST API served by the API Gateway stand-in.
+ * with CloudFormation's `Create` event, and its REST API served by the API Gateway stand-in, on
+ * the execute-api hostname and on every custom domain name the template maps the stage under.
  */
 export interface LocalDeployment {
   readonly assembly: StackAssembly;
@@ -63,9 +65,12 @@ export interface LocalDeploymentOptions {
   readonly iam?: IamGate;
 }
 
-/** The logical id of a table is its schema id, PascalCase, in the `Tables` construct (lib/constructs/tables.ts). */
+/**
+ * The logical id of a table ends in its schema id, PascalCase, in the `Tables` construct
+ * (lib/constructs/tables.ts), after the instance's own construct id, if any.
+ */
 const tableSchemaOf = (logicalId: string) =>
-  ALL_TABLES.find((schema) => new RegExp(`^Tables${schema.id[0]!.toUpperCase()}${schema.id.slice(1)}Table[0-9A-F]{8}$`).test(logicalId));
+  ALL_TABLES.find((schema) => new RegExp(`^[A-Za-z0-9]*Tables${schema.id[0]!.toUpperCase()}${schema.id.slice(1)}Table[0-9A-F]{8}$`).test(logicalId));
 
 export async function deployLocally(assembly: StackAssembly, options: LocalDeploymentOptions = {}): Promise<LocalDeployment> {
   const { template } = assembly;
@@ -78,7 +83,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
   };
 
   try {
-    const dynamo = await startEmbeddedDynamoDb();
+    const dynamo = await startTestDynamoDb();
     stops.push(() => dynamo.stop());
     // The functions reach the tables through the gate; set-up and the test's own clients do not.
     const gatedDynamo = options.iam ? await startDynamoDbGate(dynamo.endpoint, options.iam) : undefined;
@@ -134,6 +139,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
     for (const [logicalId] of ofType('AWS::ApiGateway::RestApi')) {
       resolver.created(logicalId, { ref: randomApiId(), attributes: { RootResourceId: 'root' } });
     }
+    const customDomains = createCustomDomains(template, resolver);
 
     // Every function but the custom resource frameworks, whose part is played below.
     const frameworks = new Set(
@@ -207,7 +213,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
       resolver.created(logicalId, { ref: customResources[logicalId]!.PhysicalResourceId, attributes: customResources[logicalId]!.Data ?? {} });
     }
 
-    // The execute-api hostname's certificate, from a CA only the gateway's clients trust.
+    // The certificate of the execute-api hostname and of every custom domain name, from a CA only the gateway's clients trust.
     const gatewayCa = createDevCertificateAuthority({ commonName: 'test API Gateway CA' });
     const restApiId = ofType('AWS::ApiGateway::RestApi')[0]![0];
     const hostname = `${resolver.resolve({ Ref: restApiId })}.execute-api.${region}.${resolver.urlSuffix}`;
@@ -215,7 +221,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
       template,
       resolver,
       functions: byLogicalId,
-      tls: { ...gatewayCa.issueServerCertificate([hostname]), caPem: gatewayCa.certPem },
+      tls: { ...gatewayCa.issueServerCertificate([hostname, ...customDomains]), caPem: gatewayCa.certPem },
     });
     stops.push(() => gateway.stop());
 
@@ -277,6 +283,23 @@ export function cloudFormationEvent(
     ResourceProperties: properties,
     ...extra,
   };
+}
+
+/** A custom domain: its certificate, and its domain names with the regional endpoint each gets. Returns their hostnames. */
+function createCustomDomains(template: StackAssembly['template'], resolver: TemplateResolver): string[] {
+  const { region, account } = resolver.env;
+  const ofType = (type: string) => Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+  for (const [logicalId] of ofType('AWS::CertificateManager::Certificate')) {
+    resolver.created(logicalId, { ref: `arn:${resolver.partition}:acm:${region}:${account}:certificate/${randomUUID()}` });
+  }
+  return ofType('AWS::ApiGateway::DomainName').map(([logicalId, domain]) => {
+    const hostname = String(resolver.resolve(domain.Properties!.DomainName));
+    resolver.created(logicalId, {
+      ref: hostname,
+      attributes: { RegionalDomainName: `d-${randomApiId()}.execute-api.${region}.${resolver.urlSuffix}`, RegionalHostedZoneId: 'Z1UJRXOUMOOFQ8' },
+    });
+    return hostname;
+  });
 }
 
 /** A REST API id as API Gateway makes them: ten lowercase letters and digits. */

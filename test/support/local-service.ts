@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ObservedExchange } from '../../local/http-server';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime';
+import { startTestDynamoDb } from './dynamodb-local';
 import { startDynamoDbGate } from './iam/dynamodb-gate';
 import { IamGate } from './iam/iam-gate';
 import { loadStack, type SynthesizedStack } from './iam/stack-template';
@@ -38,7 +39,7 @@ export interface TestService {
 }
 
 /**
- * The real local runtime (embedded DynamoDB in memory, local signer, same handler
+ * The real local runtime (the test DynamoDB in memory, ./dynamodb-local.ts, local signer, same handler
  * exports, real HTTP on a loopback port) for integration tests. One per test file. Each
  * function's DynamoDB requests pass the IAM gate ({@link TestService.iam}).
  */
@@ -63,6 +64,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     logLevel: 'WARN',
     observe,
     interposeDynamoDb: (endpoint) => startDynamoDbGate(endpoint, iam),
+    // Data kept on disk is the embedded dynalite's (its own suites test that); the rest runs on the test DynamoDB.
+    ...(runtimeOptions.persist ? {} : { startDynamoDb: startTestDynamoDb }),
     ...runtimeOptions,
   });
   return {

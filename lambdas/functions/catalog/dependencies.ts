@@ -16,7 +16,7 @@ export function catalogDependencies(
     catalog: catalogCache(context, settings),
     clock: context.clock,
     regionalHostnames: settings.regionalHostnames,
-    resourceMetadataUrl: protectedResourceMetadataUrl(settings.issuer),
+    resourceMetadataUrl: protectedResourceMetadataUrl(settings.apiBaseUrl),
     telemetry: context.telemetry,
   };
 }

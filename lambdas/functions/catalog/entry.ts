@@ -2,7 +2,8 @@
  * Lambda entry of the catalog function. Every entry in this folder is a composition root
  * and reads the same way:
  *   1. configuration from the environment, naming exactly the tables and settings the
- *      function needs (a missing one fails the cold start, not a request);
+ *      function needs (a missing one fails the cold start, not a request), each setting under
+ *      its name of the table (lambdas/settings.ts), which the dependencies take as they are;
  *   2. telemetry, then the AWS clients it uses, each built once and traced;
  *   3. the function's dependencies (dependencies.ts beside this file), which the local
  *      runtime (local/runtime.ts) builds the same way over local clients;
@@ -25,12 +26,6 @@ const documentClient = createDocumentClient(traced(telemetry, createDynamoDbClie
 export const handler = createCatalogHandler(
   catalogDependencies(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
-    {
-      issuer: config.apiBaseUrl,
-      accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
-      catalogCacheSeconds: config.catalogCacheSeconds,
-      usageFiguresSeconds: USAGE_FIGURES_SECONDS,
-      regionalHostnames: config.regionalHostnames,
-    },
+    { ...config, usageFiguresSeconds: USAGE_FIGURES_SECONDS },
   ),
 );

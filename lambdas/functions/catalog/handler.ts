@@ -23,8 +23,8 @@ import type { Telemetry } from '../../observability/telemetry';
 /** SPEC 4.1: API keys, the catalog and the usage figures its sorts add, all read-only. */
 export const CATALOG_FUNCTION = {
   tables: ['keys', 'models', 'usage', 'rateCounters'],
-  // Access tokens are verified against the API base URL (SPEC 2.13).
-  settings: ['apiBaseUrl'],
+  // Access tokens are verified against the API base URL (SPEC 2.13); the listing follows the regional hostname called (SPEC 4.1).
+  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'catalogCacheSeconds'],
 } as const satisfies FunctionRequirements;
 
 export interface CatalogHandlerDeps extends CatalogApiDeps {

@@ -1,5 +1,5 @@
 import type { IdGenerator } from '../../clock';
-import type { InferenceConfig } from '../../config';
+import type { Settings } from '../../settings';
 import type { InferenceHandlerDeps } from './handler';
 import type { ProviderCredentials } from '../../inference/upstream';
 import { upstreamOptions } from '../../inference/upstream-options';
@@ -9,8 +9,7 @@ import type { AccessTokenSettings, CatalogSettings, FunctionContext } from '../.
 import { accessTokenVerifier, catalogCache, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
-export interface InferenceSettings extends AccessTokenSettings, CatalogSettings {
-  readonly inference: InferenceConfig;
+export interface InferenceSettings extends AccessTokenSettings, CatalogSettings, Pick<Settings, 'inferenceUpstreams' | 'upstreamTimeoutSeconds'> {
   /** The providers' API keys: Secrets Manager in AWS, a file locally; none: unauthenticated upstreams. */
   readonly credentials: ProviderCredentials | undefined;
   readonly newId: IdGenerator;
@@ -30,8 +29,8 @@ export function inferenceDependencies(
     catalog: catalogCache(context, settings),
     clock,
     regionalHostnames: settings.regionalHostnames,
-    upstream: upstreamOptions(settings.inference, { clock, newId: settings.newId, credentials: settings.credentials }),
-    resourceMetadataUrl: protectedResourceMetadataUrl(settings.issuer),
+    upstream: upstreamOptions(settings, { clock, newId: settings.newId, credentials: settings.credentials }),
+    resourceMetadataUrl: protectedResourceMetadataUrl(settings.apiBaseUrl),
     telemetry: context.telemetry,
   };
 }

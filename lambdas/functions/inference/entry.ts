@@ -13,21 +13,14 @@ import { inferenceDependencies } from './dependencies';
 const config = loadConfig(process.env, INFERENCE_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'inference', logLevel: config.logLevel });
 const documentClient = createDocumentClient(traced(telemetry, createDynamoDbClient()));
-const secretArn = config.inference.providerCredentialsSecretArn;
 
 export const handler = createInferenceHandler(
   inferenceDependencies(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
     {
-      issuer: config.apiBaseUrl,
-      accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
-      catalogCacheSeconds: config.catalogCacheSeconds,
+      ...config,
       usageFiguresSeconds: USAGE_FIGURES_SECONDS,
-      regionalHostnames: config.regionalHostnames,
-      inference: config.inference,
-      credentials: secretArn
-        ? secretsManagerCredentials(traced(telemetry, new SecretsManagerClient({})), secretArn, systemClock)
-        : undefined,
+      credentials: secretsManagerCredentials(traced(telemetry, new SecretsManagerClient({})), config.providerCredentialsSecretArn, systemClock),
       newId: randomId,
     },
   ),

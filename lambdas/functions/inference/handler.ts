@@ -8,7 +8,16 @@ import { countRequest, type Telemetry } from '../../observability/telemetry';
 /** SPEC 4.5: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
 export const INFERENCE_FUNCTION = {
   tables: ['keys', 'models', 'usage', 'rateCounters'],
-  settings: ['inference', 'apiBaseUrl'],
+  settings: [
+    'apiBaseUrl',
+    'accessTokenMaxLifetimeSeconds',
+    // Completions are routed within the region of the hostname called (SPEC 4.1 rule 4), over the same catalog.
+    'regionalHostnames',
+    'catalogCacheSeconds',
+    'inferenceUpstreams',
+    'upstreamTimeoutSeconds',
+    'providerCredentialsSecretArn',
+  ],
 } as const satisfies FunctionRequirements;
 
 export interface InferenceHandlerDeps extends Omit<InferenceApiDeps, 'logger'> {

@@ -10,7 +10,7 @@ export function jwksDependencies(context: FunctionContext<'keys'>, settings: Acc
     // SPEC 8: a retired key is published until the longest token it may have signed expires.
     accessTokenMaxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
     // The discovery documents name the issuer the token exchange puts in `iss`.
-    issuer: settings.issuer,
+    issuer: settings.apiBaseUrl,
     telemetry: context.telemetry,
   };
 }

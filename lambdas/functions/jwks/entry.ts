@@ -14,6 +14,6 @@ const documentClient = createDocumentClient(traced(telemetry, createDynamoDbClie
 export const handler = createJwksHandler(
   jwksDependencies(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
-    { issuer: config.apiBaseUrl, accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds },
+    config,
   ),
 );

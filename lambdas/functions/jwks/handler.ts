@@ -13,7 +13,7 @@ import type { SigningKeyStore } from '../../signing/signer';
  * SPEC 4.6: only the signing-key records of the keys table (IAM narrows it to them), and the API
  * base URL, the access tokens' issuer, which the discovery documents describe.
  */
-export const JWKS_FUNCTION = { tables: ['keys'], settings: ['apiBaseUrl'] } as const satisfies FunctionRequirements;
+export const JWKS_FUNCTION = { tables: ['keys'], settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds'] } as const satisfies FunctionRequirements;
 
 export interface JwksHandlerDeps {
   signingKeys: Pick<SigningKeyStore, 'list'>;

@@ -11,13 +11,12 @@ import { exchangeEvaluator, exchangeRateCheck } from '../../wiring/exchange';
 import { accessTokenVerifier, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
-export interface ManagementSettings extends AccessTokenSettings {
+/** The token endpoint's limit (ExchangeRateSettings): tester calls and exchanges share one budget per address. */
+export interface ManagementSettings extends AccessTokenSettings, ExchangeRateSettings {
   /** Loopback issuer hosts: the local runtime's development identity provider, never in AWS. */
   readonly allowLoopbackIssuers: boolean;
   /** The policy tester fetches issuer keys as the exchange does. */
   readonly issuerKeys: IssuerKeySource;
-  /** The token endpoint's limit: tester calls and exchanges share one budget per address. */
-  readonly exchangeRateLimit: ExchangeRateSettings;
 }
 
 /** The management function's dependencies: keys, workspaces, guardrails, workload identity, activity. */
@@ -47,10 +46,10 @@ export function managementDependencies(
       maxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
       proofs,
     },
-    exchangeRate: exchangeRateCheck(context, settings.exchangeRateLimit),
+    exchangeRate: exchangeRateCheck(context, settings),
     clock,
     exchangeEvents: new DynamoExchangeEventStore(documentClient, tables.policies),
-    resourceMetadataUrl: protectedResourceMetadataUrl(settings.issuer),
+    resourceMetadataUrl: protectedResourceMetadataUrl(settings.apiBaseUrl),
     telemetry: context.telemetry,
   };
 }

@@ -16,12 +16,9 @@ export const handler = createManagementHandler(
   managementDependencies(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
     {
-      issuer: config.apiBaseUrl,
-      accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
-      // False on every deployed stage: loadConfig refuses the flag outside the local one.
-      allowLoopbackIssuers: config.allowLoopbackIssuers,
+      // allowLoopbackIssuers is false on every deployed stage: loadConfig refuses the flag outside the local one.
+      ...config,
       issuerKeys: createIssuerKeySource({ clock: systemClock, allowLoopback: config.allowLoopbackIssuers }),
-      exchangeRateLimit: { limit: config.exchangeRateLimit, windowSeconds: config.exchangeRateWindowSeconds },
     },
   ),
 );

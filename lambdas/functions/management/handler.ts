@@ -10,8 +10,8 @@ import type { Telemetry } from '../../observability/telemetry';
  */
 export const MANAGEMENT_FUNCTION = {
   tables: ['keys', 'policies', 'usage', 'rateCounters'],
-  // Access tokens are verified against the API base URL (SPEC 2.13).
-  settings: ['apiBaseUrl'],
+  // Access tokens are verified against the API base URL (SPEC 2.13); the policy tester shares the token endpoint's budget.
+  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'exchangeRateLimit', 'exchangeRateWindowSeconds'],
 } as const satisfies FunctionRequirements;
 
 export interface ManagementHandlerDeps extends ManagementDeps {

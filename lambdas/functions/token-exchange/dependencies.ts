@@ -8,11 +8,10 @@ import { DynamoJtiStore } from '../../aws/dynamo-jti-store';
 import { DynamoRateCounterStore } from '../../aws/dynamo-rate-counter-store';
 import { DynamoSigningKeyStore } from '../../aws/dynamo-signing-key-store';
 import type { AccessTokenSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
-import { exchangeEvaluator } from '../../wiring/exchange';
+import { exchangeEvaluator, exchangeRateLimit } from '../../wiring/exchange';
 import { dpopChecker } from '../../wiring/shared';
 
-export interface TokenExchangeSettings extends AccessTokenSettings {
-  readonly exchangeRateLimit: ExchangeRateSettings;
+export interface TokenExchangeSettings extends AccessTokenSettings, ExchangeRateSettings {
   /** Where the issuers' keys come from: HTTPS with the address rules, cached. */
   readonly issuerKeys: IssuerKeySource;
   /** The signer for a signing-key record: KMS in AWS, a key file locally. */
@@ -29,7 +28,7 @@ export function tokenExchangeDependencies(
   // Re-reads the active signing-key record, so a rotated key signs without a restart or redeploy.
   const signers = new ActiveSigner(new DynamoSigningKeyStore(documentClient, tables.keys), settings.signerForRecord, clock);
   return {
-    config: { issuer: settings.issuer, maxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds, rateLimit: settings.exchangeRateLimit },
+    config: { issuer: settings.apiBaseUrl, maxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds, rateLimit: exchangeRateLimit(settings) },
     clock,
     newId: settings.newId,
     rateCounters: new DynamoRateCounterStore(documentClient, tables.rateCounters),

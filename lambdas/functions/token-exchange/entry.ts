@@ -21,9 +21,7 @@ export const handler = createTokenExchangeHandler(
   tokenExchangeDependencies(
     { documentClient, tables: config.tables, clock: systemClock, telemetry },
     {
-      issuer: config.apiBaseUrl,
-      accessTokenMaxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
-      exchangeRateLimit: { limit: config.exchangeRateLimit, windowSeconds: config.exchangeRateWindowSeconds },
+      ...config,
       issuerKeys: createIssuerKeySource({ clock: systemClock, allowLoopback: config.allowLoopbackIssuers }),
       signerForRecord: signerForRecord({ kms }),
       newId: randomId,

@@ -12,7 +12,7 @@ import { exchangeToken, type TokenExchangeDeps } from '../../oauth/exchange-toke
  */
 export const TOKEN_EXCHANGE_FUNCTION = {
   tables: ['keys', 'policies', 'rateCounters'],
-  settings: ['apiBaseUrl'],
+  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'exchangeRateLimit', 'exchangeRateWindowSeconds'],
 } as const satisfies FunctionRequirements;
 
 export interface TokenExchangeHandlerDeps extends Omit<TokenExchangeDeps, 'logger' | 'onOutcome'> {

@@ -1,7 +1,9 @@
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
-import { startEmbeddedTables } from '../../support/embedded-tables';
+import { createDocumentClient } from '../../../lambdas/aws/dynamo-client';
+import { startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../../../local/embedded-dynamodb';
+import { createTables } from '../../../local/tables';
 
 type DynamoJson = Record<string, Record<string, unknown>>;
 interface DynaliteStore {
@@ -9,7 +11,8 @@ interface DynaliteStore {
   getItemDb(name: string): { get(key: string, callback: (error: Error | null, item: DynamoJson) => void): void };
 }
 // The embedded server's storage layer, to put its index out of step with its items as an
-// interrupted write or index replication lag does.
+// interrupted write or index replication lag does. No other server's storage can be reached
+// so: this suite runs on dynalite whichever DynamoDB the others run on (test/support/dynamodb-local.ts).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dynaliteDb = require('dynalite/db') as {
   create(options: unknown): DynaliteStore;
@@ -18,20 +21,21 @@ const dynaliteDb = require('dynalite/db') as {
 };
 
 describe('DynamoAccountStore key listings come from the key items, not the index copies', () => {
-  let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
+  let dynamo: EmbeddedDynamoDb;
   let dynalite: DynaliteStore;
   const create = dynaliteDb.create;
   beforeAll(async () => {
     dynaliteDb.create = (options) => (dynalite = create(options));
-    tables = await startEmbeddedTables();
+    dynamo = await startEmbeddedDynamoDb();
     dynaliteDb.create = create;
+    await createTables(dynamo.client);
   });
   afterAll(async () => {
-    await tables.stop();
+    await dynamo.stop();
   });
 
   it('shows a key as its item says and leaves out index entries without an item', async () => {
-    const store = new DynamoAccountStore(tables.documentClient, TABLE_SCHEMAS.keys.localName);
+    const store = new DynamoAccountStore(createDocumentClient(dynamo.client), TABLE_SCHEMAS.keys.localName);
     const service = new AccountsService({ store });
     const { organization } = await service.createOrganization({ name: 'Index', plan: 'pro' });
     const { key } = await service.createApiKey(organization.id, { kind: 'workspace', name: 'real' });

@@ -18,11 +18,11 @@ import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../../lambdas/signing/re
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { createDevCertificateAuthority } from '../../../local/dev-certificates';
-import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from '../../../local/seed';
+import { ensureDemoOrganization, seedCatalog, snapshotCatalog, type DemoCredentials } from '../../../local/seed';
 import { TRACING_ENVIRONMENT } from '../../../lib/constructs/service-function';
 import { signJwt } from '../../support/access-tokens';
 import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
-import { synthesizeModelgate } from '../../support/cloud-assembly';
+import { synthesizeEmbeddedModelgate, synthesizeModelgate } from '../../support/cloud-assembly';
 import { eventually } from '../../support/eventually';
 import { FUNCTION_REQUIREMENTS } from '../../support/function-requirements';
 import { IamGate } from '../../support/iam/iam-gate';
@@ -38,6 +38,9 @@ const CONSTRUCT_IDS: string[] = Object.values(FUNCTION_REQUIREMENTS).map((fn) =>
 const PROVIDER_KEY = 'sk-upstream-from-secrets-manager';
 const SUBJECT = 'system:serviceaccount:payments:worker';
 const AUDIENCE = 'modelgate-bundle-suite';
+/** The stack's own domain in a hosted zone; cdk.json serves the EU region on `eu.api.example.com`. */
+const DOMAIN = { 'modelgate:domainName': 'api.example.com', 'modelgate:hostedZoneId': 'Z0123456789ABCDEFGHIJ', 'modelgate:hostedZoneName': 'example.com' };
+const EU_ORIGIN = 'https://eu.api.example.com';
 
 /**
  * What ships, serving the demo end to end: the app synthesized once as `cdk deploy` builds it
@@ -46,7 +49,8 @@ const AUDIENCE = 'modelgate-bundle-suite';
  * tables, KMS key and secret created from their template definitions in local stand-ins, the
  * signing key registered by the registrar package through CloudFormation's `Create` event, and
  * the REST API served over HTTPS by routing the template's resources and methods to the
- * function each integration names. Every request a function makes to DynamoDB, KMS and Secrets
+ * function each integration names, on the stage URL and on each hostname of the stack's custom
+ * domain (the API's own and the regional ones), as the template's domain names and mappings say. Every request a function makes to DynamoDB, KMS and Secrets
  * Manager passes the IAM gate, evaluated against that function's role in the same template.
  * Real clients (fetch, jose, openai, the official SDK) talk to it.
  */
@@ -58,8 +62,10 @@ describe('the synthesized stack, served from its function packages', () => {
   let upstream: ScriptedUpstream;
   let stores: RuntimeStores;
   let demo: DemoCredentials;
-  /** The API base URL: the stage's invoke URL, as the `ApiUrl` output names it. */
+  /** The API base URL: the custom domain's, as the `ApiUrl` output names it. */
   let apiUrl: string;
+  /** The same API through the stage's execute-api URL. */
+  let stageUrl: string;
   let signingKeyArn: string;
   let registeredKid: string;
 
@@ -79,6 +85,7 @@ describe('the synthesized stack, served from its function packages', () => {
     const assembly = synthesizeModelgate(join(outdir, 'cdk.out'), {
       // An HTTPS provider that needs the key the stack's secret holds.
       'modelgate:inferenceUpstreams': { '*': upstream.baseUrl('alpha') },
+      ...DOMAIN,
     });
     iam = new IamGate({ stackName: assembly.stackName, template: assembly.template });
     deployment = await deployLocally(assembly, {
@@ -96,6 +103,7 @@ describe('the synthesized stack, served from its function packages', () => {
       },
     });
     apiUrl = deployment.outputs.ApiUrl!;
+    stageUrl = `${deployment.gateway.origin}/${deployment.gateway.stageName}/api/v1`;
 
     // What `npm start` seeds, through the same code, into the tables the template defines.
     stores = connectToRuntime({ dynamoEndpoint: deployment.dynamo.endpoint });
@@ -166,12 +174,16 @@ describe('the synthesized stack, served from its function packages', () => {
       }
     });
 
-    it('names the stage URL the gateway serves as the API base URL of every function that issues, verifies or describes access tokens', () => {
-      expect(apiUrl).toBe(`${deployment.gateway.origin}/${deployment.gateway.stageName}/api/v1`);
-      expect(apiUrl).toMatch(/^https:\/\/[a-z0-9]{10}\.execute-api\.us-east-1\.amazonaws\.com\/v1\/api\/v1$/);
+    it("names the custom domain's URL as the API base URL of every function that issues, verifies or describes access tokens", () => {
+      expect(apiUrl).toBe('https://api.example.com/api/v1');
+      expect(stageUrl).toMatch(/^https:\/\/[a-z0-9]{10}\.execute-api\.us-east-1\.amazonaws\.com\/v1\/api\/v1$/);
       for (const id of ['Catalog', 'TokenExchange', 'Management', 'Inference', 'Jwks']) {
         expect([id, deployment.functions[id]!.spec.environment.API_BASE_URL]).toEqual([id, apiUrl]);
       }
+    });
+
+    it("serves the custom domain's hostnames from the template's domain names, each mapping the stage at its root", () => {
+      expect([...deployment.gateway.customDomains].sort()).toEqual(['api.example.com', 'eu.api.example.com']);
     });
 
     it('routes each method of the template to the function its integration names, the one the route table means', () => {
@@ -223,7 +235,7 @@ describe('the synthesized stack, served from its function packages', () => {
         retryConfig: { strategy: 'none' },
       });
       const detail = await client.endpoints.list({ author: 'liquid', slug: 'lfm-2.5-2.6b:free' });
-      expect(deployment.gateway.requests.at(-1)!.path).toBe('/v1/api/v1/models/liquid/lfm-2.5-2.6b%3Afree/endpoints');
+      expect(deployment.gateway.requests.at(-1)!.path).toBe('/api/v1/models/liquid/lfm-2.5-2.6b%3Afree/endpoints');
       expect(detail.data.id).toBe('liquid/lfm-2.5-2.6b:free');
       expect(detail.data.endpoints.length).toBeGreaterThan(0);
     });
@@ -270,20 +282,19 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(result.body).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
     });
 
-    it('serves the discovery documents from the JWKS package, naming the stage URL, the tokens\' iss, as issuer and resource', async () => {
+    it("serves the discovery documents from the JWKS package, naming the domain's URL, the tokens' iss, as issuer and resource", async () => {
       for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
         const answer = await call(path);
         expect([path, answer.status, answer.headers.get('cache-control'), answer.body]).toEqual([path, 200, 'public, max-age=300', authorizationServerMetadata(apiUrl)]);
       }
       const resource = await call('/.well-known/oauth-protected-resource');
       expect([resource.status, resource.body]).toEqual([200, protectedResourceMetadata(apiUrl)]);
-      // The path-inserted routes are the stage's too: at the host root where a custom domain maps the stage there.
-      const stageRoot = `${deployment.gateway.origin}/${deployment.gateway.stageName}`;
-      expect((await call(`${stageRoot}/.well-known/oauth-authorization-server/api/v1`)).body).toEqual(authorizationServerMetadata(apiUrl));
-      expect((await call(`${stageRoot}/.well-known/oauth-protected-resource/api/v1`)).body).toEqual(protectedResourceMetadata(apiUrl));
+      // RFC 8414 §3 and RFC 9728 §3: the path-inserted documents at the root of the domain, which maps the stage there.
+      expect((await call('https://api.example.com/.well-known/oauth-authorization-server/api/v1')).body).toEqual(authorizationServerMetadata(apiUrl));
+      expect((await call('https://api.example.com/.well-known/oauth-protected-resource/api/v1')).body).toEqual(protectedResourceMetadata(apiUrl));
     });
 
-    it('challenges a refused credential with the resource metadata URL of the stage (RFC 6750 §3, RFC 9728 §5.1)', async () => {
+    it('challenges a refused credential with the resource metadata URL of the API (RFC 6750 §3, RFC 9728 §5.1)', async () => {
       const refused = await call('/models/user', { key: `sk-mg-v1-${'0'.repeat(64)}` });
       expect([refused.status, refused.headers.get('www-authenticate'), refused.body]).toEqual([
         401,
@@ -292,15 +303,16 @@ describe('the synthesized stack, served from its function packages', () => {
       ]);
     });
 
-    it('serves the settings page and every asset it links from the settings page package', async () => {
-      const page = await call(`${deployment.gateway.origin}/${deployment.gateway.stageName}/settings/workload-identity`);
+    it('serves the settings page and every asset it links from the settings page package, where the SettingsPageUrl output says', async () => {
+      expect(deployment.outputs.SettingsPageUrl).toBe('https://api.example.com/settings/workload-identity');
+      const page = await call(deployment.outputs.SettingsPageUrl!);
       expect(page.status).toBe(200);
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
       const assets = [...page.text.matchAll(/(?:src|href)="([^"]*assets\/[^"]+)"/g)].map((match) => match[1]!);
       expect(assets.length).toBeGreaterThanOrEqual(2);
       for (const asset of assets) {
-        const url = new URL(asset, `${deployment.gateway.origin}/${deployment.gateway.stageName}/settings/workload-identity`);
+        const url = new URL(asset, deployment.outputs.SettingsPageUrl);
         const answer = await call(url.href);
         expect([asset, answer.status, answer.headers.get('content-type')]).toEqual([asset, 200, expect.stringMatching(/^text\/(javascript|css); charset=utf-8$/)]);
         expect(answer.text.length).toBeGreaterThan(0);
@@ -314,6 +326,38 @@ describe('the synthesized stack, served from its function packages', () => {
       expect([unknownMethod.status, unknownMethod.body]).toEqual([404, { error: { code: 404, message: 'Not found' } }]);
       const otherStage = await call(`${deployment.gateway.origin}/prod/api/v1/models/user`);
       expect([otherStage.status, otherStage.body]).toEqual([403, { message: 'Forbidden' }]);
+    });
+  });
+
+  describe("the custom domain's hostnames", () => {
+    it('serve the API at their roots, as the stage URL does, each telling the function the hostname it was called on', async () => {
+      for (const base of [apiUrl, `${EU_ORIGIN}/api/v1`, stageUrl]) {
+        const answer = await call(`${base}/models/user?limit=1`, { key: demo.keys.workspace });
+        const { host } = new URL(base);
+        const { event } = deployment.gateway.requests.at(-1)!;
+        const hostHeader = Object.entries(event!.headers).find(([name]) => name.toLowerCase() === 'host')?.[1];
+        expect([base, answer.status, hostHeader, event!.requestContext.domainName, event!.resource]).toEqual([base, 200, host, host, '/api/v1/models/user']);
+      }
+    });
+
+    it('list through the EU hostname only the models with an EU endpoint, and every model through the others (SPEC 4.1 rule 4)', async () => {
+      const listed = async (base: string) =>
+        ((await call(`${base}/models/user?output_modalities=all`, { key: demo.keys.workspace })).body.data as { id: string }[]).map((model) => model.id).sort();
+      const catalog = snapshotCatalog();
+      const inEu = catalog.filter((entry) => entry.endpoints.some((endpoint) => endpoint.regions.includes('eu'))).map((entry) => entry.model.id).sort();
+      expect(inEu.length).toBeLessThan(catalog.length);
+      expect(await listed(`${EU_ORIGIN}/api/v1`)).toEqual(inEu);
+      for (const base of [apiUrl, stageUrl]) expect([base, (await listed(base)).length]).toEqual([base, catalog.length]);
+    });
+
+    it('route a completion through the EU hostname only to a model with an EU endpoint (SPEC 4.1 rule 4)', async () => {
+      const usOnly = snapshotCatalog().find((entry) => entry.endpoints.every((endpoint) => !endpoint.regions.includes('eu')))!.model.id;
+      const completion = (base: string) =>
+        call(`${base}/chat/completions`, { method: 'POST', key: demo.keys.workspace, json: { model: usOnly, messages: [{ role: 'user', content: 'where' }] } });
+      upstream.script('alpha', { kind: 'answer', delayMs: 0 });
+      expect((await completion(apiUrl)).status).toBe(200);
+      const refused = await completion(`${EU_ORIGIN}/api/v1`);
+      expect([refused.status, refused.body.error.message]).toEqual([404, `No endpoints found for model ${usOnly} that your settings and guardrails allow`]);
     });
   });
 
@@ -425,23 +469,31 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(events.body.data[0]).toMatchObject({ outcome: 'issued', subject: SUBJECT, source_ip: '127.0.0.1', request_id: exchangeRequestId });
     });
 
-    it('exchanges again through openid-client, configured by discovery() from the stage URL alone', async () => {
-      const config = await oauthClient.discovery(new URL(apiUrl), policyId, undefined, oauthClient.None(), {
-        [oauthClient.customFetch]: (url, options) => deployment.gateway.fetch(url, options as RequestInit),
-      });
-      const tokens = await oauthClient.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:token-exchange', {
-        subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
-        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-        federation_policy_id: policyId,
-      });
-      expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'inference' });
-      const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!), { [customFetch]: deployment.gateway.fetch });
-      expect((await jwtVerify(tokens.access_token, jwks, { issuer: config.serverMetadata().issuer, audience: apiUrl })).payload.sub).toBe(SUBJECT);
-    });
+    it.each(['oauth2', 'oidc'] as const)(
+      "exchanges again through openid-client, configured by discovery() (%s: RFC 8414's path-inserted document at the domain's root, or OpenID discovery) from the domain's URL alone",
+      async (algorithm) => {
+        const fetched: string[] = [];
+        const config = await oauthClient.discovery(new URL(apiUrl), policyId, undefined, oauthClient.None(), {
+          algorithm,
+          [oauthClient.customFetch]: (url, options) => (fetched.push(url), deployment.gateway.fetch(url, options as RequestInit)),
+        });
+        expect(fetched[0]).toBe(
+          algorithm === 'oauth2' ? 'https://api.example.com/.well-known/oauth-authorization-server/api/v1' : `${apiUrl}/.well-known/openid-configuration`,
+        );
+        const tokens = await oauthClient.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:token-exchange', {
+          subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
+          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+          federation_policy_id: policyId,
+        });
+        expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'inference' });
+        const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!), { [customFetch]: deployment.gateway.fetch });
+        expect((await jwtVerify(tokens.access_token, jwks, { issuer: config.serverMetadata().issuer, audience: apiUrl })).payload.sub).toBe(SUBJECT);
+      },
+    );
   });
 
   describe('DPoP-bound tokens through the packages (RFC 9449)', () => {
-    it('binds a token to a proof made for the stage URL, takes it with a proof per request through the openai client, and refuses it as a bearer token', async () => {
+    it('binds a token to a proof made for the token endpoint, takes it with a proof per request on every hostname, through the openai client too, and refuses it as a bearer token or with a proof for another hostname', async () => {
       const policy = await call('/workload-identity/policies', {
         method: 'POST',
         key: demo.keys.managementReadWrite,
@@ -476,8 +528,15 @@ describe('the synthesized stack, served from its function packages', () => {
       const client = new OpenAI({ apiKey: 'unused', baseURL: apiUrl, maxRetries: 0, fetch: dpopFetch(token, key, deployment.gateway.fetch) });
       const completion = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'bound' }] });
       expect(completion.choices[0]!.message.role).toBe('assistant');
-      const catalog = await dpopFetch(token, key, deployment.gateway.fetch)(`${apiUrl}/models/user?limit=1`);
-      expect(catalog.status).toBe(200);
+      // A proof names the URL of the request, on whichever hostname the gateway serves it (RFC 9449 §4.3).
+      for (const base of [apiUrl, `${EU_ORIGIN}/api/v1`, stageUrl]) {
+        const catalog = await dpopFetch(token, key, deployment.gateway.fetch)(`${base}/models/user?limit=1`);
+        expect([base, catalog.status]).toEqual([base, 200]);
+      }
+      const elsewhere = await call('/models/user?limit=1', {
+        headers: { Authorization: `DPoP ${token}`, DPoP: await dpopProof(key, 'GET', `${EU_ORIGIN}/api/v1/models/user`, token) },
+      });
+      expect([elsewhere.status, elsewhere.headers.get('www-authenticate')]).toEqual([401, expect.stringMatching(/^DPoP error="invalid_dpop_proof"/)]);
       const stolen = await call('/models/user?limit=1', { key: token });
       expect([stolen.status, stolen.headers.get('www-authenticate')]).toEqual([401, expect.stringMatching(/^DPoP error="invalid_token"/)]);
     });
@@ -593,6 +652,95 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(Object.keys(seen.SigningKeyRegistrar ?? {})).toEqual(expect.arrayContaining(['kms:GetPublicKey', 'dynamodb:PutItem']));
       expect(seen.Inference?.['secretsmanager:GetSecretValue']?.allowed).toBeGreaterThan(0);
       expect(Object.keys(seen).sort()).toEqual(CONSTRUCT_IDS.filter((id) => id !== 'SettingsPage'));
+    });
+  });
+
+  /**
+   * The construct as a user's own CDK app holds it, `new Modelgate(stack, 'Gateway', { instance:
+   * 'Embedded', exchangeRateLimit: 30 })` in their stack `Platform`, deployed the same way from
+   * its own cloud assembly, behind its own IAM gate.
+   */
+  describe('an instance in a stack of its user, served from its packages', () => {
+    let embedded: LocalDeployment;
+    let embeddedIam: IamGate;
+    let embeddedStores: RuntimeStores;
+    let embeddedDemo: DemoCredentials;
+    const embeddedCall = async (path: string, init: ApiRequest & { method?: string } = {}) => {
+      // The instance has no custom domain: its stage URL is its API base URL.
+      const response = await embedded.gateway.fetch(`${embedded.gateway.origin}/${embedded.gateway.stageName}/api/v1${path}`, apiRequestInit(init.method ?? 'GET', init));
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    };
+
+    beforeAll(async () => {
+      const caFile = join(outdir, 'outbound-ca.pem');
+      const assembly = synthesizeEmbeddedModelgate(join(outdir, 'embedded.out'), { instance: 'Embedded', exchangeRateLimit: 30 });
+      embeddedIam = new IamGate({ stackName: assembly.stackName, template: assembly.template });
+      embedded = await deployLocally(assembly, {
+        iam: embeddedIam,
+        // Test-only, as for the stack above: the identity provider is on this machine, with a private CA.
+        extraEnvironment: {
+          TokenExchange: { MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'local', NODE_EXTRA_CA_CERTS: caFile },
+          Management: { MODELGATE_ALLOW_LOOPBACK_ISSUERS: '1', STAGE: 'local' },
+        },
+      });
+      embeddedStores = connectToRuntime({ dynamoEndpoint: embedded.dynamo.endpoint });
+      await seedCatalog(embeddedStores.catalog);
+      const accounts = new DynamoAccountStore(embeddedStores.documentClient, TABLE_SCHEMAS.keys.localName);
+      embeddedDemo = await ensureDemoOrganization(new AccountsService({ store: accounts }), accounts, join(outdir, 'embedded-demo.json'), 'https://unused', () => undefined);
+    }, 180_000);
+
+    afterAll(async () => {
+      embeddedStores?.destroy();
+      await embedded?.stop();
+    });
+
+    it("runs the instance's functions from their packages under their construct ids, with the instance's settings", () => {
+      expect(Object.keys(embedded.functions).sort()).toEqual(CONSTRUCT_IDS);
+      const stageUrlOfInstance = `${embedded.gateway.origin}/${embedded.gateway.stageName}/api/v1`;
+      for (const id of ['Catalog', 'TokenExchange', 'Management', 'Inference', 'Jwks']) {
+        expect([id, embedded.functions[id]!.spec.environment.API_BASE_URL]).toEqual([id, stageUrlOfInstance]);
+      }
+      expect(embedded.functions.TokenExchange!.spec.environment.EXCHANGE_RATE_LIMIT).toBe('30');
+      expect(embedded.functions.Management!.spec.environment.EXCHANGE_RATE_LIMIT).toBe('30');
+    });
+
+    it('registers its own signing key, tagged with the instance, and exchanges a workload token signed with it that its catalog accepts', async () => {
+      const [key] = Object.values(embedded.assembly.template.Resources).filter((resource) => resource.Type === 'AWS::KMS::Key');
+      expect(key!.Properties!.Tags).toEqual([{ Key: 'modelgate:access-token-signing', Value: 'Embedded' }]);
+      const kid = Object.values(embedded.customResources)[0]!.PhysicalResourceId;
+      expect((await embeddedCall('/oauth/jwks')).body.keys.map((jwk: { kid: string }) => jwk.kid)).toEqual([kid]);
+
+      const issuer = await embeddedCall('/workload-identity/issuers', {
+        method: 'POST',
+        key: embeddedDemo.keys.managementReadWrite,
+        json: { name: 'Embedded suite identity provider', issuer_url: identityProvider.issuerUrl },
+      });
+      const policy = await embeddedCall('/workload-identity/policies', {
+        method: 'POST',
+        key: embeddedDemo.keys.managementReadWrite,
+        json: { name: 'Embedded worker', issuer_id: issuer.body.data.id, subject: SUBJECT, audience: AUDIENCE, api_key_hash: hashApiKey(embeddedDemo.keys.workspace) },
+      });
+      const exchanged = await embeddedCall('/oauth/token', {
+        method: 'POST',
+        form: {
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+          subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
+          federation_policy_id: policy.body.data.id,
+        },
+      });
+      expect([issuer.status, policy.status, exchanged.status]).toEqual([201, 201, 200]);
+      expect(decodeProtectedHeader(exchanged.body.access_token).kid).toBe(kid);
+      const catalog = await embeddedCall('/models/user?limit=2', { key: exchanged.body.access_token });
+      expect([catalog.status, catalog.body.data.length]).toEqual([200, 2]);
+    });
+
+    it("makes no AWS request the instance's roles deny", () => {
+      expect(embeddedIam.errors).toEqual([]);
+      expect(embeddedIam.denials).toEqual([]);
+      expect(Object.keys(embeddedIam.seenActions()).sort()).toEqual(['Catalog', 'Jwks', 'Management', 'SigningKeyRegistrar', 'TokenExchange']);
+      expect(embeddedIam.principal('TokenExchange')!.roleArn).toMatch(/:role\/GatewayTokenExchangeRole[0-9A-F]{8}$/);
     });
   });
 });

@@ -45,7 +45,7 @@ describe('policy tester API on the local service', () => {
 
   beforeAll(async () => {
     // A window far longer than this file runs, so the shared budget is counted exactly.
-    [service, idp] = await Promise.all([startTestService({ exchangeLimit: LIMIT, exchangeWindowSeconds: 3600 }), startIdentityProvider()]);
+    [service, idp] = await Promise.all([startTestService({ exchangeRateLimit: LIMIT, exchangeRateWindowSeconds: 3600 }), startIdentityProvider()]);
     stores = connectToRuntime(service.runtime);
     admin = service.runtime.demo.keys.managementReadWrite;
     const issuer = await post('/workload-identity/issuers', {

@@ -89,7 +89,7 @@ describe('POST /oauth/token on the local service', () => {
 
   beforeAll(async () => {
     // An hour's window: a window boundary inside this file's few seconds would reset the count.
-    service = await startTestService({ exchangeLimit: LIMIT, exchangeWindowSeconds: 3600 });
+    service = await startTestService({ exchangeRateLimit: LIMIT, exchangeRateWindowSeconds: 3600 });
     stores = connectToRuntime(service.runtime);
     organizationId = service.runtime.demo.organizationId;
     federation = new DynamoFederationStore(stores.documentClient, TABLE_SCHEMAS.policies.localName);

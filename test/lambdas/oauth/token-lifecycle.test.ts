@@ -53,7 +53,7 @@ describe('SPEC 3 transitions: new exchanges and tokens issued before', () => {
   const admin = () => service.runtime.demo.keys.managementReadWrite;
 
   beforeAll(async () => {
-    service = await startTestService({ clock, exchangeLimit: 1000, exchangeWindowSeconds: 3600 });
+    service = await startTestService({ clock, exchangeRateLimit: 1000, exchangeRateWindowSeconds: 3600 });
     stores = connectToRuntime(service.runtime);
     organizationId = service.runtime.demo.organizationId;
     federation = new DynamoFederationStore(stores.documentClient, TABLE_SCHEMAS.policies.localName);

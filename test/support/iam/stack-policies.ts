@@ -1,6 +1,6 @@
 import { ALL_TABLES } from '../../../lambdas/aws/table-schemas';
 import { FUNCTION_CONSTRUCT_IDS, type StackFunctionId } from '../../../local/function-principals';
-import { SYNTH_ENV, TemplateResolver } from '../cloud-assembly';
+import { SYNTH_ENV, TemplateResolver, constructPathOf, onlyInstancePath } from '../cloud-assembly';
 import { tableArn } from './dynamodb-authorizations';
 import type { SynthesizedStack } from './stack-template';
 
@@ -69,11 +69,11 @@ const ROLE_SESSION = (account: string, roleArn: string, session: string) =>
  * Resolves the functions' policies and the resources' policies and tags from the synthesized
  * template, in the suites' account and region. Tables resolve to their local names
  * (`arn:aws:dynamodb:<region>:<account>:table/modelgate-keys`), found by construct path
- * `<stack>/Tables/<Id>Table/Resource`; KMS keys to `arn:aws:kms:<region>:<account>:key/<logical id>`
+ * `<instance>/Tables/<Id>Table/Resource`; KMS keys to `arn:aws:kms:<region>:<account>:key/<logical id>`
  * and secrets to `arn:aws:secretsmanager:<region>:<account>:secret:<logical id>-xxxxxx`
  * unless a stand-in resource is bound to them; roles, log groups and pseudo parameters as
  * test/support/cloud-assembly.ts resolves them. Functions are found by construct path
- * `<stack>/<construct id>/Resource`; their role by the function's `Role`.
+ * `<instance>/<construct id>/Resource` ({@link instancePathOf}); their role by the function's `Role`.
  */
 export function resolveStackPolicies(stack: SynthesizedStack, bound: readonly BoundResource[] = []): StackPolicies {
   const { account, region } = SYNTH_ENV;
@@ -149,13 +149,17 @@ export function resolveStackPolicies(stack: SynthesizedStack, bound: readonly Bo
   return { account, region, stackName, functions, resources: stackResources };
 }
 
-/** The logical id of the resource at construct path `<stack>/<path>/Resource`. */
+/** The logical id of the resource at construct path `<instance>/<path>/Resource`. */
 export function logicalIdAt(stack: SynthesizedStack, path: string): string {
-  const wanted = `${stack.stackName}/${path}/Resource`;
-  const found = Object.entries(stack.template.Resources).find(([, resource]) => (resource as { Metadata?: Record<string, unknown> }).Metadata?.['aws:cdk:path'] === wanted);
-  // Construct paths are in the template's metadata only when aws:cdk:enable-path-metadata is set (stack-template.ts sets it).
+  const wanted = `${instancePathOf(stack)}/${path}/Resource`;
+  const found = Object.entries(stack.template.Resources).find(([, resource]) => constructPathOf(resource) === wanted);
   if (!found) throw new Error(`the template has no resource at ${wanted}`);
   return found[0];
+}
+
+/** The construct path of the instance the gate evaluates: the given one, else the template's only one. */
+export function instancePathOf(stack: SynthesizedStack): string {
+  return stack.instancePath ?? onlyInstancePath(stack.template);
 }
 
 /** The logical id of the execution role of the function with this construct id: its `Role`. */

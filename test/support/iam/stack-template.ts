@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
 import { PATH_METADATA_ENABLE_CONTEXT } from 'aws-cdk-lib/cx-api';
+import { Modelgate, type ModelgateProps } from '../../../lib';
 import { buildModelgateApp } from '../../../lib/app';
-import { cdkJsonContext } from '../../lib/template-helpers';
+import { FEATURE_FLAGS, cdkJsonContext } from '../../lib/template-helpers';
 import { SYNTH_ENV, type StackTemplate } from '../cloud-assembly';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -13,6 +15,13 @@ const ROOT = join(__dirname, '..', '..', '..');
 export interface SynthesizedStack {
   readonly stackName: string;
   readonly template: StackTemplate;
+  /**
+   * The construct path of the modelgate instance the gate evaluates, e.g. `Modelgate/Default`
+   * (the CLI's stack) or `UserStack/Gateway` (an instance in a stack of one's own): its
+   * functions and tables are found below it.
+   * @default the one instance the template holds
+   */
+  readonly instancePath?: string;
 }
 
 /**
@@ -37,6 +46,25 @@ export function synthesizeStack(): SynthesizedStack {
     });
     const template = app.synth().getStackByName(stack.stackName).template as StackTemplate;
     return { stackName: stack.stackName, template };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * An instance in a stack of one's own (`Platform`, construct id `Gateway`), as a user's app
+ * builds it with `props`: cdk.json's feature flags but none of its modelgate settings, the
+ * suites' account and region, no bundling, construct paths in the metadata. The gate evaluates
+ * that instance.
+ */
+export function synthesizeEmbeddedInstance(props: ModelgateProps): SynthesizedStack {
+  const outdir = mkdtempSync(join(tmpdir(), 'modelgate-iam-synth-'));
+  try {
+    const app = new App({ context: { ...FEATURE_FLAGS, [PATH_METADATA_ENABLE_CONTEXT]: true, 'aws:cdk:bundling-stacks': [] }, outdir });
+    const stack = new Stack(app, 'Platform', { env: SYNTH_ENV });
+    const gateway = new Modelgate(stack, 'Gateway', props);
+    const template = app.synth().getStackByName(stack.stackName).template as StackTemplate;
+    return { stackName: stack.stackName, template, instancePath: gateway.node.path };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }

@@ -76,7 +76,7 @@ describe('inference handler telemetry', () => {
       catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
       clock,
       regionalHostnames: {},
-      upstream: upstreamOptions({ upstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
+      upstream: upstreamOptions({ inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
       usage: {
         record: async () => undefined,
         countModelRequest: () => new Promise<void>((resolve) => setTimeout(() => resolve(void (popularityCounted = true)), slowPopularity)),
