@@ -13,6 +13,7 @@ import { readDevCertificateAuthority } from '../../local/dev-ca';
 import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
 import { scaleLoad, type ScaleLoad } from '../../local/scale-model';
 import { connectToRuntime, type RuntimeStores } from './accounts';
+import { startTestDynamoDb } from './dynamodb-local';
 import { makeIssuer, makePolicy } from './federation-fixtures';
 import { startIdentityProvider, type TestIdentityProvider } from './identity-provider';
 
@@ -107,6 +108,8 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
   const runtime = await startLocalRuntime({
     port: 0,
     persist: false,
+    // The test's DynamoDB (MODELGATE_TEST_DYNAMODB): the traffic rows hold on DynamoDB Local too.
+    startDynamoDb: startTestDynamoDb,
     dataDir,
     logLevel: 'ERROR',
     clock,
