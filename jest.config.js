@@ -15,7 +15,7 @@ module.exports = {
   // ESM-only packages are transformed to CommonJS for jest, also where a package nests its own
   // copy (openapi-typescript's parse-json and supports-color).
   transformIgnorePatterns: [
-    '/node_modules/(?!([^/]+/node_modules/)?(jose|oauth4webapi|openid-client|@middy|@marcbachmann|@openrouter|zod|change-case|parse-json|index-to-position|supports-color)/)',
+    '/node_modules/(?!([^/]+/node_modules/)?(jose|oauth4webapi|openid-client|@middy|@marcbachmann|@openrouter|zod|change-case|parse-json|index-to-position|supports-color|ai|@ai-sdk|@workflow|eventsource-parser)/)',
   ],
   moduleNameMapper: {
     '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',

@@ -188,6 +188,7 @@ function buildHandler(deps: {
   stores: Pick<Parameters<typeof createTokenExchangeHandler>[0], 'rateCounters' | 'jtis' | 'events'>;
 }): Handler {
   return createTokenExchangeHandler({
+    corsAllowedOrigins: ['*'],
     config: { issuer: API_BASE_URL, maxLifetimeSeconds: 900, rateLimit: { limit: 1_000_000, windowSeconds: 60 } },
     clock: systemClock,
     newId: randomId,

@@ -16,6 +16,12 @@ export type Access =
   | 'public'
   /** Any valid credential, whatever its scope: the catalog, and a key's own metadata. */
   | 'any'
+  /**
+   * The public catalog (the whole list, its count, one model, the providers): any valid
+   * credential, or none at all where the deployment opens it (the `publicCatalog` setting).
+   * A credential that is sent is checked either way.
+   */
+  | 'catalog'
   /** Workspace and personal keys, and access tokens of scope `inference`. */
   | 'inference'
   /** Management keys and access tokens of scope `management`, read-only ones included. */

@@ -11,7 +11,7 @@
  * handler, a store or the CEL engine.
  */
 import { API_BASE_PATH, PAGES_BASE_PATH, WELL_KNOWN_BASE_PATH } from './base-paths';
-import { CATALOG_ROUTES } from './catalog/routes';
+import { CATALOG_ROUTES, PUBLIC_CATALOG_ROUTES } from './catalog/routes';
 import { INFERENCE_ROUTES } from './inference/routes';
 import { ACTIVITY_ROUTES } from './management/routes/activity';
 import { CURRENT_KEY_ROUTES } from './management/routes/current-key';
@@ -65,6 +65,7 @@ const DECLARED = [
   ...DISCOVERY_ROUTES,
   ...WORKSPACE_CHANGE_ROUTES,
   ...KEY_ASSIGNMENT_ROUTES,
+  ...PUBLIC_CATALOG_ROUTES,
 ] as const satisfies readonly RouteDefinition[];
 
 /** Every route of the REST API. */
@@ -72,6 +73,20 @@ export const ROUTES: readonly RouteDefinition[] = DECLARED;
 
 /** The operation ids of the routes one function serves: its handlers are bound by them. */
 export type OperationIdOf<F extends FunctionId> = Extract<(typeof DECLARED)[number], { function: F }>['operationId'];
+
+/**
+ * The route method a request method is served by: HEAD by its GET route (RFC 9110 §9.3.2, GET
+ * without a body), every other method by its own. API Gateway declares HEAD beside each GET
+ * (lib/constructs/api.ts) and the functions dispatch with this.
+ */
+export function routeMethod(method: string): string {
+  return method === 'HEAD' ? 'GET' : method;
+}
+
+/** The methods a resource answers, HEAD beside GET. */
+export function servedMethods(methods: readonly HttpMethod[]): string[] {
+  return methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+}
 
 export interface RouteMatch {
   readonly route: RouteDefinition;
@@ -112,7 +127,7 @@ export function matchRoute(
   if (best.length === 0) return undefined;
   const top = Math.max(...best.map((b) => b.staticCount));
   best = best.filter((b) => b.staticCount === top);
-  const hit = best.find((b) => b.route.method === method);
+  const hit = best.find((b) => b.route.method === routeMethod(method));
   if (!hit) return { allowed: best.map((b) => b.route.method) };
   return { route: hit.route, resource: resourcePath(hit.route), pathParameters: hit.params };
 }

@@ -1,3 +1,4 @@
+import { ANY_ORIGIN, parseCorsOrigins } from './http/cors';
 import { normalizeHostname } from './hostname';
 
 /**
@@ -60,6 +61,21 @@ export interface Settings {
   readonly hostedZoneName?: string;
   /** Instead of the zone: an ACM certificate in the stack's region covering every hostname. @default none */
   readonly certificateArn?: string;
+  /**
+   * Whether the public catalog (`GET /models`, `/models/count`, `/model/{author}/{slug}`,
+   * `/providers`) answers callers without a credential. Off: a deployment's catalog says which
+   * models and prices it serves, an anonymous request costs a function invocation behind only
+   * the firewall's rate rule, and the clients that list models (the `openai` client, the
+   * official SDK, LangChain) send the key they are given anyway.
+   * @default false
+   */
+  readonly publicCatalog: boolean;
+  /**
+   * The origins whose pages may call the API from a browser (CORS): `['*']` for any, or a list
+   * of origins such as `https://app.example.com`. The settings page stays same-origin only.
+   * @default ['*']
+   */
+  readonly corsAllowedOrigins: readonly string[];
 }
 
 export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
@@ -121,6 +137,8 @@ export const SETTINGS = {
     default: undefined,
     kind: optional(text(/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]{1,128}$/, 'the ARN of an ACM certificate')),
   },
+  publicCatalog: { env: 'PUBLIC_CATALOG', default: false, kind: flag() },
+  corsAllowedOrigins: { env: 'CORS_ALLOWED_ORIGINS', default: Object.freeze([ANY_ORIGIN]), kind: origins() },
 } as const satisfies Rows;
 
 export type SettingName = keyof Settings;
@@ -188,6 +206,48 @@ function instanceName(): SettingKind<string> {
     },
     write: String,
   };
+}
+
+/** `true` or `false`, or their text; `1` or `0` as the functions' environment holds it. */
+function flag(): SettingKind<boolean> {
+  return {
+    read(raw) {
+      if (typeof raw === 'boolean') return raw;
+      if (raw === 'true' || raw === '1') return true;
+      if (raw === 'false' || raw === '0') return false;
+      throw new SettingProblem(`must be true or false (1 or 0), got ${JSON.stringify(raw)}`);
+    },
+    write: (value) => (value ? '1' : '0'),
+  };
+}
+
+/**
+ * `*` or origins as browsers send them (lambdas/http/cors.ts): a list, or its text as `-c` and
+ * environment variables give it, comma-separated or a JSON array. Held as a frozen list.
+ */
+function origins(): SettingKind<readonly string[]> {
+  return {
+    read(raw) {
+      const fail = (message: string): never => {
+        throw new SettingProblem(message);
+      };
+      return Object.freeze([...parseCorsOrigins(originList(raw), fail)]);
+    },
+    write: (value) => value.join(','),
+  };
+}
+
+function originList(raw: unknown): readonly unknown[] {
+  if (Array.isArray(raw)) return raw;
+  if (typeof raw !== 'string') throw new SettingProblem(`must be "*" or a list of origins, got ${JSON.stringify(raw)}`);
+  if (!raw.trim().startsWith('[')) return raw.split(',').map((origin) => origin.trim());
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (Array.isArray(parsed)) return parsed;
+  } catch {
+    // Reported below, as any other malformed list.
+  }
+  throw new SettingProblem('must be "*" or a JSON array of origins');
 }
 
 function choice<C extends string>(values: readonly C[]): SettingKind<C> {

@@ -130,6 +130,7 @@ export class Modelgate extends Construct {
     const { catalog, tokenExchange, jwks, management, inference, settingsPage } = functions;
     const api = new Api(this, 'Api', {
       stageName: settings.stageName,
+      corsAllowedOrigins: settings.corsAllowedOrigins,
       functions: { catalog, tokenExchange, jwks, management, inference, settingsPage },
       ...accountLogging(this, props.cloudWatchRole ?? true),
     });
@@ -145,6 +146,7 @@ export class Modelgate extends Construct {
     this.apiUrl = settings.apiBaseUrl || (origin ? `${origin}${API_BASE_PATH}` : api.restApi.urlForPath(API_BASE_PATH));
     this.settingsPageUrl = origin ? `${origin}${settingsPagePath()}` : api.restApi.urlForPath(settingsPagePath());
     nameTheIssuer(functions, settings, settings.apiBaseUrl || (origin ? `${origin}${API_BASE_PATH}` : stageUrl(api, settings.stageName)));
+    nameTheAllowedOrigins(functions, settings);
 
     const firewall = new Firewall(this, 'Firewall', {
       stage: api.deploymentStage,
@@ -152,6 +154,7 @@ export class Modelgate extends Construct {
       tokenEndpointPath: tokenEndpointPath(),
       tokenRateLimit: settings.wafTokenRateLimit,
       generalRateLimit: settings.wafGeneralRateLimit,
+      corsAllowedOrigins: settings.corsAllowedOrigins,
     });
     this.webAcl = firewall.webAcl;
     new ServiceAlarms(this, 'Alarms', {
@@ -228,6 +231,14 @@ function nameTheIssuer(functions: ServiceFunctions, settings: ModelgateSettings,
   }
 }
 
+/** Every function answering under the API base path names the origins its answers may be read from (lambdas/http/cors.ts). */
+function nameTheAllowedOrigins(functions: ServiceFunctions, settings: ModelgateSettings): void {
+  const cors = settingsEnvironment(settings, ['corsAllowedOrigins']);
+  for (const fn of [functions.catalog, functions.tokenExchange, functions.jwks, functions.management, functions.inference]) {
+    for (const [name, value] of Object.entries(cors)) fn.addEnvironment(name, value);
+  }
+}
+
 /**
  * One function per concern, each with exactly the tables, items and key operations it uses.
  * Every function that authenticates callers reads the keys table: API keys, and the
@@ -238,8 +249,10 @@ function serviceFunctions(scope: Construct, tables: Tables, signingKey: SigningK
     new ServiceFunction(scope, id, { entry: functionEntry(name), stageName: settings.stageName, logLevel: settings.logLevel, ...options });
   const catalog = serviceFunction('Catalog', 'catalog', {
     description: 'GET /models/user: the model catalog as one caller may use it',
+    // Holds the whole catalog in memory and filters it per request (lib/function-memory.ts).
     memorySize: memoryOf('catalog'),
-    environment: settingsEnvironment(settings, CATALOG_SETTINGS),
+    // The public catalog may answer without a credential (SPEC 4.1).
+    environment: settingsEnvironment(settings, [...CATALOG_SETTINGS, 'publicCatalog']),
   })
     .bindTable(tables.get('models'), 'read')
     .bindTable(tables.get('keys'), 'read')

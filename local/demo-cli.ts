@@ -1,5 +1,6 @@
 import { quietSdkNodeNotice } from './sdk-node-notice';
 import { DemoError, runDemo, tryItYourself } from './demo';
+import { localDataDir } from './environment';
 
 /**
  * `npm run demo`: workload identity federation end to end against the running `npm start`
@@ -8,7 +9,7 @@ import { DemoError, runDemo, tryItYourself } from './demo';
  */
 async function main(): Promise<void> {
   quietSdkNodeNotice();
-  const dataDir = process.env.MODELGATE_DATA_DIR || '.local';
+  const dataDir = localDataDir(process.env);
   const serve = process.argv.slice(2).includes('--serve');
   const result = await runDemo({ dataDir, out: (line) => console.log(line) });
   if (!serve) {

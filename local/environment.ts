@@ -8,18 +8,32 @@ import type { LocalRuntimeOptions } from './runtime';
  * - `PORT` (default 8787) and `MODELGATE_DATA_DIR` (default `.local`);
  * - `MODELGATE_ALLOW_LOOPBACK_ISSUERS=0` judges issuer hosts as a deployed stack does;
  * - `MODELGATE_EXCHANGE_LIMIT`: the setting `exchangeRateLimit`, token exchanges per address per
- *   minute (default and range of the table, lambdas/settings.ts).
+ *   minute (default and range of the table, lambdas/settings.ts);
+ * - `MODELGATE_PUBLIC_CATALOG=1`: the setting `publicCatalog`, the public catalog answers callers
+ *   without a key, as `modelgate:publicCatalog` does in AWS;
+ * - `MODELGATE_CORS_ALLOWED_ORIGINS`: the setting `corsAllowedOrigins`, `*` (the default) or a
+ *   comma-separated list of origins, as `modelgate:corsAllowedOrigins`.
  * A malformed value fails the start with a message naming it.
  */
 export function localRuntimeOptionsFromEnvironment(
   env: NodeJS.ProcessEnv,
-): Required<Pick<LocalRuntimeOptions, 'port' | 'dataDir' | 'allowLoopbackIssuers' | 'exchangeRateLimit'>> {
+): Required<Pick<LocalRuntimeOptions, 'port' | 'dataDir' | 'allowLoopbackIssuers' | 'exchangeRateLimit' | 'publicCatalog' | 'corsAllowedOrigins'>> {
   return {
     port: parseInteger(env, 'PORT', 8787, 0, 65535, 'a port number'),
-    dataDir: env.MODELGATE_DATA_DIR || '.local',
+    dataDir: localDataDir(env),
     allowLoopbackIssuers: env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0',
     exchangeRateLimit: readSetting(env, 'MODELGATE_EXCHANGE_LIMIT', SETTINGS.exchangeRateLimit),
+    publicCatalog: readSetting(env, 'MODELGATE_PUBLIC_CATALOG', SETTINGS.publicCatalog),
+    corsAllowedOrigins: readSetting(env, 'MODELGATE_CORS_ALLOWED_ORIGINS', SETTINGS.corsAllowedOrigins),
   };
+}
+
+/**
+ * The data folder every command uses (`npm start`, `npm run demo`, `npm run ops`):
+ * `MODELGATE_DATA_DIR`, `.local` when unset.
+ */
+export function localDataDir(env: NodeJS.ProcessEnv): string {
+  return env.MODELGATE_DATA_DIR || '.local';
 }
 
 function parseInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number, what: string): number {

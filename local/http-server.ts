@@ -4,10 +4,12 @@ import { Writable, type Duplex } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { PayloadTooLargeError } from '../lambdas/errors';
 import { toErrorBody } from '../lambdas/http/api-errors';
+import { ANY_ORIGIN, corsHeaders, preflightHeaders } from '../lambdas/http/cors';
 import { isStreamingHandler, type StreamingHandler } from '../lambdas/http/streaming';
 import { toOAuthResponse } from '../lambdas/oauth/oauth-errors';
 import { tokenRequestTooLarge } from '../lambdas/oauth/token-request';
-import { API_BASE_PATH, matchRoute, resourcePath, type FunctionId, type RouteDefinition } from '../lambdas/routes';
+import { API_BASE_PATH, PAGES_BASE_PATH, matchRoute, resourcePath, servedMethods, type FunctionId, type RouteDefinition } from '../lambdas/routes';
+import type { RouteMatch } from '../lambdas/routes';
 import { requestScope } from './aws-calls';
 
 export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -67,21 +69,29 @@ export interface LocalApiServerOptions {
    * context tracking slows every promise of the process. @default false
    */
   scopeRequests?: boolean;
+  /**
+   * The origins whose pages may call the API, as the functions are told them: the server's own
+   * answers (preflights, unknown paths) name them as API Gateway's do. @default ['*']
+   */
+  corsAllowedOrigins?: readonly string[];
 }
 
 export function createLocalApiServer(
   handlers: Readonly<Record<FunctionId, FunctionHandler>> | Promise<Readonly<Record<FunctionId, FunctionHandler>>>,
-  { stage = 'local', observe, scopeRequests = false }: LocalApiServerOptions = {},
+  { stage = 'local', observe, scopeRequests = false, corsAllowedOrigins = [ANY_ORIGIN] }: LocalApiServerOptions = {},
 ): LocalApiServer {
   const pending = new Set<Promise<void>>();
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (request, response) => {
     // Handlers built once the port is bound (the API base URL is their issuer): a request that
     // comes first waits for them.
     const invocation = Promise.resolve(handlers)
-      .then((ready) => serve(request, response, ready, stage, observe, scopeRequests))
+      .then((ready) => serve(request, response, ready, { stage, observe, scopeRequests, corsAllowedOrigins }))
       .catch((error: Error) => {
         console.error(JSON.stringify({ level: 'error', message: 'local server error', error: error.message }));
-        if (!response.headersSent) send(response, { statusCode: 500, body: errorBody(500, 'Internal Server Error') });
+        if (!response.headersSent) {
+          const cors = gatewayCors(new URL(request.url ?? '/', 'http://local').pathname, request.headers.origin, corsAllowedOrigins);
+          send(response, { statusCode: 500, headers: cors, body: errorBody(500, 'Internal Server Error') });
+        }
         else response.end();
       })
       .finally(() => pending.delete(invocation));
@@ -119,24 +129,58 @@ function answerClientError(error: NodeJS.ErrnoException & { bytesParsed?: number
   );
 }
 
+/**
+ * What API Gateway answers itself, before any function: an unknown path, a method the resource
+ * does not serve, a preflight of an API resource (as the stack's mock integrations do), each
+ * naming the allowed origin on API paths (the settings page is same-origin only). Undefined
+ * when a function serves the request.
+ */
+function gatewayAnswer(
+  method: string,
+  path: string,
+  origin: string | undefined,
+  allowedOrigins: readonly string[],
+): { match: RouteMatch } | { answer: Parameters<typeof send>[1] } {
+  const cors = gatewayCors(path, origin, allowedOrigins);
+  const match = matchRoute(method, path);
+  if (!match) return { answer: { statusCode: 404, headers: cors, body: errorBody(404, 'Resource not found') } };
+  if ('route' in match) return { match };
+  const methods = servedMethods(match.allowed);
+  if (method === 'OPTIONS' && !path.startsWith(`${PAGES_BASE_PATH}/`)) {
+    return { answer: { statusCode: 204, headers: preflightHeaders(allowedOrigins, origin, methods), body: '' } };
+  }
+  return { answer: { statusCode: 405, headers: { ...cors, Allow: methods.join(', ') }, body: errorBody(405, 'Method not allowed') } };
+}
+
+/** The CORS headers of the server's own answers: on API paths; the settings page is same-origin only. */
+function gatewayCors(path: string, origin: string | undefined, allowedOrigins: readonly string[]): Record<string, string> {
+  return path.startsWith(`${PAGES_BASE_PATH}/`) ? {} : corsHeaders(allowedOrigins, origin);
+}
+
+interface ServeOptions {
+  stage: string;
+  observe: ExchangeObserver | undefined;
+  scopeRequests: boolean;
+  corsAllowedOrigins: readonly string[];
+}
+
 async function serve(
   request: IncomingMessage,
   response: ServerResponse,
   handlers: Readonly<Record<FunctionId, FunctionHandler>>,
-  stage: string,
-  observe: ExchangeObserver | undefined,
-  scopeRequests: boolean,
+  { stage, observe, scopeRequests, corsAllowedOrigins }: ServeOptions,
 ): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://local');
   const method = request.method ?? 'GET';
-  const match = matchRoute(method, url.pathname);
-  if (!match) return send(response, { statusCode: 404, body: errorBody(404, 'Resource not found') });
-  if (!('route' in match)) {
-    return send(response, { statusCode: 405, headers: { Allow: match.allowed.join(', ') }, body: errorBody(405, 'Method not allowed') });
-  }
+  const gateway = gatewayAnswer(method, url.pathname, request.headers.origin, corsAllowedOrigins);
+  if ('answer' in gateway) return send(response, gateway.answer);
+  const { match } = gateway;
 
   const body = await readBody(request);
-  if (body === undefined) return send(response, bodyTooLarge(match.route), { close: true });
+  if (body === undefined) {
+    const refusal = bodyTooLarge(match.route);
+    return send(response, { ...refusal, headers: { ...refusal.headers, ...corsHeaders(corsAllowedOrigins, request.headers.origin) } }, { close: true });
+  }
   if (observe) recordAnswer(response, (status, answer, contentType) =>
     observe({
       method,

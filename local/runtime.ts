@@ -195,7 +195,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     // A start that fails rejects it; requests waiting on it answer 500, none is left unhandled.
     handlers.catch(() => undefined);
-    const server = createLocalApiServer(handlers, { observe: options.observe, scopeRequests: options.observeAwsCalls !== undefined });
+    const server = createLocalApiServer(handlers, {
+      observe: options.observe,
+      scopeRequests: options.observeAwsCalls !== undefined,
+      corsAllowedOrigins: settings.corsAllowedOrigins,
+    });
     const baseUrl = await listen(server, options.port ?? 8787, options.host ?? '127.0.0.1');
     try {
       handlersReady(await buildHandlers(contextOf, telemetryOf, { ...settings, apiBaseUrl: baseUrl }, dataDir, options));

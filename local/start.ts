@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { quietSdkNodeNotice } from './sdk-node-notice';
 import { localRuntimeOptionsFromEnvironment } from './environment';
 import { AlreadyRunningError } from './instance-lock';
@@ -33,7 +34,8 @@ async function main(): Promise<void> {
   }
   console.log(`modelgate listening on ${runtime.baseUrl}`);
   console.log(`demo organization and keys: ${options.dataDir}/demo.json`);
-  console.log(`try: curl -H "Authorization: Bearer $(node -p "require('./.local/demo.json').keys.workspace")" ${runtime.baseUrl}/models/user?limit=3`);
+  const demoFile = join(runtime.dataDir, 'demo.json');
+  console.log(`try: curl -H "Authorization: Bearer $(node -p "require('${demoFile}').keys.workspace")" ${runtime.baseUrl}/models/user?limit=3`);
 }
 
 main().catch((error: Error) => {

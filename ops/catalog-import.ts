@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validatePricing } from '../lambdas/catalog/pricing';
 import { deriveCatalogEntries, type EndpointsExcerptFile, type ModelStatsFile, type SeedSources } from './seed-endpoints';
-import type { CatalogEntry, ProviderEndpoint, PublicModel, PublicPricing } from '../lambdas/catalog/types';
+import { MODEL_CATEGORIES, type CatalogEntry, type ModelCategory, type ProviderEndpoint, type PublicModel, type PublicPricing } from '../lambdas/catalog/types';
 import { DATA_DIR } from '../local/seed';
 
 /**
@@ -23,6 +23,7 @@ export interface ImportItem {
   endpoints?: ProviderEndpoint[];
   popularity?: number;
   weeklyTokens?: number;
+  categories?: ModelCategory[];
 }
 
 export interface ImportPlan {
@@ -44,7 +45,7 @@ export function loadSeedSources(dir: string = DATA_DIR): SeedSources {
   };
 }
 
-const ENTRY_FIELDS = ['model', 'endpoints', 'popularity', 'weeklyTokens'];
+const ENTRY_FIELDS = ['model', 'endpoints', 'popularity', 'weeklyTokens', 'categories'];
 
 /** Reads the file's parsed JSON into import items; any problem rejects the whole file. */
 export function readCatalogFile(value: unknown): { items: ImportItem[]; problems: ImportProblem[] } {
@@ -89,6 +90,7 @@ export function readCatalogFile(value: unknown): { items: ImportItem[]; problems
             endpoints: (entry.endpoints as ProviderEndpoint[] | undefined)?.length ? (entry.endpoints as ProviderEndpoint[]) : undefined,
             popularity: entry.popularity as number | undefined,
             weeklyTokens: entry.weeklyTokens as number | undefined,
+            categories: entry.categories as ModelCategory[] | undefined,
           }
         : { model: model as PublicModel },
     );
@@ -136,6 +138,7 @@ export function planCatalogImport(
         endpoints,
         popularity: item.popularity ?? existing?.popularity ?? derived!.popularity,
         weeklyTokens: item.weeklyTokens ?? existing?.weeklyTokens ?? derived!.weeklyTokens,
+        ...categoriesOf(item.categories ?? existing?.categories),
       },
     });
   });
@@ -247,11 +250,19 @@ export function checkModel(model: unknown): string[] {
   return problems;
 }
 
+/** The use cases `GET /models?category=` selects by, when the entry has any. */
+function categoriesOf(categories: readonly ModelCategory[] | undefined): Pick<CatalogEntry, 'categories'> {
+  return categories && categories.length > 0 ? { categories: [...new Set(categories)] } : {};
+}
+
 function checkEntryFields(entry: Record<string, unknown>): string[] {
   const problems = Object.keys(entry)
     .filter((field) => !ENTRY_FIELDS.includes(field))
     .map((field) => `${field}: is not a catalog entry field (${ENTRY_FIELDS.join(', ')})`);
   problems.push(...checkFields(entry, '', {}, { popularity: count, weeklyTokens: count }));
+  if (entry.categories !== undefined && !(Array.isArray(entry.categories) && entry.categories.every((c) => MODEL_CATEGORIES.includes(c)))) {
+    problems.push(`categories: must be an array of ${MODEL_CATEGORIES.join(', ')}`);
+  }
   if (entry.endpoints !== undefined) {
     if (!Array.isArray(entry.endpoints)) problems.push('endpoints: must be an array');
     else entry.endpoints.forEach((endpoint, i) => problems.push(...checkEndpoint(endpoint, `endpoints[${i}].`)));

@@ -75,7 +75,7 @@ export type CommandAction = (ctx: OpsContext) => Promise<void>;
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec & { short?: string }>> = {
   json: { type: 'boolean', help: 'print machine-readable JSON on stdout' },
   aws: { type: 'boolean', help: 'use a deployed stack (KEYS_TABLE, MODELS_TABLE, default AWS credentials)' },
-  'data-dir': { type: 'string', value: 'dir', help: 'the local service data directory holding runtime.json (default .local)' },
+  'data-dir': { type: 'string', value: 'dir', help: 'the local service data directory holding runtime.json (default MODELGATE_DATA_DIR, else .local)' },
   help: { type: 'boolean', short: 'h', help: 'show help' },
 };
 

@@ -23,8 +23,8 @@ export type Connect = (flags: GlobalFlags) => Promise<ConnectedServices>;
 const TARGET_HELP = [
   'Target:',
   '  By default the local service (npm start): the CLI reads runtime.json in the data directory',
-  '  (.local, or --data-dir) and connects to the embedded DynamoDB it names.',
-  '  With --aws, or when KEYS_TABLE or MODELS_TABLE is set (and no --data-dir), a deployed stack:',
+  '  (--data-dir, else MODELGATE_DATA_DIR, else .local) and connects to the embedded DynamoDB it names.',
+  '  With --aws, or when KEYS_TABLE or MODELS_TABLE is set (and no data directory named), a deployed stack:',
   '  the default AWS credential chain (AWS_PROFILE, AWS_REGION, ...) and the table names in',
   '  KEYS_TABLE and MODELS_TABLE, as the stack outputs KeysTableName and ModelsTableName give them',
   '  (issuer and policy commands also need POLICIES_TABLE, the output PoliciesTableName).',

@@ -17,6 +17,7 @@ import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
 import { LOCAL_AWS_ENV } from '../local/embedded-dynamodb';
 import { RUNTIME_FILE } from '../local/files';
 import type { GlobalFlags } from './command';
+import { localDataDir } from '../local/environment';
 import { OperationError, UsageError } from './errors';
 import type { ConnectedServices } from './run';
 
@@ -31,12 +32,14 @@ const POLICIES = TABLE_SCHEMAS.policies;
 
 /**
  * The target the flags select: a deployed stack with `--aws`, or when its table variables
- * are set and no `--data-dir` is given; otherwise the local runtime.
+ * are set and no local data folder is named; otherwise the local runtime, whose data folder is
+ * `--data-dir`, else `MODELGATE_DATA_DIR` as every command reads it (local/environment.ts).
  */
 export async function connectTarget(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env): Promise<ConnectedServices> {
   if (flags.aws && flags.dataDir !== undefined) throw new UsageError('--aws and --data-dir exclude each other');
-  const useAws = flags.aws || (flags.dataDir === undefined && (env[KEYS.envVar] !== undefined || env[MODELS.envVar] !== undefined));
-  return useAws ? connectAws(env) : connectLocal(flags.dataDir ?? '.local');
+  const namedLocal = flags.dataDir !== undefined || Boolean(env.MODELGATE_DATA_DIR);
+  const useAws = flags.aws || (!namedLocal && (env[KEYS.envVar] !== undefined || env[MODELS.envVar] !== undefined));
+  return useAws ? connectAws(env) : connectLocal(flags.dataDir ?? localDataDir(env));
 }
 
 /** A deployed stack: default credential chain, table names from the environment. */

@@ -36,13 +36,15 @@ const ROOTS = [
   'BulkUnassignKeysResponse',
   'ListKeyAssignmentsResponse',
   'ActivityResponse',
+  'ModelsCountResponse',
+  'ModelResponse',
 ];
 
 /** The answer of `POST /chat/completions`, JSON and streamed. */
 export const COMPLETION_ROOTS = ['ChatResult', 'ChatStreamChunk'];
 
 /** `METHOD path part`: part is `request` or a status. */
-export const INLINE = ['GET /keys 200', 'POST /keys request', 'POST /keys 201', 'GET /keys/{hash} 200', 'PATCH /keys/{hash} request', 'PATCH /keys/{hash} 200', 'DELETE /keys/{hash} 200', 'GET /key 200'];
+export const INLINE = ['GET /keys 200', 'POST /keys request', 'POST /keys 201', 'GET /keys/{hash} 200', 'PATCH /keys/{hash} request', 'PATCH /keys/{hash} 200', 'DELETE /keys/{hash} 200', 'GET /key 200', 'GET /providers 200'];
 
 type Json = Record<string, any>;
 const root = join(__dirname, '..');

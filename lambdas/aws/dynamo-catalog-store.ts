@@ -44,6 +44,7 @@ export class DynamoCatalogStore implements CatalogStore {
             endpoints: item.endpoints as CatalogEntry['endpoints'],
             popularity: item.popularity as number,
             weeklyTokens: item.weeklyTokens as number,
+            ...(item.categories ? { categories: item.categories as CatalogEntry['categories'] } : {}),
           },
         });
       }
@@ -72,6 +73,7 @@ export class DynamoCatalogStore implements CatalogStore {
             endpoints: entry.endpoints,
             popularity: entry.popularity,
             weeklyTokens: entry.weeklyTokens,
+            ...(entry.categories?.length ? { categories: entry.categories } : {}),
           },
         },
       })),

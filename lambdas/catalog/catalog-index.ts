@@ -2,7 +2,9 @@ import { API_BASE_PATH } from '../routes';
 import { endpointTraits, type CallerPolicy } from './caller-policy';
 import type { CatalogQuery, CatalogSort } from './catalog-query';
 import { endpointKeys, SORT_KEYS, sortOrder, type SortFields } from './catalog-sort';
-import { OUTPUT_MODALITIES, type CatalogEntry, type OutputModality, type ProviderEndpoint, type PublicModel } from './types';
+import { filterFields, modalityBits, type FilterFields } from './model-filter';
+import { providersDataJson } from './providers';
+import type { CatalogEntry, ProviderEndpoint, PublicModel } from './types';
 
 interface IndexedEntry extends SortFields {
   entry: CatalogEntry;
@@ -55,9 +57,9 @@ export interface ListResult {
  */
 export class CatalogIndex {
   private readonly entries: IndexedEntry[];
-  private readonly byId = new Map<string, IndexedEntry>();
-  /** The models sharing each canonical slug, in default order. */
-  private readonly bySlug = new Map<string, IndexedEntry[]>();
+  private readonly byId = new Map<string, number>(); // positions in `entries`
+  /** The positions of the models sharing each canonical slug, in default order. */
+  private readonly bySlug = new Map<string, number[]>();
   private readonly recentLists = new Map<string, KeptList>();
   private keptBytes = 0;
   /**
@@ -71,8 +73,11 @@ export class CatalogIndex {
   private readonly endpointContexts: Float64Array;
   private readonly endpointTraitIds: Int32Array;
   private readonly traitEndpoints: ProviderEndpoint[] = [];
+  /** What the public catalog's filters read (`GET /models`), by model position; see {@link ModelFilter}. */
+  private readonly filterFields: FilterFields;
   /** The list being filtered, copied out at its length. */
   private readonly scratchModels: Int32Array;
+  private providersJson: string | undefined; // `GET /providers`, built on first use
 
   constructor(
     catalog: readonly CatalogEntry[],
@@ -103,18 +108,19 @@ export class CatalogIndex {
       }
     });
     this.firstEndpoints[this.entries.length] = next;
-    for (const indexed of this.entries) {
+    this.filterFields = filterFields(catalog);
+    this.entries.forEach((indexed, position) => {
       const { id, canonical_slug: slug } = indexed.entry.model;
-      this.byId.set(id, indexed);
+      this.byId.set(id, position);
       const sharing = this.bySlug.get(slug);
-      if (sharing) sharing.push(indexed);
-      else this.bySlug.set(slug, [indexed]);
-    }
+      if (sharing) sharing.push(position);
+      else this.bySlug.set(slug, [position]);
+    });
     // Variants (`:free`, `:batch`) share their base model's canonical slug, so a link by slug
     // would show the base model: their `links.details` names their own id instead.
-    for (const indexed of this.entries) {
+    for (const [position, indexed] of this.entries.entries()) {
       const { id, canonical_slug: slug } = indexed.entry.model;
-      if (this.bySlug.get(slug)![0] !== indexed && id !== slug) {
+      if (this.bySlug.get(slug)![0] !== position && id !== slug) {
         const model = { ...indexed.entry.model, links: { details: `${API_BASE_PATH}/models/${id}/endpoints` } };
         indexed.entry = { ...indexed.entry, model };
       }
@@ -202,7 +208,7 @@ export class CatalogIndex {
    */
   private filteredAndSorted(policy: CallerPolicy, query: CatalogQuery): KeptList {
     const modalities = query.outputModalities ? modalityBits(query.outputModalities) : null;
-    const key = `${policy.key}|${modalities ?? 'all'}|${query.sort ?? ''}`;
+    const key = `${policy.key}|${modalities ?? 'all'}|${query.sort ?? ''}${query.filter ? `|${JSON.stringify(query.filter)}` : ''}`;
     const kept = this.recentLists.get(key);
     if (kept) {
       // Map order is insertion order: re-inserting marks the list as most recently used.
@@ -210,7 +216,7 @@ export class CatalogIndex {
       this.recentLists.set(key, kept);
       return kept;
     }
-    const list = this.filtered(policy, modalities);
+    const list = this.filtered(policy, modalities, query.filter && this.filterFields.matcher(query.filter));
     if (query.sort) this.sortList(list, query.sort);
     this.recentLists.set(key, list);
     if (this.recentLists.size > RECENT_LISTS) {
@@ -226,7 +232,7 @@ export class CatalogIndex {
    * without output modalities), in the default order, each with its routing-preferred
    * endpoint and the longest context it can reach.
    */
-  private filtered(policy: CallerPolicy, modalities: number | null): KeptList {
+  private filtered(policy: CallerPolicy, modalities: number | null, matches?: (position: number) => boolean): KeptList {
     const { entries, firstEndpoints, endpointTraitIds, scratchModels: models } = this;
     // A policy deciding by traits is asked once per distinct traits, not once per endpoint.
     const allowedTraits = policy.decidesByTraits ? Uint8Array.from(this.traitEndpoints, (e) => (policy.allowsEndpoint(e) ? 1 : 0)) : null;
@@ -238,6 +244,7 @@ export class CatalogIndex {
     for (let position = 0; position < entries.length; position++) {
       if (modalities !== null && (this.modalities[position]! & modalities) === 0) continue;
       if (!everyModel && !policy.allowsModel(entries[position]!.entry.model)) continue;
+      if (matches && !matches(position)) continue;
       const end = firstEndpoints[position + 1]!;
       let i = firstEndpoints[position]!;
       // Inlined `topEndpoint` for the common policy: this loop is a new caller's whole cost.
@@ -262,17 +269,41 @@ export class CatalogIndex {
 
   /** One model by id or canonical slug, with the endpoints this caller may reach. */
   endpointsFor(slug: string, policy: CallerPolicy): { model: PublicModel; endpoints: ProviderEndpoint[] } | undefined {
-    // Ids win over canonical slugs: variants (`:free`, `:batch`) share their base model's slug.
-    // A slug is the first model holding it that this caller can use: a listed variant's
-    // `links.details` (its canonical slug) resolves even when the base model is filtered out.
+    const position = this.find(slug, policy);
+    if (position === undefined) return undefined;
+    const { model, endpoints } = this.entries[position]!.entry;
+    return { model, endpoints: endpoints.filter((e) => policy.allowsEndpoint(e)) };
+  }
+
+  /** One model by id or canonical slug as this caller sees it, serialized as a listing shows it. */
+  modelJson(slug: string, policy: CallerPolicy): string | undefined {
+    const position = this.find(slug, policy);
+    if (position === undefined) return undefined;
+    const { endpoints } = this.entries[position]!.entry;
+    const first = this.firstEndpoints[position]!;
+    return this.serializeView(position, (endpoint) => policy.allowsEndpoint(endpoints[endpoint - first]!));
+  }
+
+  /**
+   * The position of the model a slug names for this caller, if it may use it and reach one of
+   * its endpoints. Ids win over canonical slugs: variants (`:free`, `:batch`) share their base
+   * model's slug. A slug is the first model holding it that this caller can use: a listed
+   * variant's `links.details` (its canonical slug) resolves even when the base model is
+   * filtered out.
+   */
+  private find(slug: string, policy: CallerPolicy): number | undefined {
     const byId = this.byId.get(slug);
-    const candidates = byId ? [byId] : (this.bySlug.get(slug) ?? []);
-    for (const indexed of candidates) {
-      if (!policy.allowsModel(indexed.entry.model)) continue;
-      const endpoints = indexed.entry.endpoints.filter((e) => policy.allowsEndpoint(e));
-      if (endpoints.length > 0) return { model: indexed.entry.model, endpoints };
-    }
-    return undefined;
+    const candidates = byId !== undefined ? [byId] : (this.bySlug.get(slug) ?? []);
+    return candidates.find((position) => {
+      const { model, endpoints } = this.entries[position]!.entry;
+      return policy.allowsModel(model) && endpoints.some((e) => policy.allowsEndpoint(e));
+    });
+  }
+
+  /** The `data` of `GET /providers`, serialized once per catalog version. */
+  providersDataJson(): string {
+    this.providersJson ??= providersDataJson(this.entries.map((indexed) => indexed.entry));
+    return this.providersJson;
   }
 
   /** Bytes of the answers kept with recent lists, at most the budget (for tests and the benchmark). */
@@ -366,12 +397,4 @@ function serializeView(indexed: IndexedEntry, topIndex: number, contextLength: n
 /** One number for a view's variant: context lengths are integers far below 2^32, endpoints per model below 2^20. */
 function variantKey(topIndex: number, contextLength: number): number {
   return topIndex * 2 ** 32 + contextLength;
-}
-
-const MODALITY_BIT = new Map<string, number>(OUTPUT_MODALITIES.map((modality, i) => [modality, 1 << i]));
-
-function modalityBits(modalities: Iterable<OutputModality>): number {
-  let bits = 0;
-  for (const modality of modalities) bits |= MODALITY_BIT.get(modality) ?? 0;
-  return bits;
 }

@@ -1,8 +1,15 @@
 import { invalidParameter } from '../errors';
 import { queryValues, validated, type QueryString } from '../openapi/request-validation';
-import { getUserModelsQuery } from '../openapi/validators/catalog.generated';
-import { CATALOG_QUERY_PARAMETERS, DEFAULT_LIMIT, SORT_ALIASES, type CatalogSort } from './query-parameters';
-import { OUTPUT_MODALITIES, type OutputModality } from './types';
+import { getModelsQuery, getUserModelsQuery, listModelsCountQuery } from '../openapi/validators/catalog.generated';
+import {
+  CATALOG_QUERY_PARAMETERS,
+  DEFAULT_LIMIT,
+  MODEL_COUNT_QUERY_PARAMETERS,
+  MODEL_LIST_QUERY_PARAMETERS,
+  SORT_ALIASES,
+  type CatalogSort,
+} from './query-parameters';
+import { OUTPUT_MODALITIES, type ModelCategory, type OutputModality, type SupportedParameter } from './types';
 
 export { DEFAULT_LIMIT, MAX_LIMIT, SORTS, SORT_ALIASES, type CatalogSort } from './query-parameters';
 
@@ -12,6 +19,17 @@ export interface CatalogQuery {
   sort: CatalogSort | null;
   /** null: the full list (SPEC 4.1 rule 1, both offset and limit omitted). */
   page: { offset: number; limit: number } | null;
+  /** The public catalog's filters (`GET /models`); none on the per-caller list. */
+  filter?: ModelFilter;
+}
+
+/** What `GET /models` narrows the list to, beside the modalities; each member absent when not asked. */
+export interface ModelFilter {
+  readonly category?: ModelCategory;
+  /** Every one of them among the model's `supported_parameters`. */
+  readonly parameters?: readonly SupportedParameter[];
+  /** Lowercase; held by the model's id, canonical slug or name. */
+  readonly search?: string;
 }
 
 /**
@@ -21,10 +39,40 @@ export interface CatalogQuery {
  * add some.
  */
 export function parseCatalogQuery(queryString: QueryString): CatalogQuery {
-  const values = queryValues(queryString, CATALOG_QUERY_PARAMETERS);
+  return listQuery(validated(getUserModelsQuery, listValues(queryString, CATALOG_QUERY_PARAMETERS)));
+}
+
+/**
+ * `GET /models`: the same parameters, and the public catalog's filters (`category`,
+ * `supported_parameters`, `q`). An empty filter value filters nothing.
+ */
+export function parseModelListQuery(queryString: QueryString): CatalogQuery {
+  const values = listValues(queryString, MODEL_LIST_QUERY_PARAMETERS);
+  for (const name of ['category', 'supported_parameters', 'q']) if (typeof values[name] === 'string' && values[name].trim() === '') delete values[name];
+  const query = validated(getModelsQuery, values);
+  const search = query.q?.trim().toLowerCase();
+  const filter: ModelFilter = {
+    ...(query.category ? { category: query.category } : {}),
+    ...(query.supported_parameters ? { parameters: query.supported_parameters.split(',').map((name) => name.trim() as SupportedParameter) } : {}),
+    ...(search ? { search } : {}),
+  };
+  return { ...listQuery(query), ...(Object.keys(filter).length > 0 ? { filter } : {}) };
+}
+
+/** `GET /models/count`: the models of the modalities asked, counted whole. */
+export function parseModelCountQuery(queryString: QueryString): CatalogQuery {
+  const query = validated(listModelsCountQuery, queryValues(queryString, MODEL_COUNT_QUERY_PARAMETERS));
+  return { outputModalities: parseModalities(query.output_modalities), sort: null, page: null };
+}
+
+function listValues(queryString: QueryString, parameters: Parameters<typeof queryValues>[1]): Record<string, any> {
+  const values = queryValues(queryString, parameters);
   // An empty sort means the catalog order.
   if (values.sort === '') delete values.sort;
-  const query = validated(getUserModelsQuery, values);
+  return values;
+}
+
+function listQuery(query: { offset?: number | null; limit?: number; sort?: string; output_modalities?: string }): CatalogQuery {
   const { offset, limit } = query;
   const page = offset == null && limit === undefined ? null : { offset: offset ?? 0, limit: limit ?? DEFAULT_LIMIT };
   const sort = query.sort === undefined ? null : Object.hasOwn(SORT_ALIASES, query.sort) ? SORT_ALIASES[query.sort]! : (query.sort as CatalogSort);

@@ -1,9 +1,10 @@
 import { invalid } from '../openapi/json-schema';
-import { OUTPUT_MODALITIES } from './types';
+import { MODEL_CATEGORIES, OUTPUT_MODALITIES, SUPPORTED_PARAMETERS } from './types';
 
 /**
- * The query parameters of `GET /models/user` (SPEC 4.1, 8), as its route declares them: data
- * apart from the parser (catalog-query.ts), so the route registry loads no validator.
+ * The query parameters of `GET /models/user` (SPEC 4.1, 8) and of the public catalog's
+ * `GET /models` and `GET /models/count`, as their routes declare them: data apart from the
+ * parser (catalog-query.ts), so the route registry loads no validator.
  */
 
 /** SPEC 4.1 sort values; the arena order has a neutral and a wire name (DESIGN.md). */
@@ -28,6 +29,19 @@ export const SORT_ALIASES: Readonly<Record<string, CatalogSort>> = { 'arena-elo-
 export const MAX_LIMIT = 1000;
 export const DEFAULT_LIMIT = 500;
 
+/** The longest `q` a search takes: longer than any model name or id. */
+export const SEARCH_MAX_LENGTH = 200;
+
+const OUTPUT_MODALITIES_PARAMETER = {
+  name: 'output_modalities',
+  // Read leniently (letter case and spaces around commas do not matter) by catalog-query.ts.
+  schema: { type: 'string' },
+  description: `\`all\` or a comma-separated list of output modalities (${OUTPUT_MODALITIES.join(', ')}); default \`text\`.`,
+} as const;
+
+/** One supported parameter, with the spaces a hand-written list may hold around commas. */
+const PARAMETER_NAME = `(${SUPPORTED_PARAMETERS.join('|')})`;
+
 export const CATALOG_QUERY_PARAMETERS = [
   {
     name: 'offset',
@@ -42,10 +56,32 @@ export const CATALOG_QUERY_PARAMETERS = [
     schema: { type: 'string', enum: [...SORTS, ...Object.keys(SORT_ALIASES)], ...invalid({ enum: `must be one of ${SORTS.join(', ')}` }) },
     description: 'Server-side order (SPEC 4.1); absent or empty: the catalog order.',
   },
+  OUTPUT_MODALITIES_PARAMETER,
+] as const;
+
+/** `GET /models`: the per-caller list's parameters, and the public catalog's filters. */
+export const MODEL_LIST_QUERY_PARAMETERS = [
+  ...CATALOG_QUERY_PARAMETERS,
   {
-    name: 'output_modalities',
-    // Read leniently (letter case and spaces around commas do not matter) by catalog-query.ts.
-    schema: { type: 'string' },
-    description: `\`all\` or a comma-separated list of output modalities (${OUTPUT_MODALITIES.join(', ')}); default \`text\`.`,
+    name: 'category',
+    schema: { type: 'string', enum: [...MODEL_CATEGORIES], ...invalid({ enum: `must be one of ${MODEL_CATEGORIES.join(', ')}` }) },
+    description: 'Only the models filed under this use case.',
+  },
+  {
+    name: 'supported_parameters',
+    schema: {
+      type: 'string',
+      pattern: `^ *${PARAMETER_NAME} *(, *${PARAMETER_NAME} *)*$`,
+      ...invalid({ pattern: `must be a comma-separated list of ${SUPPORTED_PARAMETERS.join(', ')}` }),
+    },
+    description: 'A comma-separated list of request parameters (SPEC 2.8): only the models that support every one.',
+  },
+  {
+    name: 'q',
+    schema: { type: 'string', maxLength: SEARCH_MAX_LENGTH, ...invalid({ maxLength: `must be at most ${SEARCH_MAX_LENGTH} characters` }) },
+    description: 'Free text: only the models whose id, canonical slug or name holds it, in any letter case.',
   },
 ] as const;
+
+/** `GET /models/count`. */
+export const MODEL_COUNT_QUERY_PARAMETERS = [OUTPUT_MODALITIES_PARAMETER] as const;

@@ -19,6 +19,54 @@ export const OUTPUT_MODALITIES = [
 ] as const;
 export type OutputModality = (typeof OUTPUT_MODALITIES)[number];
 
+/** SPEC 2.8: the values a model's `supported_parameters` may hold. */
+export const SUPPORTED_PARAMETERS = [
+  'temperature',
+  'top_p',
+  'top_k',
+  'min_p',
+  'top_a',
+  'frequency_penalty',
+  'presence_penalty',
+  'repetition_penalty',
+  'max_tokens',
+  'max_completion_tokens',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'prediction',
+  'seed',
+  'response_format',
+  'structured_outputs',
+  'stop',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'include_reasoning',
+  'reasoning',
+  'reasoning_effort',
+  'web_search_options',
+  'verbosity',
+] as const;
+export type SupportedParameter = (typeof SUPPORTED_PARAMETERS)[number];
+
+/** The use-case categories of the public catalog (`GET /models?category=`). */
+export const MODEL_CATEGORIES = [
+  'programming',
+  'roleplay',
+  'marketing',
+  'marketing/seo',
+  'technology',
+  'science',
+  'translation',
+  'legal',
+  'finance',
+  'health',
+  'trivia',
+  'academia',
+] as const;
+export type ModelCategory = (typeof MODEL_CATEGORIES)[number];
+
 export interface ModelArchitecture {
   modality: string | null;
   input_modalities: InputModality[];
@@ -183,4 +231,9 @@ export interface CatalogEntry {
   popularity: number;
   /** Tokens processed in the last week; `top-weekly` sorts by it. */
   weeklyTokens: number;
+  /**
+   * The use cases the operator files the model under (`ops catalog import`), which
+   * `GET /models?category=` selects by; none when absent.
+   */
+  categories?: ModelCategory[];
 }

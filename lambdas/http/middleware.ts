@@ -3,6 +3,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { powertools, requestLog } from '../observability/middleware';
 import type { Telemetry } from '../observability/telemetry';
 import { toErrorBody, type ErrorSerializerOptions } from './api-errors';
+import { corsHeaders } from './cors';
+import { header } from './request';
 import { json } from './responses';
 
 /** What a route handler is: a proxy event in, a proxy result out. */
@@ -23,15 +25,30 @@ export function apiErrors(telemetry: Telemetry, options: ErrorSerializerOptions 
 }
 
 /**
- * The one wrapper of every non-OAuth route: Powertools (context, traces, metrics), one log
- * line per request, and the SPEC 7.1 error serializer, the boundary where domain errors
- * become HTTP statuses. Functions that serve protected routes pass the protected resource
- * metadata URL their 401 challenges name.
+ * The CORS headers of every answer, errors included (lambdas/http/cors.ts), for the origin the
+ * request names. Used before the error serializer, so it runs after it (middy calls `onError`
+ * in reverse order of use) and sees the answer it shaped.
  */
-export function apiHandler(handler: ApiHandler, telemetry: Telemetry, errors: ErrorSerializerOptions = {}) {
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(powertools(telemetry))
-    .use(requestLog(telemetry))
-    .use(apiErrors(telemetry, errors))
-    .handler(handler);
+export function crossOrigin(allowedOrigins: readonly string[]): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  const add = async (request: { event: APIGatewayProxyEvent; response?: APIGatewayProxyResult | null }) => {
+    if (request.response) request.response.headers = { ...request.response.headers, ...corsHeaders(allowedOrigins, header(request.event, 'origin')) };
+  };
+  return { after: add, onError: add };
+}
+
+export interface ApiHandlerOptions extends ErrorSerializerOptions {
+  /** The origins whose pages may read the answers; none for a same-origin page (the settings page). */
+  readonly corsAllowedOrigins?: readonly string[];
+}
+
+/**
+ * The one wrapper of every non-OAuth route: Powertools (context, traces, metrics), one log
+ * line per request, the CORS headers of an API route, and the SPEC 7.1 error serializer, the
+ * boundary where domain errors become HTTP statuses. Functions that serve protected routes
+ * pass the protected resource metadata URL their 401 challenges name.
+ */
+export function apiHandler(handler: ApiHandler, telemetry: Telemetry, { corsAllowedOrigins, ...errors }: ApiHandlerOptions = {}) {
+  const wrapped = middy<APIGatewayProxyEvent, APIGatewayProxyResult>().use(powertools(telemetry)).use(requestLog(telemetry));
+  if (corsAllowedOrigins) wrapped.use(crossOrigin(corsAllowedOrigins));
+  return wrapped.use(apiErrors(telemetry, errors)).handler(handler);
 }

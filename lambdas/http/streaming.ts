@@ -70,7 +70,11 @@ export class StreamingResponse {
   /** The status sent, once started. */
   status = 0;
 
-  constructor(private readonly stream: Writable) {}
+  /** `headers`: what every answer carries whatever its status (the CORS headers). */
+  constructor(
+    private readonly stream: Writable,
+    private readonly headers: Readonly<Record<string, string>> = {},
+  ) {}
 
   get started(): boolean {
     return this.body !== undefined;
@@ -84,7 +88,7 @@ export class StreamingResponse {
   start(statusCode: number, headers: Record<string, string>): void {
     if (this.body) throw new Error('response already started');
     this.status = statusCode;
-    this.body = startHttpResponse(this.stream, { statusCode, headers });
+    this.body = startHttpResponse(this.stream, { statusCode, headers: { ...headers, ...this.headers } });
   }
 
   write(text: string): void {

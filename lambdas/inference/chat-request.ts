@@ -11,8 +11,6 @@ export interface ChatRequest {
   /** Model id or canonical slug as the caller wrote it. */
   model: string;
   stream: boolean;
-  /** The caller asked for the final usage chunk (`stream_options.include_usage`). */
-  includeUsage: boolean;
   /** The body as received, for forwarding. */
   body: Readonly<Record<string, unknown>>;
 }
@@ -27,7 +25,9 @@ export function parseChatRequest(input: Record<string, unknown>): ChatRequest {
   const stream = body.stream === true;
   // A rule across two fields, which the schema leaves to the gateway.
   if (body.stream_options != null && !stream) throw invalidParameter('stream_options', 'is only allowed when stream is true');
-  return { model: body.model, stream, includeUsage: body.stream_options?.include_usage === true, body };
+  // `stream_options.include_usage` changes nothing: every stream ends with its usage, as the
+  // public document says of it ("Full usage details are always included").
+  return { model: body.model, stream, body };
 }
 
 /**

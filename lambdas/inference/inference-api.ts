@@ -5,11 +5,12 @@ import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
 import { NotFoundError, UnavailableError, UpstreamError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
-import { presentedCredential, jsonBody, requestHost } from '../http/request';
+import { corsHeaders } from '../http/cors';
+import { header, presentedCredential, jsonBody, requestHost } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
-import { parseChatRequest, upstreamBody, type ChatRequest } from './chat-request';
-import { errorChunk, publicChunk, publicCompletion, type AnswerFacts } from './public-answer';
+import { parseChatRequest, upstreamBody } from './chat-request';
+import { errorChunk, publicChunk, publicCompletion, publicUsage, type AnswerFacts } from './public-answer';
 import { openUpstream, sseEvents, type OpenedUpstream, type UpstreamOptions } from './upstream';
 
 /** Token counts of one completed request, as the provider reported them. */
@@ -30,6 +31,8 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   usage: Pick<UsageStore, 'record' | 'countModelRequest'>;
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
+  /** The origins whose pages may read the answers, errors included (lambdas/http/cors.ts). */
+  corsAllowedOrigins: readonly string[];
   logger: ErrorLogger;
   /** The answer's id when the provider sends none. @default randomId */
   newId?: IdGenerator;
@@ -56,14 +59,15 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  * upstream request.
  *
  * A completion is acknowledged only once its usage is durable: the JSON body, or a stream's
- * `data: [DONE]`, is written after the usage write has succeeded, and the response (the
- * Lambda response stream) ends after that, so neither a crash nor a frozen invocation can
- * leave a completion the client received uncounted.
+ * usage chunk and `data: [DONE]`, is written after the usage write has succeeded, and the
+ * response (the Lambda response stream) ends after that, so neither a crash nor a frozen
+ * invocation can leave a completion the client received uncounted. Either way the answer's
+ * `usage` says what the acting key was charged (`cost`, public-answer.ts `publicUsage`).
  */
 export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parameters<StreamingHandler>, onAnswered?: () => void]) => Promise<number> {
   const newId = deps.newId ?? randomId;
   return async (event, stream, context: Context, onAnswered) => {
-    const response = new StreamingResponse(stream);
+    const response = new StreamingResponse(stream, corsHeaders(deps.corsAllowedOrigins, header(event, 'origin')));
     const clientGone = response.disconnectSignal();
     let facts: AnswerFacts | undefined;
     let counted: UsageRecord | undefined;
@@ -81,14 +85,14 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parame
 
       const upstream = await openUpstream(found.endpoints, upstreamBody(request, found.model.id), clientGone, deps.upstream);
       facts = { id: `gen-${newId()}`, created: Math.floor(at.getTime() / 1000), model: found.model.id, provider: upstream.endpoint.provider_name };
-      const relayed = request.stream ? await relayStream(upstream, request, response, facts) : await relayJson(upstream, response, facts);
+      const relayed = request.stream ? await relayStream(upstream, response, facts) : await relayJson(upstream, response, facts);
       if (relayed.usage) {
         // SPEC 2.3: priced at the request instant, whichever credential made the call.
         const record = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at });
         await recordUsage(record, deps, context);
         counted = record;
       }
-      relayed.acknowledge();
+      relayed.acknowledge(counted);
     } catch (error) {
       if (!clientGone.aborted) reportError(error, response, deps, context, facts);
     }
@@ -130,10 +134,10 @@ async function countPopularity(record: UsageRecord, deps: Pick<InferenceApiDeps,
   }
 }
 
-/** What a relay leaves for after the usage write: the usage, and the bytes that complete the answer. */
+/** What a relay leaves for after the usage write: the usage, and the bytes that complete the answer, with what it was charged. */
 interface Relayed {
   usage: CompletionUsage | undefined;
-  acknowledge(): void;
+  acknowledge(charged: UsageRecord | undefined): void;
 }
 
 /** Reads the provider's answer; the body goes out in `acknowledge`, once its usage is recorded. */
@@ -152,16 +156,18 @@ async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, 
   }
   return {
     usage: usageOf(body.usage) ?? { promptTokens: 0, completionTokens: 0 },
-    acknowledge: () => response.json(200, publicCompletion(body, facts)),
+    acknowledge: (charged) => response.json(200, publicCompletion(charged ? { ...body, usage: publicUsage(body.usage, charged) } : body, facts)),
   };
 }
 
 /**
- * Relays the provider's events as they arrive. The usage chunk is always requested
- * upstream (SPEC 1: usage is accounted from it) and passed on only when the caller asked.
- * The final `data: [DONE]` goes out in `acknowledge`, once the usage is recorded.
+ * Relays the provider's events as they arrive. The usage chunk is always requested upstream
+ * (SPEC 1: usage is accounted from it) and always sent, as the public API does whatever
+ * `stream_options.include_usage` says: the provider's usage is held back, and the last chunk
+ * (no choices, the usage with its cost) and the final `data: [DONE]` go out in `acknowledge`,
+ * once the usage is recorded.
  */
-async function relayStream(upstream: OpenedUpstream, request: ChatRequest, response: StreamingResponse, facts: AnswerFacts): Promise<Relayed> {
+async function relayStream(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   const type = upstream.response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/event-stream')) {
@@ -170,6 +176,8 @@ async function relayStream(upstream: OpenedUpstream, request: ChatRequest, respo
   }
   response.start(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
   let usage: CompletionUsage | undefined;
+  /** The provider's last usage object, whose own members (token details) the usage chunk keeps. */
+  let reportedUsage: unknown;
   try {
     for await (const event of sseEvents(upstream.reader)) {
       if (response.closed) break;
@@ -179,7 +187,13 @@ async function relayStream(upstream: OpenedUpstream, request: ChatRequest, respo
         continue;
       }
       if (event.data.trim() === '[DONE]') {
-        return { usage: usage ?? { promptTokens: 0, completionTokens: 0 }, acknowledge: () => response.write('data: [DONE]\n\n') };
+        return {
+          usage: usage ?? { promptTokens: 0, completionTokens: 0 },
+          acknowledge: (charged) => {
+            if (charged) response.write(`data: ${JSON.stringify(publicChunk({ choices: [], usage: publicUsage(reportedUsage, charged) }, facts))}\n\n`);
+            response.write('data: [DONE]\n\n');
+          },
+        };
       }
       let chunk: { choices?: unknown; usage?: unknown; error?: unknown };
       try {
@@ -197,8 +211,9 @@ async function relayStream(upstream: OpenedUpstream, request: ChatRequest, respo
         return { usage, acknowledge: () => undefined };
       }
       const reported = usageOf(chunk.usage);
-      if (reported) usage = reported;
-      if (reported && !request.includeUsage) {
+      if (reported) {
+        usage = reported;
+        reportedUsage = chunk.usage;
         if (Array.isArray(chunk.choices) && chunk.choices.length === 0) continue;
         const { usage: _usage, ...rest } = chunk;
         chunk = rest;

@@ -16,6 +16,7 @@
  * `provider`, which modelgate adds as the public service does).
  */
 import completionSchemas from '../openapi/completion-schemas.json';
+import type { UsageRecord } from '../usage/usage';
 
 type Json = Record<string, any>;
 
@@ -41,6 +42,30 @@ export function publicCompletion(body: Readonly<Json>, facts: AnswerFacts): Json
 /** One chunk of a streamed answer (`ChatStreamChunk`), an error chunk included. */
 export function publicChunk(chunk: Readonly<Json>, facts: AnswerFacts): Json {
   return conformTop(chunk, 'ChatStreamChunk', facts);
+}
+
+/**
+ * The answer's `usage` (the public `ChatUsage`): the tokens counted and what the acting key was
+ * charged for them, the very cost its usage (`GET /key`) grew by, split into its prompt and
+ * completion parts. The provider's own members (token details) are kept; its counts and any
+ * cost it reports are the gateway's. Keys are the gateway's own, never the caller's (`is_byok`).
+ */
+export function publicUsage(reported: unknown, charged: UsageRecord): Json {
+  const provider = typeof reported === 'object' && reported !== null && !Array.isArray(reported) ? (reported as Json) : {};
+  return {
+    ...provider,
+    prompt_tokens: charged.promptTokens,
+    completion_tokens: charged.completionTokens,
+    total_tokens: charged.promptTokens + charged.completionTokens,
+    cost: Number(charged.cost),
+    cost_details: {
+      // What an upstream billed a caller's own key; there is none.
+      upstream_inference_cost: null,
+      upstream_inference_prompt_cost: Number(charged.costParts.prompt),
+      upstream_inference_completions_cost: Number(charged.costParts.completion),
+    },
+    is_byok: false,
+  };
 }
 
 /**

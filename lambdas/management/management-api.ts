@@ -5,7 +5,7 @@ import { NotFoundError, TooManyRequestsError } from '../errors';
 import { presentedCredential, jsonBody, pathParameters } from '../http/request';
 import { queryValues, validated, type RequestValidator } from '../openapi/request-validation';
 import { bodyValidators, queryValidators } from '../openapi/validators/management.generated';
-import { ROUTES, resourcePath, type Access, type OperationIdOf, type RouteDefinition } from '../routes';
+import { ROUTES, resourcePath, routeMethod, type Access, type OperationIdOf, type RouteDefinition } from '../routes';
 import type { ManagementDeps, Operation, OperationRequest } from './operation';
 import { ACTIVITY_OPERATIONS } from './operations/activity';
 import { CURRENT_KEY_OPERATIONS } from './operations/current-key';
@@ -53,7 +53,7 @@ function authorize(principal: Principal, access: Access): void {
  */
 export function createManagementApi(deps: ManagementDeps) {
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
-    const route = MANAGEMENT_ROUTES.get(`${event.httpMethod} ${event.resource}`);
+    const route = MANAGEMENT_ROUTES.get(`${routeMethod(event.httpMethod)} ${event.resource}`);
     if (!route) throw new NotFoundError();
     const principal = await authenticate(presentedCredential(event), deps);
     authorize(principal, route.access);

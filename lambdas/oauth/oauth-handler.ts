@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { crossOrigin } from '../http/middleware';
 import { powertools, requestLog } from '../observability/middleware';
 import type { Telemetry } from '../observability/telemetry';
 import { OAuthError, toOAuthResponse } from './oauth-errors';
@@ -13,10 +14,12 @@ export type OAuthRouteHandler = (event: APIGatewayProxyEvent, context: Context, 
  * carries the request id in `X-Request-Id`, and a refusal also at the end of its
  * `error_description`: a workload's logs then lead its admin to the recorded reason.
  */
-export function oauthHandler(handler: OAuthRouteHandler, telemetry: Telemetry) {
+export function oauthHandler(handler: OAuthRouteHandler, telemetry: Telemetry, corsAllowedOrigins: readonly string[]) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(powertools(telemetry))
     .use(requestLog(telemetry))
+    // Browser apps exchange tokens too (lambdas/http/cors.ts); after the serializer, as in apiHandler.
+    .use(crossOrigin(corsAllowedOrigins))
     .use({
       after: async (request) => {
         if (request.response) {

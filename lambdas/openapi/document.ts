@@ -9,7 +9,8 @@
  * open for later minor versions, but the test suites validate every answer they get as if
  * closed, so an undocumented status or field fails a test.
  */
-import { API_BASE_PATH, ROUTES, resourcePath, type RouteDefinition } from '../routes';
+import { ROUTES, resourcePath, type RouteDefinition } from '../routes';
+import { conformingExamples } from './examples';
 import { componentSchemas, ref, type Json } from './schemas';
 
 export const API_VERSION = '1.0.0';
@@ -63,13 +64,22 @@ function pathParameters(path: string, route: RouteDefinition): Json[] {
   }));
 }
 
+const CREDENTIALS = [{ apiKey: [] }, { accessToken: [] }, { dpopAccessToken: [] }];
+
+/** Who may call: no one needs a credential for a public route, nor for the public catalog where the deployment opens it (`{}`). */
+function security(access: RouteDefinition['access']): Json[] {
+  if (access === 'public') return [];
+  return access === 'catalog' ? [...CREDENTIALS, {}] : CREDENTIALS;
+}
+
 function operationObject(route: RouteDefinition): Json {
   const path = resourcePath(route);
-  // STYLE 3: the `/oauth/*` routes speak OAuth errors, every other route the SPEC 7.1 body.
-  const oauth = path.startsWith(`${API_BASE_PATH}/oauth/`);
+  // STYLE 3: the token endpoint speaks OAuth errors, every other route the SPEC 7.1 body.
+  const oauth = route.function === 'tokenExchange';
   const statuses = new Set<number>(route.errors ?? []);
-  if (route.access !== 'public') [401, 403, 429].forEach((s) => statuses.add(s));
-  if (route.verifiesSubjectTokens) statuses.add(429);
+  if (route.access !== 'public') [401, 403].forEach((s) => statuses.add(s));
+  // The firewall's general rate rule covers every path (lib/constructs/firewall.ts).
+  statuses.add(429);
   if (route.body || route.form) statuses.add(413);
   // A JSON body is read only from a request that says it is JSON (lambdas/http/request.ts jsonBody).
   if (route.body) statuses.add(415);
@@ -88,7 +98,7 @@ function operationObject(route: RouteDefinition): Json {
   return {
     operationId: route.operationId,
     summary: route.summary,
-    security: route.access === 'public' ? [] : [{ apiKey: [] }, { accessToken: [] }, { dpopAccessToken: [] }],
+    security: security(route.access),
     ...(parameters.length ? { parameters } : {}),
     ...(route.form
       ? { requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: route.form } } } }
@@ -107,7 +117,9 @@ function buildDocument(): Json {
     info: {
       title: 'modelgate',
       version: API_VERSION,
-      description: 'An API gateway for AI models: the model catalog, inference, workload identity token exchange and management.',
+      description:
+        'An API gateway for AI models: the model catalog, inference, workload identity token exchange and management. Every GET operation also answers HEAD, without a body; every operation under /api/v1 answers CORS preflights.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     // Paths are absolute (the settings page is outside /api/v1): the server is the host.
     servers: [{ url: '/' }],
@@ -123,10 +135,31 @@ function buildDocument(): Json {
             'A DPoP-bound access token (RFC 9449: token_type DPoP from POST /api/v1/oauth/token), sent as `Authorization: DPoP <token>` with a `DPoP` header holding a new proof for this request and token.',
         },
       },
-      schemas: componentSchemas(),
+      schemas: usedSchemas(paths),
     },
   };
 }
+
+/**
+ * The schemas the document uses: the public ones modelgate's reference, with their examples
+ * made to fit (examples.ts), and none a field modelgate left out would alone refer to.
+ * `ChatStreamChunk` stays: each event of a streamed completion is one, which OpenAPI 3.1 has no
+ * way to reference from a `text/event-stream` answer (redocly.yaml says so to the linter).
+ */
+function usedSchemas(paths: Json): Record<string, Json> {
+  const all = conformingExamples(componentSchemas());
+  const used: Record<string, Json> = {};
+  const pending = ['ChatStreamChunk', ...referenced(paths)];
+  while (pending.length > 0) {
+    const name = pending.pop()!;
+    if (name in used) continue;
+    used[name] = all[name]!;
+    pending.push(...referenced(used[name]));
+  }
+  return Object.fromEntries(Object.keys(all).filter((name) => name in used).map((name) => [name, used[name]!]));
+}
+
+const referenced = (node: unknown): string[] => [...JSON.stringify(node).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]!);
 
 /** Built once: the document is a constant of the deployment. */
 export const OPENAPI_DOCUMENT: Readonly<Json> = Object.freeze(buildDocument());

@@ -299,6 +299,8 @@ export function componentSchemas(): Json {
     CreateKeyRequest: adapt(PUBLIC_INLINE['POST /keys request']!, CREATE_KEY_ADAPTATION),
     UpdateKeyRequest: adapt(PUBLIC_INLINE['PATCH /keys/{hash} request']!, UPDATE_KEY_ADAPTATION),
     CurrentKey: adapt(currentKeyData, CURRENT_KEY_ADAPTATION),
+    // The public document describes the providers list inline; named here, field for field.
+    ListProvidersResponse: PUBLIC_INLINE['GET /providers 200']!,
     ...OWN_SCHEMAS,
   };
 }

@@ -18,6 +18,8 @@ export interface UsageRecord {
   completionTokens: number;
   /** USD, exact decimal, from the endpoint's pricing at the request instant (SPEC 2.3). */
   cost: string;
+  /** What of {@link cost} the prompt and the completion tokens cost: the answer's `usage.cost_details`. */
+  costParts: { prompt: string; completion: string };
   /** UTC date of the request instant, `YYYY-MM-DD`. */
   date: string;
   /** `api_key`, or the federation policy whose token made the call. */
@@ -86,13 +88,16 @@ export interface UsageStore {
  * A router's variable price ("-1") is not known here and counts as zero.
  */
 export function requestCost(endpoint: ProviderEndpoint, promptTokens: number, completionTokens: number, at: Date): string {
+  return requestCharge(endpoint, promptTokens, completionTokens, at).cost;
+}
+
+/** {@link requestCost}, and what of it the prompt and the completion tokens cost. */
+export function requestCharge(endpoint: ProviderEndpoint, promptTokens: number, completionTokens: number, at: Date): Pick<UsageRecord, 'cost' | 'costParts'> {
   const price = effectivePricing(endpoint.pricing, { promptTokens, at });
   const known = (value: string | undefined) => (value === undefined || value === VARIABLE_PRICE ? '0' : value);
-  return addDecimals([
-    multiplyDecimal(known(price.prompt), String(promptTokens)),
-    multiplyDecimal(known(price.completion), String(completionTokens)),
-    known(price.request),
-  ]);
+  const prompt = multiplyDecimal(known(price.prompt), String(promptTokens));
+  const completion = multiplyDecimal(known(price.completion), String(completionTokens));
+  return { cost: addDecimals([prompt, completion, known(price.request)]), costParts: { prompt, completion } };
 }
 
 export function usageRecord(input: {
@@ -111,7 +116,7 @@ export function usageRecord(input: {
     endpoint: input.endpoint,
     promptTokens: input.promptTokens,
     completionTokens: input.completionTokens,
-    cost: requestCost(input.endpoint, input.promptTokens, input.completionTokens, input.at),
+    ...requestCharge(input.endpoint, input.promptTokens, input.completionTokens, input.at),
     date: utcDate(input.at),
     via:
       principal.credential === 'api_key'

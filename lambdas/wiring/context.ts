@@ -30,6 +30,9 @@ export interface FunctionContext<T extends TableId> {
  */
 export type AccessTokenSettings = Pick<Settings, 'apiBaseUrl' | 'accessTokenMaxLifetimeSeconds'>;
 
+/** What every function serving the API answers with: the origins whose pages may read its answers (lambdas/http/cors.ts). */
+export type ApiSettings = Pick<Settings, 'corsAllowedOrigins'>;
+
 /** How stale a function's in-memory catalog, and the usage figures its sorts read, may get; the regional hostnames it filters by. */
 export interface CatalogSettings extends Pick<Settings, 'catalogCacheSeconds' | 'regionalHostnames'> {
   /** Deployed functions re-read the gateway's usage figures every `USAGE_FIGURES_SECONDS`. */

@@ -6,13 +6,16 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { instanceName } from './instance';
 import { nagName } from './nag';
-import { ROUTES, STREAMING_FUNCTIONS, resourcePath, type FunctionId } from '../../lambdas/routes';
+import { ANY_ORIGIN, CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../lambdas/http/cors';
+import { PAGES_BASE_PATH, ROUTES, STREAMING_FUNCTIONS, resourcePath, type FunctionId } from '../../lambdas/routes';
 
 export interface ApiProps {
   /** The function that serves each function id of the route table. */
   readonly functions: Readonly<Record<FunctionId, lambda.IFunction>>;
   /** Name of the deployed stage; it becomes the first path segment of the stage URL. */
   readonly stageName: string;
+  /** The origins whose pages may call the API (lambdas/http/cors.ts): `['*']` or a list. */
+  readonly corsAllowedOrigins: readonly string[];
   /**
    * How long access logs are kept.
    * @default logs.RetentionDays.THREE_MONTHS
@@ -79,14 +82,8 @@ export class Api extends Construct {
     if (props.accountSetting) this.restApi.deploymentStage.node.addDependency(props.accountSetting);
     acknowledgeFindings(this.restApi);
 
-    // API Gateway's own answer to an unknown path is 403 "Missing Authentication Token";
-    // SPEC 7.1 clients expect a 404 in the service's error shape.
-    this.restApi.addGatewayResponse('NotFound', {
-      type: apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN,
-      statusCode: '404',
-      templates: { 'application/json': '{"error":{"code":404,"message":"Not found"}}' },
-    });
-    addRoutes(this.restApi, props.functions);
+    addGatewayResponses(this.restApi, props.corsAllowedOrigins);
+    addRoutes(this.restApi, props.functions, props.corsAllowedOrigins);
   }
 
   get deploymentStage(): apigateway.Stage {
@@ -131,8 +128,35 @@ function acknowledgeFindings(restApi: apigateway.RestApi): void {
   }
 }
 
-/** One method per route of the route table, each a Lambda proxy to the route's function. */
-function addRoutes(restApi: apigateway.RestApi, functions: Readonly<Record<FunctionId, lambda.IFunction>>): void {
+/**
+ * API Gateway's own answers (unknown paths, throttling, payloads too large, integration
+ * failures) name the allowed origin too, so a page can read them (lambdas/http/cors.ts). A
+ * gateway response cannot compare origins: with a list, it names the origin the request
+ * came from. These answers carry no data, only the refusal.
+ */
+function addGatewayResponses(restApi: apigateway.RestApi, origins: readonly string[]): void {
+  const responseHeaders = {
+    'Access-Control-Allow-Origin': origins[0] === ANY_ORIGIN ? `'${ANY_ORIGIN}'` : 'method.request.header.Origin',
+    'Access-Control-Expose-Headers': `'${CORS_EXPOSED_HEADERS.join(', ')}'`,
+    ...(origins[0] === ANY_ORIGIN ? {} : { Vary: "'Origin'" }),
+  };
+  // API Gateway's own answer to an unknown path is 403 "Missing Authentication Token";
+  // SPEC 7.1 clients expect a 404 in the service's error shape.
+  restApi.addGatewayResponse('NotFound', {
+    type: apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    statusCode: '404',
+    responseHeaders,
+    templates: { 'application/json': '{"error":{"code":404,"message":"Not found"}}' },
+  });
+  restApi.addGatewayResponse('Default4xx', { type: apigateway.ResponseType.DEFAULT_4XX, responseHeaders });
+  restApi.addGatewayResponse('Default5xx', { type: apigateway.ResponseType.DEFAULT_5XX, responseHeaders });
+}
+
+/**
+ * One method per route of the route table, each a Lambda proxy to the route's function, HEAD
+ * beside every GET, and a preflight on every resource under the API base path.
+ */
+function addRoutes(restApi: apigateway.RestApi, functions: Readonly<Record<FunctionId, lambda.IFunction>>, origins: readonly string[]): void {
   const integrations = new Map<FunctionId, apigateway.LambdaIntegration>();
   const integrationFor = (functionId: FunctionId): apigateway.LambdaIntegration => {
     let integration = integrations.get(functionId);
@@ -153,8 +177,29 @@ function addRoutes(restApi: apigateway.RestApi, functions: Readonly<Record<Funct
     }
     return integration;
   };
+  const methodsOf = new Map<apigateway.IResource, string[]>();
   for (const route of ROUTES) {
-    restApi.root.resourceForPath(resourcePath(route)).addMethod(route.method, integrationFor(route.function));
+    const resource = restApi.root.resourceForPath(resourcePath(route));
+    resource.addMethod(route.method, integrationFor(route.function));
+    const methods = methodsOf.get(resource) ?? [];
+    methods.push(route.method);
+    // RFC 9110 §9.3.2: HEAD is GET without a body. The function answers it as the GET it
+    // stands for, and API Gateway, like any HTTP server, sends no body with it.
+    if (route.method === 'GET') {
+      resource.addMethod('HEAD', integrationFor(route.function));
+      methods.push('HEAD');
+    }
+    if (route.base !== PAGES_BASE_PATH) methodsOf.set(resource, methods);
+  }
+  // Preflights are answered by API Gateway itself (a mock integration): no function runs for them.
+  for (const [resource, methods] of methodsOf) {
+    resource.addCorsPreflight({
+      allowOrigins: [...origins],
+      allowMethods: methods,
+      allowHeaders: [...CORS_ALLOWED_HEADERS],
+      exposeHeaders: [...CORS_EXPOSED_HEADERS],
+      maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
+    });
   }
 }
 

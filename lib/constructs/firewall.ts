@@ -1,6 +1,7 @@
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { CORS_EXPOSED_HEADERS } from '../../lambdas/http/cors';
 import { instanceName } from './instance';
 
 export interface FirewallProps {
@@ -17,6 +18,8 @@ export interface FirewallProps {
   readonly tokenRateLimit: number;
   /** Requests to any path per client address per 5 minutes. */
   readonly generalRateLimit: number;
+  /** The origins whose pages may call the API (lambdas/http/cors.ts). */
+  readonly corsAllowedOrigins: readonly string[];
 }
 
 /** WAF evaluates rate-based rules over this window; the limits are per window. */
@@ -77,7 +80,7 @@ export class Firewall extends Construct {
         {
           name: 'TokenEndpointRateLimit',
           priority: 0,
-          action: { block: { customResponse: tooManyRequests(OAUTH_RATE_LIMITED_BODY, true) } },
+          action: { block: { customResponse: tooManyRequests(OAUTH_RATE_LIMITED_BODY, true, props.corsAllowedOrigins) } },
           statement: {
             rateBasedStatement: {
               limit: props.tokenRateLimit,
@@ -100,7 +103,7 @@ export class Firewall extends Construct {
         {
           name: 'GeneralRateLimit',
           priority: 1,
-          action: { block: { customResponse: tooManyRequests(RATE_LIMITED_BODY, false) } },
+          action: { block: { customResponse: tooManyRequests(RATE_LIMITED_BODY, false, props.corsAllowedOrigins) } },
           statement: {
             rateBasedStatement: {
               limit: props.generalRateLimit,
@@ -142,10 +145,19 @@ function pathStartsWith(prefix: string): wafv2.CfnWebACL.StatementProperty {
   };
 }
 
-function tooManyRequests(bodyKey: string, noStore: boolean): wafv2.CfnWebACL.CustomResponseProperty {
+/**
+ * A page may read a block and its `Retry-After` (lambdas/http/cors.ts). WAF's headers are
+ * fixed: they name the one allowed origin, or any; with several, WAF cannot choose one and
+ * the page sees a network error instead.
+ */
+function tooManyRequests(bodyKey: string, noStore: boolean, origins: readonly string[]): wafv2.CfnWebACL.CustomResponseProperty {
   const headers = [{ name: 'Retry-After', value: RETRY_AFTER_SECONDS }];
   // RFC 6749 §5.1: token endpoint responses are not cached.
   if (noStore) headers.push({ name: 'Cache-Control', value: 'no-store' });
+  if (origins.length === 1) {
+    headers.push({ name: 'Access-Control-Allow-Origin', value: origins[0]! });
+    headers.push({ name: 'Access-Control-Expose-Headers', value: CORS_EXPOSED_HEADERS.join(', ') });
+  }
   return { responseCode: 429, customResponseBodyKey: bodyKey, responseHeaders: headers };
 }
 

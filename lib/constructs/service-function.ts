@@ -153,6 +153,25 @@ export interface BindTableOptions {
  * });
  * catalog.bindTable(tables.get('models'), 'read');
  */
+/**
+ * Active tracing's two X-Ray actions, in a policy of their own, so the one wildcard they need is
+ * acknowledged there and nowhere else: one policy for every function built in `scope` (an
+ * instance), attached to each one's role. One rather than one per function: a stack holds at
+ * most 500 resources, and two instances in one stack come close.
+ */
+function tracingPolicy(scope: Construct): iam.Policy {
+  const existing = scope.node.tryFindChild('TracingPolicy');
+  if (existing instanceof iam.Policy) return existing;
+  const tracing = new iam.Policy(scope, 'TracingPolicy', {
+    statements: [new iam.PolicyStatement({ actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], resources: ['*'] })],
+  });
+  Validations.of(tracing).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason: 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions; this policy holds only them',
+  });
+  return tracing;
+}
+
 export class ServiceFunction extends NodejsFunction {
   /** The function's own log group; its role may write there and nowhere else. */
   readonly functionLogs: logs.LogGroup;
@@ -201,17 +220,8 @@ export class ServiceFunction extends NodejsFunction {
     // logs:CreateLogStream and logs:PutLogEvents on this function's log group only.
     functionLogs.grantWrite(role);
 
-    // Active tracing, with its two X-Ray actions in a policy of their own, so the one
-    // wildcard they need is acknowledged there and nowhere else.
     (this.node.defaultChild as lambda.CfnFunction).tracingConfig = { mode: lambda.Tracing.ACTIVE };
-    const tracing = new iam.Policy(this, 'TracingPolicy', {
-      roles: [role],
-      statements: [new iam.PolicyStatement({ actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], resources: ['*'] })],
-    });
-    Validations.of(tracing).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions; this policy holds only them',
-    });
+    tracingPolicy(scope).attachToRole(role);
   }
 
   /**

@@ -23,6 +23,36 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config.regionalHostnames)).toBe(true);
   });
 
+  it('reads whether the catalog is public and which origins may call the API, as the functions that declare them do', () => {
+    const config = loadConfig(
+      { ...COMMON, PUBLIC_CATALOG: '1', CORS_ALLOWED_ORIGINS: 'https://app.example.com, http://localhost:3000' },
+      { tables: [], settings: ['publicCatalog', 'corsAllowedOrigins'] },
+    );
+    expect(config).toMatchObject({ publicCatalog: true, corsAllowedOrigins: ['https://app.example.com', 'http://localhost:3000'] });
+    expect(Object.isFrozen(config.corsAllowedOrigins)).toBe(true);
+    expect(loadConfig({ ...COMMON, PUBLIC_CATALOG: '0', CORS_ALLOWED_ORIGINS: '*' }, { tables: [], settings: ['publicCatalog', 'corsAllowedOrigins'] })).toMatchObject({
+      publicCatalog: false,
+      corsAllowedOrigins: ['*'],
+    });
+  });
+
+  it.each([
+    [{ PUBLIC_CATALOG: '0' }, 'CORS_ALLOWED_ORIGINS is not set'],
+    [{ CORS_ALLOWED_ORIGINS: '*' }, 'PUBLIC_CATALOG is not set'],
+    [{ PUBLIC_CATALOG: 'yes', CORS_ALLOWED_ORIGINS: '*' }, 'PUBLIC_CATALOG must be true or false (1 or 0), got "yes"'],
+    [{ PUBLIC_CATALOG: '0', CORS_ALLOWED_ORIGINS: '*,https://app.example.com' }, 'CORS_ALLOWED_ORIGINS must be "*" alone or a list of origins, not both'],
+    [
+      { PUBLIC_CATALOG: '0', CORS_ALLOWED_ORIGINS: 'https://app.example.com/' },
+      'CORS_ALLOWED_ORIGINS must be "*" or origins such as https://app.example.com (scheme, host and port only), got "https://app.example.com/"',
+    ],
+    [
+      { PUBLIC_CATALOG: '0', CORS_ALLOWED_ORIGINS: 'app.example.com' },
+      'CORS_ALLOWED_ORIGINS must be "*" or origins such as https://app.example.com (scheme, host and port only), got "app.example.com"',
+    ],
+  ])('fails fast on the public catalog and CORS settings: %p', (env, message) => {
+    expect(() => loadConfig({ ...COMMON, ...env }, { tables: [], settings: ['publicCatalog', 'corsAllowedOrigins'] })).toThrow(new ConfigError(message));
+  });
+
   it('holds only the tables and settings the function declared, even when others are set', () => {
     const config = loadConfig({ ...COMMON, KEYS_TABLE: 'k', MODELS_TABLE: 'm', POLICIES_TABLE: 'p', EXCHANGE_RATE_LIMIT: '5' }, { tables: ['keys', 'models'] });
     expect(config.tables).toEqual({ keys: 'k', models: 'm' });

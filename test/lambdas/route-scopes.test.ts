@@ -41,6 +41,7 @@ function expectedRefusal(access: Access, credential: Credential): string | null 
   switch (access) {
     case 'public':
     case 'any':
+    case 'catalog':
       return null;
     case 'inference':
       return scope === 'inference' ? null : 'Management keys cannot be used for inference';
@@ -112,7 +113,8 @@ describe('every route against every kind of credential', () => {
         case 'settingsPage':
           return 'public';
         case 'catalog':
-          return 'any';
+          // The public catalog's operations: any credential, or none where the deployment opens them.
+          return ['getModels', 'listModelsCount', 'getModel', 'listProviders'].includes(route.operationId) ? 'catalog' : 'any';
         case 'inference':
           return 'inference';
         case 'management':
@@ -145,7 +147,7 @@ describe('every route against every kind of credential', () => {
       expect(response.status).not.toBe(401);
       expect(response.status).not.toBe(403);
       expect(response.status).toBeLessThan(500);
-      if (access === 'any' || access === 'inference') expect(response.status).toBe(200);
+      if (access === 'any' || access === 'catalog' || access === 'inference') expect(response.status).toBe(200);
     }
   });
 });

@@ -27,6 +27,17 @@ const SAMPLES: Record<EnvironmentSettingName, readonly unknown[]> = {
   apiBaseUrl: ['https://api.example.com/api/v1', 'http://127.0.0.1:8787/api/v1', 'http://api.example.com/api/v1', 'https://api.example.com/api/v1/', 'https://api.example.com/api/v1?x=1'],
   exchangeRateLimit: [1, 1_000_000, 0, 1_000_001],
   exchangeRateWindowSeconds: [1, 3600, 0, 3601],
+  publicCatalog: [true, false, 'true', 'false', 'yes', 'TRUE'],
+  corsAllowedOrigins: [
+    ['*'],
+    '*',
+    ['https://app.example.com', 'http://localhost:3000'],
+    'https://a.example.com, https://b.example.com:8443',
+    ['*', 'https://a.example.com'],
+    ['https://a.example.com/'],
+    'app.example.com',
+    [],
+  ],
 };
 
 /** What the stack makes of a value: the setting in its one form, or the refusal. */

@@ -10,7 +10,7 @@ import { ModelgateStack } from '../../lib/modelgate-stack';
 import { FUNCTION_CONSTRUCT_IDS } from '../../local/function-principals';
 import { FUNCTION_REQUIREMENTS } from '../support/function-requirements';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { API_BASE_PATH, ROUTES, resourcePath } from '../../lambdas/routes';
+import { API_BASE_PATH, PAGES_BASE_PATH, ROUTES, resourcePath, servedMethods } from '../../lambdas/routes';
 import { ALL_TABLES, TABLE_SCHEMAS, type TableId } from '../../lambdas/aws/table-schemas';
 import { readSettingsFromContext } from '../../lib/settings';
 import { environmentVariableOf, type FunctionValueName } from '../../lambdas/config';
@@ -316,6 +316,8 @@ describe('functions', () => {
     };
     // The functions that take access tokens as bearer credentials verify their issuer and audience.
     const verifiesTokens = { API_BASE_URL: apiBaseUrl, ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds) };
+    // Every function answering under the API base path names the origins that may read its answers.
+    const servesApi = { CORS_ALLOWED_ORIGINS: settings.corsAllowedOrigins.join(',') };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
       catalog: {
         ...base,
@@ -326,7 +328,9 @@ describe('functions', () => {
         ...table('rateCounters'),
         REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
+        PUBLIC_CATALOG: '0',
         ...verifiesTokens,
+        ...servesApi,
       },
       tokenExchange: {
         ...base,
@@ -337,9 +341,16 @@ describe('functions', () => {
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
         API_BASE_URL: apiBaseUrl,
+        ...servesApi,
       },
       // Publishes the keys, and the discovery documents naming the tokens' issuer.
-      jwks: { ...base, ...table('keys'), ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds), API_BASE_URL: apiBaseUrl },
+      jwks: {
+        ...base,
+        ...table('keys'),
+        ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds),
+        API_BASE_URL: apiBaseUrl,
+        ...servesApi,
+      },
       management: {
         ...base,
         ...table('keys'),
@@ -349,6 +360,7 @@ describe('functions', () => {
         ...verifiesTokens,
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
+        ...servesApi,
       },
       inference: {
         ...base,
@@ -363,6 +375,7 @@ describe('functions', () => {
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
         ...verifiesTokens,
+        ...servesApi,
       },
       settingsPage: { ...base, PAGE_ASSETS_DIR: 'settings-page' },
       signingKeyRegistrar: { ...base, ...table('keys') },
@@ -480,7 +493,7 @@ describe('cdk-nag AwsSolutions', () => {
     }
     expect(acknowledged.sort()).toEqual(
       [
-        ...Object.values(FUNCTION_PREFIX).map((p) => [`${p}/TracingPolicy`, 'AwsSolutions-IAM5[Resource::*]']),
+        ['TracingPolicy', 'AwsSolutions-IAM5[Resource::*]'],
         ['Api/RestApi', 'AwsSolutions-APIG2'],
         ['Api/RestApi', 'AwsSolutions-APIG4'],
         ['Api/RestApi', 'AwsSolutions-COG4'],
@@ -614,21 +627,24 @@ describe('API', () => {
     return `/${parts.join('/')}`;
   };
 
-  it('has exactly one method per route, each a Lambda proxy to the route function', () => {
-    const methods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')).map((m) => ({
+  /** The methods that reach a function: every method but the preflights' mocks. */
+  const proxyMethods = () => Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')).filter((m) => m.Properties?.Integration?.Type !== 'MOCK');
+
+  it('has exactly one method per route, and HEAD beside each GET, each a Lambda proxy to the route function', () => {
+    const methods = proxyMethods().map((m) => ({
       method: m.Properties?.HttpMethod,
       path: pathOf(m.Properties?.ResourceId.Ref),
       type: m.Properties?.Integration?.Type,
       target: JSON.stringify(m.Properties?.Integration?.Uri),
     }));
-    const expected = ROUTES.map((route) => ({
-      method: route.method,
-      path: resourcePath(route),
-      type: 'AWS_PROXY',
-      target: expect.stringContaining(
-        JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX[route.function]), 'Arn'] }),
-      ),
-    }));
+    const expected = ROUTES.flatMap((route) =>
+      servedMethods([route.method]).map((method) => ({
+        method,
+        path: resourcePath(route),
+        type: 'AWS_PROXY',
+        target: expect.stringContaining(JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX[route.function]), 'Arn'] })),
+      })),
+    );
     const byKey = (a: { method: string; path: string }, b: { method: string; path: string }) =>
       `${a.path} ${a.method}`.localeCompare(`${b.path} ${b.method}`);
     expect(methods.sort(byKey)).toEqual(expected.sort(byKey));
@@ -642,9 +658,9 @@ describe('API', () => {
   });
 
   it('streams the responses of the inference routes only, with a 5-minute integration timeout', () => {
-    const methods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'));
+    const methods = proxyMethods();
     const inferenceArn = JSON.stringify({ 'Fn::GetAtt': [functionLogicalId(template, FUNCTION_PREFIX.inference), 'Arn'] });
-    expect(methods.length).toBe(ROUTES.length);
+    expect(methods.length).toBe(servedMethods(ROUTES.map((route) => route.method)).length);
     for (const method of methods) {
       const integration = method.Properties?.Integration;
       const uri = JSON.stringify(integration?.Uri);
@@ -716,6 +732,27 @@ describe('API', () => {
       ResponseTemplates: { 'application/json': '{"error":{"code":404,"message":"Not found"}}' },
     });
   });
+
+  it("names the allowed origin on API Gateway's own answers, its default 4XX and 5XX included", () => {
+    const responses = Object.values(resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse'));
+    expect(responses.map((response) => response.Properties?.ResponseType).sort()).toEqual(['DEFAULT_4XX', 'DEFAULT_5XX', 'MISSING_AUTHENTICATION_TOKEN']);
+    for (const response of responses) {
+      expect(response.Properties?.ResponseParameters).toEqual({
+        'gatewayresponse.header.Access-Control-Allow-Origin': "'*'",
+        'gatewayresponse.header.Access-Control-Expose-Headers': "'X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce'",
+      });
+    }
+  });
+
+  it('answers the preflight of every API resource in API Gateway (a mock integration), none of the settings page', () => {
+    const preflights = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')).filter((m) => m.Properties?.HttpMethod === 'OPTIONS');
+    const apiResources = new Set(ROUTES.filter((route) => route.base !== PAGES_BASE_PATH).map((route) => resourcePath(route)));
+    expect(preflights.map((m) => pathOf(m.Properties?.ResourceId.Ref)).sort()).toEqual([...apiResources].sort());
+    for (const preflight of preflights) {
+      expect(preflight.Properties?.Integration).toMatchObject({ Type: 'MOCK' });
+      expect(preflight.Properties?.AuthorizationType).toBe('NONE');
+    }
+  });
 });
 
 describe('firewall', () => {
@@ -758,6 +795,9 @@ describe('firewall', () => {
           ResponseHeaders: [
             { Name: 'Retry-After', Value: '60' },
             { Name: 'Cache-Control', Value: 'no-store' },
+            // A page may read the block and when to retry (lambdas/http/cors.ts).
+            { Name: 'Access-Control-Allow-Origin', Value: '*' },
+            { Name: 'Access-Control-Expose-Headers', Value: 'X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce' },
           ],
         },
       },

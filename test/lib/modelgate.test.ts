@@ -4,6 +4,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { Modelgate, ModelgateStack, SettingsError, type ModelgateProps } from '../../lib';
 import { readSettingsFromContext } from '../../lib/settings';
+import { PAGES_BASE_PATH, ROUTES, resourcePath } from '../../lambdas/routes';
 import { cdkJsonContext, functionLogicalId, resourcesOfType, synthUserApp, type UserApp } from './template-helpers';
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
@@ -72,6 +73,44 @@ describe('Modelgate inside a stack of its user', () => {
   });
 });
 
+describe("an instance's browser access (CORS) and public catalog, from its props", () => {
+  const origin = 'https://app.example.com';
+  let open: UserApp;
+  beforeAll(() => {
+    open = userApp([{ instance: 'Open', corsAllowedOrigins: [origin], publicCatalog: true }]);
+  }, 60_000);
+  const environmentOf = (fn: string) =>
+    resourcesOfType(open.template, 'AWS::Lambda::Function')[functionLogicalId(open.template, `Gateway${fn}`)]!.Properties?.Environment?.Variables as Record<string, string>;
+  const methods = () => Object.values(resourcesOfType(open.template, 'AWS::ApiGateway::Method')).map((method) => method.Properties!);
+
+  it('names the allowed origin to every function serving the API, and opens the catalog to the catalog function', () => {
+    for (const fn of ['Catalog', 'TokenExchange', 'Jwks', 'Management', 'Inference']) expect([fn, environmentOf(fn).CORS_ALLOWED_ORIGINS]).toEqual([fn, origin]);
+    expect(environmentOf('SettingsPage').CORS_ALLOWED_ORIGINS).toBeUndefined();
+    expect(environmentOf('Catalog').PUBLIC_CATALOG).toBe('1');
+  });
+
+  it('answers the preflight of every API resource of the instance in API Gateway, naming the origin, with HEAD beside every GET', () => {
+    const apiResources = new Set(ROUTES.filter((route) => route.base !== PAGES_BASE_PATH).map(resourcePath));
+    const preflights = methods().filter((method) => method.HttpMethod === 'OPTIONS');
+    expect(preflights).toHaveLength(apiResources.size);
+    for (const preflight of preflights) {
+      expect(preflight.Integration.Type).toBe('MOCK');
+      expect(preflight.Integration.IntegrationResponses[0].ResponseParameters['method.response.header.Access-Control-Allow-Origin']).toBe(`'${origin}'`);
+    }
+    expect(methods().filter((method) => method.HttpMethod === 'HEAD')).toHaveLength(methods().filter((method) => method.HttpMethod === 'GET').length);
+  });
+
+  it("has the gateway's own answers name the caller's origin, and the firewall's blocks the one allowed", () => {
+    const responses = Object.values(resourcesOfType(open.template, 'AWS::ApiGateway::GatewayResponse')).map((response) => response.Properties!);
+    expect(responses.map((response) => response.ResponseType).sort()).toEqual(['DEFAULT_4XX', 'DEFAULT_5XX', 'MISSING_AUTHENTICATION_TOKEN']);
+    for (const response of responses) expect(response.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe('method.request.header.Origin');
+    const [acl] = Object.values(resourcesOfType(open.template, 'AWS::WAFv2::WebACL'));
+    for (const rule of acl!.Properties!.Rules) {
+      expect(rule.Action.Block.CustomResponse.ResponseHeaders).toContainEqual({ Name: 'Access-Control-Allow-Origin', Value: origin });
+    }
+  });
+});
+
 describe('Modelgate props, checked as the context is', () => {
   const build = (props: ModelgateProps) => () => new Modelgate(new Stack(new App({ context: NO_BUNDLING }), 'Platform', { env: ENV }), 'Gateway', props);
 
@@ -82,6 +121,8 @@ describe('Modelgate props, checked as the context is', () => {
     [{ domainName: 'api.example.com' }, 'modelgate:domainName needs a hosted zone'],
     [{ domainName: 'https://api.example.com' }, 'modelgate:domainName must be a hostname, got "https://api.example.com"'],
     [{ inferenceReservedConcurrency: 100_001 }, 'modelgate:inferenceReservedConcurrency must be an integer from 1 to 100000, got 100001'],
+    [{ corsAllowedOrigins: ['https://app.example.com/'] }, 'modelgate:corsAllowedOrigins must be "*" or origins such as https://app.example.com (scheme, host and port only), got "https://app.example.com/"'],
+    [{ publicCatalog: 'yes' as unknown as boolean }, 'modelgate:publicCatalog must be true or false (1 or 0), got "yes"'],
   ])('refuses %j', (props, message) => {
     expect(build(props)).toThrow(SettingsError);
     expect(build(props)).toThrow(message);

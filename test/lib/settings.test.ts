@@ -21,6 +21,8 @@ describe('readSettingsFromContext', () => {
       apiBaseUrl: '',
       exchangeRateLimit: 60,
       exchangeRateWindowSeconds: 60,
+      publicCatalog: false,
+      corsAllowedOrigins: ['*'],
     });
   });
 
@@ -50,6 +52,19 @@ describe('readSettingsFromContext', () => {
     );
   });
 
+  it('reads the public catalog switch and the CORS origins, as values or as `-c` strings', () => {
+    expect(read({ 'modelgate:publicCatalog': true, 'modelgate:corsAllowedOrigins': ['https://app.example.com'] })).toMatchObject({
+      publicCatalog: true,
+      corsAllowedOrigins: ['https://app.example.com'],
+    });
+    expect(read({ 'modelgate:publicCatalog': 'true', 'modelgate:corsAllowedOrigins': 'https://a.example.com, https://b.example.com:8443' })).toMatchObject({
+      publicCatalog: true,
+      corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com:8443'],
+    });
+    expect(read({ 'modelgate:corsAllowedOrigins': '["https://a.example.com"]' }).corsAllowedOrigins).toEqual(['https://a.example.com']);
+    expect(read({ 'modelgate:corsAllowedOrigins': '*' }).corsAllowedOrigins).toEqual(['*']);
+  });
+
   it('returns a frozen object', () => {
     const settings = read({});
     expect(Object.isFrozen(settings)).toBe(true);
@@ -62,6 +77,10 @@ describe('readSettingsFromContext', () => {
     ['modelgate:regionalHostnames', '[1', 'modelgate:regionalHostnames must be a JSON object of region to hostname'],
     ['modelgate:regionalHostnames', ['eu'], 'modelgate:regionalHostnames must be an object of region to hostname'],
     ['modelgate:alarmTopicArn', 'arn:aws:sqs:eu-west-1:111122223333:q', 'modelgate:alarmTopicArn must be the ARN of an SNS topic, got "arn:aws:sqs:eu-west-1:111122223333:q"'],
+    ['modelgate:publicCatalog', 'yes', 'modelgate:publicCatalog must be true or false (1 or 0), got "yes"'],
+    ['modelgate:corsAllowedOrigins', ['*', 'https://a.example.com'], 'modelgate:corsAllowedOrigins must be "*" alone or a list of origins, not both'],
+    ['modelgate:corsAllowedOrigins', 'https://a.example.com/app', 'modelgate:corsAllowedOrigins must be "*" or origins such as https://app.example.com (scheme, host and port only), got "https://a.example.com/app"'],
+    ['modelgate:corsAllowedOrigins', [], 'modelgate:corsAllowedOrigins must be "*" or a non-empty list of origins'],
   ])('rejects %s = %j naming the key', (key, value, message) => {
     expect(() => read({ [key]: value })).toThrow(new SettingsError(message));
   });

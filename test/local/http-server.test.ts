@@ -130,6 +130,34 @@ describe('local API server: requests become REST API proxy events', () => {
     expect(seen[0]!.event.body).toHaveLength(10 * 1024 * 1024);
   });
 
+  it('answers the preflight of an API resource itself, naming the methods it serves, and of no page', async () => {
+    const preflight = await send('OPTIONS', '/api/v1/keys/abc', { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'PATCH' });
+    expect(seen).toEqual([]);
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers).toMatchObject({
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'GET, HEAD, PATCH, DELETE',
+      'access-control-allow-headers': expect.stringContaining('Authorization, Content-Type, DPoP'),
+      'access-control-max-age': '7200',
+    });
+    const page = await send('OPTIONS', '/settings/workload-identity', { Origin: 'https://app.example.com' });
+    expect(page.status).toBe(405);
+    expect(page.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it("names the allowed origin on its own answers under the API, as API Gateway's are", async () => {
+    const unknown = await send('GET', '/api/v1/nothing', { Origin: 'https://app.example.com' });
+    expect([unknown.status, unknown.headers['access-control-allow-origin']]).toEqual([404, '*']);
+    const wrongMethod = await send('PUT', '/api/v1/models', { Origin: 'https://app.example.com' });
+    expect([wrongMethod.status, wrongMethod.headers.allow, wrongMethod.headers['access-control-allow-origin']]).toEqual([405, 'GET, HEAD', '*']);
+  });
+
+  it('passes HEAD to the GET route as HEAD, and sends no body', async () => {
+    const response = await send('HEAD', '/api/v1/models', {});
+    expect([response.status, response.body, response.headers['content-length']]).toEqual([201, '', '11']);
+    expect(seen.map(({ fn, event }) => [fn, event.httpMethod, event.resource])).toEqual([['catalog', 'HEAD', '/api/v1/models']]);
+  });
+
   it('sends no query object and no body when there are none', async () => {
     await send('GET', '/api/v1/oauth/jwks', {});
     expect(seen[0]!.event.queryStringParameters).toBeNull();

@@ -156,6 +156,16 @@ describe('round trips per request, counted through the AWS SDK', () => {
     });
   });
 
+  it.each(['/models', '/models?q=gpt&supported_parameters=tools&sort=newest', '/models/count', '/model/openai/gpt-4o-mini', '/providers'])(
+    'GET %s: the public catalog is the key read alone, the whole catalog needing no guardrail or setting',
+    async (path) => {
+      const key = service.runtime.demo.keys.workspace;
+      await get(path, key);
+      const warm = await get(path, key);
+      expect(warm).toMatchObject({ status: 200, depth: 1, count: 1, calls: ['DynamoDB.BatchGetItem(modelgate-keys)'] });
+    },
+  );
+
   it.each(['/guardrails', '/activity', '/workload-identity/issuers', '/workload-identity/policies', '/workload-identity/events'])(
     'GET %s: a management list in at most 3 sequential round trips',
     async (path) => {

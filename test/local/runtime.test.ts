@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { API_BASE_PATH, ROUTES, resourcePath } from '../../lambdas/routes';
 import { startTestService, type TestService } from '../support/local-service';
 
 describe('local runtime', () => {
@@ -31,7 +32,23 @@ describe('local runtime', () => {
     expect(missing.body).toEqual({ error: { code: 404, message: 'Resource not found' } });
     const wrongMethod = await service.call('/oauth/jwks', { method: 'DELETE' });
     expect(wrongMethod.status).toBe(405);
-    expect(wrongMethod.headers.get('allow')).toBe('GET');
+    expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  // RFC 9110 §9.3.2: the discovery documents, the key set, the document, the pages and every API GET.
+  it.each(ROUTES.filter((route) => route.method === 'GET').map((route) => [resourcePath(route)]))('answers HEAD %s as its GET, without a body', async (resource) => {
+    const path = resource.replace('{author}', 'openai').replace('{slug}', 'gpt-4o-mini').replace('{file}', 'workload-identity.css').replace('{hash}', 'f'.repeat(64)).replace('{id}', '00000000-0000-4000-8000-000000000000');
+    const url = `${service.runtime.baseUrl.slice(0, -API_BASE_PATH.length)}${path}`;
+    const headers = { Authorization: `Bearer ${service.runtime.demo.keys.managementReadOnly}` };
+    const get = await fetch(url, { headers });
+    const body = Buffer.from(await get.arrayBuffer());
+    const head = await fetch(url, { method: 'HEAD', headers });
+    expect([head.status, head.headers.get('content-type'), head.headers.get('content-length'), (await head.arrayBuffer()).byteLength]).toEqual([
+      get.status,
+      get.headers.get('content-type'),
+      String(body.length),
+      0,
+    ]);
   });
 
   it('serves its OpenAPI document, version 1.0.0, without authentication', async () => {

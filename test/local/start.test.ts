@@ -48,6 +48,10 @@ describe('npm start', () => {
     expect(first.exitCode).toBe(0);
     expect(first.output).toContain(`modelgate listening on ${first.demo.baseUrl}`);
     expect(first.output).toContain('SIGINT: stopping');
+    // The hints name the data folder MODELGATE_DATA_DIR gave, not the default one.
+    expect(first.output).toContain(`demo organization and keys: ${dataDir}/demo.json`);
+    expect(first.output).toContain(`try: curl -H "Authorization: Bearer $(node -p "require('${join(dataDir, 'demo.json')}').keys.workspace")" ${first.demo.baseUrl}/models/user?limit=3`);
+    expect(first.output).not.toContain('.local/demo.json');
     // The AWS SDK's notice about the local Node.js says nothing about the service (Lambda runs Node.js 24).
     expect(first.output).not.toContain('NodeVersionSupportWarning');
 

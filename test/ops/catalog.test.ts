@@ -100,10 +100,23 @@ describe('ops catalog commands', () => {
 
     expect(result.code).toBe(1);
     expect(result.stderr.split('\n').slice(1, -1)).toEqual([
-      `  ${alpha!.id}: weekly_tokens: is not a catalog entry field (model, endpoints, popularity, weeklyTokens)`,
+      `  ${alpha!.id}: weekly_tokens: is not a catalog entry field (model, endpoints, popularity, weeklyTokens, categories)`,
       `  ${beta!.id}: endpoints[0].regions: must be an array of strings`,
       `  ${beta!.id}: endpoints[0].pricing.completion: is required`,
     ]);
+  });
+
+  it('catalog import files models under the use cases an entry names, which GET /models?category= selects by', async () => {
+    const bad = await ops.run('catalog', 'import', file('bad-categories.json', [{ ...customEntry(alpha!), categories: ['poetry'] }]));
+    expect(bad.stderr.split('\n')[1]).toBe(
+      `  ${alpha!.id}: categories: must be an array of programming, roleplay, marketing, marketing/seo, technology, science, translation, legal, finance, health, trivia, academia`,
+    );
+
+    await ops.run('catalog', 'import', file('categories.json', [{ ...customEntry(alpha!), categories: ['programming', 'science', 'programming'] }]));
+    expect((await ops.catalog.load()).entries).toEqual([{ ...customEntry(alpha!), categories: ['programming', 'science'] }]);
+    // A file in the public shape keeps what the catalog files the model under.
+    await ops.run('catalog', 'import', file('public.json', { data: [{ ...alpha!, name: 'Renamed' }] }));
+    expect((await ops.catalog.load()).entries[0]!.categories).toEqual(['programming', 'science']);
   });
 
   it('catalog import of an unreadable path exits 2; of a file that is not JSON or not a catalog exits 1', async () => {

@@ -20,7 +20,7 @@ describe('ops command dispatch, help and usage errors', () => {
     for (const command of ['org create', 'org set-privacy', 'workspace list', 'user create', 'key disable', 'guardrail detach-workspace', 'catalog import']) {
       expect(lines.some((line) => line.startsWith(`  ${command} `))).toBe(true);
     }
-    expect(result.stdout).toContain('With --aws, or when KEYS_TABLE or MODELS_TABLE is set (and no --data-dir), a deployed stack:');
+    expect(result.stdout).toContain('With --aws, or when KEYS_TABLE or MODELS_TABLE is set (and no data directory named), a deployed stack:');
     expect(result.stdout).toContain('KEYS_TABLE and MODELS_TABLE, as the stack outputs KeysTableName and ModelsTableName give them');
     expect(result.stdout).toContain('(issuer and policy commands also need POLICIES_TABLE, the output PoliciesTableName).');
     expect(result.stdout).toContain('Exit status: 0 done; 1 the operation failed');
@@ -51,7 +51,7 @@ describe('ops command dispatch, help and usage errors', () => {
         'Global options:',
         '  --json            print machine-readable JSON on stdout',
         '  --aws             use a deployed stack (KEYS_TABLE, MODELS_TABLE, default AWS credentials)',
-        '  --data-dir <dir>  the local service data directory holding runtime.json (default .local)',
+        '  --data-dir <dir>  the local service data directory holding runtime.json (default MODELGATE_DATA_DIR, else .local)',
         '  -h, --help        show help',
         '',
       ].join('\n'),

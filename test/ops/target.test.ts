@@ -98,6 +98,19 @@ describe('ops target selection', () => {
     );
   });
 
+  it('MODELGATE_DATA_DIR names the local data folder, as for npm start and npm run demo; --data-dir wins over it', async () => {
+    const runtimeFile = join(dir, 'runtime.json');
+    await expect(connectTarget({ json: false, aws: false }, { MODELGATE_DATA_DIR: dir })).rejects.toEqual(new OperationError(`${LOCAL_NOT_RUNNING} (${runtimeFile} does not exist)`));
+    // It names the local service even when the table variables are set, as --data-dir does.
+    await expect(connectTarget({ json: false, aws: false }, { MODELGATE_DATA_DIR: dir, KEYS_TABLE: 'k', MODELS_TABLE: 'm' })).rejects.toEqual(
+      new OperationError(`${LOCAL_NOT_RUNNING} (${runtimeFile} does not exist)`),
+    );
+    const other = join(dir, 'other');
+    await expect(connectTarget({ json: false, aws: false, dataDir: other }, { MODELGATE_DATA_DIR: dir })).rejects.toEqual(
+      new OperationError(`${LOCAL_NOT_RUNNING} (${join(other, 'runtime.json')} does not exist)`),
+    );
+  });
+
   it('--data-dir selects the local runtime even when the table variables are set', async () => {
     await expect(connectTarget({ json: false, aws: false, dataDir: dir }, { KEYS_TABLE: 'k', MODELS_TABLE: 'm' })).rejects.toEqual(
       new OperationError(`${LOCAL_NOT_RUNNING} (${join(dir, 'runtime.json')} does not exist)`),

@@ -20,7 +20,11 @@ import type { LambdaProcess } from './lambda-process';
  * into a REST API proxy event (payload 1.0) for that function's process, and answers from the
  * function's result; response-streaming integrations (`ResponseTransferMode: STREAM`) are
  * read as Lambda's HTTP integration stream (JSON prelude, eight NUL bytes, body) and relayed
- * as they arrive.
+ * as they arrive. Mock integrations (the CORS preflights) are answered from their integration
+ * response: its status, its header mappings and what its mapping template sets (the subset of
+ * Velocity the template uses, {@link renderMockTemplate}). Gateway responses map headers from
+ * static values and from the request's headers (`method.request.header.*`). A HEAD answer has
+ * no body, as Node's HTTP server (like API Gateway's) sends none.
  */
 export interface ApiGatewayStandIn {
   /** `https://<api id>.execute-api.<region>.<url suffix>`: the API's invoke URL without the stage. */
@@ -67,10 +71,15 @@ export interface ApiGatewayStandInOptions {
   readonly tls: { readonly certPem: string; readonly keyPem: string; readonly caPem: string };
 }
 
-interface Integration {
-  readonly functionLogicalId: string;
-  readonly streaming: boolean;
-  readonly timeoutMs: number;
+type Integration =
+  | { readonly type: 'proxy'; readonly functionLogicalId: string; readonly streaming: boolean; readonly timeoutMs: number }
+  | { readonly type: 'mock'; readonly response: MockResponse };
+
+/** The integration response of a mock integration: its status, header mappings and mapping template. */
+interface MockResponse {
+  readonly statusCode: number;
+  readonly parameters: Readonly<Record<string, string>>;
+  readonly template: string | undefined;
 }
 
 interface ResourceNode {
@@ -140,6 +149,10 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
     if (!refersToApi(properties.RestApiId)) continue;
     const node = parentOf(properties.ResourceId);
     const integration = properties.Integration as Record<string, unknown>;
+    if (integration.Type === 'MOCK') {
+      node.methods.set(properties.HttpMethod as string, { type: 'mock', response: mockResponse(logicalId, integration) });
+      continue;
+    }
     if (integration.Type !== 'AWS_PROXY' || integration.IntegrationHttpMethod !== 'POST') {
       throw new Error(`${logicalId}: only Lambda proxy integrations (AWS_PROXY, POST) are supported, got ${String(integration.Type)} ${String(integration.IntegrationHttpMethod)}`);
     }
@@ -150,6 +163,7 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
     const functionLogicalId = target === undefined ? undefined : functionByArn.get(target);
     if (!functionLogicalId) throw new Error(`${logicalId}: integration URI ${uri} invokes no function of the template${streaming ? ' with response streaming' : ''}`);
     node.methods.set(properties.HttpMethod as string, {
+      type: 'proxy',
       functionLogicalId,
       streaming,
       timeoutMs: (integration.TimeoutInMillis as number | undefined) ?? DEFAULT_INTEGRATION_TIMEOUT_MS,
@@ -181,7 +195,8 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
     const headers: OutgoingHttpHeaders = { 'Content-Type': 'application/json', 'x-amzn-RequestId': requestId, 'x-amzn-ErrorType': type };
     for (const [name, value] of Object.entries<string>(custom?.ResponseParameters ?? {})) {
       const header = /^gatewayresponse\.header\.(.+)$/.exec(name)?.[1];
-      if (header) headers[header] = value.replace(/^'(.*)'$/, '$1');
+      const mapped = header === undefined ? undefined : mappedValue(value, response.req);
+      if (header && mapped !== undefined) headers[header] = mapped;
     }
     const statusCode = custom?.StatusCode ? Number(custom.StatusCode) : status;
     const body = (custom?.ResponseTemplates?.['application/json'] as string | undefined)
@@ -219,6 +234,11 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
     // REST APIs answer an unknown resource and an unknown method on a known one alike.
     if (!match || !integration) {
       record.status = gatewayResponse(response, requestId, 'MISSING_AUTHENTICATION_TOKEN', 403, 'Missing Authentication Token');
+      return;
+    }
+    if (integration.type === 'mock') {
+      Object.assign(record, { resource: match.node.path });
+      record.status = answerMock(integration.response, request, response, requestId);
       return;
     }
     Object.assign(record, { resource: match.node.path, functionLogicalId: integration.functionLogicalId });
@@ -403,6 +423,89 @@ export async function startApiGatewayStandIn(options: ApiGatewayStandInOptions):
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A mock integration's one integration response, as CDK writes it for a CORS preflight. */
+function mockResponse(logicalId: string, integration: Record<string, any>): MockResponse {
+  const responses = (integration.IntegrationResponses ?? []) as Record<string, any>[];
+  if (responses.length !== 1 || responses[0]!.SelectionPattern !== undefined) {
+    throw new Error(`${logicalId}: only mock integrations with one default integration response are supported`);
+  }
+  const [only] = responses;
+  return { statusCode: Number(only!.StatusCode), parameters: only!.ResponseParameters ?? {}, template: only!.ResponseTemplates?.['application/json'] };
+}
+
+/** A mock integration's answer: its status, its header mappings, then what its template overrides. */
+function answerMock(mock: MockResponse, request: IncomingMessage, response: ServerResponse, requestId: string): number {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'x-amzn-RequestId': requestId };
+  for (const [name, value] of Object.entries(mock.parameters)) {
+    const header = /^method\.response\.header\.(.+)$/.exec(name)?.[1];
+    const mapped = header === undefined ? undefined : mappedValue(value, request);
+    if (header && mapped !== undefined) headers[header] = mapped;
+  }
+  const rendered = mock.template === undefined ? { body: '', headers: {} } : renderMockTemplate(mock.template, request);
+  Object.assign(headers, rendered.headers);
+  response.writeHead(mock.statusCode, { ...headers, 'Content-Length': Buffer.byteLength(rendered.body) });
+  response.end(rendered.body);
+  return mock.statusCode;
+}
+
+/** A header mapping's value: a static `'value'`, or a header of the request; undefined for a header not sent. */
+function mappedValue(mapping: string, request: IncomingMessage): string | undefined {
+  const literal = /^'(.*)'$/.exec(mapping);
+  if (literal) return literal[1]!;
+  const fromRequest = /^method\.request\.header\.(.+)$/.exec(mapping)?.[1];
+  if (fromRequest === undefined) throw new Error(`unsupported header mapping ${mapping}`);
+  const value = request.headers[fromRequest.toLowerCase()];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * Runs a mock integration's mapping template, in the subset of Velocity CDK's CORS preflight
+ * template uses: `#set`, `#if` (comparisons with `==` joined by `||`) and `#end`, variables, string
+ * literals, `$input.params().header.get("Name")` (the header as the client spelt its name, ""
+ * when absent) and `$context.responseOverride.header.Name` as a target. Anything else throws, so
+ * a template the stand-in cannot read fails the suite instead of being misread.
+ */
+export function renderMockTemplate(template: string, request: IncomingMessage): { body: string; headers: Record<string, string> } {
+  const variables = new Map<string, string>();
+  const headers: Record<string, string> = {};
+  const sentHeader = (name: string) => {
+    for (let i = 0; i < request.rawHeaders.length; i += 2) if (request.rawHeaders[i] === name) return request.rawHeaders[i + 1]!;
+    return '';
+  };
+  const value = (expression: string): string => {
+    const trimmed = expression.trim();
+    const header = /^\$input\.params\(\)\.header\.get\("([^"]+)"\)$/.exec(trimmed);
+    if (header) return sentHeader(header[1]!);
+    const literal = /^"([^"]*)"$/.exec(trimmed);
+    if (literal) return literal[1]!;
+    if (/^\$[A-Za-z]\w*$/.test(trimmed)) return variables.get(trimmed.slice(1)) ?? '';
+    throw new Error(`unsupported template expression ${trimmed}`);
+  };
+  const holds = (condition: string) =>
+    condition.split('||').some((comparison) => {
+      const [left, right, ...rest] = comparison.split('==');
+      if (right === undefined || rest.length > 0) throw new Error(`unsupported template condition ${comparison}`);
+      return value(left!) === value(right);
+    });
+  const active: boolean[] = [];
+  const body: string[] = [];
+  for (const line of template.split('\n').map((text) => text.trim())) {
+    const running = active.every(Boolean);
+    const set = /^#set\(\$([\w.-]+) = (.+)\)$/.exec(line);
+    const opened = /^#if\((.+)\)$/.exec(line);
+    if (opened) active.push(running && holds(opened[1]!));
+    else if (line === '#end') active.pop();
+    else if (set && running) {
+      const target = /^context\.responseOverride\.header\.(.+)$/.exec(set[1]!)?.[1];
+      if (target) headers[target] = value(set[2]!);
+      else if (/^[A-Za-z]\w*$/.test(set[1]!)) variables.set(set[1]!, value(set[2]!));
+      else throw new Error(`unsupported template target $${set[1]}`);
+    } else if (!set && line.startsWith('#')) throw new Error(`unsupported template directive ${line}`);
+    else if (!set && running && line !== '') body.push(line);
+  }
+  return { body: body.join('\n'), headers };
 }
 
 /**

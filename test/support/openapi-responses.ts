@@ -1,6 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { OPENAPI_DOCUMENT } from '../../lambdas/openapi/document';
+import { routeMethod } from '../../lambdas/routes';
 
 type Json = Record<string, any>;
 type Content = Record<string, { schema: Json }>;
@@ -73,8 +74,9 @@ function validator(key: string, schema: Json): ValidateFunction {
   return validate;
 }
 
+/** A HEAD request is its GET route's (RFC 9110 §9.3.2), as the document says of every GET. */
 function operation(method: string, resource: string): OperationObject | undefined {
-  return paths[resource]?.[method.toLowerCase()];
+  return paths[resource]?.[routeMethod(method).toLowerCase()];
 }
 
 /**
@@ -90,6 +92,8 @@ export function responseMismatch(method: string, resource: string, status: numbe
   const media = (contentType ?? '').split(';')[0]!.trim();
   const content = documented.content ?? {};
   if (!(media in content)) return `${method} ${resource} ${status} answered ${media || 'no content type'}, documented: ${Object.keys(content).join(', ')}`;
+  // A HEAD answer is its GET's headers without the body.
+  if (method === 'HEAD') return null;
   if (media === 'text/event-stream') return streamMismatch(`${method} ${resource} ${status}`, body);
   if (media !== 'application/json') return null;
   const validate = validator(`${method} ${resource} ${status}`, content[media]!.schema);

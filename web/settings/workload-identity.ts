@@ -390,69 +390,9 @@ function keyChoiceLabel(key: ApiKey): string {
 }
 
 function policiesSection(): HTMLElement {
-  const { policies, issuers, keys } = state!;
+  const { policies, issuers } = state!;
   const list = h('ul', { class: 'cards', id: 'policy-list', 'aria-label': 'Policies' });
-  for (const policy of policies) {
-    const issuer = issuers.find((candidate) => candidate.id === policy.issuer_id);
-    const key = keys.find((candidate) => candidate.hash === policy.api_key_hash);
-    const switchId = uid('enabled');
-    const enabled = h('input', { type: 'checkbox', role: 'switch', id: switchId, class: 'switch', disabled: readOnly() });
-    enabled.checked = policy.enabled;
-    enabled.addEventListener('change', () => {
-      const wanted = enabled.checked;
-      void act(() => api('PATCH', `/workload-identity/policies/${encodeURIComponent(policy.id)}`, { enabled: wanted }), wanted ? `policy ${policy.name} enabled` : `policy ${policy.name} paused`);
-    });
-    const idText = h('code', { class: 'policy-id' }, policy.id);
-    const copied = h('span', { class: 'copied', 'aria-live': 'polite' });
-    const checks = CLAIM_CHECKS.filter((check) => policy.claim_checks[check.id] !== null).map((check) => `${check.label} ${JSON.stringify(policy.claim_checks[check.id])}`);
-    append(
-      list,
-      h(
-        'li',
-        { class: `card policy${policy.enabled ? '' : ' paused'}`, 'data-policy-id': policy.id },
-        h('h3', { class: 'policy-name' }, policy.name),
-        h(
-          'p',
-          { class: 'policy-id-row' },
-          h('span', { class: 'visually-hidden' }, 'Policy id '),
-          idText,
-          h('button', { type: 'button', class: 'secondary small', 'aria-label': `Copy the id of policy ${policy.name}`, onclick: () => void copyId(policy.id, copied) }, 'Copy id'),
-          copied,
-        ),
-        h(
-          'dl',
-          {},
-          h('dt', {}, 'Issuer'),
-          h('dd', {}, issuer ? issuer.name : policy.issuer_id),
-          h('dt', {}, 'Audience'),
-          h('dd', { class: 'mono' }, policy.audience),
-          h('dt', {}, 'Subject'),
-          h('dd', { class: 'mono' }, policy.subject ?? '(any: the condition decides)'),
-          h('dt', {}, 'Condition'),
-          h('dd', { class: 'mono' }, policy.condition ?? '(none)'),
-          h('dt', {}, 'Claim checks'),
-          h('dd', {}, checks.length ? checks.join('; ') : '(none)'),
-          h('dt', {}, 'Acts as'),
-          h('dd', {}, key ? keyChoiceLabel(key) : `key ${policy.api_key_hash.slice(0, 12)}… · scope ${policy.scope}`),
-          h('dt', {}, 'DPoP'),
-          h(
-            'dd',
-            { class: 'policy-dpop', 'data-required': String(policy.require_dpop) },
-            policy.require_dpop ? 'Required: only DPoP-bound tokens are issued' : 'Optional: Bearer tokens without a proof, bound tokens with one',
-          ),
-        ),
-        h('div', { class: 'field checkbox' }, enabled, h('label', { for: switchId }, 'Enabled'), h('span', { class: 'state' }, policy.enabled ? '' : ' (paused: new exchanges are refused)')),
-        h(
-          'div',
-          { class: 'actions' },
-          h('button', { type: 'button', class: 'secondary', disabled: readOnly(), 'aria-label': `Edit policy ${policy.name}`, onclick: () => openPolicyEditor(policy) }, 'Edit'),
-          h('button', { type: 'button', class: 'secondary', 'aria-label': `Test policy ${policy.name}`, onclick: () => selectForTest(policy.id) }, 'Test'),
-          h('button', { type: 'button', class: 'secondary', 'aria-label': `Show exchanges of policy ${policy.name}`, onclick: () => void showEvents(policy.id) }, 'Exchanges'),
-          h('button', { type: 'button', class: 'danger', disabled: readOnly(), 'aria-label': `Delete policy ${policy.name}`, onclick: () => void deletePolicy(policy) }, 'Delete'),
-        ),
-      ),
-    );
-  }
+  for (const policy of policies) append(list, policyCard(policy));
   if (policies.length === 0) append(list, h('li', { class: 'empty' }, 'No policies yet.'));
   const create = h(
     'button',
@@ -468,6 +408,70 @@ function policiesSection(): HTMLElement {
     issuers.length === 0 ? h('p', { class: 'hint' }, 'Add an issuer first: every policy names one.') : null,
     create,
     editor,
+  );
+}
+
+/** One policy's card: what it says, its switch, and what can be done with it. */
+function policyCard(policy: Policy): HTMLElement {
+  const switchId = uid('enabled');
+  const enabled = h('input', { type: 'checkbox', role: 'switch', id: switchId, class: 'switch', disabled: readOnly() });
+  enabled.checked = policy.enabled;
+  enabled.addEventListener('change', () => {
+    const wanted = enabled.checked;
+    void act(() => api('PATCH', `/workload-identity/policies/${encodeURIComponent(policy.id)}`, { enabled: wanted }), wanted ? `policy ${policy.name} enabled` : `policy ${policy.name} paused`);
+  });
+  const copied = h('span', { class: 'copied', 'aria-live': 'polite' });
+  return h(
+    'li',
+    { class: `card policy${policy.enabled ? '' : ' paused'}`, 'data-policy-id': policy.id },
+    h('h3', { class: 'policy-name' }, policy.name),
+    h(
+      'p',
+      { class: 'policy-id-row' },
+      h('span', { class: 'visually-hidden' }, 'Policy id '),
+      h('code', { class: 'policy-id' }, policy.id),
+      h('button', { type: 'button', class: 'secondary small', 'aria-label': `Copy the id of policy ${policy.name}`, onclick: () => void copyId(policy.id, copied) }, 'Copy id'),
+      copied,
+    ),
+    policyDetails(policy),
+    h('div', { class: 'field checkbox' }, enabled, h('label', { for: switchId }, 'Enabled'), h('span', { class: 'state' }, policy.enabled ? '' : ' (paused: new exchanges are refused)')),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', class: 'secondary', disabled: readOnly(), 'aria-label': `Edit policy ${policy.name}`, onclick: () => openPolicyEditor(policy) }, 'Edit'),
+      h('button', { type: 'button', class: 'secondary', 'aria-label': `Test policy ${policy.name}`, onclick: () => selectForTest(policy.id) }, 'Test'),
+      h('button', { type: 'button', class: 'secondary', 'aria-label': `Show exchanges of policy ${policy.name}`, onclick: () => void showEvents(policy.id) }, 'Exchanges'),
+      h('button', { type: 'button', class: 'danger', disabled: readOnly(), 'aria-label': `Delete policy ${policy.name}`, onclick: () => void deletePolicy(policy) }, 'Delete'),
+    ),
+  );
+}
+
+/** What a policy says, as a description list. */
+function policyDetails(policy: Policy): HTMLElement {
+  const issuer = state!.issuers.find((candidate) => candidate.id === policy.issuer_id);
+  const key = state!.keys.find((candidate) => candidate.hash === policy.api_key_hash);
+  const checks = CLAIM_CHECKS.filter((check) => policy.claim_checks[check.id] !== null).map((check) => `${check.label} ${JSON.stringify(policy.claim_checks[check.id])}`);
+  return h(
+    'dl',
+    {},
+    h('dt', {}, 'Issuer'),
+    h('dd', {}, issuer ? issuer.name : policy.issuer_id),
+    h('dt', {}, 'Audience'),
+    h('dd', { class: 'mono' }, policy.audience),
+    h('dt', {}, 'Subject'),
+    h('dd', { class: 'mono' }, policy.subject ?? '(any: the condition decides)'),
+    h('dt', {}, 'Condition'),
+    h('dd', { class: 'mono' }, policy.condition ?? '(none)'),
+    h('dt', {}, 'Claim checks'),
+    h('dd', {}, checks.length ? checks.join('; ') : '(none)'),
+    h('dt', {}, 'Acts as'),
+    h('dd', {}, key ? keyChoiceLabel(key) : `key ${policy.api_key_hash.slice(0, 12)}… · scope ${policy.scope}`),
+    h('dt', {}, 'DPoP'),
+    h(
+      'dd',
+      { class: 'policy-dpop', 'data-required': String(policy.require_dpop) },
+      policy.require_dpop ? 'Required: only DPoP-bound tokens are issued' : 'Optional: Bearer tokens without a proof, bound tokens with one',
+    ),
   );
 }
 
@@ -499,124 +503,17 @@ function openPolicyEditor(policy: Policy | null): void {
 }
 
 function policyForm(policy: Policy | null): HTMLElement {
-  const { issuers, keys } = state!;
   const name = field('Name', h('input', { id: 'policy-name', required: true, maxlength: 100 }));
   name.control.value = policy?.name ?? '';
-
-  const issuerSelect = h('select', { id: 'policy-issuer', required: true });
-  for (const issuer of issuers) append(issuerSelect, h('option', { value: issuer.id }, `${issuer.name} (${issuer.issuer_url})`));
-  if (policy) issuerSelect.value = policy.issuer_id;
-  const issuer = field('Issuer', issuerSelect);
-
+  const issuer = issuerField(policy);
   const subject = field('Subject (optional)', h('input', { id: 'policy-subject', maxlength: 512 }), 'When set, the token’s sub must equal it exactly.');
   subject.control.value = policy?.subject ?? '';
   const audience = field('Audience', h('input', { id: 'policy-audience', required: true, maxlength: 512 }), 'One aud value of the token must equal it exactly.');
   audience.control.value = policy?.audience ?? '';
-
-  const conditionInput = h('textarea', { id: 'policy-condition', rows: 3, maxlength: 2000, spellcheck: 'false' });
-  conditionInput.value = policy?.condition ?? '';
-  const condition = field('Condition (optional, CEL)', conditionInput, 'Variables: subject, audience, scopes, token_type. Must yield a bool.');
-  const conditionStatus = h('p', { class: 'condition-status', id: 'policy-condition-status', 'aria-live': 'polite' });
-  condition.wrapper.insertBefore(conditionStatus, condition.error);
-  const checkCondition = debounce(async (source: string) => {
-    if (source.trim() === '') {
-      conditionStatus.textContent = '';
-      conditionStatus.removeAttribute('data-valid');
-      return;
-    }
-    try {
-      const { data } = await api<{ data: ConditionCheck }>('POST', '/workload-identity/conditions/check', { condition: source });
-      // A later keystroke may have changed the text while this check was on its way.
-      if (conditionInput.value !== source) return;
-      conditionStatus.textContent = data.valid ? 'The condition is valid.' : `Not valid: ${data.message}`;
-      conditionStatus.setAttribute('data-valid', String(data.valid));
-    } catch (error) {
-      conditionStatus.textContent = `Cannot check the condition: ${messageOf(error)}`;
-    }
-  }, 300);
-  conditionInput.addEventListener('input', () => checkCondition(conditionInput.value));
-  if (conditionInput.value !== '') checkCondition(conditionInput.value);
-
-  // SPEC 2.12: workspace keys (scope inference) and management keys (scope management); never personal keys.
-  const keySelect = h('select', { id: 'policy-key', required: true });
-  append(keySelect, h('option', { value: '' }, 'Choose a key…'));
-  for (const [kind, title] of [
-    ['workspace', 'Workspace keys: scope inference'],
-    ['management', 'Management keys: scope management'],
-  ] as const) {
-    const group = h('optgroup', { label: title });
-    for (const key of keys.filter((candidate) => candidate.kind === kind && !candidate.disabled)) append(group, h('option', { value: key.hash }, keyChoiceLabel(key)));
-    if (group.childElementCount > 0) append(keySelect, group);
-  }
-  if (policy) keySelect.value = policy.api_key_hash;
-  const actsAs = field('Acts as API key', keySelect, 'Issued tokens act as this key: a workspace key gives scope inference, a management key scope management.');
-
-  // SPEC 2.12 rule 3: each claim check at most once, added and removed on its own.
-  const present = new Map<ClaimCheckId, string>();
-  for (const check of CLAIM_CHECKS) if (policy && policy.claim_checks[check.id] !== null) present.set(check.id, policy.claim_checks[check.id]!);
-  const checkErrors: Record<string, HTMLElement> = {};
-  const checksBox = h('fieldset', { class: 'claim-checks', id: 'claim-checks' });
-  const renderChecks = () => {
-    replaceChildren(checksBox, h('legend', {}, 'Claim checks'));
-    for (const check of CLAIM_CHECKS) {
-      if (!present.has(check.id)) continue;
-      const input = h('input', { id: `claim-check-${check.id}`, required: true, maxlength: 512 });
-      input.value = present.get(check.id)!;
-      input.addEventListener('input', () => present.set(check.id, input.value));
-      const row = field(check.label, input, check.hint);
-      checkErrors[`claim_checks.${check.id}`] = row.error;
-      append(
-        row.wrapper,
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'secondary small',
-            'aria-label': `Remove the ${check.id} claim check`,
-            onclick: () => {
-              present.delete(check.id);
-              renderChecks();
-              checksBox.querySelector<HTMLElement>('select, button')?.focus();
-            },
-          },
-          'Remove',
-        ),
-      );
-      append(checksBox, row.wrapper);
-    }
-    const missing = CLAIM_CHECKS.filter((check) => !present.has(check.id));
-    if (present.size === 0) append(checksBox, h('p', { class: 'hint' }, 'No claim checks.'));
-    if (missing.length > 0) {
-      const menu = h('select', { id: 'claim-check-add', 'aria-label': 'Claim check to add' });
-      for (const check of missing) append(menu, h('option', { value: check.id }, check.label));
-      const add = h(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary small',
-          onclick: () => {
-            const id = menu.value as ClaimCheckId;
-            present.set(id, '');
-            renderChecks();
-            document.getElementById(`claim-check-${id}`)?.focus();
-          },
-        },
-        'Add claim check',
-      );
-      append(checksBox, h('div', { class: 'add-check' }, h('label', { for: 'claim-check-add' }, 'Add a check'), menu, add));
-    }
-  };
-  renderChecks();
-
-  const requireDpop = h('input', { type: 'checkbox', id: 'policy-require-dpop', 'aria-describedby': 'policy-require-dpop-hint' });
-  requireDpop.checked = policy?.require_dpop ?? false;
-  const requireDpopField = h(
-    'div',
-    { class: 'field' },
-    h('div', { class: 'checkbox-row' }, requireDpop, h('label', { for: 'policy-require-dpop' }, 'Require DPoP')),
-    h('p', { class: 'hint', id: 'policy-require-dpop-hint' }, REQUIRE_DPOP_HINT),
-  );
-
+  const condition = conditionField(policy);
+  const actsAs = actsAsField(policy);
+  const checks = claimChecksField(policy);
+  const requireDpop = requireDpopField(policy);
   const enabled = h('input', { type: 'checkbox', role: 'switch', id: 'policy-enabled', class: 'switch' });
   enabled.checked = policy?.enabled ?? true;
   const general = h('p', { class: 'form-error', role: 'alert' });
@@ -643,8 +540,8 @@ function policyForm(policy: Policy | null): HTMLElement {
     audience.wrapper,
     condition.wrapper,
     actsAs.wrapper,
-    checksBox,
-    requireDpopField,
+    checks.box,
+    requireDpop.wrapper,
     h('div', { class: 'field checkbox' }, enabled, h('label', { for: 'policy-enabled' }, 'Enabled')),
     general,
     h(
@@ -656,27 +553,143 @@ function policyForm(policy: Policy | null): HTMLElement {
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    Object.assign(errors.fields, checkErrors);
+    Object.assign(errors.fields, checks.errors);
     clearErrors(errors, form);
     const optional = (value: string) => (value.trim() === '' ? null : value.trim());
     const body = {
       name: name.control.value.trim(),
-      issuer_id: issuerSelect.value,
+      issuer_id: issuer.control.value,
       subject: optional(subject.control.value),
       audience: audience.control.value.trim(),
-      condition: optional(conditionInput.value),
-      api_key_hash: keySelect.value,
+      condition: optional(condition.control.value),
+      api_key_hash: actsAs.control.value,
       enabled: enabled.checked,
-      claim_checks: { scopes: present.get('scopes') ?? null, token_type: present.get('token_type') ?? null },
-      require_dpop: requireDpop.checked,
+      claim_checks: { scopes: checks.present.get('scopes') ?? null, token_type: checks.present.get('token_type') ?? null },
+      require_dpop: requireDpop.input.checked,
     };
-    void act(
-      () => (policy ? api('PATCH', `/workload-identity/policies/${encodeURIComponent(policy.id)}`, body) : api('POST', '/workload-identity/policies', body)),
-      policy ? `policy ${body.name} saved` : `policy ${body.name} created`,
-      errors,
-    );
+    void savePolicy(policy, body, errors);
   });
   return form;
+}
+
+/** Creates the policy, or changes the one being edited. */
+async function savePolicy(policy: Policy | null, body: { name: string }, errors: FormErrors): Promise<void> {
+  await act(
+    () => (policy ? api('PATCH', `/workload-identity/policies/${encodeURIComponent(policy.id)}`, body) : api('POST', '/workload-identity/policies', body)),
+    policy ? `policy ${body.name} saved` : `policy ${body.name} created`,
+    errors,
+  );
+}
+
+function issuerField(policy: Policy | null) {
+  const select = h('select', { id: 'policy-issuer', required: true });
+  for (const issuer of state!.issuers) append(select, h('option', { value: issuer.id }, `${issuer.name} (${issuer.issuer_url})`));
+  if (policy) select.value = policy.issuer_id;
+  return field('Issuer', select);
+}
+
+/** The condition's text area, checked by the server as one types (SPEC 2.12 rule 2). */
+function conditionField(policy: Policy | null) {
+  const input = h('textarea', { id: 'policy-condition', rows: 3, maxlength: 2000, spellcheck: 'false' });
+  input.value = policy?.condition ?? '';
+  const condition = field('Condition (optional, CEL)', input, 'Variables: subject, audience, scopes, token_type. Must yield a bool.');
+  const status = h('p', { class: 'condition-status', id: 'policy-condition-status', 'aria-live': 'polite' });
+  condition.wrapper.insertBefore(status, condition.error);
+  const check = debounce(async (source: string) => {
+    if (source.trim() === '') {
+      status.textContent = '';
+      status.removeAttribute('data-valid');
+      return;
+    }
+    try {
+      const { data } = await api<{ data: ConditionCheck }>('POST', '/workload-identity/conditions/check', { condition: source });
+      // A later keystroke may have changed the text while this check was on its way.
+      if (input.value !== source) return;
+      status.textContent = data.valid ? 'The condition is valid.' : `Not valid: ${data.message}`;
+      status.setAttribute('data-valid', String(data.valid));
+    } catch (error) {
+      status.textContent = `Cannot check the condition: ${messageOf(error)}`;
+    }
+  }, 300);
+  input.addEventListener('input', () => check(input.value));
+  if (input.value !== '') check(input.value);
+  return condition;
+}
+
+/** SPEC 2.12: workspace keys (scope inference) and management keys (scope management); never personal keys. */
+function actsAsField(policy: Policy | null) {
+  const select = h('select', { id: 'policy-key', required: true });
+  append(select, h('option', { value: '' }, 'Choose a key…'));
+  for (const [kind, title] of [
+    ['workspace', 'Workspace keys: scope inference'],
+    ['management', 'Management keys: scope management'],
+  ] as const) {
+    const group = h('optgroup', { label: title });
+    for (const key of state!.keys.filter((candidate) => candidate.kind === kind && !candidate.disabled)) append(group, h('option', { value: key.hash }, keyChoiceLabel(key)));
+    if (group.childElementCount > 0) append(select, group);
+  }
+  if (policy) select.value = policy.api_key_hash;
+  return field('Acts as API key', select, 'Issued tokens act as this key: a workspace key gives scope inference, a management key scope management.');
+}
+
+/** SPEC 2.12 rule 3: each claim check at most once, added and removed on its own. */
+function claimChecksField(policy: Policy | null) {
+  const present = new Map<ClaimCheckId, string>();
+  for (const check of CLAIM_CHECKS) if (policy && policy.claim_checks[check.id] !== null) present.set(check.id, policy.claim_checks[check.id]!);
+  const errors: Record<string, HTMLElement> = {};
+  const box = h('fieldset', { class: 'claim-checks', id: 'claim-checks' });
+  const render = () => {
+    replaceChildren(box, h('legend', {}, 'Claim checks'));
+    for (const check of CLAIM_CHECKS) {
+      if (!present.has(check.id)) continue;
+      const row = claimCheckRow(check, present, () => {
+        present.delete(check.id);
+        render();
+        box.querySelector<HTMLElement>('select, button')?.focus();
+      });
+      errors[`claim_checks.${check.id}`] = row.error;
+      append(box, row.wrapper);
+    }
+    if (present.size === 0) append(box, h('p', { class: 'hint' }, 'No claim checks.'));
+    const missing = CLAIM_CHECKS.filter((check) => !present.has(check.id));
+    if (missing.length > 0) {
+      append(box, addClaimCheck(missing, (id) => {
+        present.set(id, '');
+        render();
+        document.getElementById(`claim-check-${id}`)?.focus();
+      }));
+    }
+  };
+  render();
+  return { box, present, errors };
+}
+
+function claimCheckRow(check: (typeof CLAIM_CHECKS)[number], present: Map<ClaimCheckId, string>, remove: () => void) {
+  const input = h('input', { id: `claim-check-${check.id}`, required: true, maxlength: 512 });
+  input.value = present.get(check.id)!;
+  input.addEventListener('input', () => present.set(check.id, input.value));
+  const row = field(check.label, input, check.hint);
+  append(row.wrapper, h('button', { type: 'button', class: 'secondary small', 'aria-label': `Remove the ${check.id} claim check`, onclick: remove }, 'Remove'));
+  return row;
+}
+
+function addClaimCheck(missing: readonly (typeof CLAIM_CHECKS)[number][], add: (id: ClaimCheckId) => void): HTMLElement {
+  const menu = h('select', { id: 'claim-check-add', 'aria-label': 'Claim check to add' });
+  for (const check of missing) append(menu, h('option', { value: check.id }, check.label));
+  const button = h('button', { type: 'button', class: 'secondary small', onclick: () => add(menu.value as ClaimCheckId) }, 'Add claim check');
+  return h('div', { class: 'add-check' }, h('label', { for: 'claim-check-add' }, 'Add a check'), menu, button);
+}
+
+function requireDpopField(policy: Policy | null) {
+  const input = h('input', { type: 'checkbox', id: 'policy-require-dpop', 'aria-describedby': 'policy-require-dpop-hint' });
+  input.checked = policy?.require_dpop ?? false;
+  const wrapper = h(
+    'div',
+    { class: 'field' },
+    h('div', { class: 'checkbox-row' }, input, h('label', { for: 'policy-require-dpop' }, 'Require DPoP')),
+    h('p', { class: 'hint', id: 'policy-require-dpop-hint' }, REQUIRE_DPOP_HINT),
+  );
+  return { wrapper, input };
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,13 +1,14 @@
 import type { CatalogHandlerDeps } from './handler';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
-import type { AccessTokenSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
+import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
 import { accessTokenVerifier, catalogCache, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
+import type { Settings } from '../../settings';
 
 /** The catalog function's dependencies (`GET /models/user`, a model's endpoints). */
 export function catalogDependencies(
   context: FunctionContext<'keys' | 'models' | 'usage' | 'rateCounters'>,
-  settings: AccessTokenSettings & CatalogSettings,
+  settings: AccessTokenSettings & CatalogSettings & ApiSettings & Pick<Settings, 'publicCatalog'>,
 ): CatalogHandlerDeps {
   return {
     accounts: new DynamoAccountStore(context.documentClient, context.tables.keys, context.random),
@@ -16,6 +17,8 @@ export function catalogDependencies(
     catalog: catalogCache(context, settings),
     clock: context.clock,
     regionalHostnames: settings.regionalHostnames,
+    publicCatalog: settings.publicCatalog,
+    corsAllowedOrigins: settings.corsAllowedOrigins,
     resourceMetadataUrl: protectedResourceMetadataUrl(settings.apiBaseUrl),
     telemetry: context.telemetry,
   };

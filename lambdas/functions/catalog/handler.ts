@@ -23,17 +23,20 @@ import type { Telemetry } from '../../observability/telemetry';
 /** SPEC 4.1: API keys, the catalog and the usage figures its sorts add, all read-only. */
 export const CATALOG_FUNCTION = {
   tables: ['keys', 'models', 'usage', 'rateCounters'],
-  // Access tokens are verified against the API base URL (SPEC 2.13); the listing follows the regional hostname called (SPEC 4.1).
-  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'catalogCacheSeconds'],
+  // Access tokens are verified against the API base URL (SPEC 2.13); the listing follows the regional hostname called (SPEC 4.1);
+  // the public catalog may answer without a credential; every answer names the origins its page may read it from.
+  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'catalogCacheSeconds', 'publicCatalog', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;
 
 export interface CatalogHandlerDeps extends CatalogApiDeps {
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
+  corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;
 }
 
-/** `GET /models/user` and `GET /models/{author}/{slug}/endpoints`. */
+/** `GET /models/user`, `GET /models/{author}/{slug}/endpoints` and the public catalog (`GET /models`, …). */
 export function createCatalogHandler(deps: CatalogHandlerDeps) {
-  return apiHandler(createCatalogApi(deps), deps.telemetry, { resourceMetadataUrl: deps.resourceMetadataUrl });
+  const { resourceMetadataUrl, corsAllowedOrigins } = deps;
+  return apiHandler(createCatalogApi(deps), deps.telemetry, { resourceMetadataUrl, corsAllowedOrigins });
 }

@@ -5,11 +5,11 @@ import type { ProviderCredentials } from '../../inference/upstream';
 import { upstreamOptions } from '../../inference/upstream-options';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
-import type { AccessTokenSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
+import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
 import { accessTokenVerifier, catalogCache, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
-export interface InferenceSettings extends AccessTokenSettings, CatalogSettings, Pick<Settings, 'inferenceUpstreams' | 'upstreamTimeoutSeconds'> {
+export interface InferenceSettings extends AccessTokenSettings, CatalogSettings, ApiSettings, Pick<Settings, 'inferenceUpstreams' | 'upstreamTimeoutSeconds'> {
   /** The providers' API keys: Secrets Manager in AWS, a file locally; none: unauthenticated upstreams. */
   readonly credentials: ProviderCredentials | undefined;
   readonly newId: IdGenerator;
@@ -31,6 +31,7 @@ export function inferenceDependencies(
     regionalHostnames: settings.regionalHostnames,
     upstream: upstreamOptions(settings, { clock, newId: settings.newId, credentials: settings.credentials }),
     resourceMetadataUrl: protectedResourceMetadataUrl(settings.apiBaseUrl),
+    corsAllowedOrigins: settings.corsAllowedOrigins,
     telemetry: context.telemetry,
   };
 }

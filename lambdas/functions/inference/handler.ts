@@ -17,6 +17,7 @@ export const INFERENCE_FUNCTION = {
     'inferenceUpstreams',
     'upstreamTimeoutSeconds',
     'providerCredentialsSecretArn',
+    'corsAllowedOrigins',
   ],
 } as const satisfies FunctionRequirements;
 

@@ -1,9 +1,9 @@
 import type { JwksHandlerDeps } from './handler';
 import { DynamoSigningKeyStore } from '../../aws/dynamo-signing-key-store';
-import type { AccessTokenSettings, FunctionContext } from '../../wiring/context';
+import type { AccessTokenSettings, ApiSettings, FunctionContext } from '../../wiring/context';
 
 /** The JWKS function's dependencies: the signing-key records and the issuer, nothing else. */
-export function jwksDependencies(context: FunctionContext<'keys'>, settings: AccessTokenSettings): JwksHandlerDeps {
+export function jwksDependencies(context: FunctionContext<'keys'>, settings: AccessTokenSettings & ApiSettings): JwksHandlerDeps {
   return {
     signingKeys: new DynamoSigningKeyStore(context.documentClient, context.tables.keys),
     clock: context.clock,
@@ -11,6 +11,7 @@ export function jwksDependencies(context: FunctionContext<'keys'>, settings: Acc
     accessTokenMaxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
     // The discovery documents name the issuer the token exchange puts in `iss`.
     issuer: settings.apiBaseUrl,
+    corsAllowedOrigins: settings.corsAllowedOrigins,
     telemetry: context.telemetry,
   };
 }

@@ -13,7 +13,7 @@ import type { SigningKeyStore } from '../../signing/signer';
  * SPEC 4.6: only the signing-key records of the keys table (IAM narrows it to them), and the API
  * base URL, the access tokens' issuer, which the discovery documents describe.
  */
-export const JWKS_FUNCTION = { tables: ['keys'], settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds'] } as const satisfies FunctionRequirements;
+export const JWKS_FUNCTION = { tables: ['keys'], settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'corsAllowedOrigins'] } as const satisfies FunctionRequirements;
 
 export interface JwksHandlerDeps {
   signingKeys: Pick<SigningKeyStore, 'list'>;
@@ -22,6 +22,7 @@ export interface JwksHandlerDeps {
   accessTokenMaxLifetimeSeconds: number;
   /** The API base URL: `iss` and `aud` of access tokens (SPEC 2.13). */
   issuer: string;
+  corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;
 }
 
@@ -51,7 +52,7 @@ export function createJwksHandler(deps: JwksHandlerDeps) {
     const operationId = OPERATION_OF_RESOURCE.get(event.resource);
     if (!operationId) throw new Error(`No route of the JWKS function serves ${event.resource}`);
     return rawJson(200, await documents[operationId](), CACHEABLE);
-  }, deps.telemetry);
+  }, deps.telemetry, { corsAllowedOrigins: deps.corsAllowedOrigins });
 }
 
 /** The function's routes by API Gateway resource (each is a GET). */

@@ -6,13 +6,13 @@ import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoExchangeEventStore } from '../../aws/dynamo-exchange-event-store';
 import { DynamoFederationStore } from '../../aws/dynamo-federation-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
-import type { AccessTokenSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
+import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateCheck } from '../../wiring/exchange';
 import { accessTokenVerifier, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
 /** The token endpoint's limit (ExchangeRateSettings): tester calls and exchanges share one budget per address. */
-export interface ManagementSettings extends AccessTokenSettings, ExchangeRateSettings {
+export interface ManagementSettings extends AccessTokenSettings, ExchangeRateSettings, ApiSettings {
   /** Loopback issuer hosts: the local runtime's development identity provider, never in AWS. */
   readonly allowLoopbackIssuers: boolean;
   /** The policy tester fetches issuer keys as the exchange does. */
@@ -50,6 +50,7 @@ export function managementDependencies(
     clock,
     exchangeEvents: new DynamoExchangeEventStore(documentClient, tables.policies),
     resourceMetadataUrl: protectedResourceMetadataUrl(settings.apiBaseUrl),
+    corsAllowedOrigins: settings.corsAllowedOrigins,
     telemetry: context.telemetry,
   };
 }

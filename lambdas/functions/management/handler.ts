@@ -11,16 +11,18 @@ import type { Telemetry } from '../../observability/telemetry';
 export const MANAGEMENT_FUNCTION = {
   tables: ['keys', 'policies', 'usage', 'rateCounters'],
   // Access tokens are verified against the API base URL (SPEC 2.13); the policy tester shares the token endpoint's budget.
-  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'exchangeRateLimit', 'exchangeRateWindowSeconds'],
+  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'exchangeRateLimit', 'exchangeRateWindowSeconds', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;
 
 export interface ManagementHandlerDeps extends ManagementDeps {
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
+  corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;
 }
 
 /** The management API: `/keys`, `/key`, `/activity`, `/workspaces`, `/guardrails`, `/workload-identity/*`. */
 export function createManagementHandler(deps: ManagementHandlerDeps) {
-  return apiHandler(createManagementApi(deps), deps.telemetry, { resourceMetadataUrl: deps.resourceMetadataUrl });
+  const { resourceMetadataUrl, corsAllowedOrigins } = deps;
+  return apiHandler(createManagementApi(deps), deps.telemetry, { resourceMetadataUrl, corsAllowedOrigins });
 }

@@ -12,10 +12,11 @@ import { exchangeToken, type TokenExchangeDeps } from '../../oauth/exchange-toke
  */
 export const TOKEN_EXCHANGE_FUNCTION = {
   tables: ['keys', 'policies', 'rateCounters'],
-  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'exchangeRateLimit', 'exchangeRateWindowSeconds'],
+  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'exchangeRateLimit', 'exchangeRateWindowSeconds', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;
 
 export interface TokenExchangeHandlerDeps extends Omit<TokenExchangeDeps, 'logger' | 'onOutcome'> {
+  corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;
 }
 
@@ -39,5 +40,5 @@ export function createTokenExchangeHandler(deps: TokenExchangeHandlerDeps) {
       ...proofRequest(event),
     });
     return { statusCode: 200, headers: { 'Content-Type': 'application/json', ...NO_STORE }, body: JSON.stringify(body) };
-  }, telemetry);
+  }, telemetry, deps.corsAllowedOrigins);
 }

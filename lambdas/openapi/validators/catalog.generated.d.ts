@@ -4,12 +4,16 @@ import type { RequestValidator } from '../request-validation';
 
 
 export type GetUserModelsQuery = { "offset"?: number | null; "limit"?: number; "sort"?: "most-popular" | "newest" | "top-weekly" | "pricing-low-to-high" | "pricing-high-to-low" | "context-high-to-low" | "throughput-high-to-low" | "latency-low-to-high" | "intelligence-high-to-low" | "coding-high-to-low" | "agentic-high-to-low" | "design-arena-elo-high-to-low" | "arena-elo-high-to-low"; "output_modalities"?: string; [field: string]: unknown; };
+export type GetModelsQuery = { "offset"?: number | null; "limit"?: number; "sort"?: "most-popular" | "newest" | "top-weekly" | "pricing-low-to-high" | "pricing-high-to-low" | "context-high-to-low" | "throughput-high-to-low" | "latency-low-to-high" | "intelligence-high-to-low" | "coding-high-to-low" | "agentic-high-to-low" | "design-arena-elo-high-to-low" | "arena-elo-high-to-low"; "output_modalities"?: string; "category"?: "programming" | "roleplay" | "marketing" | "marketing/seo" | "technology" | "science" | "translation" | "legal" | "finance" | "health" | "trivia" | "academia"; "supported_parameters"?: string; "q"?: string; [field: string]: unknown; };
+export type ListModelsCountQuery = { "output_modalities"?: string; [field: string]: unknown; };
 export declare const getUserModelsQuery: RequestValidator<GetUserModelsQuery>;
+export declare const getModelsQuery: RequestValidator<GetModelsQuery>;
+export declare const listModelsCountQuery: RequestValidator<ListModelsCountQuery>;
 
 /** The type of each JSON request body, by operation id. */
 export interface RequestBodies {  }
 /** The type of each query string, by operation id (values typed as lambdas/openapi/request-validation.ts reads them). */
-export interface RequestQueries { getUserModels: GetUserModelsQuery; }
+export interface RequestQueries { getUserModels: GetUserModelsQuery; getModels: GetModelsQuery; listModelsCount: ListModelsCountQuery; }
 
 export declare const bodyValidators: { readonly [Id in keyof RequestBodies]: RequestValidator<RequestBodies[Id]> };
 export declare const queryValidators: { readonly [Id in keyof RequestQueries]: RequestValidator<RequestQueries[Id]> };

@@ -16,6 +16,7 @@ const record = (overrides: Partial<UsageRecord> = {}): UsageRecord => ({
   promptTokens: 10,
   completionTokens: 5,
   cost: '0.0000003',
+  costParts: { prompt: '0.0000002', completion: '0.0000001' },
   date: '2026-11-18',
   via: { credential: 'api_key' },
   ...overrides,

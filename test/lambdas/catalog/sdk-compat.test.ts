@@ -1,5 +1,6 @@
 import { HTTPClient, OpenRouter } from '@openrouter/sdk';
-import { UnauthorizedResponseError } from '@openrouter/sdk/models/errors';
+import { NotFoundResponseError, UnauthorizedResponseError } from '@openrouter/sdk/models/errors';
+import OpenAI from 'openai';
 import { SORTS } from '../../../lambdas/catalog/catalog-query';
 import { API_BASE_PATH } from '../../../lambdas/routes';
 import { startTestService, type TestService } from '../../support/local-service';
@@ -152,5 +153,62 @@ describe('the official SDK against the catalog', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnauthorizedResponseError);
     expect((error as UnauthorizedResponseError).data$).toMatchObject({ error: { code: 401, message: 'Invalid API key' } });
+  });
+
+  describe('the public catalog through its own methods', () => {
+    it('models.list pages through every model with limit 100, as GET /models lists them', async () => {
+      const raw = (await service.call('/models?output_modalities=all', { key })).body.data.map((model: { id: string }) => model.id);
+      const seen: string[] = [];
+      for await (const page of await client().models.list({ limit: 100, outputModalities: 'all' })) {
+        seen.push(...page.result.data.map((model) => model.id));
+      }
+      expect(seen).toEqual(raw);
+      expect(requested.map((url) => url.pathname)).toEqual(requested.map(() => `${API_BASE_PATH}/models`));
+      expect(requested.length).toBe(Math.ceil(raw.length / 100) + (raw.length % 100 === 0 ? 1 : 0));
+    });
+
+    it('models.list sends its filters and sort, and parses what they select', async () => {
+      const page = await client().models.list({ supportedParameters: 'tools', q: 'gpt', sort: 'newest', outputModalities: 'all' });
+      expect(Object.fromEntries(requested[0]!.searchParams)).toMatchObject({ supported_parameters: 'tools', q: 'gpt', sort: 'newest' });
+      const raw = await service.call('/models?supported_parameters=tools&q=gpt&sort=newest&output_modalities=all&offset=0&limit=500', { key });
+      expect(page.result.data.map((model) => model.id)).toEqual(raw.body.data.map((model: { id: string }) => model.id));
+      expect(page.result.data.length).toBeGreaterThan(0);
+      for (const model of page.result.data) expect(model.supportedParameters).toContain('tools');
+    });
+
+    it('models.count counts as GET /models/count does', async () => {
+      const counted = await client().models.count({ outputModalities: 'all' });
+      expect(counted).toEqual({ data: { count: (await service.call('/models/count?output_modalities=all', { key })).body.data.count } });
+      const images = await client().models.count({ outputModalities: 'image' });
+      expect(images.data.count).toBe((await service.call('/models/count?output_modalities=image', { key })).body.data.count);
+      expect(images.data.count).toBeLessThan(counted.data.count);
+    });
+
+    it('models.get reads one model, a variant included, and raises its typed 404', async () => {
+      const listed = (await service.call('/models?q=:free&output_modalities=all', { key })).body.data[0] as { id: string; name: string };
+      const [author, slug] = [listed.id.slice(0, listed.id.indexOf('/')), listed.id.slice(listed.id.indexOf('/') + 1)];
+      const found = await client().models.get({ author, slug });
+      expect(found.data).toMatchObject({ id: listed.id, name: listed.name });
+      const error = await client()
+        .models.get({ author: 'acme', slug: 'nothing' })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(NotFoundResponseError);
+    });
+
+    it('providers.list parses the providers list', async () => {
+      const providers = await client().providers.list();
+      expect(providers.data.map((provider) => provider.slug)).toEqual((await service.call('/providers', { key })).body.data.map((provider: { slug: string }) => provider.slug));
+      expect(providers.data[0]).toEqual({ name: expect.any(String), slug: expect.any(String), privacyPolicyUrl: null });
+    });
+
+    it("the openai client's models.list() lists GET /models, which OpenAI-compatible tools call first", async () => {
+      const openai = new OpenAI({ apiKey: key, baseURL: service.runtime.baseUrl, maxRetries: 0 });
+      const listed: string[] = [];
+      for await (const model of openai.models.list()) listed.push(model.id);
+      expect(listed).toEqual((await service.call('/models', { key })).body.data.map((model: { id: string }) => model.id));
+      expect(listed).toContain('openai/gpt-4o-mini');
+      const refused = await new OpenAI({ apiKey: 'sk-mg-v1-unknown', baseURL: service.runtime.baseUrl, maxRetries: 0 }).models.list().catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(OpenAI.AuthenticationError);
+    });
   });
 });

@@ -12,7 +12,8 @@ import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../../lambdas/oauth/discovery';
 import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
-import { ROUTES, resourcePath } from '../../../lambdas/routes';
+import { CORS_ALLOWED_HEADERS } from '../../../lambdas/http/cors';
+import { API_BASE_PATH, PAGES_BASE_PATH, ROUTES, resourcePath, servedMethods } from '../../../lambdas/routes';
 import { KmsSigner } from '../../../lambdas/aws/kms-signer';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../../lambdas/signing/registration-properties';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
@@ -189,7 +190,10 @@ describe('the synthesized stack, served from its function packages', () => {
     it('routes each method of the template to the function its integration names, the one the route table means', () => {
       const constructOf = (logicalId: string) => deployment.assembly.functions.find((fn) => fn.logicalId === logicalId)!.constructId;
       const served = deployment.gateway.routes.map((route) => `${route.method} ${route.resourcePath} -> ${constructOf(route.functionLogicalId)}${route.streaming ? ' (stream)' : ''}`);
-      const meant = ROUTES.map((route) => `${route.method} ${resourcePath(route)} -> ${FUNCTION_REQUIREMENTS[route.function].construct}${route.function === 'inference' ? ' (stream)' : ''}`);
+      // HEAD beside each GET, served by the GET route's function (RFC 9110 §9.3.2).
+      const meant = ROUTES.flatMap((route) =>
+        servedMethods([route.method]).map((method) => `${method} ${resourcePath(route)} -> ${FUNCTION_REQUIREMENTS[route.function].construct}${route.function === 'inference' ? ' (stream)' : ''}`),
+      );
       expect(served.sort()).toEqual(meant.sort());
     });
   });
@@ -358,6 +362,63 @@ describe('the synthesized stack, served from its function packages', () => {
       expect((await completion(apiUrl)).status).toBe(200);
       const refused = await completion(`${EU_ORIGIN}/api/v1`);
       expect([refused.status, refused.body.error.message]).toEqual([404, `No endpoints found for model ${usOnly} that your settings and guardrails allow`]);
+    });
+  });
+
+  describe('browsers on other origins (CORS), and HEAD, as the template configures the gateway', () => {
+    const origin = 'https://app.example.com';
+
+    it('answers the preflight of every API resource in the gateway, for every method it serves, without a function, on the stage URL and every hostname of the custom domain', async () => {
+      const resources = new Map<string, string[]>();
+      for (const route of ROUTES.filter((candidate) => candidate.base !== PAGES_BASE_PATH)) {
+        (resources.get(resourcePath(route)) ?? resources.set(resourcePath(route), []).get(resourcePath(route))!).push(...servedMethods([route.method]));
+      }
+      const stageRoot = `${deployment.gateway.origin}/${deployment.gateway.stageName}`;
+      for (const root of [stageRoot, new URL(apiUrl).origin, EU_ORIGIN]) {
+        for (const [resource, methods] of resources) {
+          const path = resource.replace('{author}', 'openai').replace('{slug}', 'gpt-4o-mini').replace(/\{[a-z]+\}/g, '00000000-0000-4000-8000-000000000000');
+          const preflight = await call(`${root}${path}`, {
+            method: 'OPTIONS',
+            headers: { Origin: origin, 'Access-Control-Request-Method': methods[0]!, 'Access-Control-Request-Headers': 'authorization,content-type,dpop' },
+          });
+          const allowed = [preflight.status, preflight.headers.get('access-control-allow-origin'), preflight.headers.get('access-control-allow-methods')?.split(',')];
+          expect([root, resource, ...allowed]).toEqual([root, resource, 204, '*', methods]);
+          expect(preflight.headers.get('access-control-allow-headers')?.split(',')).toEqual([...CORS_ALLOWED_HEADERS]);
+          expect(preflight.headers.get('access-control-max-age')).toBe('7200');
+          expect(deployment.gateway.requests.at(-1)!.functionLogicalId).toBeUndefined();
+        }
+        // The settings page is same-origin only: no preflight.
+        expect([root, (await call(`${root}${PAGES_BASE_PATH}/workload-identity`, { method: 'OPTIONS', headers: { Origin: origin } })).status]).toEqual([root, 404]);
+      }
+    });
+
+    it('names the allowed origin and what a page may read on answers, errors and the gateway\'s own answers included', async () => {
+      const listed = await call('/models?limit=1', { key: demo.keys.workspace, headers: { Origin: origin } });
+      const refused = await call('/models/user', { key: `sk-mg-v1-${'0'.repeat(64)}`, headers: { Origin: origin } });
+      const exchange = await call('/oauth/token', { method: 'POST', form: { grant_type: 'password' }, headers: { Origin: origin } });
+      // The gateway's own answer on every hostname: the custom domain's, the EU one and the stage URL.
+      const unknown = await Promise.all([apiUrl, `${EU_ORIGIN}/api/v1`, stageUrl].map((base) => call(`${base}/no/such/path`, { headers: { Origin: origin } })));
+      for (const answer of [listed, refused, exchange, ...unknown]) {
+        expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+        expect(answer.headers.get('access-control-expose-headers')).toBe('X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce');
+      }
+      expect([listed.status, refused.status, exchange.status, ...unknown.map((answer) => answer.status)]).toEqual([200, 401, 400, 404, 404, 404]);
+    });
+
+    it('answers HEAD on a GET route as the GET, without a body', async () => {
+      const get = await deployment.gateway.fetch(`${apiUrl}/models/count`, { headers: { Authorization: `Bearer ${demo.keys.workspace}` } });
+      const head = await deployment.gateway.fetch(`${apiUrl}/models/count`, { method: 'HEAD', headers: { Authorization: `Bearer ${demo.keys.workspace}` } });
+      expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([200, 'application/json', '']);
+      expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(await get.text())));
+      expect(deployment.gateway.requests.at(-1)!.event?.httpMethod).toBe('HEAD');
+    });
+
+    it("lists GET /models to the openai client's models.list(), the call OpenAI-compatible tools make first", async () => {
+      const openai = new OpenAI({ apiKey: demo.keys.workspace, baseURL: apiUrl, fetch: deployment.gateway.fetch, maxRetries: 0 });
+      const ids: string[] = [];
+      for await (const model of openai.models.list()) ids.push(model.id);
+      expect(ids).toContain('openai/gpt-4o-mini');
+      expect(deployment.gateway.requests.at(-1)!.resource).toBe(`${API_BASE_PATH}/models`);
     });
   });
 
@@ -657,14 +718,16 @@ describe('the synthesized stack, served from its function packages', () => {
 
   /**
    * The construct as a user's own CDK app holds it, `new Modelgate(stack, 'Gateway', { instance:
-   * 'Embedded', exchangeRateLimit: 30 })` in their stack `Platform`, deployed the same way from
-   * its own cloud assembly, behind its own IAM gate.
+   * 'Embedded', exchangeRateLimit: 30, corsAllowedOrigins: [two origins], publicCatalog: true })`
+   * in their stack `Platform`, deployed the same way from its own cloud assembly, behind its own
+   * IAM gate.
    */
   describe('an instance in a stack of its user, served from its packages', () => {
     let embedded: LocalDeployment;
     let embeddedIam: IamGate;
     let embeddedStores: RuntimeStores;
     let embeddedDemo: DemoCredentials;
+    const pageOrigins = ['https://app.example.com', 'https://admin.example.com'];
     const embeddedCall = async (path: string, init: ApiRequest & { method?: string } = {}) => {
       // The instance has no custom domain: its stage URL is its API base URL.
       const response = await embedded.gateway.fetch(`${embedded.gateway.origin}/${embedded.gateway.stageName}/api/v1${path}`, apiRequestInit(init.method ?? 'GET', init));
@@ -674,7 +737,12 @@ describe('the synthesized stack, served from its function packages', () => {
 
     beforeAll(async () => {
       const caFile = join(outdir, 'outbound-ca.pem');
-      const assembly = synthesizeEmbeddedModelgate(join(outdir, 'embedded.out'), { instance: 'Embedded', exchangeRateLimit: 30 });
+      const assembly = synthesizeEmbeddedModelgate(join(outdir, 'embedded.out'), {
+        instance: 'Embedded',
+        exchangeRateLimit: 30,
+        corsAllowedOrigins: pageOrigins,
+        publicCatalog: true,
+      });
       embeddedIam = new IamGate({ stackName: assembly.stackName, template: assembly.template });
       embedded = await deployLocally(assembly, {
         iam: embeddedIam,
@@ -734,6 +802,31 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(decodeProtectedHeader(exchanged.body.access_token).kid).toBe(kid);
       const catalog = await embeddedCall('/models/user?limit=2', { key: exchanged.body.access_token });
       expect([catalog.status, catalog.body.data.length]).toEqual([200, 2]);
+    });
+
+    it('answers pages on its allowed origins only, preflights and the gateway\'s own answers included, and lists its catalog without a key', async () => {
+      const stageUrlOfInstance = `${embedded.gateway.origin}/${embedded.gateway.stageName}/api/v1`;
+      for (const id of ['Catalog', 'TokenExchange', 'Management', 'Inference', 'Jwks']) {
+        expect([id, embedded.functions[id]!.spec.environment.CORS_ALLOWED_ORIGINS]).toEqual([id, pageOrigins.join(',')]);
+      }
+      const other = 'https://other.example.com';
+      const from = (origin: string, path: string, init: RequestInit = {}) =>
+        embedded.gateway.fetch(`${stageUrlOfInstance}${path}`, { ...init, headers: { ...init.headers, Origin: origin } });
+      const preflight = { method: 'OPTIONS', headers: { 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' } };
+      for (const origin of pageOrigins) {
+        const answer = await from(origin, '/models/user', preflight);
+        expect([origin, answer.status, answer.headers.get('access-control-allow-origin')]).toEqual([origin, 204, origin]);
+        expect(embedded.gateway.requests.at(-1)!.functionLogicalId).toBeUndefined();
+      }
+      // Another origin is told one it is not: its browser keeps the answer from its page.
+      expect((await from(other, '/models/user', preflight)).headers.get('access-control-allow-origin')).not.toBe(other);
+      const listed = await from(pageOrigins[1]!, '/models?limit=1');
+      expect([listed.status, listed.headers.get('access-control-allow-origin'), listed.headers.get('vary')]).toEqual([200, pageOrigins[1], 'Origin']);
+      expect(((await listed.json()) as { data: unknown[] }).data).toHaveLength(1);
+      const readByOther = await from(other, '/models?limit=1');
+      expect([readByOther.status, readByOther.headers.get('access-control-allow-origin')]).toEqual([200, null]);
+      const unknown = await from(pageOrigins[0]!, '/no/such/path');
+      expect([unknown.status, unknown.headers.get('access-control-allow-origin')]).toEqual([404, pageOrigins[0]]);
     });
 
     it("makes no AWS request the instance's roles deny", () => {

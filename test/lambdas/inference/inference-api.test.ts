@@ -27,26 +27,33 @@ describe('POST /chat/completions on the local service (development provider)', (
     }
   });
 
-  it('streams the echo word by word to the openai client, ending the event stream with [DONE]', async () => {
-    const client = new OpenAI({ apiKey: service.runtime.demo.keys.workspace, baseURL: service.runtime.baseUrl, maxRetries: 0 });
-    const stream = await client.chat.completions.create({
-      model: 'openai/gpt-4o-mini',
-      messages: [{ role: 'user', content: 'streamed word by word' }],
-      stream: true,
-      stream_options: { include_usage: true },
-    });
+  it('streams the echo word by word to the openai client, ending with the usage and what it cost, then [DONE]', async () => {
+    const key = service.runtime.demo.keys.workspace;
+    const spent = async () => (await service.call('/key', { key })).body.data.usage as number;
+    const client = new OpenAI({ apiKey: key, baseURL: service.runtime.baseUrl, maxRetries: 0 });
+    const before = await spent();
+    // No stream_options: every stream ends with its usage, as the public API's do.
+    const stream = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'streamed word by word' }], stream: true });
     const deltas: string[] = [];
-    let usage: unknown;
+    let usage: (OpenAI.CompletionUsage & { cost?: number; is_byok?: boolean }) | undefined;
     for await (const chunk of stream) {
       if (chunk.choices[0]?.delta.content) deltas.push(chunk.choices[0].delta.content);
       if (chunk.usage) usage = chunk.usage;
     }
+    const after = await spent();
     expect(deltas).toEqual(['streamed', ' word', ' by', ' word']);
-    expect(usage).toEqual({ prompt_tokens: 4, completion_tokens: 4, total_tokens: 8 });
+    expect(usage).toMatchObject({ prompt_tokens: 4, completion_tokens: 4, total_tokens: 8, is_byok: false });
+    expect(after).toBeGreaterThan(before);
+    expect(usage!.cost).toBeCloseTo(after - before, 15);
 
-    const raw = await chat(service.runtime.demo.keys.workspace, { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'a b' }], stream: true });
+    const json = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'not streamed' }] });
+    expect((json.usage as { cost?: number } | undefined)?.cost).toBeCloseTo((await spent()) - after, 15);
+
+    const raw = await chat(key, { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'a b' }], stream: true });
     expect(raw.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-    expect(raw.text.split('\n\n').filter(Boolean)).toHaveLength(5);
+    const events = raw.text.split('\n\n').filter(Boolean);
+    expect(events).toHaveLength(6);
+    expect(JSON.parse(events.at(-2)!.slice(6))).toMatchObject({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 2, total_tokens: 4, is_byok: false } });
     expect(raw.text.endsWith('data: [DONE]\n\n')).toBe(true);
   });
 

@@ -34,6 +34,27 @@ async function sendStreamed(sdk: OpenRouter, model: string, content: string, inc
 
 const text = (chunks: readonly ChatStreamChunk[]) => chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
 
+/** What a key has spent, in USD, as `GET /key` says. */
+async function spent(service: TestService, key: string): Promise<number> {
+  return (await service.call('/key', { key })).body.data.usage as number;
+}
+
+/**
+ * The usage of an answer, as the SDK parsed it: these tokens, and a cost of exactly what the
+ * key's spending grew by, split into its prompt and completion parts, never the caller's own key.
+ */
+function expectCharged(usage: ChatResult['usage'], tokens: { promptTokens: number; completionTokens: number }, grewBy: number): void {
+  expect(usage).toEqual({
+    ...tokens,
+    totalTokens: tokens.promptTokens + tokens.completionTokens,
+    cost: expect.any(Number),
+    costDetails: { upstreamInferenceCost: null, upstreamInferencePromptCost: expect.any(Number), upstreamInferenceCompletionsCost: expect.any(Number) },
+    isByok: false,
+  });
+  expect(usage!.cost).toBeCloseTo(grewBy, 15);
+  expect(usage!.costDetails!.upstreamInferencePromptCost + usage!.costDetails!.upstreamInferenceCompletionsCost).toBeCloseTo(usage!.cost!, 15);
+}
+
 /**
  * The official SDK's `chat.send` parses every answer of `POST /chat/completions` with the
  * public `ChatResult` and `ChatStreamChunk` schemas: the gateway's answers follow them whatever
@@ -78,8 +99,10 @@ describe('the official SDK on POST /chat/completions', () => {
     it.each([
       ['an API key', () => service.runtime.demo.keys.workspace],
       ['an access token', () => accessToken],
-    ])('parses a non-streamed answer with %s: system_fingerprint null, the routed model', async (_name, credential) => {
+    ])('parses a non-streamed answer with %s: system_fingerprint null, the routed model, the cost charged', async (_name, credential) => {
+      const before = await spent(service, service.runtime.demo.keys.workspace);
       const result = await send(sdkWith(credential()), DEV_MODEL, 'hello gateway world');
+      const after = await spent(service, service.runtime.demo.keys.workspace);
 
       expect(result).toEqual({
         id: expect.stringMatching(/^gen-/),
@@ -88,19 +111,33 @@ describe('the official SDK on POST /chat/completions', () => {
         model: DEV_MODEL,
         systemFingerprint: null,
         choices: [{ index: 0, message: { role: 'assistant', content: 'hello gateway world' }, finishReason: 'stop' }],
-        usage: { promptTokens: 3, completionTokens: 3, totalTokens: 6 },
+        usage: expect.anything(),
       });
+      expect(after).toBeGreaterThan(before);
+      expectCharged(result.usage, { promptTokens: 3, completionTokens: 3 }, after - before);
     });
 
     it.each([
       ['an API key', () => service.runtime.demo.keys.workspace],
       ['an access token', () => accessToken],
-    ])('parses every chunk of a streamed answer with %s, the usage chunk included', async (_name, credential) => {
-      const chunks = await sendStreamed(sdkWith(credential()), DEV_MODEL, 'streamed word by word', true);
+    ])('parses every chunk of a streamed answer with %s, ending with the usage and its cost unasked', async (_name, credential) => {
+      const before = await spent(service, service.runtime.demo.keys.workspace);
+      // No streamOptions: the public document says usage is always included.
+      const chunks = await sendStreamed(sdkWith(credential()), DEV_MODEL, 'streamed word by word');
+      const after = await spent(service, service.runtime.demo.keys.workspace);
 
       expect(text(chunks)).toBe('streamed word by word');
       expect(new Set(chunks.map((chunk) => chunk.model))).toEqual(new Set([DEV_MODEL]));
-      expect(chunks.at(-1)!.usage).toEqual({ promptTokens: 4, completionTokens: 4, totalTokens: 8 });
+      expect(chunks.at(-1)!.choices).toEqual([]);
+      expectCharged(chunks.at(-1)!.usage, { promptTokens: 4, completionTokens: 4 }, after - before);
+      // One usage chunk, the last: no other chunk carries usage.
+      expect(chunks.slice(0, -1).every((chunk) => chunk.usage === undefined)).toBe(true);
+    });
+
+    it('sends the same usage chunk when the caller asks for it (stream_options.include_usage)', async () => {
+      const chunks = await sendStreamed(sdkWith(service.runtime.demo.keys.workspace), DEV_MODEL, 'asked for usage', true);
+      expect(chunks.filter((chunk) => chunk.usage)).toHaveLength(1);
+      expect(chunks.at(-1)!.usage).toMatchObject({ promptTokens: 3, completionTokens: 3, isByok: false });
     });
 
     it("says which provider answered, as the public service's answers do", async () => {
@@ -140,6 +177,15 @@ describe('the official SDK on POST /chat/completions', () => {
         model: UPSTREAM_MODEL,
         systemFingerprint: null,
         choices: [{ index: 0, message: { role: 'assistant', content: 'three small words' }, finishReason: null }],
+        // A provider that reports no usage is charged nothing, and the answer says so.
+        usage: {
+          promptTokens: 0,
+          completionTokens: 0,
+          totalTokens: 0,
+          cost: 0,
+          costDetails: { upstreamInferenceCost: null, upstreamInferencePromptCost: 0, upstreamInferenceCompletionsCost: 0 },
+          isByok: false,
+        },
       });
       expect(Math.abs(result.created - Date.now() / 1000)).toBeLessThan(60);
 
@@ -152,6 +198,7 @@ describe('the official SDK on POST /chat/completions', () => {
         provider: 'DeepSeek',
         system_fingerprint: null,
         choices: [{ index: 0, message: { role: 'assistant', content: 'three small words' }, finish_reason: null }],
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0, cost_details: expect.any(Object), is_byok: false },
       });
     });
 
@@ -195,8 +242,18 @@ describe('the official SDK on POST /chat/completions', () => {
         system_fingerprint: null,
         x_provider_trace: 'trace-1',
         choices: [{ index: 0, message: { role: 'assistant', content: 'three small words', annotations: [] }, finish_reason: 'stop', native_finish_reason: 'end_turn' }],
-        usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14, cost_in_credits: 3 },
+        // The provider's own members stay; the cost is the gateway's.
+        usage: {
+          prompt_tokens: 11,
+          completion_tokens: 3,
+          total_tokens: 14,
+          cost_in_credits: 3,
+          cost: expect.any(Number),
+          cost_details: { upstream_inference_cost: null, upstream_inference_prompt_cost: expect.any(Number), upstream_inference_completions_cost: expect.any(Number) },
+          is_byok: false,
+        },
       });
+      expect(response.body.usage.cost).toBeGreaterThan(0);
     });
 
     it('parses a stream whose every chunk has usage: null and system_fingerprint: null', async () => {
@@ -204,7 +261,7 @@ describe('the official SDK on POST /chat/completions', () => {
 
       const chunks = await sendStreamed(sdk, UPSTREAM_MODEL, 'three small words', true);
       expect(text(chunks)).toBe('three small words');
-      expect(chunks.at(-1)!.usage).toEqual({ promptTokens: 11, completionTokens: 3, totalTokens: 14 });
+      expect(chunks.at(-1)!.usage).toMatchObject({ promptTokens: 11, completionTokens: 3, totalTokens: 14, isByok: false });
 
       const response = await raw({ stream: true });
       const events = response.text.split('\n\n').filter((event) => event.startsWith('data: {')).map((event) => JSON.parse(event.slice(6)));

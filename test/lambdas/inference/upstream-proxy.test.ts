@@ -69,17 +69,17 @@ describe('POST /chat/completions through a provider upstream', () => {
     expect(upstream.received[0]!.body.stream_options).toEqual({ include_usage: true });
   });
 
-  it('ends the event stream with data: [DONE] and passes the usage chunk on only when asked', async () => {
-    const plain = await raw({ model: MODEL, messages, stream: true });
-    expect(plain.status).toBe(200);
-    expect(plain.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-    expect(plain.text.endsWith('data: [DONE]\n\n')).toBe(true);
-    expect(plain.text).not.toContain('"usage"');
-    expect(plain.text).toContain(': processing\n\n');
-
-    const withUsage = await raw({ model: MODEL, messages, stream: true, stream_options: { include_usage: true } });
-    const events = withUsage.text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
-    expect(events.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } });
+  it('ends the event stream with the usage chunk, asked for or not, then data: [DONE]', async () => {
+    for (const body of [{ model: MODEL, messages, stream: true }, { model: MODEL, messages, stream: true, stream_options: { include_usage: true } }]) {
+      const streamed = await raw(body);
+      expect(streamed.status).toBe(200);
+      expect(streamed.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      expect(streamed.text.endsWith('data: [DONE]\n\n')).toBe(true);
+      expect(streamed.text).toContain(': processing\n\n');
+      const events = streamed.text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
+      expect(events.filter((event) => 'usage' in event)).toHaveLength(1);
+      expect(events.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14, is_byok: false } });
+    }
   });
 
   it.each([

@@ -95,6 +95,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
       catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
       clock,
       regionalHostnames: {},
+      corsAllowedOrigins: ['*'],
       upstream: upstreamOptions({ inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
       usage,
       resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',

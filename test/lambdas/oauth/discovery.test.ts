@@ -56,12 +56,23 @@ describe('the JWKS function serves every public document', () => {
       signingKeys,
       clock: new FixedClock(new Date('2026-11-21T12:00:00Z')),
       accessTokenMaxLifetimeSeconds: 900,
+      corsAllowedOrigins: ['*'],
       issuer: ISSUER,
       telemetry: recordingTelemetry('jwks'),
     });
     const served = async (resource: string) => {
       const response = await handler(event(resource), lambdaContext('jwks'));
-      expect([resource, response.statusCode, response.headers]).toEqual([resource, 200, { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300' }]);
+      expect([resource, response.statusCode, response.headers]).toEqual([
+        resource,
+        200,
+        {
+          'Content-Type': 'application/json',
+          'Cache-Control': 'public, max-age=300',
+          // Browser apps discover the server too (lambdas/http/cors.ts).
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Expose-Headers': 'X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce',
+        },
+      ]);
       return JSON.parse(response.body);
     };
 

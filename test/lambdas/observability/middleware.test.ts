@@ -123,13 +123,22 @@ describe('the OAuth wrapper', () => {
     const telemetry = recordingTelemetry('tokenExchange');
     const handler = oauthHandler(async () => {
       throw invalidRequest('grant_type is required');
-    }, telemetry);
+    }, telemetry, ['https://app.example.com']);
 
-    const response = await handler(event({ httpMethod: 'POST', resource: '/api/v1/oauth/token', headers: {} }), lambdaContext('tokenExchange'));
+    const response = await handler(
+      event({ httpMethod: 'POST', resource: '/api/v1/oauth/token', headers: { Origin: 'https://app.example.com' } }),
+      lambdaContext('tokenExchange'),
+    );
 
     expect(response.statusCode).toBe(400);
-    // The request id: in X-Request-Id, and at the end of the description.
-    expect(response.headers).toMatchObject({ 'Cache-Control': 'no-store', 'X-Request-Id': 'api-request-1' });
+    // The request id: in X-Request-Id, and at the end of the description; a page of an allowed origin may read both.
+    expect(response.headers).toMatchObject({
+      'Cache-Control': 'no-store',
+      'X-Request-Id': 'api-request-1',
+      'Access-Control-Allow-Origin': 'https://app.example.com',
+      'Access-Control-Expose-Headers': 'X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce',
+      Vary: 'Origin',
+    });
     expect(JSON.parse(response.body)).toEqual({ error: 'invalid_request', error_description: 'grant_type is required (request id api-request-1)' });
     expect(telemetry.lines).toEqual([expect.stringMatching(/ INFO +tokenExchange +request route="POST \/api\/v1\/oauth\/token" status=400 latencyMs=[\d.]+ credential=none/)]);
   });
@@ -138,7 +147,7 @@ describe('the OAuth wrapper', () => {
     const telemetry = recordingTelemetry('tokenExchange');
     const handler = oauthHandler(async () => {
       throw new TypeError('undefined is not a function');
-    }, telemetry);
+    }, telemetry, ['*']);
     const response = await handler(event({ httpMethod: 'POST', resource: '/api/v1/oauth/token' }), lambdaContext('tokenExchange'));
     expect(response.statusCode).toBe(500);
     expect(JSON.parse(response.body)).toEqual({ error: 'server_error', error_description: 'Internal server error (request id api-request-1)' });

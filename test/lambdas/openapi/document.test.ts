@@ -27,6 +27,13 @@ const paths = OPENAPI_DOCUMENT.paths as Record<string, Record<string, Operation>
 const documented = Object.entries(paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
 const operation = (method: string, path: string) => paths[path]![method]!;
 
+/** A schema without its examples, at any depth. */
+function withoutExamples(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutExamples);
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).filter(([keyword]) => keyword !== 'example').map(([keyword, value]) => [keyword, withoutExamples(value)]));
+}
+
 /**
  * The validator is an ES module that reads its schemas relative to its own file; it runs
  * in a plain Node process, the document on stdin.
@@ -138,8 +145,11 @@ describe('the OpenAPI document of modelgate', () => {
       for (const [entry, schema] of Object.entries(PUBLIC_INLINE)) expect([entry, schema]).toEqual([entry, inlineSchema(publicDocument, entry)]);
     });
 
-    it('serves the public schemas under their names, unchanged unless adapted', () => {
-      for (const name of Object.keys(PUBLIC_SCHEMAS).filter((name) => !(name in ADAPTED))) expect([name, components[name]]).toEqual([name, PUBLIC_SCHEMAS[name]]);
+    it('serves the public schemas it uses under their names, unchanged unless adapted but for examples made to fit', () => {
+      // Examples are held to their schemas by lint.test.ts; which public schemas are used, there too.
+      const served = Object.keys(PUBLIC_SCHEMAS).filter((name) => !(name in ADAPTED) && name in components);
+      expect(served.length).toBeGreaterThan(40);
+      for (const name of served) expect([name, withoutExamples(components[name])]).toEqual([name, withoutExamples(PUBLIC_SCHEMAS[name])]);
       expect(Object.keys(components)).toEqual(expect.arrayContaining(['ModelsListResponse', 'Model', 'Workspace', 'Guardrail', 'ActivityResponse', 'ApiKey']));
     });
 

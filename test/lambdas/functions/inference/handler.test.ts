@@ -33,6 +33,7 @@ describe('inference handler telemetry', () => {
       catalog: {} as CatalogCache,
       clock: new FixedClock(),
       regionalHostnames: {},
+      corsAllowedOrigins: ['*'],
       upstream: { upstreams: {} } as never,
       usage: { record: async () => undefined, countModelRequest: async () => undefined },
       resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
@@ -76,6 +77,7 @@ describe('inference handler telemetry', () => {
       catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
       clock,
       regionalHostnames: {},
+      corsAllowedOrigins: ['*'],
       upstream: upstreamOptions({ inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
       usage: {
         record: async () => undefined,
