@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Clock } from '../clock';
+import type { Clock, Random } from '../clock';
 import type { Telemetry } from '../observability/telemetry';
 import type { TableId } from '../aws/table-schemas';
 import type { Settings } from '../settings';
@@ -22,6 +22,11 @@ export interface FunctionContext<T extends TableId> {
    * previous one is gone). Absent in AWS, where only a claim's age tells.
    */
   readonly writersSince?: Date;
+  /**
+   * Which copy of a hot item a request reads and which shard of a counter it writes
+   * (docs/architecture.md, "Data layout"). @default Math.random
+   */
+  readonly random?: Random;
 }
 
 /**

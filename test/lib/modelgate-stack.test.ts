@@ -575,6 +575,32 @@ describe('alarms', () => {
     expect(byMetric('Errors').some((a) => JSON.stringify(a.Properties?.Dimensions).includes(framework))).toBe(true);
   });
 
+  it('reserves no concurrency by default; with inferenceReservedConcurrency, caps the inference function alone and alarms near the cap', () => {
+    const reservations = (t: Template) =>
+      Object.entries(t.findResources('AWS::Lambda::Function'))
+        .filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined)
+        .map(([id, fn]) => [id.replace(/[0-9A-F]{8}$/, ''), fn.Properties.ReservedConcurrentExecutions]);
+    expect(reservations(template)).toEqual([]);
+    expect(byMetric('ConcurrentExecutions')).toEqual([]);
+
+    const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], 'modelgate:inferenceReservedConcurrency': '400' } });
+    const bulkhead = Template.fromStack(new ModelgateStack(app, 'Modelgate', readSettingsFromContext(app.node)));
+    expect(reservations(bulkhead)).toEqual([['Inference', 400]]);
+    const near = Object.values(bulkhead.findResources('AWS::CloudWatch::Alarm')).filter((a) => a.Properties.MetricName === 'ConcurrentExecutions');
+    expect(near.map((a) => a.Properties)).toEqual([
+      expect.objectContaining({
+        AlarmName: 'Modelgate-InferenceNearReservedConcurrency',
+        Namespace: 'AWS/Lambda',
+        Statistic: 'Maximum',
+        Period: 60,
+        Threshold: 320,
+        EvaluationPeriods: 5,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionLogicalId(bulkhead, 'Inference') } }],
+      }),
+    ]);
+  }, 60_000);
+
   it('notifies nobody by default, and the configured SNS topic on ALARM and OK', () => {
     for (const alarm of alarms()) expect(alarm.Properties?.AlarmActions).toBeUndefined();
     const topicArn = 'arn:aws:sns:eu-west-1:111122223333:modelgate-alarms';

@@ -25,7 +25,7 @@ export function managementDependencies(
   settings: ManagementSettings,
 ): ManagementHandlerDeps {
   const { documentClient, tables, clock } = context;
-  const accounts = new DynamoAccountStore(documentClient, tables.keys, context.writersSince);
+  const accounts = new DynamoAccountStore(documentClient, tables.keys, { random: context.random, writersSince: context.writersSince });
   const proofs = dpopChecker(context, settings);
   return {
     accounts,

@@ -339,7 +339,7 @@ describe('DynamoAccountStore: claims orphaned by a crash', () => {
     await tables.documentClient.send(new PutCommand({ TableName: table, Item: { pk: `ORG#${organization.id}`, sk: 'SLUG#orphaned', workspaceId: 'ws-never-written', claimedAt: secondsAgo(5) } }));
     const running = new DynamoAccountStore(tables.documentClient, table);
     await expect(running.createWorkspace(workspace('ws-a', 'orphaned'))).rejects.toBeInstanceOf(AlreadyExistsError);
-    const restarted = new DynamoAccountStore(tables.documentClient, table, new Date());
+    const restarted = new DynamoAccountStore(tables.documentClient, table, { writersSince: new Date() });
     await restarted.createWorkspace(workspace('ws-b', 'orphaned'));
     expect((await restarted.getWorkspace(organization.id, 'ws-b'))?.slug).toBe('orphaned');
   });
@@ -357,7 +357,7 @@ describe('DynamoAccountStore: claims orphaned by a crash', () => {
       }),
     );
     expect(await running.deleteWorkspace(organization.id, 'ws-c')).toEqual({ outcome: 'has-keys', keyHashes: ['f'.repeat(64)] });
-    const restarted = new DynamoAccountStore(tables.documentClient, table, new Date());
+    const restarted = new DynamoAccountStore(tables.documentClient, table, { writersSince: new Date() });
     expect(await restarted.deleteWorkspace(organization.id, 'ws-c')).toMatchObject({ outcome: 'deleted' });
   });
 });
