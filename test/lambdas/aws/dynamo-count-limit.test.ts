@@ -166,15 +166,15 @@ describe('per-organization count limits on the embedded DynamoDB', () => {
     const atWrite = new Promise<void>((resolve) => (arrived = resolve));
     let proceed!: () => void;
     const resume = new Promise<void>((resolve) => (proceed = resolve));
-    const slowClient = {
-      send: async (command: { input: unknown }) => {
-        if (command instanceof PutCommand && String(command.input.Item?.pk).startsWith('POLICY#')) {
-          arrived();
-          await resume;
-        }
-        return tables.documentClient.send(command as never);
-      },
-    } as unknown as DynamoDBDocumentClient;
+    // The test's own client underneath (the SDK's paginators take nothing else), its send held back at the policy write.
+    const slowClient: DynamoDBDocumentClient = Object.create(tables.documentClient);
+    slowClient.send = (async (command: { input: unknown }) => {
+      if (command instanceof PutCommand && String(command.input.Item?.pk).startsWith('POLICY#')) {
+        arrived();
+        await resume;
+      }
+      return tables.documentClient.send(command as never);
+    }) as DynamoDBDocumentClient['send'];
     const slowStore = new DynamoFederationStore(slowClient, TABLE, clock);
 
     const slow = slowStore.createPolicy(policy(org), 1);
