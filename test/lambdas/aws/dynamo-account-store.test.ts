@@ -8,6 +8,7 @@ import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { FixedClock } from '../../support/fixed-clock';
 import { startEmbeddedTables } from '../../support/embedded-tables';
+import { interceptSend } from '../../support/intercepted-client';
 
 describe('DynamoAccountStore on the embedded DynamoDB', () => {
   let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
@@ -256,11 +257,10 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     const { organization } = await service.createOrganization({ name: 'Renames', plan: 'enterprise' });
     await store.createWorkspace(workspaceRecord(organization.id, 'w-1', 'before', '2026-01-01T00:00:00.000Z'));
     // The test's client, its copies' writes failing.
-    const failing: typeof tables.documentClient = Object.create(tables.documentClient);
-    failing.send = (async (command: unknown) => {
+    const failing = interceptSend(tables.documentClient, async (command, send) => {
       if (command instanceof BatchWriteCommand) throw new Error('copies unavailable');
-      return tables.documentClient.send(command as never);
-    }) as typeof failing.send;
+      return send();
+    });
 
     await expect(new DynamoAccountStore(failing, TABLE_SCHEMAS.keys.localName).updateWorkspace(organization.id, 'w-1', { slug: 'after' }, '2026-01-02T00:00:00.000Z')).rejects.toThrow(
       'copies unavailable',

@@ -5,6 +5,7 @@ import { conditionalWrite, queryAll, queryPage, scanAllAttributes, strip } from 
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { InvalidInputError } from '../../../lambdas/errors';
 import { startEmbeddedTables } from '../../support/embedded-tables';
+import { interceptSend } from '../../support/intercepted-client';
 
 const TABLE = TABLE_SCHEMAS.policies.localName;
 
@@ -22,14 +23,13 @@ describe('DynamoDB item access', () => {
     await tables.stop();
   });
 
-  /** The test's client (the SDK's paginators take no other), recording what each call asked for. */
+  /** The test's client, recording what each call asked for. */
   function recording<C extends DynamoDBDocumentClient | DynamoDBClient>(client: C): { client: C; sent: { command: string; input: Record<string, unknown> }[] } {
     const sent: { command: string; input: Record<string, unknown> }[] = [];
-    const recorder: C = Object.create(client);
-    recorder.send = (async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+    const recorder = interceptSend(client, (command, send) => {
       sent.push({ command: command.constructor.name, input: { ...command.input } });
-      return (client as { send(command: unknown): Promise<unknown> }).send(command);
-    }) as C['send'];
+      return send();
+    });
     return { client: recorder, sent };
   }
 
