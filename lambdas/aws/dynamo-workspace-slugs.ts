@@ -1,7 +1,6 @@
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError } from '../accounts/account-store';
-import { conditionalDelete, conditionalWrite } from './dynamo-client';
-import { DynamoItems } from './dynamo-items';
+import { DynamoItems, conditionalWrite } from './dynamo-items';
 import { ABANDONED_PLACE_MS, isAbandoned } from './dynamo-places';
 
 /**
@@ -54,12 +53,15 @@ export class WorkspaceSlugs {
 
   /** Gives `slug` back, only if this workspace holds its claim. */
   async release(organizationId: string, slug: string, workspaceId: string): Promise<void> {
-    await conditionalDelete(this.client, {
-      TableName: this.tableName,
-      Key: claimKey(organizationId, slug),
-      ConditionExpression: 'workspaceId = :mine',
-      ExpressionAttributeValues: { ':mine': workspaceId },
-    });
+    await conditionalWrite(
+      this.client,
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: claimKey(organizationId, slug),
+        ConditionExpression: 'workspaceId = :mine',
+        ExpressionAttributeValues: { ':mine': workspaceId },
+      }),
+    );
   }
 }
 

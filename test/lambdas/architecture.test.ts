@@ -94,3 +94,32 @@ describe('source files', () => {
     expect(long).toEqual([]);
   });
 });
+
+/**
+ * STYLE.md 14: one item access (lambdas/aws/dynamo-items.ts). Every DynamoDB page is followed by
+ * its paginators, every conditional write goes through its one helper, every record leaves the
+ * table through its one `strip`.
+ */
+describe('DynamoDB item access', () => {
+  const ROOT = join(LAMBDAS, '..');
+  const ITEM_ACCESS = 'lambdas/aws/dynamo-items.ts';
+  const code = ['lambdas', 'local', 'ops'].flatMap((dir) => sources(join(ROOT, dir))).map((file) => relative(ROOT, file));
+  const outside = (pattern: RegExp) => code.filter((file) => file !== ITEM_ACCESS && pattern.test(readFileSync(join(ROOT, file), 'utf8')));
+  const itemAccess = readFileSync(join(ROOT, ITEM_ACCESS), 'utf8');
+
+  it('follows LastEvaluatedKey in the item-access module only', () => {
+    expect(outside(/LastEvaluatedKey/)).toEqual([]);
+    // The rule is checked on the real module: the page helper follows it there.
+    expect(itemAccess).toMatch(/LastEvaluatedKey/);
+  });
+
+  it("reads DynamoDB's condition failure in the item-access module only", () => {
+    expect(outside(/ConditionalCheckFailed|isConditionalCheckFailed/)).toEqual([]);
+    expect(itemAccess).toMatch(/ConditionalCheckFailedException/);
+  });
+
+  it('has one strip of key attributes, and no second one', () => {
+    expect(outside(/function strip\b|const strip\b|\{\s*pk:\s*_\w*,\s*sk:\s*_/)).toEqual([]);
+    expect(itemAccess).toMatch(/export function strip</);
+  });
+});

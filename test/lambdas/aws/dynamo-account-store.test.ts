@@ -8,6 +8,7 @@ import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { FixedClock } from '../../support/fixed-clock';
 import { startEmbeddedTables } from '../../support/embedded-tables';
+import { interceptSend } from '../../support/intercepted-client';
 
 describe('DynamoAccountStore on the embedded DynamoDB', () => {
   let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
@@ -251,6 +252,26 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     const created = (await store.listWorkspaces(organization.id)).filter((w) => w.slug !== 'default');
     expect(created.map((w) => [w.id, w.slug]).sort()).toEqual([['w-1', 'prod'], ['w-4', 'ghost']]);
   });
+  it("keeps a renamed workspace's new slug claimed when writing its copies fails after the rename", async () => {
+    const { BatchWriteCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { organization } = await service.createOrganization({ name: 'Renames', plan: 'enterprise' });
+    await store.createWorkspace(workspaceRecord(organization.id, 'w-1', 'before', '2026-01-01T00:00:00.000Z'));
+    // The test's client, its copies' writes failing.
+    const failing = interceptSend(tables.documentClient, async (command, send) => {
+      if (command instanceof BatchWriteCommand) throw new Error('copies unavailable');
+      return send();
+    });
+
+    await expect(new DynamoAccountStore(failing, TABLE_SCHEMAS.keys.localName).updateWorkspace(organization.id, 'w-1', { slug: 'after' }, '2026-01-02T00:00:00.000Z')).rejects.toThrow(
+      'copies unavailable',
+    );
+
+    expect((await store.getWorkspace(organization.id, 'w-1'))?.slug).toBe('after');
+    await expect(store.createWorkspace(workspaceRecord(organization.id, 'w-2', 'after', '2026-01-03T00:00:00.000Z'))).rejects.toThrow(
+      'A workspace with slug "after" already exists',
+    );
+  });
+
   describe('a workspace by its id or its slug, and the keys of one workspace', () => {
     const table = TABLE_SCHEMAS.keys.localName;
     const ids = { claimed: '6f1c2d3e-0000-4000-8000-000000000001', legacy: '6f1c2d3e-0000-4000-8000-000000000002', lookalike: '6f1c2d3e-0000-4000-8000-000000000003' };
