@@ -1,7 +1,6 @@
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Random } from '../clock';
-import { conditionalWrite } from './dynamo-client';
-import { DynamoItems, itemId, strip } from './dynamo-items';
+import { DynamoItems, conditionalWrite, itemId, strip } from './dynamo-items';
 
 /** The key of an item of the single-table layout. */
 export interface ItemKey {
