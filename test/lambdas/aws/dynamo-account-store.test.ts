@@ -6,6 +6,7 @@ import { DomainError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
+import { COPY_PREFIX } from '../../../lambdas/aws/dynamo-read-replicas';
 import { FixedClock } from '../../support/fixed-clock';
 import { startEmbeddedTables } from '../../support/embedded-tables';
 import { interceptSend } from '../../support/intercepted-client';
@@ -253,12 +254,11 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     expect(created.map((w) => [w.id, w.slug]).sort()).toEqual([['w-1', 'prod'], ['w-4', 'ghost']]);
   });
   it("keeps a renamed workspace's new slug claimed when writing its copies fails after the rename", async () => {
-    const { BatchWriteCommand } = await import('@aws-sdk/lib-dynamodb');
     const { organization } = await service.createOrganization({ name: 'Renames', plan: 'enterprise' });
     await store.createWorkspace(workspaceRecord(organization.id, 'w-1', 'before', '2026-01-01T00:00:00.000Z'));
     // The test's client, its copies' writes failing.
     const failing = interceptSend(tables.documentClient, async (command, send) => {
-      if (command instanceof BatchWriteCommand) throw new Error('copies unavailable');
+      if (command instanceof PutCommand && String(command.input.Item?.pk).startsWith(COPY_PREFIX)) throw new Error('copies unavailable');
       return send();
     });
 
