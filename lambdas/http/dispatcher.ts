@@ -4,17 +4,24 @@
  * handler of a grant by its type and runs it once its parameters are checked. A request goes:
  *
  *   route       its method (HEAD served by the GET route) and API Gateway resource template;
- *               nothing else in the functions reads the resource
+ *               nothing else in the functions reads the resource (the architecture test holds it)
  *   credential  authenticated and checked against the route's declared `access` (SPEC 4.5, 5)
  *   budget      counted against the token endpoint's per-address limit where the route verifies
  *               subject tokens (SPEC 7.2, 8)
  *   query       parsed by the route's query parser: its compiled schema, or the function's own
+ *               (the catalog parses it before the credential is read: a bad request costs no I/O)
  *   body        read as JSON and validated by the route's compiled schema
  *   operation   called by operation id with the typed request; what it returns is answered with
  *               the route's declared status, cacheable where the route says so
  *
  * The streaming inference function uses the front half ({@link requestAdmission}) and writes
- * its own answer. Errors are thrown as domain errors, for the protocol's one serializer.
+ * its own answer. Errors are thrown as domain errors, for the API's one serializer.
+ *
+ * The token endpoint is not dispatched here: it speaks OAuth (RFC 6749 §5.2 errors, its own
+ * serializer), reads its form by hand for the codes RFC 6749 §5.2 gives each fault
+ * (`unsupported_grant_type`, `invalid_scope`, `invalid_request`), and counts the
+ * per-address budget beside its first reads rather than before them, which keeps an exchange
+ * to three sequential round trips (lambdas/oauth/exchange-token.ts).
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, requireInference, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
@@ -44,7 +51,7 @@ export class Representation {
 export type Answer = Representation | string | object | undefined;
 
 /** SuccessResponse.cacheable: caches may keep the answer briefly (RFC 9111 §5.2.2). */
-export const CACHEABLE_HEADERS: Readonly<Record<string, string>> = { 'Cache-Control': 'public, max-age=300' };
+const CACHEABLE_HEADERS: Readonly<Record<string, string>> = { 'Cache-Control': 'public, max-age=300' };
 
 type AccessOf<Id> = Extract<DeclaredRoute, { operationId: Id }>['access'];
 
@@ -147,7 +154,7 @@ export function createDispatcher<F extends FunctionId, Deps, Queries = {}, Bodie
 }
 
 /** The route's declared success status and caching, around what its operation returned. */
-export function answer(route: Pick<RouteDefinition, 'ok'>, result: Answer): APIGatewayProxyResult {
+function answer(route: Pick<RouteDefinition, 'ok'>, result: Answer): APIGatewayProxyResult {
   const { status, cacheable } = route.ok;
   const headers = cacheable ? CACHEABLE_HEADERS : {};
   if (result === undefined) return { statusCode: status, headers: { ...headers }, body: '' };

@@ -10,7 +10,7 @@ import { KEY_OPERATIONS } from './operations/keys';
 import { POLICY_OPERATIONS } from './operations/policies';
 import { WORKSPACE_OPERATIONS } from './operations/workspaces';
 
-export type { ManagementDeps, RateDecision } from './operation';
+export type { ManagementDeps } from './operation';
 
 /** The operation of every management route, bound by the operation id its declaration gives. */
 const OPERATIONS: Operations<'management', ManagementDeps, RequestQueries, RequestBodies> = {

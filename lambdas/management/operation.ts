@@ -8,8 +8,6 @@ import type { FederationService } from '../federation/federation-service';
 import type { PolicyTesterDeps } from '../federation/policy-tester';
 import type { UsageStore } from '../usage/usage';
 
-export type { RateDecision } from '../http/dispatcher';
-
 export interface ManagementDeps extends AuthenticationDeps {
   service: AccountsService;
   federation: FederationService;
