@@ -43,8 +43,9 @@ function counted() {
   return { reads, authentication: { accounts: store as typeof accounts, clock: new FixedClock() } };
 }
 
-function event(method: string, resource: string, options: { key?: string; query?: Record<string, string>; body?: unknown; params?: Record<string, string>; headers?: Record<string, string> } = {}): APIGatewayProxyEvent {
-  const headers: Record<string, string> = { ...options.headers };
+/** A REST API proxy event as API Gateway sends it for the route at `resource`. */
+function event(method: string, resource: string, options: { key?: string; query?: Record<string, string>; body?: unknown; params?: Record<string, string> } = {}): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
   if (options.key) headers.Authorization = `Bearer ${options.key}`;
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
   return {
