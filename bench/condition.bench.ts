@@ -1,9 +1,15 @@
 /**
- * Benchmark of the condition budget (docs/workload-identity.md, "The budget"): what the most
- * expensive conditions the save-time bound accepts cost when evaluated against the largest
- * tokens an exchange admits, what the meter costs, and how soon it stops a condition over the
- * budget. Run with `npm run bench`.
+ * Benchmark of the condition budget (docs/workload-identity.md, "The budget"): what a work unit
+ * costs in each function a condition may call, what the most expensive conditions the save-time
+ * bound accepts cost when evaluated against the largest tokens an exchange admits, what the meter
+ * costs, and how soon it stops a condition over the budget. Run with `npm run bench`.
  *
+ * - Calibration: every callable function's worst case, every error and loop
+ *   (test/support/condition-probes.ts), timed against its charge: nanoseconds per work unit, and
+ *   that against the median of all (the test holds each within 4x of it). Fastest of 15 rounds.
+ * - Slowest savable: the slowest conditions found that the bound admits
+ *   (bench/slowest-conditions.ts), evaluated with the claims of a 16 KB token that make them
+ *   slowest; token-exchange.bench.ts times whole exchanges with them.
  * - Accepted worst cases: conditions near the bound, each evaluated (metered, as the exchange
  *   does) against three token shapes at the limits; the row is the slowest shape.
  * - Meter overhead: the same conditions in an environment without the meter, in the same run.
@@ -15,7 +21,9 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { checkCondition, evaluateConditionMetered } from '../lambdas/federation/condition';
-import { ConditionBudgetExceeded, meterEnvironment, metered } from '../lambdas/federation/condition-meter';
+import { ConditionBudgetExceeded, meterCalls, meterEnvironment, metered } from '../lambdas/federation/condition-meter';
+import { medianRate, timeProbes } from '../test/support/condition-probes';
+import { slowestConditions } from './slowest-conditions';
 import { CONDITION_BUDGET, CONDITION_INPUT_BOUNDS, CONDITION_VARIABLE_TYPES } from '../lambdas/federation/limits';
 import type { ConditionVariables } from '../lambdas/federation/types';
 
@@ -65,7 +73,9 @@ function environment(withMeter: boolean): Environment {
   return env;
 }
 
-function median(run: () => void, runs = 15): number {
+const RUNS = 15;
+
+function median(run: () => void, runs = RUNS): number {
   for (let i = 0; i < 3; i++) run();
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -98,6 +108,30 @@ function acceptedRows(): void {
   }
 }
 
+function calibrationRows(): void {
+  const timings = timeProbes(RUNS);
+  const median = medianRate(timings);
+  console.log(`\nCalibration: each function's worst case against its charge (median ${fixed(median, 2)} ns per work unit)`);
+  console.log('| probe | work units | ms | ns per unit | against the median |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const timing of timings) {
+    console.log(`| ${timing.name} | ${thousands(timing.work)} | ${fixed(timing.ms)} | ${fixed(timing.nsPerUnit, 2)} | ${fixed(timing.nsPerUnit / median, 2)}x |`);
+  }
+}
+
+function slowestRows(): void {
+  console.log('\nThe slowest conditions the bound admits, with the 16 KB token that makes each slowest');
+  console.log('| condition | characters | bound (work) | measured (work) | metered ms |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const { name, condition, claims } of slowestConditions('https://modelgate.example')) {
+    const { cost } = checkCondition(condition);
+    const variables: ConditionVariables = { subject: claims.sub, audience: claims.aud, scopes: claims.scopes ?? [], token_type: claims.token_type ?? '' };
+    const { usage } = evaluateConditionMetered(condition, variables);
+    const ms = median(() => evaluateConditionMetered(condition, variables));
+    console.log(`| ${name} | ${condition.length} | ${thousands(cost.work)} | ${thousands(usage.work)} | ${fixed(ms)} |`);
+  }
+}
+
 function stoppedRows(): void {
   const unchecked = environment(true);
   console.log('\nConditions over the budget, evaluated without the save-time bound');
@@ -105,6 +139,8 @@ function stoppedRows(): void {
   console.log('|---|---:|---:|---:|');
   for (const [name, source, variables] of OVER_BUDGET) {
     const parsed = unchecked.parse(source);
+    parsed.check();
+    meterCalls(parsed.ast);
     let usage = { work: 0, bytes: 0 };
     const ms = median(() => {
       try {
@@ -127,5 +163,7 @@ function stoppedRows(): void {
   }
 }
 
+calibrationRows();
 acceptedRows();
+slowestRows();
 stoppedRows();

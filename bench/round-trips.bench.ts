@@ -14,7 +14,7 @@ import { hashApiKey } from '../lambdas/accounts/api-keys';
 import { createDocumentClient } from '../lambdas/aws/dynamo-client';
 import { DynamoFederationStore } from '../lambdas/aws/dynamo-federation-store';
 import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
-import { callStages, sequentialDepth, type AwsCall } from '../local/aws-calls';
+import { AWS_LATENCY_MS, modelledLatencyMs, sequentialDepth, type AwsCall } from '../local/aws-calls';
 import { readDevCertificateAuthority } from '../local/dev-ca';
 import { startLocalRuntime } from '../local/runtime';
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
@@ -22,16 +22,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { makeIssuer, makePolicy } from '../test/support/federation-fixtures';
 import { startIdentityProvider } from '../test/support/identity-provider';
 
-/** Per call, as a function in the table's region sees them: single-digit milliseconds. */
-const LATENCY_MS: Record<string, number> = { DynamoDB: 5, KMS: 10 };
 const RUNS = 30;
-
-/** Each stage costs its slowest call: the calls of one stage overlap in time. */
-function modelledMs(calls: readonly AwsCall[]): number {
-  const stages = new Map<number, number>();
-  for (const [call, stage] of callStages(calls)) stages.set(stage, Math.max(stages.get(stage) ?? 0, LATENCY_MS[call.service] ?? 5));
-  return [...stages.values()].reduce((sum, ms) => sum + ms, 0);
-}
 
 async function main(): Promise<void> {
   quietSdkNodeNotice();
@@ -86,7 +77,7 @@ async function main(): Promise<void> {
       ],
     ];
 
-    console.log(`\nRound trips per warm request (AWS model: DynamoDB ${LATENCY_MS.DynamoDB} ms, KMS Sign ${LATENCY_MS.KMS} ms per stage)`);
+    console.log(`\nRound trips per warm request (AWS model: DynamoDB ${AWS_LATENCY_MS.DynamoDB} ms, KMS Sign ${AWS_LATENCY_MS.KMS} ms per stage)`);
     console.log('(the calls and stages the answer waits for; calls made once it has ended are counted apart)');
     console.log('| route | SDK calls | sequential stages | modelled AWS storage latency | local request, median | calls after the answer |');
     console.log('|---|---:|---:|---:|---:|---:|');
@@ -108,7 +99,7 @@ async function main(): Promise<void> {
         await runtime.idle();
       }
       times.sort((a, b) => a - b);
-      console.log(`| ${name} | ${mine.length} | ${sequentialDepth(mine)} | ${modelledMs(mine)} ms | ${times[Math.floor(RUNS / 2)]!.toFixed(1)} ms | ${after} |`);
+      console.log(`| ${name} | ${mine.length} | ${sequentialDepth(mine)} | ${modelledLatencyMs(mine)} ms | ${times[Math.floor(RUNS / 2)]!.toFixed(1)} ms | ${after} |`);
     }
   } finally {
     client.destroy();

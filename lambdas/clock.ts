@@ -10,3 +10,8 @@ export const systemClock: Clock = { now: () => new Date() };
 export type IdGenerator = () => string;
 
 export const randomId: IdGenerator = () => randomUUID();
+
+/** A number in [0, 1): which copy of a hot item a request reads, which shard of a counter it writes. */
+export type Random = () => number;
+
+export const systemRandom: Random = Math.random;

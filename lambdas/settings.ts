@@ -44,6 +44,15 @@ export interface Settings {
   readonly exchangeRateLimit: number;
   /** The window of {@link exchangeRateLimit}, 1 to 3600 seconds. @default 60 */
   readonly exchangeRateWindowSeconds: number;
+  /**
+   * The inference function's reserved concurrency, 1 to 100,000: at most this many completions
+   * (streams included, each holding an instance for its whole length) run at once, and the
+   * other functions (token exchange, JWKS, catalog, management) keep the rest of the account's
+   * concurrency. CloudFormation refuses a reservation that leaves fewer than 100 unreserved;
+   * docs/operating.md says how to size it. Only the stack reads it.
+   * @default no reservation: every function draws from the account's unreserved concurrency
+   */
+  readonly inferenceReservedConcurrency?: number;
   /** The API's own hostname, e.g. `api.example.com`, served with every regional hostname. @default none */
   readonly domainName?: string;
   /** The Route 53 hosted zone holding the domain and every regional hostname, by id (no lookup). @default none */
@@ -120,6 +129,7 @@ export const SETTINGS = {
   apiBaseUrl: { env: 'API_BASE_URL', default: '', kind: baseUrl() },
   exchangeRateLimit: { env: 'EXCHANGE_RATE_LIMIT', default: 60, kind: integer(1, 1_000_000) },
   exchangeRateWindowSeconds: { env: 'EXCHANGE_RATE_WINDOW_SECONDS', default: 60, kind: integer(1, 3600) },
+  inferenceReservedConcurrency: { default: undefined, kind: optional(integer(1, 100_000)) },
   domainName: { default: undefined, kind: optional(hostname()) },
   hostedZoneId: { default: undefined, kind: optional(text(/^[A-Z0-9]{1,32}$/, 'a Route 53 hosted zone id')) },
   hostedZoneName: { default: undefined, kind: optional(hostname()) },

@@ -22,6 +22,7 @@ import { ServiceFunction, functionEntry, type ServiceFunctionProps } from './con
 import { SigningKey } from './constructs/signing-key';
 import { SigningKeyRegistration } from './constructs/signing-key-registration';
 import { Tables } from './constructs/tables';
+import { memoryOf } from './function-memory';
 import { settingsEnvironment, type EnvironmentSettingName } from '../lambdas/settings';
 import { SettingsError, checkDomainSources, validateSettings, type ModelgateSettings } from './settings';
 
@@ -72,6 +73,8 @@ export interface ModelgateProps extends Partial<Omit<ModelgateSettings, 'hostedZ
 const CATALOG_SETTINGS: readonly EnvironmentSettingName[] = ['regionalHostnames', 'catalogCacheSeconds'];
 /** The token endpoint's per-address budget, which the policy tester shares (SPEC 8). */
 const EXCHANGE_RATE_SETTINGS: readonly EnvironmentSettingName[] = ['exchangeRateLimit', 'exchangeRateWindowSeconds'];
+/** A DPoP proof may name a URL on any hostname the deployment serves (RFC 9449 §4.3 `htu`); the catalog settings carry it too. */
+const PROOF_SETTINGS: readonly EnvironmentSettingName[] = ['regionalHostnames'];
 
 /** A DPoP proof's replay record is one conditional put (lambdas/aws/dynamo-proof-replay-store.ts). */
 const PROOF_REPLAY_WRITES = ['dynamodb:PutItem'];
@@ -163,6 +166,7 @@ export class Modelgate extends Construct {
         this.node.children.filter((child): child is ServiceFunction => child instanceof ServiceFunction).map((fn) => [fn.node.id, fn]),
       ),
       webAclMetricName: firewall.metricName,
+      reservedConcurrency: settings.inferenceReservedConcurrency === undefined ? {} : { Inference: settings.inferenceReservedConcurrency },
       customResourceFunctions: [registration.frameworkFunction],
       topic: settings.alarmTopicArn ? sns.Topic.fromTopicArn(this, 'AlarmTopic', settings.alarmTopicArn) : undefined,
     });
@@ -247,8 +251,8 @@ function serviceFunctions(scope: Construct, tables: Tables, signingKey: SigningK
     new ServiceFunction(scope, id, { entry: functionEntry(name), stageName: settings.stageName, logLevel: settings.logLevel, ...options });
   const catalog = serviceFunction('Catalog', 'catalog', {
     description: 'GET /models/user: the model catalog as one caller may use it',
-    // Holds the whole catalog in memory and filters it per request.
-    memorySize: 512,
+    // Holds the whole catalog in memory and filters it per request (lib/function-memory.ts).
+    memorySize: memoryOf('catalog'),
     // The public catalog may answer without a credential (SPEC 4.1).
     environment: settingsEnvironment(settings, [...CATALOG_SETTINGS, 'publicCatalog']),
   })
@@ -269,7 +273,7 @@ function serviceFunctions(scope: Construct, tables: Tables, signingKey: SigningK
     description: 'Management API: keys, workspaces, guardrails, workload identity',
     // The policy tester verifies tokens like the exchange, fetching issuer keys, and shares its per-address limit.
     timeout: Duration.seconds(15),
-    environment: settingsEnvironment(settings, EXCHANGE_RATE_SETTINGS),
+    environment: settingsEnvironment(settings, [...PROOF_SETTINGS, ...EXCHANGE_RATE_SETTINGS]),
   })
     .bindTable(tables.get('keys'), 'readWrite')
     .bindTable(tables.get('policies'), 'readWrite')
@@ -299,7 +303,7 @@ function tokenExchangeFunction(serviceFunction: FunctionFactory, tables: Tables,
     description: 'POST /oauth/token: RFC 8693 token exchange',
     // Fetches the issuer's discovery document and key set before it can verify.
     timeout: Duration.seconds(15),
-    environment: settingsEnvironment(settings, EXCHANGE_RATE_SETTINGS),
+    environment: settingsEnvironment(settings, [...PROOF_SETTINGS, ...EXCHANGE_RATE_SETTINGS]),
   })
     .bindTable(policies, 'read')
     .bindTable(tables.get('keys'), 'read')
@@ -325,6 +329,9 @@ function inferenceFunction(scope: Construct, serviceFunction: FunctionFactory, t
     description: 'POST /chat/completions',
     // A streamed completion may run for minutes; API Gateway streams for up to 15.
     timeout: Duration.minutes(5),
+    // The bulkhead: streams hold an instance each for their whole length, and without a cap a
+    // surge of them takes the account's concurrency from the token exchange, JWKS and catalog.
+    reservedConcurrentExecutions: settings.inferenceReservedConcurrency,
     // Completions are routed within the region of the hostname called, over the same catalog.
     environment: settingsEnvironment(settings, ['inferenceUpstreams', 'upstreamTimeoutSeconds', ...CATALOG_SETTINGS]),
   })

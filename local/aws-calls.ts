@@ -1,12 +1,17 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { InitializeMiddleware, MiddlewareStack } from '@smithy/types';
+import type { DeserializeMiddleware, HandlerExecutionContext, InitializeMiddleware, MiddlewareStack } from '@smithy/types';
 import type { Signer } from '../lambdas/signing/signer';
+import { itemAccesses, type ItemAccess } from './dynamodb-capacity';
 
 /**
  * What a request costs in AWS: its round trips to AWS services, not its CPU. The local runtime
  * can report every call its functions make through the AWS SDK (and every signature, KMS `Sign`
  * in AWS), each with the request it served, so tests assert how many calls a route makes and
- * in how many sequential stages, and the bench models AWS latency from them.
+ * in how many sequential stages, and the bench models AWS latency from them. Each call also
+ * says how long the service itself took (the embedded DynamoDB's time is not the gateway's),
+ * and, when items are recorded, which items and index entries it read and wrote, their sizes
+ * and the units they took (local/dynamodb-capacity.ts): the scale model's input
+ * (local/scale-model.ts).
  */
 
 export interface AwsCall {
@@ -23,6 +28,16 @@ export interface AwsCall {
   /** `performance.now()` when the call started and when its answer (or error) arrived. */
   start: number;
   end: number;
+  /**
+   * Within that, from the request being sent (its first attempt) to its answer (its last): the
+   * service's time (the embedded DynamoDB's, the signature's), without the SDK's own work around it.
+   */
+  serviceStart: number;
+  serviceEnd: number;
+  /** What a DynamoDB call read and wrote, item by item, when items are recorded ({@link CallRecording}). */
+  items?: ItemAccess[];
+  /** The key a KMS call used. */
+  keyId?: string;
 }
 
 export type AwsCallObserver = (call: AwsCall) => void;
@@ -31,25 +46,72 @@ export type AwsCallObserver = (call: AwsCall) => void;
 export const requestScope = new AsyncLocalStorage<string>();
 
 interface MiddlewareClient {
-  middlewareStack: Pick<MiddlewareStack<any, any>, 'add'>;
+  middlewareStack: Pick<MiddlewareStack<any, any>, 'add' | 'addRelativeTo'>;
 }
 
 /**
- * Reports every command of `client` to `observe`, measured around the whole call (retries
- * included), as the caller waits for it.
+ * What is recorded of each call: its timing only, or also the items it read and wrote
+ * (`items`). To size what a write leaves, the observer then asks for the written item back
+ * (`ReturnValues`) where the caller did not, and hands the caller the answer it asked for.
  */
-export function observeClientCalls(client: MiddlewareClient, functionName: string, service: string, observe: AwsCallObserver): void {
-  const middleware: InitializeMiddleware<any, any> = (next, context) => async (args) => {
+export type CallRecording = 'timing' | 'items';
+
+/** The service time of the call under way, added up over its attempts. */
+type TimedContext = HandlerExecutionContext & { modelgateServiceStart?: number; modelgateServiceEnd?: number };
+
+/**
+ * Reports every command of `client` to `observe`, measured around the whole call (retries
+ * included), as the caller waits for it, with the part of it the service took.
+ */
+export function observeClientCalls(client: MiddlewareClient, functionName: string, service: string, observe: AwsCallObserver, recording: CallRecording = 'timing'): void {
+  const middleware: InitializeMiddleware<any, any> = (next, context: TimedContext) => async (args) => {
     const requestId = requestScope.getStore();
+    const command = context.commandName?.replace(/Command$/, '') ?? 'unknown';
+    const asked = recording === 'items' ? imageRequest(command, args.input) : undefined;
     const start = performance.now();
+    let output: Record<string, unknown> | undefined;
+    let error: unknown;
+    try {
+      const result = await next(asked ? { ...args, input: { ...args.input, ReturnValues: asked } } : args);
+      output = result.output as Record<string, unknown>;
+      return asked ? { ...result, output: withoutAttributes(output) } : result;
+    } catch (thrown) {
+      error = thrown;
+      throw thrown;
+    } finally {
+      const end = performance.now();
+      const items = recording === 'items' ? itemAccesses({ command, input: args.input, output, error }) : undefined;
+      const serviceStart = context.modelgateServiceStart ?? end;
+      observe({ requestId, functionName, service, command, tables: tablesOf(args.input), start, end, serviceStart, serviceEnd: context.modelgateServiceEnd ?? serviceStart, items });
+    }
+  };
+  // Innermost: around sending the request and receiving its answer, without the SDK's work.
+  const serviceTime: DeserializeMiddleware<any, any> = (next, context: TimedContext) => async (args) => {
+    context.modelgateServiceStart ??= performance.now();
     try {
       return await next(args);
     } finally {
-      const command = (context as { commandName?: string }).commandName?.replace(/Command$/, '') ?? 'unknown';
-      observe({ requestId, functionName, service, command, tables: tablesOf(args.input), start, end: performance.now() });
+      context.modelgateServiceEnd = performance.now();
     }
   };
   client.middlewareStack.add(middleware, { step: 'initialize', name: 'modelgateCallObserver' });
+  client.middlewareStack.addRelativeTo(serviceTime, { relation: 'after', toMiddleware: 'deserializerMiddleware', name: 'modelgateServiceTime' });
+}
+
+/**
+ * The item image a write is asked to return so it can be sized (the new one of an update, the
+ * replaced or deleted one of a put or delete), when the caller asked for none.
+ */
+function imageRequest(command: string, input: { ReturnValues?: string }): string | undefined {
+  if (input.ReturnValues !== undefined && input.ReturnValues !== 'NONE') return undefined;
+  if (command === 'UpdateItem') return 'ALL_NEW';
+  if (command === 'PutItem' || command === 'DeleteItem') return 'ALL_OLD';
+  return undefined;
+}
+
+function withoutAttributes(output: Record<string, unknown>): Record<string, unknown> {
+  const { Attributes: _asked, ...rest } = output;
+  return rest;
 }
 
 /** A signer whose every signature is reported as the KMS `Sign` it is in AWS. */
@@ -62,7 +124,8 @@ export function observeSigner(signer: Signer, functionName: string, observe: Aws
       try {
         return await signer.sign(signingInput);
       } finally {
-        observe({ requestId, functionName, service: 'KMS', command: 'Sign', tables: [], start, end: performance.now() });
+        const end = performance.now();
+        observe({ requestId, functionName, service: 'KMS', command: 'Sign', tables: [], start, end, serviceStart: start, serviceEnd: end, keyId: signer.kid });
       }
     },
   };
@@ -98,3 +161,30 @@ export function callStages<T extends Pick<AwsCall, 'start' | 'end'>>(calls: read
 export function sequentialDepth(calls: readonly Pick<AwsCall, 'start' | 'end'>[]): number {
   return Math.max(0, ...callStages(calls).values());
 }
+
+/** Per call, as a function in the table's region sees them: single-digit milliseconds. */
+export const AWS_LATENCY_MS: Readonly<Record<string, number>> = { DynamoDB: 5, KMS: 10 };
+
+/** What the calls' round trips take in AWS: each stage costs its slowest call at {@link AWS_LATENCY_MS}. */
+export function modelledLatencyMs(calls: readonly AwsCall[]): number {
+  const stages = new Map<number, number>();
+  for (const [call, stage] of callStages(calls)) stages.set(stage, Math.max(stages.get(stage) ?? 0, AWS_LATENCY_MS[call.service] ?? 5));
+  return [...stages.values()].reduce((sum, ms) => sum + ms, 0);
+}
+
+/**
+ * How long the calls' services (the embedded DynamoDB, the local signer) were at work on them:
+ * the union of their service times, so calls side by side count once.
+ */
+export function serviceMs(calls: readonly Pick<AwsCall, 'serviceStart' | 'serviceEnd'>[]): number {
+  const spans = [...calls].sort((a, b) => a.serviceStart - b.serviceStart);
+  let total = 0;
+  let reached = -Infinity;
+  for (const { serviceStart, serviceEnd } of spans) {
+    const from = Math.max(serviceStart, reached);
+    if (serviceEnd > from) total += serviceEnd - from;
+    reached = Math.max(reached, serviceEnd);
+  }
+  return total;
+}
+

@@ -57,11 +57,40 @@ export interface LocalApiServer extends Server {
    * its answer is sent (usage is recorded then), so the database must outlive it.
    */
   idle(): Promise<void>;
+  /**
+   * Stops the server the way a deployment drains: no new connection is accepted and idle ones
+   * close at once; the requests under way get up to `drainMs` to finish and send their answers
+   * (a completion that was charged reaches its client); then whatever is left is cut, and the
+   * handlers get `drainMs` more to return. Settles when the server is closed.
+   */
+  shutdown(drainMs?: number): Promise<void>;
 }
+
+/** How long Ctrl-C lets the requests under way finish before their connections are cut. */
+export const DEFAULT_DRAIN_MS = 10_000;
+
+/**
+ * How long a client may take to send a request: its request line and headers, and the whole
+ * request with its body. Past either the server answers 408 and closes the connection, on every
+ * route (Node checks every `checkIntervalMs`), so a body that stops arriving holds nothing. A
+ * slow handler is another matter: these bound the request, not the answer.
+ */
+export interface RequestTimeouts {
+  /** @default 10_000 */
+  headersMs: number;
+  /** @default 30_000 */
+  requestMs: number;
+  /** @default 1_000 */
+  checkIntervalMs: number;
+}
+
+export const DEFAULT_REQUEST_TIMEOUTS: RequestTimeouts = Object.freeze({ headersMs: 10_000, requestMs: 30_000, checkIntervalMs: 1_000 });
 
 export interface LocalApiServerOptions {
   /** @default 'local' */
   stage?: string;
+  /** @default DEFAULT_REQUEST_TIMEOUTS */
+  timeouts?: RequestTimeouts;
   observe?: ExchangeObserver;
   /**
    * Runs each invocation in {@link requestScope}, so the functions' AWS calls name the request
@@ -78,10 +107,16 @@ export interface LocalApiServerOptions {
 
 export function createLocalApiServer(
   handlers: Readonly<Record<FunctionId, FunctionHandler>> | Promise<Readonly<Record<FunctionId, FunctionHandler>>>,
-  { stage = 'local', observe, scopeRequests = false, corsAllowedOrigins = [ANY_ORIGIN] }: LocalApiServerOptions = {},
+  { stage = 'local', observe, scopeRequests = false, timeouts = DEFAULT_REQUEST_TIMEOUTS, corsAllowedOrigins = [ANY_ORIGIN] }: LocalApiServerOptions = {},
 ): LocalApiServer {
   const pending = new Set<Promise<void>>();
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (request, response) => {
+  const serverOptions = {
+    maxHeaderSize: MAX_HEADER_BYTES,
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: timeouts.checkIntervalMs,
+  };
+  const server = createServer(serverOptions, (request, response) => {
     // Handlers built once the port is bound (the API base URL is their issuer): a request that
     // comes first waits for them.
     const invocation = Promise.resolve(handlers)
@@ -100,8 +135,27 @@ export function createLocalApiServer(
   server.idle = async () => {
     await Promise.allSettled([...pending]);
   };
+  server.shutdown = async (drainMs = DEFAULT_DRAIN_MS) => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await settledWithin(server.idle(), drainMs);
+    server.closeAllConnections();
+    await closed;
+    await settledWithin(server.idle(), drainMs);
+  };
   server.on('clientError', answerClientError);
   return server;
+}
+
+/** Waits for `work`, or `ms` at most (a timer that keeps nothing alive). */
+async function settledWithin(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()));
+  try {
+    await Promise.race([work, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -177,6 +231,8 @@ async function serve(
   const { match } = gateway;
 
   const body = await readBody(request);
+  // The client is gone (a timed-out body was answered 408 by Node, or it hung up): nobody to answer.
+  if (body === null) return;
   if (body === undefined) {
     const refusal = bodyTooLarge(match.route);
     return send(response, { ...refusal, headers: { ...refusal.headers, ...corsHeaders(corsAllowedOrigins, request.headers.origin) } }, { close: true });
@@ -352,16 +408,18 @@ function lambdaContext(functionName: string, requestId: string): Context {
 }
 
 /**
- * The request body, or undefined past {@link MAX_BODY_BYTES}. Past it the rest is read and
- * dropped before the answer, up to {@link MAX_DISCARDED_BYTES} more: an answer sent, and the
- * connection closed, while the client is still sending reaches it as a broken pipe (EPIPE)
- * instead of the 413. Beyond that bound (or a Content-Length beyond it) the answer goes at once,
- * and what the client still sends is its own problem.
+ * The request body, or undefined past {@link MAX_BODY_BYTES}, or null when the request ends
+ * before its body does (the client hung up, or took longer than the request timeout and was
+ * answered 408). Past the cap the rest is read and dropped before the answer, up to
+ * {@link MAX_DISCARDED_BYTES} more: an answer sent, and the connection closed, while the client
+ * is still sending reaches it as a broken pipe (EPIPE) instead of the 413. Beyond that bound (or
+ * a Content-Length beyond it) the answer goes at once, and what the client still sends is its
+ * own problem.
  */
-function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+function readBody(request: IncomingMessage): Promise<Buffer | undefined | null> {
   const bound = MAX_BODY_BYTES + MAX_DISCARDED_BYTES;
   if (Number(request.headers['content-length'] ?? 0) > bound) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {
@@ -375,7 +433,10 @@ function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
     };
     request.on('data', onData);
     request.once('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks)));
-    request.once('error', reject);
+    request.once('error', () => resolve(null));
+    request.once('close', () => {
+      if (!request.complete) resolve(null);
+    });
   });
 }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountsService } from '../lambdas/accounts/accounts-service';
-import { randomId, systemClock, type Clock } from '../lambdas/clock';
+import { randomId, systemClock, type Clock, type Random } from '../lambdas/clock';
 import { settingsFromEnvironment } from '../lambdas/config';
 import { DEFAULT_SETTINGS, DEVELOPMENT_PROVIDER, SETTINGS, settingsEnvironment, type EnvironmentSettingName, type SettingName, type Settings } from '../lambdas/settings';
 import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
@@ -21,7 +21,7 @@ import { signerForRecord } from '../lambdas/wiring/signer-for-record';
 import { registerDeployedSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
-import { createDocumentClient } from '../lambdas/aws/dynamo-client';
+import { createDocumentClient, createDynamoDbClient } from '../lambdas/aws/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/aws/dynamo-signing-key-store';
 import { TABLE_SCHEMAS, type TableId } from '../lambdas/aws/table-schemas';
 import { catalogDependencies } from '../lambdas/functions/catalog/dependencies';
@@ -40,7 +40,7 @@ import { createLocalApiServer, type ExchangeObserver, type FunctionHandler, type
 import { ReadableLogger } from './readable-logger';
 import { reconcileIndexes } from './reconcile-indexes';
 import type { Signer, SigningKeyRecord } from '../lambdas/signing/signer';
-import { observeClientCalls, observeSigner, type AwsCallObserver } from './aws-calls';
+import { observeClientCalls, observeSigner, type AwsCallObserver, type CallRecording } from './aws-calls';
 import { ensureDemoOrganization, seedCatalog, type DemoCredentials } from './seed';
 import { createTables } from './tables';
 
@@ -81,12 +81,16 @@ export interface LocalRuntimeOptions extends Partial<Pick<Settings, LocalSetting
   log?: (line: string) => void;
   /** @default the system clock */
   clock?: Clock;
+  /** Which copy of a hot item each request reads, which shard of a counter it writes. @default Math.random */
+  random?: Random;
   /**
    * Accept loopback issuer and JWKS hosts, so a development identity provider on this machine
    * can be configured (`npm start` reads `MODELGATE_ALLOW_LOOPBACK_ISSUERS`, local/environment.ts).
    * @default true
    */
   allowLoopbackIssuers?: boolean;
+  /** How long `stop()` (Ctrl-C) lets the requests under way finish before cutting them. @default 10,000 */
+  drainMs?: number;
   /** Sees every routed request and its whole answer once sent (the test suites check them against the OpenAPI document). */
   observe?: ExchangeObserver;
   /**
@@ -107,6 +111,11 @@ export interface LocalRuntimeOptions extends Partial<Pick<Settings, LocalSetting
    * signature (KMS `Sign` in AWS): what a request costs in round trips (local/aws-calls.ts).
    */
   observeAwsCalls?: AwsCallObserver;
+  /**
+   * What {@link observeAwsCalls} is told of each DynamoDB call: its timing, or also the items
+   * it read and wrote with their sizes (the scale model, local/scale-model.ts). @default 'timing'
+   */
+  awsCallRecording?: CallRecording;
 }
 
 /** A server in front of the embedded DynamoDB, see {@link LocalRuntimeOptions.interposeDynamoDb}. */
@@ -151,6 +160,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   mkdirSync(dataDir, { recursive: true });
   const clock = options.clock ?? systemClock;
   if (options.startDynamoDb && options.persist !== false) throw new Error('startDynamoDb serves a runtime that keeps no data (persist: false)');
+  // Whatever wrote to the data folder before this instant was another process, gone now.
+  const writersSince = clock.now();
   // One process at a time opens the folder's database files: a second start is told who has them.
   const release = options.persist === false ? () => undefined : claimDataFolder(dataDir);
   let dynamo: EmbeddedDynamoDb;
@@ -172,10 +183,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel: settings.logLevel }, options.log);
     const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel: settings.logLevel, localLogger: logger });
     const contextOf = <T extends TableId>(fn: StackFunctionId & FunctionId): FunctionContext<T> => {
-      const client = new DynamoDBClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
-      if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls);
+      const client = createDynamoDbClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
+      if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
       functionClients.push(client);
-      return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn) };
+      return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random: options.random };
     };
 
     // The handlers need the API base URL, the `iss` and `aud` of access tokens (SPEC 2.13), known
@@ -198,7 +209,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       handlersReady(await buildHandlers(contextOf, telemetryOf, { ...settings, apiBaseUrl: baseUrl }, dataDir, options));
     } catch (error) {
       handlersFailed(error);
-      await closeServer(server);
+      await server.shutdown(0);
       throw error;
     }
     // demo.json is written last: its presence means the service is ready to serve.
@@ -212,7 +223,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       dynamoEndpoint: functionsEndpoint,
       idle: () => server.idle(),
       stop: async () => {
-        await closeServer(server);
+        await server.shutdown(options.drainMs);
         await stopDynamoDb(dynamo, functionClients, interposed);
         release();
       },
@@ -314,12 +325,6 @@ async function listen(server: LocalApiServer, port: number, host: string): Promi
     server.listen(port, host, () => resolvePromise());
   });
   return `http://${host}:${(server.address() as AddressInfo).port}${API_BASE_PATH}`;
-}
-
-async function closeServer(server: LocalApiServer): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
-  await server.idle();
 }
 
 /** The embedded DynamoDB, what stands in front of it, and the functions' clients of it. */

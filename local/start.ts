@@ -41,8 +41,9 @@ async function main(): Promise<void> {
 main().catch((error: Error) => {
   if (error instanceof AlreadyRunningError) {
     const where = error.baseUrl ? `at ${error.baseUrl}` : 'still starting';
+    const command = error.command ? `, ${error.command}` : '';
     console.error(
-      `modelgate already runs on ${error.dataDir} (pid ${error.pid}, ${where}): stop it first (Ctrl-C where it runs, or kill ${error.pid}), or set MODELGATE_DATA_DIR to another folder`,
+      `modelgate already runs on ${error.dataDir} (pid ${error.pid}${command}, ${where}): stop it first (Ctrl-C where it runs, or kill ${error.pid}), or set MODELGATE_DATA_DIR to another folder`,
     );
   } else {
     console.error(`modelgate failed to start: ${error.message}`);

@@ -29,6 +29,8 @@ export interface ProofRequest {
   path: string;
   /** The URL API Gateway says the request came in on, where it says one. */
   stageUrl: string | undefined;
+  /** The request's `Host` header as sent, where there is a request (the policy tester has none). */
+  host: string | undefined;
   /** The access token the proof must name in `ath`; absent at the token endpoint. */
   accessToken?: string;
 }
@@ -149,7 +151,7 @@ async function verifyBoundToken(
   }
   let proof: VerifiedProof;
   try {
-    proof = await deps.proofs.check(request.proofs, { method: request.method, path: request.path, stageUrl: request.stageUrl, accessToken: credential });
+    proof = await deps.proofs.check(request.proofs, { method: request.method, path: request.path, stageUrl: request.stageUrl, host: request.host, accessToken: credential });
   } catch (error) {
     if (!(error instanceof DpopProofError)) throw error;
     throw new UnauthenticatedError('invalid_dpop_proof', error.description, 'DPoP');

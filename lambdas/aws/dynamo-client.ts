@@ -1,12 +1,26 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError } from '../errors';
+
+/**
+ * Connections one function's client may hold open at once. A usage view reads every shard of
+ * a key's or an organization's counters side by side, and the catalog every shard of the
+ * popularity figures (lambdas/aws/dynamo-usage-store.ts): more at once than the SDK's default 50,
+ * which would queue the rest behind the first and make one round trip two or three.
+ */
+export const DYNAMODB_MAX_SOCKETS = 128;
+
+/** A function's DynamoDB client, built once per cold start. */
+export function createDynamoDbClient(config: DynamoDBClientConfig = {}): DynamoDBClient {
+  const agent = { keepAlive: true, maxSockets: DYNAMODB_MAX_SOCKETS };
+  return new DynamoDBClient({ ...config, requestHandler: { httpAgent: agent, httpsAgent: agent } });
+}
 
 /**
  * The document client, built once per cold start. The endpoint comes from the SDK's own
  * `AWS_ENDPOINT_URL_DYNAMODB`, which the local runtime points at the embedded server.
  */
-export function createDocumentClient(client: DynamoDBClient = new DynamoDBClient({})): DynamoDBDocumentClient {
+export function createDocumentClient(client: DynamoDBClient = createDynamoDbClient()): DynamoDBDocumentClient {
   const documentClient = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });

@@ -41,6 +41,8 @@ export class DynamoCountLimit {
     private readonly tableName: string,
     private readonly counted: CountedKind,
     private readonly clock: Clock = systemClock,
+    /** Before this instant no writer still runs (see isAbandoned). */
+    private readonly writersSince?: Date,
   ) {
     this.items = new DynamoItems(client, tableName);
   }
@@ -103,12 +105,14 @@ export class DynamoCountLimit {
    */
   private async sweep(organizationId: string, places: Places): Promise<number> {
     const now = this.clock.now().getTime();
-    if (places.sweptAt && now - Date.parse(places.sweptAt) < ABANDONED_PLACE_MS) return 0;
+    // A sweep made before the writers' start could not reclaim what they left: it counts for nothing.
+    const sweptAt = places.sweptAt ? Date.parse(places.sweptAt) : undefined;
+    if (sweptAt !== undefined && now - sweptAt < ABANDONED_PLACE_MS && !(this.writersSince && sweptAt < this.writersSince.getTime())) return 0;
     const gone = await reclaimAbandonedPlaces(
       this.client,
       this.items,
       this.tableName,
-      { key: this.key(organizationId), attribute: 'holders', holders: places.holders, now },
+      { key: this.key(organizationId), attribute: 'holders', holders: places.holders, now, writersSince: this.writersSince },
       { keyOf: (id) => this.counted.keyOf(organizationId, id), isPlaced: (item) => item.organizationId === organizationId },
     );
     if (gone === 0) {

@@ -18,6 +18,7 @@ import {
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { conditionalDelete, isConditionalCheckFailed } from './dynamo-client';
 import { DynamoCountLimit } from './dynamo-count-limit';
+import { ABANDONED_PLACE_MS, isAbandoned } from './dynamo-places';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
 /**
@@ -45,11 +46,16 @@ import { BY_ORGANIZATION_INDEX } from './table-schemas';
 export class DynamoFederationStore implements FederationStore {
   private readonly places: Record<CountedKind, DynamoCountLimit>;
 
+  /**
+   * @param writersSince before this instant no writer still runs: a URL claim or limit place
+   *   taken earlier that nothing relies on is reclaimed at once (the local runtime's start).
+   */
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly clock: Clock = systemClock,
     private readonly newId: IdGenerator = randomId,
+    private readonly writersSince?: Date,
   ) {
     this.places = {
       issuers: new DynamoCountLimit(
@@ -57,12 +63,14 @@ export class DynamoFederationStore implements FederationStore {
         tableName,
         { kind: 'issuers', keyOf: (org, id) => ({ pk: orgPk(org), sk: issuerSk(id) }), list: (org) => this.listIssuers(org) },
         clock,
+        writersSince,
       ),
       policies: new DynamoCountLimit(
         client,
         tableName,
         { kind: 'policies', keyOf: (_org, id) => ({ pk: policyPk(id), sk: POLICY_SK }), list: (org) => this.listPolicies(org) },
         clock,
+        writersSince,
       ),
     };
   }
@@ -204,7 +212,8 @@ export class DynamoFederationStore implements FederationStore {
    * Claims `issuer.issuerUrl` for the write `claimId` of `issuer.id`. False when another write
    * of the same issuer holds the URL; {@link IssuerUrlTakenError} when another issuer does. A
    * claim that no issuer relies on (left by an interrupted write) is taken over once it is
-   * older than {@link STALE_CLAIM_MS}; a younger one may belong to a write still in progress.
+   * older than {@link STALE_CLAIM_MS} (or at once when its writer is provably gone); a younger
+   * one may belong to a write still in progress.
    */
   private async claimUrl(issuer: FederationIssuer, claimId: string): Promise<boolean> {
     const key = { pk: orgPk(issuer.organizationId), sk: urlSk(issuer.issuerUrl) };
@@ -225,9 +234,12 @@ export class DynamoFederationStore implements FederationStore {
     throw new IssuerUrlTakenError(issuer.issuerUrl);
   }
 
-  /** A claim is in use while young, or while its issuer has the URL (whichever write made it). */
+  /**
+   * A claim is in use while its writer may still run (young, and not provably gone: see
+   * isAbandoned), or while its issuer has the URL (whichever write made it).
+   */
   private async claimInUse(organizationId: string, claim: UrlClaim): Promise<boolean> {
-    if (!(this.clock.now().getTime() - Date.parse(claim.claimedAt) > STALE_CLAIM_MS)) return true;
+    if (!isAbandoned(Date.parse(claim.claimedAt), this.clock.now().getTime(), this.writersSince)) return true;
     return (await this.getIssuer(organizationId, claim.issuerId))?.issuerUrl === claim.issuerUrl;
   }
 
@@ -285,7 +297,7 @@ export class DynamoFederationStore implements FederationStore {
 }
 
 /** How old a claim on an issuer URL whose issuer does not exist must be before it is taken over. */
-export const STALE_CLAIM_MS = 60_000;
+export const STALE_CLAIM_MS = ABANDONED_PLACE_MS;
 
 const POLICY_SK = 'POLICY';
 const orgPk = (organizationId: string) => `ORG#${organizationId}`;

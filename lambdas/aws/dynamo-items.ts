@@ -104,9 +104,22 @@ export class DynamoItems {
   }
 
   async update<T>(pk: string, sk: string, patch: Record<string, unknown>): Promise<T | undefined> {
+    const item = await this.updateItem(pk, sk, patch, false);
+    return item ? strip<T>(item) : undefined;
+  }
+
+  /**
+   * The same, counting the item's `revision` up in the same write; returns the whole item as
+   * it now is, revision included, for its read copies (dynamo-read-replicas.ts).
+   */
+  async updateRevised(pk: string, sk: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+    return this.updateItem(pk, sk, patch, true);
+  }
+
+  private async updateItem(pk: string, sk: string, patch: Record<string, unknown>, revised: boolean): Promise<Record<string, unknown> | undefined> {
     const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
     const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
+    const values: Record<string, unknown> = revised ? { ':one': 1 } : {};
     const sets = entries.map(([field, value], i) => {
       names[`#f${i}`] = field;
       values[`:v${i}`] = value;
@@ -117,14 +130,14 @@ export class DynamoItems {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk, sk },
-          UpdateExpression: `SET ${sets.join(', ')}`,
+          UpdateExpression: `SET ${sets.join(', ')}${revised ? ' ADD revision :one' : ''}`,
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return result.Attributes ? strip<T>(result.Attributes) : undefined;
+      return result.Attributes;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return undefined;
       throw error;
@@ -161,8 +174,8 @@ export class DynamoItems {
 /** One key of a batch, as text. */
 export const itemId = (pk: string, sk: string) => `${pk}\n${sk}`;
 
-/** A record without the item's key and index attributes. */
+/** A record without the item's key and index attributes, nor the revision its read copies are written at (dynamo-read-replicas.ts). */
 export function strip<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, revision: _revision, ...rest } = item;
   return rest as T;
 }

@@ -17,6 +17,16 @@ import { itemId, type DynamoItems } from './dynamo-items';
  */
 export const ABANDONED_PLACE_MS = 60_000;
 
+/**
+ * When a claim's writer is provably gone: older than {@link ABANDONED_PLACE_MS}, or taken before
+ * `writersSince`, the instant before which no writer can still be running. The local runtime
+ * knows one (its start: the data folder is one process's, so whatever wrote before it died with
+ * the previous process); in AWS there is none, and only the age tells.
+ */
+export function isAbandoned(takenAt: number, now: number, writersSince: Date | undefined): boolean {
+  return now - takenAt > ABANDONED_PLACE_MS || (writersSince !== undefined && takenAt < writersSince.getTime());
+}
+
 /** Names per UpdateItem when places are removed (the update expression is at most 4 KB). */
 const REMOVALS_PER_WRITE = 50;
 
@@ -28,19 +38,19 @@ export interface PlacedItems {
 }
 
 /**
- * Removes from the map `attribute` of the item `key` the places older than
- * {@link ABANDONED_PLACE_MS} whose items do not exist, and returns how many. Never writes an
+ * Removes from the map `attribute` of the item `key` the abandoned places ({@link isAbandoned})
+ * whose items do not exist, and returns how many. Never writes an
  * item that is gone back into existence.
  */
 export async function reclaimAbandonedPlaces(
   client: DynamoDBDocumentClient,
   items: DynamoItems,
   tableName: string,
-  place: { key: { pk: string; sk: string }; attribute: string; holders: Readonly<Record<string, string>>; now: number },
+  place: { key: { pk: string; sk: string }; attribute: string; holders: Readonly<Record<string, string>>; now: number; writersSince?: Date },
   placed: PlacedItems,
 ): Promise<number> {
   const old = Object.entries(place.holders)
-    .filter(([, takenAt]) => place.now - Date.parse(takenAt) > ABANDONED_PLACE_MS)
+    .filter(([, takenAt]) => isAbandoned(Date.parse(takenAt), place.now, place.writersSince))
     .map(([id]) => id);
   const found = await items.batchGet(old.map((id) => placed.keyOf(id)));
   const gone = old.filter((id) => {

@@ -33,6 +33,8 @@ export class WorkspaceKeyHolds {
     private readonly tableName: string,
     private readonly listKeys: (organizationId: string) => Promise<ApiKeyRecord[]>,
     private readonly clock: Clock = systemClock,
+    /** Before this instant no writer still runs (see isAbandoned). */
+    private readonly writersSince?: Date,
   ) {
     this.items = new DynamoItems(client, tableName);
   }
@@ -124,7 +126,7 @@ export class WorkspaceKeyHolds {
       this.client,
       this.items,
       this.tableName,
-      { key: workspaceKey(organizationId, workspaceId), attribute: 'keyHolds', holders: holds, now: this.clock.now().getTime() },
+      { key: workspaceKey(organizationId, workspaceId), attribute: 'keyHolds', holders: holds, now: this.clock.now().getTime(), writersSince: this.writersSince },
       { keyOf: apiKeyKey, isPlaced: () => true },
     );
   }

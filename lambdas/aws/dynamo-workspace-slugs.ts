@@ -2,9 +2,7 @@ import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError } from '../accounts/account-store';
 import { conditionalDelete, conditionalWrite } from './dynamo-client';
 import { DynamoItems } from './dynamo-items';
-
-/** How long a slug claim without its workspace is honoured before it counts as abandoned. */
-const ABANDONED_CLAIM_MS = 60_000;
+import { ABANDONED_PLACE_MS, isAbandoned } from './dynamo-places';
 
 /**
  * Workspace slugs, unique per organization: one claim item per slug (`pk ORG#<org>`,
@@ -12,8 +10,8 @@ const ABANDONED_CLAIM_MS = 60_000;
  * exists, so of two concurrent claims of one slug exactly one wins, and given back on condition
  * that it names the workspace giving it back. A claim whose workspace does not exist (the
  * process died between the claim and the workspace's write, or after deleting the workspace) is
- * taken over once it is older than {@link ABANDONED_CLAIM_MS}, so a crash cannot lock a slug
- * forever.
+ * taken over once it is older than {@link ABANDONED_PLACE_MS}, or at once when its writer is
+ * provably gone ({@link isAbandoned}), so a crash cannot lock a slug.
  */
 export class WorkspaceSlugs {
   private readonly items: DynamoItems;
@@ -22,6 +20,8 @@ export class WorkspaceSlugs {
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly workspaceExists: (organizationId: string, id: string) => Promise<boolean>,
+    /** Before this instant no writer still runs (see isAbandoned). */
+    private readonly writersSince?: Date,
   ) {
     this.items = new DynamoItems(client, tableName);
   }
@@ -36,7 +36,7 @@ export class WorkspaceSlugs {
     const abandoned =
       current !== undefined &&
       current.workspaceId !== workspaceId &&
-      Date.parse(at) - Date.parse(current.claimedAt) > ABANDONED_CLAIM_MS &&
+      isAbandoned(Date.parse(current.claimedAt), Date.parse(at), this.writersSince) &&
       !(await this.workspaceExists(organizationId, current.workspaceId));
     if (current?.workspaceId === workspaceId) return;
     if (!abandoned) throw taken;

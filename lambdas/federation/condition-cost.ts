@@ -1,5 +1,6 @@
 import type { ASTNode } from '@marcbachmann/cel-js';
-import { CONDITION_BUDGET, CONDITION_INPUT_BOUNDS, CONDITION_STEP_WORK } from './limits';
+import { CALL_CHARGES, callMayFail, type ValueSize } from './condition-functions';
+import { CONDITION_BUDGET, CONDITION_ERROR_WORK, CONDITION_INPUT_BOUNDS, CONDITION_STEP_WORK } from './limits';
 
 /**
  * The save-time half of the condition budget (SPEC 4.4, the "tenant-written code runs under a
@@ -9,9 +10,11 @@ import { CONDITION_BUDGET, CONDITION_INPUT_BOUNDS, CONDITION_STEP_WORK } from '.
  *
  * The bound counts in the units the run-time meter (`condition-meter.ts`) counts: every node
  * evaluated is one step, and every value a node yields weighs its characters and elements,
- * because whatever consumes it may read all of it; bytes are what strings and lists built on
- * the way occupy. The estimate is sound only if it is never below the meter on any input: a
- * test holds the two against each other.
+ * because whatever consumes it may read all of it; a function call adds its charge
+ * (condition-functions.ts) for the largest values it can be called with, and a node that can
+ * fail (a conversion, an index, `substring`, integer arithmetic) adds an error; bytes are what
+ * strings and lists built on the way occupy. The estimate is sound only if it is never below
+ * the meter on any input: a test holds the two against each other.
  */
 
 /** The abstract value of an expression: its kind and the largest size it can have. */
@@ -45,6 +48,12 @@ export class ConditionCostError extends Error {
 const SCALAR: Shape = Object.freeze({ kind: 'scalar' });
 /** `string(x)` of a number or a bool: the longest is a double's exponent form. */
 const NUMBER_TEXT_LENGTH = 32;
+/**
+ * How much longer a case change can make a string: the engine changes the case of every
+ * character, not of ASCII letters only, and `ﬃ` is `FFI` in upper case, `İ` two characters in
+ * lower case.
+ */
+const CASE_GROWTH = { upperAscii: 3, lowerAscii: 2 } as const;
 /** Steps a comprehension adds per element over its body (the loop, its accumulator, the test). */
 const ITERATION_STEPS = 4;
 
@@ -100,7 +109,7 @@ export function estimateConditionCost(root: ASTNode): ConditionCost {
     const over = !(estimate.work <= maxWork) ? `${describe(estimate.work)} work units (the limit is ${describe(maxWork)})` : `${describe(estimate.bytes)} bytes (the limit is ${describe(maxBytes)})`;
     throw new ConditionCostError(
       `the condition is too expensive: for the largest token an exchange admits it could take ${over}; ` +
-        'avoid chained map() stages and building long strings inside a comprehension',
+        'avoid chained map() stages, building long strings, and searching, converting or indexing (which can fail) inside a comprehension',
     );
   }
   return estimate;
@@ -152,14 +161,16 @@ function estimate_(node: ASTNode, scope: Scope): Estimate {
       const [object] = node.args as [ASTNode, string];
       const target = estimate_(object, scope);
       if (target.shape.kind !== 'map') throw new ConditionCostError('field access is only available on maps');
-      return yielded(target.shape.value, [target]);
+      // No such key: an error.
+      return yielded(target.shape.value, [target], { work: CONDITION_ERROR_WORK });
     }
     case '[]': {
       const [object, index] = node.args as [ASTNode, ASTNode];
       const target = estimate_(object, scope);
       const key = estimate_(index, scope);
       const shape = target.shape.kind === 'list' ? target.shape.element : target.shape.kind === 'map' ? target.shape.value : unsupported('indexing');
-      return yielded(shape, [target, key]);
+      // An index out of range or no such key: an error.
+      return yielded(shape, [target, key], { work: CONDITION_ERROR_WORK });
     }
     case '?:': {
       const [test, then, otherwise] = (node.args as ASTNode[]).map((n) => estimate_(n, scope));
@@ -170,8 +181,10 @@ function estimate_(node: ASTNode, scope: Scope): Estimate {
     case '||':
       return yielded(SCALAR, (node.args as ASTNode[]).map((n) => estimate_(n, scope)));
     case '!_':
-    case '-_':
       return yielded(SCALAR, [estimate_(node.args as ASTNode, scope)]);
+    case '-_':
+      // Integer overflow: an error.
+      return yielded(SCALAR, [estimate_(node.args as ASTNode, scope)], { work: CONDITION_ERROR_WORK });
     case '+':
       return concatenation(node, scope);
     case '==':
@@ -188,7 +201,9 @@ function estimate_(node: ASTNode, scope: Scope): Estimate {
       const operands = (node.args as ASTNode[]).map((n) => estimate_(n, scope));
       // Comparing reads both operands, at most once per element pair for `in`.
       const reads = node.op === 'in' ? membershipReads(operands[0]!.shape, operands[1]!.shape) : 0;
-      return yielded(SCALAR, operands, { work: reads });
+      // Arithmetic can overflow or divide by zero: an error.
+      const fails = ARITHMETIC.has(node.op) ? CONDITION_ERROR_WORK : 0;
+      return yielded(SCALAR, operands, { work: reads + fails });
     }
     case 'call':
       return globalCall(node, scope);
@@ -198,6 +213,8 @@ function estimate_(node: ASTNode, scope: Scope): Estimate {
       return unsupported(`the ${JSON.stringify(node.op)} operator`);
   }
 }
+
+const ARITHMETIC: ReadonlySet<string> = new Set(['-', '*', '/', '%']);
 
 function concatenation(node: ASTNode, scope: Scope): Estimate {
   const [left, right] = (node.args as ASTNode[]).map((n) => estimate_(n, scope)) as [Estimate, Estimate];
@@ -211,7 +228,8 @@ function concatenation(node: ASTNode, scope: Scope): Estimate {
     if (a.characters !== undefined && b.characters !== undefined) shape.characters = a.characters + b.characters;
     return yielded(shape, [left, right], { bytes: built(shape) });
   }
-  return yielded(SCALAR, [left, right]);
+  // Numbers: integer overflow is an error.
+  return yielded(SCALAR, [left, right], { work: CONDITION_ERROR_WORK });
 }
 
 /** `x in list` compares x with every element; `x in map` hashes x. */
@@ -222,17 +240,37 @@ function membershipReads(item: Shape, collection: Shape): number {
 
 const CONVERSIONS: ReadonlySet<string> = new Set(['int', 'uint', 'double', 'bool', 'string']);
 
+/** The largest size a value of this shape has, as a call's charge reads it. */
+function sizeOf(shape: Shape): ValueSize {
+  switch (shape.kind) {
+    case 'string':
+      return { kind: 'string', characters: shape.length, count: 1 };
+    case 'list': {
+      const characters = shape.element.kind === 'string' ? Math.min(shape.characters ?? Infinity, shape.count * shape.element.length) : 0;
+      return { kind: 'list', characters, count: shape.count };
+    }
+    case 'map':
+      return { kind: 'map', characters: 0, count: shape.count };
+    case 'scalar':
+      return { kind: 'other', characters: 0, count: 1 };
+  }
+}
+
+/** A call's charge for the largest values it can meet, and an error when it can fail. */
+function callWork(name: string, self: Shape, args: readonly Shape[]): number {
+  const chargeOf = Object.hasOwn(CALL_CHARGES, name) ? CALL_CHARGES[name]! : unsupported(`${name}()`);
+  return chargeOf(sizeOf(self), args.map(sizeOf)) + (callMayFail(name, args.length) ? CONDITION_ERROR_WORK : 0);
+}
+
 function globalCall(node: ASTNode, scope: Scope): Estimate {
   const [name, argNodes] = node.args as [string, ASTNode[]];
   const args = argNodes.map((n) => estimate_(n, scope));
-  if (name === 'size' && args.length === 1) return yielded(SCALAR, args, { work: weight(args[0]!.shape) });
-  if (CONVERSIONS.has(name) && args.length === 1) {
-    const from = args[0]!.shape;
-    if (name !== 'string') return yielded(SCALAR, args, { work: weight(from) });
-    const shape: Shape = from.kind === 'string' ? from : { kind: 'string', length: NUMBER_TEXT_LENGTH };
-    return yielded(shape, args, { bytes: built(shape) });
-  }
-  return unsupported(`${name}()`);
+  if (args.length !== 1 || !(name === 'size' || CONVERSIONS.has(name))) return unsupported(`${name}()`);
+  const from = args[0]!.shape;
+  const work = callWork(name, from, []);
+  if (name !== 'string') return yielded(SCALAR, args, { work });
+  const shape: Shape = from.kind === 'string' ? from : { kind: 'string', length: NUMBER_TEXT_LENGTH };
+  return yielded(shape, args, { work, bytes: built(shape) });
 }
 
 const COMPREHENSIONS: ReadonlySet<string> = new Set(['all', 'exists', 'exists_one', 'filter', 'map']);
@@ -243,9 +281,9 @@ function methodCall(node: ASTNode, scope: Scope): Estimate {
   const receiver = estimate_(receiverNode, scope);
   const args = argNodes.map((n) => estimate_(n, scope));
   const self = receiver.shape;
-  const reads = weight(self) + args.reduce((sum, a) => sum + weight(a.shape), 0);
   const children = [receiver, ...args];
-  if (name === 'size' && args.length === 0) return yielded(SCALAR, children, { work: reads });
+  const work = callWork(name, self, args.map((a) => a.shape));
+  if (name === 'size' && args.length === 0) return yielded(SCALAR, children, { work });
   if (self.kind === 'string') {
     switch (name) {
       case 'contains':
@@ -253,15 +291,20 @@ function methodCall(node: ASTNode, scope: Scope): Estimate {
       case 'endsWith':
       case 'indexOf':
       case 'lastIndexOf':
-        return yielded(SCALAR, children, { work: reads });
+        return yielded(SCALAR, children, { work });
       case 'lowerAscii':
-      case 'upperAscii':
+      case 'upperAscii': {
+        const shape: Shape = { kind: 'string', length: self.length * CASE_GROWTH[name] };
+        return yielded(shape, children, { work, bytes: built(shape) });
+      }
       case 'trim':
       case 'substring':
-        return yielded(self, children, { work: reads, bytes: built(self) });
+        return yielded(self, children, { work, bytes: built(self) });
       case 'split': {
-        const shape: Shape = { kind: 'list', count: self.length + 1, element: self, characters: self.length };
-        return yielded(shape, children, { work: reads, bytes: built(shape) + 2 * self.length + 16 * (self.length + 1) });
+        // At most one piece per character and one more, whatever the separator; each a string built.
+        const pieces = self.length + 1;
+        const shape: Shape = { kind: 'list', count: pieces, element: self, characters: self.length };
+        return yielded(shape, children, { work, bytes: built(shape) + 2 * self.length + 16 * pieces });
       }
     }
   }
@@ -269,7 +312,7 @@ function methodCall(node: ASTNode, scope: Scope): Estimate {
     const separator = args[0]?.shape.kind === 'string' ? args[0].shape.length : 0;
     const characters = Math.min(self.characters ?? Infinity, self.count * self.element.length);
     const shape: Shape = { kind: 'string', length: characters + Math.max(self.count - 1, 0) * separator };
-    return yielded(shape, children, { work: reads + shape.length, bytes: built(shape) });
+    return yielded(shape, children, { work, bytes: built(shape) });
   }
   return unsupported(`${name}()`);
 }

@@ -1,23 +1,36 @@
-import type { Environment } from '@marcbachmann/cel-js';
-import { CONDITION_BUDGET, CONDITION_STEP_WORK } from './limits';
+import type { ASTNode, Environment } from '@marcbachmann/cel-js';
+import { CALL_CHARGES, type ValueSize } from './condition-functions';
+import { CONDITION_BUDGET, CONDITION_ERROR_WORK, CONDITION_STEP_WORK, CONDITION_TIME_LIMIT_MS } from './limits';
 
 /**
  * The run-time half of the condition budget: every node the CEL engine evaluates passes through
  * its evaluator's `run`, which this module meters. Each node costs {@link CONDITION_STEP_WORK}
  * plus the characters and elements of the value it yields (whatever consumes the value may read
- * all of it); strings and lists a node builds count their bytes. Past either limit of
- * {@link CONDITION_BUDGET} every further node throws, so even an engine construct that catches
- * errors (`||`, `exists`) cannot go on, and the evaluation is refused however it ends.
+ * all of it); a function call also costs its charge (condition-functions.ts), computed from the
+ * values it is called with before it runs; an error costs {@link CONDITION_ERROR_WORK}; strings
+ * and lists a node builds count their bytes. Past either limit of {@link CONDITION_BUDGET}, or past
+ * {@link CONDITION_TIME_LIMIT_MS} of wall-clock time (checked between nodes: the backstop for
+ * whatever the cost model misses), every further node throws, so even an engine construct that
+ * catches errors (`||`, `exists`) cannot go on, and the evaluation is refused however it ends.
  *
  * The engine (`@marcbachmann/cel-js`, pinned) evaluates a parsed expression as
  * `ast.evaluate(evaluator, ast, context)` and each node evaluates its operands with
  * `evaluator.run(node, context)` or `evaluator.tryEval`, which calls `run`: the meter replaces
- * `run` on the one evaluator of the environment. A test proves that it still sees every node.
+ * `run` on the one evaluator of the environment. A checked call node calls its function through
+ * its own `handle`, which {@link meterCalls} wraps. A test proves that the meter still sees every
+ * node and every call.
  */
 
 export class ConditionBudgetExceeded extends Error {
-  constructor(readonly usage: ConditionUsage) {
-    super(`the condition exceeded its evaluation budget (${CONDITION_BUDGET.maxWork.toLocaleString('en-US')} work units, ${CONDITION_BUDGET.maxBytes.toLocaleString('en-US')} bytes)`);
+  constructor(
+    readonly usage: ConditionUsage,
+    readonly limit: 'work' | 'time',
+  ) {
+    super(
+      limit === 'time'
+        ? `the condition took longer than its evaluation time limit (${CONDITION_TIME_LIMIT_MS} ms)`
+        : `the condition exceeded its evaluation budget (${CONDITION_BUDGET.maxWork.toLocaleString('en-US')} work units, ${CONDITION_BUDGET.maxBytes.toLocaleString('en-US')} bytes)`,
+    );
     this.name = 'ConditionBudgetExceeded';
   }
 }
@@ -27,17 +40,32 @@ export interface ConditionUsage {
   bytes: number;
 }
 
+export interface MeterOptions {
+  /** Milliseconds from some fixed point (`performance.now`); injected by tests. */
+  now?: () => number;
+  /** @default CONDITION_TIME_LIMIT_MS */
+  timeLimitMs?: number;
+}
+
 const MAX_WORK = CONDITION_BUDGET.maxWork;
 const MAX_BYTES = CONDITION_BUDGET.maxBytes;
+/** Work between two looks at the clock: a few tens of microseconds at the model's rate. */
+const CLOCK_CHECK_WORK = 16_384;
 
 /**
  * The meter of the evaluation under way. Module state, not an object, because it is charged
  * for every node evaluated: this is the engine's innermost loop.
  */
 let active = false;
-let exceeded = false;
+let exceeded: 'work' | 'time' | null = null;
 let work = 0;
 let bytes = 0;
+let nextClockCheck = CLOCK_CHECK_WORK;
+let startedAt = 0;
+let clock: () => number = () => performance.now();
+let timeLimitMs = CONDITION_TIME_LIMIT_MS;
+/** Errors already charged: one error passes through the `run` of every node above it. */
+let charged = new WeakSet<object>();
 
 /** Operators that build what they yield (the others hand on a value that exists already). */
 function builds(op: string): boolean {
@@ -69,7 +97,26 @@ function charge(op: string, value: unknown): void {
   } else {
     work += CONDITION_STEP_WORK + 1;
   }
-  if (work > MAX_WORK || bytes > MAX_BYTES) exceeded = true;
+  settle();
+}
+
+/** Marks the evaluation as over a limit once it is, looking at the clock every so much work. */
+function settle(): void {
+  if (work > MAX_WORK || bytes > MAX_BYTES) exceeded ??= 'work';
+  if (work >= nextClockCheck) {
+    nextClockCheck = work + CLOCK_CHECK_WORK;
+    if (clock() - startedAt > timeLimitMs) exceeded ??= 'time';
+  }
+}
+
+/** An error raised under the meter, charged once however many nodes it passes. */
+function chargeError(error: unknown): void {
+  if (exceeded !== null || typeof error !== 'object' || error === null || charged.has(error)) return;
+  charged.add(error);
+  work += CONDITION_ERROR_WORK;
+  // An error is the slowest thing an evaluation does: the clock is read after each.
+  nextClockCheck = work;
+  settle();
 }
 
 const weights = new WeakMap<object, { length: number; weight: number }>();
@@ -104,6 +151,30 @@ function bytesOf(value: unknown): number {
   return 0;
 }
 
+/** What a call's charge reads of a value it is made with, written into `size` (no allocation per call). */
+function measure(size: ValueSize, value: unknown): ValueSize {
+  if (typeof value === 'string') {
+    size.kind = 'string';
+    size.characters = value.length;
+    size.count = 1;
+  } else if (Array.isArray(value)) {
+    // A list's characters: its weight less its own slot and one per element.
+    size.kind = 'list';
+    size.characters = weightOf(value) - 1 - value.length;
+    size.count = value.length;
+  } else {
+    size.kind = isMap(value) ? 'map' : 'other';
+    size.characters = 0;
+    size.count = isMap(value) ? Object.keys(value).length : 1;
+  }
+  return size;
+}
+
+const receiverSize: ValueSize = { kind: 'other', characters: 0, count: 1 };
+const argumentSizes: ValueSize[] = [0, 1, 2].map(() => ({ kind: 'other', characters: 0, count: 1 }));
+/** The sizes of the arguments of a call, by how many there are: no function takes more than three. */
+const argumentLists: ValueSize[][] = [[], argumentSizes.slice(0, 1), argumentSizes.slice(0, 2), argumentSizes];
+
 const usage = (): ConditionUsage => ({ work, bytes });
 
 interface EngineNode {
@@ -133,33 +204,96 @@ export function meterEnvironment(environment: Environment): void {
   const evaluator = captured;
   evaluator.run = function meteredRun(node, context) {
     if (!active) return node.evaluate(this, node, context);
-    if (exceeded) throw new ConditionBudgetExceeded(usage());
-    const value = node.evaluate(this, node, context);
+    if (exceeded !== null) throw new ConditionBudgetExceeded(usage(), exceeded);
+    let value: unknown;
+    try {
+      value = node.evaluate(this, node, context);
+    } catch (error) {
+      chargeError(error);
+      throw error;
+    }
     charge(node.op, value);
-    if (exceeded) throw new ConditionBudgetExceeded(usage());
+    if (exceeded !== null) throw new ConditionBudgetExceeded(usage(), exceeded);
     return value;
   };
 }
 
+type CallHandle = (...parameters: unknown[]) => unknown;
+
+/**
+ * Charges every function call of a checked expression before the function runs. A checked call
+ * node keeps the function it calls in `handle`: `handle(values, evaluator, node)` for a method
+ * (`values` is the receiver, then the arguments) and `handle(arguments, node, evaluator)` for a
+ * global function. Comprehension macros are not calls of a function and keep theirs.
+ */
+export function meterCalls(root: ASTNode): void {
+  const visit = (node: ASTNode): void => {
+    const engineNode = node as ASTNode & { handle?: CallHandle };
+    if ((node.op === 'rcall' || node.op === 'call') && typeof engineNode.handle === 'function') {
+      const name = (node.args as unknown as [string])[0];
+      const chargeOf = Object.hasOwn(CALL_CHARGES, name) ? CALL_CHARGES[name]! : undefined;
+      const original = engineNode.handle;
+      if (chargeOf) {
+        engineNode.handle = function meteredCall(values: unknown, ...rest: unknown[]) {
+          if (active) chargeCall(chargeOf, values as unknown[]);
+          return original.call(this, values, ...rest);
+        };
+      }
+    }
+    for (const child of children(node)) visit(child);
+  };
+  visit(root);
+}
+
+function chargeCall(chargeOf: (self: ValueSize, args: readonly ValueSize[]) => number, values: readonly unknown[]): void {
+  if (exceeded !== null) throw new ConditionBudgetExceeded(usage(), exceeded);
+  const args = argumentLists[values.length - 1]!;
+  for (let i = 0; i < args.length; i++) measure(args[i]!, values[i + 1]);
+  work += chargeOf(measure(receiverSize, values[0]), args);
+  settle();
+  if (exceeded !== null) throw new ConditionBudgetExceeded(usage(), exceeded);
+}
+
+function children(node: ASTNode): ASTNode[] {
+  const found: ASTNode[] = [];
+  const collect = (value: unknown): void => {
+    if (Array.isArray(value)) for (const item of value) collect(item);
+    else if (typeof value === 'object' && value !== null && typeof (value as { op?: unknown }).op === 'string') found.push(value as ASTNode);
+  };
+  collect(node.args);
+  return found;
+}
+
 /**
  * Runs one evaluation under the budget. Throws {@link ConditionBudgetExceeded} when the budget
- * ran out, whatever the evaluation returned or threw; otherwise returns its result and usage.
+ * or the time ran out, whatever the evaluation returned or threw; otherwise returns its result
+ * and usage. Errors raised meanwhile carry no stack trace: capturing one costs more than the
+ * rest of raising the error, and a condition's error is reported by its message.
  */
-export function metered<T>(evaluate: () => T): { result: T; usage: ConditionUsage } {
+export function metered<T>(evaluate: () => T, options: MeterOptions = {}): { result: T; usage: ConditionUsage } {
   if (active) throw new Error('condition evaluations do not nest');
+  clock = options.now ?? (() => performance.now());
+  timeLimitMs = options.timeLimitMs ?? CONDITION_TIME_LIMIT_MS;
+  startedAt = clock();
   active = true;
-  exceeded = false;
+  exceeded = null;
   work = 0;
   bytes = 0;
+  nextClockCheck = CLOCK_CHECK_WORK;
+  charged = new WeakSet();
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   let result: T;
   try {
     result = evaluate();
   } catch (error) {
-    if (exceeded) throw new ConditionBudgetExceeded(usage());
+    chargeError(error);
+    if (exceeded !== null) throw new ConditionBudgetExceeded(usage(), exceeded);
     throw error;
   } finally {
     active = false;
+    Error.stackTraceLimit = stackTraceLimit;
   }
-  if (exceeded) throw new ConditionBudgetExceeded(usage());
+  if (exceeded !== null) throw new ConditionBudgetExceeded(usage(), exceeded);
   return { result, usage: usage() };
 }

@@ -4,7 +4,7 @@ import type { ConditionVariables } from './types';
 import { CONDITION_VARIABLE_TYPES, MAX_CONDITION_LENGTH } from './limits';
 import { ConditionCostError, estimateConditionCost, type ConditionCost } from './condition-cost';
 import { pinsSubject } from './subject-pinning';
-import { ConditionBudgetExceeded, meterEnvironment, metered, type ConditionUsage } from './condition-meter';
+import { ConditionBudgetExceeded, meterCalls, meterEnvironment, metered, type ConditionUsage, type MeterOptions } from './condition-meter';
 
 /**
  * Policy conditions (SPEC 4.4): CEL expressions over exactly four variables, checked in full
@@ -105,6 +105,8 @@ function checkAndParse(source: string): { checked: CheckedCondition; evaluator: 
     if (error instanceof ConditionCostError) throw new ConditionError(error.message);
     throw error;
   }
+  // Checked, each call node holds the function it calls: charged from now on when evaluated.
+  meterCalls(parsed.ast);
   return { checked: { source, variables, cost, pinsSubject: pinsSubject(parsed.ast) }, evaluator: parsed as Evaluator };
 }
 
@@ -226,7 +228,7 @@ export function evaluateCondition(source: string, variables: ConditionVariables)
 }
 
 /** {@link evaluateCondition}, also saying what the evaluation cost in the budget's units. */
-export function evaluateConditionMetered(source: string, variables: ConditionVariables): { result: boolean; usage: ConditionUsage } {
+export function evaluateConditionMetered(source: string, variables: ConditionVariables, options?: MeterOptions): { result: boolean; usage: ConditionUsage } {
   const evaluator = compile(source);
   assertVariableTypes(variables);
   let outcome: { result: unknown; usage: ConditionUsage };
@@ -240,6 +242,7 @@ export function evaluateConditionMetered(source: string, variables: ConditionVar
         scopes: variables.scopes,
         token_type: variables.token_type,
       }),
+      options,
     );
   } catch (error) {
     if (error instanceof ConditionBudgetExceeded) throw new ConditionEvaluationError(error.message, { cause: error });

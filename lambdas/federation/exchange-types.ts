@@ -77,7 +77,9 @@ export interface ExchangeStep {
 export interface SubjectClaims {
   sub: string;
   aud: string[];
+  /** Whole epoch seconds: the token's `exp` with its fraction dropped (RFC 7519 allows one). */
   exp: number;
+  /** Whole epoch seconds, or null when the token has no `iat`. */
   iat: number | null;
   jti: string | null;
   scopes: unknown;

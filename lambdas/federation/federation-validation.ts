@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { JWK } from 'jose';
 import { invalidParameter } from '../errors';
 import { normalizeHostname } from '../hostname';
+import { keyEncodingProblem } from '../jwk-encoding';
 import { validated } from '../openapi/request-validation';
 import {
   createFederationPolicyBody,
@@ -313,6 +314,9 @@ function publicJwk(key: JwkBody, where: string): JWK {
   if (members.some(([, member]) => typeof member !== 'string' || !/^[A-Za-z0-9_-]+$/.test(member))) {
     throw invalidParameter('jwks', `${where} is not a valid ${jwk.kty} public key`);
   }
+  // One encoding per key (lambdas/jwk-encoding.ts): the set never holds two spellings of one key.
+  const encoding = keyEncodingProblem(jwk as Record<string, unknown>);
+  if (encoding !== null) throw invalidParameter('jwks', `${where} ${encoding}`);
   let bits: number | undefined;
   try {
     bits = createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' }).asymmetricKeyDetails?.modulusLength;

@@ -41,14 +41,29 @@ export const CONDITION_INPUT_BOUNDS = Object.freeze({
 
 /**
  * What one evaluation of a condition may cost. Work counts {@link CONDITION_STEP_WORK} for every
- * node evaluated plus one for each character and element of the value it yields; bytes count
- * the strings and lists built. Saving refuses a condition whose worst case exceeds either;
- * evaluation stops at either. About 100,000 nodes or 5 million characters read: a few
- * milliseconds (docs/benchmarks.md has the measured worst case).
+ * node evaluated, one for each character and element of the value it yields, what each function
+ * call costs by its measured worst case (condition-functions.ts) and {@link CONDITION_ERROR_WORK}
+ * for each error; bytes count the strings and lists built. Saving refuses a condition whose worst
+ * case exceeds either; evaluation stops at either. A few milliseconds at most (docs/benchmarks.md
+ * has the slowest conditions found that the bound admits).
  */
 export const CONDITION_BUDGET = Object.freeze({ maxWork: 5_000_000, maxBytes: 2 * 1024 * 1024 });
 /** Work units of evaluating one node, before the size of what it yields. */
 export const CONDITION_STEP_WORK = 50;
+/**
+ * Work units of one error raised during an evaluation (a failed conversion, an index out of
+ * range), caught or not: the engine builds an error object and a message that quotes the
+ * condition's source, up to about 15 µs, some four hundred nodes' worth.
+ */
+export const CONDITION_ERROR_WORK = 20_000;
+/**
+ * The wall-clock backstop of one evaluation: whatever the cost model misses stops here, checked
+ * by the meter between nodes. The bound's worst case takes a few milliseconds on a warm core
+ * (docs/benchmarks.md), but a function of 256 MB has about a seventh of a core, and a new
+ * container runs the engine unoptimized for its first evaluations, up to thirty times slower:
+ * the backstop sits above both, and far below what an unbounded condition would take.
+ */
+export const CONDITION_TIME_LIMIT_MS = 250;
 
 export const NAME_MAX = 100;
 /** SPEC 8: `sub` and `aud` values are at most 512 characters, so configured ones are too. */

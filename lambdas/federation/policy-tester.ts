@@ -69,7 +69,7 @@ async function checkBinding(deps: PolicyTesterDeps, policy: FederationPolicy, pr
       : step('passed', 'No DPoP proof: the exchange issues a Bearer token');
   }
   try {
-    const { jkt } = await deps.proofs.check([proof], { method: 'POST', path: TOKEN_PATH, stageUrl: undefined });
+    const { jkt } = await deps.proofs.check([proof], { method: 'POST', path: TOKEN_PATH, stageUrl: undefined, host: undefined });
     return step('passed', `The token is bound to the proof key with thumbprint ${jkt} (cnf.jkt)`, jkt);
   } catch (error) {
     if (error instanceof DpopProofError) return step('failed', error.description);

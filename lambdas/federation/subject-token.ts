@@ -1,4 +1,5 @@
 import { decodeJwt, decodeProtectedHeader, importJWK, type CryptoKey, type JWK } from 'jose';
+import { keyEncodingProblem } from '../jwk-encoding';
 
 /**
  * What the service decides about a subject token before jose verifies it: decoding without
@@ -66,8 +67,9 @@ const MAX_ADMITTED = 1000;
 
 /**
  * The service's key admission: an EC P-256 key verifies ES256 and an RSA key of
- * {@link MIN_RSA_BITS} to {@link MAX_RSA_BITS} bits with the exponent 65537 RS256; a key's `alg`, `use` and `key_ops`, when present, must
- * agree. Anything else is refused with the reason, for the admin.
+ * {@link MIN_RSA_BITS} to {@link MAX_RSA_BITS} bits with the exponent 65537 RS256, each in its
+ * one encoding; a key's `alg`, `use` and `key_ops`, when present, must agree. Anything else is
+ * refused with the reason, for the admin.
  */
 export function admitKey(jwk: JWK): Promise<AdmittedKey | { problem: string }> {
   const cacheKey = JSON.stringify([jwk.kty, jwk.crv, jwk.x, jwk.y, jwk.n, jwk.e, jwk.kid, jwk.alg, jwk.use, jwk.key_ops]);
@@ -93,6 +95,9 @@ async function importAdmitted(jwk: JWK): Promise<AdmittedKey | { problem: string
   if (alg === 'RS256' && jwk.e !== RSA_PUBLIC_EXPONENT) {
     return { problem: `${name} has the RSA public exponent ${JSON.stringify(String(jwk.e).slice(0, 20))}; only 65537 ("${RSA_PUBLIC_EXPONENT}") is accepted` };
   }
+  // One encoding per key, as for DPoP proof keys (lambdas/jwk-encoding.ts).
+  const encoding = keyEncodingProblem(jwk as Record<string, unknown>);
+  if (encoding !== null) return { problem: `${name} ${encoding}` };
   let key: CryptoKey;
   try {
     // The public members only, so nothing else the publisher sent reaches the import.

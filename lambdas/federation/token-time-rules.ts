@@ -4,7 +4,7 @@ import { Refusal } from './exchange-types';
  * The service's time rules for every JWT it accepts, subject tokens (SPEC 4.3 rule 2) and its
  * own access tokens (SPEC 5 rule 5) alike: `exp` is required and has no leeway (a token with
  * less than one second left is expired), `nbf` and `iat` have {@link CLOCK_LEEWAY_SECONDS},
- * and each is a NumericDate in whole seconds.
+ * and each is a NumericDate (RFC 7519 §2: a JSON number, fractions included).
  *
  * Why here and not in jose: `jwtVerify` applies one `clockTolerance` to `exp` and `nbf` alike
  * (and checks a future `iat` only with `maxTokenAge`), and accepts any JSON number. The
@@ -20,13 +20,25 @@ import { Refusal } from './exchange-types';
  */
 export const CLOCK_LEEWAY_SECONDS = 30;
 
+/** 2^53: from here on a double no longer holds every whole second. */
+const NUMERIC_DATE_BOUND = 2 ** 53;
+
 /**
- * RFC 7519 §2 NumericDate, as this service reads it: a JSON number of whole seconds within
- * the safe-integer range. Fractions are refused so that the issued token's `exp` (SPEC 4.2
- * `expires_in`, an integer) is exact, and no comparison depends on rounding.
+ * RFC 7519 §2 NumericDate: a JSON number of seconds, which "can be non-integer" (identity
+ * providers write `Date.now() / 1000 + 3600`). Any finite value below 2^53 in magnitude;
+ * strings, `NaN`, infinities and values from 2^53 on are not.
  */
 export function isNumericDate(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value);
+  return typeof value === 'number' && Number.isFinite(value) && Math.abs(value) < NUMERIC_DATE_BOUND;
+}
+
+/**
+ * The whole second an `exp` is counted as: its fraction dropped, so what the service derives
+ * from it (an access token's `exp`, `expires_in`, how long a `jti` is remembered) is an integer
+ * never later than the token says. An `exp` 120.37 s ahead gives 120 s of lifetime.
+ */
+export function wholeSeconds(numericDate: number): number {
+  return Math.floor(numericDate);
 }
 
 /**
@@ -64,7 +76,7 @@ export function checkValidityWindow(claims: Record<string, unknown>, now: Date):
 
 function notNumericDate(claim: 'exp' | 'nbf' | 'iat', value: unknown): Refusal {
   if (typeof value !== 'number') return new Refusal('malformed_token', `The token ${claim} claim is not a number of seconds (NumericDate).`);
-  return new Refusal('malformed_token', `The token ${claim} claim ${String(value).slice(0, 40)} is not a whole number of seconds in the safe-integer range (NumericDate).`);
+  return new Refusal('malformed_token', `The token ${claim} claim ${String(value).slice(0, 40)} is not a finite number of seconds below 2^53 (NumericDate).`);
 }
 
 /** ISO time of a NumericDate, or the number itself when no Date can hold it. */

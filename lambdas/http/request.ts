@@ -69,6 +69,7 @@ export function proofRequest(event: ProofEvent): RequestProofs {
     method: event.httpMethod,
     path: event.path,
     stageUrl: domainName && path ? `https://${domainName}${path}` : undefined,
+    host: header(event, 'host'),
   };
 }
 

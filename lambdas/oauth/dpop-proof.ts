@@ -3,6 +3,8 @@ import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK }
 import { MAX_RSA_BITS, MIN_RSA_BITS, RSA_PUBLIC_EXPONENT } from '../federation/subject-token';
 import { CLOCK_LEEWAY_SECONDS } from '../federation/token-time-rules';
 import { DPOP_SIGNING_ALGS, MAX_DPOP_PROOF_BYTES } from './dpop-wire';
+import { normalisedTargetUri } from './target-uri';
+import { keyEncodingProblem } from '../jwk-encoding';
 
 /**
  * DPoP proofs (RFC 9449): a JWT the client signs with its own key for one HTTP request. The
@@ -121,15 +123,40 @@ export function accessTokenHash(accessToken: string): string {
   return createHash('sha256').update(accessToken, 'ascii').digest('base64url');
 }
 
-/** The `jwk` header: a public EC, RSA or OKP key, nothing private in it, RSA with the issuer keys' exponent. */
+/** The members that define a public key, by type (RFC 7518 §6.2.1, §6.3.1; RFC 8037 §2). */
+const PUBLIC_MEMBERS: Readonly<Record<string, readonly string[]>> = { EC: ['kty', 'crv', 'x', 'y'], RSA: ['kty', 'n', 'e'], OKP: ['kty', 'crv', 'x'] };
+
+/**
+ * Members about a public key (RFC 7517 §4, and Web Crypto's `ext`) that a client's exported key
+ * may carry: `alg` and `use` must agree with the proof (importedKey), `key_ops` may name only
+ * `verify`, and `kid` and `ext` are ignored.
+ */
+const DESCRIPTIVE_MEMBERS: ReadonlySet<string> = new Set(['alg', 'use', 'kid', 'key_ops', 'ext']);
+
+/**
+ * The `jwk` header: a public EC, RSA or OKP key and nothing else (no private member, no
+ * certificate or key-set reference such as `x5c` or `jku`, no own `__proto__`), its members in
+ * their one encoding (lambdas/jwk-encoding.ts), RSA with the issuer keys' exponent. Returns the
+ * key's public members, and `alg` and `use` for the checks against the proof.
+ */
 function publicJwk(value: unknown): JWK {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DpopProofError('The DPoP proof header needs the public key as jwk');
   const jwk = value as Record<string, unknown>;
   if (PRIVATE_MEMBERS.some((member) => Object.hasOwn(jwk, member))) throw new DpopProofError('The DPoP proof jwk must be a public key, without private members');
-  if (jwk.kty !== 'EC' && jwk.kty !== 'RSA' && jwk.kty !== 'OKP') throw new DpopProofError('The DPoP proof jwk must be an EC, RSA or OKP public key');
+  const publicMembers = Object.hasOwn(PUBLIC_MEMBERS, String(jwk.kty)) ? PUBLIC_MEMBERS[String(jwk.kty)] : undefined;
+  if (publicMembers === undefined) throw new DpopProofError('The DPoP proof jwk must be an EC, RSA or OKP public key');
+  const stray = Object.keys(jwk).find((name) => !publicMembers.includes(name) && !DESCRIPTIVE_MEMBERS.has(name));
+  if (stray !== undefined) throw new DpopProofError(`The DPoP proof jwk may hold only the members of an ${jwk.kty} public key, not ${stray.slice(0, 40)}`);
+  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.every((operation) => operation === 'verify'))) {
+    throw new DpopProofError('The DPoP proof jwk key_ops may name only verify: it is a public key');
+  }
   // As for issuer keys (subject-token.ts): verification cost grows with the exponent.
   if (jwk.kty === 'RSA' && jwk.e !== RSA_PUBLIC_EXPONENT) throw new DpopProofError('The DPoP proof RSA key must have the public exponent 65537');
-  return jwk as JWK;
+  const problem = keyEncodingProblem(jwk);
+  if (problem !== null) throw new DpopProofError(`The DPoP proof jwk ${problem}`);
+  const kept: Record<string, unknown> = {};
+  for (const name of [...publicMembers, 'alg', 'use']) if (jwk[name] !== undefined) kept[name] = jwk[name];
+  return kept as JWK;
 }
 
 /**
@@ -189,32 +216,12 @@ function signatureRefusal(error: unknown): string {
 
 /**
  * RFC 9449 §4.3 step 9: `htu` names the request's URL, ignoring query and fragment, after
- * RFC 3986 §6.2.2 and §6.2.3 normalisation (scheme and host case, default port, dot segments,
- * percent-encoding of characters that need none).
+ * normalisation on which RFC 3986 and the WHATWG URL Standard agree (target-uri.ts): a spelling
+ * only one of them reads is no URL at all.
  */
 function sameTarget(htu: string, url: string): boolean {
-  const claimed = normalisedTarget(htu);
-  return claimed !== null && claimed === normalisedTarget(url);
-}
-
-function normalisedTarget(value: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return null;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
-  if (url.username !== '' || url.password !== '') return null;
-  return `${url.protocol}//${url.host}${decodeUnreserved(url.pathname)}`;
-}
-
-/** Percent-encodings of unreserved characters (RFC 3986 §2.3) decoded, the rest in upper case. */
-function decodeUnreserved(path: string): string {
-  return path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
-    const character = String.fromCharCode(parseInt(hex, 16));
-    return /[A-Za-z0-9\-._~]/.test(character) ? character : escape.toUpperCase();
-  });
+  const claimed = normalisedTargetUri(htu);
+  return claimed !== null && claimed === normalisedTargetUri(url);
 }
 
 function withoutQuery(url: string): string {

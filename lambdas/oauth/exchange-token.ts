@@ -200,7 +200,7 @@ interface ProofOutcome {
 async function verifyProof(deps: TokenExchangeDeps, input: TokenExchangeInput): Promise<ProofOutcome> {
   if (input.proofs.length === 0) return {};
   try {
-    return { verified: await deps.proofs.check(input.proofs, { method: input.method, path: input.path, stageUrl: input.stageUrl }) };
+    return { verified: await deps.proofs.check(input.proofs, { method: input.method, path: input.path, stageUrl: input.stageUrl, host: input.host }) };
   } catch (error) {
     if (!(error instanceof DpopProofError)) throw error;
     return { refusal: { reason: 'dpop_proof_invalid', description: error.description } };

@@ -60,13 +60,24 @@ const serverError = () => new OAuthError(500, 'server_error', 'Internal server e
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
 /**
+ * RFC 6749 §5.2: `error_description` is limited to %x20-21 / %x23-5B / %x5D-7E, printable ASCII
+ * without `"` and `\`. Descriptions quote library messages (jose's `"iat" claim must be a
+ * number`), so each is brought into that set here, once: a double quote becomes a single one,
+ * a backslash a slash, and any other character outside the set (a control, a tab, a line
+ * break, anything beyond ASCII) a question mark.
+ */
+export function oauthErrorDescription(text: string): string {
+  return text.replace(/[^\x20-\x7e]|["\\]/gu, (character) => (character === '"' ? "'" : character === '\\' ? '/' : '?'));
+}
+
+/**
  * The one serializer of OAuth errors. With a request id, the response carries it in
  * `X-Request-Id` and at the end of `error_description`, so a workload's logs lead its admin
  * to the recorded reason without the wire revealing it.
  */
 export function toOAuthResponse(error: unknown, requestId?: string): APIGatewayProxyResult {
   const known = error instanceof OAuthError && error.expose ? error : serverError();
-  const description = requestId === undefined ? known.description : `${known.description} (request id ${requestId})`;
+  const description = oauthErrorDescription(requestId === undefined ? known.description : `${known.description} (request id ${requestId})`);
   return {
     statusCode: known.status,
     headers: {

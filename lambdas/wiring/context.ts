@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Clock } from '../clock';
+import type { Clock, Random } from '../clock';
 import type { Telemetry } from '../observability/telemetry';
 import type { TableId } from '../aws/table-schemas';
 import type { Settings } from '../settings';
@@ -16,6 +16,17 @@ export interface FunctionContext<T extends TableId> {
   readonly tables: Readonly<Record<T, string>>;
   readonly clock: Clock;
   readonly telemetry: Telemetry;
+  /**
+   * Before this instant no writer still runs, so a claim taken earlier whose item never came is
+   * reclaimed at once: the local runtime's start (one process holds its data folder, and the
+   * previous one is gone). Absent in AWS, where only a claim's age tells.
+   */
+  readonly writersSince?: Date;
+  /**
+   * Which copy of a hot item a request reads and which shard of a counter it writes
+   * (docs/architecture.md, "Data layout"). @default Math.random
+   */
+  readonly random?: Random;
 }
 
 /**
@@ -24,6 +35,13 @@ export interface FunctionContext<T extends TableId> {
  * context to here; a domain module may call a value what it is there (the tokens' `issuer`).
  */
 export type AccessTokenSettings = Pick<Settings, 'apiBaseUrl' | 'accessTokenMaxLifetimeSeconds'>;
+
+/**
+ * The hostnames the deployment serves beside the API base URL's (`REGIONAL_HOSTNAMES`, region
+ * name to hostname): a catalog on one lists that region's models, and a DPoP proof may name a
+ * URL on any of them.
+ */
+export type ServedHostSettings = Pick<Settings, 'regionalHostnames'>;
 
 /** What every function serving the API answers with: the origins whose pages may read its answers (lambdas/http/cors.ts). */
 export type ApiSettings = Pick<Settings, 'corsAllowedOrigins'>;

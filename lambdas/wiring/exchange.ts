@@ -14,7 +14,7 @@ import type { ExchangeRateSettings, FunctionContext } from './context';
 export function exchangeEvaluator(context: FunctionContext<'keys' | 'policies'>, issuerKeys: IssuerKeySource) {
   const deps = {
     federation: new DynamoFederationStore(context.documentClient, context.tables.policies, context.clock),
-    accounts: new DynamoAccountStore(context.documentClient, context.tables.keys),
+    accounts: new DynamoAccountStore(context.documentClient, context.tables.keys, { random: context.random }),
     issuerKeys,
     clock: context.clock,
     evaluateCondition,

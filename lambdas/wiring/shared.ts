@@ -7,7 +7,7 @@ import { DynamoCatalogStore } from '../aws/dynamo-catalog-store';
 import { DynamoSigningKeyStore } from '../aws/dynamo-signing-key-store';
 import { DynamoUsageStore } from '../aws/dynamo-usage-store';
 import { USAGE_SORT_DAYS } from '../usage/usage';
-import type { AccessTokenSettings, CatalogSettings, FunctionContext } from './context';
+import type { AccessTokenSettings, CatalogSettings, FunctionContext, ServedHostSettings } from './context';
 
 /** Access tokens from the exchange, verified against the signing-key records (SPEC 5 rule 5). */
 export function accessTokenVerifier(context: FunctionContext<'keys'>, settings: AccessTokenSettings): SigningKeyAccessTokenVerifier {
@@ -20,12 +20,14 @@ export function accessTokenVerifier(context: FunctionContext<'keys'>, settings: 
 }
 
 /**
- * DPoP proofs (RFC 9449) against this deployment's public URLs, remembered in the rate-counters
- * table (`DPOP#` items) so a proof is good once across every container of every function.
+ * DPoP proofs (RFC 9449) against this deployment's public URLs, on every hostname it serves,
+ * remembered in the rate-counters table (`DPOP#` items) so a proof is good once across every
+ * container of every function.
  */
-export function dpopChecker(context: FunctionContext<'rateCounters'>, settings: AccessTokenSettings): DpopChecker {
+export function dpopChecker(context: FunctionContext<'rateCounters'>, settings: AccessTokenSettings & ServedHostSettings): DpopChecker {
   return new DpopChecker({
     apiBaseUrl: settings.apiBaseUrl,
+    servedHostnames: Object.values(settings.regionalHostnames),
     replays: new DynamoProofReplayStore(context.documentClient, context.tables.rateCounters),
     clock: context.clock,
   });

@@ -12,6 +12,12 @@ export interface ServiceAlarmsProps {
   readonly stage: apigateway.Stage;
   /** Every function of the service by name; each gets an errors and a throttles alarm. */
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /**
+   * The reserved concurrency of functions that have one, by name: each gets an alarm when it
+   * runs near its reservation, before its invocations are throttled.
+   * @default {}
+   */
+  readonly reservedConcurrency?: Readonly<Record<string, number>>;
   /** The `MetricName` of the web ACL's visibility config: WAF's `WebACL` metric dimension. */
   readonly webAclMetricName: string;
   /** The functions behind custom resources; any error means a failed deployment step. */
@@ -23,6 +29,9 @@ export interface ServiceAlarmsProps {
   readonly topic?: sns.ITopic;
 }
 
+/** A function with reserved concurrency is near its cap at this share of it. */
+const NEAR_RESERVATION = 0.8;
+
 /** SPEC 7: a 5XX is never the answer to bad input, so even 1% of requests means a fault. */
 const API_5XX_RATE_THRESHOLD = 0.01;
 const FIVE_MINUTES = Duration.minutes(5);
@@ -31,6 +40,7 @@ const FIVE_MINUTES = Duration.minutes(5);
  * The alarms an operator needs to know the service is healthy (docs/operating.md lists them):
  * - the API's 5XX rate above 1% for two 5-minute periods in a row;
  * - any error, and any throttle, of each function in a 5-minute period;
+ * - a function with reserved concurrency running at 80% of it or more for 5 minutes in a row;
  * - a spike of requests the WAF blocked, above the band CloudWatch learns from its history;
  * - any error of a custom resource function (a deployment step failed).
  * With a topic, each alarm notifies it on ALARM and again on OK.
@@ -70,6 +80,21 @@ export class ServiceAlarms extends Construct {
           threshold: 1,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
           evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+
+    for (const [name, reserved] of Object.entries(props.reservedConcurrency ?? {})) {
+      const fn = props.functions[name];
+      if (!fn) throw new Error(`no function ${name} to watch the reserved concurrency of`);
+      this.add(
+        new cloudwatch.Alarm(this, `${name}NearReservedConcurrency`, {
+          alarmDescription: `The ${name} function ran at ${NEAR_RESERVATION * 100}% or more of its ${reserved} reserved concurrent executions for 5 minutes: raise the reservation before its invocations are throttled (docs/operating.md)`,
+          metric: fn.metric('ConcurrentExecutions', { statistic: cloudwatch.Stats.MAXIMUM, period: Duration.minutes(1) }),
+          threshold: Math.ceil(reserved * NEAR_RESERVATION),
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 5,
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         }),
       );

@@ -6,6 +6,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { LogLevel as FunctionLogLevel } from '../../lambdas/config';
+import { DEFAULT_FUNCTION_MEMORY_MB } from '../function-memory';
 import { instanceName } from './instance';
 import type { SchemaTable } from './tables';
 
@@ -72,13 +73,18 @@ export interface ServiceFunctionProps {
   readonly logLevel?: FunctionLogLevel;
   /**
    * Memory in MB. CPU scales with it, so cold starts of larger bundles shrink too.
-   * @default 256
+   * @default DEFAULT_FUNCTION_MEMORY_MB (256)
    */
   readonly memorySize?: number;
   /**
    * @default Duration.seconds(10)
    */
   readonly timeout?: Duration;
+  /**
+   * Concurrent executions reserved for the function, and its cap.
+   * @default none: the function draws from the account's unreserved concurrency
+   */
+  readonly reservedConcurrentExecutions?: number;
   /**
    * Extra environment variables. Table names are added by {@link ServiceFunction.bindTable}.
    * @default {}
@@ -188,8 +194,9 @@ export class ServiceFunction extends NodejsFunction {
       description: props.description,
       runtime: SERVICE_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: props.memorySize ?? 256,
+      memorySize: props.memorySize ?? DEFAULT_FUNCTION_MEMORY_MB,
       timeout: props.timeout ?? Duration.seconds(10),
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       role,
       logGroup: functionLogs,
       projectRoot: PROJECT_ROOT,

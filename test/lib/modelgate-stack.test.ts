@@ -316,6 +316,8 @@ describe('functions', () => {
     };
     // The functions that take access tokens as bearer credentials verify their issuer and audience.
     const verifiesTokens = { API_BASE_URL: apiBaseUrl, ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(settings.accessTokenMaxLifetimeSeconds) };
+    // Every function that checks DPoP proofs knows every hostname the stage serves.
+    const servedHostnames = { REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames) };
     // Every function answering under the API base path names the origins that may read its answers.
     const servesApi = { CORS_ALLOWED_ORIGINS: settings.corsAllowedOrigins.join(',') };
     const expected: Record<keyof typeof FUNCTION_PREFIX, Record<string, unknown>> = {
@@ -326,10 +328,10 @@ describe('functions', () => {
         ...table('usage'),
         // DPoP proof replay records only (asserted below).
         ...table('rateCounters'),
-        REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
         PUBLIC_CATALOG: '0',
         ...verifiesTokens,
+        ...servedHostnames,
         ...servesApi,
       },
       tokenExchange: {
@@ -341,6 +343,7 @@ describe('functions', () => {
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
         API_BASE_URL: apiBaseUrl,
+        ...servedHostnames,
         ...servesApi,
       },
       // Publishes the keys, and the discovery documents naming the tokens' issuer.
@@ -358,6 +361,7 @@ describe('functions', () => {
         ...table('usage'),
         ...table('rateCounters'),
         ...verifiesTokens,
+        ...servedHostnames,
         EXCHANGE_RATE_LIMIT: String(settings.exchangeRateLimit),
         EXCHANGE_RATE_WINDOW_SECONDS: String(settings.exchangeRateWindowSeconds),
         ...servesApi,
@@ -370,11 +374,11 @@ describe('functions', () => {
         ...table('rateCounters'),
         INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
-        // Completions are routed within the region of the hostname called (SPEC 4.1 rule 4).
-        REGIONAL_HOSTNAMES: JSON.stringify(settings.regionalHostnames),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
         ...verifiesTokens,
+        // Completions are routed within the region of the hostname called (SPEC 4.1 rule 4).
+        ...servedHostnames,
         ...servesApi,
       },
       settingsPage: { ...base, PAGE_ASSETS_DIR: 'settings-page' },
@@ -570,6 +574,32 @@ describe('alarms', () => {
     const framework = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).find((id) => id.startsWith('SigningKeyRegistrationProviderframeworkonEvent'))!;
     expect(byMetric('Errors').some((a) => JSON.stringify(a.Properties?.Dimensions).includes(framework))).toBe(true);
   });
+
+  it('reserves no concurrency by default; with inferenceReservedConcurrency, caps the inference function alone and alarms near the cap', () => {
+    const reservations = (t: Template) =>
+      Object.entries(t.findResources('AWS::Lambda::Function'))
+        .filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined)
+        .map(([id, fn]) => [id.replace(/[0-9A-F]{8}$/, ''), fn.Properties.ReservedConcurrentExecutions]);
+    expect(reservations(template)).toEqual([]);
+    expect(byMetric('ConcurrentExecutions')).toEqual([]);
+
+    const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], 'modelgate:inferenceReservedConcurrency': '400' } });
+    const bulkhead = Template.fromStack(new ModelgateStack(app, 'Modelgate', readSettingsFromContext(app.node)));
+    expect(reservations(bulkhead)).toEqual([['Inference', 400]]);
+    const near = Object.values(bulkhead.findResources('AWS::CloudWatch::Alarm')).filter((a) => a.Properties.MetricName === 'ConcurrentExecutions');
+    expect(near.map((a) => a.Properties)).toEqual([
+      expect.objectContaining({
+        AlarmName: 'Modelgate-InferenceNearReservedConcurrency',
+        Namespace: 'AWS/Lambda',
+        Statistic: 'Maximum',
+        Period: 60,
+        Threshold: 320,
+        EvaluationPeriods: 5,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionLogicalId(bulkhead, 'Inference') } }],
+      }),
+    ]);
+  }, 60_000);
 
   it('notifies nobody by default, and the configured SNS topic on ALARM and OK', () => {
     for (const alarm of alarms()) expect(alarm.Properties?.AlarmActions).toBeUndefined();

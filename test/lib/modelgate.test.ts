@@ -120,12 +120,27 @@ describe('Modelgate props, checked as the context is', () => {
     [{ instance: 'staging_1' }, 'modelgate:instance must be a letter, then up to 63 letters, digits or "-" (not ending in "-"), got "staging_1"'],
     [{ domainName: 'api.example.com' }, 'modelgate:domainName needs a hosted zone'],
     [{ domainName: 'https://api.example.com' }, 'modelgate:domainName must be a hostname, got "https://api.example.com"'],
+    [{ inferenceReservedConcurrency: 100_001 }, 'modelgate:inferenceReservedConcurrency must be an integer from 1 to 100000, got 100001'],
     [{ corsAllowedOrigins: ['https://app.example.com/'] }, 'modelgate:corsAllowedOrigins must be "*" or origins such as https://app.example.com (scheme, host and port only), got "https://app.example.com/"'],
     [{ publicCatalog: 'yes' as unknown as boolean }, 'modelgate:publicCatalog must be true or false (1 or 0), got "yes"'],
   ])('refuses %j', (props, message) => {
     expect(build(props)).toThrow(SettingsError);
     expect(build(props)).toThrow(message);
   });
+
+  it('reserves the inference function\'s concurrency, and alarms near the reservation, from inferenceReservedConcurrency', () => {
+    const stack = new Stack(new App({ context: NO_BUNDLING }), 'Platform', { env: ENV });
+    new Modelgate(stack, 'Gateway', { ...EMBEDDED, inferenceReservedConcurrency: 50 });
+    const template = Template.fromStack(stack);
+    const reserved = Object.entries(resourcesOfType(template, 'AWS::Lambda::Function')).filter(([, fn]) => fn.Properties?.ReservedConcurrentExecutions !== undefined);
+    expect(reserved.map(([id, fn]) => [id, fn.Properties?.ReservedConcurrentExecutions])).toEqual([[functionLogicalId(template, 'GatewayInference'), 50]]);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'Embedded-InferenceNearReservedConcurrency',
+      MetricName: 'ConcurrentExecutions',
+      Threshold: 40,
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionLogicalId(template, 'GatewayInference') } }],
+    });
+  }, 60_000);
 
   it('reads the instance name from the stack when none is given', () => {
     const stack = new Stack(new App({ context: NO_BUNDLING }), 'Platform', { env: ENV });

@@ -86,6 +86,20 @@ describe('readSettingsFromContext', () => {
   });
 });
 
+describe('inferenceReservedConcurrency', () => {
+  it('is unset unless given: no function reserves concurrency by default', () => {
+    expect(read({}).inferenceReservedConcurrency).toBeUndefined();
+    expect(read({ 'modelgate:inferenceReservedConcurrency': 400 }).inferenceReservedConcurrency).toBe(400);
+    expect(read({ 'modelgate:inferenceReservedConcurrency': '250' }).inferenceReservedConcurrency).toBe(250);
+  });
+
+  it.each([0, -1, 1.5, 100_001])('refuses %d, naming the key', (value) => {
+    expect(() => read({ 'modelgate:inferenceReservedConcurrency': value })).toThrow(
+      new SettingsError(`modelgate:inferenceReservedConcurrency must be an integer from 1 to 100000, got ${value}`),
+    );
+  });
+});
+
 describe('validateSettings', () => {
   it.each([
     [{ accessTokenMaxLifetimeSeconds: 901 }, 'modelgate:accessTokenMaxLifetimeSeconds must be an integer from 60 to 900, got 901'],

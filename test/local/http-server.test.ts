@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { request } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { createLocalApiServer, type LambdaHandler } from '../../local/http-server';
@@ -223,5 +223,132 @@ describe('local API server: streaming functions', () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+});
+
+describe('local API server: requests that stop arriving', () => {
+  const called: string[] = [];
+  const handler: LambdaHandler = async (event) => {
+    called.push(event.path);
+    return { statusCode: 200, body: '{}' };
+  };
+  // Timeouts of a fraction of a second: the test waits for the server's answer, not a clock.
+  const server = createLocalApiServer(
+    { catalog: handler, tokenExchange: handler, jwks: handler, management: handler, inference: handler, settingsPage: handler },
+    { timeouts: { headersMs: 150, requestMs: 300, checkIntervalMs: 25 } },
+  );
+  let port: number;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  /** Writes `sent` on a raw connection and never more; resolves with all the server wrote once it closes the connection. */
+  function stall(sent: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(sent));
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(received));
+    });
+  }
+
+  const expect408 = (answer: string) => {
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(head).toMatch(/\r\nConnection: close$/);
+    expect(JSON.parse(body!)).toEqual({ error: { code: 408, message: 'Request timed out' } });
+  };
+
+  it.each([
+    ['the token endpoint', 'POST', '/api/v1/oauth/token', 'application/x-www-form-urlencoded'],
+    ['a completion', 'POST', '/api/v1/chat/completions', 'application/json'],
+    ['a management change', 'PATCH', '/api/v1/keys/abc', 'application/json'],
+  ])('answers 408 and closes when the body of a request to %s stops arriving', async (_name, method, path, type) => {
+    called.length = 0;
+    const answer = await stall(`${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\nContent-Length: 1000\r\n\r\n${'a'.repeat(200)}`);
+    expect408(answer);
+    // The handler never saw a request it would have read half of.
+    expect(called).toEqual([]);
+    await server.idle();
+  });
+
+  it.each([
+    ['in the request line', 'GET /api/v1/mod'],
+    ['in the headers', 'GET /api/v1/models/user HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthori'],
+  ])('answers 408 and closes when a request stops arriving %s', async (_where, sent) => {
+    expect408(await stall(sent));
+  });
+
+  it('still takes a body that arrives in pieces within the time', async () => {
+    called.length = 0;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write('POST /api/v1/oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\nConnection: close\r\n\r\n12345');
+        setImmediate(() => socket.write('67890'));
+      });
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(received));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(called).toEqual(['/api/v1/oauth/token']);
+  });
+});
+
+describe('local API server: shutting down (Ctrl-C)', () => {
+  /** A handler that answers once released, and says when it has started. */
+  function gated() {
+    let release!: () => void;
+    let started!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const handler: LambdaHandler = async () => {
+      started();
+      await gate;
+      return { statusCode: 200, body: JSON.stringify({ answered: 'in full' }) };
+    };
+    return { handler, release, running };
+  }
+
+  async function serverWith(handler: LambdaHandler) {
+    const server = createLocalApiServer({ catalog: handler, tokenExchange: handler, jwks: handler, management: handler, inference: handler, settingsPage: handler });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { server, port: (server.address() as AddressInfo).port };
+  }
+
+  it('stops accepting, lets the request under way finish and send its whole answer, then closes', async () => {
+    const { handler, release, running } = gated();
+    const { server, port } = await serverWith(handler);
+    const answer = fetch(`http://127.0.0.1:${port}/api/v1/keys`).then(async (response) => ({ status: response.status, body: await response.json() }));
+    await running;
+    let stopped = false;
+    const shutdown = server.shutdown(30_000).then(() => (stopped = true));
+    // No new connection is taken while the one under way finishes.
+    await expect(fetch(`http://127.0.0.1:${port}/api/v1/keys`)).rejects.toThrow();
+    expect(stopped).toBe(false);
+    release();
+    await expect(answer).resolves.toEqual({ status: 200, body: { answered: 'in full' } });
+    await shutdown;
+    expect(server.listening).toBe(false);
+  });
+
+  it('cuts a request that is still running when the drain time is up, and returns', async () => {
+    const { handler, release, running } = gated();
+    const { server, port } = await serverWith(handler);
+    const answer = fetch(`http://127.0.0.1:${port}/api/v1/keys`).then(
+      (response) => response.status,
+      (error: Error) => error.message,
+    );
+    await running;
+    await server.shutdown(50);
+    expect(server.listening).toBe(false);
+    await expect(answer).resolves.toBe('fetch failed');
+    release();
   });
 });

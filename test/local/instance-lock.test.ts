@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AlreadyRunningError, LOCK_FILE, claimDataFolder } from '../../local/instance-lock';
+import { AlreadyRunningError, LOCK_FILE, claimDataFolder, currentProcess, processStartTime } from '../../local/instance-lock';
 
 /** One local service per data folder (local/instance-lock.ts). */
 describe('claiming a data folder', () => {
@@ -15,7 +15,7 @@ describe('claiming a data folder', () => {
 
   it('claims a free folder, refuses a second claim naming the holder and its URL, and frees it on release', () => {
     const release = claimDataFolder(dataDir);
-    expect(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8'))).toEqual({ pid: process.pid });
+    expect(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8'))).toEqual({ pid: process.pid, started: expect.any(String), command: process.argv.join(' ').slice(0, 300) });
     writeFileSync(join(dataDir, 'runtime.json'), JSON.stringify({ pid: process.pid, baseUrl: 'http://127.0.0.1:8787/api/v1' }));
     let refusal: unknown;
     try {
@@ -33,17 +33,42 @@ describe('claiming a data folder', () => {
   it('says "still starting" while the holder has written no runtime.json of its own', () => {
     writeFileSync(join(dataDir, 'runtime.json'), JSON.stringify({ pid: deadPid(), baseUrl: 'http://127.0.0.1:1/api/v1' }));
     const release = claimDataFolder(dataDir);
-    expect(() => claimDataFolder(dataDir)).toThrow(`the local service already runs on ${dataDir} (pid ${process.pid}, still starting)`);
+    expect(() => claimDataFolder(dataDir)).toThrow(`the local service already runs on ${dataDir} (pid ${process.pid}, ${currentProcess().command}, still starting)`);
     release();
   });
 
   it.each([
-    ['the process that held it is gone (kill -9)', () => JSON.stringify({ pid: deadPid() })],
+    ['the process that held it is gone (kill -9)', () => JSON.stringify({ pid: deadPid(), started: 'x/1' })],
     ['it is not a lock (damaged)', () => '{"pid":'],
+    // A container restarted after kill -9: its first process gets the pid the lock names again.
+    ['it names this process id with another start (a restarted container)', () => JSON.stringify({ pid: process.pid, started: 'an-earlier-boot/12345', command: 'node local/start.ts' })],
+    ['it names this process id and no start (written before starts were recorded)', () => JSON.stringify({ pid: process.pid })],
   ])('takes over a lock when %s', (_case, content) => {
     writeFileSync(join(dataDir, LOCK_FILE), content());
     const release = claimDataFolder(dataDir);
-    expect(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8'))).toEqual({ pid: process.pid });
+    expect(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8'))).toEqual(currentProcess());
     release();
+  });
+
+  describe('a lock naming another running process', () => {
+    let other: ReturnType<typeof spawn>;
+    beforeAll(async () => {
+      // A process that lives until killed, and says when it is up.
+      other = spawn(process.execPath, ['-e', 'process.stdout.write("up"); setInterval(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      await new Promise((resolve) => other.stdout!.once('data', resolve));
+    });
+    afterAll(() => {
+      other.kill();
+    });
+
+    it('is refused while that process is the one that wrote it: same id, same start', () => {
+      writeFileSync(join(dataDir, LOCK_FILE), JSON.stringify({ pid: other.pid, started: processStartTime(other.pid!), command: 'node local/start.ts' }));
+      expect(() => claimDataFolder(dataDir)).toThrow(`the local service already runs on ${dataDir} (pid ${other.pid}, node local/start.ts, still starting)`);
+    });
+
+    it('is taken over when that process only has the id the holder had (another start)', () => {
+      writeFileSync(join(dataDir, LOCK_FILE), JSON.stringify({ pid: other.pid, started: 'an-earlier-boot/12345', command: 'node local/start.ts' }));
+      claimDataFolder(dataDir)();
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
+import { KEY_USAGE_PARTITIONS, USAGE_SHARDS } from '../../lambdas/aws/dynamo-usage-store';
 import { DynamoFederationStore } from '../../lambdas/aws/dynamo-federation-store';
 import type { FederationPolicy } from '../../lambdas/federation/types';
 import { readDevCertificateAuthority } from '../../local/dev-ca';
@@ -130,24 +131,28 @@ describe('round trips per request, counted through the AWS SDK', () => {
     });
 
     it.each([
-      ['GET /key', '/key', 'workspace', 2],
-      ['GET /workspaces', '/workspaces', 'managementReadOnly', 2],
+      // The key's usage: each of its usage partitions (and the unsharded one of earlier releases), side by side.
+      ['GET /key', '/key', 'workspace', 2, 'key'],
+      ['GET /workspaces', '/workspaces', 'managementReadOnly', 2, 'none'],
       // The default workspace (a query of the organization's workspaces, which hold their keys'
-      // places) beside the organization's usage, then the keys themselves.
-      ['GET /keys', '/keys', 'managementReadOnly', 3],
+      // places) beside the organization's usage (each shard of its index), then the keys themselves.
+      ['GET /keys', '/keys', 'managementReadOnly', 3, 'organization'],
       // The workspace item instead of the query.
-      ['GET /keys?workspace_id=', '/keys?workspace_id={workspace}', 'managementReadOnly', 3],
+      ['GET /keys?workspace_id=', '/keys?workspace_id={workspace}', 'managementReadOnly', 3, 'organization'],
       // The id, and a slug's claim in case the value is also a slug, in one BatchGetItem.
-      ['GET /workspaces/{id}', '/workspaces/{workspace}', 'managementReadOnly', 2],
+      ['GET /workspaces/{id}', '/workspaces/{workspace}', 'managementReadOnly', 2, 'none'],
       // A slug costs one stage more: its claim names the workspace, read next.
-      ['GET /workspaces/{slug}', '/workspaces/default', 'managementReadOnly', 3],
-    ] as const)('%s: authentication, then its reads, in as few stages as they allow', async (_name, template, which, stages) => {
+      ['GET /workspaces/{slug}', '/workspaces/default', 'managementReadOnly', 3, 'none'],
+    ] as const)('%s: authentication, then its reads, in as few stages as they allow', async (_name, template, which, stages, readsUsage) => {
       const key = service.runtime.demo.keys[which];
       const path = template.replace('{workspace}', service.runtime.demo.workspaceId);
       await get(path, key);
       const warm = await get(path, key);
       expect(warm).toMatchObject({ status: 200, depth: stages });
-      expect(warm.count).toBeLessThanOrEqual(stages + 1);
+      // A usage view reads the usage shards' partitions in one stage: one query each.
+      const usageQueries = warm.calls.filter((call) => call === 'DynamoDB.Query(modelgate-usage)').length;
+      expect(usageQueries).toBe({ key: KEY_USAGE_PARTITIONS + 1, organization: USAGE_SHARDS + 1, none: 0 }[readsUsage]);
+      expect(warm.count - usageQueries).toBeLessThanOrEqual(stages);
     });
   });
 

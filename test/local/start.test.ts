@@ -72,10 +72,15 @@ describe('npm start', () => {
       expect(still.status).toBe(200);
     });
     expect(second!.exitCode).toBe(1);
-    expect(second!.output).toContain(
-      `modelgate already runs on ${dataDir} (pid ${pid}, at ${first.demo.baseUrl}): stop it first (Ctrl-C where it runs, or kill ${pid}), or set MODELGATE_DATA_DIR to another folder`,
+    // The holder by pid and command line (its start time names it in the lock).
+    expect(second!.output).toMatch(
+      new RegExp(`modelgate already runs on ${escape(dataDir)} \\(pid ${pid}, [^\\n]*local/start\\.ts, at ${escape(first.demo.baseUrl)}\\): stop it first \\(Ctrl-C where it runs, or kill ${pid}\\), or set MODELGATE_DATA_DIR to another folder`),
     );
     expect(second!.output).not.toMatch(/Database is closed|\n\s+at /);
     expect(first.exitCode).toBe(0);
   }, 120_000);
 });
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

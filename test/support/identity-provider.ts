@@ -32,12 +32,14 @@ export interface IdpSignOptions {
   now?: Date;
 }
 
-/** Overrides the answer for one path: a status, a body, headers, a delay. */
+/** Overrides the answer for one path: a status, a body, headers, a delay, or no answer at all. */
 export interface IdpResponse {
   status?: number;
   body?: string | object;
   headers?: Record<string, string>;
   delayMs?: number;
+  /** Hold the request open without answering, until the provider closes. */
+  never?: boolean;
 }
 
 export interface TestIdentityProvider {
@@ -134,6 +136,7 @@ export async function startIdentityProvider(options: IdentityProviderOptions = {
       res.writeHead(status, { 'content-length': String(Buffer.byteLength(text)), ...headers });
       res.end(text);
     };
+    if (override?.never) return;
     if (override?.delayMs) setTimeout(send, override.delayMs).unref();
     else send();
   });

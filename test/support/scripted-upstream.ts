@@ -39,6 +39,8 @@ export interface ReceivedRequest {
   body: any;
   /** Set when the gateway closed the connection before the answer was complete. */
   abortedByGateway: boolean;
+  /** Settles when the connection of this request has closed, answered in full or not. */
+  closed: Promise<void>;
 }
 
 export interface ScriptedUpstreamOptions {
@@ -82,10 +84,12 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     }
     const provider = match[1]!;
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    const record: ReceivedRequest = { provider, headers: request.headers, body, abortedByGateway: false };
+    let closed!: () => void;
+    const record: ReceivedRequest = { provider, headers: request.headers, body, abortedByGateway: false, closed: new Promise<void>((resolve) => (closed = resolve)) };
     received.push(record);
     response.on('close', () => {
       if (!response.writableFinished) record.abortedByGateway = true;
+      closed();
     });
     const behaviour = queues.get(provider)?.shift() ?? { kind: 'answer' };
     const words = lastUserWords(body);

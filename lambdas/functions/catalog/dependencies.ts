@@ -11,7 +11,7 @@ export function catalogDependencies(
   settings: AccessTokenSettings & CatalogSettings & ApiSettings & Pick<Settings, 'publicCatalog'>,
 ): CatalogHandlerDeps {
   return {
-    accounts: new DynamoAccountStore(context.documentClient, context.tables.keys),
+    accounts: new DynamoAccountStore(context.documentClient, context.tables.keys, { random: context.random }),
     accessTokens: accessTokenVerifier(context, settings),
     proofs: dpopChecker(context, settings),
     catalog: catalogCache(context, settings),

@@ -10,19 +10,18 @@
  *   4. its handler factory (handler.ts beside this file).
  * Nothing else belongs here: no logic, no other module's wiring.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock } from '../../clock';
 import { loadConfig } from '../../config';
 import { CATALOG_FUNCTION, createCatalogHandler } from './handler';
 import { createTelemetry } from '../../observability/telemetry';
 import { traced } from '../../observability/tracing';
-import { createDocumentClient } from '../../aws/dynamo-client';
+import { createDocumentClient, createDynamoDbClient } from '../../aws/dynamo-client';
 import { USAGE_FIGURES_SECONDS } from '../../usage/usage';
 import { catalogDependencies } from './dependencies';
 
 const config = loadConfig(process.env, CATALOG_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'catalog', logLevel: config.logLevel });
-const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
+const documentClient = createDocumentClient(traced(telemetry, createDynamoDbClient()));
 
 export const handler = createCatalogHandler(
   catalogDependencies(

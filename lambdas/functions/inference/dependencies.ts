@@ -22,10 +22,10 @@ export function inferenceDependencies(
 ): InferenceHandlerDeps {
   const { documentClient, tables, clock } = context;
   return {
-    accounts: new DynamoAccountStore(documentClient, tables.keys),
+    accounts: new DynamoAccountStore(documentClient, tables.keys, { random: context.random }),
     accessTokens: accessTokenVerifier(context, settings),
     proofs: dpopChecker(context, settings),
-    usage: new DynamoUsageStore(documentClient, tables.usage),
+    usage: new DynamoUsageStore(documentClient, tables.usage, context.random),
     catalog: catalogCache(context, settings),
     clock,
     regionalHostnames: settings.regionalHostnames,

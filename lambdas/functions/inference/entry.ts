@@ -1,5 +1,4 @@
 /** Lambda entry of the inference function; see catalog.ts for the shape every entry follows. */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { randomId, systemClock } from '../../clock';
 import { loadConfig } from '../../config';
@@ -7,13 +6,13 @@ import { INFERENCE_FUNCTION, createInferenceHandler } from './handler';
 import { secretsManagerCredentials } from '../../aws/secrets-manager-credentials';
 import { createTelemetry } from '../../observability/telemetry';
 import { traced } from '../../observability/tracing';
-import { createDocumentClient } from '../../aws/dynamo-client';
+import { createDocumentClient, createDynamoDbClient } from '../../aws/dynamo-client';
 import { USAGE_FIGURES_SECONDS } from '../../usage/usage';
 import { inferenceDependencies } from './dependencies';
 
 const config = loadConfig(process.env, INFERENCE_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'inference', logLevel: config.logLevel });
-const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
+const documentClient = createDocumentClient(traced(telemetry, createDynamoDbClient()));
 
 export const handler = createInferenceHandler(
   inferenceDependencies(

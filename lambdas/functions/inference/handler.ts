@@ -24,6 +24,8 @@ export const INFERENCE_FUNCTION = {
 
 export interface InferenceHandlerDeps extends Omit<InferenceApiDeps, 'logger'> {
   telemetry: Telemetry;
+  /** Milliseconds on a monotonic clock, for the request line's latency. @default performance.now */
+  elapsed?: () => number;
 }
 
 /**
@@ -34,23 +36,24 @@ export interface InferenceHandlerDeps extends Omit<InferenceApiDeps, 'logger'> {
  */
 export function createInferenceHandler(deps: InferenceHandlerDeps): StreamingHandler {
   const { telemetry } = deps;
+  const elapsed = deps.elapsed ?? (() => performance.now());
   const api = createInferenceApi({ ...deps, logger: { error: (message, fields) => telemetry.logger.error(message, fields) } });
   return streamingHandler(async (event, stream, context) => {
-    const started = performance.now();
+    const started = elapsed();
     telemetry.logger.addContext(context);
     telemetry.metrics.captureColdStartMetric(context.functionName);
     let status = 500;
     // Until the answer ended: what the invocation does after it (the popularity count) is not the caller's.
     let answered: number | undefined;
     try {
-      status = await api(event, stream, context, () => (answered = performance.now()));
+      status = await api(event, stream, context, () => (answered = elapsed()));
     } finally {
       const route = routeLabel(event);
       // Never the body (prompts) or the credential: its kind only.
       telemetry.logger.info('request', {
         route,
         status,
-        latencyMs: Math.round(((answered ?? performance.now()) - started) * 10) / 10,
+        latencyMs: Math.round(((answered ?? elapsed()) - started) * 10) / 10,
         credential: credentialKind(header(event, 'authorization')),
         sourceIp: event.requestContext?.identity?.sourceIp,
         apiRequestId: event.requestContext?.requestId,

@@ -1,16 +1,15 @@
 /** Lambda entry of the JWKS function; see catalog.ts for the shape every entry follows. */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock } from '../../clock';
 import { loadConfig } from '../../config';
 import { JWKS_FUNCTION, createJwksHandler } from './handler';
 import { createTelemetry } from '../../observability/telemetry';
 import { traced } from '../../observability/tracing';
-import { createDocumentClient } from '../../aws/dynamo-client';
+import { createDocumentClient, createDynamoDbClient } from '../../aws/dynamo-client';
 import { jwksDependencies } from './dependencies';
 
 const config = loadConfig(process.env, JWKS_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'jwks', logLevel: config.logLevel });
-const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
+const documentClient = createDocumentClient(traced(telemetry, createDynamoDbClient()));
 
 export const handler = createJwksHandler(
   jwksDependencies(

@@ -6,13 +6,13 @@ import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoExchangeEventStore } from '../../aws/dynamo-exchange-event-store';
 import { DynamoFederationStore } from '../../aws/dynamo-federation-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
-import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
+import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext, ServedHostSettings } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateCheck } from '../../wiring/exchange';
 import { accessTokenVerifier, dpopChecker } from '../../wiring/shared';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
 /** The token endpoint's limit (ExchangeRateSettings): tester calls and exchanges share one budget per address. */
-export interface ManagementSettings extends AccessTokenSettings, ExchangeRateSettings, ApiSettings {
+export interface ManagementSettings extends AccessTokenSettings, ServedHostSettings, ExchangeRateSettings, ApiSettings {
   /** Loopback issuer hosts: the local runtime's development identity provider, never in AWS. */
   readonly allowLoopbackIssuers: boolean;
   /** The policy tester fetches issuer keys as the exchange does. */
@@ -25,7 +25,7 @@ export function managementDependencies(
   settings: ManagementSettings,
 ): ManagementHandlerDeps {
   const { documentClient, tables, clock } = context;
-  const accounts = new DynamoAccountStore(documentClient, tables.keys);
+  const accounts = new DynamoAccountStore(documentClient, tables.keys, { random: context.random, writersSince: context.writersSince });
   const proofs = dpopChecker(context, settings);
   return {
     accounts,
@@ -34,7 +34,7 @@ export function managementDependencies(
     service: new AccountsService({ store: accounts, clock }),
     usage: new DynamoUsageStore(documentClient, tables.usage),
     federation: new FederationService({
-      store: new DynamoFederationStore(documentClient, tables.policies, clock),
+      store: new DynamoFederationStore(documentClient, tables.policies, clock, undefined, context.writersSince),
       accounts,
       hosts: { allowLoopback: settings.allowLoopbackIssuers },
       clock,

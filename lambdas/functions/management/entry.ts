@@ -1,17 +1,16 @@
 /** Lambda entry of the management function; see catalog.ts for the shape every entry follows. */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock } from '../../clock';
 import { loadConfig } from '../../config';
 import { createIssuerKeySource } from '../../federation/issuer-keys';
 import { MANAGEMENT_FUNCTION, createManagementHandler } from './handler';
 import { createTelemetry } from '../../observability/telemetry';
 import { traced } from '../../observability/tracing';
-import { createDocumentClient } from '../../aws/dynamo-client';
+import { createDocumentClient, createDynamoDbClient } from '../../aws/dynamo-client';
 import { managementDependencies } from './dependencies';
 
 const config = loadConfig(process.env, MANAGEMENT_FUNCTION);
 const telemetry = createTelemetry({ functionName: 'management', logLevel: config.logLevel });
-const documentClient = createDocumentClient(traced(telemetry, new DynamoDBClient({})));
+const documentClient = createDocumentClient(traced(telemetry, createDynamoDbClient()));
 
 export const handler = createManagementHandler(
   managementDependencies(

@@ -7,11 +7,11 @@ import { DynamoExchangeEventStore } from '../../aws/dynamo-exchange-event-store'
 import { DynamoJtiStore } from '../../aws/dynamo-jti-store';
 import { DynamoRateCounterStore } from '../../aws/dynamo-rate-counter-store';
 import { DynamoSigningKeyStore } from '../../aws/dynamo-signing-key-store';
-import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext } from '../../wiring/context';
+import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext, ServedHostSettings } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateLimit } from '../../wiring/exchange';
 import { dpopChecker } from '../../wiring/shared';
 
-export interface TokenExchangeSettings extends AccessTokenSettings, ExchangeRateSettings, ApiSettings {
+export interface TokenExchangeSettings extends AccessTokenSettings, ServedHostSettings, ExchangeRateSettings, ApiSettings {
   /** Where the issuers' keys come from: HTTPS with the address rules, cached. */
   readonly issuerKeys: IssuerKeySource;
   /** The signer for a signing-key record: KMS in AWS, a key file locally. */

@@ -12,7 +12,8 @@ import { exchangeToken, type TokenExchangeDeps } from '../../oauth/exchange-toke
  */
 export const TOKEN_EXCHANGE_FUNCTION = {
   tables: ['keys', 'policies', 'rateCounters'],
-  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'exchangeRateLimit', 'exchangeRateWindowSeconds', 'corsAllowedOrigins'],
+  // A DPoP proof may name the token endpoint on any hostname the deployment serves.
+  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'exchangeRateLimit', 'exchangeRateWindowSeconds', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;
 
 export interface TokenExchangeHandlerDeps extends Omit<TokenExchangeDeps, 'logger' | 'onOutcome'> {

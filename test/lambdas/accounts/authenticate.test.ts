@@ -9,7 +9,7 @@ import { FixedClock } from '../../support/fixed-clock';
 
 const SECRET = `sk-mg-v1-${'1'.repeat(64)}`;
 /** A request with this Authorization value and no DPoP proof. */
-const presented = (authorization: string | undefined) => ({ authorization, proofs: [], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined });
+const presented = (authorization: string | undefined) => ({ authorization, proofs: [], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined, host: undefined });
 const organization: Organization = {
   id: 'org-1',
   name: 'Org',
@@ -110,6 +110,16 @@ describe('authenticate', () => {
       status: 401,
       message: 'Invalid or expired access token',
     });
+  });
+
+  it('refuses an access token whose key is disabled, expired or deleted (SPEC 5 rule 6: key state on every request)', async () => {
+    const accessTokens = { verify: async () => ({ keyHash: hashApiKey(SECRET), federationPolicyId: 'policy-1', boundKey: null }) };
+    const asToken = (key: ApiKeyRecord | undefined) => failure(authenticate(presented('Bearer aaa.bbb.ccc'), { accounts: storeWith(key), clock, accessTokens }));
+    expect(await asToken(keyRecord({ disabled: true }))).toEqual({ status: 401, message: 'API key is disabled' });
+    expect(await asToken(keyRecord({ expiresAt: '2026-11-21T12:00:00.000Z' }))).toEqual({ status: 401, message: 'API key has expired' });
+    expect(await asToken(undefined)).toEqual({ status: 401, message: 'The API key behind this access token no longer exists' });
+    // A management key behind a token, disabled: refused the same way.
+    expect(await asToken(keyRecord({ kind: 'management', workspaceId: null, accessLevel: 'read-write', disabled: true }))).toEqual({ status: 401, message: 'API key is disabled' });
   });
 
   it('reserves management operations for management keys and writes for read-write ones', async () => {

@@ -1,4 +1,4 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { AlreadyExistsError } from '../../../lambdas/accounts/account-store';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type Organization, type Workspace } from '../../../lambdas/accounts/types';
@@ -311,5 +311,53 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
       await store.deleteApiKey(second.key.hash);
       expect(await hashes()).toEqual([defaultWorkspaceId, [first.key.hash]]);
     });
+  });
+});
+
+/**
+ * A claim whose writer died (kill -9 between the claim and the item it stands for) is taken over
+ * after a minute in AWS, where nothing proves the writer gone; on the local runtime, restarted,
+ * every claim from before its start is provably its dead predecessor's and is reclaimed at once.
+ */
+describe('DynamoAccountStore: claims orphaned by a crash', () => {
+  let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
+  const table = TABLE_SCHEMAS.keys.localName;
+  const organization: Organization = { id: 'o-crash', name: 'o', plan: 'business', providerPreferences: DEFAULT_PROVIDER_PREFERENCES, privacy: DEFAULT_PRIVACY, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: null };
+  const workspace = (id: string, slug: string): Workspace => ({ id, organizationId: organization.id, name: slug, slug, description: null, guardrailIds: [], createdAt: new Date().toISOString(), updatedAt: null });
+  const secondsAgo = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+
+  beforeAll(async () => {
+    tables = await startEmbeddedTables();
+    await new DynamoAccountStore(tables.documentClient, table).createOrganization(organization);
+  });
+  afterAll(async () => {
+    await tables.stop();
+  });
+
+  it('refuses a slug claimed a few seconds ago by a workspace that never came, until the writers before a restart are known gone', async () => {
+    // What a process killed between the slug claim and the workspace write leaves.
+    await tables.documentClient.send(new PutCommand({ TableName: table, Item: { pk: `ORG#${organization.id}`, sk: 'SLUG#orphaned', workspaceId: 'ws-never-written', claimedAt: secondsAgo(5) } }));
+    const running = new DynamoAccountStore(tables.documentClient, table);
+    await expect(running.createWorkspace(workspace('ws-a', 'orphaned'))).rejects.toBeInstanceOf(AlreadyExistsError);
+    const restarted = new DynamoAccountStore(tables.documentClient, table, { writersSince: new Date() });
+    await restarted.createWorkspace(workspace('ws-b', 'orphaned'));
+    expect((await restarted.getWorkspace(organization.id, 'ws-b'))?.slug).toBe('orphaned');
+  });
+
+  it('deletes a workspace whose only key place belongs to a key never written, once its writer is known gone', async () => {
+    const running = new DynamoAccountStore(tables.documentClient, table);
+    await running.createWorkspace(workspace('ws-c', 'keyless'));
+    // A key create killed between taking its place and writing the key.
+    await tables.documentClient.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk: `ORG#${organization.id}`, sk: 'WORKSPACE#ws-c' },
+        UpdateExpression: 'SET keyHolds = :holds',
+        ExpressionAttributeValues: { ':holds': { ['f'.repeat(64)]: secondsAgo(5) } },
+      }),
+    );
+    expect(await running.deleteWorkspace(organization.id, 'ws-c')).toEqual({ outcome: 'has-keys', keyHashes: ['f'.repeat(64)] });
+    const restarted = new DynamoAccountStore(tables.documentClient, table, { writersSince: new Date() });
+    expect(await restarted.deleteWorkspace(organization.id, 'ws-c')).toMatchObject({ outcome: 'deleted' });
   });
 });

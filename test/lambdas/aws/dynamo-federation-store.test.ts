@@ -167,3 +167,23 @@ describe('DynamoFederationStore', () => {
     });
   });
 });
+
+describe('DynamoFederationStore: claims orphaned by a crash', () => {
+  it('takes over at once a URL claim and a limit place from before a restart, which a running store still honours', async () => {
+    const org = randomUUID();
+    const urlKey = { pk: `ORG#${org}`, sk: `ISSUER_URL#${createHash('sha256').update('https://orphaned.example', 'utf8').digest('hex')}` };
+    // A process killed after claiming the URL and taking a place under the limit, before writing the issuer.
+    const takenAt = clock.now().toISOString();
+    await tables.documentClient.send(new PutCommand({ TableName: TABLE, Item: { ...urlKey, issuerId: 'never-written', issuerUrl: 'https://orphaned.example', claimId: randomUUID(), claimedAt: takenAt } }));
+    await tables.documentClient.send(new PutCommand({ TableName: TABLE, Item: { pk: `ORG#${org}`, sk: 'LIMIT#issuers', holders: { 'never-written': takenAt } } }));
+
+    await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://orphaned.example' }))).rejects.toBeInstanceOf(IssuerUrlTakenError);
+    // A limit of one, held by the place that was never written: refused while its writer may run.
+    await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://other.example' }), 1)).rejects.toThrow();
+
+    const restarted = new DynamoFederationStore(tables.documentClient, TABLE, clock, undefined, new Date(clock.now().getTime() + 1));
+    const issuer = makeIssuer({ organizationId: org, issuerUrl: 'https://orphaned.example' });
+    await restarted.createIssuer(issuer, 1);
+    expect((await restarted.getIssuer(org, issuer.id))?.issuerUrl).toBe('https://orphaned.example');
+  });
+});

@@ -1,5 +1,5 @@
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoUsageStore } from '../../../lambdas/aws/dynamo-usage-store';
+import { GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoUsageStore, KEY_USAGE_PARTITIONS, POPULARITY_SHARDS, USAGE_SHARDS } from '../../../lambdas/aws/dynamo-usage-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
 import { providerEndpoint, publicModel } from '../../support/catalog-fixtures';
@@ -94,17 +94,18 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
       },
     } as unknown as DynamoDBDocumentClient;
     const KEY_D = 'd'.repeat(64);
-    await new DynamoUsageStore(counting, TABLE_SCHEMAS.usage.localName).record(
+    // The shard is chosen at random: 0.2 of 64 shards is shard 12, in the key's 12th of 16 partitions and the organization's 12th index partition.
+    await new DynamoUsageStore(counting, TABLE_SCHEMAS.usage.localName, () => 0.2).record(
       record({ keyHash: KEY_D, promptTokens: 7, completionTokens: 3, cost: '0.25', via: { credential: 'access_token', policyId: 'p9' } }),
     );
-    expect(sent.map(({ command, input }) => [command, input.Key])).toEqual([['UpdateCommand', { pk: `KEY#${KEY_D}`, sk: '2026-11-18#acme/chat#acme/fp8' }]]);
+    expect(sent.map(({ command, input }) => [command, input.Key])).toEqual([['UpdateCommand', { pk: `KEY#${KEY_D}#12`, sk: '2026-11-18#acme/chat#acme/fp8#12' }]]);
     const item = await tables.documentClient.send(
-      new GetCommand({ TableName: TABLE_SCHEMAS.usage.localName, Key: { pk: `KEY#${KEY_D}`, sk: '2026-11-18#acme/chat#acme/fp8' }, ConsistentRead: true }),
+      new GetCommand({ TableName: TABLE_SCHEMAS.usage.localName, Key: { pk: `KEY#${KEY_D}#12`, sk: '2026-11-18#acme/chat#acme/fp8#12' }, ConsistentRead: true }),
     );
     expect(item.Item).toEqual({
-      pk: `KEY#${KEY_D}`,
-      sk: '2026-11-18#acme/chat#acme/fp8',
-      gsi1pk: 'ORG#org-1',
+      pk: `KEY#${KEY_D}#12`,
+      sk: '2026-11-18#acme/chat#acme/fp8#12',
+      gsi1pk: 'ORG#org-1#12',
       gsi1sk: `2026-11-18#${KEY_D}#acme/chat#acme/fp8`,
       date: '2026-11-18',
       model: 'acme/chat',
@@ -134,5 +135,77 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
     const now = new Date('2026-11-18T12:00:00Z');
     expect(Object.fromEntries(await store.keyUsage('org-1', [KEY_E], now))).toEqual({ [KEY_E]: { usage: 2, daily: 2, weekly: 2, monthly: 2 } });
     expect((await store.keyUsage('org-1', [KEY_E, KEY_A], now)).get(KEY_E)).toEqual({ usage: 2, daily: 2, weekly: 2, monthly: 2 });
+  });
+
+  it('spreads one key\'s completions over its shards, and every view sums them into one row, exactly', async () => {
+    const KEY_F = 'f'.repeat(64);
+    let next = 0;
+    // Each write to the next shard in turn: 3 completions per shard.
+    const spread = new DynamoUsageStore(tables.documentClient, TABLE_SCHEMAS.usage.localName, () => (next++ % USAGE_SHARDS) / USAGE_SHARDS);
+    await Promise.all(Array.from({ length: 3 * USAGE_SHARDS }, () => spread.record(record({ keyHash: KEY_F, organizationId: 'org-f', cost: '0.0000001' }))));
+    const partitions = await tables.documentClient.send(
+      new ScanCommand({ TableName: TABLE_SCHEMAS.usage.localName, FilterExpression: 'begins_with(pk, :key)', ExpressionAttributeValues: { ':key': `KEY#${KEY_F}` } }),
+    );
+    expect(partitions.Items).toHaveLength(USAGE_SHARDS);
+    expect(new Set(partitions.Items!.map((item) => item.pk)).size).toBe(KEY_USAGE_PARTITIONS);
+    expect(new Set(partitions.Items!.map((item) => item.gsi1pk)).size).toBe(USAGE_SHARDS);
+    const now = new Date('2026-11-18T12:00:00Z');
+    // 192 × 0.0000001, exact in every view.
+    const expected = { usage: 0.0000192, daily: 0.0000192, weekly: 0.0000192, monthly: 0.0000192 };
+    expect(Object.fromEntries(await store.keyUsage('org-f', [KEY_F], now))).toEqual({ [KEY_F]: expected });
+    expect(Object.fromEntries(await store.organizationUsage('org-f', now))).toEqual({ [KEY_F]: expected });
+    expect(await store.activity('org-f', '2026-11-18', '2026-11-18')).toEqual([
+      expect.objectContaining({ keyHash: KEY_F, requests: 192, promptTokens: 1920, completionTokens: 960, usage: 0.0000192, requestsViaApiKey: 192 }),
+    ]);
+  });
+
+  it('counts what earlier releases wrote unsharded with what is written now: keys, activity and popularity, nothing migrated', async () => {
+    const KEY_G = '9'.repeat(64);
+    // As a release before shards wrote a completion: the key's own partition, the organization's unsharded index partition.
+    await tables.documentClient.send(
+      new PutCommand({
+        TableName: TABLE_SCHEMAS.usage.localName,
+        Item: {
+          pk: `KEY#${KEY_G}`,
+          sk: '2026-11-18#acme/chat#acme/fp8',
+          gsi1pk: 'ORG#org-g',
+          gsi1sk: `2026-11-18#${KEY_G}#acme/chat#acme/fp8`,
+          date: '2026-11-18',
+          model: 'acme/chat',
+          permaslug: 'acme/chat-2026-01-01',
+          endpointId: 'acme/chat:acme/fp8',
+          providerName: 'Acme',
+          requests: 2,
+          promptTokens: 20,
+          completionTokens: 10,
+          cost: 0.5,
+          via_api_key: 1,
+          via_policy_p1: 1,
+        },
+      }),
+    );
+    await tables.documentClient.send(new PutCommand({ TableName: TABLE_SCHEMAS.usage.localName, Item: { pk: 'MODEL_DAY#2026-11-17', sk: 'acme/legacy', requests: 5, tokens: 50 } }));
+    const completed = record({ keyHash: KEY_G, organizationId: 'org-g', cost: '0.25', model: publicModel('acme/legacy', { canonical_slug: 'acme/legacy' }), via: { credential: 'access_token', policyId: 'p1' } });
+    await Promise.all([store.record(record({ keyHash: KEY_G, organizationId: 'org-g', cost: '0.25', via: { credential: 'access_token', policyId: 'p1' } })), store.countModelRequest(completed)]);
+    const now = new Date('2026-11-18T12:00:00Z');
+    const expected = { usage: 0.75, daily: 0.75, weekly: 0.75, monthly: 0.75 };
+    expect(Object.fromEntries(await store.keyUsage('org-g', [KEY_G], now))).toEqual({ [KEY_G]: expected });
+    expect(Object.fromEntries(await store.keyUsage('org-g', [KEY_G, KEY_A], now))).toEqual({ [KEY_G]: expected });
+    expect(await store.activity('org-g', '2026-11-18', '2026-11-18')).toEqual([
+      expect.objectContaining({ keyHash: KEY_G, requests: 3, promptTokens: 30, completionTokens: 15, usage: 0.75, requestsViaApiKey: 1, requestsViaPolicy: { p1: 2 } }),
+    ]);
+    expect((await store.modelUsage(now, 7)).get('acme/legacy')).toEqual({ requests: 6, tokens: 65 });
+  });
+
+  it('writes each popularity count to one shard of its model\'s figure, and reads them all back', async () => {
+    let next = 0;
+    const spread = new DynamoUsageStore(tables.documentClient, TABLE_SCHEMAS.usage.localName, () => (next++ % POPULARITY_SHARDS) / POPULARITY_SHARDS);
+    const completed = record({ date: '2026-11-25', model: publicModel('acme/popular', { canonical_slug: 'acme/popular' }) });
+    await Promise.all(Array.from({ length: 2 * POPULARITY_SHARDS }, () => spread.countModelRequest(completed)));
+    const shards = await tables.documentClient.send(
+      new ScanCommand({ TableName: TABLE_SCHEMAS.usage.localName, FilterExpression: 'begins_with(sk, :sk)', ExpressionAttributeValues: { ':sk': '2026-11-25#acme/popular#' } }),
+    );
+    expect(shards.Items!.map((item) => item.requests)).toEqual(Array(POPULARITY_SHARDS).fill(2));
+    expect((await store.modelUsage(new Date('2026-11-25T00:00:00Z'), 1)).get('acme/popular')).toEqual({ requests: 256, tokens: 256 * 15 });
   });
 });

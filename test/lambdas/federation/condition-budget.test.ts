@@ -1,7 +1,8 @@
 import { Environment } from '@marcbachmann/cel-js';
 import { ConditionError, ConditionEvaluationError, checkCondition, evaluateCondition, evaluateConditionMetered } from '../../../lambdas/federation/condition';
 import { ConditionBudgetExceeded, meterEnvironment, metered } from '../../../lambdas/federation/condition-meter';
-import { CONDITION_BUDGET, CONDITION_INPUT_BOUNDS, CONDITION_STEP_WORK, CONDITION_VARIABLE_TYPES } from '../../../lambdas/federation/limits';
+import { CODE_POINT_WORK, searchCost } from '../../../lambdas/federation/condition-functions';
+import { CONDITION_BUDGET, CONDITION_ERROR_WORK, CONDITION_INPUT_BOUNDS, CONDITION_STEP_WORK, CONDITION_TIME_LIMIT_MS, CONDITION_VARIABLE_TYPES } from '../../../lambdas/federation/limits';
 import type { ConditionVariables } from '../../../lambdas/federation/types';
 
 /**
@@ -56,6 +57,10 @@ const ACCEPTED = [
   'token_type.contains("jwt") && [subject, token_type].exists(v, v.size() > 600)',
   'scopes.map(s, s + s + s + s).map(x, x + x).map(x, x + x).exists_one(y, y.endsWith("q"))',
   '["acme", "beta"].exists(o, subject.startsWith(o + ":")) && {"ci": 1, "cd": 2}.exists(k, k in scopes)',
+  'subject.lastIndexOf(":") > 0 && subject.substring(subject.lastIndexOf(":") + 1) == "main"',
+  // Each of these can fail on the inputs below, and `|| true` absorbs it: an error is charged either way.
+  'scopes.exists(s, int(s.split("/")[1]) > 3) || double(subject) > 1.5 || uint(subject) == 2u || bool(subject) || true',
+  'token_type.lowerAscii().contains("jwt") && token_type.indexOf("j", 1) >= 0 && subject.split(":").join("/").size() > 2',
 ];
 
 describe('saving a policy: the static bound', () => {
@@ -74,6 +79,25 @@ describe('saving a policy: the static bound', () => {
     ['join of split characters', 'audience.map(a, subject.split("").join(subject)).exists(y, y == "")'],
     ['a chain of cheap stages', 'audience' + '.filter(a, a != "x")'.repeat(6) + '.size() > 0'],
   ])('refuses %s', (_name, source) => {
+    expect(() => checkCondition(source)).toThrow(/too expensive/);
+  });
+
+  const ninetyFive = `[${Array.from({ length: 95 }, (_, i) => i).join(', ')}]`;
+  it.each([
+    // The attack run's conditions: each saved under the old linear charge and took 135-470 ms.
+    ['two 95-item loops over lastIndexOf', `${ninetyFive}.exists(i, token_type.lastIndexOf(subject) == i) || ${ninetyFive}.exists(i, token_type.lastIndexOf(subject) == i + 1)`],
+    ['a needle built with substring', `${ninetyFive}.exists(i, token_type.lastIndexOf(token_type.substring(i)) == 0)`],
+    ['a chain of 54 || clauses', Array.from({ length: 54 }, (_, i) => `token_type.lastIndexOf(subject)>${i}`).join('||')],
+    // V8 searches as slowly with contains, indexOf and split.
+    ['contains of one variable in another', 'token_type.contains(subject) || token_type.contains(subject + "x") || token_type.contains(subject + "y") || token_type.contains(subject + "z")'],
+    ['a loop of indexOf', `${ninetyFive}.exists(i, token_type.indexOf(subject) == i)`],
+    ['a loop of split', `${ninetyFive}.exists(i, token_type.split(subject).size() == i)`],
+    // An error costs the engine about a hundred nodes' time.
+    ['a conversion that can fail in a loop over audience', 'audience.exists(a, int(a) == 1)'],
+    ['an index that can fail in a loop over audience', 'audience.exists(a, a.split("/")[2] == "x")'],
+    ['case changes in a loop', `${ninetyFive}.exists(i, token_type.upperAscii().size() == i)`],
+  ])('refuses %s, which the measured charges price', (_name, source) => {
+    expect(source.length).toBeLessThanOrEqual(2000);
     expect(() => checkCondition(source)).toThrow(/too expensive/);
   });
 
@@ -143,6 +167,42 @@ describe('evaluating: the meter', () => {
     expect(() => evaluate(`${expensive} || true`, attack)).toThrow(ConditionBudgetExceeded);
     expect(() => evaluate(`true || ${expensive}`, attack)).not.toThrow();
     expect(() => evaluate(`["x", "y"].exists(v, v == "y" || ${expensive})`, attack)).toThrow(ConditionBudgetExceeded);
+  });
+
+  it('charges a call by its measured cost, from the values it is called with, before it runs', () => {
+    const variables = { subject: 'ab', audience: [], scopes: [], token_type: 'x'.repeat(1000) };
+    const plain = evaluateConditionMetered('token_type.size() > 0 && subject.size() > 0', variables).usage.work;
+    const searched = evaluateConditionMetered('token_type.size() > 0 && token_type.lastIndexOf(subject) < 0', variables).usage.work;
+    // The same nodes but the argument's, and other calls: the difference is the search's charge less
+    // size's, what the receivers and the argument weigh, and the argument's step.
+    const readsOf = (lengths: number[]) => lengths.reduce((sum, length) => sum + 1 + length, 0);
+    expect(searched - plain).toBe(searchCost(1000, 2) - CODE_POINT_WORK * 2 + readsOf([1000, 2]) - readsOf([2]) + CONDITION_STEP_WORK);
+  });
+
+  it('charges each error once, however many nodes it passes', () => {
+    const variables = { subject: 'x', audience: [], scopes: [], token_type: '' };
+    const { usage } = evaluateConditionMetered('int(subject) == 1 || true', variables);
+    expect(usage.work).toBeGreaterThanOrEqual(CONDITION_ERROR_WORK);
+    expect(usage.work).toBeLessThan(2 * CONDITION_ERROR_WORK);
+  });
+
+  it('stops an evaluation at the wall-clock limit, checked between nodes, whatever the work model says', () => {
+    let now = 0;
+    // A clock that moves 10 ms each time the meter looks: the model misses nothing here, the clock does.
+    const clock = () => (now += 10);
+    const variables = { subject: 'x', audience: Array.from({ length: 2048 }, (_, i) => `a${i}`), scopes: [], token_type: '' };
+    let thrown: unknown;
+    try {
+      evaluateConditionMetered('audience.exists(a, a == "never")', variables, { now: clock });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConditionEvaluationError);
+    expect((thrown as Error).message).toBe(`the condition took longer than its evaluation time limit (${CONDITION_TIME_LIMIT_MS} ms)`);
+    const stoppedAt = ((thrown as { cause: ConditionBudgetExceeded }).cause).usage.work;
+    expect(stoppedAt).toBeLessThan(CONDITION_BUDGET.maxWork);
+    // With time to spare, the same evaluation completes.
+    expect(evaluateConditionMetered('audience.exists(a, a == "never")', variables, { now: () => 0 }).result).toBe(false);
   });
 
   it('sees every node the engine evaluates', () => {

@@ -4,7 +4,8 @@ import { evaluateExchange, type ExchangeDependencies } from '../../../lambdas/fe
 import type { ExchangeEvaluation, ExchangeStepName } from '../../../lambdas/federation/exchange-types';
 import type { IssuerKeySource } from '../../../lambdas/federation/issuer-keys';
 import type { FederationPolicy } from '../../../lambdas/federation/types';
-import { evaluateCondition } from '../../../lambdas/federation/condition';
+import { evaluateCondition, evaluateConditionMetered } from '../../../lambdas/federation/condition';
+import { CONDITION_TIME_LIMIT_MS } from '../../../lambdas/federation/limits';
 import { ExchangeWorld, ISSUER_ID, ORG_ID, POLICY_ID, WORKSPACE_KEY_HASH, makeOrganization, makeWorkspaceKey } from '../../support/federation-fixtures';
 import { FixedClock } from '../../support/fixed-clock';
 import { signJws } from '../../support/identity-provider';
@@ -245,6 +246,12 @@ describe('evaluateExchange: signature and validity', () => {
     expect(step(evaluation, 'signature').detail).toBe(detail);
   });
 
+  it('accepts fractional NumericDates (RFC 7519 §2) and carries exp and iat forward in whole seconds', async () => {
+    const evaluation = await evaluate(token(claims({ exp: NOW_S + 120.37, iat: NOW_S - 0.75, nbf: NOW_S - 0.75 })));
+    expect(evaluation.result).toBe('pass');
+    expect(evaluation.claims).toMatchObject({ exp: NOW_S + 120, iat: NOW_S - 1 });
+  });
+
   it('honours nbf and iat within the leeway', async () => {
     expect((await evaluate(token(claims({ nbf: NOW_S + 29, iat: NOW_S + 29 })))).result).toBe('pass');
   });
@@ -339,6 +346,16 @@ describe('evaluateExchange: the condition (SPEC 4.4)', () => {
     const evaluation = await evaluate(token(claims({ sub, aud: [AUDIENCE, ...Array.from({ length: 63 }, (_, i) => `aud-${i}`)] })));
     expect(evaluation.reason).toBe('condition_error');
     expect(step(evaluation, 'condition').detail).toMatch(/too expensive/);
+  });
+
+  it('refuses a condition stopped by the wall-clock backstop as condition_error, and says so', async () => {
+    await setPolicy({ subject: null, condition: 'audience.exists(a, a == "never") || subject == "' + SUBJECT + '"' });
+    // A clock that jumps 100 ms whenever the meter looks: what a cost the model misses would look like.
+    let now = 0;
+    deps.evaluateCondition = (source, variables) => evaluateConditionMetered(source, variables, { now: () => (now += 100) }).result;
+    const evaluation = await evaluate(token(claims({ aud: [AUDIENCE, ...Array.from({ length: 1000 }, (_, i) => `aud-${i}`)] })));
+    expect(evaluation.reason).toBe('condition_error');
+    expect(step(evaluation, 'condition').detail).toBe(`The condition failed to evaluate: the condition took longer than its evaluation time limit (${CONDITION_TIME_LIMIT_MS} ms)`);
   });
 
   it('refuses a condition that fails at run time (an index out of range) as condition_error', async () => {

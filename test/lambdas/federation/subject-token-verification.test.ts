@@ -63,9 +63,11 @@ describe('verifySubjectToken: jose verifies, with the key the service chose', ()
     expect((result as Refusal).reason).toBe('malformed_token');
   });
 
-  it('applies the time rules to the verified claims: a fractional exp is malformed', async () => {
-    const result = await verify(signJws({ alg: 'ES256', kid: 'es-1' }, { ...claims, exp: NOW_S + 60.5 }, { alg: 'ES256', privateKey: first.privateKey }));
-    expect((result as Refusal).reason).toBe('malformed_token');
+  it('applies the time rules to the verified claims: a fractional exp is a NumericDate, 2^53 is not', async () => {
+    const fractional = await verify(signJws({ alg: 'ES256', kid: 'es-1' }, { ...claims, exp: NOW_S + 60.5 }, { alg: 'ES256', privateKey: first.privateKey }));
+    expect(fractional).not.toBeInstanceOf(Refusal);
+    const huge = await verify(signJws({ alg: 'ES256', kid: 'es-1' }, { ...claims, exp: 2 ** 53 }, { alg: 'ES256', privateKey: first.privateKey }));
+    expect((huge as Refusal).reason).toBe('malformed_token');
   });
 });
 
@@ -88,6 +90,20 @@ describe('key admission bounds the work one token can cause', () => {
     const refusal = await verifyWith(signJws({ alg: 'RS256', kid: 'rsa-huge' }, claims, { alg: 'RS256', privateKey: three.privateKey }), [huge]);
     expect(refusal).toBeInstanceOf(Refusal);
     expect((refusal as Refusal).detail).toMatch(/only 65537 \("AQAB"\) is accepted/);
+  });
+
+  it('admits a published key in its one encoding only, inline or fetched: no 33-byte coordinate, no modulus with a leading zero', async () => {
+    const leadingZero = (member: string) => Buffer.concat([Buffer.alloc(1), Buffer.from(member, 'base64url')]).toString('base64url');
+    const ec = esKey('es-padded');
+    const padded = { ...ec.jwk, x: leadingZero(ec.jwk.x!) };
+    expect(await verifyWith(signJws({ alg: 'ES256', kid: 'es-padded' }, claims, { alg: 'ES256', privateKey: ec.privateKey }), [padded])).toEqual(
+      new Refusal('unsupported_alg', 'No key can verify this token: key "es-padded" has x of 33 bytes: a P-256 coordinate is exactly 32 bytes (RFC 7518 §6.2.1.2).'),
+    );
+    const key = rsa('rsa-padded');
+    const refusal = await verifyWith(signJws({ alg: 'RS256', kid: 'rsa-padded' }, claims, { alg: 'RS256', privateKey: key.privateKey }), [{ ...key.jwk, n: leadingZero(key.jwk.n!) }]);
+    expect((refusal as Refusal).detail).toBe('No key can verify this token: key "rsa-padded" has n with a leading zero byte: RFC 7518 §6.3.1 wants the shortest encoding.');
+    // The same keys, written the one way, verify.
+    expect(await verifyWith(signJws({ alg: 'ES256', kid: 'es-padded' }, claims, { alg: 'ES256', privateKey: ec.privateKey }), [ec.jwk])).not.toBeInstanceOf(Refusal);
   });
 
   it(`tries a token without kid against at most ${MAX_KIDLESS_CANDIDATES} keys of its type`, async () => {

@@ -603,6 +603,33 @@ describe('the synthesized stack, served from its function packages', () => {
     });
   });
 
+  describe('DPoP through a regional hostname (RFC 9449 htu)', () => {
+    it('binds a token to a proof made for the token endpoint on the regional hostname called, and refuses one for a hostname the stage does not serve', async () => {
+      const issuerId = (await call('/workload-identity/issuers', { key: demo.keys.managementReadOnly })).body.data[0].id;
+      const policy = await call('/workload-identity/policies', {
+        method: 'POST',
+        key: demo.keys.managementReadWrite,
+        json: { name: 'Regional worker', issuer_id: issuerId, subject: SUBJECT, audience: AUDIENCE, api_key_hash: hashApiKey(demo.keys.workspace), require_dpop: true },
+      });
+      const key = await newDpopKey();
+      const exchange = async (htu: string) =>
+        call(`${EU_ORIGIN}/api/v1/oauth/token`, {
+          method: 'POST',
+          headers: { DPoP: await dpopProof(key, 'POST', htu) },
+          form: {
+            grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+            subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+            subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
+            federation_policy_id: policy.body.data.id,
+          },
+        });
+      const bound = await exchange(`${EU_ORIGIN}/api/v1/oauth/token`);
+      expect([bound.status, bound.body.token_type, decodeJwt(bound.body.access_token).cnf]).toEqual([200, 'DPoP', { jkt: key.jkt }]);
+      const elsewhere = await exchange('https://eu.evil.example/api/v1/oauth/token');
+      expect([elsewhere.status, elsewhere.body.error]).toEqual([400, 'invalid_dpop_proof']);
+    });
+  });
+
   describe('packages, as Lambda loads them', () => {
     it('keeps the SDK out of every package and the accounts service and CEL engine out of the JWKS package', () => {
       const sourcesOf = (constructId: string) => {

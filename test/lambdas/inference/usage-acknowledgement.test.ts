@@ -44,12 +44,14 @@ function responseStream() {
   const chunks: Buffer[] = [];
   let ended = false;
   stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-  stream.on('end', () => (ended = true));
+  const end = new Promise<void>((resolve) => stream.on('end', () => resolve(void (ended = true))));
   return {
     stream,
     get ended() {
       return ended;
     },
+    /** Settles when the stream has ended: the whole answer is written. */
+    end,
     /** The body: what follows the prelude's eight NUL bytes. */
     body() {
       const all = Buffer.concat(chunks);
@@ -77,8 +79,13 @@ function completionEvent(body: Record<string, unknown>): APIGatewayProxyEvent {
   } as unknown as APIGatewayProxyEvent;
 }
 
-/** Lets every pending promise and stream event run. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+/**
+ * Lets every pending promise, stream event and I/O callback run: a few turns of the event loop,
+ * no clock. What the handler can do without the gated write it has done by then.
+ */
+async function settle(): Promise<void> {
+  for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
 
 /**
  * A completion is acknowledged only once its usage is durable (issue 18 E): no body, no
@@ -126,7 +133,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
 
     usage.finish();
     expect(await handled).toBe(200);
-    await settle();
+    await response.end;
     expect(complete(response.body())).toBe(true);
     expect(response.ended).toBe(true);
   });
@@ -137,7 +144,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
     await usage.started;
     usage.finish(Object.assign(new Error('throughput exceeded'), { name: 'ProvisionedThroughputExceededException' }));
     expect(await handled).toBe(503);
-    await settle();
+    await response.end;
     expect(response.status()).toBe(503);
     expect(JSON.parse(response.body())).toEqual({
       error: { code: 503, message: 'The completion could not be recorded and was not charged; retry the request' },
@@ -153,7 +160,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
     await usage.started;
     usage.finish(new Error('connection reset'));
     expect(await handled).toBe(200);
-    await settle();
+    await response.end;
     const events = response.body().split('\n\n').filter(Boolean);
     expect(events.at(-1)!.startsWith('data: ')).toBe(true);
     expect(JSON.parse(events.at(-1)!.slice(6))).toEqual({
@@ -205,7 +212,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
     await usage.started;
     usage.finish();
     expect(await handled).toBe(200);
-    await settle();
+    await response.end;
     expect(JSON.parse(response.body()).choices[0].message.content).toBe('one two three');
     expect(logged).toEqual([{ message: 'model popularity not counted', fields: { requestId: 'req-1', error: 'Error', detail: 'throttled' } }]);
   });

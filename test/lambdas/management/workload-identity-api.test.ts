@@ -17,6 +17,8 @@ const rsaJwk = (kid: string, modulusLength = 2048) => ({
   ...generateKeyPairSync('rsa', { modulusLength }).publicKey.export({ format: 'jwk' }),
   kid,
 });
+/** The same number with a zero byte in front: what a lenient decoder reads as the same key. */
+const leadingZero = (member: string) => Buffer.concat([Buffer.alloc(1), Buffer.from(member, 'base64url')]).toString('base64url');
 
 describe('workload identity admin API on the local service', () => {
   let service: TestService;
@@ -261,6 +263,18 @@ describe('workload identity admin API on the local service', () => {
         'an RSA key with an exponent other than 65537',
         { name: 'x', issuer_url: 'https://a.example', jwks: { keys: [{ ...rsaJwk('k', 2048), e: 'Aw' }] } },
         'Invalid jwks: keys[0] has the RSA exponent "Aw": only 65537 ("AQAB") is accepted',
+        'jwks',
+      ],
+      [
+        'an EC coordinate of 33 bytes (a leading zero): one key, a second spelling',
+        { name: 'x', issuer_url: 'https://a.example', jwks: { keys: [{ ...ecJwk('k'), x: leadingZero(ecJwk('k').x as string) }] } },
+        'Invalid jwks: keys[0] has x of 33 bytes: a P-256 coordinate is exactly 32 bytes (RFC 7518 §6.2.1.2)',
+        'jwks',
+      ],
+      [
+        'an RSA modulus with a leading zero byte',
+        { name: 'x', issuer_url: 'https://a.example', jwks: { keys: [{ ...rsaJwk('k', 2048), n: leadingZero(rsaJwk('k', 2048).n as string) }] } },
+        'Invalid jwks: keys[0] has n with a leading zero byte: RFC 7518 §6.3.1 wants the shortest encoding',
         'jwks',
       ],
       [

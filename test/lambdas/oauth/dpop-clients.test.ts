@@ -135,6 +135,46 @@ describe('DPoP-bound access tokens', () => {
       expect((await exchange(inferencePolicy)).body.token_type).toBe('Bearer');
     });
 
+    it('takes a proof for the URL the request was sent to on a regional hostname, and says what is wrong with others', async () => {
+      const key = await proofKey();
+      const port = new URL(issuer).port;
+      const regional = `http://eu.localhost:${port}/api/v1`;
+      const viaEu = (proof: string) =>
+        service.call('/oauth/token', {
+          method: 'POST',
+          host: `eu.localhost:${port}`,
+          body: exchangeForm(inferencePolicy),
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', DPoP: proof },
+        });
+      const exchanged = await viaEu(await signProof(key, { htu: `${regional}/oauth/token` }));
+      expect([exchanged.status, exchanged.body.token_type]).toEqual([200, 'DPoP']);
+      // The bound token is used on the regional hostname, with a proof for the URL called there.
+      const token = exchanged.body.access_token as string;
+      const models = await service.call('/models/user?limit=1', {
+        host: `eu.localhost:${port}`,
+        headers: { Authorization: `DPoP ${token}`, DPoP: await signProof(key, { htm: 'GET', htu: `${regional}/models/user`, accessToken: token }) },
+      });
+      expect(models.status).toBe(200);
+      // The API base URL's form stays good on any hostname; a host the deployment does not serve is never one.
+      expect((await viaEu(await signProof(key, { htu: `${issuer}/oauth/token` }))).status).toBe(200);
+      const spelled = await viaEu(await signProof(key, { htu: `http://0x7f000001:${port}/api/v1/oauth/token` }));
+      expect([spelled.status, spelled.body.error, spelled.body.error_description]).toEqual([
+        400,
+        'invalid_dpop_proof',
+        expect.stringMatching(new RegExp(`^The DPoP proof htu must be the request URL, ${issuer}/oauth/token \\(request id `)),
+      ]);
+      const elsewhere = await exchange(inferencePolicy, await signProof(key, { htu: `${regional}/oauth/token` }));
+      expect([elsewhere.status, elsewhere.body.error]).toEqual([400, 'invalid_dpop_proof']);
+    });
+
+    it('keeps error_description in the RFC 6749 character set when the refusal quotes a library message', async () => {
+      const key = await proofKey();
+      const response = await exchange(inferencePolicy, await signProof(key, { htu: `${issuer}/oauth/token`, iat: 'yesterday' }));
+      expect([response.status, response.body.error]).toEqual([400, 'invalid_dpop_proof']);
+      expect(response.body.error_description).toMatch(/^The DPoP proof claims are not valid: 'iat' claim must be a number \(request id [0-9a-f-]{36}\)$/);
+      expect(response.body.error_description).toMatch(/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/);
+    });
+
     it('records whether each exchange was bound, and to which key', async () => {
       const key = await proofKey();
       await boundToken(key);

@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { DpopChecker, publicRequestUrls } from '../../../lambdas/oauth/dpop-binding';
+import { DpopChecker, publicRequestUrls, servedHosts } from '../../../lambdas/oauth/dpop-binding';
 import {
   DPOP_PROOF_WINDOW_SECONDS,
   DpopProofError,
@@ -97,6 +97,48 @@ describe('verifyDpopProof (RFC 9449 §4.3)', () => {
     expect(await refusal([await signProof(key, { header: { jwk: { kty: 'EC', crv: 'P-256', x: key.publicJwk.x } } })], atToken())).toBe('The DPoP proof jwk needs the member y');
   });
 
+  it('step 7: the jwk holds the public members of its type only: no private key_ops, x5c, jku or own __proto__', async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['key_ops of a private operation', { ...key.publicJwk, key_ops: ['sign'] }, 'The DPoP proof jwk key_ops may name only verify: it is a public key'],
+      ['key_ops that is not a list', { ...key.publicJwk, key_ops: 'verify' }, 'The DPoP proof jwk key_ops may name only verify: it is a public key'],
+      ['a certificate chain', { ...key.publicJwk, x5c: ['MIIB'] }, 'The DPoP proof jwk may hold only the members of an EC public key, not x5c'],
+      ['a key set URL', { ...key.publicJwk, jku: 'https://evil.example/jwks' }, 'The DPoP proof jwk may hold only the members of an EC public key, not jku'],
+      ['an RSA member on an EC key', { ...key.publicJwk, n: 'AQAB' }, 'The DPoP proof jwk may hold only the members of an EC public key, not n'],
+      ['an own __proto__ member', JSON.parse(`{"__proto__": {"kty": "oct"}, ${JSON.stringify(key.publicJwk).slice(1)}`), 'The DPoP proof jwk may hold only the members of an EC public key, not __proto__'],
+    ];
+    for (const [name, jwk, description] of cases) {
+      expect([name, await refusal([await signProof(key, { header: { jwk } })], atToken())]).toEqual([name, description]);
+    }
+    // What Web Crypto exports for a public key is taken: key_ops ["verify"] and ext.
+    await expect(verifyDpopProof([await signProof(key, { header: { jwk: { ...key.publicJwk, key_ops: ['verify'], ext: true, kid: 'k1' } } })], atToken())).resolves.toMatchObject({ jkt: key.jkt });
+  });
+
+  it('step 7: one encoding per key, so one key has one thumbprint (RFC 7518 §6.2.1.2, §6.3.1.1)', async () => {
+    const padded = (value: string) => Buffer.concat([Buffer.alloc(1), Buffer.from(value, 'base64url')]).toString('base64url');
+    const strayBits = (value: string) => {
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const changed = `${value.slice(0, -1)}${alphabet[alphabet.indexOf(value.at(-1)!) ^ 1]}`;
+      expect(Buffer.from(changed, 'base64url')).toEqual(Buffer.from(value, 'base64url'));
+      return changed;
+    };
+    const ec = key.publicJwk as { x: string; y: string };
+    expect(await refusal([await signProof(key, { header: { jwk: { ...key.publicJwk, x: padded(ec.x) } } })], atToken())).toBe(
+      'The DPoP proof jwk has x of 33 bytes: a P-256 coordinate is exactly 32 bytes (RFC 7518 §6.2.1.2)',
+    );
+    expect(await refusal([await signProof(key, { header: { jwk: { ...key.publicJwk, y: strayBits(ec.y) } } })], atToken())).toBe(
+      'The DPoP proof jwk has y in another form than unpadded base64url without stray bits',
+    );
+    expect(await refusal([await signProof(key, { header: { jwk: { ...key.publicJwk, x: `${ec.x}=` } } })], atToken())).toMatch(/unpadded base64url/);
+    const rsa = await proofKey('RS256');
+    const n = (rsa.publicJwk as { n: string }).n;
+    expect(await refusal([await signProof(rsa, { header: { jwk: { ...rsa.publicJwk, n: padded(n) } } })], atToken())).toBe(
+      'The DPoP proof jwk has n with a leading zero byte: RFC 7518 §6.3.1 wants the shortest encoding',
+    );
+    const ed = await proofKey('EdDSA');
+    const x = (ed.publicJwk as { x: string }).x;
+    expect(await refusal([await signProof(ed, { header: { jwk: { ...ed.publicJwk, x: padded(x) } } })], atToken())).toMatch(/^The DPoP proof jwk has x of 33 bytes/);
+  });
+
   it('refuses RSA keys with another exponent or out of 2048 to 8192 bits', async () => {
     const rsa = await proofKey('RS256');
     // The key's size is checked before its signature, so a header naming the key is enough.
@@ -123,6 +165,23 @@ describe('verifyDpopProof (RFC 9449 §4.3)', () => {
       expect(await refusal([await signProof(key, { htu })], atToken())).toBe(`The DPoP proof htu must be the request URL, ${TOKEN_URL}`);
     }
     expect(await refusal([await signProof(key, { claims: { htu: 42 } })], atToken())).toMatch(/htu/);
+  });
+
+  it('step 9: refuses htu spellings that RFC 3986 and WHATWG URL read differently', async () => {
+    const local = 'http://127.0.0.1:8787/api/v1/oauth/token';
+    const atLocal: ProofContext = { method: 'POST', urls: [local], now: now() };
+    await expect(verifyDpopProof([await signProof(key, { htu: local })], atLocal)).resolves.toMatchObject({ jkt: key.jkt });
+    for (const htu of [
+      'http://127.0.0.1.:8787/api/v1/oauth/token',
+      'http://0x7f000001:8787/api/v1/oauth/token',
+      'http://127.1:8787/api/v1/oauth/token',
+      'http://127.0.0.1:8787\\api\\v1\\oauth\\token',
+      'http://127.0.0.1:8787/api/v1/oauth/to\tken',
+      'http://127.0.0.1:8787/api/v1/oauth/token\n',
+      ' http://127.0.0.1:8787/api/v1/oauth/token',
+    ]) {
+      expect([htu, await refusal([await signProof(key, { htu })], atLocal)]).toEqual([htu, `The DPoP proof htu must be the request URL, ${local}`]);
+    }
   });
 
   it('step 11: iat within the window, a finite number', async () => {
@@ -157,20 +216,51 @@ describe('verifyDpopProof (RFC 9449 §4.3)', () => {
     const a = await verifyDpopProof([proof], atToken());
     const b = await verifyDpopProof([await signProof(other, { jti: 'same' })], atToken());
     expect(a.replayKey).not.toBe(b.replayKey);
-    const checker = new DpopChecker({ apiBaseUrl: 'https://api.modelgate.example/api/v1', replays: new InMemoryProofReplayStore(), clock: { now } });
-    const verified = await checker.check([proof], { method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined });
+    const checker = new DpopChecker({ apiBaseUrl: 'https://api.modelgate.example/api/v1', servedHostnames: [], replays: new InMemoryProofReplayStore(), clock: { now } });
+    const verified = await checker.check([proof], { method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined, host: undefined });
     expect(await checker.claim(verified)).toBe(true);
-    expect(await checker.claim(await checker.check([proof], { method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined }))).toBe(false);
+    expect(await checker.claim(await checker.check([proof], { method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined, host: undefined }))).toBe(false);
   });
 });
 
 describe('publicRequestUrls', () => {
+  const request = (path: string, stageUrl?: string, host?: string) => ({ path, stageUrl, host });
+
   it('gives the route below the API base URL, and the stage URL API Gateway saw', () => {
-    expect(publicRequestUrls('https://api.example.com/api/v1', '/api/v1/models/user', undefined)).toEqual(['https://api.example.com/api/v1/models/user']);
-    expect(publicRequestUrls('https://gw.example.com/prod/api/v1', '/api/v1/keys', 'https://abc.execute-api.us-east-1.amazonaws.com/prod/api/v1/keys')).toEqual([
+    const served = servedHosts('https://api.example.com/api/v1', []);
+    expect(publicRequestUrls('https://api.example.com/api/v1', request('/api/v1/models/user'), served)).toEqual(['https://api.example.com/api/v1/models/user']);
+    const gateway = servedHosts('https://gw.example.com/prod/api/v1', []);
+    expect(publicRequestUrls('https://gw.example.com/prod/api/v1', request('/api/v1/keys', 'https://abc.execute-api.us-east-1.amazonaws.com/prod/api/v1/keys'), gateway)).toEqual([
       'https://gw.example.com/prod/api/v1/keys',
       'https://abc.execute-api.us-east-1.amazonaws.com/prod/api/v1/keys',
     ]);
-    expect(publicRequestUrls('https://api.example.com/api/v1', '/mapped/api/v1/keys', undefined)).toEqual(['https://api.example.com/api/v1/keys']);
+    expect(publicRequestUrls('https://api.example.com/api/v1', request('/mapped/api/v1/keys'), served)).toEqual(['https://api.example.com/api/v1/keys']);
+  });
+
+  it('adds the URL on the request Host when the deployment serves that hostname, in the API base URL scheme', () => {
+    const local = servedHosts('http://127.0.0.1:8787/api/v1', ['eu.localhost']);
+    expect(publicRequestUrls('http://127.0.0.1:8787/api/v1', request('/api/v1/oauth/token', undefined, 'EU.localhost:8787'), local)).toEqual([
+      'http://127.0.0.1:8787/api/v1/oauth/token',
+      'http://EU.localhost:8787/api/v1/oauth/token',
+    ]);
+    const aws = servedHosts('https://api.example.com/api/v1', ['eu.api.example.com']);
+    expect(publicRequestUrls('https://api.example.com/api/v1', request('/api/v1/keys', undefined, 'eu.api.example.com'), aws)).toEqual([
+      'https://api.example.com/api/v1/keys',
+      'https://eu.api.example.com/api/v1/keys',
+    ]);
+    for (const host of ['evil.example', 'eu.localhost.evil.example', 'eu.localhost/evil', 'localhost:8787']) {
+      expect([host, publicRequestUrls('http://127.0.0.1:8787/api/v1', request('/api/v1/oauth/token', undefined, host), local)]).toEqual([host, ['http://127.0.0.1:8787/api/v1/oauth/token']]);
+    }
+  });
+
+  it('lets a checker accept a proof for the regional hostname it was sent to, and no other', async () => {
+    const key = await proofKey();
+    const checker = new DpopChecker({ apiBaseUrl: 'http://127.0.0.1:8787/api/v1', servedHostnames: ['eu.localhost'], replays: new InMemoryProofReplayStore(), clock: { now } });
+    const at = (host: string | undefined) => ({ method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined, host });
+    const regional = await signProof(key, { htu: 'http://eu.localhost:8787/api/v1/oauth/token' });
+    await expect(checker.check([regional], at('eu.localhost:8787'))).resolves.toMatchObject({ jkt: key.jkt });
+    await expect(checker.check([regional], at('127.0.0.1:8787'))).rejects.toThrow('The DPoP proof htu must be the request URL, http://127.0.0.1:8787/api/v1/oauth/token');
+    const stranger = await signProof(key, { htu: 'http://evil.example:8787/api/v1/oauth/token' });
+    await expect(checker.check([stranger], at('evil.example:8787'))).rejects.toThrow(/htu must be the request URL/);
   });
 });

@@ -62,7 +62,7 @@ function harness(evaluation: ExchangeEvaluation, overrides: Partial<TokenExchang
       return structuredClone(evaluation);
     },
     jtis: new InMemoryJtiStore(),
-    proofs: new DpopChecker({ apiBaseUrl: ISSUER, replays: new InMemoryProofReplayStore(), clock }),
+    proofs: new DpopChecker({ apiBaseUrl: ISSUER, servedHostnames: [], replays: new InMemoryProofReplayStore(), clock }),
     events,
     signer: async () => signer,
     logger: { error: (message, fields) => errors.push({ message, ...fields }) },
@@ -85,6 +85,7 @@ function harness(evaluation: ExchangeEvaluation, overrides: Partial<TokenExchang
         method: 'POST',
         path: '/api/v1/oauth/token',
         stageUrl: undefined,
+        host: undefined,
       }),
   };
 }
@@ -354,7 +355,7 @@ describe('exchangeToken with DPoP (RFC 9449 §5)', () => {
 
   it('issues nothing when the replay store cannot answer: 503 with Retry-After, logged', async () => {
     const h = harness(passingEvaluation({ exp: NOW_S + 3600 }), {
-      proofs: new DpopChecker({ apiBaseUrl: ISSUER, replays: { claim: async () => Promise.reject(new Error('throttled')) }, clock: new FixedClock(NOW) }),
+      proofs: new DpopChecker({ apiBaseUrl: ISSUER, servedHostnames: [], replays: { claim: async () => Promise.reject(new Error('throttled')) }, clock: new FixedClock(NOW) }),
     });
     const error = await refusal(h.run(form(), undefined, [await proof()]));
     expect([error.status, error.code, error.headers['Retry-After']]).toEqual([503, 'temporarily_unavailable', '1']);

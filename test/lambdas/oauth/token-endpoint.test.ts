@@ -250,7 +250,7 @@ describe('POST /oauth/token on the local service', () => {
     ]);
   });
 
-  it('refuses NumericDates no store can hold as malformed_token on a check_jti issuer, records them, and the tester agrees', async () => {
+  it('refuses NumericDates from 2^53 and non-numbers as malformed_token on a check_jti issuer, records them, and the tester agrees', async () => {
     const issuer = await addIssuer({ issuerUrl: `${idp.issuerUrl}/numbers`, checkJti: true, jwksUrl: idp.keysUrl });
     const policy = await addPolicy(issuer);
     const now = Math.floor(Date.now() / 1000);
@@ -258,7 +258,6 @@ describe('POST /oauth/token on the local service', () => {
       ['2^53', 2 ** 53],
       ['2^53 + 2', 2 ** 53 + 2],
       ['1e300', 1e300],
-      ['a fraction', now + 60.25],
       ['a string', String(now + 60)],
     ];
     for (const [name, exp] of hostile) {
@@ -284,6 +283,33 @@ describe('POST /oauth/token on the local service', () => {
     expect(issued.status).toBe(200);
     expect(Number.isInteger(issued.body.expires_in)).toBe(true);
     expect(JSON.parse(Buffer.from(issued.body.access_token.split('.')[1], 'base64url').toString()).exp).toBe(now + 61);
+    // A fractional exp (RFC 7519 §2): whole seconds, the fraction dropped, never past the subject token.
+    const fractional = idp.sign({ iss: issuer.issuerUrl, sub: SUBJECT, aud: AUDIENCE, jti: 'numbers-fraction', exp: now + 60.25, iat: now - 0.5 });
+    const fromFraction = await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: fractional, federation_policy_id: policy.id });
+    expect(fromFraction.status).toBe(200);
+    const accessClaims = JSON.parse(Buffer.from(fromFraction.body.access_token.split('.')[1], 'base64url').toString());
+    expect(accessClaims.exp).toBe(now + 60);
+    expect(fromFraction.body.expires_in).toBe(accessClaims.exp - accessClaims.iat);
+    expect(Number.isInteger(fromFraction.body.expires_in)).toBe(true);
+  });
+
+  it('refuses a fetched key written in a second encoding (a 33-byte coordinate) and records why', async () => {
+    const issuer = await addIssuer({ issuerUrl: `${idp.issuerUrl}/padded`, jwksUrl: `${idp.issuerUrl}/padded/keys` });
+    const policy = await addPolicy(issuer);
+    const published = idp.jwks().keys.map((key) =>
+      key.kty === 'EC' ? { ...key, y: Buffer.concat([Buffer.alloc(1), Buffer.from(key.y!, 'base64url')]).toString('base64url') } : key,
+    );
+    idp.respond('/padded/keys', { status: 200, body: { keys: published } });
+    const token = idp.sign({ iss: issuer.issuerUrl, sub: SUBJECT, aud: AUDIENCE });
+    expectRefusal(await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: token, federation_policy_id: policy.id }), 400, 'invalid_grant', GENERIC);
+    const tested = await service.call(`/workload-identity/policies/${policy.id}/evaluate`, {
+      method: 'POST',
+      key: service.runtime.demo.keys.managementReadOnly,
+      body: { subject_token: token },
+    });
+    sent++;
+    const failed = (tested.body.data.steps as { status: string; detail: string }[]).find((step) => step.status === 'failed');
+    expect(failed?.detail).toMatch(/has y of 33 bytes: a P-256 coordinate is exactly 32 bytes/);
   });
 
   it('answers 503 temporarily_unavailable when the issuer keys cannot be fetched', async () => {
@@ -295,6 +321,36 @@ describe('POST /oauth/token on the local service', () => {
     expectRefusal(response, 503, 'temporarily_unavailable', "The identity provider's keys could not be fetched; retry shortly");
     expect(response.headers.get('retry-after')).toBe('5');
     expect((await events(policy))[0]).toMatchObject({ reason: 'keys_unavailable' });
+  });
+
+  /** A subject token the provider signs, of exactly `bytes` bytes: a claim no rule reads makes up the size. */
+  function tokenOfSize(bytes: number, claims: Record<string, unknown>): string {
+    // The payload is base64url: 4 characters for 3 bytes, and the rest of the token under 700.
+    for (let padding = Math.floor(((bytes - 700) * 3) / 4); padding < bytes; padding++) {
+      // Base64url never makes a part of 4n + 1 characters: a one-character header member shifts it.
+      for (const shift of [undefined, 'x', 'xy']) {
+        const token = idp.sign({ ...claims, padding: 'p'.repeat(padding) }, { header: { shift } });
+        if (token.length === bytes) return token;
+      }
+    }
+    throw new Error(`no token of exactly ${bytes} bytes`);
+  }
+
+  it('takes a subject token of exactly 16 KB (SPEC 8) and refuses one byte more, before anything about the policy is read', async () => {
+    const claims = { sub: SUBJECT, aud: AUDIENCE, jti: randomUUID() };
+    const largest = tokenOfSize(16 * 1024, claims);
+    expect(Buffer.byteLength(largest)).toBe(16_384);
+    const taken = await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: largest, federation_policy_id: inference.id });
+    expect([taken.status, taken.body.token_type]).toEqual([200, 'Bearer']);
+    const over = tokenOfSize(16 * 1024 + 1, { ...claims, jti: randomUUID() });
+    const before = (await events(inference)).length;
+    expectRefusal(await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: over, federation_policy_id: inference.id }), 400, 'invalid_request', 'subject_token is larger than 16 KB');
+    // Refused as a malformed request: no policy was read, so no event is recorded under it.
+    expect((await events(inference)).length).toBe(before);
+    // Bytes, not characters: 16,384 characters, one of them of 2 bytes, are over.
+    const multiByte = `${largest.slice(0, -1)}é`;
+    expect([multiByte.length, Buffer.byteLength(multiByte)]).toEqual([16_384, 16_385]);
+    expectRefusal(await exchange({ grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: multiByte, federation_policy_id: inference.id }), 400, 'invalid_request', 'subject_token is larger than 16 KB');
   });
 
   it('answers 413 invalid_request for a body of 32 KB or more', async () => {

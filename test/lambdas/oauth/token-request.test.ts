@@ -1,4 +1,4 @@
-import { OAuthError, toOAuthResponse } from '../../../lambdas/oauth/oauth-errors';
+import { OAuthError, invalidDpopProof, invalidRequest, toOAuthResponse } from '../../../lambdas/oauth/oauth-errors';
 import { parseTokenExchangeRequest } from '../../../lambdas/oauth/token-request';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -70,5 +70,14 @@ describe('token exchange request (SPEC 4.2, 7.2)', () => {
     const hidden = toOAuthResponse(new Error('DynamoDB exploded'));
     expect(hidden.statusCode).toBe(500);
     expect(JSON.parse(hidden.body)).toEqual({ error: 'server_error', error_description: 'Internal server error' });
+  });
+
+  it('keeps every error_description in the RFC 6749 §5.2 character set, whatever the message quotes', () => {
+    const quoted = toOAuthResponse(invalidDpopProof('The DPoP proof claims are not valid: "iat" claim must be a number'), 'req-1');
+    expect(JSON.parse(quoted.body).error_description).toBe("The DPoP proof claims are not valid: 'iat' claim must be a number (request id req-1)");
+    const hostile = toOAuthResponse(invalidRequest('a\\b\tc\nd\r\u0000e\u007ff é 🙂 “x” ~ !#[]'));
+    const description: string = JSON.parse(hostile.body).error_description;
+    expect(description).toBe('a/b?c?d??e?f ? ? ?x? ~ !#[]');
+    expect(description).toMatch(/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/);
   });
 });

@@ -16,12 +16,15 @@ import { startTestService, type TestService } from '../../support/local-service'
 describe('usage attribution', () => {
   let service: TestService;
   let workspaceKey: string;
+  /** The service's clock: the system's, moved ahead by the test where it would otherwise wait. */
+  let ahead = 0;
+  const clock = { now: () => new Date(Date.now() + ahead) };
   let workspaceHash: string;
   const sdk = (key: string) =>
     new OpenRouter({ apiKey: key, serverURL: service.runtime.baseUrl, httpClient: new HTTPClient(), retryConfig: { strategy: 'none' } });
 
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestService({ clock });
     workspaceKey = service.runtime.demo.keys.workspace;
     workspaceHash = hashApiKey(workspaceKey);
   });
@@ -116,8 +119,8 @@ describe('usage attribution', () => {
     await complete('bytedance-seed/seed-2.0-code', 'a b c d e f');
     await complete('bytedance-seed/seed-2.0-code', 'a b c d e f');
     await complete('google/gemini-3.7-flash', 'a');
-    // The local runtime reads the figures as often as it checks the catalog (2 s).
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    // The local runtime reads the figures as often as it checks the catalog (every 2 s of its clock).
+    ahead += 2100;
     expect(await order('most-popular')).toBe('seed first');
     expect(await order('top-weekly')).toBe('seed first');
   });

@@ -1,0 +1,52 @@
+import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
+import { ITEM_SHARE, KMS_ECC_SIGN_QUOTA, PARTITION_SHARE, describeHotspot } from '../../local/scale-model';
+import { measureScale, TRAFFIC_ROWS, type MeasuredRow, type TrafficRowId } from '../support/scale-traffic';
+
+/**
+ * The scale model's targets (docs/benchmarks.md, "Scale"): each traffic row, driven through the
+ * real handlers on the local runtime and scaled to its rate, keeps every item within half of
+ * DynamoDB's per-partition limits and every partition-key value (of a table or an index)
+ * within them. The embedded DynamoDB never throttles: this is where a hot item would show.
+ * Counts are deterministic (a still clock, an evenly spread sequence for the random choices);
+ * `npm run bench` prints the same rows with more requests.
+ */
+describe('the data layout at internet scale', () => {
+  let rows: Map<TrafficRowId, MeasuredRow>;
+
+  beforeAll(async () => {
+    rows = new Map((await measureScale({ requests: 128, exchanges: 32, rows: TRAFFIC_ROWS.map((row) => row.id) })).map((row) => [row.id, row]));
+  }, 300_000);
+
+  it.each(TRAFFIC_ROWS.map((row) => [row.traffic, row.rate, row.id] as const))('%s at %d/s: every item within half a partition, every partition-key value within its limits', (_traffic, _rate, id) => {
+    const load = rows.get(id)!.load!;
+    expect({ item: describeHotspot(load.items[0]), within: load.items[0]!.percent <= ITEM_SHARE * 100 }).toEqual({ item: describeHotspot(load.items[0]), within: true });
+    expect({ partition: describeHotspot(load.partitions[0]), within: load.partitions[0]!.percent <= PARTITION_SHARE * 100 }).toEqual({
+      partition: describeHotspot(load.partitions[0]),
+      within: true,
+    });
+  });
+
+  it.each(['key-completions', 'token-completions', 'key-catalog', 'organization-completions', 'model-completions'] as const)(
+    '%s: still reads the key on every request, strongly consistent (SPEC 5 rule 6: no cache delays a disabled key)',
+    (id) => {
+      const row = rows.get(id)!;
+      const keyReads = row.calls.flatMap((call) => call.items ?? []).filter((access) => access.table === TABLE_SCHEMAS.keys.localName && access.partition.includes('APIKEY#'));
+      expect(keyReads).toHaveLength(row.requests);
+      expect(keyReads.every((access) => access.operation === 'read' && access.consistent)).toBe(true);
+    },
+  );
+
+  it('counts every completion in its usage and popularity, as many writes as requests', () => {
+    for (const id of ['key-completions', 'organization-completions', 'model-completions'] as const) {
+      const row = rows.get(id)!;
+      const usageWrites = row.calls.filter((call) => call.command === 'UpdateItem' && call.tables[0] === TABLE_SCHEMAS.usage.localName);
+      expect(usageWrites).toHaveLength(2 * row.requests);
+    }
+  });
+
+  it('signs one token per exchange, within the account\'s ECC signing quota at 300 exchanges a second', () => {
+    const load = rows.get('policy-exchanges')!.load!;
+    expect(load.kmsSignsPerSecond).toBe(300);
+    expect(load.kmsSignsPerSecond).toBeLessThanOrEqual(KMS_ECC_SIGN_QUOTA);
+  });
+});

@@ -1,0 +1,292 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hashApiKey } from '../../lambdas/accounts/api-keys';
+import { DynamoFederationStore } from '../../lambdas/aws/dynamo-federation-store';
+import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
+import type { Clock, Random } from '../../lambdas/clock';
+import type { FunctionId } from '../../lambdas/routes';
+import type { AwsCall } from '../../local/aws-calls';
+import { readDevCertificateAuthority } from '../../local/dev-ca';
+import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
+import { scaleLoad, type ScaleLoad } from '../../local/scale-model';
+import { connectToRuntime, type RuntimeStores } from './accounts';
+import { startTestDynamoDb } from './dynamodb-local';
+import { makeIssuer, makePolicy } from './federation-fixtures';
+import { startIdentityProvider, type TestIdentityProvider } from './identity-provider';
+
+/**
+ * The traffic rows of the scale model (docs/benchmarks.md, "Scale"), driven through the real
+ * handlers of the local runtime: each row sends its requests one at a time, every AWS call of
+ * its functions recorded with the items it read and wrote (local/aws-calls.ts), and scales
+ * them to the row's rate (local/scale-model.ts). Counts are deterministic: the clock stands
+ * still (dates, caches and tokens do not move during a run) and the functions' random choices
+ * (which copy of an item to read, which shard of a counter to write) follow a fixed
+ * equidistributed sequence. `npm run bench` prints the rows; test/local/scale.test.ts holds
+ * them to the targets.
+ */
+
+export type TrafficRowId =
+  | 'key-completions'
+  | 'token-completions'
+  | 'key-catalog'
+  | 'organization-completions'
+  | 'model-completions'
+  | 'policy-exchanges'
+  | 'key-usage'
+  | 'organization-activity';
+
+export interface TrafficRow {
+  id: TrafficRowId;
+  /** What the row sends, as the docs table names it. */
+  traffic: string;
+  /** Requests per second the row is scaled to; none for a row measured for its cost only. */
+  rate?: number;
+  /** The route its requests take, and the function that serves it, for the cost table. */
+  route: string;
+  functionName: FunctionId;
+}
+
+/** The rows the scale model holds to DynamoDB's limits. */
+export const TRAFFIC_ROWS: readonly (TrafficRow & { rate: number })[] = [
+  { id: 'key-completions', traffic: 'one workspace key, completions on one model', rate: 10_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
+  { id: 'token-completions', traffic: 'one access token, completions on one model', rate: 10_000, route: 'POST /chat/completions (access token)', functionName: 'inference' },
+  { id: 'key-catalog', traffic: 'catalog from one key', rate: 10_000, route: 'GET /models/user', functionName: 'catalog' },
+  { id: 'organization-completions', traffic: 'one organization, completions over many keys', rate: 50_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
+  { id: 'model-completions', traffic: 'one model, completions across the deployment', rate: 50_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
+  { id: 'policy-exchanges', traffic: 'one policy, token exchanges', rate: 300, route: 'POST /oauth/token', functionName: 'tokenExchange' },
+];
+
+/** Rows measured for what they cost only: the usage views, which read every shard. */
+export const COST_ROWS: readonly TrafficRow[] = [
+  { id: 'key-usage', traffic: 'a key\'s own usage', route: 'GET /key', functionName: 'management' },
+  { id: 'organization-activity', traffic: 'an organization\'s activity', route: 'GET /activity', functionName: 'management' },
+];
+
+export interface MeasuredRow extends TrafficRow {
+  /** How many requests were measured. */
+  requests: number;
+  /** Every AWS call they made, the calls made after an answer ended included. */
+  calls: AwsCall[];
+  /** The same, request by request. */
+  callsPerRequest: AwsCall[][];
+  /** Each request's time on the local runtime, to the end of its invocation, ms. */
+  localMs: number[];
+  /** At the row's rate; none for a cost-only row. */
+  load?: ScaleLoad;
+}
+
+export interface ScaleRunOptions {
+  /** Requests per row: a multiple of the largest count of copies or shards (128) spreads them exactly. @default 512 */
+  requests?: number;
+  /** Token exchanges in the policy row (each from its own address). @default 128 */
+  exchanges?: number;
+  /**
+   * Keys of the organization row, and of the model row (over five organizations), taken in turn.
+   * An odd number, so that each key's own draws, too, take its copies in turn (see {@link equidistributed}). @default 17
+   */
+  keys?: number;
+  /** Requests of each cost-only row. @default 16 */
+  costRequests?: number;
+  /** Rows to run. @default every row of {@link TRAFFIC_ROWS} and {@link COST_ROWS} */
+  rows?: readonly TrafficRowId[];
+}
+
+const MODEL = 'openai/gpt-4o-mini';
+const MODEL_ROW_ORGANIZATIONS = 5;
+const AUDIENCE = 'https://modelgate.example';
+const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
+
+/** Runs the traffic rows on a fresh local runtime and scales each to its rate. */
+export async function measureScale(options: ScaleRunOptions = {}): Promise<MeasuredRow[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-scale-'));
+  const calls: AwsCall[] = [];
+  const at = new Date();
+  const clock: Clock = { now: () => at };
+  const runtime = await startLocalRuntime({
+    port: 0,
+    persist: false,
+    // The test's DynamoDB (MODELGATE_TEST_DYNAMODB): the traffic rows hold on DynamoDB Local too.
+    startDynamoDb: startTestDynamoDb,
+    dataDir,
+    logLevel: 'ERROR',
+    clock,
+    catalogCacheSeconds: 3600,
+    observeAwsCalls: (call) => calls.push(call),
+    awsCallRecording: 'items',
+    random: equidistributed(),
+  });
+  const stores = connectToRuntime(runtime);
+  const idp = await startIdentityProvider({ ca: readDevCertificateAuthority(dataDir) });
+  try {
+    const traffic = new Traffic(runtime, stores, idp, at);
+    const rows = [...TRAFFIC_ROWS, ...COST_ROWS].filter((row) => !options.rows || options.rows.includes(row.id));
+    const measured: MeasuredRow[] = [];
+    for (const row of rows) {
+      const requests = row.rate === undefined ? (options.costRequests ?? 16) : row.id === 'policy-exchanges' ? (options.exchanges ?? 128) : (options.requests ?? 512);
+      const send = await traffic.prepare(row.id, options.keys ?? 17);
+      const callsPerRequest: AwsCall[][] = [];
+      const localMs: number[] = [];
+      for (let i = 0; i < requests; i++) {
+        const first = calls.length;
+        const start = performance.now();
+        const status = await send(i);
+        if (status !== 200) throw new Error(`${row.id}: request ${i} answered ${status}`);
+        // What an invocation does after its answer (a completion's popularity figure) lands before the next request.
+        await runtime.idle();
+        localMs.push(performance.now() - start);
+        callsPerRequest.push(calls.slice(first));
+      }
+      const rowCalls = callsPerRequest.flat();
+      measured.push({ ...row, requests, calls: rowCalls, callsPerRequest, localMs, load: row.rate === undefined ? undefined : scaleLoad(rowCalls, requests, row.rate) });
+    }
+    return measured;
+  } finally {
+    await idp.close();
+    stores.destroy();
+    await runtime.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The van der Corput sequence (the bits of 1, 2, 3, … mirrored about the binary point): every
+ * block of 2^k consecutive draws holds exactly one in each 2^-k interval, so the draws of each
+ * kind of choice, interleaved with the others, spread exactly evenly over any power-of-two count
+ * of copies or shards within whole blocks of requests, as many random draws do on average.
+ * That holds as long as a request makes an odd number of draws (a completion makes three: the
+ * copies authentication reads, the usage shard, the popularity shard; a catalog request one).
+ */
+function equidistributed(): Random {
+  let n = 0;
+  return () => {
+    let bits = ++n;
+    let value = 0;
+    for (let weight = 0.5; bits > 0; weight /= 2, bits >>= 1) if (bits & 1) value += weight;
+    return value;
+  };
+}
+
+/** Sends request `i` of a row; resolves to its status. */
+type Send = (i: number) => Promise<number>;
+
+/** The credentials and requests of each row, set up and warmed before its measured requests. */
+class Traffic {
+  private policyId: string | undefined;
+
+  constructor(
+    private readonly runtime: LocalRuntime,
+    private readonly stores: RuntimeStores,
+    private readonly idp: TestIdentityProvider,
+    private readonly at: Date,
+  ) {}
+
+  /** Sets the row up; every credential it uses has made one request (a container's first sight of a key costs a read more). */
+  async prepare(row: TrafficRowId, keys: number): Promise<Send> {
+    const { demo } = this.runtime;
+    switch (row) {
+      case 'key-completions':
+        return this.warmed([demo.keys.workspace], (credential) => this.completion(credential));
+      case 'token-completions':
+        return this.warmed([await this.accessToken()], (credential) => this.completion(credential));
+      case 'key-catalog':
+        return this.warmed([demo.keys.workspace], (credential) => this.call('GET', '/models/user?limit=10', credential));
+      case 'organization-completions':
+        return this.warmed(await this.keysOf(demo.organizationId, keys), (credential) => this.completion(credential));
+      case 'model-completions': {
+        // As many keys again, in organizations of their own across the deployment.
+        const organizations = await Promise.all(
+          Array.from({ length: MODEL_ROW_ORGANIZATIONS }, (_, i) => this.stores.accounts.createOrganization({ name: `scale ${i}`, plan: 'enterprise' })),
+        );
+        const credentials: string[] = [];
+        for (let i = 0; i < keys; i++) credentials.push(...(await this.keysOf(organizations[i % MODEL_ROW_ORGANIZATIONS]!.organization.id, 1)));
+        return this.warmed(credentials, (credential) => this.completion(credential));
+      }
+      case 'key-usage':
+        return this.warmed([demo.keys.workspace], (credential) => this.call('GET', '/key', credential));
+      case 'organization-activity':
+        return this.warmed([demo.keys.managementReadOnly], (credential) => this.call('GET', '/activity', credential));
+      case 'policy-exchanges': {
+        const policyId = await this.policy();
+        // Each exchange from an address of its own: the per-address counter is the caller's, not the policy's.
+        return async (i) => this.exchange(policyId, `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`);
+      }
+    }
+  }
+
+  private async warmed(credentials: readonly string[], send: (credential: string) => Promise<number>): Promise<Send> {
+    for (const credential of credentials) {
+      const status = await send(credential);
+      if (status !== 200) throw new Error(`warm-up answered ${status}`);
+    }
+    await this.runtime.idle();
+    return (i) => send(credentials[i % credentials.length]!);
+  }
+
+  private completion(credential: string): Promise<number> {
+    return this.call('POST', '/chat/completions', credential, JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hello' }] }));
+  }
+
+  /** `count` workspace keys of the organization, created as the operator CLI creates them. */
+  private async keysOf(organizationId: string, count: number): Promise<string[]> {
+    const secrets: string[] = [];
+    for (let i = 0; i < count; i++) secrets.push((await this.stores.accounts.createApiKey(organizationId, { kind: 'workspace', name: `scale ${i}` })).secret);
+    return secrets;
+  }
+
+  /** A policy acting as the demo workspace key, trusting the identity provider. */
+  private async policy(): Promise<string> {
+    if (this.policyId) return this.policyId;
+    const federation = new DynamoFederationStore(this.stores.documentClient, TABLE_SCHEMAS.policies.localName);
+    const organizationId = this.runtime.demo.organizationId;
+    const issuer = makeIssuer({ organizationId, issuerUrl: this.idp.issuerUrl });
+    await federation.createIssuer(issuer);
+    const policy = makePolicy({ organizationId, issuerId: issuer.id, subject: SUBJECT, audience: AUDIENCE, apiKeyHash: hashApiKey(this.runtime.demo.keys.workspace) });
+    await federation.createPolicy(policy);
+    this.policyId = policy.id;
+    // The first exchange fetches the issuer's keys and the signing-key records, as a warm container has.
+    if ((await this.exchange(policy.id, '127.0.0.2')) !== 200) throw new Error('the warm-up exchange was refused');
+    return policy.id;
+  }
+
+  private async accessToken(): Promise<string> {
+    const answer = await this.send('POST', '/oauth/token', { 'Content-Type': 'application/x-www-form-urlencoded' }, this.exchangeBody(await this.policy()), '127.0.0.3');
+    if (answer.status !== 200) throw new Error(`the exchange answered ${answer.status}: ${answer.body}`);
+    return (JSON.parse(answer.body) as { access_token: string }).access_token;
+  }
+
+  private async exchange(policyId: string, address: string): Promise<number> {
+    return (await this.send('POST', '/oauth/token', { 'Content-Type': 'application/x-www-form-urlencoded' }, this.exchangeBody(policyId), address)).status;
+  }
+
+  private exchangeBody(policyId: string): string {
+    return new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+      subject_token: this.idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID() }, { now: this.at }),
+      federation_policy_id: policyId,
+    }).toString();
+  }
+
+  private async call(method: string, path: string, credential: string, body?: string): Promise<number> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${credential}`, ...(body ? { 'Content-Type': 'application/json' } : {}) };
+    return (await this.send(method, path, headers, body)).status;
+  }
+
+  /** One request from a loopback address of the caller's choosing (the server sees it as the source address). */
+  private send(method: string, path: string, headers: Record<string, string>, body?: string, localAddress = '127.0.0.1'): Promise<{ status: number; body: string }> {
+    const url = new URL(`${this.runtime.baseUrl}${path}`);
+    return new Promise((resolve, reject) => {
+      const outgoing = httpRequest(url, { method, headers, localAddress, agent: false }, (response) => {
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(parts).toString() }));
+        response.on('error', reject);
+      });
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+  }
+}
