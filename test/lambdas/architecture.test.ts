@@ -60,6 +60,28 @@ describe('the AWS SDK', () => {
   });
 });
 
+/**
+ * STYLE.md 14: requests reach their operation through the one dispatcher the route registry
+ * drives, which alone finds the route from the request: no handler reads the API Gateway
+ * resource (`event.resource`, `requestContext.resourcePath`) to choose what to do.
+ */
+describe('dispatch', () => {
+  it('reads the API Gateway resource of an event in lambdas/http/dispatcher.ts only', () => {
+    const reads = [
+      // event.resource, requestContext.resourcePath
+      /\.resource(Path)?\b(?!\s*\()/,
+      /\[\s*['"`]resource(Path)?['"`]\s*\]/,
+      // const { resource } = event; ({ resource }) => …
+      /(\b(const|let|var)\s*|\(\s*)\{[^}\n]*\bresource(Path)?\b[^}\n]*\}/,
+    ];
+    const readers = sources(LAMBDAS)
+      .filter((file) => reads.some((pattern) => pattern.test(readFileSync(file, 'utf8'))))
+      .map((file) => relative(LAMBDAS, file));
+    // The rule is checked on real files: the dispatcher does read it.
+    expect(readers).toEqual(['http/dispatcher.ts']);
+  });
+});
+
 /** STYLE.md 11: jose verifies every JWS; node:crypto and KMS may sign, never verify. */
 describe('JWS verification', () => {
   it('is left to jose: no module under lambdas/ verifies a signature with node:crypto or WebCrypto', () => {
