@@ -60,6 +60,10 @@ export async function startDynamoDbGate(upstream: string, gate: IamGate): Promis
     });
   }
 
+  // The functions' clients reuse their sockets after any pause, as against DynamoDB: closing idle
+  // ones after Node's default 5 s races a client reusing one (ECONNRESET), and a burst of those
+  // (a usage view reads every shard side by side) exhausts the SDK's retry quota.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
