@@ -48,7 +48,11 @@ describe('concurrent writes on the local service', () => {
    */
   const aroundDeletion = <T>(all: readonly T[]) => ({ before: all.slice(0, all.length / 4), during: all.slice(all.length / 4, (3 * all.length) / 4), after: all.slice((3 * all.length) / 4) });
 
-  const guardrailsOf = async (hash: string): Promise<string[]> => { const r = await manage(`/keys/${hash}`); if (!r.body.data) console.log("DEBUG", r.status, r.text); return r.body.data.guardrail_ids; };
+  const guardrailsOf = async (hash: string): Promise<string[]> => {
+    const response = await manage(`/keys/${hash}`);
+    expect([response.status, response.body.error]).toEqual([200, undefined]);
+    return response.body.data.guardrail_ids;
+  };
 
   describe('guardrail assignments to keys', () => {
     it(`keeps all of ${PARALLEL} guardrails assigned to one key at the same moment`, async () => {
