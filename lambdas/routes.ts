@@ -4,8 +4,8 @@
  * schemas of what it takes and answers). Everything else is derived from it: API Gateway's
  * resources and methods (lib/constructs/api.ts), the local server's dispatch
  * ({@link matchRoute}), the OpenAPI document (lambdas/openapi/document.ts), the compiled
- * request validators (scripts/compile-request-schemas.ts) and the management API's dispatch,
- * whose handlers are bound by operation id (lambdas/management/management-api.ts).
+ * request validators (scripts/compile-request-schemas.ts) and each function's dispatch, whose
+ * operations are bound by operation id (lambdas/http/dispatcher.ts).
  *
  * Declarations are data: the CDK stack imports this module, so no declaration imports a
  * handler, a store or the CEL engine.
@@ -71,8 +71,11 @@ const DECLARED = [
 /** Every route of the REST API. */
 export const ROUTES: readonly RouteDefinition[] = DECLARED;
 
-/** The operation ids of the routes one function serves: its handlers are bound by them. */
-export type OperationIdOf<F extends FunctionId> = Extract<(typeof DECLARED)[number], { function: F }>['operationId'];
+/** Every route as declared, with its literal types: an operation's request is typed from its declaration. */
+export type DeclaredRoute = (typeof DECLARED)[number];
+
+/** The operation ids of the routes one function serves: its operations are bound by them. */
+export type OperationIdOf<F extends FunctionId> = Extract<DeclaredRoute, { function: F }>['operationId'];
 
 /**
  * The route method a request method is served by: HEAD by its GET route (RFC 9110 §9.3.2, GET

@@ -23,6 +23,10 @@ export const LOCAL_AWS_ENV = {
  */
 export async function startEmbeddedDynamoDb(options: { port?: number; path?: string } = {}): Promise<EmbeddedDynamoDb> {
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path ? { path: options.path } : {}) });
+  // The functions' clients keep up to 128 sockets each and reuse them after any pause: a server
+  // that closed idle sockets after Node's default 5 s would race a client reusing one, and a
+  // burst of such resets can exhaust the SDK's retry quota (ECONNRESET surfacing as a 500).
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());

@@ -1,4 +1,5 @@
-import { DeleteItemCommand, PutItemCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, PutItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { scanAllAttributes } from '../lambdas/aws/dynamo-items';
 import { ALL_TABLES, type TableSchema } from '../lambdas/aws/table-schemas';
 
 type Item = Record<string, AttributeValue>;
@@ -48,15 +49,9 @@ export async function reconcileIndexes(client: DynamoDBClient, tables: readonly 
   return report;
 }
 
-async function scanAll(client: DynamoDBClient, tableName: string, indexName?: string): Promise<Item[]> {
-  const items: Item[] = [];
-  let startKey: Item | undefined;
-  do {
-    const page = await client.send(new ScanCommand({ TableName: tableName, IndexName: indexName, ExclusiveStartKey: startKey, ConsistentRead: !indexName }));
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+/** Items as DynamoDB holds them (attribute values): they are written back exactly so. */
+function scanAll(client: DynamoDBClient, tableName: string, indexName?: string): Promise<Item[]> {
+  return scanAllAttributes(client, { TableName: tableName, IndexName: indexName, ConsistentRead: !indexName });
 }
 
 function primaryKey(table: TableSchema, item: Item): Item {

@@ -15,8 +15,7 @@ import {
 import { WORKSPACE_SLUG, type ApiKeyRecord, type Guardrail, type Organization, type User, type Workspace } from '../accounts/types';
 import { systemClock, systemRandom, type Clock, type Random } from '../clock';
 import { isUuid } from '../ids';
-import { isConditionalCheckFailed } from './dynamo-client';
-import { DynamoItems, itemId, strip } from './dynamo-items';
+import { DynamoItems, conditionalWrite, itemId, strip } from './dynamo-items';
 import { GuardrailSets, withGuardrailList, withGuardrailSet } from './dynamo-guardrail-sets';
 import { ReadReplicas } from './dynamo-read-replicas';
 import { WorkspaceKeyHolds } from './dynamo-workspace-keys';
@@ -174,29 +173,39 @@ export class DynamoAccountStore implements AccountStore {
       return item && workspaceRecord(strip<Workspace>(item));
     }
     await this.slugs.claim(organizationId, patch.slug!, id, updatedAt);
-    const fields = Object.entries({ ...patch, updatedAt }).filter(([, value]) => value !== undefined);
-    try {
-      const result = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: orgPk(organizationId), sk: `WORKSPACE#${id}` },
-          UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')} ADD revision :one`,
-          ConditionExpression: 'attribute_exists(pk) AND slug = :read',
-          ExpressionAttributeNames: Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])),
-          ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])), ':read': current.slug, ':one': 1 },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      await this.copies.write(result.Attributes!, ORGANIZATION_COPIES, WORKSPACE_UNCOPIED);
-      await this.slugs.release(organizationId, current.slug, id);
-      return workspaceRecord(strip<Workspace>(result.Attributes!));
-    } catch (error) {
-      await this.slugs.release(organizationId, patch.slug!, id);
-      if (!isConditionalCheckFailed(error)) throw error;
+    const releaseNewSlug = () => this.slugs.release(organizationId, patch.slug!, id);
+    const item = await this.updateWhileSlug(organizationId, id, current.slug, { ...patch, updatedAt }).catch(async (error: unknown) => {
+      await releaseNewSlug();
+      throw error;
+    });
+    if (!item) {
+      await releaseNewSlug();
       // Deleted, or renamed by another request meanwhile.
       if (await this.getWorkspace(organizationId, id)) throw new AlreadyExistsError('A concurrent rename of the workspace');
       return undefined;
     }
+    // Renamed: the new slug's claim is the workspace's from here on, whatever fails next.
+    await this.copies.write(item, ORGANIZATION_COPIES, WORKSPACE_UNCOPIED);
+    await this.slugs.release(organizationId, current.slug, id);
+    return workspaceRecord(strip<Workspace>(item));
+  }
+
+  /** The workspace item after the change, counted a revision up; undefined when it is gone or no longer has the slug `read`. */
+  private async updateWhileSlug(organizationId: string, id: string, read: string, patch: WorkspacePatch & { updatedAt: string }): Promise<Record<string, unknown> | undefined> {
+    const fields = Object.entries(patch).filter(([, value]) => value !== undefined);
+    const written = await conditionalWrite(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: orgPk(organizationId), sk: `WORKSPACE#${id}` },
+        UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')} ADD revision :one`,
+        ConditionExpression: 'attribute_exists(pk) AND slug = :read',
+        ExpressionAttributeNames: Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])),
+        ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])), ':read': read, ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return written?.Attributes;
   }
 
   async deleteWorkspace(organizationId: string, id: string): Promise<WorkspaceDeletion> {

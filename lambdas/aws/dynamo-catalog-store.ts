@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import {
-  BatchWriteCommand,
-  GetCommand,
-  PutCommand,
-  ScanCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CatalogStore, StoredCatalog } from '../catalog/catalog-store';
 import type { CatalogEntry } from '../catalog/types';
-import { isConditionalCheckFailed } from './dynamo-client';
+import { conditionalWrite, scanAll } from './dynamo-items';
 
 /**
  * The catalog in the models table: one item per model (`MODEL#<id>` / `ENTRY`, the
@@ -25,31 +18,21 @@ export class DynamoCatalogStore implements CatalogStore {
 
   async load(): Promise<StoredCatalog> {
     const version = await this.version();
-    const items: { position: number; entry: CatalogEntry }[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          FilterExpression: 'sk = :entry',
-          ExpressionAttributeValues: { ':entry': 'ENTRY' },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        items.push({
-          position: item.position as number,
-          entry: {
-            model: item.model as CatalogEntry['model'],
-            endpoints: item.endpoints as CatalogEntry['endpoints'],
-            popularity: item.popularity as number,
-            weeklyTokens: item.weeklyTokens as number,
-            ...(item.categories ? { categories: item.categories as CatalogEntry['categories'] } : {}),
-          },
-        });
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    const found = await scanAll(this.client, {
+      TableName: this.tableName,
+      FilterExpression: 'sk = :entry',
+      ExpressionAttributeValues: { ':entry': 'ENTRY' },
+    });
+    const items = found.map((item) => ({
+      position: item.position as number,
+      entry: {
+        model: item.model as CatalogEntry['model'],
+        endpoints: item.endpoints as CatalogEntry['endpoints'],
+        popularity: item.popularity as number,
+        weeklyTokens: item.weeklyTokens as number,
+        ...(item.categories ? { categories: item.categories as CatalogEntry['categories'] } : {}),
+      },
+    }));
     items.sort((a, b) => a.position - b.position || a.entry.model.id.localeCompare(b.entry.model.id));
     return { version, entries: items.map((item) => item.entry) };
   }
@@ -93,20 +76,17 @@ export class DynamoCatalogStore implements CatalogStore {
       values[':w'] = usage.weeklyTokens;
     }
     if (sets.length === 0) return true;
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: modelPk(modelId), sk: 'ENTRY' },
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: values,
-        }),
-      );
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    const written = await conditionalWrite(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: modelPk(modelId), sk: 'ENTRY' },
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: values,
+      }),
+    );
+    if (!written) return false;
     await this.bumpVersion();
     return true;
   }

@@ -1,5 +1,5 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand, type DeleteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError } from '../errors';
 
 /**
@@ -50,31 +50,4 @@ export const UNSTORABLE_VALUE_MESSAGE = 'A value in the request cannot be stored
 export function translateStoreError(error: unknown): unknown {
   if ((error as { name?: string } | null)?.name !== 'ValidationException') return error;
   return new InvalidInputError(UNSTORABLE_VALUE_MESSAGE);
-}
-
-/** True when the error is DynamoDB's answer to a failed condition expression. */
-export function isConditionalCheckFailed(error: unknown): boolean {
-  return (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
-}
-
-/**
- * A write under a condition: true when it was made, false when the condition did not hold.
- * Other errors propagate.
- */
-export async function conditionalWrite(client: DynamoDBDocumentClient, command: PutCommand | UpdateCommand | DeleteCommand): Promise<boolean> {
-  try {
-    await client.send(command as UpdateCommand);
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
-}
-
-/**
- * A `DeleteItem` under a condition: true when the item was deleted, false when the
- * condition did not hold (the item is absent or not the caller's). Other errors propagate.
- */
-export function conditionalDelete(client: DynamoDBDocumentClient, input: DeleteCommandInput): Promise<boolean> {
-  return conditionalWrite(client, new DeleteCommand(input));
 }

@@ -1,7 +1,6 @@
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../clock';
-import { conditionalWrite } from './dynamo-client';
-import { DynamoItems } from './dynamo-items';
+import { DynamoItems, conditionalWrite } from './dynamo-items';
 import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces } from './dynamo-places';
 
 /** What one bound counts: items of one kind per organization. */
@@ -157,8 +156,8 @@ export class DynamoCountLimit {
   }
 
   private async read(organizationId: string): Promise<Places | undefined> {
-    const result = await this.client.send(new GetCommand({ TableName: this.tableName, Key: this.key(organizationId), ConsistentRead: true }));
-    return result.Item as Places | undefined;
+    const key = this.key(organizationId);
+    return this.items.get<Places>(key.pk, key.sk);
   }
 
   private key(organizationId: string): { pk: string; sk: string } {

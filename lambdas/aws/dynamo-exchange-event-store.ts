@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   eventOrderKey,
   InvalidCursorError,
@@ -7,6 +7,7 @@ import {
   type ExchangeEventQuery,
   type ExchangeEventStore,
 } from '../federation/exchange-events';
+import { queryPage, strip } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
 /**
@@ -37,39 +38,31 @@ export class DynamoExchangeEventStore implements ExchangeEventStore {
 
   async list({ organizationId, policyId, limit, cursor, now }: ExchangeEventQuery): Promise<ExchangeEventPage> {
     const nowSeconds = Math.floor(now.getTime() / 1000);
-    const events: ExchangeEvent[] = [];
-    let start: Record<string, unknown> | undefined = cursor === undefined ? undefined : this.startKey(organizationId, policyId, decodeCursor(cursor));
-    // Expired events are filtered after the read, so a page is topped up until it is full.
-    do {
-      const base = {
-        TableName: this.tableName,
-        ScanIndexForward: false,
-        Limit: limit - events.length,
-        // DynamoDB deletes expired items late: an expired event is absent on read.
-        FilterExpression: 'expiresAt > :now',
-        ExclusiveStartKey: start,
-      };
-      const result = await this.client.send(
-        policyId !== undefined
-          ? new QueryCommand({
-              ...base,
-              KeyConditionExpression: 'pk = :pk',
-              ExpressionAttributeValues: { ':pk': policyPk(organizationId, policyId), ':now': nowSeconds },
-              ConsistentRead: true,
-            })
-          : new QueryCommand({
-              ...base,
-              IndexName: BY_ORGANIZATION_INDEX,
-              KeyConditionExpression: 'gsi1pk = :pk',
-              ExpressionAttributeValues: { ':pk': orgPk(organizationId), ':now': nowSeconds },
-            }),
-      );
-      for (const { pk: _pk, sk: _sk, gsi1pk: _gpk, gsi1sk: _gsk, ...event } of result.Items ?? []) events.push(event as ExchangeEvent);
-      start = result.LastEvaluatedKey;
-    } while (start && events.length < limit);
+    const base = {
+      TableName: this.tableName,
+      ScanIndexForward: false,
+      // DynamoDB deletes expired items late: an expired event is absent on read.
+      FilterExpression: 'expiresAt > :now',
+    };
+    const query =
+      policyId !== undefined
+        ? {
+            ...base,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': policyPk(organizationId, policyId), ':now': nowSeconds },
+            ConsistentRead: true,
+          }
+        : {
+            ...base,
+            IndexName: BY_ORGANIZATION_INDEX,
+            KeyConditionExpression: 'gsi1pk = :pk',
+            ExpressionAttributeValues: { ':pk': orgPk(organizationId), ':now': nowSeconds },
+          };
+    const startKey = cursor === undefined ? undefined : this.startKey(organizationId, policyId, decodeCursor(cursor));
+    const { items, nextKey } = await queryPage(this.client, query, { limit, startKey });
     return {
-      events,
-      nextCursor: start ? encodeCursor({ order: String(start.sk), policyId: String(start.pk).split('#')[2] ?? '' }) : null,
+      events: items.map((item) => strip<ExchangeEvent>(item)),
+      nextCursor: nextKey ? encodeCursor({ order: String(nextKey.sk), policyId: String(nextKey.pk).split('#')[2] ?? '' }) : null,
     };
   }
 

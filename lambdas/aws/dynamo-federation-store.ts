@@ -1,11 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  type DynamoDBDocumentClient,
-  type QueryCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
 import { UnfinishedWriteError } from '../errors';
 import {
@@ -17,8 +11,8 @@ import {
   type FederationStore,
 } from '../federation/federation-store';
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
-import { conditionalDelete, isConditionalCheckFailed } from './dynamo-client';
 import { DynamoCountLimit } from './dynamo-count-limit';
+import { DynamoItems, conditionalWrite, type QueryInput } from './dynamo-items';
 import { ABANDONED_PLACE_MS, abandonedAt, isAbandoned } from './dynamo-places';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
@@ -45,6 +39,7 @@ import { BY_ORGANIZATION_INDEX } from './table-schemas';
  * Two writes of one issuer can therefore never release each other's claim.
  */
 export class DynamoFederationStore implements FederationStore {
+  private readonly items: DynamoItems;
   private readonly places: Record<CountedKind, DynamoCountLimit>;
 
   /**
@@ -58,6 +53,7 @@ export class DynamoFederationStore implements FederationStore {
     private readonly newId: IdGenerator = randomId,
     private readonly writersSince?: Date,
   ) {
+    this.items = new DynamoItems(client, tableName);
     this.places = {
       issuers: new DynamoCountLimit(
         client,
@@ -77,7 +73,8 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async getPolicy(policyId: string): Promise<FederationPolicy | undefined> {
-    const item = await this.get<FederationPolicy>(policyPk(policyId), POLICY_SK);
+    // Strongly consistent: a policy paused or deleted a moment ago refuses the next exchange (SPEC 3).
+    const item = await this.items.get<FederationPolicy>(policyPk(policyId), POLICY_SK);
     return item && policyOf(item);
   }
 
@@ -90,9 +87,7 @@ export class DynamoFederationStore implements FederationStore {
       const claimId = this.newId();
       if (!(await this.claimUrl(issuer, claimId))) throw new IssuerUrlTakenError(issuer.issuerUrl);
       try {
-        await this.client.send(
-          new PutCommand({ TableName: this.tableName, Item: issuerItem(issuer, claimId), ConditionExpression: 'attribute_not_exists(pk)' }),
-        );
+        await this.items.create(issuerItem(issuer, claimId), `issuer ${issuer.id}`);
       } catch (error) {
         await this.releaseUrl(issuer.organizationId, issuer.issuerUrl, issuer.id, claimId);
         throw error;
@@ -101,7 +96,7 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async listIssuers(organizationId: string): Promise<FederationIssuer[]> {
-    const items = await this.queryAll<IssuerItem>({
+    const items = await this.items.queryRecords<IssuerItem>({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': orgPk(organizationId), ':prefix': 'ISSUER#' },
       ConsistentRead: true,
@@ -132,13 +127,16 @@ export class DynamoFederationStore implements FederationStore {
     for (let attempt = 0; attempt < 10; attempt++) {
       const current = await this.getIssuerItem(organizationId, issuerId);
       if (!current) return false;
-      const deleted = await conditionalDelete(this.client, {
-        TableName: this.tableName,
-        Key: { pk: orgPk(organizationId), sk: issuerSk(issuerId) },
-        ConditionExpression: '#version = :version',
-        ExpressionAttributeNames: { '#version': 'version' },
-        ExpressionAttributeValues: { ':version': current.issuer.version },
-      });
+      const deleted = await conditionalWrite(
+        this.client,
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { pk: orgPk(organizationId), sk: issuerSk(issuerId) },
+          ConditionExpression: '#version = :version',
+          ExpressionAttributeNames: { '#version': 'version' },
+          ExpressionAttributeValues: { ':version': current.issuer.version },
+        }),
+      );
       if (!deleted) continue;
       await this.releaseUrl(organizationId, current.issuer.issuerUrl, issuerId, current.urlClaimId);
       await this.places.issuers.release(organizationId, issuerId);
@@ -148,16 +146,12 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async createPolicy(policy: FederationPolicy, limit: number = FEDERATION_LIMITS.policies): Promise<void> {
-    await this.createCounted('policies', policy, limit, async () => {
-      await this.client.send(
-        new PutCommand({ TableName: this.tableName, Item: policyItem(policy), ConditionExpression: 'attribute_not_exists(pk)' }),
-      );
-    });
+    await this.createCounted('policies', policy, limit, () => this.items.create(policyItem(policy), `policy ${policy.id}`));
   }
 
   async listPolicies(organizationId: string, issuerId?: string): Promise<FederationPolicy[]> {
     // Global secondary indexes are eventually consistent: a list may lag a write briefly.
-    const input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'> =
+    const input: Omit<QueryInput, 'TableName'> =
       issuerId === undefined
         ? {
             IndexName: BY_ORGANIZATION_INDEX,
@@ -169,7 +163,7 @@ export class DynamoFederationStore implements FederationStore {
             KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :issuer)',
             ExpressionAttributeValues: { ':pk': policiesGsiPk(organizationId), ':issuer': `${issuerId}#` },
           };
-    const policies = await this.queryAll<FederationPolicy>(input);
+    const policies = await this.items.queryRecords<FederationPolicy>(input);
     return policies.map(policyOf).sort(byCreation);
   }
 
@@ -178,14 +172,18 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async deletePolicy(organizationId: string, policyId: string): Promise<boolean> {
-    const deleted = await conditionalDelete(this.client, {
-      TableName: this.tableName,
-      Key: { pk: policyPk(policyId), sk: POLICY_SK },
-      ConditionExpression: 'organizationId = :org',
-      ExpressionAttributeValues: { ':org': organizationId },
-    });
-    if (deleted) await this.places.policies.release(organizationId, policyId);
-    return deleted;
+    const deleted = await conditionalWrite(
+      this.client,
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: { pk: policyPk(policyId), sk: POLICY_SK },
+        ConditionExpression: 'organizationId = :org',
+        ExpressionAttributeValues: { ':org': organizationId },
+      }),
+    );
+    if (!deleted) return false;
+    await this.places.policies.release(organizationId, policyId);
+    return true;
   }
 
   /**
@@ -221,19 +219,15 @@ export class DynamoFederationStore implements FederationStore {
     const key = { pk: orgPk(issuer.organizationId), sk: urlSk(issuer.issuerUrl) };
     const claim = { ...key, issuerId: issuer.id, issuerUrl: issuer.issuerUrl, claimId, claimedAt: this.clock.now().toISOString() };
     for (let attempt = 0; attempt < 3; attempt++) {
-      const existing = await this.get<UrlClaim>(key.pk, key.sk);
+      const existing = await this.items.get<UrlClaim>(key.pk, key.sk);
       const holder = existing && (await this.claimHolder(issuer.organizationId, existing));
       if (existing && holder !== 'none') {
         if (existing.issuerId === issuer.id) return false;
         if (holder === 'issuer') throw new IssuerUrlTakenError(issuer.issuerUrl);
         throw new UnfinishedWriteError(`The issuer_url ${issuer.issuerUrl} is held`, abandonedAt(Date.parse(existing.claimedAt)));
       }
-      try {
-        await this.client.send(new PutCommand({ TableName: this.tableName, Item: claim, ...(existing ? sameClaim(existing) : { ConditionExpression: 'attribute_not_exists(pk)' }) }));
-        return true;
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
+      const condition = existing ? sameClaim(existing) : { ConditionExpression: 'attribute_not_exists(pk)' };
+      if (await conditionalWrite(this.client, new PutCommand({ TableName: this.tableName, Item: claim, ...condition }))) return true;
     }
     throw new IssuerUrlTakenError(issuer.issuerUrl);
   }
@@ -253,51 +247,29 @@ export class DynamoFederationStore implements FederationStore {
    * had ids is released by its issuer's write when that issuer's item names none.
    */
   private async releaseUrl(organizationId: string, issuerUrl: string, issuerId: string, claimId: string | undefined): Promise<void> {
-    await conditionalDelete(this.client, {
-      TableName: this.tableName,
-      Key: { pk: orgPk(organizationId), sk: urlSk(issuerUrl) },
-      ...sameClaim({ issuerId, claimId }),
-    });
+    await conditionalWrite(
+      this.client,
+      new DeleteCommand({ TableName: this.tableName, Key: { pk: orgPk(organizationId), sk: urlSk(issuerUrl) }, ...sameClaim({ issuerId, claimId }) }),
+    );
   }
 
   private async getIssuerItem(organizationId: string, issuerId: string): Promise<{ issuer: FederationIssuer; urlClaimId?: string } | undefined> {
-    const item = await this.get<IssuerItem>(orgPk(organizationId), issuerSk(issuerId));
+    const item = await this.items.get<IssuerItem>(orgPk(organizationId), issuerSk(issuerId));
     return item && { issuer: issuerOf(item), urlClaimId: item.urlClaimId };
   }
 
   private async putIfVersion(item: Record<string, unknown>, expectedVersion: number): Promise<boolean> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: item,
-          ConditionExpression: '#version = :expected AND organizationId = :org',
-          ExpressionAttributeNames: { '#version': 'version' },
-          ExpressionAttributeValues: { ':expected': expectedVersion, ':org': item.organizationId },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
-  }
-
-  private async get<T>(pk: string, sk: string): Promise<T | undefined> {
-    // Strongly consistent: a policy paused or deleted a moment ago refuses the next exchange (SPEC 3).
-    const result = await this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true }));
-    return result.Item ? strip<T>(result.Item) : undefined;
-  }
-
-  private async queryAll<T>(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<T[]> {
-    const items: T[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: startKey }));
-      for (const item of page.Items ?? []) items.push(strip<T>(item));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    const written = await conditionalWrite(
+      this.client,
+      new PutCommand({
+        TableName: this.tableName,
+        Item: item,
+        ConditionExpression: '#version = :expected AND organizationId = :org',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':expected': expectedVersion, ':org': item.organizationId },
+      }),
+    );
+    return written !== undefined;
   }
 }
 
@@ -350,9 +322,4 @@ function policyItem(policy: FederationPolicy): Record<string, unknown> {
 /** Policies written before DPoP have no `requireDpop`: they issue Bearer tokens unless a proof comes. */
 function policyOf(item: FederationPolicy): FederationPolicy {
   return { ...item, requireDpop: item.requireDpop === true };
-}
-
-function strip<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
-  return rest as T;
 }

@@ -1,7 +1,6 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SetChange } from '../accounts/account-store';
-import { isConditionalCheckFailed } from './dynamo-client';
-import { DynamoItems } from './dynamo-items';
+import { DynamoItems, conditionalWrite } from './dynamo-items';
 import type { ItemKey } from './dynamo-read-replicas';
 
 /**
@@ -29,28 +28,25 @@ export class GuardrailSets {
    */
   async change(key: ItemKey, guardrailId: string, updatedAt: string, change: 'add' | 'remove'): Promise<{ outcome: SetChange; item?: Record<string, unknown> }> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        const result = await this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: key,
-            UpdateExpression:
-              change === 'add'
-                ? 'ADD guardrailIds :ids, revision :one SET updatedAt = :now, #assignedAt = :now'
-                : 'DELETE guardrailIds :ids ADD revision :one SET updatedAt = :now REMOVE #assignedAt',
-            ConditionExpression:
-              change === 'add'
-                ? 'attribute_exists(pk) AND (attribute_not_exists(guardrailIds) OR (attribute_type(guardrailIds, :set) AND NOT contains(guardrailIds, :id)))'
-                : 'attribute_exists(pk) AND attribute_type(guardrailIds, :set) AND contains(guardrailIds, :id)',
-            ExpressionAttributeNames: { '#assignedAt': `${ASSIGNED_AT}${guardrailId}` },
-            ExpressionAttributeValues: { ':ids': new Set([guardrailId]), ':id': guardrailId, ':set': 'SS', ':now': updatedAt, ':one': 1 },
-            ReturnValues: 'ALL_NEW',
-          }),
-        );
-        return { outcome: 'changed', item: result.Attributes! };
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
+      const changed = await conditionalWrite(
+        this.client,
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression:
+            change === 'add'
+              ? 'ADD guardrailIds :ids, revision :one SET updatedAt = :now, #assignedAt = :now'
+              : 'DELETE guardrailIds :ids ADD revision :one SET updatedAt = :now REMOVE #assignedAt',
+          ConditionExpression:
+            change === 'add'
+              ? 'attribute_exists(pk) AND (attribute_not_exists(guardrailIds) OR (attribute_type(guardrailIds, :set) AND NOT contains(guardrailIds, :id)))'
+              : 'attribute_exists(pk) AND attribute_type(guardrailIds, :set) AND contains(guardrailIds, :id)',
+          ExpressionAttributeNames: { '#assignedAt': `${ASSIGNED_AT}${guardrailId}` },
+          ExpressionAttributeValues: { ':ids': new Set([guardrailId]), ':id': guardrailId, ':set': 'SS', ':now': updatedAt, ':one': 1 },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      if (changed) return { outcome: 'changed', item: changed.Attributes! };
       const item = await this.items.get<{ guardrailIds?: unknown }>(key.pk, key.sk);
       if (!item) return { outcome: 'missing' };
       if (Array.isArray(item.guardrailIds)) {
@@ -70,19 +66,16 @@ export class GuardrailSets {
    */
   private async convertLegacyList(key: ItemKey, list: readonly string[]): Promise<void> {
     const unique = [...new Set(list)];
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          UpdateExpression: unique.length > 0 ? 'SET guardrailIds = :ids' : 'REMOVE guardrailIds',
-          ConditionExpression: 'attribute_type(guardrailIds, :list)',
-          ExpressionAttributeValues: { ':list': 'L', ...(unique.length > 0 ? { ':ids': new Set(unique) } : {}) },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await conditionalWrite(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: unique.length > 0 ? 'SET guardrailIds = :ids' : 'REMOVE guardrailIds',
+        ConditionExpression: 'attribute_type(guardrailIds, :list)',
+        ExpressionAttributeValues: { ':list': 'L', ...(unique.length > 0 ? { ':ids': new Set(unique) } : {}) },
+      }),
+    );
   }
 }
 

@@ -1,15 +1,109 @@
+import { paginateScan as paginateAttributeScan, type AttributeValue, type DynamoDBClient, type ScanCommandInput as AttributeScanInput } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
+  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
   UpdateCommand,
+  paginateQuery,
+  paginateScan,
   type DynamoDBDocumentClient,
   type QueryCommandInput,
+  type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError } from '../accounts/account-store';
-import { conditionalDelete, isConditionalCheckFailed } from './dynamo-client';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
+
+/*
+ * The one item access of the DynamoDB adapters: every listing follows DynamoDB's pages through
+ * the SDK's paginators ({@link queryAll}, {@link scanAll}), or, for a listing handed out page by
+ * page with a token, through {@link queryPage}; every write under a condition goes through
+ * {@link conditionalWrite}; every record leaves the table through {@link strip}. No other module
+ * follows a page's last key or reads DynamoDB's condition failure (test/lambdas/architecture.test.ts).
+ */
+
+/** A query or scan without its start key: the paginators set it. */
+export type QueryInput = Omit<QueryCommandInput, 'ExclusiveStartKey'>;
+export type ScanInput = Omit<ScanCommandInput, 'ExclusiveStartKey'>;
+
+/** Every item a query matches, page after page (`paginateQuery`). */
+export function queryAll(client: DynamoDBDocumentClient, input: QueryInput): Promise<Record<string, unknown>[]> {
+  // A copy: the paginator writes each page's start key into the input it is given.
+  return collect(paginateQuery({ client }, { ...input }));
+}
+
+/** Every item a scan finds, page after page (`paginateScan`). */
+export function scanAll(client: DynamoDBDocumentClient, input: ScanInput): Promise<Record<string, unknown>[]> {
+  return collect(paginateScan({ client }, { ...input }));
+}
+
+/**
+ * Every item a scan finds as DynamoDB's attribute values, for a tool that writes items back
+ * exactly as they are (local/reconcile-indexes.ts): no number or set goes through JavaScript.
+ */
+export function scanAllAttributes(client: DynamoDBClient, input: Omit<AttributeScanInput, 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
+  return collect(paginateAttributeScan({ client }, { ...input }));
+}
+
+/** Where a page of a listing starts and how many items it holds at most. */
+export interface PageRequest {
+  limit: number;
+  /** The key a previous page ended at (its {@link Page.nextKey}); none for the first page. */
+  startKey?: Record<string, unknown>;
+}
+
+export interface Page {
+  items: Record<string, unknown>[];
+  /** The key to go on from; undefined when the listing has no more items. */
+  nextKey?: Record<string, unknown>;
+}
+
+/**
+ * One page of a listing handed out with a page token: up to `limit` items from `startKey` on.
+ * A filter applies after DynamoDB's `Limit`, so a page it leaves short is topped up from the
+ * next one, each read asking only for the items still missing.
+ */
+export async function queryPage(client: DynamoDBDocumentClient, input: Omit<QueryInput, 'Limit'>, { limit, startKey }: PageRequest): Promise<Page> {
+  const items: Record<string, unknown>[] = [];
+  let nextKey = startKey;
+  do {
+    const page = await client.send(new QueryCommand({ ...input, Limit: limit - items.length, ExclusiveStartKey: nextKey }));
+    items.push(...(page.Items ?? []));
+    nextKey = page.LastEvaluatedKey;
+  } while (nextKey && items.length < limit);
+  return { items, nextKey };
+}
+
+async function collect<T>(pages: AsyncIterable<{ Items?: T[] }>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const page of pages) for (const item of page.Items ?? []) items.push(item);
+  return items;
+}
+
+/** What a write under a condition that held answered: the item's attributes where it asked for them (`ReturnValues`). */
+export interface Written {
+  Attributes?: Record<string, unknown>;
+}
+
+/**
+ * A write under a condition: its answer when it was made, undefined when the condition did not
+ * hold. Other errors propagate. The caller says what a failed condition means, in its own terms
+ * (a domain error, a retry, `false`), as Powertools' DynamoDB persistence layer does.
+ */
+export async function conditionalWrite(client: DynamoDBDocumentClient, command: PutCommand | UpdateCommand | DeleteCommand): Promise<Written | undefined> {
+  try {
+    return await client.send(command as UpdateCommand);
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
+}
+
+/** True when the error is DynamoDB's answer to a failed condition expression. */
+function isConditionalCheckFailed(error: unknown): boolean {
+  return (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+}
 
 /**
  * Item access to one table of the single-table layout (`pk`, `sk`, the `gsi1pk`/`gsi1sk`
@@ -24,14 +118,11 @@ export class DynamoItems {
 
   /** Writes a new item; one that exists already is an {@link AlreadyExistsError} naming `what`. */
   async create(item: Record<string, unknown>, what: string): Promise<void> {
-    try {
-      await this.client.send(
-        new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-      );
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) throw new AlreadyExistsError(what);
-      throw error;
-    }
+    const written = await conditionalWrite(
+      this.client,
+      new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+    );
+    if (!written) throw new AlreadyExistsError(what);
   }
 
   async get<T>(pk: string, sk: string): Promise<T | undefined> {
@@ -41,7 +132,7 @@ export class DynamoItems {
   }
 
   async queryPrefix<T>(pk: string, prefix: string): Promise<T[]> {
-    return this.queryAll<T>({
+    return this.queryRecords<T>({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
       ConsistentRead: true,
@@ -57,7 +148,7 @@ export class DynamoItems {
    * state the key does not have. Entries whose item is gone are left out.
    */
   async queryIndex<T>(gsi1pk: string): Promise<T[]> {
-    const entries = await this.queryAllRaw({
+    const entries = await this.queryAll({
       IndexName: BY_ORGANIZATION_INDEX,
       KeyConditionExpression: 'gsi1pk = :pk',
       ExpressionAttributeValues: { ':pk': gsi1pk },
@@ -88,19 +179,14 @@ export class DynamoItems {
     return found;
   }
 
-  async queryAll<T>(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<T[]> {
-    return (await this.queryAllRaw(input)).map((item) => strip<T>(item));
+  /** Every record a query of this table matches, without key attributes. */
+  async queryRecords<T>(input: Omit<QueryInput, 'TableName'>): Promise<T[]> {
+    return (await this.queryAll(input)).map((item) => strip<T>(item));
   }
 
-  async queryAllRaw(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: startKey }));
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+  /** Every item a query of this table matches, as stored. */
+  queryAll(input: Omit<QueryInput, 'TableName'>): Promise<Record<string, unknown>[]> {
+    return queryAll(this.client, { ...input, TableName: this.tableName });
   }
 
   async update<T>(pk: string, sk: string, patch: Record<string, unknown>): Promise<T | undefined> {
@@ -125,23 +211,19 @@ export class DynamoItems {
       values[`:v${i}`] = value;
       return `#f${i} = :v${i}`;
     });
-    try {
-      const result = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk, sk },
-          UpdateExpression: `SET ${sets.join(', ')}${revised ? ' ADD revision :one' : ''}`,
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return result.Attributes;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return undefined;
-      throw error;
-    }
+    const written = await conditionalWrite(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk, sk },
+        UpdateExpression: `SET ${sets.join(', ')}${revised ? ' ADD revision :one' : ''}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return written?.Attributes;
   }
 
   /**
@@ -149,25 +231,25 @@ export class DynamoItems {
    * item written before it had one): false when the item is gone or another write changed it.
    */
   async replaceAtVersion(item: Record<string, unknown>, expectedVersion: number | undefined): Promise<boolean> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: item,
-          ConditionExpression: `attribute_exists(pk) AND ${expectedVersion === undefined ? 'attribute_not_exists(#version)' : '#version = :expected'}`,
-          ExpressionAttributeNames: { '#version': 'version' },
-          ...(expectedVersion === undefined ? {} : { ExpressionAttributeValues: { ':expected': expectedVersion } }),
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    const written = await conditionalWrite(
+      this.client,
+      new PutCommand({
+        TableName: this.tableName,
+        Item: item,
+        ConditionExpression: `attribute_exists(pk) AND ${expectedVersion === undefined ? 'attribute_not_exists(#version)' : '#version = :expected'}`,
+        ExpressionAttributeNames: { '#version': 'version' },
+        ...(expectedVersion === undefined ? {} : { ExpressionAttributeValues: { ':expected': expectedVersion } }),
+      }),
+    );
+    return written !== undefined;
   }
 
   async delete(pk: string, sk: string): Promise<boolean> {
-    return conditionalDelete(this.client, { TableName: this.tableName, Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' });
+    const deleted = await conditionalWrite(
+      this.client,
+      new DeleteCommand({ TableName: this.tableName, Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' }),
+    );
+    return deleted !== undefined;
   }
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JtiStore } from '../federation/jti-replay';
-import { conditionalDelete, isConditionalCheckFailed } from './dynamo-client';
+import { conditionalWrite } from './dynamo-items';
 
 /**
  * Seen subject-token `jti` values in the policies table: pk `JTI#<issuerId>#<sha256(jti)>`
@@ -15,30 +15,29 @@ export class DynamoJtiStore implements JtiStore {
   ) {}
 
   async claim(issuerId: string, jti: string, expiresAt: number, claimant: string, now: Date): Promise<boolean> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { pk: jtiPk(issuerId, jti), sk: 'JTI', expiresAt, claimant },
-          // An expired claim counts as absent (TTL deletes late).
-          ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
-          ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    const claimed = await conditionalWrite(
+      this.client,
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: jtiPk(issuerId, jti), sk: 'JTI', expiresAt, claimant },
+        // An expired claim counts as absent (TTL deletes late).
+        ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
+        ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
+      }),
+    );
+    return claimed !== undefined;
   }
 
   async release(issuerId: string, jti: string, claimant: string): Promise<void> {
-    await conditionalDelete(this.client, {
-      TableName: this.tableName,
-      Key: { pk: jtiPk(issuerId, jti), sk: 'JTI' },
-      ConditionExpression: 'claimant = :claimant',
-      ExpressionAttributeValues: { ':claimant': claimant },
-    });
+    await conditionalWrite(
+      this.client,
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: { pk: jtiPk(issuerId, jti), sk: 'JTI' },
+        ConditionExpression: 'claimant = :claimant',
+        ExpressionAttributeValues: { ':claimant': claimant },
+      }),
+    );
   }
 }
 

@@ -1,6 +1,5 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { conditionalWrite } from './dynamo-client';
-import { itemId, type DynamoItems } from './dynamo-items';
+import { conditionalWrite, itemId, type DynamoItems } from './dynamo-items';
 
 /**
  * Places: a map attribute on one item from the id of each thing that took a place to when it

@@ -1,6 +1,6 @@
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ProofReplayStore } from '../oauth/dpop-proof';
-import { conditionalWrite } from './dynamo-client';
+import { conditionalWrite } from './dynamo-items';
 import { PROOF_REPLAY_PREFIX } from './table-schemas';
 
 /**
@@ -14,8 +14,8 @@ export class DynamoProofReplayStore implements ProofReplayStore {
     private readonly tableName: string,
   ) {}
 
-  claim(replayKey: string, acceptedUntil: number, now: Date): Promise<boolean> {
-    return conditionalWrite(
+  async claim(replayKey: string, acceptedUntil: number, now: Date): Promise<boolean> {
+    const claimed = await conditionalWrite(
       this.client,
       new PutCommand({
         TableName: this.tableName,
@@ -24,5 +24,6 @@ export class DynamoProofReplayStore implements ProofReplayStore {
         ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
       }),
     );
+    return claimed !== undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RateCounterStore } from '../oauth/exchange-rate-limit';
-import { isConditionalCheckFailed } from './dynamo-client';
+import { conditionalWrite } from './dynamo-items';
 
 /**
  * Counters in the rate-counters table (pk the counter key, TTL `expiresAt`). One
@@ -17,21 +17,17 @@ export class DynamoRateCounterStore implements RateCounterStore {
   ) {}
 
   async incrementBelow(counterKey: string, limit: number, expiresAt: number, _now: Date): Promise<boolean> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: counterKey },
-          UpdateExpression: 'SET #hits = if_not_exists(#hits, :zero) + :one, expiresAt = :expiresAt',
-          ConditionExpression: 'attribute_not_exists(#hits) OR #hits < :limit',
-          ExpressionAttributeNames: { '#hits': 'hits' },
-          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':limit': limit, ':expiresAt': expiresAt },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    const counted = await conditionalWrite(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: counterKey },
+        UpdateExpression: 'SET #hits = if_not_exists(#hits, :zero) + :one, expiresAt = :expiresAt',
+        ConditionExpression: 'attribute_not_exists(#hits) OR #hits < :limit',
+        ExpressionAttributeNames: { '#hits': 'hits' },
+        ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':limit': limit, ':expiresAt': expiresAt },
+      }),
+    );
+    return counted !== undefined;
   }
 }

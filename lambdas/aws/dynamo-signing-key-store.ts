@@ -1,5 +1,6 @@
-import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SigningKeyRecord, SigningKeyStore } from '../signing/signer';
+import { queryAll, strip } from './dynamo-items';
 import { SIGNING_KEY_PARTITION } from './table-schemas';
 
 /** Signing-key records in the keys table: pk {@link SIGNING_KEY_PARTITION}, sk the kid. */
@@ -14,13 +15,11 @@ export class DynamoSigningKeyStore implements SigningKeyStore {
   }
 
   async list(): Promise<SigningKeyRecord[]> {
-    const result = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': SIGNING_KEY_PARTITION },
-      }),
-    );
-    return (result.Items ?? []).map(({ pk: _pk, sk: _sk, ...record }) => record as SigningKeyRecord);
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': SIGNING_KEY_PARTITION },
+    });
+    return items.map((item) => strip<SigningKeyRecord>(item));
   }
 }

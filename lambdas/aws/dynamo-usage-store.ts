@@ -1,6 +1,7 @@
-import { NumberValue, UpdateCommand, paginateQuery, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { addDecimals } from '../catalog/pricing';
 import { systemRandom, type Random } from '../clock';
+import { DynamoItems } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 import {
   daysBefore,
@@ -40,12 +41,16 @@ import {
  * written and never read: day items sort before it and the key queries stop at the last date.
  */
 export class DynamoUsageStore implements UsageStore {
+  private readonly items: DynamoItems;
+
   /** `random` chooses each write's shard. */
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly random: Random = systemRandom,
-  ) {}
+  ) {
+    this.items = new DynamoItems(client, tableName);
+  }
 
   async record(record: UsageRecord): Promise<void> {
     const shard = this.shard(USAGE_SHARDS);
@@ -130,13 +135,13 @@ export class DynamoUsageStore implements UsageStore {
     const [sharded, earlier] = await Promise.all([
       Promise.all(
         shards(POPULARITY_PARTITIONS).map((partition) =>
-          this.queryAll({
+          this.items.queryAll({
             KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
             ExpressionAttributeValues: { ':pk': `${POPULARITY_PARTITION}${partition}`, ':from': from, ':to': `${to}~` },
           }),
         ),
       ),
-      Promise.all(dates.map((date) => this.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `MODEL_DAY#${date}` } }))),
+      Promise.all(dates.map((date) => this.items.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `MODEL_DAY#${date}` } }))),
     ]);
     const count = (model: string, item: Record<string, unknown>) => {
       const current = out.get(model) ?? { requests: 0, tokens: 0 };
@@ -161,7 +166,7 @@ export class DynamoUsageStore implements UsageStore {
     const partitions = [keyPartition(keyHash), ...shards(KEY_USAGE_PARTITIONS).map((partition) => `${keyPartition(keyHash)}#${partition}`)];
     const pages = await Promise.all(
       partitions.map((partition) =>
-        this.queryAll({
+        this.items.queryAll({
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
           ExpressionAttributeValues: { ':pk': partition, ':from': FIRST_DATE, ':to': `${LAST_DATE}~` },
           ProjectionExpression: 'gsi1pk, #date, cost',
@@ -184,7 +189,7 @@ export class DynamoUsageStore implements UsageStore {
     const partitions = [organization, ...shards(USAGE_SHARDS).map((shard) => `${organization}#${shard}`)];
     const pages = await Promise.all(
       partitions.map((partition) =>
-        this.queryAll({
+        this.items.queryAll({
           IndexName: BY_ORGANIZATION_INDEX,
           KeyConditionExpression: 'gsi1pk = :org AND gsi1sk BETWEEN :from AND :to',
           // `~` sorts after every character of a key hash, model id and tag.
@@ -194,14 +199,6 @@ export class DynamoUsageStore implements UsageStore {
     );
     // `KEY#<hash>`, or `KEY#<hash>#<shard>`.
     return pages.flat().map((item) => ({ ...item, keyHash: (item.pk as string).slice('KEY#'.length).split('#')[0] }));
-  }
-
-  private async queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    for await (const page of paginateQuery({ client: this.client }, { ...input, TableName: this.tableName })) {
-      items.push(...((page.Items ?? []) as Record<string, unknown>[]));
-    }
-    return items;
   }
 }
 

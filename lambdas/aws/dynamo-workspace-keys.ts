@@ -2,8 +2,7 @@ import { DeleteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-
 import type { WorkspaceDeletion } from '../accounts/account-store';
 import type { ApiKeyRecord, Workspace } from '../accounts/types';
 import { systemClock, type Clock } from '../clock';
-import { conditionalWrite, isConditionalCheckFailed } from './dynamo-client';
-import { DynamoItems, strip } from './dynamo-items';
+import { DynamoItems, conditionalWrite, strip } from './dynamo-items';
 import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces, unfinishedPlaces } from './dynamo-places';
 
 /** The item of a workspace, and of an API key (dynamo-account-store.ts). */
@@ -76,20 +75,17 @@ export class WorkspaceKeyHolds {
   async deleteWorkspace(organizationId: string, workspaceId: string): Promise<WorkspaceDeletion> {
     const key = workspaceKey(organizationId, workspaceId);
     for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        const result = await this.client.send(
-          new DeleteCommand({
-            TableName: this.tableName,
-            Key: key,
-            ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds) AND size(keyHolds) = :none',
-            ExpressionAttributeValues: { ':none': 0 },
-            ReturnValues: 'ALL_OLD',
-          }),
-        );
-        return { outcome: 'deleted', workspace: strip<Workspace>(result.Attributes!) };
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
+      const deleted = await conditionalWrite(
+        this.client,
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds) AND size(keyHolds) = :none',
+          ExpressionAttributeValues: { ':none': 0 },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      if (deleted) return { outcome: 'deleted', workspace: strip<Workspace>(deleted.Attributes!) };
       const item = await this.items.get<{ keyHolds?: Record<string, string> }>(key.pk, key.sk);
       if (!item) return { outcome: 'missing' };
       if (!item.keyHolds) {

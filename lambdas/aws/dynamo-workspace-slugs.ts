@@ -1,8 +1,7 @@
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError } from '../accounts/account-store';
 import { UnfinishedWriteError } from '../errors';
-import { conditionalDelete, conditionalWrite } from './dynamo-client';
-import { DynamoItems } from './dynamo-items';
+import { DynamoItems, conditionalWrite } from './dynamo-items';
 import { ABANDONED_PLACE_MS, abandonedAt, isAbandoned } from './dynamo-places';
 
 /**
@@ -59,12 +58,15 @@ export class WorkspaceSlugs {
 
   /** Gives `slug` back, only if this workspace holds its claim. */
   async release(organizationId: string, slug: string, workspaceId: string): Promise<void> {
-    await conditionalDelete(this.client, {
-      TableName: this.tableName,
-      Key: claimKey(organizationId, slug),
-      ConditionExpression: 'workspaceId = :mine',
-      ExpressionAttributeValues: { ':mine': workspaceId },
-    });
+    await conditionalWrite(
+      this.client,
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: claimKey(organizationId, slug),
+        ConditionExpression: 'workspaceId = :mine',
+        ExpressionAttributeValues: { ':mine': workspaceId },
+      }),
+    );
   }
 }
 

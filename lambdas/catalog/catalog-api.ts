@@ -1,11 +1,8 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { authenticate, type AuthenticationDeps } from '../accounts/authenticate';
-import type { Principal } from '../accounts/types';
+import type { AuthenticationDeps } from '../accounts/authenticate';
 import { NotFoundError } from '../errors';
-import { presentedCredential, pathParameters, requestHost } from '../http/request';
-import { json, rawJson } from '../http/responses';
-import type { QueryString } from '../openapi/request-validation';
-import { ROUTES, resourcePath, routeMethod, type OperationIdOf, type RouteDefinition } from '../routes';
+import { createDispatcher, type Answer, type Operation, type Operations, type QueryParsers, type RouteRequest } from '../http/dispatcher';
+import { requestHost } from '../http/request';
+import { resourcePath, type OperationIdOf } from '../routes';
 import type { CatalogCache } from './catalog-cache';
 import type { CatalogIndex } from './catalog-index';
 import { nextPageLink, parseCatalogQuery, parseModelCountQuery, parseModelListQuery, type CatalogQuery } from './catalog-query';
@@ -22,102 +19,94 @@ export interface CatalogApiDeps extends AuthenticationDeps {
   publicCatalog?: boolean;
 }
 
-/** What an operation of the catalog function gets: the request, whom it answers, and its query. */
-interface CatalogRequest {
-  event: APIGatewayProxyEvent;
+/** The catalog's query parsers (catalog-query.ts), by operation id: each reads its parameters leniently where SPEC 4.1 says so. */
+const QUERIES = {
+  getUserModels: parseCatalogQuery,
+  getModels: parseModelListQuery,
+  listModelsCount: parseModelCountQuery,
+} as const satisfies QueryParsers<Record<string, CatalogQuery>>;
+
+type Queries = Record<keyof typeof QUERIES, CatalogQuery>;
+
+/** What an operation of the catalog function gets: the admitted request, and the catalog in the caller's view. */
+type CatalogRequest<Id extends string> = RouteRequest<Id, CatalogApiDeps, Queries> & {
   /** The caller's view (SPEC 4.1), or the whole catalog for the public catalog's operations. */
   policy: CallerPolicy;
   catalog: CatalogIndex;
-  /** The query string as {@link CatalogOperation.query} parsed it, for the operations that read one. */
-  query: CatalogQuery | undefined;
-}
-
-interface CatalogOperation {
-  /** Parses the query string, before any I/O: a bad request costs nothing. */
-  readonly query?: (queryString: QueryString) => CatalogQuery;
-  readonly answer: (request: CatalogRequest) => APIGatewayProxyResult;
-}
-
-/** Each route's handler, bound by the operation id its declaration gives (lambdas/catalog/routes.ts). */
-const OPERATIONS: { readonly [Id in OperationIdOf<'catalog'>]: CatalogOperation } = {
-  getUserModels: { query: parseCatalogQuery, answer: listAnswer },
-  getModels: { query: parseModelListQuery, answer: listAnswer },
-  listModelsCount: {
-    query: parseModelCountQuery,
-    answer: ({ policy, catalog, query }) => rawJson(200, `{"data":{"count":${catalog.list(policy, query!).total}}}`),
-  },
-  getModel: {
-    answer: ({ event, policy, catalog }) => {
-      const { author, slug } = pathParameters(event);
-      const model = catalog.modelJson(`${author}/${slug}`, policy);
-      if (model === undefined) throw new NotFoundError(`Model ${author}/${slug} not found`);
-      return rawJson(200, `{"data":${model}}`);
-    },
-  },
-  listProviders: { answer: ({ catalog }) => rawJson(200, `{"data":${catalog.providersDataJson()}}`) },
-  listEndpoints: { answer: endpointsAnswer },
 };
 
-/** The catalog function's routes by `METHOD resource`, the API Gateway resource template. */
-const CATALOG_ROUTES: ReadonlyMap<string, RouteDefinition> = new Map(
-  ROUTES.filter((route) => route.function === 'catalog').map((route) => [`${route.method} ${resourcePath(route)}`, route]),
-);
+type CatalogOperations = { readonly [Id in OperationIdOf<'catalog'>]: Operation<CatalogRequest<Id>> };
+
+/** Each route's operation, bound by the operation id its declaration gives (lambdas/catalog/routes.ts). */
+const OPERATIONS: CatalogOperations = {
+  getUserModels: listAnswer,
+  getModels: listAnswer,
+  listModelsCount: ({ policy, catalog, query }) => `{"data":{"count":${catalog.list(policy, query).total}}}`,
+  getModel: ({ params: { author, slug }, policy, catalog }) => {
+    const model = catalog.modelJson(`${author}/${slug}`, policy);
+    if (model === undefined) throw new NotFoundError(`Model ${author}/${slug} not found`);
+    return `{"data":${model}}`;
+  },
+  listProviders: ({ catalog }) => `{"data":${catalog.providersDataJson()}}`,
+  listEndpoints: endpointsAnswer,
+};
 
 /**
- * SPEC 4.1, the `links.details` resource, and the public catalog's operations. Handlers only
- * wire: find the route, parse its query, admit the caller, call the index, format.
+ * SPEC 4.1, the `links.details` resource, and the public catalog's operations, through the
+ * dispatcher (lambdas/http/dispatcher.ts): find the route, parse its query before any I/O (a
+ * bad request costs nothing), admit the caller, then load the caller's view of the catalog and
+ * answer from it. Only an admitted caller makes the catalog load: a refused one costs its key
+ * read alone.
  */
 export function createCatalogApi(deps: CatalogApiDeps) {
-  return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
-    const route = CATALOG_ROUTES.get(`${routeMethod(event.httpMethod)} ${event.resource}`);
-    if (!route) throw new NotFoundError();
-    const operation = OPERATIONS[route.operationId as OperationIdOf<'catalog'>];
-    const query = operation.query?.(event);
-    // Only an admitted caller makes the catalog load: a refused one costs its key read alone.
-    const principal = await admit(event, route, deps);
-    const [policy, catalog] = await Promise.all([callerPolicy(principal, event, deps), deps.catalog.get()]);
-    return operation.answer({ event, policy, catalog, query });
-  };
+  return createDispatcher({
+    function: 'catalog',
+    authentication: deps,
+    publicCatalog: deps.publicCatalog,
+    queries: QUERIES,
+    queryFirst: true,
+    operations: inCallerView(deps),
+    deps,
+  });
 }
 
-/**
- * Authenticates the caller; returns the one whose view the route answers, or undefined for
- * the whole catalog. The public catalog's routes take any valid credential, and none where
- * the deployment opens them; a credential that is sent is checked either way, so a revoked
- * key is refused there too.
- */
-async function admit(event: APIGatewayProxyEvent, route: RouteDefinition, deps: CatalogApiDeps): Promise<Principal | undefined> {
-  const credential = presentedCredential(event);
-  if (route.access === 'catalog' && deps.publicCatalog && credential.authorization === undefined) return undefined;
-  const principal = await authenticate(credential, deps);
-  // The public catalog is the whole catalog, whoever asks: no caller's view to build.
-  return route.access === 'catalog' ? undefined : principal;
+/** Each operation, once the caller's view and the catalog are loaded, side by side. */
+function inCallerView(deps: CatalogApiDeps): Operations<'catalog', CatalogApiDeps, Queries> {
+  // Each operation takes the request of its own operation id, which the dispatcher hands it.
+  const operations = OPERATIONS as unknown as Readonly<Record<string, (request: CatalogRequest<string>) => Answer>>;
+  const loading = Object.entries(operations).map(([id, operation]) => {
+    const loaded = async (request: RouteRequest<string, CatalogApiDeps>) => {
+      const [policy, catalog] = await Promise.all([callerPolicy(request), deps.catalog.get()]);
+      return operation({ ...request, policy, catalog });
+    };
+    return [id, loaded] as const;
+  });
+  return Object.fromEntries(loading) as unknown as Operations<'catalog', CatalogApiDeps, Queries>;
 }
 
 /**
  * Whom the route answers: the per-caller routes (SPEC 4.1) narrow the catalog to the caller's
  * preferences, privacy settings, guardrails and regional hostname; the public catalog's
- * routes show it whole.
+ * routes show it whole, whoever asks.
  */
-function callerPolicy(principal: Principal | undefined, event: APIGatewayProxyEvent, deps: CatalogApiDeps): Promise<CallerPolicy> | CallerPolicy {
-  if (!principal) return OPEN_POLICY;
+function callerPolicy({ route, principal, event, deps }: RouteRequest<string, CatalogApiDeps>): Promise<CallerPolicy> | CallerPolicy {
+  if (route.access === 'catalog' || !principal) return OPEN_POLICY;
   return loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames));
 }
 
 /** SPEC 2.10: a page of the list, its total and the link to the next page. */
-function listAnswer({ event, policy, catalog, query }: CatalogRequest): APIGatewayProxyResult {
-  const result = catalog.list(policy, query!);
-  const next = nextPageLink(event.resource, query!, event.queryStringParameters, result.total);
-  return rawJson(200, `{"data":${result.dataJson},"total_count":${result.total},"links":{"next":${JSON.stringify(next)}}}`);
+function listAnswer({ route, event, policy, catalog, query }: CatalogRequest<'getUserModels' | 'getModels'>): string {
+  const result = catalog.list(policy, query);
+  const next = nextPageLink(resourcePath(route), query, event.queryStringParameters, result.total);
+  return `{"data":${result.dataJson},"total_count":${result.total},"links":{"next":${JSON.stringify(next)}}}`;
 }
 
 /** A model's details and the endpoints serving it that the caller may reach. */
-function endpointsAnswer({ event, policy, catalog }: CatalogRequest): APIGatewayProxyResult {
-  const { author, slug } = pathParameters(event);
+function endpointsAnswer({ params: { author, slug }, policy, catalog }: CatalogRequest<'listEndpoints'>) {
   const found = catalog.endpointsFor(`${author}/${slug}`, policy);
   if (!found) throw new NotFoundError(`Model ${author}/${slug} not found`);
   const { model, endpoints } = found;
-  return json(200, {
+  return {
     data: {
       id: model.id,
       name: model.name,
@@ -130,7 +119,7 @@ function endpointsAnswer({ event, policy, catalog }: CatalogRequest): APIGateway
       },
       endpoints: endpoints.map((endpoint) => publicEndpoint(endpoint, model.id, model.name)),
     },
-  });
+  };
 }
 
 /** The public `PublicEndpoint` shape: internal policy and region fields stay inside. */

@@ -1,6 +1,5 @@
 import { invalidParameter } from '../errors';
-import { validated } from '../openapi/request-validation';
-import { createChatCompletionBody } from '../openapi/validators/inference.generated';
+import type { CreateChatCompletionBody } from '../openapi/validators/inference.generated';
 
 /**
  * A chat completion request in the OpenAI-compatible convention (SPEC 1, 4.5). The gateway
@@ -16,12 +15,12 @@ export interface ChatRequest {
 }
 
 /**
- * The request, as its schema (ChatCompletionRequest) accepts it: a parameter of the wrong JSON
- * type is a 400 naming it, never read loosely, so `"stream": "true"` is not taken for a request
- * that did not ask to stream.
+ * The request, once its schema (ChatCompletionRequest) accepted the body (the dispatcher
+ * validates it, lambdas/http/dispatcher.ts): a parameter of the wrong JSON type is a 400 naming
+ * it, never read loosely, so `"stream": "true"` is not taken for a request that did not ask to
+ * stream.
  */
-export function parseChatRequest(input: Record<string, unknown>): ChatRequest {
-  const body = validated(createChatCompletionBody, input);
+export function parseChatRequest(body: CreateChatCompletionBody): ChatRequest {
   const stream = body.stream === true;
   // A rule across two fields, which the schema leaves to the gateway.
   if (body.stream_options != null && !stream) throw invalidParameter('stream_options', 'is only allowed when stream is true');

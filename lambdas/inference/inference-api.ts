@@ -1,13 +1,15 @@
 import type { Context } from 'aws-lambda';
 import { randomId, type IdGenerator } from '../clock';
-import { authenticate, requireInference, type AuthenticationDeps } from '../accounts/authenticate';
+import type { AuthenticationDeps } from '../accounts/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
 import { NotFoundError, UnavailableError, UpstreamError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
 import { corsHeaders } from '../http/cors';
-import { header, presentedCredential, jsonBody, requestHost } from '../http/request';
+import { requestAdmission } from '../http/dispatcher';
+import { header, requestHost } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
+import { bodyValidators } from '../openapi/validators/inference.generated';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
 import { parseChatRequest, upstreamBody } from './chat-request';
 import { errorChunk, publicChunk, publicCompletion, publicUsage, type AnswerFacts } from './public-answer';
@@ -66,15 +68,16 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  */
 export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parameters<StreamingHandler>, onAnswered?: () => void]) => Promise<number> {
   const newId = deps.newId ?? randomId;
+  // The dispatcher's front half: the route, an inference credential (SPEC 4.5), the body as its schema accepts it.
+  const admitted = requestAdmission({ function: 'inference', authentication: deps, bodies: bodyValidators, maxBodyBytes: MAX_REQUEST_BYTES });
   return async (event, stream, context: Context, onAnswered) => {
     const response = new StreamingResponse(stream, corsHeaders(deps.corsAllowedOrigins, header(event, 'origin')));
     const clientGone = response.disconnectSignal();
     let facts: AnswerFacts | undefined;
     let counted: UsageRecord | undefined;
     try {
-      const principal = await authenticate(presentedCredential(event), deps);
-      requireInference(principal);
-      const request = parseChatRequest(jsonBody(event, MAX_REQUEST_BYTES));
+      const { principal, body } = await admitted(event);
+      const request = parseChatRequest(body);
       const [policy, catalog] = await Promise.all([
         loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames)),
         deps.catalog.get(),

@@ -1,5 +1,5 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Principal } from '../accounts/types';
+import type { RateDecision, RouteRequest, Operation as RouteOperation } from '../http/dispatcher';
 import type { RequestBodies, RequestQueries } from '../openapi/validators/management.generated';
 import type { AccountsService } from '../accounts/accounts-service';
 import type { AuthenticationDeps } from '../accounts/authenticate';
@@ -7,9 +7,6 @@ import type { ExchangeEventStore } from '../federation/exchange-events';
 import type { FederationService } from '../federation/federation-service';
 import type { PolicyTesterDeps } from '../federation/policy-tester';
 import type { UsageStore } from '../usage/usage';
-
-/** What an address-rate check answers: allowed, or when to retry (whole seconds). */
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 export interface ManagementDeps extends AuthenticationDeps {
   service: AccountsService;
@@ -27,24 +24,16 @@ export interface ManagementDeps extends AuthenticationDeps {
   exchangeEvents: ExchangeEventStore;
 }
 
-/** What an operation of the management API gets once the caller may call it and its schemas accept the request. */
-export interface OperationRequest<Id extends string = string> {
-  /** The authenticated caller, with the access its route declares. */
-  principal: Principal;
-  event: APIGatewayProxyEvent;
-  /** Path parameters, decoded. */
-  params: Record<string, string>;
-  /** The JSON body, as its route's schema accepted it. */
-  body: Id extends keyof RequestBodies ? RequestBodies[Id] : undefined;
-  /** The declared query parameters, as its route's schemas accepted them. */
-  query: Id extends keyof RequestQueries ? RequestQueries[Id] : Record<string, never>;
-  deps: ManagementDeps;
-}
+/**
+ * What an operation of the management API gets once the caller may call it and its schemas
+ * accept the request (lambdas/http/dispatcher.ts).
+ */
+export type OperationRequest<Id extends string = string> = RouteRequest<Id, ManagementDeps, RequestQueries, RequestBodies>;
 
-/** The handler of one route: call one domain function, format the reply (STYLE 1). */
-export type Operation<Id extends string = string> = (request: OperationRequest<Id>) => Promise<APIGatewayProxyResult>;
+/** The handler of one route: call one domain function, return its result (STYLE 1); the route's declared status answers it. */
+export type Operation<Id extends string = string> = RouteOperation<OperationRequest<Id>>;
 
-/** The handlers of a resource's routes, one per operation id its route file declares. */
+/** The operations of the routes a route file declares, one per operation id. */
 export type Operations<Routes extends readonly { operationId: string }[]> = { readonly [Id in Routes[number]['operationId']]: Operation<Id> };
 
 /** Every operation works on the caller's own organization only. */

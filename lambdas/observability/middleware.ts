@@ -4,6 +4,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { credentialKind } from '../accounts/authenticate';
 import { UnauthenticatedError } from '../errors';
+import { routeLabel } from '../http/dispatcher';
 import { header } from '../http/request';
 import { METRIC, countMetric, countRequest, type Telemetry } from './telemetry';
 import { traceHandler } from './tracing';
@@ -35,7 +36,7 @@ export function requestLog(telemetry: Telemetry, now: () => number = () => perfo
   const finish = (request: { event: APIGatewayProxyEvent; response?: APIGatewayProxyResult | null; error?: unknown }) => {
     const { event } = request;
     const status = request.response?.statusCode ?? 500;
-    const route = `${event.httpMethod} ${event.resource}`;
+    const route = routeLabel(event);
     const begin = started.get(request) ?? now();
     telemetry.logger.info('request', {
       route,

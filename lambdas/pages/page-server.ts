@@ -1,7 +1,6 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { NotFoundError } from '../errors';
-import { pathParameters } from '../http/request';
-import { PAGE_DOCUMENT, type PageAssets } from './page-assets';
+import { createDispatcher, Representation, type Operations } from '../http/dispatcher';
+import { PAGE_DOCUMENT, type PageAsset, type PageAssets } from './page-assets';
 
 /**
  * What every page response carries: the page runs only its own script and stylesheet, talks
@@ -20,15 +19,20 @@ export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fr
 });
 
 /**
- * Serves the settings page and its assets: `GET /settings/workload-identity` is the page,
- * `GET /settings/workload-identity/assets/{file}` one of its built files. Nothing else.
+ * Serves the settings page and its assets, through the dispatcher (lambdas/http/dispatcher.ts):
+ * `GET /settings/workload-identity` is the page, `GET /settings/workload-identity/assets/{file}`
+ * one of its built files. Nothing else.
  */
 export function createPageServer(assets: PageAssets) {
-  return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
-    const name = event.resource.endsWith('/assets/{file}') ? pathParameters(event).file : PAGE_DOCUMENT;
+  const operations: Operations<'settingsPage', PageAssets> = {
+    getWorkloadIdentitySettingsPage: () => representation(assets.get(PAGE_DOCUMENT)),
     // The page document is served at its own path only, not as an asset.
-    const asset = name === undefined || (name === PAGE_DOCUMENT && event.resource.endsWith('/assets/{file}')) ? undefined : assets.get(name);
-    if (!asset) throw new NotFoundError('No such page asset');
-    return { statusCode: 200, headers: { 'Content-Type': asset.contentType, ...PAGE_SECURITY_HEADERS }, body: asset.body };
+    getWorkloadIdentitySettingsAsset: ({ params: { file } }) => representation(file === undefined || file === PAGE_DOCUMENT ? undefined : assets.get(file)),
   };
+  return createDispatcher({ function: 'settingsPage', operations, deps: assets });
+}
+
+function representation(asset: PageAsset | undefined): Representation {
+  if (!asset) throw new NotFoundError('No such page asset');
+  return new Representation(asset.body, asset.contentType, PAGE_SECURITY_HEADERS);
 }

@@ -60,6 +60,28 @@ describe('the AWS SDK', () => {
   });
 });
 
+/**
+ * STYLE.md 14: requests reach their operation through the one dispatcher the route registry
+ * drives, which alone finds the route from the request: no handler reads the API Gateway
+ * resource (`event.resource`, `requestContext.resourcePath`) to choose what to do.
+ */
+describe('dispatch', () => {
+  it('reads the API Gateway resource of an event in lambdas/http/dispatcher.ts only', () => {
+    const reads = [
+      // event.resource, requestContext.resourcePath
+      /\.resource(Path)?\b(?!\s*\()/,
+      /\[\s*['"`]resource(Path)?['"`]\s*\]/,
+      // const { resource } = event; ({ resource }) => …
+      /(\b(const|let|var)\s*|\(\s*)\{[^}\n]*\bresource(Path)?\b[^}\n]*\}/,
+    ];
+    const readers = sources(LAMBDAS)
+      .filter((file) => reads.some((pattern) => pattern.test(readFileSync(file, 'utf8'))))
+      .map((file) => relative(LAMBDAS, file));
+    // The rule is checked on real files: the dispatcher does read it.
+    expect(readers).toEqual(['http/dispatcher.ts']);
+  });
+});
+
 /** STYLE.md 11: jose verifies every JWS; node:crypto and KMS may sign, never verify. */
 describe('JWS verification', () => {
   it('is left to jose: no module under lambdas/ verifies a signature with node:crypto or WebCrypto', () => {
@@ -92,5 +114,34 @@ describe('source files', () => {
       .map((file) => [relative(LAMBDAS, file), readFileSync(file, 'utf8').split('\n').length - 1] as const)
       .filter(([, lines]) => lines > 400);
     expect(long).toEqual([]);
+  });
+});
+
+/**
+ * STYLE.md 14: one item access (lambdas/aws/dynamo-items.ts). Every DynamoDB page is followed by
+ * its paginators, every conditional write goes through its one helper, every record leaves the
+ * table through its one `strip`.
+ */
+describe('DynamoDB item access', () => {
+  const ROOT = join(LAMBDAS, '..');
+  const ITEM_ACCESS = 'lambdas/aws/dynamo-items.ts';
+  const code = ['lambdas', 'local', 'ops'].flatMap((dir) => sources(join(ROOT, dir))).map((file) => relative(ROOT, file));
+  const outside = (pattern: RegExp) => code.filter((file) => file !== ITEM_ACCESS && pattern.test(readFileSync(join(ROOT, file), 'utf8')));
+  const itemAccess = readFileSync(join(ROOT, ITEM_ACCESS), 'utf8');
+
+  it('follows LastEvaluatedKey in the item-access module only', () => {
+    expect(outside(/LastEvaluatedKey/)).toEqual([]);
+    // The rule is checked on the real module: the page helper follows it there.
+    expect(itemAccess).toMatch(/LastEvaluatedKey/);
+  });
+
+  it("reads DynamoDB's condition failure in the item-access module only", () => {
+    expect(outside(/ConditionalCheckFailed|isConditionalCheckFailed/)).toEqual([]);
+    expect(itemAccess).toMatch(/ConditionalCheckFailedException/);
+  });
+
+  it('has one strip of key attributes, and no second one', () => {
+    expect(outside(/function strip\b|const strip\b|\{\s*pk:\s*_\w*,\s*sk:\s*_/)).toEqual([]);
+    expect(itemAccess).toMatch(/export function strip</);
   });
 });

@@ -1,5 +1,6 @@
 import { credentialKind } from '../../accounts/authenticate';
 import type { FunctionRequirements } from '../../config';
+import { routeLabel } from '../../http/dispatcher';
 import { header } from '../../http/request';
 import { streamingHandler, type StreamingHandler } from '../../http/streaming';
 import { createInferenceApi, type InferenceApiDeps } from '../../inference/inference-api';
@@ -47,7 +48,7 @@ export function createInferenceHandler(deps: InferenceHandlerDeps): StreamingHan
     try {
       status = await api(event, stream, context, () => (answered = elapsed()));
     } finally {
-      const route = `${event.httpMethod} ${event.resource}`;
+      const route = routeLabel(event);
       // Never the body (prompts) or the credential: its kind only.
       telemetry.logger.info('request', {
         route,

@@ -1,12 +1,11 @@
 import type { Clock } from '../../clock';
 import type { FunctionRequirements } from '../../config';
 import { apiHandler } from '../../http/middleware';
-import { rawJson } from '../../http/responses';
+import { createDispatcher, type Operations } from '../../http/dispatcher';
 import type { Telemetry } from '../../observability/telemetry';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../oauth/discovery';
 import { publishedKeys } from '../../oauth/jwks';
 import { OPENAPI_BODY } from '../../openapi/document-body.generated';
-import { ROUTES, resourcePath, type OperationIdOf } from '../../routes';
 import type { SigningKeyStore } from '../../signing/signer';
 
 /**
@@ -26,19 +25,17 @@ export interface JwksHandlerDeps {
   telemetry: Telemetry;
 }
 
-const CACHEABLE = { 'Cache-Control': 'public, max-age=300' };
-
 /**
  * The public, cacheable documents of the API: the key set, the OpenAPI document and the
- * discovery documents. Caches may keep the key set briefly: a new key is published well before
- * it signs. Every document but the key set is a constant: the OpenAPI document is serialized
- * when the validators are compiled (scripts/compile-request-schemas.ts), the others once per
- * container.
+ * discovery documents, each answered as its route declares (cacheable: caches may keep the key
+ * set briefly, as a new key is published well before it signs). Every document but the key set
+ * is a constant: the OpenAPI document is serialized when the validators are compiled
+ * (scripts/compile-request-schemas.ts), the others once per container.
  */
 export function createJwksHandler(deps: JwksHandlerDeps) {
   const authorizationServer = JSON.stringify(authorizationServerMetadata(deps.issuer));
   const protectedResource = JSON.stringify(protectedResourceMetadata(deps.issuer));
-  const documents: { readonly [Id in OperationIdOf<'jwks'>]: () => Promise<string> | string } = {
+  const documents: Operations<'jwks', JwksHandlerDeps> = {
     getJwks: async () =>
       JSON.stringify(publishedKeys(await deps.signingKeys.list(), deps.clock.now(), deps.accessTokenMaxLifetimeSeconds)),
     getOpenApiDocument: () => OPENAPI_BODY,
@@ -48,14 +45,6 @@ export function createJwksHandler(deps: JwksHandlerDeps) {
     getProtectedResourceMetadata: () => protectedResource,
     getProtectedResourceMetadataAtHostRoot: () => protectedResource,
   };
-  return apiHandler(async (event) => {
-    const operationId = OPERATION_OF_RESOURCE.get(event.resource);
-    if (!operationId) throw new Error(`No route of the JWKS function serves ${event.resource}`);
-    return rawJson(200, await documents[operationId](), CACHEABLE);
-  }, deps.telemetry, { corsAllowedOrigins: deps.corsAllowedOrigins });
+  const dispatch = createDispatcher({ function: 'jwks', operations: documents, deps });
+  return apiHandler(dispatch, deps.telemetry, { corsAllowedOrigins: deps.corsAllowedOrigins });
 }
-
-/** The function's routes by API Gateway resource (each is a GET). */
-const OPERATION_OF_RESOURCE: ReadonlyMap<string, OperationIdOf<'jwks'>> = new Map(
-  ROUTES.filter((route) => route.function === 'jwks').map((route) => [resourcePath(route), route.operationId as OperationIdOf<'jwks'>]),
-);

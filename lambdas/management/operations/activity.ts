@@ -1,5 +1,4 @@
 import { invalidParameter } from '../../errors';
-import { json } from '../../http/responses';
 import { daysBefore, utcDate, type ActivityRow } from '../../usage/usage';
 import type { ACTIVITY_ROUTES } from '../routes/activity';
 import { orgOf, type Operations } from '../operation';
@@ -24,7 +23,7 @@ export const ACTIVITY_OPERATIONS: Operations<typeof ACTIVITY_ROUTES> = {
     const onlyKey = query.api_key_hash;
     if (onlyKey !== undefined) await deps.service.getApiKey(orgOf(principal), onlyKey);
     const rows = await deps.usage.activity(orgOf(principal), from, to);
-    return json(200, { data: aggregateActivity(rows.filter((row) => !onlyKey || row.keyHash === onlyKey)).map(activityView) });
+    return { data: aggregateActivity(rows.filter((row) => !onlyKey || row.keyHash === onlyKey)).map(activityView) };
   },
 };
 

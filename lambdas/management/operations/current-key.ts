@@ -1,5 +1,4 @@
 import { NO_USAGE } from '../../usage/usage';
-import { json } from '../../http/responses';
 import type { CURRENT_KEY_ROUTES } from '../routes/current-key';
 import { orgOf, type Operations } from '../operation';
 import { currentKeyView } from '../views';
@@ -7,6 +6,6 @@ import { currentKeyView } from '../views';
 export const CURRENT_KEY_OPERATIONS: Operations<typeof CURRENT_KEY_ROUTES> = {
   getCurrentKey: async ({ principal, deps }) => {
     const usage = await deps.usage.keyUsage(orgOf(principal), [principal.key.hash], deps.clock.now());
-    return json(200, { data: currentKeyView(principal, usage.get(principal.key.hash) ?? NO_USAGE) });
+    return { data: currentKeyView(principal, usage.get(principal.key.hash) ?? NO_USAGE) };
   },
 };

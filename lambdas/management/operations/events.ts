@@ -1,8 +1,7 @@
-import { json } from '../../http/responses';
 import { listExchangeEvents } from '../exchange-events-api';
 import type { EVENT_ROUTES } from '../routes/events';
 import { orgOf, type Operations } from '../operation';
 
 export const EVENT_OPERATIONS: Operations<typeof EVENT_ROUTES> = {
-  listTokenExchangeEvents: async ({ principal, query, deps }) => json(200, await listExchangeEvents(deps.exchangeEvents, deps.clock, orgOf(principal), query)),
+  listTokenExchangeEvents: ({ principal, query, deps }) => listExchangeEvents(deps.exchangeEvents, deps.clock, orgOf(principal), query),
 };

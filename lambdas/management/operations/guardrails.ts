@@ -1,5 +1,4 @@
 import { pathId } from '../../ids';
-import { json } from '../../http/responses';
 import { pageOf } from '../list-page';
 import type { GUARDRAIL_ROUTES, KEY_ASSIGNMENT_ROUTES } from '../routes/guardrails';
 import { orgOf, type Operations } from '../operation';
@@ -14,7 +13,7 @@ export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operati
   listGuardrails: async ({ principal, query, deps }) => {
     const guardrails = (await deps.service.listGuardrails(orgOf(principal))).filter((guardrail) => !query.workspace_id || guardrail.workspaceId === query.workspace_id);
     const { items, total } = pageOf(guardrails, query);
-    return json(200, { data: items.map(guardrailView), total_count: total });
+    return { data: items.map(guardrailView), total_count: total };
   },
   createGuardrail: async ({ principal, body, deps }) => {
     const guardrail = await deps.service.createGuardrail(orgOf(principal), {
@@ -27,9 +26,9 @@ export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operati
       ignoredProviders: distinct(body.ignored_providers) ?? null,
       enforceZdr: body.enforce_zdr ?? false,
     });
-    return json(201, { data: guardrailView(guardrail) });
+    return { data: guardrailView(guardrail) };
   },
-  getGuardrail: async ({ principal, params, deps }) => json(200, { data: guardrailView(await deps.service.getGuardrail(orgOf(principal), guardrailId(params))) }),
+  getGuardrail: async ({ principal, params, deps }) => ({ data: guardrailView(await deps.service.getGuardrail(orgOf(principal), guardrailId(params))) }),
   updateGuardrail: async ({ principal, body, params, deps }) => {
     const guardrail = await deps.service.updateGuardrail(orgOf(principal), guardrailId(params), {
       name: body.name,
@@ -41,26 +40,26 @@ export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operati
       // `null`: not set, so unchanged.
       enforceZdr: body.enforce_zdr ?? undefined,
     });
-    return json(200, { data: guardrailView(guardrail) });
+    return { data: guardrailView(guardrail) };
   },
   deleteGuardrail: async ({ principal, params, deps }) => {
     await deps.service.deleteGuardrail(orgOf(principal), guardrailId(params));
-    return json(200, { deleted: true });
+    return { deleted: true };
   },
   bulkAssignKeysToGuardrail: async ({ principal, body, params, deps }) => {
     const count = await deps.service.assignGuardrailToKeys(orgOf(principal), guardrailId(params), distinct(body.key_hashes));
-    return json(200, { assigned_count: count });
+    return { assigned_count: count };
   },
   bulkUnassignKeysFromGuardrail: async ({ principal, body, params, deps }) => {
     const count = await deps.service.unassignGuardrailFromKeys(orgOf(principal), guardrailId(params), distinct(body.key_hashes));
-    return json(200, { unassigned_count: count });
+    return { unassigned_count: count };
   },
   listGuardrailKeyAssignments: async ({ principal, params, query, deps }) => {
     const { items, total } = pageOf(await deps.service.listKeyAssignments(orgOf(principal), guardrailId(params)), query);
-    return json(200, { data: items.map(keyAssignmentView), total_count: total });
+    return { data: items.map(keyAssignmentView), total_count: total };
   },
   listKeyAssignments: async ({ principal, query, deps }) => {
     const { items, total } = pageOf(await deps.service.listKeyAssignments(orgOf(principal)), query);
-    return json(200, { data: items.map(keyAssignmentView), total_count: total });
+    return { data: items.map(keyAssignmentView), total_count: total };
   },
 };

@@ -1,5 +1,4 @@
 import { pathId } from '../../ids';
-import { json } from '../../http/responses';
 import type { ISSUER_ROUTES } from '../routes/issuers';
 import { orgOf, type Operations } from '../operation';
 import { issuerView } from '../views';
@@ -10,14 +9,14 @@ const issuerId = (params: Record<string, string>) => pathId(params, 'id', 'uuid'
 export const ISSUER_OPERATIONS: Operations<typeof ISSUER_ROUTES> = {
   listWorkloadIdentityIssuers: async ({ principal, deps }) => {
     const issuers = await deps.federation.listIssuers(orgOf(principal));
-    return json(200, { data: issuers.map(issuerView), total_count: issuers.length });
+    return { data: issuers.map(issuerView), total_count: issuers.length };
   },
-  createIssuer: async ({ principal, body, deps }) => json(201, { data: issuerView(await deps.federation.createIssuer(orgOf(principal), body)) }),
-  getIssuer: async ({ principal, params, deps }) => json(200, { data: issuerView(await deps.federation.getIssuer(orgOf(principal), issuerId(params))) }),
+  createIssuer: async ({ principal, body, deps }) => ({ data: issuerView(await deps.federation.createIssuer(orgOf(principal), body)) }),
+  getIssuer: async ({ principal, params, deps }) => ({ data: issuerView(await deps.federation.getIssuer(orgOf(principal), issuerId(params))) }),
   updateIssuer: async ({ principal, body, params, deps }) =>
-    json(200, { data: issuerView(await deps.federation.updateIssuer(orgOf(principal), issuerId(params), body)) }),
+    ({ data: issuerView(await deps.federation.updateIssuer(orgOf(principal), issuerId(params), body)) }),
   deleteIssuer: async ({ principal, params, deps }) => {
     await deps.federation.deleteIssuer(orgOf(principal), issuerId(params));
-    return json(200, { deleted: true });
+    return { deleted: true };
   },
 };

@@ -1,6 +1,5 @@
 import type { ApiKeyRecord } from '../../accounts/types';
 import { pathId } from '../../ids';
-import { json } from '../../http/responses';
 import type { ManagementDeps } from '../operation';
 import type { KEY_ROUTES } from '../routes/keys';
 import { orgOf, type Operations } from '../operation';
@@ -38,7 +37,7 @@ export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
     // The keys and the organization's usage at once: neither needs the other first.
     const [listed, usage] = await Promise.all([listedKeys(deps, orgOf(principal), query), deps.usage.organizationUsage(orgOf(principal), deps.clock.now())]);
     const keys = listed.keys.filter((key) => query.include_disabled || !key.disabled).slice(query.offset ?? 0);
-    return json(200, { data: keys.map((key) => keyView(key, usage.get(key.hash), listed.defaultWorkspaceId)) });
+    return { data: keys.map((key) => keyView(key, usage.get(key.hash), listed.defaultWorkspaceId)) };
   },
   createKey: async ({ principal, body, deps }) => {
     const { key, secret } = await deps.service.createApiKey(orgOf(principal), {
@@ -49,18 +48,18 @@ export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
       userId: body.user_id,
       expiresAt: body.expires_at,
     });
-    return json(201, { data: keyView(key, undefined, await managementKeysWorkspace(deps, orgOf(principal), [key])), key: secret });
+    return { data: keyView(key, undefined, await managementKeysWorkspace(deps, orgOf(principal), [key])), key: secret };
   },
   getKey: async ({ principal, params, deps }) => {
     const key = await deps.service.getApiKey(orgOf(principal), keyHash(params));
-    return json(200, { data: await keyWithUsage(deps, orgOf(principal), key) });
+    return { data: await keyWithUsage(deps, orgOf(principal), key) };
   },
   updateKey: async ({ principal, body, params, deps }) => {
     const key = await deps.service.updateApiKey(orgOf(principal), keyHash(params), { name: body.name, disabled: body.disabled });
-    return json(200, { data: await keyWithUsage(deps, orgOf(principal), key) });
+    return { data: await keyWithUsage(deps, orgOf(principal), key) };
   },
   deleteKey: async ({ principal, params, deps }) => {
     await deps.service.deleteApiKey(orgOf(principal), keyHash(params));
-    return json(200, { deleted: true });
+    return { deleted: true };
   },
 };

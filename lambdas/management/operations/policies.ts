@@ -6,27 +6,25 @@ import { MAX_SUBJECT_TOKEN_BYTES } from '../../federation/limits';
 import { invalidParameter } from '../../errors';
 import { pathId } from '../../ids';
 import { proofRequest } from '../../http/request';
-import { json } from '../../http/responses';
 import type { POLICY_ROUTES } from '../routes/policies';
 import { orgOf, type Operations } from '../operation';
 import { policyView } from '../views';
 
 const policyId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Policy');
 
-
 /** The federation service also validates policy bodies by their schema: the operator CLI hands it bodies too. */
 export const POLICY_OPERATIONS: Operations<typeof POLICY_ROUTES> = {
   listWorkloadIdentityPolicies: async ({ principal, query, deps }) => {
     const policies = await deps.federation.listPolicies(orgOf(principal), query.issuer_id);
-    return json(200, { data: policies.map(policyView), total_count: policies.length });
+    return { data: policies.map(policyView), total_count: policies.length };
   },
-  createFederationPolicy: async ({ principal, body, deps }) => json(201, { data: policyView(await deps.federation.createPolicy(orgOf(principal), body)) }),
-  getFederationPolicy: async ({ principal, params, deps }) => json(200, { data: policyView(await deps.federation.getPolicy(orgOf(principal), policyId(params))) }),
+  createFederationPolicy: async ({ principal, body, deps }) => ({ data: policyView(await deps.federation.createPolicy(orgOf(principal), body)) }),
+  getFederationPolicy: async ({ principal, params, deps }) => ({ data: policyView(await deps.federation.getPolicy(orgOf(principal), policyId(params))) }),
   updateFederationPolicy: async ({ principal, body, params, deps }) =>
-    json(200, { data: policyView(await deps.federation.updatePolicy(orgOf(principal), policyId(params), body)) }),
+    ({ data: policyView(await deps.federation.updatePolicy(orgOf(principal), policyId(params), body)) }),
   deleteFederationPolicy: async ({ principal, params, deps }) => {
     await deps.federation.deletePolicy(orgOf(principal), policyId(params));
-    return json(200, { deleted: true });
+    return { deleted: true };
   },
   // Counted against the token endpoint's per-address budget first (its route says so).
   evaluateFederationPolicy: async ({ principal, body, params, event, deps }) => {
@@ -40,28 +38,27 @@ export const POLICY_OPERATIONS: Operations<typeof POLICY_ROUTES> = {
     const policy = await deps.federation.getPolicy(orgOf(principal), id);
     // A proof is judged as the token endpoint on this request's host would judge it.
     const outcome = await testPolicy(deps.policyTester, policy, { subjectToken, dpopProof: body.dpop_proof, calledAt: proofRequest(event) });
-    return json(200, {
+    return {
       data: { result: outcome.result, expires_in: outcome.expiresIn, token_type: outcome.tokenType, dpop_jkt: outcome.dpopJkt, steps: outcome.steps },
-    });
+    };
   },
   checkCondition: async ({ body }) => {
     // SPEC 4.4 rules 1-3: the save-time checker itself, so the page shows exactly what saving would say.
     try {
       const checked = checkCondition(body.condition);
-      return json(200, { data: { valid: true, message: null, variables: checked.variables } });
+      return { data: { valid: true, message: null, variables: checked.variables } };
     } catch (error) {
-      if (error instanceof ConditionError) return json(200, { data: { valid: false, message: error.message, variables: [] } });
+      if (error instanceof ConditionError) return { data: { valid: false, message: error.message, variables: [] } };
       throw error;
     }
   },
   // What the settings page needs first: whether the plan includes federation, and whether
   // this credential may change anything.
-  getWorkloadIdentityEntitlement: async ({ principal }) =>
-    json(200, {
-      data: {
-        entitled: hasFederationEntitlement(principal.organization.plan),
-        plan: principal.organization.plan,
-        access_level: principal.key.accessLevel,
-      },
-    }),
+  getWorkloadIdentityEntitlement: ({ principal }) => ({
+    data: {
+      entitled: hasFederationEntitlement(principal.organization.plan),
+      plan: principal.organization.plan,
+      access_level: principal.key.accessLevel,
+    },
+  }),
 };

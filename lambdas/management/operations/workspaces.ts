@@ -1,6 +1,5 @@
 import { WORKSPACE_SLUG } from '../../accounts/types';
 import { NotFoundError } from '../../errors';
-import { json } from '../../http/responses';
 import { pageOf } from '../list-page';
 import type { WORKSPACE_CHANGE_ROUTES, WORKSPACE_ROUTES } from '../routes/workspaces';
 import { orgOf, type Operations } from '../operation';
@@ -19,19 +18,19 @@ function workspaceRef(params: Record<string, string>): string {
 export const WORKSPACE_OPERATIONS: Operations<typeof WORKSPACE_ROUTES> & Operations<typeof WORKSPACE_CHANGE_ROUTES> = {
   listWorkspaces: async ({ principal, query, deps }) => {
     const { items, total } = pageOf(await deps.service.listWorkspaces(orgOf(principal)), query);
-    return json(200, { data: items.map(workspaceView), total_count: total });
+    return { data: items.map(workspaceView), total_count: total };
   },
   createWorkspace: async ({ principal, body, deps }) => {
     const workspace = await deps.service.createWorkspace(orgOf(principal), { name: body.name, slug: body.slug, description: body.description });
-    return json(201, { data: workspaceView(workspace) });
+    return { data: workspaceView(workspace) };
   },
-  getWorkspace: async ({ principal, params, deps }) => json(200, { data: workspaceView(await deps.service.findWorkspace(orgOf(principal), workspaceRef(params))) }),
+  getWorkspace: async ({ principal, params, deps }) => ({ data: workspaceView(await deps.service.findWorkspace(orgOf(principal), workspaceRef(params))) }),
   updateWorkspace: async ({ principal, params, body, deps }) => {
     const workspace = await deps.service.updateWorkspace(orgOf(principal), workspaceRef(params), { name: body.name, slug: body.slug, description: body.description });
-    return json(200, { data: workspaceView(workspace) });
+    return { data: workspaceView(workspace) };
   },
   deleteWorkspace: async ({ principal, params, deps }) => {
     await deps.service.deleteWorkspace(orgOf(principal), workspaceRef(params));
-    return json(200, { deleted: true });
+    return { deleted: true };
   },
 };

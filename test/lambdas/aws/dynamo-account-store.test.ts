@@ -7,8 +7,10 @@ import { DomainError, UnfinishedWriteError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
+import { COPY_PREFIX } from '../../../lambdas/aws/dynamo-read-replicas';
 import { FixedClock } from '../../support/fixed-clock';
 import { startEmbeddedTables } from '../../support/embedded-tables';
+import { interceptSend } from '../../support/intercepted-client';
 
 describe('DynamoAccountStore on the embedded DynamoDB', () => {
   let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
@@ -266,7 +268,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
   });
 
   it('takes over, a minute on, the claim of a rename whose workspace kept its old slug', async () => {
-    const { organization } = await service.createOrganization({ name: 'Renames', plan: 'enterprise' });
+    const { organization } = await service.createOrganization({ name: 'Crashed renames', plan: 'enterprise' });
     const workspace = (id: string, slug: string, createdAt: string) => workspaceRecord(organization.id, id, slug, createdAt);
     await store.createWorkspace(workspace('w-1', 'before', '2026-01-01T00:00:00.000Z'));
     // A rename of w-1 to "after" killed between claiming the new slug and writing the workspace.
@@ -285,6 +287,26 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     expect((await store.findWorkspace(organization.id, 'before'))?.id).toBe('w-1');
     await expect(store.createWorkspace(workspace('w-3', 'before', '2026-01-02T00:00:00.000Z'))).rejects.toThrow('A workspace with slug "before" already exists');
   });
+
+  it("keeps a renamed workspace's new slug claimed when writing its copies fails after the rename", async () => {
+    const { organization } = await service.createOrganization({ name: 'Renames', plan: 'enterprise' });
+    await store.createWorkspace(workspaceRecord(organization.id, 'w-1', 'before', '2026-01-01T00:00:00.000Z'));
+    // The test's client, its copies' writes failing.
+    const failing = interceptSend(tables.documentClient, async (command, send) => {
+      if (command instanceof PutCommand && String(command.input.Item?.pk).startsWith(COPY_PREFIX)) throw new Error('copies unavailable');
+      return send();
+    });
+
+    await expect(new DynamoAccountStore(failing, TABLE_SCHEMAS.keys.localName).updateWorkspace(organization.id, 'w-1', { slug: 'after' }, '2026-01-02T00:00:00.000Z')).rejects.toThrow(
+      'copies unavailable',
+    );
+
+    expect((await store.getWorkspace(organization.id, 'w-1'))?.slug).toBe('after');
+    await expect(store.createWorkspace(workspaceRecord(organization.id, 'w-2', 'after', '2026-01-03T00:00:00.000Z'))).rejects.toThrow(
+      'A workspace with slug "after" already exists',
+    );
+  });
+
   describe('a workspace by its id or its slug, and the keys of one workspace', () => {
     const table = TABLE_SCHEMAS.keys.localName;
     const ids = { claimed: '6f1c2d3e-0000-4000-8000-000000000001', legacy: '6f1c2d3e-0000-4000-8000-000000000002', lookalike: '6f1c2d3e-0000-4000-8000-000000000003' };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoCountLimit } from '../../../lambdas/aws/dynamo-count-limit';
 import { ABANDONED_PLACE_MS } from '../../../lambdas/aws/dynamo-places';
 import { DynamoFederationStore } from '../../../lambdas/aws/dynamo-federation-store';
@@ -9,6 +9,7 @@ import type { FederationPolicy } from '../../../lambdas/federation/types';
 import { startEmbeddedTables } from '../../support/embedded-tables';
 import { makeIssuer, makePolicy } from '../../support/federation-fixtures';
 import { FixedClock } from '../../support/fixed-clock';
+import { interceptSend } from '../../support/intercepted-client';
 
 const TABLE = TABLE_SCHEMAS.policies.localName;
 
@@ -166,15 +167,13 @@ describe('per-organization count limits on the embedded DynamoDB', () => {
     const atWrite = new Promise<void>((resolve) => (arrived = resolve));
     let proceed!: () => void;
     const resume = new Promise<void>((resolve) => (proceed = resolve));
-    const slowClient = {
-      send: async (command: { input: unknown }) => {
-        if (command instanceof PutCommand && String(command.input.Item?.pk).startsWith('POLICY#')) {
-          arrived();
-          await resume;
-        }
-        return tables.documentClient.send(command as never);
-      },
-    } as unknown as DynamoDBDocumentClient;
+    const slowClient = interceptSend(tables.documentClient, async (command, send) => {
+      if (command instanceof PutCommand && String(command.input.Item?.pk).startsWith('POLICY#')) {
+        arrived();
+        await resume;
+      }
+      return send();
+    });
     const slowStore = new DynamoFederationStore(slowClient, TABLE, clock);
 
     const slow = slowStore.createPolicy(policy(org), 1);

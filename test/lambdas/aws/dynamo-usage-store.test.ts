@@ -1,9 +1,10 @@
-import { GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoUsageStore, KEY_USAGE_PARTITIONS, POPULARITY_SHARDS, USAGE_SHARDS } from '../../../lambdas/aws/dynamo-usage-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
 import { providerEndpoint, publicModel } from '../../support/catalog-fixtures';
 import { startEmbeddedTables } from '../../support/embedded-tables';
+import { interceptSend } from '../../support/intercepted-client';
 
 const KEY_A = 'a'.repeat(64);
 const KEY_B = 'b'.repeat(64);
@@ -87,12 +88,10 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
 
   it('writes a completion as one UpdateItem of one item that holds every counter', async () => {
     const sent: { command: string; input: Record<string, unknown> }[] = [];
-    const counting = {
-      send: (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
-        sent.push({ command: command.constructor.name, input: command.input });
-        return tables.documentClient.send(command as never);
-      },
-    } as unknown as DynamoDBDocumentClient;
+    const counting = interceptSend(tables.documentClient, (command, send) => {
+      sent.push({ command: command.constructor.name, input: command.input });
+      return send();
+    });
     const KEY_D = 'd'.repeat(64);
     // The shard is chosen at random: 0.2 of 64 shards is shard 12, in the key's 12th of 16 partitions and the organization's 12th index partition.
     await new DynamoUsageStore(counting, TABLE_SCHEMAS.usage.localName, () => 0.2).record(

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { conditionalWrite, queryAll, queryPage, scanAllAttributes, strip } from '../../../lambdas/aws/dynamo-items';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
+import { InvalidInputError } from '../../../lambdas/errors';
+import { startEmbeddedTables } from '../../support/embedded-tables';
+import { interceptSend } from '../../support/intercepted-client';
+
+const TABLE = TABLE_SCHEMAS.policies.localName;
+
+/**
+ * The one item access of the adapters (lambdas/aws/dynamo-items.ts): listings read every page
+ * and no more, a page handed out with a token is topped up to its size and says where to go on,
+ * a failed condition is an answer and any other error is not.
+ */
+describe('DynamoDB item access', () => {
+  let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
+  beforeAll(async () => {
+    tables = await startEmbeddedTables();
+  });
+  afterAll(async () => {
+    await tables.stop();
+  });
+
+  /** The test's client, recording what each call asked for. */
+  function recording<C extends DynamoDBDocumentClient | DynamoDBClient>(client: C): { client: C; sent: { command: string; input: Record<string, unknown> }[] } {
+    const sent: { command: string; input: Record<string, unknown> }[] = [];
+    const recorder = interceptSend(client, (command, send) => {
+      sent.push({ command: command.constructor.name, input: { ...command.input } });
+      return send();
+    });
+    return { client: recorder, sent };
+  }
+
+  /** Five items in one partition, `s1` to `s5`; the even ones expired at `expiresAt` 100. */
+  async function partition(): Promise<string> {
+    const pk = `ITEMS#${randomUUID()}`;
+    const items = [1, 2, 3, 4, 5].map((n) => ({ PutRequest: { Item: { pk, sk: `s${n}`, n, expiresAt: n % 2 === 0 ? 100 : 200 } } }));
+    await tables.documentClient.send(new BatchWriteCommand({ RequestItems: { [TABLE]: items } }));
+    return pk;
+  }
+
+  it('queryAll reads page after page until DynamoDB has no more, leaving the caller its input', async () => {
+    const pk = await partition();
+    const { client, sent } = recording(tables.documentClient);
+    const input = { TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 2 };
+
+    const items = await queryAll(client, input);
+
+    expect(items.map((item) => item.sk)).toEqual(['s1', 's2', 's3', 's4', 's5']);
+    expect(sent.map((call) => [call.command, call.input.ExclusiveStartKey])).toEqual([
+      ['QueryCommand', undefined],
+      ['QueryCommand', { pk, sk: 's2' }],
+      ['QueryCommand', { pk, sk: 's4' }],
+    ]);
+    expect(input).toEqual({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: 2 });
+  });
+
+  it('scanAllAttributes reads every page and hands items back as attribute values', async () => {
+    const pk = await partition();
+    const { client, sent } = recording(tables.client);
+
+    const items = await scanAllAttributes(client, {
+      TableName: TABLE,
+      FilterExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': { S: pk } },
+      Limit: 3,
+      ConsistentRead: true,
+    });
+
+    expect(items.map((item) => item.sk).sort((a, b) => a!.S!.localeCompare(b!.S!))).toEqual([1, 2, 3, 4, 5].map((n) => ({ S: `s${n}` })));
+    expect(items.find((item) => item.sk?.S === 's3')?.n).toEqual({ N: '3' });
+    expect(sent.length).toBeGreaterThan(1);
+    expect(sent.slice(1).every((call) => call.input.ExclusiveStartKey !== undefined)).toBe(true);
+  });
+
+  it('queryPage tops a page the filter left short up with only the items missing, and says where to go on', async () => {
+    const pk = await partition();
+    const { client, sent } = recording(tables.documentClient);
+    const input = {
+      TableName: TABLE,
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: 'expiresAt > :now',
+      ExpressionAttributeValues: { ':pk': pk, ':now': 150 },
+      ConsistentRead: true,
+    };
+
+    const first = await queryPage(client, input, { limit: 2 });
+    expect(first.items.map((item) => item.sk)).toEqual(['s1', 's3']);
+    expect(first.nextKey).toEqual({ pk, sk: 's3' });
+    expect(sent.map((call) => call.input.Limit)).toEqual([2, 1]);
+
+    const last = await queryPage(client, input, { limit: 2, startKey: first.nextKey });
+    expect(last.items.map((item) => item.sk)).toEqual(['s5']);
+    expect(last.nextKey).toBeUndefined();
+  });
+
+  it('conditionalWrite answers with the write, undefined when the condition fails, and lets other errors through', async () => {
+    const key = { pk: `ITEM#${randomUUID()}`, sk: 'ITEM' };
+    const create = () => new PutCommand({ TableName: TABLE, Item: { ...key, count: 1 }, ConditionExpression: 'attribute_not_exists(pk)' });
+
+    expect(await conditionalWrite(tables.documentClient, create())).toBeDefined();
+    expect(await conditionalWrite(tables.documentClient, create())).toBeUndefined();
+    const counted = await conditionalWrite(
+      tables.documentClient,
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: key,
+        UpdateExpression: 'ADD #count :one',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    expect(counted?.Attributes).toEqual({ ...key, count: 2 });
+    // A malformed write is DynamoDB's ValidationException, turned into the client's error at the client's boundary.
+    await expect(
+      conditionalWrite(tables.documentClient, new PutCommand({ TableName: TABLE, Item: { ...key, sk: 'x'.repeat(2000) }, ConditionExpression: 'attribute_not_exists(pk)' })),
+    ).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it('strip leaves a record without key, index and revision attributes', () => {
+    expect(strip({ pk: 'P', sk: 'S', gsi1pk: 'G', gsi1sk: 'H', revision: 3, id: 'a', version: 2 })).toEqual({ id: 'a', version: 2 });
+  });
+});
