@@ -117,7 +117,7 @@ describe('concurrent writes on the local service', () => {
         const dangling = (await times(keys.length, (i) => guardrailsOf(keys[i]!))).filter((ids) => ids.includes(id));
         expect(dangling).toEqual([]);
       }
-    });
+    }, 120_000);
   });
 
   describe('guardrail attachments to workspaces, through the operator CLI', () => {
@@ -157,7 +157,7 @@ describe('concurrent writes on the local service', () => {
         const listed = (await manage('/workspaces')).body.data as { guardrail_ids: string[] }[];
         expect(listed.filter((w) => w.guardrail_ids.includes(id))).toEqual([]);
       }
-    });
+    }, 120_000);
   });
 
   describe('workspace slugs', () => {
