@@ -77,8 +77,22 @@ export class NotFoundError extends DomainError {
 
 /** The operation clashes with existing state (a taken name, a changed version). */
 export class ConflictError extends DomainError {
-  constructor(message: string) {
-    super('conflict', message);
+  constructor(message: string, metadata: ErrorMetadata = null) {
+    super('conflict', message, metadata);
+  }
+}
+
+/**
+ * A name or place is held by a write that has not finished: one still running, or one whose
+ * process stopped before it wrote what the hold stands for. Nothing tells the two apart before
+ * the hold lapses (docs/operating.md, "Per-organization limits"), so the refusal says when that
+ * is: `free_at` in the metadata, an ISO 8601 time rounded up to the second. A 409 (SPEC 7.1).
+ */
+export class UnfinishedWriteError extends ConflictError {
+  /** @param held what is held, as the start of a sentence: `The slug "team" is held`. */
+  constructor(held: string, freeAt: Date) {
+    const at = new Date(Math.ceil(freeAt.getTime() / 1000) * 1000).toISOString();
+    super(`${held} by a write that has not finished: free again at ${at} unless that write completes`, { free_at: at });
   }
 }
 

@@ -4,8 +4,16 @@ export type OrganizationPatch = Partial<Pick<Organization, 'name' | 'plan' | 'pr
 export type ApiKeyPatch = Partial<Pick<ApiKeyRecord, 'name' | 'disabled' | 'expiresAt'>>;
 export type WorkspacePatch = Partial<Pick<Workspace, 'name' | 'slug' | 'description'>>;
 
-/** What deleting a workspace found: gone now, gone before, or still holding keys (by hash). */
-export type WorkspaceDeletion = { outcome: 'deleted'; workspace: Workspace } | { outcome: 'missing' } | { outcome: 'has-keys'; keyHashes: string[] };
+/**
+ * What deleting a workspace found: gone now, gone before, still holding keys (by hash), or
+ * holding only places of keys whose writes have not finished, free again at `freeAt` unless
+ * those writes complete.
+ */
+export type WorkspaceDeletion =
+  | { outcome: 'deleted'; workspace: Workspace }
+  | { outcome: 'missing' }
+  | { outcome: 'has-keys'; keyHashes: string[] }
+  | { outcome: 'keys-unfinished'; places: number; freeAt: Date };
 
 /** What a guardrail can be attached to: a key, or a workspace (and so every key in it). */
 export type GuardrailHolder =

@@ -1,4 +1,4 @@
-import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, UnfinishedWriteError, invalidParameter } from '../errors';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
 import { defaultWorkspaceOf, type AccountStore, type GuardrailPatch, type WorkspacePatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
@@ -179,6 +179,10 @@ export class AccountsService {
     if (deletion.outcome === 'has-keys') {
       const count = deletion.keyHashes.length;
       throw new InvalidInputError(`Workspace ${id} has ${count} API key${count === 1 ? '' : 's'}; delete ${count === 1 ? 'it' : 'them'} first`);
+    }
+    if (deletion.outcome === 'keys-unfinished') {
+      const places = deletion.places === 1 ? 'the place of one is' : `the places of ${deletion.places} are`;
+      throw new UnfinishedWriteError(`Workspace ${id} has no API key, but ${places} held`, deletion.freeAt);
     }
     await this.guardrails.deleteWorkspaceGuardrails(organizationId, id);
   }

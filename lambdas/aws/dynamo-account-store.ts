@@ -13,7 +13,7 @@ import {
   type WorkspacePatch,
 } from '../accounts/account-store';
 import { WORKSPACE_SLUG, type ApiKeyRecord, type Guardrail, type Organization, type User, type Workspace } from '../accounts/types';
-import { systemClock, systemRandom, type Random } from '../clock';
+import { systemClock, systemRandom, type Clock, type Random } from '../clock';
 import { isUuid } from '../ids';
 import { DynamoItems, conditionalWrite, itemId, strip } from './dynamo-items';
 import { GuardrailSets, withGuardrailList, withGuardrailSet } from './dynamo-guardrail-sets';
@@ -54,19 +54,20 @@ export class DynamoAccountStore implements AccountStore {
 
   /**
    * @param options.random chooses the copy each request reads.
+   * @param options.clock tells how old a workspace's key places are.
    * @param options.writersSince before this instant no writer still runs: a claim or place taken
    *   earlier whose item does not exist is reclaimed at once (the local runtime's start).
    */
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-    { random = systemRandom, writersSince }: { random?: Random; writersSince?: Date } = {},
+    { random = systemRandom, clock = systemClock, writersSince }: { random?: Random; clock?: Clock; writersSince?: Date } = {},
   ) {
     this.items = new DynamoItems(client, tableName);
     this.copies = new ReadReplicas(client, tableName, random);
     this.guardrailSets = new GuardrailSets(client, tableName);
-    this.keyHolds = new WorkspaceKeyHolds(client, tableName, (organizationId) => this.listApiKeys(organizationId), systemClock, writersSince);
-    this.slugs = new WorkspaceSlugs(client, tableName, async (organizationId, id) => (await this.getWorkspace(organizationId, id)) !== undefined, writersSince);
+    this.keyHolds = new WorkspaceKeyHolds(client, tableName, (organizationId) => this.listApiKeys(organizationId), clock, writersSince);
+    this.slugs = new WorkspaceSlugs(client, tableName, async (organizationId, id, slug) => (await this.getWorkspace(organizationId, id))?.slug === slug, writersSince);
   }
 
   async createOrganization(organization: Organization): Promise<void> {

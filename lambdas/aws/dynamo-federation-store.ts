@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
+import { UnfinishedWriteError } from '../errors';
 import {
   CountLimitReachedError,
   FEDERATION_LIMITS,
@@ -12,7 +13,7 @@ import {
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { DynamoCountLimit } from './dynamo-count-limit';
 import { DynamoItems, conditionalWrite, type QueryInput } from './dynamo-items';
-import { ABANDONED_PLACE_MS, isAbandoned } from './dynamo-places';
+import { ABANDONED_PLACE_MS, abandonedAt, isAbandoned } from './dynamo-places';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
 /**
@@ -208,19 +209,22 @@ export class DynamoFederationStore implements FederationStore {
 
   /**
    * Claims `issuer.issuerUrl` for the write `claimId` of `issuer.id`. False when another write
-   * of the same issuer holds the URL; {@link IssuerUrlTakenError} when another issuer does. A
-   * claim that no issuer relies on (left by an interrupted write) is taken over once it is
-   * older than {@link STALE_CLAIM_MS} (or at once when its writer is provably gone); a younger
-   * one may belong to a write still in progress.
+   * of the same issuer holds the URL; {@link IssuerUrlTakenError} when another issuer has it,
+   * and {@link UnfinishedWriteError} when another issuer's write claimed it and has not (yet)
+   * written the issuer. A claim that no issuer relies on (left by an interrupted write) is taken
+   * over once it is older than {@link STALE_CLAIM_MS} (or at once when its writer is provably
+   * gone); a younger one may belong to a write still in progress.
    */
   private async claimUrl(issuer: FederationIssuer, claimId: string): Promise<boolean> {
     const key = { pk: orgPk(issuer.organizationId), sk: urlSk(issuer.issuerUrl) };
     const claim = { ...key, issuerId: issuer.id, issuerUrl: issuer.issuerUrl, claimId, claimedAt: this.clock.now().toISOString() };
     for (let attempt = 0; attempt < 3; attempt++) {
       const existing = await this.items.get<UrlClaim>(key.pk, key.sk);
-      if (existing && (await this.claimInUse(issuer.organizationId, existing))) {
+      const holder = existing && (await this.claimHolder(issuer.organizationId, existing));
+      if (existing && holder !== 'none') {
         if (existing.issuerId === issuer.id) return false;
-        throw new IssuerUrlTakenError(issuer.issuerUrl);
+        if (holder === 'issuer') throw new IssuerUrlTakenError(issuer.issuerUrl);
+        throw new UnfinishedWriteError(`The issuer_url ${issuer.issuerUrl} is held`, abandonedAt(Date.parse(existing.claimedAt)));
       }
       const condition = existing ? sameClaim(existing) : { ConditionExpression: 'attribute_not_exists(pk)' };
       if (await conditionalWrite(this.client, new PutCommand({ TableName: this.tableName, Item: claim, ...condition }))) return true;
@@ -229,12 +233,13 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   /**
-   * A claim is in use while its writer may still run (young, and not provably gone: see
-   * isAbandoned), or while its issuer has the URL (whichever write made it).
+   * What holds a claim: its issuer while that has the URL (whichever write made the claim), else
+   * the write that made it while that may still run (young, and not provably gone: see
+   * isAbandoned), else nothing.
    */
-  private async claimInUse(organizationId: string, claim: UrlClaim): Promise<boolean> {
-    if (!isAbandoned(Date.parse(claim.claimedAt), this.clock.now().getTime(), this.writersSince)) return true;
-    return (await this.getIssuer(organizationId, claim.issuerId))?.issuerUrl === claim.issuerUrl;
+  private async claimHolder(organizationId: string, claim: UrlClaim): Promise<'issuer' | 'unfinished-write' | 'none'> {
+    if ((await this.getIssuer(organizationId, claim.issuerId))?.issuerUrl === claim.issuerUrl) return 'issuer';
+    return isAbandoned(Date.parse(claim.claimedAt), this.clock.now().getTime(), this.writersSince) ? 'none' : 'unfinished-write';
   }
 
   /**

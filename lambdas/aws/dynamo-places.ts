@@ -26,6 +26,11 @@ export function isAbandoned(takenAt: number, now: number, writersSince: Date | u
   return now - takenAt > ABANDONED_PLACE_MS || (writersSince !== undefined && takenAt < writersSince.getTime());
 }
 
+/** The first instant at which a claim taken at `takenAt` is abandoned by its age ({@link isAbandoned}). */
+export function abandonedAt(takenAt: number): Date {
+  return new Date(takenAt + ABANDONED_PLACE_MS + 1);
+}
+
 /** Names per UpdateItem when places are removed (the update expression is at most 4 KB). */
 const REMOVALS_PER_WRITE = 50;
 
@@ -51,12 +56,7 @@ export async function reclaimAbandonedPlaces(
   const old = Object.entries(place.holders)
     .filter(([, takenAt]) => isAbandoned(Date.parse(takenAt), place.now, place.writersSince))
     .map(([id]) => id);
-  const found = await items.batchGet(old.map((id) => placed.keyOf(id)));
-  const gone = old.filter((id) => {
-    const { pk, sk } = placed.keyOf(id);
-    const item = found.get(itemId(pk, sk));
-    return item === undefined || !placed.isPlaced(item);
-  });
+  const gone = await withoutItems(items, old, placed);
   for (let start = 0; start < gone.length; start += REMOVALS_PER_WRITE) {
     const batch = gone.slice(start, start + REMOVALS_PER_WRITE);
     await conditionalWrite(
@@ -71,4 +71,28 @@ export async function reclaimAbandonedPlaces(
     );
   }
   return gone.length;
+}
+
+/**
+ * The places of `holders` held by writes that have not finished: not abandoned yet, and their
+ * items not (yet) written. Each with the instant it is abandoned, unless its write completes first.
+ */
+export async function unfinishedPlaces(
+  items: DynamoItems,
+  place: { holders: Readonly<Record<string, string>>; now: number; writersSince?: Date },
+  placed: PlacedItems,
+): Promise<{ id: string; abandonedAt: Date }[]> {
+  const young = Object.keys(place.holders).filter((id) => !isAbandoned(Date.parse(place.holders[id]!), place.now, place.writersSince));
+  const unwritten = await withoutItems(items, young, placed);
+  return unwritten.map((id) => ({ id, abandonedAt: abandonedAt(Date.parse(place.holders[id]!)) }));
+}
+
+/** Those of `ids` whose placed items do not exist, in one consistent batch read. */
+async function withoutItems(items: DynamoItems, ids: readonly string[], placed: PlacedItems): Promise<string[]> {
+  const found = await items.batchGet(ids.map((id) => placed.keyOf(id)));
+  return ids.filter((id) => {
+    const { pk, sk } = placed.keyOf(id);
+    const item = found.get(itemId(pk, sk));
+    return item === undefined || !placed.isPlaced(item);
+  });
 }

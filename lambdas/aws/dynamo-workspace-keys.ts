@@ -3,7 +3,7 @@ import type { WorkspaceDeletion } from '../accounts/account-store';
 import type { ApiKeyRecord, Workspace } from '../accounts/types';
 import { systemClock, type Clock } from '../clock';
 import { DynamoItems, conditionalWrite, strip } from './dynamo-items';
-import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces } from './dynamo-places';
+import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces, unfinishedPlaces } from './dynamo-places';
 
 /** The item of a workspace, and of an API key (dynamo-account-store.ts). */
 const workspaceKey = (organizationId: string, id: string) => ({ pk: `ORG#${organizationId}`, sk: `WORKSPACE#${id}` });
@@ -22,7 +22,8 @@ const apiKeyKey = (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
  * A workspace written before places existed has no `keyHolds`: the first write that needs it
  * starts it from the keys the organization's listing shows in the workspace (old keys, long in
  * the index). A crash can leave a place whose key was never written; a delete that finds only
- * such places older than {@link ABANDONED_PLACE_MS} reclaims them, as organization limits do.
+ * such places older than {@link ABANDONED_PLACE_MS} reclaims them, as organization limits do,
+ * and one that finds younger ones says when they lapse (`keys-unfinished`).
  */
 export class WorkspaceKeyHolds {
   private readonly items: DynamoItems;
@@ -91,10 +92,22 @@ export class WorkspaceKeyHolds {
         if (!(await this.start(organizationId, workspaceId))) return { outcome: 'missing' };
         continue;
       }
-      const held = Object.keys(item.keyHolds).sort();
-      if ((await this.reclaim(organizationId, workspaceId, item.keyHolds)) === 0) return { outcome: 'has-keys', keyHashes: held };
+      if ((await this.reclaim(organizationId, workspaceId, item.keyHolds)) === 0) return this.refusal(item.keyHolds);
     }
-    return { outcome: 'has-keys', keyHashes: Object.keys((await this.items.get<{ keyHolds?: Record<string, string> }>(key.pk, key.sk))?.keyHolds ?? {}).sort() };
+    return this.refusal((await this.items.get<{ keyHolds?: Record<string, string> }>(key.pk, key.sk))?.keyHolds ?? {});
+  }
+
+  /**
+   * Why a workspace holding places cannot be deleted: its keys, or, when no key of it exists,
+   * the places of keys whose writes have not finished and when the last is abandoned.
+   */
+  private async refusal(holds: Readonly<Record<string, string>>): Promise<WorkspaceDeletion> {
+    const now = this.clock.now().getTime();
+    const unfinished = await unfinishedPlaces(this.items, { holders: holds, now, writersSince: this.writersSince }, { keyOf: apiKeyKey, isPlaced: () => true });
+    const keyHashes = Object.keys(holds).filter((hash) => !unfinished.some((place) => place.id === hash)).sort();
+    if (keyHashes.length > 0 || unfinished.length === 0) return { outcome: 'has-keys', keyHashes };
+    const freeAt = Math.max(...unfinished.map((place) => place.abandonedAt.getTime()));
+    return { outcome: 'keys-unfinished', places: unfinished.length, freeAt: new Date(freeAt) };
   }
 
   /** Starts the places of a workspace written before they existed; false when it does not exist. */

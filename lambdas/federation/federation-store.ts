@@ -13,7 +13,9 @@ export interface FederationStore extends FederationReader {
    * Claims the issuer URL within the organization, then writes the issuer. Throws
    * {@link IssuerUrlTakenError} when another issuer of the organization holds the URL, and
    * {@link CountLimitReachedError} when the organization has `limit` issuers: the bound holds
-   * under concurrent creates and after a crash, never by counting first.
+   * under concurrent creates and after a crash, never by counting first. When the URL is held
+   * by another issuer's write that has not finished (it may still, or its process stopped), an
+   * `UnfinishedWriteError` says when it is free again.
    * @default limit {@link FEDERATION_LIMITS}.issuers
    */
   createIssuer(issuer: FederationIssuer, limit?: number): Promise<void>;
@@ -24,7 +26,7 @@ export interface FederationStore extends FederationReader {
    * new one). A changed URL is claimed first and the old claim released after; a claim
    * belongs to the write that made it, so a write that loses releases only its own. Returns
    * false when the issuer is gone or was changed meanwhile (another write of it holds the
-   * new URL included); throws {@link IssuerUrlTakenError}.
+   * new URL included); throws {@link IssuerUrlTakenError} (or `UnfinishedWriteError`) as a create.
    */
   updateIssuer(next: FederationIssuer, expectedVersion: number): Promise<boolean>;
   /** Deletes the issuer, releases its URL and gives its place under the limit back; false when it did not exist. */

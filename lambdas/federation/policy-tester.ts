@@ -1,4 +1,4 @@
-import type { ProofChecker } from '../accounts/authenticate';
+import type { ProofChecker, ProofRequest } from '../accounts/authenticate';
 import { API_BASE_PATH } from '../base-paths';
 import type { Clock } from '../clock';
 import { DpopProofError } from '../oauth/dpop-proof';
@@ -33,6 +33,15 @@ export interface PolicyTestResult {
   steps: ExchangeStep[];
 }
 
+/** What the tester is asked to judge, and where it was asked. */
+export interface PolicyTestInput {
+  subjectToken: string;
+  /** A DPoP proof made for `POST` to the token endpoint. */
+  dpopProof?: string;
+  /** The tester request's own path, stage URL and `Host`: the exchange it stands for is sent to the same host. */
+  calledAt: Pick<ProofRequest, 'path' | 'stageUrl' | 'host'>;
+}
+
 /** The token endpoint's path, which a proof for the exchange names in `htu`. */
 const TOKEN_PATH = `${API_BASE_PATH}/oauth/token`;
 
@@ -40,8 +49,11 @@ const TOKEN_PATH = `${API_BASE_PATH}/oauth/token`;
  * Evaluates `subjectToken` against `policy`, which the caller has already found in the
  * admin's own organization: the tester cannot probe another organization's policies.
  */
-export async function testPolicy(deps: PolicyTesterDeps, policy: FederationPolicy, subjectToken: string, dpopProof?: string): Promise<PolicyTestResult> {
-  const [evaluation, { jkt, ...binding }] = await Promise.all([deps.evaluate({ subjectToken, policyId: policy.id }), checkBinding(deps, policy, dpopProof)]);
+export async function testPolicy(deps: PolicyTesterDeps, policy: FederationPolicy, input: PolicyTestInput): Promise<PolicyTestResult> {
+  const [evaluation, { jkt, ...binding }] = await Promise.all([
+    deps.evaluate({ subjectToken: input.subjectToken, policyId: policy.id }),
+    checkBinding(deps, policy, input.dpopProof, tokenEndpointRequest(input.calledAt)),
+  ]);
   // The binding is the exchange's last decision: after a refusal it is not reached, unless the proof itself fails.
   const bindingStep: ExchangeStep = evaluation.result === 'pass' || binding.status === 'failed' ? binding : { ...binding, status: 'not_reached' };
   const steps = [...evaluation.steps, bindingStep];
@@ -61,7 +73,12 @@ export async function testPolicy(deps: PolicyTesterDeps, policy: FederationPolic
  * The `dpop` step: the token's binding (RFC 9449). A valid proof binds it; an invalid one fails
  * whatever the policy says; none is a Bearer token, or a refusal when the policy requires DPoP.
  */
-async function checkBinding(deps: PolicyTesterDeps, policy: FederationPolicy, proof: string | undefined): Promise<ExchangeStep & { jkt: string | null }> {
+async function checkBinding(
+  deps: PolicyTesterDeps,
+  policy: FederationPolicy,
+  proof: string | undefined,
+  exchange: ProofRequest,
+): Promise<ExchangeStep & { jkt: string | null }> {
   const step = (status: ExchangeStep['status'], detail: string, jkt: string | null = null) => ({ name: 'dpop' as const, status, detail, jkt });
   if (proof === undefined) {
     return policy.requireDpop
@@ -69,12 +86,29 @@ async function checkBinding(deps: PolicyTesterDeps, policy: FederationPolicy, pr
       : step('passed', 'No DPoP proof: the exchange issues a Bearer token');
   }
   try {
-    const { jkt } = await deps.proofs.check([proof], { method: 'POST', path: TOKEN_PATH, stageUrl: undefined, host: undefined });
+    const { jkt } = await deps.proofs.check([proof], exchange);
     return step('passed', `The token is bound to the proof key with thumbprint ${jkt} (cnf.jkt)`, jkt);
   } catch (error) {
     if (error instanceof DpopProofError) return step('failed', error.description);
     throw error;
   }
+}
+
+/**
+ * The exchange request the tester stands for: `POST` to the token endpoint on the host, base-path
+ * mapping and stage the tester was called on. A proof is judged as the token endpoint judges one
+ * sent there (`publicRequestUrls`, lambdas/oauth/dpop-binding.ts): its `htu` may name the API
+ * base URL, or that host when the deployment serves it (a regional hostname), or in AWS that stage URL.
+ */
+export function tokenEndpointRequest(calledAt: PolicyTestInput['calledAt']): ProofRequest {
+  const stageUrl = calledAt.stageUrl === undefined ? undefined : onTokenEndpoint(calledAt.stageUrl);
+  return { method: 'POST', path: onTokenEndpoint(calledAt.path) ?? TOKEN_PATH, stageUrl, host: calledAt.host };
+}
+
+/** A path or URL with what follows the API base path replaced by the token endpoint's path. */
+function onTokenEndpoint(url: string): string | undefined {
+  const at = url.indexOf(`${API_BASE_PATH}/`);
+  return at === -1 ? undefined : `${url.slice(0, at)}${TOKEN_PATH}`;
 }
 
 /** SPEC 5 rule 4: at most the configured maximum, never beyond the exchanged token's `exp`. */

@@ -1,44 +1,66 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
+/** The command `npm start` runs (package.json), word by word. */
+const START: string[] = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(' ');
 
 /** `npm start` as a user runs it: a child process, stopped with Ctrl-C (SIGINT). */
 describe('npm start', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-start-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  /** `npm start` on the suite's data folder, its output collected. */
+  it('runs node itself, tsx its loader, so no wrapper process stands between Ctrl-C and the service', () => {
+    expect(START.slice(0, 3)).toEqual(['node', '--import', 'tsx']);
+  });
+
+  /**
+   * The command of `npm start` on the suite's data folder, its output collected, in a process
+   * group of its own as a terminal's foreground job is (npm itself is left out: it reports a
+   * Ctrl-C as its own exit by signal, whatever the service's status).
+   */
   function start() {
-    // The tsx binary directly (not through npm) so SIGINT reaches the service itself.
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['--require', './local/esm-only-packages.cjs', 'local/start.ts'], {
+    const child = spawn(process.execPath, START.slice(1), {
       cwd: ROOT,
+      detached: true,
       // Without the jest configuration's silencing of the AWS SDK's Node.js notice: npm start's own applies.
       env: { ...process.env, PORT: '0', MODELGATE_DATA_DIR: dataDir, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const run = { child, output: '', exited: new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code))) };
-    child.stdout.on('data', (chunk: Buffer) => (run.output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (run.output += chunk.toString()));
+    const run = {
+      child,
+      output: '',
+      exited: new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code))),
+      /** True once the service printed its hints (after writing demo.json), false if it exited first. */
+      ready: undefined as unknown as Promise<boolean>,
+    };
+    run.ready = new Promise<boolean>((resolve) => {
+      const collect = (chunk: Buffer) => {
+        run.output += chunk.toString();
+        if (run.output.includes('\ntry: curl')) resolve(true);
+      };
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+      void run.exited.then(() => resolve(false));
+    });
     return run;
   }
+
+  /** Ctrl-C in a terminal: SIGINT to every process of the foreground job. */
+  const ctrlC = (run: ReturnType<typeof start>) => process.kill(-run.child.pid!, 'SIGINT');
 
   async function runOnce(
     whileServing: (demo: { baseUrl: string }) => Promise<void> = async () => undefined,
   ): Promise<{ demo: { baseUrl: string; organizationId: string; keys: Record<string, string> }; exitCode: number | null; output: string }> {
-    const startedAt = Date.now();
     const run = start();
-    const demoFile = join(dataDir, 'demo.json');
-    // demo.json is (re)written once the service is ready to serve.
-    const ready = () => existsSync(demoFile) && statSync(demoFile).mtimeMs >= startedAt;
-    for (let waited = 0; !ready() && waited < 60_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
-    const demo = JSON.parse(readFileSync(demoFile, 'utf8'));
+    if (!(await run.ready)) throw new Error(`npm start did not start:\n${run.output}`);
+    const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8'));
     const response = await fetch(`${demo.baseUrl}/models/user?limit=1`, { headers: { Authorization: `Bearer ${demo.keys.workspace}` } });
     expect(response.status).toBe(200);
     await whileServing(demo);
-    run.child.kill('SIGINT');
+    ctrlC(run);
     const exitCode = await run.exited;
     return { demo, exitCode, output: run.output };
   }

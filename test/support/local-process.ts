@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DemoCredentials } from '../../local/seed';
 
@@ -15,10 +15,9 @@ export interface LocalProcess extends DemoCredentials {
 
 /**
  * Starts the local service on `dataDir` (any free port) and resolves once it is ready
- * (its demo.json written by this start).
+ * (its demo.json written by this start, its hints printed).
  */
 export async function startLocalProcess(dataDir: string): Promise<LocalProcess> {
-  const startedAt = Date.now();
   // node itself with tsx as a loader: the tsx command would run the service in a child
   // process of its own, which a SIGKILL of the command does not reach.
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', '--require', './local/esm-only-packages.cjs', 'local/start.ts'], {
@@ -27,20 +26,25 @@ export async function startLocalProcess(dataDir: string): Promise<LocalProcess> 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let gone = false;
   void exited.then(() => (gone = true));
-  const demoFile = join(dataDir, 'demo.json');
-  const ready = () => existsSync(demoFile) && statSync(demoFile).mtimeMs >= startedAt;
-  for (let waited = 0; !ready(); waited += 100) {
-    if (gone || waited >= 60_000) {
-      child.kill('SIGKILL');
-      throw new Error(`the local service did not start:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  // Ready once it prints its hints, after writing demo.json; not if it exits first, or hangs.
+  const ready = await new Promise<boolean>((resolve) => {
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('\ntry: curl')) resolve(true);
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    void exited.then(() => resolve(false));
+    setTimeout(() => resolve(false), 60_000).unref();
+  });
+  if (!ready) {
+    child.kill('SIGKILL');
+    throw new Error(`the local service did not start:\n${output}`);
   }
+  const demoFile = join(dataDir, 'demo.json');
   return {
     ...(JSON.parse(readFileSync(demoFile, 'utf8')) as DemoCredentials),
     output: () => output,

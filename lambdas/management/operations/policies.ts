@@ -5,6 +5,7 @@ import { hasFederationEntitlement } from '../../federation/types';
 import { MAX_SUBJECT_TOKEN_BYTES } from '../../federation/limits';
 import { invalidParameter } from '../../errors';
 import { pathId } from '../../ids';
+import { proofRequest } from '../../http/request';
 import type { POLICY_ROUTES } from '../routes/policies';
 import { orgOf, type Operations } from '../operation';
 import { policyView } from '../views';
@@ -26,7 +27,7 @@ export const POLICY_OPERATIONS: Operations<typeof POLICY_ROUTES> = {
     return { deleted: true };
   },
   // Counted against the token endpoint's per-address budget first (its route says so).
-  evaluateFederationPolicy: async ({ principal, body, params, deps }) => {
+  evaluateFederationPolicy: async ({ principal, body, params, event, deps }) => {
     const id = policyId(params);
     const subjectToken = body.subject_token;
     // The schema counts characters; the limit is in bytes.
@@ -35,7 +36,8 @@ export const POLICY_OPERATIONS: Operations<typeof POLICY_ROUTES> = {
     }
     // Found in the caller's organization first: another organization's policy is a 404.
     const policy = await deps.federation.getPolicy(orgOf(principal), id);
-    const outcome = await testPolicy(deps.policyTester, policy, subjectToken, body.dpop_proof);
+    // A proof is judged as the token endpoint on this request's host would judge it.
+    const outcome = await testPolicy(deps.policyTester, policy, { subjectToken, dpopProof: body.dpop_proof, calledAt: proofRequest(event) });
     return {
       data: { result: outcome.result, expires_in: outcome.expiresIn, token_type: outcome.tokenType, dpop_jkt: outcome.dpopJkt, steps: outcome.steps },
     };

@@ -82,7 +82,8 @@ export const WORKSPACE_CHANGE_ROUTES = [
     summary: "Delete one of the workspaces (by its id or its slug), and its guardrails; it must hold no API key, and the organization's default workspace stays",
     pathParameters: WORKSPACE_ID_OR_SLUG,
     ok: { status: 200, schema: ref('DeleteWorkspaceResponse') },
-    // 400: it holds API keys; 403: the organization's default workspace.
-    errors: [400, 404],
+    // 400: it holds API keys; 403: the organization's default workspace; 409: it holds the place
+    // of a key whose write has not finished (docs/operating.md).
+    errors: [400, 404, 409],
   },
 ] as const satisfies readonly RouteDefinition[];

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { IssuerUrlTakenError } from '../../../lambdas/federation/federation-store';
+import { UnfinishedWriteError } from '../../../lambdas/errors';
+import { CountLimitReachedError, IssuerUrlTakenError } from '../../../lambdas/federation/federation-store';
 import { DynamoFederationStore, STALE_CLAIM_MS } from '../../../lambdas/aws/dynamo-federation-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { startEmbeddedTables } from '../../support/embedded-tables';
@@ -136,6 +137,7 @@ describe('DynamoFederationStore', () => {
     const url = 'https://interrupted.example';
 
     beforeAll(async () => {
+      clock.set('2026-11-21T12:00:00.250Z');
       // What a crash between the claim and the issuer write leaves.
       await tables.documentClient.send(
         new PutCommand({
@@ -155,12 +157,19 @@ describe('DynamoFederationStore', () => {
       expect(await store.listIssuers(org)).toEqual([]);
     });
 
-    it('still blocks the URL while it may belong to a create in progress', async () => {
-      await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: url }))).rejects.toBeInstanceOf(IssuerUrlTakenError);
+    it('still blocks the URL while it may belong to a create in progress, saying so and until when', async () => {
+      clock.advance(STALE_CLAIM_MS);
+      const refusal = store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: url }));
+      await expect(refusal).rejects.toBeInstanceOf(UnfinishedWriteError);
+      await expect(refusal).rejects.toMatchObject({
+        kind: 'conflict',
+        message: `The issuer_url ${url} is held by a write that has not finished: free again at 2026-11-21T12:01:01.000Z unless that write completes`,
+        metadata: { free_at: '2026-11-21T12:01:01.000Z' },
+      });
     });
 
-    it('is taken over once stale, so the URL is never blocked for good', async () => {
-      clock.advance(STALE_CLAIM_MS + 1);
+    it('is taken over at the time the refusal stated, so the URL is never blocked for good', async () => {
+      clock.set('2026-11-21T12:01:01.000Z');
       const issuer = makeIssuer({ organizationId: org, issuerUrl: url });
       await store.createIssuer(issuer);
       expect((await store.listIssuers(org)).map((i) => i.id)).toEqual([issuer.id]);
@@ -177,9 +186,12 @@ describe('DynamoFederationStore: claims orphaned by a crash', () => {
     await tables.documentClient.send(new PutCommand({ TableName: TABLE, Item: { ...urlKey, issuerId: 'never-written', issuerUrl: 'https://orphaned.example', claimId: randomUUID(), claimedAt: takenAt } }));
     await tables.documentClient.send(new PutCommand({ TableName: TABLE, Item: { pk: `ORG#${org}`, sk: 'LIMIT#issuers', holders: { 'never-written': takenAt } } }));
 
-    await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://orphaned.example' }))).rejects.toBeInstanceOf(IssuerUrlTakenError);
+    const freeAt = new Date(Math.ceil((Date.parse(takenAt) + STALE_CLAIM_MS + 1) / 1000) * 1000).toISOString();
+    await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://orphaned.example' }))).rejects.toThrow(
+      new UnfinishedWriteError('The issuer_url https://orphaned.example is held', new Date(freeAt)),
+    );
     // A limit of one, held by the place that was never written: refused while its writer may run.
-    await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://other.example' }), 1)).rejects.toThrow();
+    await expect(store.createIssuer(makeIssuer({ organizationId: org, issuerUrl: 'https://other.example' }), 1)).rejects.toBeInstanceOf(CountLimitReachedError);
 
     const restarted = new DynamoFederationStore(tables.documentClient, TABLE, clock, undefined, new Date(clock.now().getTime() + 1));
     const issuer = makeIssuer({ organizationId: org, issuerUrl: 'https://orphaned.example' });

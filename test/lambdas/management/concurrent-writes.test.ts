@@ -42,7 +42,17 @@ describe('concurrent writes on the local service', () => {
     return { hash: response.body.data.hash, secret: response.body.key };
   }
 
-  const guardrailsOf = async (hash: string): Promise<string[]> => (await manage(`/keys/${hash}`)).body.data.guardrail_ids;
+  /**
+   * A burst split around a deletion: a quarter sent and answered before it, half sent with it
+   * (the race), the rest sent once it is answered. Ordered by the answers, not by timers.
+   */
+  const aroundDeletion = <T>(all: readonly T[]) => ({ before: all.slice(0, all.length / 4), during: all.slice(all.length / 4, (3 * all.length) / 4), after: all.slice((3 * all.length) / 4) });
+
+  const guardrailsOf = async (hash: string): Promise<string[]> => {
+    const response = await manage(`/keys/${hash}`);
+    expect([response.status, response.body.error]).toEqual([200, undefined]);
+    return response.body.data.guardrail_ids;
+  };
 
   describe('guardrail assignments to keys', () => {
     it(`keeps all of ${PARALLEL} guardrails assigned to one key at the same moment`, async () => {
@@ -87,24 +97,27 @@ describe('concurrent writes on the local service', () => {
 
     it('leaves no deleted guardrail id on any key, whichever of assignment and deletion comes first', async () => {
       const keys = await times(PARALLEL, (i) => newKey(`race-${i}`));
+      const assign = (id: string, hashes: string[]) => manage(`/guardrails/${id}/assignments/keys`, 'POST', { key_hashes: hashes });
       for (let round = 0; round < 3; round++) {
         const id = await newGuardrail(`doomed-${round}`);
-        // Assignments one key each, with the deletion fired in the middle of the burst; in
-        // the last round also one request naming every key.
-        const assignments = keys.map((hash, i) =>
-          new Promise((resolve) => setTimeout(resolve, i)).then(() => manage(`/guardrails/${id}/assignments/keys`, 'POST', { key_hashes: [hash] })),
-        );
-        if (round === 2) assignments.push(manage(`/guardrails/${id}/assignments/keys`, 'POST', { key_hashes: keys }));
-        const deletion = new Promise((resolve) => setTimeout(resolve, PARALLEL / 2)).then(() => manage(`/guardrails/${id}`, 'DELETE'));
-        const [deleted, ...assigned] = await Promise.all([deletion, ...assignments]);
+        const { before, during, after } = aroundDeletion(keys);
+        // Assignments one key each: some before the deletion, some sent with it, the rest after
+        // it; in the last round also one request naming every key, sent with it.
+        const early = await Promise.all(before.map((hash) => assign(id, [hash])));
+        const racing = during.map((hash) => assign(id, [hash]));
+        if (round === 2) racing.push(assign(id, keys));
+        const [deleted, ...raced] = await Promise.all([manage(`/guardrails/${id}`, 'DELETE'), ...racing]);
+        const late = await Promise.all(after.map((hash) => assign(id, [hash])));
 
         expect(deleted.status).toBe(200);
-        // Each assignment either happened before the deletion (200) or found the guardrail gone (404).
-        expect(assigned.every((r) => r.status === 200 || r.status === 404)).toBe(true);
+        expect(early.map((r) => r.status)).toEqual(before.map(() => 200));
+        // Each assignment sent with the deletion either happened before it (200) or found the guardrail gone (404).
+        expect(raced.every((r) => r.status === 200 || r.status === 404)).toBe(true);
+        expect(late.map((r) => r.status)).toEqual(after.map(() => 404));
         const dangling = (await times(keys.length, (i) => guardrailsOf(keys[i]!))).filter((ids) => ids.includes(id));
         expect(dangling).toEqual([]);
       }
-    });
+    }, 120_000);
   });
 
   describe('guardrail attachments to workspaces, through the operator CLI', () => {
@@ -127,21 +140,24 @@ describe('concurrent writes on the local service', () => {
 
     it('leaves no deleted guardrail id on a workspace attached while the guardrail is deleted', async () => {
       const workspaces = (await times(PARALLEL, (i) => manage('/workspaces', 'POST', { name: `Race ${i}` }))).map((w) => w.body.data.id as string);
+      const attach = (id: string, workspace: string) => ops('guardrail', 'attach-workspace', demo.organizationId, id, workspace);
       for (let round = 0; round < 3; round++) {
         const id = await newGuardrail(`doomed-workspace-${round}`);
-        const attachments = workspaces.map((workspace, i) =>
-          new Promise((resolve) => setTimeout(resolve, 2 * i)).then(() => ops('guardrail', 'attach-workspace', demo.organizationId, id, workspace)),
-        );
-        const deletion = new Promise((resolve) => setTimeout(resolve, PARALLEL)).then(() => manage(`/guardrails/${id}`, 'DELETE'));
-        const [deleted, ...codes] = await Promise.all([deletion, ...attachments]);
+        const { before, during, after } = aroundDeletion(workspaces);
+        const early = await Promise.all(before.map((workspace) => attach(id, workspace)));
+        const racing = during.map((workspace) => attach(id, workspace));
+        const [deleted, ...raced] = await Promise.all([manage(`/guardrails/${id}`, 'DELETE'), ...racing]);
+        const late = await Promise.all(after.map((workspace) => attach(id, workspace)));
 
         expect(deleted.status).toBe(200);
         // Exit 0 when attached before the deletion, 1 (guardrail not found) after it.
-        expect(codes.every((code) => code === 0 || code === 1)).toBe(true);
+        expect(early).toEqual(before.map(() => 0));
+        expect(raced.every((code) => code === 0 || code === 1)).toBe(true);
+        expect(late).toEqual(after.map(() => 1));
         const listed = (await manage('/workspaces')).body.data as { guardrail_ids: string[] }[];
         expect(listed.filter((w) => w.guardrail_ids.includes(id))).toEqual([]);
       }
-    });
+    }, 120_000);
   });
 
   describe('workspace slugs', () => {
@@ -149,8 +165,19 @@ describe('concurrent writes on the local service', () => {
       const responses = await times(PARALLEL, () => manage('/workspaces', 'POST', { name: 'Same Name' }));
 
       expect(responses.map((r) => r.status).sort()).toEqual([201, ...Array(PARALLEL - 1).fill(409)]);
+      // A loser finds the slug taken, or, before the winner has written its workspace, held by that write.
       for (const refused of responses.filter((r) => r.status === 409)) {
-        expect(refused.body).toEqual({ error: { code: 409, message: 'A workspace with slug "same-name" already exists' } });
+        expect(refused.body).toEqual(
+          refused.body.error.metadata
+            ? {
+                error: {
+                  code: 409,
+                  message: `The slug "same-name" is held by a write that has not finished: free again at ${refused.body.error.metadata.free_at} unless that write completes`,
+                  metadata: { free_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/) },
+                },
+              }
+            : { error: { code: 409, message: 'A workspace with slug "same-name" already exists' } },
+        );
       }
       const listed = (await manage('/workspaces')).body.data as { slug: string }[];
       expect(listed.filter((w) => w.slug === 'same-name')).toHaveLength(1);

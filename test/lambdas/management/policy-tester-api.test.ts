@@ -164,6 +164,50 @@ describe('policy tester API on the local service', () => {
     counted++;
   });
 
+  it('judges a proof as the token endpoint on the same host does: the API base URL, or a served hostname it was sent to', async () => {
+    const key = await proofKey();
+    const { port } = new URL(service.runtime.baseUrl);
+    const hosted = await createPolicy({ name: 'Hosts' });
+    const on = (hostname: string) => `http://${hostname}:${port}/api/v1/oauth/token`;
+    /** The `dpop` step's verdict, and the token endpoint's answer to the same proof on the same host. */
+    const verdicts = async (host: string | undefined, htu: string) => {
+      const proof = await signProof(key, { htu });
+      counted += 2;
+      const tested = await service.call(evaluatePath(hosted.body.data.id), { key: admin, method: 'POST', host, body: { subject_token: token(), dpop_proof: proof } });
+      const exchanged = await service.call('/oauth/token', {
+        method: 'POST',
+        host,
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', DPoP: proof },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+          subject_token: token(),
+          federation_policy_id: hosted.body.data.id,
+        }).toString(),
+      });
+      const step = tested.body.data.steps.at(-1);
+      return {
+        tester: step.status === 'passed' ? 'accepted' : step.detail,
+        // The token endpoint adds the request's id to what it says.
+        exchange: exchanged.status === 200 ? 'accepted' : `${exchanged.body.error}: ${exchanged.body.error_description.replace(/ \(request id [0-9a-f-]+\)$/, '')}`,
+      };
+    };
+    const refused = (url: string) => `The DPoP proof htu must be the request URL, ${url}`;
+
+    // Sent to the API base URL's host: a proof naming the regional hostname is for another URL.
+    expect(await verdicts(undefined, on('127.0.0.1'))).toEqual({ tester: 'accepted', exchange: 'accepted' });
+    expect(await verdicts(undefined, on('eu.localhost'))).toEqual({ tester: refused(on('127.0.0.1')), exchange: `invalid_dpop_proof: ${refused(on('127.0.0.1'))}` });
+    // Sent to the regional hostname: a proof may name it, or the API base URL.
+    expect(await verdicts(`eu.localhost:${port}`, on('eu.localhost'))).toEqual({ tester: 'accepted', exchange: 'accepted' });
+    expect(await verdicts(`EU.localhost:${port}`, on('eu.localhost'))).toEqual({ tester: 'accepted', exchange: 'accepted' });
+    expect(await verdicts(`eu.localhost:${port}`, on('127.0.0.1'))).toEqual({ tester: 'accepted', exchange: 'accepted' });
+    // A hostname the deployment does not serve is named by neither.
+    expect(await verdicts(`other.localhost:${port}`, on('other.localhost'))).toEqual({
+      tester: refused(on('127.0.0.1')),
+      exchange: `invalid_dpop_proof: ${refused(on('127.0.0.1'))}`,
+    });
+  });
+
   it('reports a forged signature as the signature step', async () => {
     const forged = idp.sign({ sub: SUBJECT, aud: AUDIENCE }, { privateKey: idp.addKey('ES256', 'unpublished').privateKey, kid: idp.keys[0]!.kid });
     const response = await evaluate(policy.id, forged);

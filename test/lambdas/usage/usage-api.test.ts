@@ -2,7 +2,6 @@ import { HTTPClient, OpenRouter } from '@openrouter/sdk';
 import OpenAI from 'openai';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { utcDate } from '../../../lambdas/usage/usage';
-import { eventually } from '../../support/eventually';
 import { startTestService, type TestService } from '../../support/local-service';
 
 /**
@@ -61,10 +60,10 @@ describe('usage attribution', () => {
   });
 
   it('lists per-day activity rows by model for management credentials, filtered by date and key', async () => {
+    // Recorded before the completion is answered: the activity shows it at once.
     await complete('openai/gpt-4o-mini', 'four five', false, service.runtime.demo.keys.personal);
-    await eventually(async () => {
-      const activity = await sdk(service.runtime.demo.keys.managementReadOnly).analytics.getUserActivity({ date: utcDate(new Date()) });
-      expect(activity.data).toEqual([
+    const activity = await sdk(service.runtime.demo.keys.managementReadOnly).analytics.getUserActivity({ date: utcDate(new Date()) });
+    expect(activity.data).toEqual([
       {
         date: utcDate(new Date()),
         model: 'openai/gpt-4o-mini',
@@ -78,8 +77,7 @@ describe('usage attribution', () => {
         usage: expect.closeTo(20 * 0.00000225 + 2 * 0.00000015 + 2 * 0.0000006, 15),
         byokUsageInference: 0,
       },
-      ]);
-    });
+    ]);
     const onlyPersonal = await service.call(`/activity?api_key_hash=${hashApiKey(service.runtime.demo.keys.personal)}`, {
       key: service.runtime.demo.keys.managementReadWrite,
     });
