@@ -44,12 +44,10 @@ import { evaluateCondition } from '../lambdas/federation/condition';
 import { evaluateExchange, type ExchangeDependencies } from '../lambdas/federation/evaluate-exchange';
 import type { ExchangeEvent, ExchangeEventStore } from '../lambdas/federation/exchange-events';
 import { createIssuerKeySource } from '../lambdas/federation/issuer-keys';
-import { InMemoryJtiStore } from '../lambdas/federation/jti-replay';
 import { admitKey, type AdmittedKey } from '../lambdas/federation/subject-token';
 import { verifySubjectJws } from '../lambdas/federation/subject-token-verification';
 import type { FederationIssuer, FederationPolicy } from '../lambdas/federation/types';
 import { createTokenExchangeHandler } from '../lambdas/functions/token-exchange/handler';
-import { InMemoryRateCounterStore } from '../lambdas/oauth/exchange-rate-limit';
 import { exchangeToken, type TokenExchangeDeps } from '../lambdas/oauth/exchange-token';
 import { createTelemetry, SERVICE_NAME } from '../lambdas/observability/telemetry';
 import { ActiveSigner } from '../lambdas/signing/active-signer';
@@ -69,7 +67,9 @@ import { createTables } from '../local/tables';
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
 import { DpopChecker } from '../lambdas/oauth/dpop-binding';
 import { dpopProof, newDpopKey } from '../local/dpop-fetch';
-import { InMemoryProofReplayStore } from '../lambdas/oauth/dpop-proof';
+import { MemoryJtiStore } from '../test/support/memory-jti-store';
+import { MemoryProofReplayStore } from '../test/support/memory-proof-replay-store';
+import { MemoryRateCounterStore } from '../test/support/memory-rate-counter-store';
 import { slowestConditions } from './slowest-conditions';
 
 /** An exchange request without a DPoP proof. */
@@ -197,7 +197,7 @@ function buildHandler(deps: {
     config: { issuer: API_BASE_URL, maxLifetimeSeconds: 900, rateLimit: { limit: 1_000_000, windowSeconds: 60 } },
     clock: systemClock,
     newId: randomId,
-    proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, servedHostnames: [], replays: new InMemoryProofReplayStore(), clock: systemClock }),
+    proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, servedHostnames: [], replays: new MemoryProofReplayStore(), clock: systemClock }),
     evaluate: (request) => evaluateExchange(deps.evaluation, request),
     signer: deps.signer,
     telemetry: deps.telemetry ?? telemetry,
@@ -297,7 +297,7 @@ async function slowConditionRows(deps: { signer: LocalSigner; events: ExchangeEv
   const handler = buildHandler({
     evaluation,
     signer: async () => deps.signer,
-    stores: { rateCounters: new InMemoryRateCounterStore(), jtis: new InMemoryJtiStore(), events: deps.events },
+    stores: { rateCounters: new MemoryRateCounterStore(), jtis: new MemoryJtiStore(), events: deps.events },
   });
   // The plain exchange, and the same with a token as large as the slow ones (a claim no rule reads).
   const largeBody = formBody(subjectToken({ sub: SUBJECT, aud: AUDIENCE, padding: 'p'.repeat(11_300) }));
@@ -366,8 +366,8 @@ async function tracedRow(
       evaluation: deps.evaluation,
       signer: async () => deps.signer,
       stores: {
-        rateCounters: new InMemoryRateCounterStore(),
-        jtis: new InMemoryJtiStore(),
+        rateCounters: new MemoryRateCounterStore(),
+        jtis: new MemoryJtiStore(),
         events: deps.events,
       },
     });
@@ -398,7 +398,7 @@ async function main(): Promise<void> {
       evaluateCondition,
     };
     const events = new RecentEvents();
-    const memoryStores = () => ({ rateCounters: new InMemoryRateCounterStore(), jtis: new InMemoryJtiStore(), events });
+    const memoryStores = () => ({ rateCounters: new MemoryRateCounterStore(), jtis: new MemoryJtiStore(), events });
     const memoryHandler = buildHandler({
       evaluation,
       signer: async () => signer,
@@ -423,10 +423,10 @@ async function main(): Promise<void> {
       config: { issuer: API_BASE_URL, maxLifetimeSeconds: 900, rateLimit: { limit: 1_000_000, windowSeconds: 60 } },
       clock: systemClock,
       newId: randomId,
-      proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, servedHostnames: [], replays: new InMemoryProofReplayStore(), clock: systemClock }),
-      rateCounters: new InMemoryRateCounterStore(),
+      proofs: new DpopChecker({ apiBaseUrl: API_BASE_URL, servedHostnames: [], replays: new MemoryProofReplayStore(), clock: systemClock }),
+      rateCounters: new MemoryRateCounterStore(),
       evaluate: (request) => evaluateExchange(evaluation, request),
-      jtis: new InMemoryJtiStore(),
+      jtis: new MemoryJtiStore(),
       events,
       signer: async () => signer,
       logger: { error: () => undefined },

@@ -145,3 +145,21 @@ describe('DynamoDB item access', () => {
     expect(itemAccess).toMatch(/export function strip</);
   });
 });
+
+/**
+ * Stores kept in process memory stand in for DynamoDB in tests and the benchmark: they live in
+ * test/support/, so no function can be wired with one.
+ */
+describe('stand-in stores', () => {
+  it('are not under lambdas/: no class there keeps its records in process memory by name', () => {
+    const holders = sources(LAMBDAS)
+      .filter((file) => /\bclass\s+(In)?Memory\w*/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(LAMBDAS, file));
+    expect(holders).toEqual([]);
+    // The rule is checked on real classes: the stand-ins are found where they moved.
+    const support = join(LAMBDAS, '..', 'test', 'support');
+    expect(sources(support).filter((file) => /\bclass\s+Memory\w*Store\b/.test(readFileSync(file, 'utf8'))).map((file) => relative(support, file))).toEqual(
+      expect.arrayContaining(['memory-rate-counter-store.ts', 'memory-proof-replay-store.ts', 'memory-jti-store.ts', 'memory-exchange-event-store.ts']),
+    );
+  });
+});
