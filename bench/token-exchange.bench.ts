@@ -65,6 +65,8 @@ import { startEmbeddedDynamoDb } from '../local/embedded-dynamodb';
 import { ReadableLogger } from '../local/readable-logger';
 import { createTables } from '../local/tables';
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
+import { LOCAL_SIGNING_KEY_FILE } from '../local/signing-keys';
+import { LOCAL_KEY_REF_PREFIX } from '../lambdas/wiring/signer-for-record';
 import { DpopChecker } from '../lambdas/oauth/dpop-binding';
 import { dpopProof, newDpopKey } from '../local/dpop-fetch';
 import { MemoryJtiStore } from '../test/support/memory-jti-store';
@@ -384,7 +386,7 @@ async function main(): Promise<void> {
   quietSdkNodeNotice();
   const dir = mkdtempSync(join(tmpdir(), 'modelgate-bench-'));
   try {
-    const signer = await LocalSigner.fromFile(join(dir, 'signing-key.pem'));
+    const signer = await LocalSigner.fromFile(join(dir, LOCAL_SIGNING_KEY_FILE));
 
     // In memory: the records the evaluation reads, frozen (the exchange never changes what it
     // reads; a write would throw) and handed out as they are, since a read is I/O, which the
@@ -493,7 +495,7 @@ async function main(): Promise<void> {
       await dynamoAccounts.createOrganization(organization);
       await dynamoAccounts.createApiKey(workspaceKey);
       const signingKeys = new DynamoSigningKeyStore(documentClient, TABLE_SCHEMAS.keys.localName);
-      await signingKeys.put({ kid: signer.kid, keyRef: 'local:signing-key.pem', publicJwk: signer.publicJwk, status: 'active', createdAt: new Date().toISOString(), retiredAt: null });
+      await signingKeys.put({ kid: signer.kid, keyRef: `${LOCAL_KEY_REF_PREFIX}${LOCAL_SIGNING_KEY_FILE}`, publicJwk: signer.publicJwk, status: 'active', createdAt: new Date().toISOString(), retiredAt: null });
       const activeSigner = new ActiveSigner(signingKeys, async () => signer, systemClock);
       const storeHandler = buildHandler({
         evaluation: { ...evaluation, federation: dynamoFederation, accounts: dynamoAccounts },

@@ -17,7 +17,7 @@ import { fileCredentials } from '../lambdas/inference/provider-credentials';
 import { createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { LocalSigner } from '../lambdas/signing/local-signer';
-import { signerForRecord } from '../lambdas/wiring/signer-for-record';
+import { LOCAL_KEY_REF_PREFIX, signerForRecord } from '../lambdas/wiring/signer-for-record';
 import { registerDeployedSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
@@ -38,6 +38,7 @@ import { claimDataFolder } from './instance-lock';
 import { functionCredentials, type StackFunctionId } from './function-principals';
 import { createLocalApiServer, type ExchangeObserver, type FunctionHandler, type LocalApiServer } from './http-server';
 import { ReadableLogger } from './readable-logger';
+import { LOCAL_SIGNING_KEY_FILE } from './signing-keys';
 import { reconcileIndexes } from './reconcile-indexes';
 import type { Signer, SigningKeyRecord } from '../lambdas/signing/signer';
 import { observeClientCalls, observeSigner, type AwsCallObserver, type CallRecording } from './aws-calls';
@@ -253,10 +254,10 @@ async function prepareData(dynamo: EmbeddedDynamoDb, dataDir: string, persisted:
   // The same registration path as the deploy-time registrar: a new local key becomes the
   // active signing key (a replaced key file retires the previous one), and a restart keeps a
   // key rotated in since (`signing-key rotate`) active.
-  const signer = await LocalSigner.fromFile(join(dataDir, 'signing-key.pem'));
+  const signer = await LocalSigner.fromFile(join(dataDir, LOCAL_SIGNING_KEY_FILE));
   await registerDeployedSigningKey(
     new DynamoSigningKeyStore(operator, LOCAL_TABLES.keys),
-    { kid: signer.kid, keyRef: 'local:signing-key.pem', publicJwk: signer.publicJwk },
+    { kid: signer.kid, keyRef: `${LOCAL_KEY_REF_PREFIX}${LOCAL_SIGNING_KEY_FILE}`, publicJwk: signer.publicJwk },
     'created',
     clock,
   );
