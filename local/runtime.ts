@@ -181,23 +181,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
     interposed = options.interposeDynamoDb ? await options.interposeDynamoDb(dynamo.endpoint) : undefined;
     const functionsEndpoint = interposed?.endpoint ?? dynamo.endpoint;
-    const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel: settings.logLevel }, options.log);
-    const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel: settings.logLevel, localLogger: logger });
-    const contextOf = <T extends TableId>(fn: StackFunctionId & FunctionId): FunctionContext<T> => {
-      const client = createDynamoDbClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
-      if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
-      functionClients.push(client);
-      return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random: options.random };
-    };
+    const { contextOf, telemetryOf } = functionContexts(functionsEndpoint, settings.logLevel, { ...options, clock, writersSince }, functionClients);
 
     // The handlers need the API base URL, the `iss` and `aud` of access tokens (SPEC 2.13), known
     // once the port is bound: requests that arrive before they are built wait for them.
-    let handlersReady: (handlers: Record<FunctionId, FunctionHandler>) => void = () => undefined;
-    let handlersFailed: (error: unknown) => void = () => undefined;
-    const handlers = new Promise<Record<FunctionId, FunctionHandler>>((resolvePromise, reject) => {
-      handlersReady = resolvePromise;
-      handlersFailed = reject;
-    });
+    let built!: { resolve: (handlers: Record<FunctionId, FunctionHandler>) => void; reject: (error: unknown) => void };
+    const handlers = new Promise<Record<FunctionId, FunctionHandler>>((resolvePromise, reject) => (built = { resolve: resolvePromise, reject }));
     // A start that fails rejects it; requests waiting on it answer 500, none is left unhandled.
     handlers.catch(() => undefined);
     const server = createLocalApiServer(handlers, {
@@ -207,9 +196,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     const baseUrl = await listen(server, options.port ?? 8787, options.host ?? '127.0.0.1');
     try {
-      handlersReady(await buildHandlers(contextOf, telemetryOf, { ...settings, apiBaseUrl: baseUrl }, dataDir, options));
+      built.resolve(await buildHandlers(contextOf, telemetryOf, { ...settings, apiBaseUrl: baseUrl }, dataDir, options));
     } catch (error) {
-      handlersFailed(error);
+      built.reject(error);
       await server.shutdown(0);
       throw error;
     }
@@ -234,6 +223,29 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     release();
     throw error;
   }
+}
+
+/**
+ * Each function's context, as its Lambda entry builds it: its own DynamoDB client, signed with
+ * its own access key id (and observed when asked), and its telemetry on the runtime's logger.
+ * The clients are added to `clients`, which the runtime destroys when it stops.
+ */
+function functionContexts(
+  endpoint: string,
+  logLevel: Settings['logLevel'],
+  options: Pick<LocalRuntimeOptions, 'log' | 'random' | 'observeAwsCalls' | 'awsCallRecording'> & { clock: Clock; writersSince: Date },
+  clients: DynamoDBClient[],
+) {
+  const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel }, options.log);
+  const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel, localLogger: logger });
+  const contextOf = <T extends TableId>(fn: StackFunctionId & FunctionId): FunctionContext<T> => {
+    const client = createDynamoDbClient({ endpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
+    if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
+    clients.push(client);
+    const { clock, writersSince, random } = options;
+    return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random };
+  };
+  return { contextOf, telemetryOf };
 }
 
 /** The local tables by id, named as the schema module names them locally. */
