@@ -16,11 +16,11 @@ import { DynamoFederationStore } from '../lambdas/aws/dynamo-federation-store';
 import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
 import { AWS_LATENCY_MS, modelledLatencyMs, sequentialDepth, type AwsCall } from '../local/aws-calls';
 import { readDevCertificateAuthority } from '../local/dev-ca';
-import { startLocalRuntime } from '../local/runtime';
+import { startLocalRuntime, type LocalRuntime } from '../local/runtime';
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { makeIssuer, makePolicy } from '../test/support/federation-fixtures';
-import { startIdentityProvider } from '../test/support/identity-provider';
+import { startIdentityProvider, type TestIdentityProvider } from '../test/support/identity-provider';
 
 const RUNS = 30;
 
@@ -43,45 +43,12 @@ async function main(): Promise<void> {
   const idp = await startIdentityProvider({ ca: readDevCertificateAuthority(dataDir) });
   const client = new DynamoDBClient({ endpoint: runtime.dynamoEndpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {
-    const federation = new DynamoFederationStore(createDocumentClient(client), TABLE_SCHEMAS.policies.localName);
-    const issuer = makeIssuer({ organizationId: runtime.demo.organizationId, issuerUrl: idp.issuerUrl });
-    await federation.createIssuer(issuer);
-    const policy = makePolicy({ organizationId: runtime.demo.organizationId, issuerId: issuer.id, subject: 'bench', audience: 'bench', apiKeyHash: hashApiKey(runtime.demo.keys.workspace) });
-    await federation.createPolicy(policy);
-
-    const { keys } = runtime.demo;
-    const send = (path: string, init: RequestInit = {}, key?: string) =>
-      fetch(`${runtime.baseUrl}${path}`, { ...init, headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(init.headers as Record<string, string>) } }).then((r) => r.text().then(() => r.status));
-    const routes: [string, () => Promise<number>][] = [
-      ['GET /models/user?limit=10', () => send('/models/user?limit=10', {}, keys.workspace)],
-      ['GET /key', () => send('/key', {}, keys.workspace)],
-      ['GET /keys', () => send('/keys', {}, keys.managementReadOnly)],
-      ['GET /workspaces', () => send('/workspaces', {}, keys.managementReadOnly)],
-      [
-        'POST /chat/completions (development provider)',
-        () => send('/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) }, keys.workspace),
-      ],
-      [
-        'POST /oauth/token (issued)',
-        () =>
-          send('/oauth/token', {
-            method: 'POST',
-            headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams({
-              grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-              subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-              subject_token: idp.sign({ sub: 'bench', aud: 'bench', jti: randomUUID() }),
-              federation_policy_id: policy.id,
-            }).toString(),
-          }),
-      ],
-    ];
-
+    const policyId = await trustIdentityProvider(client, runtime, idp);
     console.log(`\nRound trips per warm request (AWS model: DynamoDB ${AWS_LATENCY_MS.DynamoDB} ms, KMS Sign ${AWS_LATENCY_MS.KMS} ms per stage)`);
     console.log('(the calls and stages the answer waits for; calls made once it has ended are counted apart)');
     console.log('| route | SDK calls | sequential stages | modelled AWS storage latency | local request, median | calls after the answer |');
     console.log('|---|---:|---:|---:|---:|---:|');
-    for (const [name, request] of routes) {
+    for (const [name, request] of benchRoutes(runtime, idp, policyId)) {
       for (let i = 0; i < 3; i++) await request();
       await runtime.idle();
       const before = calls.length;
@@ -91,15 +58,8 @@ async function main(): Promise<void> {
       await runtime.idle();
       const mine = calls.slice(before).filter((call) => call.start < answeredAt);
       const after = calls.length - before - mine.length;
-      const times: number[] = [];
-      for (let i = 0; i < RUNS; i++) {
-        const start = performance.now();
-        await request();
-        times.push(performance.now() - start);
-        await runtime.idle();
-      }
-      times.sort((a, b) => a - b);
-      console.log(`| ${name} | ${mine.length} | ${sequentialDepth(mine)} | ${modelledLatencyMs(mine)} ms | ${times[Math.floor(RUNS / 2)]!.toFixed(1)} ms | ${after} |`);
+      const median = await medianMs(request, runtime);
+      console.log(`| ${name} | ${mine.length} | ${sequentialDepth(mine)} | ${modelledLatencyMs(mine)} ms | ${median.toFixed(1)} ms | ${after} |`);
     }
   } finally {
     client.destroy();
@@ -107,6 +67,60 @@ async function main(): Promise<void> {
     await runtime.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The demo organization trusts the identity provider: an issuer and a policy for the workspace key. Returns the policy's id. */
+async function trustIdentityProvider(client: DynamoDBClient, runtime: LocalRuntime, idp: TestIdentityProvider): Promise<string> {
+  const federation = new DynamoFederationStore(createDocumentClient(client), TABLE_SCHEMAS.policies.localName);
+  const issuer = makeIssuer({ organizationId: runtime.demo.organizationId, issuerUrl: idp.issuerUrl });
+  await federation.createIssuer(issuer);
+  const policy = makePolicy({ organizationId: runtime.demo.organizationId, issuerId: issuer.id, subject: 'bench', audience: 'bench', apiKeyHash: hashApiKey(runtime.demo.keys.workspace) });
+  await federation.createPolicy(policy);
+  return policy.id;
+}
+
+/** The routes measured, each a request that answers its status. */
+function benchRoutes(runtime: LocalRuntime, idp: TestIdentityProvider, policyId: string): [string, () => Promise<number>][] {
+  const { keys } = runtime.demo;
+  const send = (path: string, init: RequestInit = {}, key?: string) =>
+    fetch(`${runtime.baseUrl}${path}`, { ...init, headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(init.headers as Record<string, string>) } }).then((r) => r.text().then(() => r.status));
+  return [
+    ['GET /models/user?limit=10', () => send('/models/user?limit=10', {}, keys.workspace)],
+    ['GET /key', () => send('/key', {}, keys.workspace)],
+    ['GET /keys', () => send('/keys', {}, keys.managementReadOnly)],
+    ['GET /workspaces', () => send('/workspaces', {}, keys.managementReadOnly)],
+    [
+      'POST /chat/completions (development provider)',
+      () => send('/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) }, keys.workspace),
+    ],
+    [
+      'POST /oauth/token (issued)',
+      () =>
+        send('/oauth/token', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+            subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+            subject_token: idp.sign({ sub: 'bench', aud: 'bench', jti: randomUUID() }),
+            federation_policy_id: policyId,
+          }).toString(),
+        }),
+    ],
+  ];
+}
+
+/** The median time of RUNS requests, each once the one before and what it left running are done. */
+async function medianMs(request: () => Promise<number>, runtime: LocalRuntime): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const start = performance.now();
+    await request();
+    times.push(performance.now() - start);
+    await runtime.idle();
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(RUNS / 2)]!;
 }
 
 main().catch((error) => {

@@ -27,8 +27,3 @@ const LOCAL_SECRET_ACCESS_KEY = 'local';
 export function functionCredentials(fn: StackFunctionId): { accessKeyId: string; secretAccessKey: string } {
   return { accessKeyId: FUNCTION_CONSTRUCT_IDS[fn], secretAccessKey: LOCAL_SECRET_ACCESS_KEY };
 }
-
-/** The function whose clients present this access key id, or undefined for any other caller. */
-export function functionOfAccessKeyId(accessKeyId: string): StackFunctionId | undefined {
-  return (Object.keys(FUNCTION_CONSTRUCT_IDS) as StackFunctionId[]).find((fn) => FUNCTION_CONSTRUCT_IDS[fn] === accessKeyId);
-}

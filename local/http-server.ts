@@ -250,26 +250,36 @@ async function serve(
     }),
   );
 
-  // Maps keyed by client-chosen names have no prototype: a header or parameter named
-  // `constructor` or `__proto__` is a plain entry, not an inherited member.
-  const headers: Record<string, string> = Object.create(null);
-  const multiValueHeaders: Record<string, string[]> = Object.create(null);
-  for (let i = 0; i < request.rawHeaders.length; i += 2) {
-    const name = request.rawHeaders[i]!;
-    const value = request.rawHeaders[i + 1]!;
-    headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
-    (multiValueHeaders[name] ??= []).push(value);
-  }
-  const query: Record<string, string> = Object.create(null);
-  const multiQuery: Record<string, string[]> = Object.create(null);
-  for (const [key, value] of url.searchParams) {
-    query[key] = value;
-    (multiQuery[key] ??= []).push(value);
-  }
   const requestId = randomUUID();
+  const event = proxyEvent(request, { url, method, match, body, stage, requestId });
+  const handler = handlers[match.route.function];
+  const context = lambdaContext(match.route.function, requestId);
+  const invoke = async () => {
+    if (isStreamingHandler(handler)) return serveStreaming(handler, event, context, response);
+    const result = await (handler as LambdaHandler)(event, context);
+    send(response, result);
+  };
+  // The functions' AWS calls are attributed to the request they serve (local/aws-calls.ts).
+  await (scopeRequests ? requestScope.run(requestId, invoke) : invoke());
+}
+
+/** What API Gateway knows of a routed request when it builds the proxy event. */
+interface RoutedRequest {
+  url: URL;
+  method: string;
+  match: RouteMatch;
+  body: Buffer;
+  stage: string;
+  requestId: string;
+}
+
+/** The REST API proxy event API Gateway hands the function of a routed request. */
+function proxyEvent(request: IncomingMessage, { url, method, match, body, stage, requestId }: RoutedRequest): APIGatewayProxyEvent {
+  const { single: headers, multi: multiValueHeaders } = valueMaps(pairs(request.rawHeaders), (known, value) => `${known},${value}`);
+  const { single: query, multi: multiQuery } = valueMaps(url.searchParams, (_known, value) => value);
   const hasQuery = Object.keys(query).length > 0;
   const pathParameters: Record<string, string> = Object.assign(Object.create(null), match.pathParameters);
-  const event: APIGatewayProxyEvent = {
+  return {
     resource: match.resource,
     path: url.pathname,
     httpMethod: method,
@@ -296,15 +306,27 @@ async function serve(
       identity: proxyEventIdentity(normalizeAddress(request.socket.remoteAddress), request.headers['user-agent']),
     },
   };
-  const handler = handlers[match.route.function];
-  const context = lambdaContext(match.route.function, requestId);
-  const invoke = async () => {
-    if (isStreamingHandler(handler)) return serveStreaming(handler, event, context, response);
-    const result = await (handler as LambdaHandler)(event, context);
-    send(response, result);
-  };
-  // The functions' AWS calls are attributed to the request they serve (local/aws-calls.ts).
-  await (scopeRequests ? requestScope.run(requestId, invoke) : invoke());
+}
+
+/** Node's raw headers, `[name, value, name, value, …]`, as pairs. */
+function* pairs(raw: readonly string[]): Iterable<[string, string]> {
+  for (let i = 0; i < raw.length; i += 2) yield [raw[i]!, raw[i + 1]!];
+}
+
+/**
+ * A proxy event's single-value and multi-value maps of headers or query parameters: every
+ * value in the multi-value map, and in the single one the values a name repeats `join`ed.
+ * The maps are keyed by client-chosen names, so they have no prototype: a name like
+ * `constructor` or `__proto__` is a plain entry, not an inherited member.
+ */
+function valueMaps(entries: Iterable<[string, string]>, join: (known: string, value: string) => string) {
+  const single: Record<string, string> = Object.create(null);
+  const multi: Record<string, string[]> = Object.create(null);
+  for (const [name, value] of entries) {
+    single[name] = single[name] === undefined ? value : join(single[name], value);
+    (multi[name] ??= []).push(value);
+  }
+  return { single, multi };
 }
 
 /** Copies what is written to `response` and hands it over once the answer is complete. */

@@ -17,7 +17,7 @@ import { fileCredentials } from '../lambdas/inference/provider-credentials';
 import { createTelemetry, SERVICE_NAME, type Telemetry } from '../lambdas/observability/telemetry';
 import { API_BASE_PATH, type FunctionId } from '../lambdas/routes';
 import { LocalSigner } from '../lambdas/signing/local-signer';
-import { signerForRecord } from '../lambdas/wiring/signer-for-record';
+import { LOCAL_KEY_REF_PREFIX, signerForRecord } from '../lambdas/wiring/signer-for-record';
 import { registerDeployedSigningKey } from '../lambdas/signing/signing-key-registry';
 import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
@@ -38,6 +38,7 @@ import { claimDataFolder } from './instance-lock';
 import { functionCredentials, type StackFunctionId } from './function-principals';
 import { createLocalApiServer, type ExchangeObserver, type FunctionHandler, type LocalApiServer } from './http-server';
 import { ReadableLogger } from './readable-logger';
+import { LOCAL_SIGNING_KEY_FILE } from './signing-keys';
 import { reconcileIndexes } from './reconcile-indexes';
 import type { Signer, SigningKeyRecord } from '../lambdas/signing/signer';
 import { observeClientCalls, observeSigner, type AwsCallObserver, type CallRecording } from './aws-calls';
@@ -180,23 +181,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
     interposed = options.interposeDynamoDb ? await options.interposeDynamoDb(dynamo.endpoint) : undefined;
     const functionsEndpoint = interposed?.endpoint ?? dynamo.endpoint;
-    const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel: settings.logLevel }, options.log);
-    const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel: settings.logLevel, localLogger: logger });
-    const contextOf = <T extends TableId>(fn: StackFunctionId & FunctionId): FunctionContext<T> => {
-      const client = createDynamoDbClient({ endpoint: functionsEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
-      if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
-      functionClients.push(client);
-      return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random: options.random };
-    };
+    const { contextOf, telemetryOf } = functionContexts(functionsEndpoint, settings.logLevel, { ...options, clock, writersSince }, functionClients);
 
     // The handlers need the API base URL, the `iss` and `aud` of access tokens (SPEC 2.13), known
     // once the port is bound: requests that arrive before they are built wait for them.
-    let handlersReady: (handlers: Record<FunctionId, FunctionHandler>) => void = () => undefined;
-    let handlersFailed: (error: unknown) => void = () => undefined;
-    const handlers = new Promise<Record<FunctionId, FunctionHandler>>((resolvePromise, reject) => {
-      handlersReady = resolvePromise;
-      handlersFailed = reject;
-    });
+    let built!: { resolve: (handlers: Record<FunctionId, FunctionHandler>) => void; reject: (error: unknown) => void };
+    const handlers = new Promise<Record<FunctionId, FunctionHandler>>((resolvePromise, reject) => (built = { resolve: resolvePromise, reject }));
     // A start that fails rejects it; requests waiting on it answer 500, none is left unhandled.
     handlers.catch(() => undefined);
     const server = createLocalApiServer(handlers, {
@@ -206,9 +196,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     const baseUrl = await listen(server, options.port ?? 8787, options.host ?? '127.0.0.1');
     try {
-      handlersReady(await buildHandlers(contextOf, telemetryOf, { ...settings, apiBaseUrl: baseUrl }, dataDir, options));
+      built.resolve(await buildHandlers(contextOf, telemetryOf, { ...settings, apiBaseUrl: baseUrl }, dataDir, options));
     } catch (error) {
-      handlersFailed(error);
+      built.reject(error);
       await server.shutdown(0);
       throw error;
     }
@@ -235,6 +225,29 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   }
 }
 
+/**
+ * Each function's context, as its Lambda entry builds it: its own DynamoDB client, signed with
+ * its own access key id (and observed when asked), and its telemetry on the runtime's logger.
+ * The clients are added to `clients`, which the runtime destroys when it stops.
+ */
+function functionContexts(
+  endpoint: string,
+  logLevel: Settings['logLevel'],
+  options: Pick<LocalRuntimeOptions, 'log' | 'random' | 'observeAwsCalls' | 'awsCallRecording'> & { clock: Clock; writersSince: Date },
+  clients: DynamoDBClient[],
+) {
+  const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel }, options.log);
+  const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel, localLogger: logger });
+  const contextOf = <T extends TableId>(fn: StackFunctionId & FunctionId): FunctionContext<T> => {
+    const client = createDynamoDbClient({ endpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
+    if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
+    clients.push(client);
+    const { clock, writersSince, random } = options;
+    return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random };
+  };
+  return { contextOf, telemetryOf };
+}
+
 /** The local tables by id, named as the schema module names them locally. */
 const LOCAL_TABLES = Object.freeze(
   Object.fromEntries(Object.values(TABLE_SCHEMAS).map((schema) => [schema.id, schema.localName])) as Record<TableId, string>,
@@ -253,10 +266,10 @@ async function prepareData(dynamo: EmbeddedDynamoDb, dataDir: string, persisted:
   // The same registration path as the deploy-time registrar: a new local key becomes the
   // active signing key (a replaced key file retires the previous one), and a restart keeps a
   // key rotated in since (`signing-key rotate`) active.
-  const signer = await LocalSigner.fromFile(join(dataDir, 'signing-key.pem'));
+  const signer = await LocalSigner.fromFile(join(dataDir, LOCAL_SIGNING_KEY_FILE));
   await registerDeployedSigningKey(
     new DynamoSigningKeyStore(operator, LOCAL_TABLES.keys),
-    { kid: signer.kid, keyRef: 'local:signing-key.pem', publicJwk: signer.publicJwk },
+    { kid: signer.kid, keyRef: `${LOCAL_KEY_REF_PREFIX}${LOCAL_SIGNING_KEY_FILE}`, publicJwk: signer.publicJwk },
     'created',
     clock,
   );

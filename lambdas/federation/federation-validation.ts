@@ -37,27 +37,16 @@ export interface HostRules {
   allowLoopback: boolean;
 }
 
-export interface IssuerInput {
-  name: string;
-  issuerUrl: string;
-  jwksUrl: string | null;
-  jwks: { keys: JWK[] } | null;
-  checkJti: boolean;
-}
+/** What an admin writes of an issuer; the service adds its id, organization, version and times. */
+export type IssuerInput = Pick<FederationIssuer, 'name' | 'issuerUrl' | 'jwksUrl' | 'jwks' | 'checkJti'>;
 
 export type IssuerPatch = Partial<IssuerInput>;
 
-export interface PolicyInput {
-  name: string;
-  issuerId: string;
-  subject: string | null;
-  audience: string;
-  condition: string | null;
-  apiKeyHash: string;
-  enabled: boolean;
-  claimChecks: ClaimChecks;
-  requireDpop: boolean;
-}
+/** What an admin writes of a policy; the service derives its scope from the acting key. */
+export type PolicyInput = Pick<
+  FederationPolicy,
+  'name' | 'issuerId' | 'subject' | 'audience' | 'condition' | 'apiKeyHash' | 'enabled' | 'claimChecks' | 'requireDpop'
+>;
 
 export type PolicyPatch = Partial<Omit<PolicyInput, 'claimChecks'>> & { claimChecks?: Partial<ClaimChecks> };
 

@@ -237,15 +237,3 @@ export interface ProofReplayStore {
   /** Answers false when `replayKey` was claimed before and its record has not expired. */
   claim(replayKey: string, acceptedUntil: number, now: Date): Promise<boolean>;
 }
-
-export class InMemoryProofReplayStore implements ProofReplayStore {
-  private readonly seen = new Map<string, number>();
-
-  async claim(replayKey: string, acceptedUntil: number, now: Date): Promise<boolean> {
-    const nowSeconds = Math.floor(now.getTime() / 1000);
-    const current = this.seen.get(replayKey);
-    if (current !== undefined && current > nowSeconds) return false;
-    this.seen.set(replayKey, acceptedUntil);
-    return true;
-  }
-}

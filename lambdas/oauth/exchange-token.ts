@@ -1,14 +1,15 @@
 import type { ProofChecker, RequestProofs } from '../accounts/authenticate';
 import type { Clock, IdGenerator } from '../clock';
 import { EXCHANGE_EVENT_RETENTION_DAYS, type ExchangeEvent, type ExchangeEventStore } from '../federation/exchange-events';
-import type { ExchangeEvaluation, RefusalReason } from '../federation/exchange-types';
+import type { ExchangeEvaluation, RefusalReason, SubjectClaims } from '../federation/exchange-types';
 import type { JtiStore } from '../federation/jti-replay';
+import type { FederationPolicy } from '../federation/types';
 import type { Signer } from '../signing/signer';
-import { mintAccessToken, NoLifetimeLeftError } from './access-token';
+import { mintAccessToken, NoLifetimeLeftError, type MintedToken } from './access-token';
 import { checkExchangeRate, type ExchangeRateLimit, type RateCounterStore } from './exchange-rate-limit';
 import { DpopProofError, type VerifiedProof } from './dpop-proof';
 import { invalidDpopProof, invalidGrant, invalidScope, temporarilyUnavailable, tooManyRequests, type OAuthError } from './oauth-errors';
-import { ACCESS_TOKEN_TYPE, parseTokenExchangeRequest } from './token-request';
+import { ACCESS_TOKEN_TYPE, parseTokenExchangeRequest, type TokenExchangeRequest } from './token-request';
 
 /** SPEC 7.2: one message for every grant failure, so another organization's configuration cannot be probed. */
 export const INVALID_GRANT_DESCRIPTION = 'The subject token or federation policy is not valid';
@@ -64,94 +65,118 @@ export interface TokenExchangeInput extends RequestProofs {
  * limit, the request's shape, the subject token against the named policy, the requested
  * scope, the `jti` replay check, then minting. Every exchange whose policy id names a
  * policy is recorded as one event carrying the true reason; the workload only ever sees
- * the generic `invalid_grant`. Failures are thrown as {@link OAuthError}.
+ * the generic `invalid_grant`. Failures are thrown as {@link OAuthError}. Three steps, as an
+ * OAuth grant handler reads: {@link admit} the request, {@link evaluate} it, {@link issue} the token.
  */
 export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchangeInput): Promise<TokenResponse> {
   const now = deps.clock.now();
   // Three sequential round trips in all: (rate counter ∥ policy) → (issuer ∥ organization ∥
   // key) → (signature ∥ jti claim ∥ event). The signer's record is read beside the first.
-  const admitted = enforceRateLimit(deps, input, now);
-  const signer = deps.signer();
-  signer.catch(() => undefined);
+  const rateChecked = enforceRateLimit(deps, input, now);
+  const signer = awaitedLater(deps.signer());
+  const admitted = await admit(deps, input, rateChecked);
+  const decision = evaluate(admitted, now);
+  if (decision instanceof GrantRefusal) {
+    deps.onOutcome?.('refused', decision.reason);
+    await recordRefusal(deps, input, admitted.evaluation, decision.reason, now, admitted.proof.verified?.jkt ?? null);
+    throw decision.error;
+  }
+  return issue(deps, input, { ...admitted, ...decision, signer, now });
+}
+
+/** An exchange past the limiter: its request, the policy's decision on its subject token, and its DPoP proof. */
+interface AdmittedExchange {
+  request: TokenExchangeRequest;
+  evaluation: ExchangeEvaluation;
+  proof: ProofOutcome;
+}
+
+/**
+ * The request's shape, then its DPoP proof and the policy's evaluation, once the per-address
+ * limit lets it through: a proof is verified once the request is admitted (a flood past the
+ * limit costs no signature checks); the evaluation goes on once it is, so the proof's replay
+ * record and the issuer, organization and key reads start together: no stage of its own.
+ */
+async function admit(deps: TokenExchangeDeps, input: TokenExchangeInput, rateChecked: Promise<void>): Promise<AdmittedExchange> {
   let request;
   try {
     request = parseTokenExchangeRequest(input.body, input.contentType);
   } catch (error) {
-    await admitted;
+    await rateChecked;
     throw error;
   }
-  // A proof is verified once the request is admitted (a flood past the limit costs no
-  // signature checks); the evaluation goes on once it is, so the proof's replay record and the
-  // issuer, organization and key reads start together: no stage of its own.
-  const proofChecked = admitted.then(() => verifyProof(deps, input));
-  const evaluating = deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted: proofChecked });
-  const proving = proofChecked.then((outcome) => claimProof(deps, input, outcome));
-  // Their failures when the request is not admitted are the limiter's, thrown below.
-  evaluating.catch(() => undefined);
-  proving.catch(() => undefined);
-  await admitted;
-  const evaluation = await evaluating;
-  const proof = await proving;
+  const proofChecked = rateChecked.then(() => verifyProof(deps, input));
+  // Their failures when the request is not admitted are the limiter's, thrown first.
+  const evaluating = awaitedLater(deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted: proofChecked }));
+  const proving = awaitedLater(proofChecked.then((outcome) => claimProof(deps, input, outcome)));
+  await rateChecked;
+  return { request, evaluation: await evaluating, proof: await proving };
+}
 
-  const refuse = async (reason: RefusalReason, error: OAuthError): Promise<never> => {
-    deps.onOutcome?.('refused', reason);
-    await recordRefusal(deps, input, evaluation, reason, now, proof.verified?.jkt ?? null);
-    throw error;
-  };
+/** A refusal of the exchange: the reason its event records, and the error the workload is told. */
+class GrantRefusal {
+  constructor(
+    readonly reason: RefusalReason,
+    readonly error: OAuthError,
+  ) {}
+}
 
+/** What a passing exchange issues from. */
+interface Grant {
+  policy: FederationPolicy;
+  claims: SubjectClaims;
+  /** The DPoP key the token is bound to (its RFC 7638 thumbprint), if a proof was sent. */
+  boundKey: string | undefined;
+  /** The issuer remembers subject-token `jti` values (issuer `checkJti`). */
+  replayChecked: boolean;
+}
+
+/** The decision on an admitted exchange, without I/O: the grant, or the first refusal that applies. */
+function evaluate({ request, evaluation, proof }: AdmittedExchange, now: Date): Grant | GrantRefusal {
   // RFC 9449 §5: an invalid proof is refused whatever the policy says, before anything about the
   // policy is told; a replayed one likewise.
-  if (proof.refusal) return refuse(proof.refusal.reason, invalidDpopProof(proof.refusal.description));
-
+  if (proof.refusal) return new GrantRefusal(proof.refusal.reason, invalidDpopProof(proof.refusal.description));
   if (evaluation.result !== 'pass') {
     const reason = evaluation.reason ?? 'bad_signature';
     // SPEC 7.2: an issuer whose keys cannot be fetched is the one refusal worth retrying.
     if (reason === 'keys_unavailable') {
-      return refuse(reason, temporarilyUnavailable("The identity provider's keys could not be fetched; retry shortly", 5));
+      return new GrantRefusal(reason, temporarilyUnavailable("The identity provider's keys could not be fetched; retry shortly", 5));
     }
-    return refuse(reason, refusedGrant());
+    return new GrantRefusal(reason, refusedGrant());
   }
   const { policy, claims } = evaluation;
   if (!policy || !claims) throw new Error('A passing evaluation carries its policy and verified claims');
-
   // SPEC 4.2: a sent scope must be exactly the one the policy grants.
   if (request.scope !== null && request.scope !== policy.scope) {
-    return refuse('scope_mismatch', invalidScope('scope must be the scope the policy grants'));
+    return new GrantRefusal('scope_mismatch', invalidScope('scope must be the scope the policy grants'));
   }
   // Said only to a workload whose token the policy accepts: nothing about the policy leaks.
   if (policy.requireDpop && !proof.verified) {
-    return refuse('dpop_proof_required', invalidDpopProof('This federation policy issues DPoP-bound tokens only: send a DPoP proof (RFC 9449)'));
+    return new GrantRefusal('dpop_proof_required', invalidDpopProof('This federation policy issues DPoP-bound tokens only: send a DPoP proof (RFC 9449)'));
   }
-  const boundKey = proof.verified?.jkt;
-
-  const nowSeconds = Math.floor(now.getTime() / 1000);
-  if (claims.exp <= nowSeconds) return refuse('expired', refusedGrant());
-
+  if (claims.exp <= Math.floor(now.getTime() / 1000)) return new GrantRefusal('expired', refusedGrant());
   const replayChecked = evaluation.issuer?.checkJti === true;
-  if (replayChecked && (claims.jti === null || claims.jti === '')) return refuse('replayed', refusedGrant());
+  if (replayChecked && (claims.jti === null || claims.jti === '')) return new GrantRefusal('replayed', refusedGrant());
+  return { policy, claims, boundKey: proof.verified?.jkt, replayChecked };
+}
 
-  // The jti claim, the signature and the event do not depend on each other: one round trip.
-  // The token is answered only once the claim and the event are durable; when either fails,
-  // or the signature does, the event is rewritten to say what happened (same id and time).
+interface Issuance extends AdmittedExchange, Grant {
+  signer: Promise<Signer>;
+  now: Date;
+}
+
+/**
+ * The jti claim, the signature and the event do not depend on each other: one round trip.
+ * The token is answered only once the claim and the event are durable; when either fails,
+ * or the signature does, the event is rewritten to say what happened (same id and time).
+ */
+async function issue(deps: TokenExchangeDeps, input: TokenExchangeInput, issuance: Issuance): Promise<TokenResponse> {
+  const { evaluation, policy, claims, boundKey, replayChecked, now } = issuance;
   const tokenJti = deps.newId();
   const event = exchangeEvent(deps, input, evaluation, now, { outcome: 'issued', reason: null, tokenJti, dpopJkt: boundKey ?? null });
   const [claimed, minted, recorded] = await Promise.allSettled([
     replayChecked ? deps.jtis.claim(policy.issuerId, claims.jti!, claims.exp, input.requestId, now) : Promise.resolve(true),
-    signer.then((active) =>
-      mintAccessToken(active, {
-        issuer: deps.config.issuer,
-        subject: claims.sub,
-        policyId: policy.id,
-        issuerId: policy.issuerId,
-        apiKeyHash: policy.apiKeyHash,
-        scope: policy.scope,
-        subjectExpiresAt: claims.exp,
-        jti: tokenJti,
-        now: nowSeconds,
-        maxLifetimeSeconds: deps.config.maxLifetimeSeconds,
-        boundKey,
-      }),
-    ),
+    mint(deps, issuance, tokenJti),
     deps.events.record(event),
   ]);
   const withdraw = async (reason: RefusalReason): Promise<void> => {
@@ -163,15 +188,14 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     throw refusedGrant();
   }
   if (claimed.status === 'fulfilled' && minted.status === 'fulfilled' && recorded.status === 'fulfilled') {
-    const response: TokenResponse = {
+    deps.onOutcome?.('issued', null);
+    return {
       access_token: minted.value.token,
       issued_token_type: ACCESS_TOKEN_TYPE,
       token_type: boundKey === undefined ? 'Bearer' : 'DPoP',
       expires_in: minted.value.expiresIn,
       scope: policy.scope,
     };
-    deps.onOutcome?.('issued', null);
-    return response;
   }
   // Nothing was issued, so the subject token may be presented again.
   if (replayChecked && claimed.status === 'fulfilled') await releaseJti(deps, policy.issuerId, claims.jti!, input.requestId);
@@ -188,6 +212,32 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     detail: failure.message,
   });
   throw temporarilyUnavailable('The access token could not be issued; retry shortly', 1);
+}
+
+/** The access token of a grant, signed by the active key once its record is read. */
+async function mint(deps: TokenExchangeDeps, { signer, policy, claims, boundKey, now }: Issuance, jti: string): Promise<MintedToken> {
+  return mintAccessToken(await signer, {
+    issuer: deps.config.issuer,
+    subject: claims.sub,
+    policyId: policy.id,
+    issuerId: policy.issuerId,
+    apiKeyHash: policy.apiKeyHash,
+    scope: policy.scope,
+    subjectExpiresAt: claims.exp,
+    jti,
+    now: Math.floor(now.getTime() / 1000),
+    maxLifetimeSeconds: deps.config.maxLifetimeSeconds,
+    boundKey,
+  });
+}
+
+/**
+ * `promise`, its rejection marked as handled: it is awaited later, or not at all when an
+ * earlier step fails first (that step's error is the one thrown).
+ */
+function awaitedLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /** The exchange's DPoP proof, if it sent one: verified and claimed, or why it is refused. */

@@ -2,11 +2,9 @@ import type { MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { credentialKind } from '../accounts/authenticate';
 import { UnauthenticatedError } from '../errors';
-import { routeLabel } from '../http/dispatcher';
-import { header } from '../http/request';
-import { METRIC, countMetric, countRequest, type Telemetry } from './telemetry';
+import { logRequest } from './request-log';
+import { METRIC, countMetric, type Telemetry } from './telemetry';
 import { traceHandler } from './tracing';
 
 type HttpMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
@@ -26,27 +24,14 @@ export function powertools(telemetry: Telemetry): HttpMiddleware[] {
 }
 
 /**
- * One info line per request, after the protocol's error serializer has shaped the reply:
- * route, status, latency and the kind of credential presented. The credential itself, the
- * body and the query are never logged: secrets stay out by construction. Also counts the
- * request by route and status class, and refused credentials by reason.
+ * The request line ({@link logRequest}) after the protocol's error serializer has shaped the
+ * reply, and refused credentials counted by reason.
  */
 export function requestLog(telemetry: Telemetry, now: () => number = () => performance.now()): HttpMiddleware {
   const started = new WeakMap<object, number>();
   const finish = (request: { event: APIGatewayProxyEvent; response?: APIGatewayProxyResult | null; error?: unknown }) => {
-    const { event } = request;
-    const status = request.response?.statusCode ?? 500;
-    const route = routeLabel(event);
     const begin = started.get(request) ?? now();
-    telemetry.logger.info('request', {
-      route,
-      status,
-      latencyMs: Math.round((now() - begin) * 10) / 10,
-      credential: credentialKind(header(event, 'authorization')),
-      sourceIp: event.requestContext?.identity?.sourceIp,
-      apiRequestId: event.requestContext?.requestId,
-    });
-    countRequest(telemetry, route, status);
+    logRequest(telemetry, request.event, request.response?.statusCode ?? 500, now() - begin);
     if (request.error instanceof UnauthenticatedError) {
       countMetric(telemetry, METRIC.authenticationFailures, { reason: request.error.reason });
     }

@@ -1,4 +1,4 @@
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSigner } from '../aws/kms-signer';
 import { LocalSigner } from '../signing/local-signer';
@@ -33,6 +33,3 @@ export function signerForRecord(sources: SignerSources): (record: SigningKeyReco
     return new KmsSigner(sources.kms, record.keyRef, record.kid);
   };
 }
-
-/** The folder of the local signing key file, from its configured path. */
-export const localKeyDirOf = (localSigningKeyPath: string | undefined) => (localSigningKeyPath ? dirname(localSigningKeyPath) : undefined);

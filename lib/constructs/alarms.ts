@@ -50,63 +50,77 @@ export class ServiceAlarms extends Construct {
 
   constructor(scope: Construct, id: string, props: ServiceAlarmsProps) {
     super(scope, id);
+    this.apiAlarm(props.stage);
+    for (const [name, fn] of Object.entries(props.functions)) this.functionAlarms(name, fn);
+    for (const [name, reserved] of Object.entries(props.reservedConcurrency ?? {})) {
+      const fn = props.functions[name];
+      if (!fn) throw new Error(`no function ${name} to watch the reserved concurrency of`);
+      this.reservationAlarm(name, fn, reserved);
+    }
+    this.firewallAlarm(props.webAclMetricName);
+    props.customResourceFunctions.forEach((fn, index) => {
+      this.anyInFiveMinutes(
+        `CustomResourceFailures${index}`,
+        'A custom resource failed: a deployment step (signing-key registration) did not complete',
+        fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+      );
+    });
+    if (props.topic) {
+      const notify = new actions.SnsAction(props.topic);
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(notify);
+        alarm.addOkAction(notify);
+      }
+    }
+  }
 
+  private apiAlarm(stage: apigateway.Stage): void {
     this.add(
       new cloudwatch.Alarm(this, 'Api5xxRate', {
         alarmDescription: 'More than 1% of API requests answered 5XX (SPEC 7: never the answer to bad input)',
-        metric: props.stage.metricServerError({ statistic: cloudwatch.Stats.AVERAGE, period: FIVE_MINUTES }),
+        metric: stage.metricServerError({ statistic: cloudwatch.Stats.AVERAGE, period: FIVE_MINUTES }),
         threshold: API_5XX_RATE_THRESHOLD,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 2,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
     );
+  }
 
-    for (const [name, fn] of Object.entries(props.functions)) {
-      this.add(
-        new cloudwatch.Alarm(this, `${name}Errors`, {
-          alarmDescription: `The ${name} function failed an invocation (an unhandled error, a timeout or a crash)`,
-          metric: fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
-          threshold: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
-      );
-      this.add(
-        new cloudwatch.Alarm(this, `${name}Throttles`, {
-          alarmDescription: `Invocations of the ${name} function were throttled (account or reserved concurrency reached)`,
-          metric: fn.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
-          threshold: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
-      );
-    }
+  private functionAlarms(name: string, fn: lambda.IFunction): void {
+    this.anyInFiveMinutes(
+      `${name}Errors`,
+      `The ${name} function failed an invocation (an unhandled error, a timeout or a crash)`,
+      fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+    );
+    this.anyInFiveMinutes(
+      `${name}Throttles`,
+      `Invocations of the ${name} function were throttled (account or reserved concurrency reached)`,
+      fn.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+    );
+  }
 
-    for (const [name, reserved] of Object.entries(props.reservedConcurrency ?? {})) {
-      const fn = props.functions[name];
-      if (!fn) throw new Error(`no function ${name} to watch the reserved concurrency of`);
-      this.add(
-        new cloudwatch.Alarm(this, `${name}NearReservedConcurrency`, {
-          alarmDescription: `The ${name} function ran at ${NEAR_RESERVATION * 100}% or more of its ${reserved} reserved concurrent executions for 5 minutes: raise the reservation before its invocations are throttled (docs/operating.md)`,
-          metric: fn.metric('ConcurrentExecutions', { statistic: cloudwatch.Stats.MAXIMUM, period: Duration.minutes(1) }),
-          threshold: Math.ceil(reserved * NEAR_RESERVATION),
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: 5,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
-      );
-    }
+  private reservationAlarm(name: string, fn: lambda.IFunction, reserved: number): void {
+    this.add(
+      new cloudwatch.Alarm(this, `${name}NearReservedConcurrency`, {
+        alarmDescription: `The ${name} function ran at ${NEAR_RESERVATION * 100}% or more of its ${reserved} reserved concurrent executions for 5 minutes: raise the reservation before its invocations are throttled (docs/operating.md)`,
+        metric: fn.metric('ConcurrentExecutions', { statistic: cloudwatch.Stats.MAXIMUM, period: Duration.minutes(1) }),
+        threshold: Math.ceil(reserved * NEAR_RESERVATION),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 5,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
 
+  private firewallAlarm(webAclMetricName: string): void {
     this.add(
       new cloudwatch.AnomalyDetectionAlarm(this, 'WafBlockedSpike', {
         alarmDescription: 'The firewall blocks far more requests than usual: an attack, or a client stuck in a retry loop',
         metric: new cloudwatch.Metric({
           namespace: 'AWS/WAFV2',
           metricName: 'BlockedRequests',
-          dimensionsMap: { WebACL: props.webAclMetricName, Region: Stack.of(this).region, Rule: 'ALL' },
+          dimensionsMap: { WebACL: webAclMetricName, Region: Stack.of(this).region, Rule: 'ALL' },
           statistic: cloudwatch.Stats.SUM,
           period: FIVE_MINUTES,
         }),
@@ -116,27 +130,20 @@ export class ServiceAlarms extends Construct {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
     );
+  }
 
-    props.customResourceFunctions.forEach((fn, index) => {
-      this.add(
-        new cloudwatch.Alarm(this, `CustomResourceFailures${index}`, {
-          alarmDescription: 'A custom resource failed: a deployment step (signing-key registration) did not complete',
-          metric: fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
-          threshold: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
-      );
-    });
-
-    if (props.topic) {
-      const notify = new actions.SnsAction(props.topic);
-      for (const alarm of this.alarms) {
-        alarm.addAlarmAction(notify);
-        alarm.addOkAction(notify);
-      }
-    }
+  /** An alarm when `metric` (a 5-minute sum) counts anything at all. */
+  private anyInFiveMinutes(id: string, alarmDescription: string, metric: cloudwatch.IMetric): void {
+    this.add(
+      new cloudwatch.Alarm(this, id, {
+        alarmDescription,
+        metric,
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
   }
 
   private add(alarm: cloudwatch.Alarm): void {

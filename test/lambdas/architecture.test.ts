@@ -1,3 +1,4 @@
+import ts from 'typescript';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -143,5 +144,70 @@ describe('DynamoDB item access', () => {
   it('has one strip of key attributes, and no second one', () => {
     expect(outside(/function strip\b|const strip\b|\{\s*pk:\s*_\w*,\s*sk:\s*_/)).toEqual([]);
     expect(itemAccess).toMatch(/export function strip</);
+  });
+});
+
+/**
+ * Stores kept in process memory stand in for DynamoDB in tests and the benchmark: they live in
+ * test/support/, so no function can be wired with one.
+ */
+describe('stand-in stores', () => {
+  it('are not under lambdas/: no class there keeps its records in process memory by name', () => {
+    const holders = sources(LAMBDAS)
+      .filter((file) => /\bclass\s+(In)?Memory\w*/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(LAMBDAS, file));
+    expect(holders).toEqual([]);
+    // The rule is checked on real classes: the stand-ins are found where they moved.
+    const support = join(LAMBDAS, '..', 'test', 'support');
+    expect(sources(support).filter((file) => /\bclass\s+Memory\w*Store\b/.test(readFileSync(file, 'utf8'))).map((file) => relative(support, file))).toEqual(
+      expect.arrayContaining(['memory-rate-counter-store.ts', 'memory-proof-replay-store.ts', 'memory-jti-store.ts', 'memory-exchange-event-store.ts']),
+    );
+  });
+});
+
+/**
+ * STYLE.md 15: a function reads top to bottom in one screen. Every function, method,
+ * constructor and arrow function of the project's code (tests aside; generated and declaration
+ * files aside) stays under 80 lines; a longer one becomes a sequence of named steps.
+ */
+describe('functions', () => {
+  const ROOT = join(LAMBDAS, '..');
+  const FOLDERS = ['lambdas', 'lib', 'local', 'ops', 'bin', 'web', 'scripts', 'bench'];
+  const MAX_LINES = 80;
+
+  function functionLengths(file: string): { name: string; line: number; lines: number }[] {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const found: { name: string; line: number; lines: number }[] = [];
+    const visit = (node: ts.Node): void => {
+      if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
+        const first = source.getLineAndCharacterOfPosition(node.getStart()).line;
+        const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+        const name = ts.isConstructorDeclaration(node) ? 'constructor' : node.name !== undefined ? node.name.getText(source) : '(anonymous)';
+        found.push({ name, line: first + 1, lines: last - first + 1 });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    return found;
+  }
+
+  const files = FOLDERS.flatMap((dir) => sources(join(ROOT, dir)))
+    .filter((file) => !file.endsWith('.d.ts') && !/generated/.test(file) && !file.includes('node_modules'))
+    .map((file) => relative(ROOT, file));
+
+  it(`stay under ${MAX_LINES} lines each in ${FOLDERS.join(', ')}`, () => {
+    const long = files.flatMap((file) =>
+      functionLengths(join(ROOT, file))
+        .filter(({ lines }) => lines > MAX_LINES)
+        .map(({ name, line, lines }) => `${file}:${line} ${name} ${lines} lines`),
+    );
+    expect(long).toEqual([]);
+  });
+
+  it('are measured on real code: the folders hold functions, and a long one is counted whole', () => {
+    expect(files).toEqual(expect.arrayContaining(['lambdas/oauth/exchange-token.ts', 'lib/constructs/alarms.ts', 'local/http-server.ts', 'bench/token-exchange.bench.ts']));
+    const longest = Math.max(...functionLengths(join(ROOT, 'lambdas/oauth/exchange-token.ts')).map(({ lines }) => lines));
+    expect(longest).toBeGreaterThan(20);
+    expect(longest).toBeLessThanOrEqual(MAX_LINES);
   });
 });

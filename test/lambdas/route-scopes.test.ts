@@ -3,6 +3,7 @@ import { hashApiKey } from '../../lambdas/accounts/api-keys';
 import { ACTING_KEY_CLAIM } from '../../lambdas/oauth/access-token';
 import { API_BASE_PATH, ROUTES, resourcePath, type Access, type RouteDefinition } from '../../lambdas/routes';
 import { LocalSigner } from '../../lambdas/signing/local-signer';
+import { LOCAL_SIGNING_KEY_FILE } from '../../local/signing-keys';
 import { signJwt } from '../support/access-tokens';
 import { startTestService, type TestService } from '../support/local-service';
 import { responseMismatch } from '../support/openapi-responses';
@@ -74,7 +75,7 @@ describe('every route against every kind of credential', () => {
     service = await startTestService();
     const { keys } = service.runtime.demo;
     // The runtime's own signing key, as the token exchange signs with it.
-    const signer = await LocalSigner.fromFile(join(service.dataDir, 'signing-key.pem'));
+    const signer = await LocalSigner.fromFile(join(service.dataDir, LOCAL_SIGNING_KEY_FILE));
     const now = Math.floor(Date.now() / 1000);
     const token = (secret: string, scope: string) =>
       signJwt(signer, {

@@ -1,7 +1,8 @@
 import type { CatalogHandlerDeps } from './handler';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
-import { accessTokenVerifier, catalogCache, dpopChecker } from '../../wiring/shared';
+import { catalogCache } from '../../wiring/catalog-cache';
+import { accessTokenVerifier, dpopChecker } from '../../wiring/credentials';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 import type { Settings } from '../../settings';
 

@@ -10,8 +10,8 @@
  *   (`apiHandler` or `oauthHandler`, which add Powertools, the request log line and the
  *   error serializer).
  *
- * Adding a function: a handler module here; its Lambda entry in lambdas/functions/ (see
- * catalog.ts there); its routes in lambdas/routes.ts; a `serviceFunction(...)` with its
+ * Adding a function: a folder in lambdas/functions/ with its handler module, its Lambda entry
+ * (which reads as catalog/entry.ts does) and its dependencies; its routes in lambdas/routes.ts; a `serviceFunction(...)` with its
  * `bindTable` calls in lib/modelgate-stack.ts (alarms follow automatically); the same
  * factory called in local/runtime.ts; a line in test/support/function-requirements.ts.
  */

@@ -6,7 +6,8 @@ import { upstreamOptions } from '../../inference/upstream-options';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
-import { accessTokenVerifier, catalogCache, dpopChecker } from '../../wiring/shared';
+import { catalogCache } from '../../wiring/catalog-cache';
+import { accessTokenVerifier, dpopChecker } from '../../wiring/credentials';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
 export interface InferenceSettings extends AccessTokenSettings, CatalogSettings, ApiSettings, Pick<Settings, 'inferenceUpstreams' | 'upstreamTimeoutSeconds'> {

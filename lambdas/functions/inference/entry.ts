@@ -1,27 +1,20 @@
-/** Lambda entry of the inference function; see catalog.ts for the shape every entry follows. */
+/** Lambda entry of the inference function; it reads as every entry does (catalog/entry.ts). */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { randomId, systemClock } from '../../clock';
-import { loadConfig } from '../../config';
-import { INFERENCE_FUNCTION, createInferenceHandler } from './handler';
 import { secretsManagerCredentials } from '../../aws/secrets-manager-credentials';
-import { createTelemetry } from '../../observability/telemetry';
 import { traced } from '../../observability/tracing';
-import { createDocumentClient, createDynamoDbClient } from '../../aws/dynamo-client';
 import { USAGE_FIGURES_SECONDS } from '../../usage/usage';
+import { lambdaEntry } from '../lambda-entry';
 import { inferenceDependencies } from './dependencies';
+import { INFERENCE_FUNCTION, createInferenceHandler } from './handler';
 
-const config = loadConfig(process.env, INFERENCE_FUNCTION);
-const telemetry = createTelemetry({ functionName: 'inference', logLevel: config.logLevel });
-const documentClient = createDocumentClient(traced(telemetry, createDynamoDbClient()));
+const { config, telemetry, context } = lambdaEntry('inference', INFERENCE_FUNCTION);
 
 export const handler = createInferenceHandler(
-  inferenceDependencies(
-    { documentClient, tables: config.tables, clock: systemClock, telemetry },
-    {
-      ...config,
-      usageFiguresSeconds: USAGE_FIGURES_SECONDS,
-      credentials: secretsManagerCredentials(traced(telemetry, new SecretsManagerClient({})), config.providerCredentialsSecretArn, systemClock),
-      newId: randomId,
-    },
-  ),
+  inferenceDependencies(context, {
+    ...config,
+    usageFiguresSeconds: USAGE_FIGURES_SECONDS,
+    credentials: secretsManagerCredentials(traced(telemetry, new SecretsManagerClient({})), config.providerCredentialsSecretArn, systemClock),
+    newId: randomId,
+  }),
 );

@@ -1,10 +1,8 @@
-import { credentialKind } from '../../accounts/authenticate';
 import type { FunctionRequirements } from '../../config';
-import { routeLabel } from '../../http/dispatcher';
-import { header } from '../../http/request';
 import { streamingHandler, type StreamingHandler } from '../../http/streaming';
 import { createInferenceApi, type InferenceApiDeps } from '../../inference/inference-api';
-import { countRequest, type Telemetry } from '../../observability/telemetry';
+import { logRequest } from '../../observability/request-log';
+import type { Telemetry } from '../../observability/telemetry';
 
 /** SPEC 4.5: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
 export const INFERENCE_FUNCTION = {
@@ -48,18 +46,8 @@ export function createInferenceHandler(deps: InferenceHandlerDeps): StreamingHan
     try {
       status = await api(event, stream, context, () => (answered = elapsed()));
     } finally {
-      const route = routeLabel(event);
-      // Never the body (prompts) or the credential: its kind only.
-      telemetry.logger.info('request', {
-        route,
-        status,
-        latencyMs: Math.round(((answered ?? elapsed()) - started) * 10) / 10,
-        credential: credentialKind(header(event, 'authorization')),
-        sourceIp: event.requestContext?.identity?.sourceIp,
-        apiRequestId: event.requestContext?.requestId,
-      });
-      // In the invocation's own metrics, so the flush below always has one to publish.
-      countRequest(telemetry, route, status);
+      // The request metric is in the invocation's own metrics, so the flush below always has one to publish.
+      logRequest(telemetry, event, status, (answered ?? elapsed()) - started);
       telemetry.metrics.publishStoredMetrics();
     }
   });

@@ -1,19 +1,8 @@
-/** Lambda entry of the JWKS function; see catalog.ts for the shape every entry follows. */
-import { systemClock } from '../../clock';
-import { loadConfig } from '../../config';
-import { JWKS_FUNCTION, createJwksHandler } from './handler';
-import { createTelemetry } from '../../observability/telemetry';
-import { traced } from '../../observability/tracing';
-import { createDocumentClient, createDynamoDbClient } from '../../aws/dynamo-client';
+/** Lambda entry of the JWKS function; it reads as every entry does (catalog/entry.ts). */
+import { lambdaEntry } from '../lambda-entry';
 import { jwksDependencies } from './dependencies';
+import { JWKS_FUNCTION, createJwksHandler } from './handler';
 
-const config = loadConfig(process.env, JWKS_FUNCTION);
-const telemetry = createTelemetry({ functionName: 'jwks', logLevel: config.logLevel });
-const documentClient = createDocumentClient(traced(telemetry, createDynamoDbClient()));
+const { config, context } = lambdaEntry('jwks', JWKS_FUNCTION);
 
-export const handler = createJwksHandler(
-  jwksDependencies(
-    { documentClient, tables: config.tables, clock: systemClock, telemetry },
-    config,
-  ),
-);
+export const handler = createJwksHandler(jwksDependencies(context, config));

@@ -8,7 +8,7 @@ import { DynamoFederationStore } from '../../aws/dynamo-federation-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext, ServedHostSettings } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateCheck } from '../../wiring/exchange';
-import { accessTokenVerifier, dpopChecker } from '../../wiring/shared';
+import { accessTokenVerifier, dpopChecker } from '../../wiring/credentials';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
 /** The token endpoint's limit (ExchangeRateSettings): tester calls and exchanges share one budget per address. */

@@ -1,4 +1,4 @@
-/** Lambda entry of the settings page function; see catalog.ts for the shape every entry follows. */
+/** Lambda entry of the settings page function; it reads as every entry does (catalog/entry.ts), with no DynamoDB client. */
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config';
 import { SETTINGS_PAGE_FUNCTION, createSettingsPageHandler } from './handler';

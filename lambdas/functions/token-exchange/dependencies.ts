@@ -9,7 +9,7 @@ import { DynamoRateCounterStore } from '../../aws/dynamo-rate-counter-store';
 import { DynamoSigningKeyStore } from '../../aws/dynamo-signing-key-store';
 import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext, ServedHostSettings } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateLimit } from '../../wiring/exchange';
-import { dpopChecker } from '../../wiring/shared';
+import { dpopChecker } from '../../wiring/credentials';
 
 export interface TokenExchangeSettings extends AccessTokenSettings, ServedHostSettings, ExchangeRateSettings, ApiSettings {
   /** Where the issuers' keys come from: HTTPS with the address rules, cached. */

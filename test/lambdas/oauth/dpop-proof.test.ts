@@ -3,12 +3,12 @@ import { DpopChecker, publicRequestUrls, servedHosts } from '../../../lambdas/oa
 import {
   DPOP_PROOF_WINDOW_SECONDS,
   DpopProofError,
-  InMemoryProofReplayStore,
   verifyDpopProof,
   type ProofContext,
 } from '../../../lambdas/oauth/dpop-proof';
 import { MAX_DPOP_PROOF_BYTES } from '../../../lambdas/oauth/dpop-wire';
 import { proofKey, signProof, type ProofKey } from '../../support/dpop';
+import { MemoryProofReplayStore } from '../../support/memory-proof-replay-store';
 
 const TOKEN_URL = 'https://api.modelgate.example/api/v1/oauth/token';
 const MODELS_URL = 'https://api.modelgate.example/api/v1/models/user';
@@ -216,7 +216,7 @@ describe('verifyDpopProof (RFC 9449 §4.3)', () => {
     const a = await verifyDpopProof([proof], atToken());
     const b = await verifyDpopProof([await signProof(other, { jti: 'same' })], atToken());
     expect(a.replayKey).not.toBe(b.replayKey);
-    const checker = new DpopChecker({ apiBaseUrl: 'https://api.modelgate.example/api/v1', servedHostnames: [], replays: new InMemoryProofReplayStore(), clock: { now } });
+    const checker = new DpopChecker({ apiBaseUrl: 'https://api.modelgate.example/api/v1', servedHostnames: [], replays: new MemoryProofReplayStore(), clock: { now } });
     const verified = await checker.check([proof], { method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined, host: undefined });
     expect(await checker.claim(verified)).toBe(true);
     expect(await checker.claim(await checker.check([proof], { method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined, host: undefined }))).toBe(false);
@@ -255,7 +255,7 @@ describe('publicRequestUrls', () => {
 
   it('lets a checker accept a proof for the regional hostname it was sent to, and no other', async () => {
     const key = await proofKey();
-    const checker = new DpopChecker({ apiBaseUrl: 'http://127.0.0.1:8787/api/v1', servedHostnames: ['eu.localhost'], replays: new InMemoryProofReplayStore(), clock: { now } });
+    const checker = new DpopChecker({ apiBaseUrl: 'http://127.0.0.1:8787/api/v1', servedHostnames: ['eu.localhost'], replays: new MemoryProofReplayStore(), clock: { now } });
     const at = (host: string | undefined) => ({ method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined, host });
     const regional = await signProof(key, { htu: 'http://eu.localhost:8787/api/v1/oauth/token' });
     await expect(checker.check([regional], at('eu.localhost:8787'))).resolves.toMatchObject({ jkt: key.jkt });

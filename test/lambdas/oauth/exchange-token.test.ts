@@ -2,16 +2,16 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compactVerify, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
-import { InMemoryExchangeEventStore } from '../../../lambdas/federation/exchange-events';
 import type { ExchangeEvaluation } from '../../../lambdas/federation/exchange-types';
-import { InMemoryJtiStore } from '../../../lambdas/federation/jti-replay';
-import { InMemoryRateCounterStore } from '../../../lambdas/oauth/exchange-rate-limit';
 import { DpopChecker } from '../../../lambdas/oauth/dpop-binding';
-import { InMemoryProofReplayStore } from '../../../lambdas/oauth/dpop-proof';
 import type { OAuthError } from '../../../lambdas/oauth/oauth-errors';
 import { exchangeToken, INVALID_GRANT_DESCRIPTION, type TokenExchangeDeps } from '../../../lambdas/oauth/exchange-token';
 import { LocalSigner } from '../../../lambdas/signing/local-signer';
 import type { Signer } from '../../../lambdas/signing/signer';
+import { MemoryExchangeEventStore } from '../../support/memory-exchange-event-store';
+import { MemoryJtiStore } from '../../support/memory-jti-store';
+import { MemoryProofReplayStore } from '../../support/memory-proof-replay-store';
+import { MemoryRateCounterStore } from '../../support/memory-rate-counter-store';
 import { failingEvaluation, ISSUER_ID, issuerFixture, KEY_HASH, ORG_ID, passingEvaluation, POLICY_ID, policyFixture } from '../../support/exchange-fixtures';
 import { proofKey, signProof, type ProofKey } from '../../support/dpop';
 import { FixedClock } from '../../support/fixed-clock';
@@ -37,7 +37,7 @@ beforeAll(async () => {
 
 interface Harness {
   deps: TokenExchangeDeps;
-  events: InMemoryExchangeEventStore;
+  events: MemoryExchangeEventStore;
   evaluations: { subjectToken: string; policyId: string }[];
   errors: unknown[];
   clock: FixedClock;
@@ -45,7 +45,7 @@ interface Harness {
 }
 
 function harness(evaluation: ExchangeEvaluation, overrides: Partial<TokenExchangeDeps> = {}): Harness {
-  const events = new InMemoryExchangeEventStore();
+  const events = new MemoryExchangeEventStore();
   const evaluations: Harness['evaluations'] = [];
   const errors: unknown[] = [];
   const clock = new FixedClock(NOW);
@@ -54,15 +54,15 @@ function harness(evaluation: ExchangeEvaluation, overrides: Partial<TokenExchang
     config: { issuer: ISSUER, maxLifetimeSeconds: 900, rateLimit: { limit: 60, windowSeconds: 60 } },
     clock,
     newId: () => `id-${++id}`,
-    rateCounters: new InMemoryRateCounterStore(),
+    rateCounters: new MemoryRateCounterStore(),
     // As evaluateExchange does: nothing is evaluated before the request is admitted.
     evaluate: async ({ admitted, ...request }) => {
       await admitted;
       evaluations.push(request);
       return structuredClone(evaluation);
     },
-    jtis: new InMemoryJtiStore(),
-    proofs: new DpopChecker({ apiBaseUrl: ISSUER, servedHostnames: [], replays: new InMemoryProofReplayStore(), clock }),
+    jtis: new MemoryJtiStore(),
+    proofs: new DpopChecker({ apiBaseUrl: ISSUER, servedHostnames: [], replays: new MemoryProofReplayStore(), clock }),
     events,
     signer: async () => signer,
     logger: { error: (message, fields) => errors.push({ message, ...fields }) },
