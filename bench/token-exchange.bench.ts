@@ -67,9 +67,9 @@ import { startEmbeddedDynamoDb } from '../local/embedded-dynamodb';
 import { ReadableLogger } from '../local/readable-logger';
 import { createTables } from '../local/tables';
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
-import { DpopChecker } from '../lambdas/oauth/dpop-binding';
+import { DpopChecker } from '../lambdas/credentials/dpop-binding';
 import { dpopProof, newDpopKey } from '../local/dpop-fetch';
-import { InMemoryProofReplayStore } from '../lambdas/oauth/dpop-proof';
+import { InMemoryProofReplayStore } from '../lambdas/credentials/dpop-proof';
 import { slowestConditions } from './slowest-conditions';
 
 /** An exchange request without a DPoP proof. */

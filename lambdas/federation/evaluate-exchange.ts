@@ -5,7 +5,7 @@ import { EXCHANGE_STEP_NAMES, Refusal, type ExchangeEvaluation, type ExchangeSte
 import type { IssuerKeySource } from './issuer-keys';
 import { decodeUnverified } from './subject-token';
 import { verifySubjectToken } from './subject-token-verification';
-import { isNumericDate, wholeSeconds } from './token-time-rules';
+import { isNumericDate, wholeSeconds } from '../credentials/token-time-rules';
 import { MAX_CLAIM_CHARS, MAX_SCOPES } from './limits';
 import { hasFederationEntitlement, type ConditionVariables, type FederationIssuer, type FederationPolicy, type FederationReader } from './types';
 

@@ -1,7 +1,7 @@
-import type { ProofChecker } from '../accounts/authenticate';
+import type { ProofChecker } from '../credentials/authenticate';
 import { API_BASE_PATH } from '../base-paths';
 import type { Clock } from '../clock';
-import { DpopProofError } from '../oauth/dpop-proof';
+import { DpopProofError } from '../credentials/dpop-proof';
 import type { ExchangeRequestInput } from './evaluate-exchange';
 import type { ExchangeEvaluation, ExchangeStep } from './exchange-types';
 import type { FederationPolicy } from './types';

@@ -2,9 +2,9 @@ import { compactVerify, errors, type CompactJWSHeaderParameters, type CompactVer
 import type { Clock } from '../clock';
 import { Refusal } from './exchange-types';
 import { MAX_KEYS, type IssuerKeySource } from './issuer-keys';
-import { refusalReasonFor } from './jose-refusal';
+import { refusalReasonFor } from '../credentials/jose-refusal';
 import { ACCEPTED_ALGORITHMS, MAX_KIDLESS_CANDIDATES, admitKey, type AdmittedKey, type SubjectTokenAlgorithm } from './subject-token';
-import { checkValidityWindow } from './token-time-rules';
+import { checkValidityWindow } from '../credentials/token-time-rules';
 import type { FederationIssuer } from './types';
 
 /**

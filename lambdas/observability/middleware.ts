@@ -2,7 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { credentialKind } from '../accounts/authenticate';
+import { credentialKind } from '../credentials/authenticate';
 import { UnauthenticatedError } from '../errors';
 import { routeLabel } from '../http/dispatcher';
 import { header } from '../http/request';

@@ -1,6 +1,6 @@
 import { CatalogCache } from '../catalog/catalog-cache';
-import { SigningKeyAccessTokenVerifier } from '../oauth/access-token-verifier';
-import { DpopChecker } from '../oauth/dpop-binding';
+import { SigningKeyAccessTokenVerifier } from '../credentials/access-token-verifier';
+import { DpopChecker } from '../credentials/dpop-binding';
 import { DynamoProofReplayStore } from '../aws/dynamo-proof-replay-store';
 import { catalogLoadRecorder } from '../observability/telemetry';
 import { DynamoCatalogStore } from '../aws/dynamo-catalog-store';

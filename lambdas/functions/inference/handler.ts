@@ -1,4 +1,4 @@
-import { credentialKind } from '../../accounts/authenticate';
+import { credentialKind } from '../../credentials/authenticate';
 import type { FunctionRequirements } from '../../config';
 import { routeLabel } from '../../http/dispatcher';
 import { header } from '../../http/request';

@@ -6,8 +6,8 @@ import { InMemoryExchangeEventStore } from '../../../lambdas/federation/exchange
 import type { ExchangeEvaluation } from '../../../lambdas/federation/exchange-types';
 import { InMemoryJtiStore } from '../../../lambdas/federation/jti-replay';
 import { InMemoryRateCounterStore } from '../../../lambdas/oauth/exchange-rate-limit';
-import { DpopChecker } from '../../../lambdas/oauth/dpop-binding';
-import { InMemoryProofReplayStore } from '../../../lambdas/oauth/dpop-proof';
+import { DpopChecker } from '../../../lambdas/credentials/dpop-binding';
+import { InMemoryProofReplayStore } from '../../../lambdas/credentials/dpop-proof';
 import type { OAuthError } from '../../../lambdas/oauth/oauth-errors';
 import { exchangeToken, INVALID_GRANT_DESCRIPTION, type TokenExchangeDeps } from '../../../lambdas/oauth/exchange-token';
 import { LocalSigner } from '../../../lambdas/signing/local-signer';

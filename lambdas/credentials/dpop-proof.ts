@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from 'jose';
 import { MAX_RSA_BITS, MIN_RSA_BITS, RSA_PUBLIC_EXPONENT } from '../federation/subject-token';
-import { CLOCK_LEEWAY_SECONDS } from '../federation/token-time-rules';
+import { CLOCK_LEEWAY_SECONDS } from './token-time-rules';
 import { DPOP_SIGNING_ALGS, MAX_DPOP_PROOF_BYTES } from './dpop-wire';
 import { normalisedTargetUri } from './target-uri';
 import { keyEncodingProblem } from '../jwk-encoding';

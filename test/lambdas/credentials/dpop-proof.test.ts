@@ -1,13 +1,13 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { DpopChecker, publicRequestUrls, servedHosts } from '../../../lambdas/oauth/dpop-binding';
+import { DpopChecker, publicRequestUrls, servedHosts } from '../../../lambdas/credentials/dpop-binding';
 import {
   DPOP_PROOF_WINDOW_SECONDS,
   DpopProofError,
   InMemoryProofReplayStore,
   verifyDpopProof,
   type ProofContext,
-} from '../../../lambdas/oauth/dpop-proof';
-import { MAX_DPOP_PROOF_BYTES } from '../../../lambdas/oauth/dpop-wire';
+} from '../../../lambdas/credentials/dpop-proof';
+import { MAX_DPOP_PROOF_BYTES } from '../../../lambdas/credentials/dpop-wire';
 import { proofKey, signProof, type ProofKey } from '../../support/dpop';
 
 const TOKEN_URL = 'https://api.modelgate.example/api/v1/oauth/token';
