@@ -294,7 +294,7 @@ function verifiedClaims(payload: Record<string, unknown>): SubjectClaims {
   return {
     sub: typeof payload.sub === 'string' ? payload.sub : '',
     aud: stringList(payload.aud, true) ?? [],
-    // Checked as NumericDates already (token-time-rules.ts); counted in whole seconds from here on.
+    // Checked as NumericDates already (lambdas/credentials/token-time-rules.ts); counted in whole seconds from here on.
     exp: wholeSeconds(payload.exp as number),
     iat: isNumericDate(payload.iat) ? wholeSeconds(payload.iat) : null,
     jti: typeof payload.jti === 'string' ? payload.jti : null,
