@@ -67,7 +67,7 @@ import { createTables } from '../local/tables';
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
 import { LOCAL_SIGNING_KEY_FILE } from '../local/signing-keys';
 import { LOCAL_KEY_REF_PREFIX } from '../lambdas/wiring/signer-for-record';
-import { DpopChecker } from '../lambdas/oauth/dpop-binding';
+import { DpopChecker } from '../lambdas/credentials/dpop-binding';
 import { dpopProof, newDpopKey } from '../local/dpop-fetch';
 import { MemoryJtiStore } from '../test/support/memory-jti-store';
 import { MemoryProofReplayStore } from '../test/support/memory-proof-replay-store';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
-import { accessTokenHash } from '../lambdas/oauth/dpop-proof';
+import { accessTokenHash } from '../lambdas/credentials/dpop-proof';
 
 /** A workload's DPoP key (RFC 9449): the private key never leaves the workload. */
 export interface DpopKey {

@@ -1,5 +1,5 @@
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ProofReplayStore } from '../oauth/dpop-proof';
+import type { ProofReplayStore } from '../credentials/dpop-proof';
 import { conditionalWrite } from './dynamo-items';
 import { PROOF_REPLAY_PREFIX } from './table-schemas';
 

@@ -1,4 +1,4 @@
-import type { AuthenticationDeps } from '../accounts/authenticate';
+import type { AuthenticationDeps } from '../credentials/authenticate';
 import { NotFoundError } from '../errors';
 import { createDispatcher, type Answer, type Operation, type Operations, type QueryParsers, type RouteRequest } from '../http/dispatcher';
 import { requestHost } from '../http/request';

@@ -5,7 +5,7 @@ import { EXCHANGE_STEP_NAMES, Refusal, type ExchangeEvaluation, type ExchangeSte
 import type { IssuerKeySource } from './issuer-keys';
 import { decodeUnverified } from './subject-token';
 import { verifySubjectToken } from './subject-token-verification';
-import { isNumericDate, wholeSeconds } from './token-time-rules';
+import { isNumericDate, wholeSeconds } from '../credentials/token-time-rules';
 import { MAX_CLAIM_CHARS, MAX_SCOPES } from './limits';
 import { hasFederationEntitlement, type ConditionVariables, type FederationIssuer, type FederationPolicy, type FederationReader } from './types';
 
@@ -294,7 +294,7 @@ function verifiedClaims(payload: Record<string, unknown>): SubjectClaims {
   return {
     sub: typeof payload.sub === 'string' ? payload.sub : '',
     aud: stringList(payload.aud, true) ?? [],
-    // Checked as NumericDates already (token-time-rules.ts); counted in whole seconds from here on.
+    // Checked as NumericDates already (lambdas/credentials/token-time-rules.ts); counted in whole seconds from here on.
     exp: wholeSeconds(payload.exp as number),
     iat: isNumericDate(payload.iat) ? wholeSeconds(payload.iat) : null,
     jti: typeof payload.jti === 'string' ? payload.jti : null,

@@ -1,4 +1,5 @@
 import type { ApiKeyRecord, Organization } from '../accounts/types';
+import { Refusal as TokenRefusal, TOKEN_REFUSAL_REASONS } from '../credentials/token-refusal';
 import type { FederationIssuer, FederationPolicy } from './types';
 
 /**
@@ -16,17 +17,7 @@ export const REFUSAL_REASONS = [
   'key_disabled',
   'key_deleted',
   'key_expired',
-  'malformed_token',
-  'token_type_refused',
-  'unsupported_alg',
-  'unknown_kid',
-  'bad_signature',
-  'keys_unavailable',
-  'expired',
-  'not_yet_valid',
-  'iss_mismatch',
-  'aud_mismatch',
-  'sub_mismatch',
+  ...TOKEN_REFUSAL_REASONS,
   'claim_too_large',
   'claim_check_failed',
   'condition_false',
@@ -41,13 +32,13 @@ export const REFUSAL_REASONS = [
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
-/** Why one step refused the token: the reason recorded in the event, and the detail the admin sees. */
-export class Refusal {
-  constructor(
-    readonly reason: RefusalReason,
-    readonly detail: string,
-  ) {}
-}
+/**
+ * Why one step refused the token: the reason recorded in the event, and the detail the admin
+ * sees. The class of the token checks shared with access tokens (lambdas/credentials/), here
+ * with the exchange's reasons.
+ */
+export type Refusal = TokenRefusal<RefusalReason>;
+export const Refusal: new (reason: RefusalReason, detail: string) => Refusal = TokenRefusal;
 
 /** Step names, in evaluation order, as the policy tester shows them. */
 export const EXCHANGE_STEP_NAMES = [

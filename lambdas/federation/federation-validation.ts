@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import type { JWK } from 'jose';
 import { invalidParameter } from '../errors';
 import { normalizeHostname } from '../hostname';
-import { keyEncodingProblem } from '../jwk-encoding';
+import { MAX_RSA_BITS, MIN_RSA_BITS, PRIVATE_JWK_MEMBERS, RSA_PUBLIC_EXPONENT, keyEncodingProblem, rsaKeyProblem } from '../credentials/key-admission';
 import { validated } from '../openapi/request-validation';
 import {
   createFederationPolicyBody,
@@ -16,7 +16,6 @@ import {
 import { refusedAddressKind } from './address-policy';
 import { ConditionError, checkCondition, evaluateCondition } from './condition';
 import { SUBJECT_PINNING_EXAMPLE } from './subject-pinning';
-import { MAX_RSA_BITS, MIN_RSA_BITS, RSA_PUBLIC_EXPONENT } from './subject-token';
 import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
 
 /**
@@ -262,8 +261,6 @@ function refusedHost(hostname: string, hosts: HostRules): string | undefined {
   return kind ? `the host ${hostname} is not a public address (${kind})` : undefined;
 }
 
-const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
-
 /** The key set's shape is its schema's (1 to 20 keys); each key is admitted here. */
 function jwks(set: NonNullable<CreateIssuerBody['jwks']>): { keys: JWK[] } {
   const seen = new Set<string>();
@@ -297,23 +294,24 @@ function publicJwk(key: JwkBody, where: string): JWK {
   } else {
     if (key.alg !== undefined && key.alg !== 'RS256') throw invalidParameter('jwks', `${where} has "alg" "${String(key.alg)}": an RSA key signs RS256`);
     jwk = { kty: 'RSA', n: key.n as string, e: key.e as string };
-    if (key.e !== RSA_PUBLIC_EXPONENT) throw invalidParameter('jwks', `${where} has the RSA exponent "${String(key.e).slice(0, 20)}": only 65537 ("${RSA_PUBLIC_EXPONENT}") is accepted`);
   }
   const members = Object.entries(jwk).filter(([name]) => name !== 'kty' && name !== 'crv');
   if (members.some(([, member]) => typeof member !== 'string' || !/^[A-Za-z0-9_-]+$/.test(member))) {
     throw invalidParameter('jwks', `${where} is not a valid ${jwk.kty} public key`);
   }
-  // One encoding per key (lambdas/jwk-encoding.ts): the set never holds two spellings of one key.
+  // The key admission of lambdas/credentials/key-admission.ts: one encoding per key, so the set
+  // never holds two spellings of one key, and the RSA bounds the exchange holds keys to.
   const encoding = keyEncodingProblem(jwk as Record<string, unknown>);
   if (encoding !== null) throw invalidParameter('jwks', `${where} ${encoding}`);
-  let bits: number | undefined;
+  const rsa = jwk.kty === 'RSA' ? rsaKeyProblem(jwk as Record<string, unknown>) : null;
+  if (rsa !== null && 'exponent' in rsa) {
+    throw invalidParameter('jwks', `${where} has the RSA exponent "${rsa.exponent.slice(0, 20)}": only 65537 ("${RSA_PUBLIC_EXPONENT}") is accepted`);
+  }
+  if (rsa !== null) throw invalidParameter('jwks', `${where} is a ${rsa.bits}-bit RSA key: from ${MIN_RSA_BITS} to ${MAX_RSA_BITS} bits are accepted`);
   try {
-    bits = createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' }).asymmetricKeyDetails?.modulusLength;
+    createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
   } catch {
     throw invalidParameter('jwks', `${where} is not a valid ${jwk.kty} public key`);
-  }
-  if (jwk.kty === 'RSA' && (bits === undefined || bits < MIN_RSA_BITS || bits > MAX_RSA_BITS)) {
-    throw invalidParameter('jwks', `${where} is a ${bits}-bit RSA key: from ${MIN_RSA_BITS} to ${MAX_RSA_BITS} bits are accepted`);
   }
   return { ...jwk, kid: key.kid, ...(key.alg !== undefined ? { alg: key.alg } : {}), ...(key.use !== undefined ? { use: 'sig' } : {}) };
 }

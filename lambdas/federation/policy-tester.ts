@@ -1,7 +1,7 @@
-import type { ProofChecker, ProofRequest } from '../accounts/authenticate';
+import type { ProofChecker, ProofRequest } from '../credentials/authenticate';
 import { API_BASE_PATH } from '../base-paths';
 import type { Clock } from '../clock';
-import { DpopProofError } from '../oauth/dpop-proof';
+import { DpopProofError } from '../credentials/dpop-proof';
 import type { ExchangeRequestInput } from './evaluate-exchange';
 import type { ExchangeEvaluation, ExchangeStep } from './exchange-types';
 import type { FederationPolicy } from './types';
@@ -97,7 +97,7 @@ async function checkBinding(
 /**
  * The exchange request the tester stands for: `POST` to the token endpoint on the host, base-path
  * mapping and stage the tester was called on. A proof is judged as the token endpoint judges one
- * sent there (`publicRequestUrls`, lambdas/oauth/dpop-binding.ts): its `htu` may name the API
+ * sent there (`publicRequestUrls`, lambdas/credentials/dpop-binding.ts): its `htu` may name the API
  * base URL, or that host when the deployment serves it (a regional hostname), or in AWS that stage URL.
  */
 export function tokenEndpointRequest(calledAt: PolicyTestInput['calledAt']): ProofRequest {

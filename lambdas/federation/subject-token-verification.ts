@@ -2,9 +2,9 @@ import { compactVerify, errors, type CompactJWSHeaderParameters, type CompactVer
 import type { Clock } from '../clock';
 import { Refusal } from './exchange-types';
 import { MAX_KEYS, type IssuerKeySource } from './issuer-keys';
-import { refusalReasonFor } from './jose-refusal';
+import { refusalReasonFor } from '../credentials/jose-refusal';
 import { ACCEPTED_ALGORITHMS, MAX_KIDLESS_CANDIDATES, admitKey, type AdmittedKey, type SubjectTokenAlgorithm } from './subject-token';
-import { checkValidityWindow } from './token-time-rules';
+import { checkValidityWindow } from '../credentials/token-time-rules';
 import type { FederationIssuer } from './types';
 
 /**
@@ -12,7 +12,7 @@ import type { FederationIssuer } from './types';
  * algorithms pinned, against a key the service chose from the policy issuer's published set;
  * then the service's time rules apply. `compactVerify`, not `jwtVerify`: every other claim of
  * a subject token is a step of its own for the policy tester, and jose's single clock
- * tolerance does not fit SPEC's time rules (token-time-rules.ts).
+ * tolerance does not fit SPEC's time rules (lambdas/credentials/token-time-rules.ts).
  *
  * Order, as jose runs it: the compact form and `crit` (RFC 7515 §4.1.11: every extension
  * but `b64` is refused as unrecognized), then `alg` against {@link ACCEPTED_ALGORITHMS}; then

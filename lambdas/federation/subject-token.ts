@@ -1,5 +1,5 @@
 import { decodeJwt, decodeProtectedHeader, importJWK, type CryptoKey, type JWK } from 'jose';
-import { keyEncodingProblem } from '../jwk-encoding';
+import { MAX_RSA_BITS, MIN_RSA_BITS, RSA_PUBLIC_EXPONENT, keyEncodingProblem, publicMembersOf, rsaKeyProblem } from '../credentials/key-admission';
 
 /**
  * What the service decides about a subject token before jose verifies it: decoding without
@@ -12,14 +12,6 @@ export type SubjectTokenAlgorithm = 'ES256' | 'RS256';
 
 /** SPEC 4.3 rule 1. */
 export const ACCEPTED_ALGORITHMS: readonly SubjectTokenAlgorithm[] = ['ES256', 'RS256'];
-export const MIN_RSA_BITS = 2048;
-export const MAX_RSA_BITS = 8192;
-/**
- * The one RSA public exponent admitted, 65537 (base64url `AQAB`), which every major provider
- * publishes: verification costs grow with the exponent, and a key with a 3,071-bit exponent
- * makes one verification take milliseconds.
- */
-export const RSA_PUBLIC_EXPONENT = 'AQAB';
 /**
  * Keys a token that names no `kid` is tried against, at most: each try is one verification,
  * so a set of many keys cannot make one unsigned token cost many.
@@ -66,10 +58,10 @@ const admitted = new Map<string, Promise<AdmittedKey | { problem: string }>>();
 const MAX_ADMITTED = 1000;
 
 /**
- * The service's key admission: an EC P-256 key verifies ES256 and an RSA key of
- * {@link MIN_RSA_BITS} to {@link MAX_RSA_BITS} bits with the exponent 65537 RS256, each in its
- * one encoding; a key's `alg`, `use` and `key_ops`, when present, must agree. Anything else is
- * refused with the reason, for the admin.
+ * The service's key admission (lambdas/credentials/key-admission.ts, as for DPoP proof keys): an
+ * EC P-256 key verifies ES256 and an RSA key of {@link MIN_RSA_BITS} to {@link MAX_RSA_BITS} bits
+ * with the exponent 65537 RS256, each in its one encoding; a key's `alg`, `use` and `key_ops`,
+ * when present, must agree. Anything else is refused with the reason, for the admin.
  */
 export function admitKey(jwk: JWK): Promise<AdmittedKey | { problem: string }> {
   const cacheKey = JSON.stringify([jwk.kty, jwk.crv, jwk.x, jwk.y, jwk.n, jwk.e, jwk.kid, jwk.alg, jwk.use, jwk.key_ops]);
@@ -92,23 +84,18 @@ async function importAdmitted(jwk: JWK): Promise<AdmittedKey | { problem: string
   if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) {
     return { problem: `${name} does not list verify in key_ops` };
   }
-  if (alg === 'RS256' && jwk.e !== RSA_PUBLIC_EXPONENT) {
-    return { problem: `${name} has the RSA public exponent ${JSON.stringify(String(jwk.e).slice(0, 20))}; only 65537 ("${RSA_PUBLIC_EXPONENT}") is accepted` };
-  }
-  // One encoding per key, as for DPoP proof keys (lambdas/jwk-encoding.ts).
   const encoding = keyEncodingProblem(jwk as Record<string, unknown>);
   if (encoding !== null) return { problem: `${name} ${encoding}` };
-  let key: CryptoKey;
+  const rsa = alg === 'RS256' ? rsaKeyProblem(jwk as Record<string, unknown>) : null;
+  if (rsa !== null && 'exponent' in rsa) {
+    return { problem: `${name} has the RSA public exponent ${JSON.stringify(rsa.exponent.slice(0, 20))}; only 65537 ("${RSA_PUBLIC_EXPONENT}") is accepted` };
+  }
+  if (rsa !== null) return { problem: `${name} is RSA of ${rsa.bits} bits; from ${MIN_RSA_BITS} to ${MAX_RSA_BITS} are accepted` };
   try {
     // The public members only, so nothing else the publisher sent reaches the import.
-    const members: JWK = alg === 'ES256' ? { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y } : { kty: 'RSA', n: jwk.n, e: jwk.e };
-    key = (await importJWK(members, alg)) as CryptoKey;
+    const key = (await importJWK(publicMembersOf(jwk as Record<string, unknown>), alg)) as CryptoKey;
+    return { kid: typeof jwk.kid === 'string' ? jwk.kid : null, alg, key };
   } catch {
     return { problem: `${name} is not a valid ${alg === 'ES256' ? 'EC P-256' : 'RSA'} public key` };
   }
-  if (alg === 'RS256') {
-    const bits = (key.algorithm as { modulusLength?: number }).modulusLength ?? 0;
-    if (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS) return { problem: `${name} is RSA of ${bits} bits; from ${MIN_RSA_BITS} to ${MAX_RSA_BITS} are accepted` };
-  }
-  return { kid: typeof jwk.kid === 'string' ? jwk.kid : null, alg, key };
 }

@@ -7,7 +7,7 @@ import {
   type DomainErrorKind,
   type ErrorMetadata,
 } from '../errors';
-import { DPOP_SIGNING_ALGS } from '../oauth/dpop-wire';
+import { DPOP_SIGNING_ALGS } from '../credentials/dpop-wire';
 
 /**
  * The HTTP boundary of every non-OAuth route (SPEC 7.1). One serializer,

@@ -24,7 +24,7 @@
  * to three sequential round trips (lambdas/oauth/exchange-token.ts).
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { authenticate, requireInference, requireManagement, type AuthenticationDeps } from '../accounts/authenticate';
+import { authenticate, requireInference, requireManagement, type AuthenticationDeps } from '../credentials/authenticate';
 import type { Principal } from '../accounts/types';
 import { NotFoundError, TooManyRequestsError } from '../errors';
 import { queryValues, validated, type QueryString, type RequestValidator } from '../openapi/request-validation';

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { PresentedCredential, RequestProofs } from '../accounts/authenticate';
+import type { PresentedCredential, RequestProofs } from '../credentials/authenticate';
 import { InvalidInputError, PayloadTooLargeError, UnauthenticatedError, UnsupportedMediaTypeError } from '../errors';
 import { normalizeHostname } from '../hostname';
 

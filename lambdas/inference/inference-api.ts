@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { randomId, type IdGenerator } from '../clock';
-import type { AuthenticationDeps } from '../accounts/authenticate';
+import type { AuthenticationDeps } from '../credentials/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
 import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
 import { NotFoundError, UnavailableError, UpstreamError } from '../errors';

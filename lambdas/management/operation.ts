@@ -2,7 +2,7 @@ import type { Principal } from '../accounts/types';
 import type { RateDecision, RouteRequest, Operation as RouteOperation } from '../http/dispatcher';
 import type { RequestBodies, RequestQueries } from '../openapi/validators/management.generated';
 import type { AccountsService } from '../accounts/accounts-service';
-import type { AuthenticationDeps } from '../accounts/authenticate';
+import type { AuthenticationDeps } from '../credentials/authenticate';
 import type { ExchangeEventStore } from '../federation/exchange-events';
 import type { FederationService } from '../federation/federation-service';
 import type { PolicyTesterDeps } from '../federation/policy-tester';

@@ -1,11 +1,6 @@
+import { ACCESS_TOKEN_TYP, ACTING_KEY_CLAIM } from '../credentials/access-token-verifier';
 import type { FederationScope } from '../federation/types';
 import type { Signer } from '../signing/signer';
-
-/** RFC 9068 §2.1: the media type of a JWT access token, in the `typ` header. */
-export const ACCESS_TOKEN_TYP = 'at+jwt';
-
-/** The claim that names the API key the token acts as (its SHA-256 hash, as the key records store it). */
-export const ACTING_KEY_CLAIM = 'api_key_hash';
 
 /**
  * The claims of an issued access token (SPEC 2.13, RFC 9068 §2.2). Nothing in it is secret:

@@ -1,6 +1,6 @@
 import type { FederationScope } from '../federation/types';
 import { ROUTES } from '../routes';
-import { DPOP_SIGNING_ALGS } from './dpop-wire';
+import { DPOP_SIGNING_ALGS } from '../credentials/dpop-wire';
 import { TOKEN_EXCHANGE_GRANT } from './token-request';
 
 /** SPEC 2.12, 4.5: the scopes an access token may carry. */

@@ -1,4 +1,4 @@
-import type { ProofChecker, RequestProofs } from '../accounts/authenticate';
+import type { ProofChecker, RequestProofs } from '../credentials/authenticate';
 import type { Clock, IdGenerator } from '../clock';
 import { EXCHANGE_EVENT_RETENTION_DAYS, type ExchangeEvent, type ExchangeEventStore } from '../federation/exchange-events';
 import type { ExchangeEvaluation, RefusalReason, SubjectClaims } from '../federation/exchange-types';
@@ -7,7 +7,7 @@ import type { FederationPolicy } from '../federation/types';
 import type { Signer } from '../signing/signer';
 import { mintAccessToken, NoLifetimeLeftError, type MintedToken } from './access-token';
 import { checkExchangeRate, type ExchangeRateLimit, type RateCounterStore } from './exchange-rate-limit';
-import { DpopProofError, type VerifiedProof } from './dpop-proof';
+import { DpopProofError, type VerifiedProof } from '../credentials/dpop-proof';
 import { invalidDpopProof, invalidGrant, invalidScope, temporarilyUnavailable, tooManyRequests, type OAuthError } from './oauth-errors';
 import { ACCESS_TOKEN_TYPE, parseTokenExchangeRequest, type TokenExchangeRequest } from './token-request';
 

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { credentialKind } from '../accounts/authenticate';
+import { credentialKind } from '../credentials/authenticate';
 import { routeLabel } from '../http/dispatcher';
 import { header } from '../http/request';
 import { countRequest, type Telemetry } from './telemetry';

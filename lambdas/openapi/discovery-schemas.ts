@@ -1,4 +1,4 @@
-import { DPOP_SIGNING_ALGS } from '../oauth/dpop-wire';
+import { DPOP_SIGNING_ALGS } from '../credentials/dpop-wire';
 import type { Json } from './json-schema';
 
 const url = (description: string): Json => ({ type: 'string', format: 'uri', description });

@@ -1,5 +1,5 @@
-import { SigningKeyAccessTokenVerifier } from '../oauth/access-token-verifier';
-import { DpopChecker } from '../oauth/dpop-binding';
+import { SigningKeyAccessTokenVerifier } from '../credentials/access-token-verifier';
+import { DpopChecker } from '../credentials/dpop-binding';
 import { DynamoProofReplayStore } from '../aws/dynamo-proof-replay-store';
 import { DynamoSigningKeyStore } from '../aws/dynamo-signing-key-store';
 import type { AccessTokenSettings, FunctionContext, ServedHostSettings } from './context';

@@ -1,6 +1,6 @@
 import ts from 'typescript';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 const LAMBDAS = join(__dirname, '..', '..', 'lambdas');
 
@@ -105,6 +105,30 @@ describe('imports', () => {
     const root = join(LAMBDAS, '..');
     const graph = await madge(['lambdas', 'lib', 'local', 'ops'].map((dir) => join(root, dir)), { baseDir: root, fileExtensions: ['ts'] });
     expect(graph.circular()).toEqual([]);
+  });
+});
+
+/**
+ * A request's credentials (lambdas/credentials/) are used by the protocols and the exchange,
+ * never the other way round: the authentication path does not climb into OAuth and back.
+ */
+describe('credentials', () => {
+  const importsOf = (folder: string) =>
+    sources(join(LAMBDAS, folder)).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/from '(\.[^']*)'/g)].map((match) => [relative(LAMBDAS, file), relative(LAMBDAS, join(dirname(file), match[1]!))] as const),
+    );
+
+  it('import nothing from lambdas/oauth, lambdas/http or lambdas/federation', () => {
+    const imports = importsOf('credentials');
+    expect(imports.filter(([, target]) => /^(oauth|http|federation)\//.test(target))).toEqual([]);
+    // The rule is checked on real files: credentials do import what lies below them.
+    expect(imports).toEqual(expect.arrayContaining([['credentials/authenticate.ts', 'accounts/account-store']]));
+  });
+
+  it('leave lambdas/accounts without an import of lambdas/oauth', () => {
+    const imports = importsOf('accounts');
+    expect(imports.filter(([, target]) => /^oauth\//.test(target))).toEqual([]);
+    expect(imports.length).toBeGreaterThan(0);
   });
 });
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
-import { ACTING_KEY_CLAIM } from '../../lambdas/oauth/access-token';
+import { ACTING_KEY_CLAIM } from '../../lambdas/credentials/access-token-verifier';
 import { API_BASE_PATH, ROUTES, resourcePath, type Access, type RouteDefinition } from '../../lambdas/routes';
 import { LocalSigner } from '../../lambdas/signing/local-signer';
 import { LOCAL_SIGNING_KEY_FILE } from '../../local/signing-keys';

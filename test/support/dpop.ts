@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, type generateKeyPair } from 'jose';
-import { accessTokenHash } from '../../lambdas/oauth/dpop-proof';
+import { accessTokenHash } from '../../lambdas/credentials/dpop-proof';
 import { newDpopKey, type DpopKey } from '../../local/dpop-fetch';
 
 /** A client's DPoP key pair, its public JWK and RFC 7638 thumbprint. */

@@ -1,4 +1,4 @@
-import type { ProofReplayStore } from '../../lambdas/oauth/dpop-proof';
+import type { ProofReplayStore } from '../../lambdas/credentials/dpop-proof';
 
 /** DPoP proof replay records in process memory, for tests and the benchmark. */
 export class MemoryProofReplayStore implements ProofReplayStore {

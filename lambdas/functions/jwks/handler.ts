@@ -4,7 +4,7 @@ import { apiHandler } from '../../http/middleware';
 import { createDispatcher, type Operations } from '../../http/dispatcher';
 import type { Telemetry } from '../../observability/telemetry';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../oauth/discovery';
-import { publishedKeys } from '../../oauth/jwks';
+import { publishedKeys } from '../../signing/published-keys';
 import { OPENAPI_BODY } from '../../openapi/document-body.generated';
 import type { SigningKeyStore } from '../../signing/signer';
 

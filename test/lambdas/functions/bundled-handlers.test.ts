@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import * as oauthClient from 'openid-client';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
-import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
+import { ACTING_KEY_CLAIM } from '../../../lambdas/credentials/access-token-verifier';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../../lambdas/oauth/discovery';
 import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
 import { CORS_ALLOWED_HEADERS } from '../../../lambdas/http/cors';

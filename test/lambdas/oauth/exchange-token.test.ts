@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compactVerify, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import type { ExchangeEvaluation } from '../../../lambdas/federation/exchange-types';
-import { DpopChecker } from '../../../lambdas/oauth/dpop-binding';
+import { DpopChecker } from '../../../lambdas/credentials/dpop-binding';
 import type { OAuthError } from '../../../lambdas/oauth/oauth-errors';
 import { exchangeToken, INVALID_GRANT_DESCRIPTION, type TokenExchangeDeps } from '../../../lambdas/oauth/exchange-token';
 import { LocalSigner } from '../../../lambdas/signing/local-signer';

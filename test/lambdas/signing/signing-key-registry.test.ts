@@ -1,5 +1,5 @@
 import type { JWK } from 'jose';
-import { publishedKeys } from '../../../lambdas/oauth/jwks';
+import { publishedKeys } from '../../../lambdas/signing/published-keys';
 import { registerSigningKey, retireSigningKey } from '../../../lambdas/signing/signing-key-registry';
 import { FixedClock } from '../../support/fixed-clock';
 import { MemorySigningKeyStore } from '../../support/memory-signing-key-store';

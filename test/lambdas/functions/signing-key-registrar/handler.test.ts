@@ -4,7 +4,7 @@ import { calculateJwkThumbprint, exportJWK } from 'jose';
 import { createPublicKey } from 'node:crypto';
 import { createSigningKeyRegistrar } from '../../../../lambdas/functions/signing-key-registrar/handler';
 import { kmsPublicJwk } from '../../../../lambdas/aws/kms-signer';
-import { publishedKeys } from '../../../../lambdas/oauth/jwks';
+import { publishedKeys } from '../../../../lambdas/signing/published-keys';
 import { registerSigningKey } from '../../../../lambdas/signing/signing-key-registry';
 import { FixedClock } from '../../../support/fixed-clock';
 import { startKmsStandIn, type KmsStandIn } from '../../../support/kms-stand-in';

@@ -1,5 +1,5 @@
-import { Refusal } from '../../../lambdas/federation/exchange-types';
-import { CLOCK_LEEWAY_SECONDS, checkValidityWindow, isNumericDate, wholeSeconds } from '../../../lambdas/federation/token-time-rules';
+import { Refusal } from '../../../lambdas/credentials/token-refusal';
+import { CLOCK_LEEWAY_SECONDS, checkValidityWindow, isNumericDate, wholeSeconds } from '../../../lambdas/credentials/token-time-rules';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 const NOW_S = NOW.getTime() / 1000;

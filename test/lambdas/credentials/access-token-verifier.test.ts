@@ -1,5 +1,4 @@
-import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
-import { AccessTokenError, SigningKeyAccessTokenVerifier } from '../../../lambdas/oauth/access-token-verifier';
+import { ACTING_KEY_CLAIM, AccessTokenError, SigningKeyAccessTokenVerifier } from '../../../lambdas/credentials/access-token-verifier';
 import type { LocalSigner } from '../../../lambdas/signing/local-signer';
 import { newLocalSigner, signJwt, signingKeyRecord } from '../../support/access-tokens';
 import { FixedClock } from '../../support/fixed-clock';

@@ -1,4 +1,4 @@
-import { Refusal } from './exchange-types';
+import { Refusal } from './token-refusal';
 
 /**
  * The service's time rules for every JWT it accepts, subject tokens (SPEC 4.3 rule 2) and its

@@ -1,14 +1,21 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { DpopChecker, publicRequestUrls, servedHosts } from '../../../lambdas/oauth/dpop-binding';
+import { EmbeddedJWK } from 'jose';
+import { DpopChecker, publicRequestUrls, servedHosts } from '../../../lambdas/credentials/dpop-binding';
 import {
   DPOP_PROOF_WINDOW_SECONDS,
   DpopProofError,
   verifyDpopProof,
   type ProofContext,
-} from '../../../lambdas/oauth/dpop-proof';
-import { MAX_DPOP_PROOF_BYTES } from '../../../lambdas/oauth/dpop-wire';
+} from '../../../lambdas/credentials/dpop-proof';
+import { MAX_DPOP_PROOF_BYTES } from '../../../lambdas/credentials/dpop-wire';
 import { proofKey, signProof, type ProofKey } from '../../support/dpop';
 import { MemoryProofReplayStore } from '../../support/memory-proof-replay-store';
+
+// jose's own EmbeddedJWK, counted: the proof keys it imports are remembered per container.
+jest.mock('jose', () => {
+  const actual = jest.requireActual('jose');
+  return { ...actual, EmbeddedJWK: jest.fn(actual.EmbeddedJWK) };
+});
 
 const TOKEN_URL = 'https://api.modelgate.example/api/v1/oauth/token';
 const MODELS_URL = 'https://api.modelgate.example/api/v1/models/user';
@@ -149,6 +156,17 @@ describe('verifyDpopProof (RFC 9449 §4.3)', () => {
       expect(await refusal([await signProof(rsa, { header: { jwk } })], atToken())).toBe('The DPoP proof RSA key must have 2048 to 8192 bits');
     }
     expect(await refusal([await signProof(rsa, { header: { jwk: { ...rsa.publicJwk, e: 'Aw' } } })], atToken())).toBe('The DPoP proof RSA key must have the public exponent 65537');
+  });
+
+  it('step 7: jose imports a key once per container (EmbeddedJWK), and again only when it did not import', async () => {
+    const fresh = await proofKey();
+    const importsOf = (x: unknown) => jest.mocked(EmbeddedJWK).mock.calls.filter(([header]) => (header?.jwk as { x?: unknown } | undefined)?.x === x).length;
+    for (let proof = 0; proof < 3; proof += 1) await expect(verifyDpopProof([await signProof(fresh)], atToken())).resolves.toMatchObject({ jkt: fresh.jkt });
+    expect(importsOf(fresh.publicJwk.x)).toBe(1);
+    // Coordinates in their one encoding, of no point on the curve: refused by the import, every time.
+    const offCurve = { kty: 'EC', crv: 'P-256', x: Buffer.alloc(32, 1).toString('base64url'), y: Buffer.alloc(32, 2).toString('base64url') };
+    for (let proof = 0; proof < 2; proof += 1) expect(await refusal([await signProof(fresh, { header: { jwk: offCurve } })], atToken())).toMatch(/^The DPoP proof is not valid: /);
+    expect(importsOf(offCurve.x)).toBe(2);
   });
 
   it('step 8: htm is the request method', async () => {

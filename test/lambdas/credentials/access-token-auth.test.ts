@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
-import { ACTING_KEY_CLAIM } from '../../../lambdas/oauth/access-token';
+import { ACTING_KEY_CLAIM } from '../../../lambdas/credentials/access-token-verifier';
 import { LocalSigner } from '../../../lambdas/signing/local-signer';
 import { DynamoSigningKeyStore } from '../../../lambdas/aws/dynamo-signing-key-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';

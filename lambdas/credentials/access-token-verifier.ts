@@ -1,12 +1,20 @@
 import { createLocalJWKSet, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
-import type { AccessTokenVerifier, VerifiedAccessToken } from '../accounts/authenticate';
 import type { Clock } from '../clock';
-import { Refusal, type RefusalReason } from '../federation/exchange-types';
-import { refusalReasonFor } from '../federation/jose-refusal';
-import { CLOCK_LEEWAY_SECONDS, checkValidityWindow } from '../federation/token-time-rules';
+import { publishedKeys } from '../signing/published-keys';
 import type { SigningKeyStore } from '../signing/signer';
-import { ACCESS_TOKEN_TYP, ACTING_KEY_CLAIM } from './access-token';
-import { publishedKeys } from './jwks';
+import type { AccessTokenVerifier, VerifiedAccessToken } from './authenticate';
+import { refusalReasonFor } from './jose-refusal';
+import { Refusal, type TokenRefusalReason } from './token-refusal';
+import { CLOCK_LEEWAY_SECONDS, checkValidityWindow } from './token-time-rules';
+
+/**
+ * RFC 9068 §2.1: the media type of a JWT access token, in the `typ` header. The token endpoint
+ * writes it (lambdas/oauth/access-token.ts), this verifier requires it.
+ */
+export const ACCESS_TOKEN_TYP = 'at+jwt';
+
+/** The claim that names the API key the token acts as (its SHA-256 hash, as the key records store it). */
+export const ACTING_KEY_CLAIM = 'api_key_hash';
 
 type AccessTokenErrorCode = 'malformed' | 'unsupported_alg' | 'wrong_typ' | 'unknown_kid' | 'bad_signature' | 'claims';
 
@@ -19,7 +27,7 @@ export class AccessTokenError extends Error {
 }
 
 /** The verifier's codes for the refusal reasons; every claim-level reason is `claims`. */
-const ERROR_CODES: Partial<Record<RefusalReason, AccessTokenErrorCode>> = {
+const ERROR_CODES: Partial<Record<TokenRefusalReason, AccessTokenErrorCode>> = {
   malformed_token: 'malformed',
   unsupported_alg: 'unsupported_alg',
   token_type_refused: 'wrong_typ',
@@ -27,7 +35,7 @@ const ERROR_CODES: Partial<Record<RefusalReason, AccessTokenErrorCode>> = {
   bad_signature: 'bad_signature',
 };
 
-function refused(reason: RefusalReason): AccessTokenError {
+function refused(reason: TokenRefusalReason): AccessTokenError {
   return new AccessTokenError(ERROR_CODES[reason] ?? 'claims');
 }
 

@@ -1,5 +1,5 @@
 import { errors } from 'jose';
-import type { RefusalReason } from './exchange-types';
+import type { TokenRefusalReason } from './token-refusal';
 
 /**
  * The one boundary where jose's verification errors become the service's refusal reasons
@@ -11,7 +11,7 @@ import type { RefusalReason } from './exchange-types';
  * Returns null for anything that is not a jose error: a programming error or an
  * infrastructure failure, which the caller rethrows rather than calls a refusal.
  */
-export function refusalReasonFor(error: unknown): RefusalReason | null {
+export function refusalReasonFor(error: unknown): TokenRefusalReason | null {
   if (!(error instanceof errors.JOSEError)) return null;
   switch (error.code) {
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
@@ -46,7 +46,7 @@ export function refusalReasonFor(error: unknown): RefusalReason | null {
 }
 
 /** `jwtVerify`'s claim and header checks, by the claim jose names. */
-function claimRefusal({ claim, reason }: errors.JWTClaimValidationFailed): RefusalReason {
+function claimRefusal({ claim, reason }: errors.JWTClaimValidationFailed): TokenRefusalReason {
   // A claim of the wrong JSON type (`"exp": "soon"`) is a malformed token, whichever claim.
   if (reason === 'invalid') return 'malformed_token';
   switch (claim) {

@@ -1,4 +1,4 @@
-import { normalisedTargetUri } from '../../../lambdas/oauth/target-uri';
+import { normalisedTargetUri } from '../../../lambdas/credentials/target-uri';
 
 /** A DPoP proof's `htu` in the one form RFC 3986 and the WHATWG URL Standard agree on (RFC 9449 §4.3 step 9). */
 describe('normalisedTargetUri', () => {

@@ -1,6 +1,6 @@
 import type { AccountStore } from '../../../lambdas/accounts/account-store';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
-import { authenticate, requireInference, requireManagement } from '../../../lambdas/accounts/authenticate';
+import { authenticate, requireInference, requireManagement } from '../../../lambdas/credentials/authenticate';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type ApiKeyRecord, type Organization } from '../../../lambdas/accounts/types';
 import { DomainError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';

@@ -1,4 +1,4 @@
-import { publishedKeys } from '../../../lambdas/oauth/jwks';
+import { publishedKeys } from '../../../lambdas/signing/published-keys';
 import type { SigningKeyRecord } from '../../../lambdas/signing/signer';
 
 const record = (kid: string, status: SigningKeyRecord['status'], createdAt: string, retiredAt: string | null = null): SigningKeyRecord => ({

@@ -1,5 +1,5 @@
 import type { JWK } from 'jose';
-import type { SigningKeyRecord } from '../signing/signer';
+import type { SigningKeyRecord } from './signer';
 
 /**
  * SPEC 4.6: the keys that may verify a live access token: every active key, and each

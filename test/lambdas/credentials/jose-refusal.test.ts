@@ -1,11 +1,11 @@
 import { compactVerify, createLocalJWKSet, errors, exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
-import type { RefusalReason } from '../../../lambdas/federation/exchange-types';
-import { refusalReasonFor } from '../../../lambdas/federation/jose-refusal';
+import type { TokenRefusalReason } from '../../../lambdas/credentials/token-refusal';
+import { refusalReasonFor } from '../../../lambdas/credentials/jose-refusal';
 
 const claimFailure = (claim: string, reason: string) => new errors.JWTClaimValidationFailed('claim check failed', {}, claim, reason);
 
 describe('refusalReasonFor: one refusal reason per jose error code', () => {
-  it.each<[string, errors.JOSEError, RefusalReason]>([
+  it.each<[string, errors.JOSEError, TokenRefusalReason]>([
     ['ERR_JWS_SIGNATURE_VERIFICATION_FAILED', new errors.JWSSignatureVerificationFailed(), 'bad_signature'],
     ['ERR_JOSE_ALG_NOT_ALLOWED', new errors.JOSEAlgNotAllowed('alg'), 'unsupported_alg'],
     ['ERR_JWK_INVALID', new errors.JWKInvalid('jwk'), 'unsupported_alg'],
@@ -24,7 +24,7 @@ describe('refusalReasonFor: one refusal reason per jose error code', () => {
     expect(refusalReasonFor(error)).toBe(reason);
   });
 
-  it.each<[string, string, RefusalReason]>([
+  it.each<[string, string, TokenRefusalReason]>([
     ['typ', 'check_failed', 'token_type_refused'],
     ['iss', 'check_failed', 'iss_mismatch'],
     ['iss', 'missing', 'iss_mismatch'],
@@ -69,7 +69,7 @@ describe('refusalReasonFor: what jose raises for real tokens', () => {
   const unsigned = (header: Record<string, unknown>) => `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from('{}').toString('base64url')}.`;
   const options = { algorithms: ['ES256'], typ: 'at+jwt', issuer: 'https://issuer', audience: 'api', currentDate: NOW, clockTolerance: 30 };
 
-  async function refusal(verification: Promise<unknown>): Promise<[string, RefusalReason | null]> {
+  async function refusal(verification: Promise<unknown>): Promise<[string, TokenRefusalReason | null]> {
     const error = await verification.then(
       () => {
         throw new Error('jose accepted the token');
@@ -79,7 +79,7 @@ describe('refusalReasonFor: what jose raises for real tokens', () => {
     return [(error as errors.JOSEError).code, refusalReasonFor(error)];
   }
 
-  it.each<[string, () => Promise<unknown>, string, RefusalReason]>([
+  it.each<[string, () => Promise<unknown>, string, TokenRefusalReason]>([
     ['a signature by another key', async () => jwtVerify(await sign({}, {}, other.privateKey), key.publicKey, options), 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED', 'bad_signature'],
     ['alg none', async () => compactVerify(unsigned({ alg: 'none' }), key.publicKey, options), 'ERR_JOSE_ALG_NOT_ALLOWED', 'unsupported_alg'],
     ['HS256', async () => compactVerify(unsigned({ alg: 'HS256' }), key.publicKey, options), 'ERR_JOSE_ALG_NOT_ALLOWED', 'unsupported_alg'],

@@ -1,9 +1,9 @@
-import { ForbiddenError, UnauthenticatedError, type AuthenticationScheme } from '../errors';
+import type { AccountRecords, AccountStore } from '../accounts/account-store';
+import { hashApiKey, isApiKeyFormat } from '../accounts/api-keys';
+import type { ApiKeyRecord, Principal } from '../accounts/types';
 import type { Clock } from '../clock';
-import { DpopProofError, type VerifiedProof } from '../oauth/dpop-proof';
-import type { AccountRecords, AccountStore } from './account-store';
-import { hashApiKey, isApiKeyFormat } from './api-keys';
-import type { ApiKeyRecord, Principal } from './types';
+import { ForbiddenError, UnauthenticatedError, type AuthenticationScheme } from '../errors';
+import { DpopProofError, type VerifiedProof } from './dpop-proof';
 
 /**
  * Verifies an access token issued by the token exchange and names the API key it acts as.

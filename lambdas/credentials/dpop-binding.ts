@@ -1,7 +1,7 @@
-import type { ProofChecker, ProofRequest } from '../accounts/authenticate';
 import { API_BASE_PATH } from '../base-paths';
 import type { Clock } from '../clock';
 import { normalizeHostname } from '../hostname';
+import type { ProofChecker, ProofRequest } from './authenticate';
 import { verifyDpopProof, type ProofReplayStore, type VerifiedProof } from './dpop-proof';
 
 export interface DpopCheckerOptions {

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from 'jose';
-import { MAX_RSA_BITS, MIN_RSA_BITS, RSA_PUBLIC_EXPONENT } from '../federation/subject-token';
-import { CLOCK_LEEWAY_SECONDS } from '../federation/token-time-rules';
+import { decodeProtectedHeader, EmbeddedJWK, jwtVerify, type CryptoKey, type JWK, type JWTVerifyGetKey } from 'jose';
 import { DPOP_SIGNING_ALGS, MAX_DPOP_PROOF_BYTES } from './dpop-wire';
+import { MAX_RSA_BITS, MIN_RSA_BITS, PRIVATE_JWK_MEMBERS, definingMembers, keyEncodingProblem, publicMembersOf, rsaKeyProblem } from './key-admission';
 import { normalisedTargetUri } from './target-uri';
-import { keyEncodingProblem } from '../jwk-encoding';
+import { CLOCK_LEEWAY_SECONDS } from './token-time-rules';
 
 /**
  * DPoP proofs (RFC 9449): a JWT the client signs with its own key for one HTTP request. The
@@ -27,9 +26,6 @@ export const DPOP_PROOF_WINDOW_SECONDS = 300;
 export const MAX_DPOP_JTI_LENGTH = 256;
 /** The longest `htu` a proof may carry. */
 const MAX_HTU_LENGTH = 2048;
-
-/** JWK members that only a private or symmetric key has (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2). */
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
 
 /** Why a proof was refused: the description says which check failed (RFC 9449 `invalid_dpop_proof`). */
 export class DpopProofError extends Error {
@@ -83,15 +79,13 @@ export async function verifyDpopProof(proofs: readonly string[], context: ProofC
   if (typeof header.alg !== 'string' || !(DPOP_SIGNING_ALGS as readonly string[]).includes(header.alg)) {
     throw new DpopProofError(`The DPoP proof alg must be one of ${DPOP_SIGNING_ALGS.join(', ')}`);
   }
-  const jwk = publicJwk(header.jwk);
+  const jwk = proofKey(header.jwk, header.alg);
   const jkt = jwkThumbprint(jwk);
 
   let payload: Record<string, unknown>;
   try {
-    const key = await importedKey(jwk, jkt, header.alg);
-    ({ payload } = await jwtVerify(proof, key, { algorithms: [header.alg], typ: DPOP_PROOF_TYP }));
+    ({ payload } = await jwtVerify(proof, rememberedEmbeddedKey(jwk, jkt), { algorithms: [header.alg], typ: DPOP_PROOF_TYP }));
   } catch (error) {
-    if (error instanceof DpopProofError) throw error;
     throw new DpopProofError(signatureRefusal(error));
   }
 
@@ -123,40 +117,43 @@ export function accessTokenHash(accessToken: string): string {
   return createHash('sha256').update(accessToken, 'ascii').digest('base64url');
 }
 
-/** The members that define a public key, by type (RFC 7518 §6.2.1, §6.3.1; RFC 8037 §2). */
-const PUBLIC_MEMBERS: Readonly<Record<string, readonly string[]>> = { EC: ['kty', 'crv', 'x', 'y'], RSA: ['kty', 'n', 'e'], OKP: ['kty', 'crv', 'x'] };
-
 /**
  * Members about a public key (RFC 7517 §4, and Web Crypto's `ext`) that a client's exported key
- * may carry: `alg` and `use` must agree with the proof (importedKey), `key_ops` may name only
- * `verify`, and `kid` and `ext` are ignored.
+ * may carry: `alg` and `use` must agree with the proof, `key_ops` may name only `verify`, and
+ * `kid` and `ext` are ignored.
  */
 const DESCRIPTIVE_MEMBERS: ReadonlySet<string> = new Set(['alg', 'use', 'kid', 'key_ops', 'ext']);
 
 /**
- * The `jwk` header: a public EC, RSA or OKP key and nothing else (no private member, no
- * certificate or key-set reference such as `x5c` or `jku`, no own `__proto__`), its members in
- * their one encoding (lambdas/jwk-encoding.ts), RSA with the issuer keys' exponent. Returns the
- * key's public members, and `alg` and `use` for the checks against the proof.
+ * The service's part of RFC 9449 §4.3 step 7: the `jwk` header is an EC, RSA or OKP public key
+ * and nothing else (no private member, no certificate or key-set reference such as `x5c` or
+ * `jku`, no own `__proto__`), admitted as every key the service verifies with is
+ * (key-admission.ts: one encoding, the RSA bounds). Returns its public members, and `alg` and
+ * `use`, for jose's EmbeddedJWK to import.
+ *
+ * EmbeddedJWK checks `use` and `alg` too, but only when it imports, which a remembered key skips
+ * (rememberedEmbeddedKey): they are checked here, on every proof, and refused in words that name them.
  */
-function publicJwk(value: unknown): JWK {
+function proofKey(value: unknown, alg: string): JWK {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DpopProofError('The DPoP proof header needs the public key as jwk');
   const jwk = value as Record<string, unknown>;
-  if (PRIVATE_MEMBERS.some((member) => Object.hasOwn(jwk, member))) throw new DpopProofError('The DPoP proof jwk must be a public key, without private members');
-  const publicMembers = Object.hasOwn(PUBLIC_MEMBERS, String(jwk.kty)) ? PUBLIC_MEMBERS[String(jwk.kty)] : undefined;
-  if (publicMembers === undefined) throw new DpopProofError('The DPoP proof jwk must be an EC, RSA or OKP public key');
+  if (PRIVATE_JWK_MEMBERS.some((member) => Object.hasOwn(jwk, member))) throw new DpopProofError('The DPoP proof jwk must be a public key, without private members');
+  const publicMembers = definingMembers(jwk.kty);
+  if (publicMembers.length === 0) throw new DpopProofError('The DPoP proof jwk must be an EC, RSA or OKP public key');
   const stray = Object.keys(jwk).find((name) => !publicMembers.includes(name) && !DESCRIPTIVE_MEMBERS.has(name));
   if (stray !== undefined) throw new DpopProofError(`The DPoP proof jwk may hold only the members of an ${jwk.kty} public key, not ${stray.slice(0, 40)}`);
   if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.every((operation) => operation === 'verify'))) {
     throw new DpopProofError('The DPoP proof jwk key_ops may name only verify: it is a public key');
   }
-  // As for issuer keys (subject-token.ts): verification cost grows with the exponent.
-  if (jwk.kty === 'RSA' && jwk.e !== RSA_PUBLIC_EXPONENT) throw new DpopProofError('The DPoP proof RSA key must have the public exponent 65537');
+  if (jwk.use !== undefined && jwk.use !== 'sig') throw new DpopProofError('The DPoP proof jwk use must be sig when present');
+  if (jwk.alg !== undefined && jwk.alg !== alg) throw new DpopProofError(`The DPoP proof jwk alg must be ${alg} when present`);
   const problem = keyEncodingProblem(jwk);
   if (problem !== null) throw new DpopProofError(`The DPoP proof jwk ${problem}`);
-  const kept: Record<string, unknown> = {};
-  for (const name of [...publicMembers, 'alg', 'use']) if (jwk[name] !== undefined) kept[name] = jwk[name];
-  return kept as JWK;
+  const rsa = jwk.kty === 'RSA' ? rsaKeyProblem(jwk) : null;
+  if (rsa !== null) {
+    throw new DpopProofError('exponent' in rsa ? 'The DPoP proof RSA key must have the public exponent 65537' : `The DPoP proof RSA key must have ${MIN_RSA_BITS} to ${MAX_RSA_BITS} bits`);
+  }
+  return { ...publicMembersOf(jwk), ...(jwk.alg === undefined ? {} : { alg }), ...(jwk.use === undefined ? {} : { use: 'sig' }) };
 }
 
 /**
@@ -180,29 +177,24 @@ const importedKeys = new Map<string, Promise<CryptoKey>>();
 /** Far more proof keys than one container sees at once; the oldest is forgotten first. */
 const IMPORTED_KEYS_KEPT = 1000;
 
-function importedKey(jwk: JWK, jkt: string, alg: string): Promise<CryptoKey> {
-  // Members outside the thumbprint are checked on every proof, whatever is remembered.
-  if (jwk.use !== undefined && jwk.use !== 'sig') throw new DpopProofError('The DPoP proof jwk use must be sig when present');
-  if (jwk.alg !== undefined && jwk.alg !== alg) throw new DpopProofError(`The DPoP proof jwk alg must be ${alg} when present`);
-  const id = `${alg}.${jkt}`;
-  let key = importedKeys.get(id);
-  if (key === undefined) {
-    key = importJWK({ ...jwk, ext: true }, alg).then((imported) => {
-      const cryptoKey = imported as CryptoKey;
-      if (cryptoKey.type !== 'public') throw new DpopProofError('The DPoP proof jwk must be a public key');
-      // The issuer keys' bounds (subject-token.ts), read from the key as imported.
-      const bits = (cryptoKey.algorithm as { modulusLength?: number }).modulusLength;
-      if (bits !== undefined && (bits < MIN_RSA_BITS || bits > MAX_RSA_BITS)) {
-        throw new DpopProofError(`The DPoP proof RSA key must have ${MIN_RSA_BITS} to ${MAX_RSA_BITS} bits`);
-      }
-      return cryptoKey;
-    });
-    // A key that does not import is not remembered.
-    key.catch(() => importedKeys.delete(id));
-    if (importedKeys.size >= IMPORTED_KEYS_KEPT) importedKeys.delete(importedKeys.keys().next().value!);
-    importedKeys.set(id, key);
-  }
-  return key;
+/**
+ * The proof's key for jose to verify with: jose's EmbeddedJWK (the header's `jwk` an object,
+ * its `use` and `alg` the proof's when present, imported as a public key), handed the admitted
+ * members only (proofKey), and remembered by thumbprint and algorithm.
+ */
+function rememberedEmbeddedKey(jwk: JWK, jkt: string): JWTVerifyGetKey {
+  return (header) => {
+    const id = `${header.alg}.${jkt}`;
+    let key = importedKeys.get(id);
+    if (key === undefined) {
+      key = EmbeddedJWK({ ...header, jwk });
+      // A key that does not import is not remembered.
+      key.catch(() => importedKeys.delete(id));
+      if (importedKeys.size >= IMPORTED_KEYS_KEPT) importedKeys.delete(importedKeys.keys().next().value!);
+      importedKeys.set(id, key);
+    }
+    return key;
+  };
 }
 
 /** jose's refusal, in the words of the check that failed. */
