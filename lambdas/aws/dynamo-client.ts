@@ -10,11 +10,23 @@ import { InvalidInputError } from '../errors';
  */
 export const DYNAMODB_MAX_SOCKETS = 128;
 
-/** A function's DynamoDB client, built once per cold start. */
+/**
+ * A function's DynamoDB client, built once per cold start.
+ *
+ * Without a logger of its own, the client leaves out the SDK's logger middleware: with its
+ * default (a logger that drops everything) that middleware still copies every request and
+ * answer, item by item, to hand the copies to the dropped log line, about a fifth of the
+ * SDK's work on a read of a hundred items.
+ */
 export function createDynamoDbClient(config: DynamoDBClientConfig = {}): DynamoDBClient {
   const agent = { keepAlive: true, maxSockets: DYNAMODB_MAX_SOCKETS };
-  return new DynamoDBClient({ ...config, requestHandler: { httpAgent: agent, httpsAgent: agent } });
+  const client = new DynamoDBClient({ ...config, requestHandler: { httpAgent: agent, httpsAgent: agent } });
+  if (config.logger === undefined) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
+  return client;
 }
+
+/** The name the SDK gives its logger middleware. */
+export const SDK_LOGGER_MIDDLEWARE = 'loggerMiddleware';
 
 /**
  * The document client, built once per cold start. The endpoint comes from the SDK's own
