@@ -99,6 +99,9 @@ export interface RouteMatch {
   readonly pathParameters: Record<string, string>;
 }
 
+/** Every route with its resource template split into segments, once. */
+const ROUTE_TEMPLATES = ROUTES.map((route) => ({ route, template: resourcePath(route).split('/') }));
+
 /**
  * Finds the route for a request path (API or page). Static segments win over
  * parameters, as in API Gateway. Returns `undefined` when no resource matches and
@@ -110,8 +113,7 @@ export function matchRoute(
 ): RouteMatch | { readonly allowed: readonly HttpMethod[] } | undefined {
   const segments = path.split('/');
   let best: { route: RouteDefinition; params: Record<string, string>; staticCount: number }[] = [];
-  for (const route of ROUTES) {
-    const template = resourcePath(route).split('/');
+  for (const { route, template } of ROUTE_TEMPLATES) {
     if (template.length !== segments.length) continue;
     const params: Record<string, string> = {};
     let staticCount = 0;
