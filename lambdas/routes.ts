@@ -100,7 +100,10 @@ export interface RouteMatch {
 }
 
 /** Every route with its resource template split into segments, once. */
-const ROUTE_TEMPLATES = ROUTES.map((route) => ({ route, template: resourcePath(route).split('/') }));
+const ROUTE_TEMPLATES = ROUTES.map((route) => {
+  const template = resourcePath(route).split('/');
+  return { route, template };
+});
 
 /**
  * Finds the route for a request path (API or page). Static segments win over
