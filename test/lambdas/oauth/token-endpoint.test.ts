@@ -34,7 +34,14 @@ describe('POST /oauth/token on the local service', () => {
   let organizationId: string;
   let inference: FederationPolicy;
   let management: FederationPolicy;
-  let sent = 0;
+  /**
+   * Requests counted against this address's limit, by the rate window they fell in: a run that
+   * crosses the hour's boundary starts a fresh counter (the windows are fixed, SPEC 7.2).
+   */
+  const sent = new Map<number, number>();
+  const WINDOW_MS = 3600 * 1000;
+  const currentWindow = () => Math.floor(Date.now() / WINDOW_MS);
+  const countSent = () => void sent.set(currentWindow(), (sent.get(currentWindow()) ?? 0) + 1);
 
   async function addIssuer(overrides: Partial<FederationIssuer> = {}): Promise<FederationIssuer> {
     const issuer = makeIssuer({ organizationId, issuerUrl: idp.issuerUrl, ...overrides });
@@ -59,7 +66,7 @@ describe('POST /oauth/token on the local service', () => {
     new URLSearchParams(Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined)).toString();
 
   const exchange = (fields: Record<string, string | undefined> | string, headers: Record<string, string> = FORM) => {
-    sent++;
+    countSent();
     return service.call('/oauth/token', { method: 'POST', body: typeof fields === 'string' ? fields : form(fields), headers });
   };
 
@@ -89,7 +96,7 @@ describe('POST /oauth/token on the local service', () => {
 
   beforeAll(async () => {
     // An hour's window: a window boundary inside this file's few seconds would reset the count.
-    service = await startTestService({ exchangeRateLimit: LIMIT, exchangeRateWindowSeconds: 3600 });
+    service = await startTestService({ exchangeRateLimit: LIMIT, exchangeRateWindowSeconds: WINDOW_MS / 1000 });
     stores = connectToRuntime(service.runtime);
     organizationId = service.runtime.demo.organizationId;
     federation = new DynamoFederationStore(stores.documentClient, TABLE_SCHEMAS.policies.localName);
@@ -176,7 +183,7 @@ describe('POST /oauth/token on the local service', () => {
         scope: 'inference',
       },
     });
-    sent++;
+    countSent();
     expect(issued).toEqual({
       accessToken: expect.any(String),
       issuedTokenType: 'urn:ietf:params:oauth:token-type:access_token',
@@ -267,7 +274,7 @@ describe('POST /oauth/token on the local service', () => {
       const recorded = (await events(policy)).find((event) => event.request_id === response.headers.get('x-request-id'));
       expect([name, recorded?.reason]).toEqual([name, 'malformed_token']);
       // The tester counts against the same per-address limit as the exchange.
-      sent++;
+      countSent();
       const tested = await service.call(`/workload-identity/policies/${policy.id}/evaluate`, {
         method: 'POST',
         key: service.runtime.demo.keys.managementReadOnly,
@@ -307,7 +314,7 @@ describe('POST /oauth/token on the local service', () => {
       key: service.runtime.demo.keys.managementReadOnly,
       body: { subject_token: token },
     });
-    sent++;
+    countSent();
     const failed = (tested.body.data.steps as { status: string; detail: string }[]).find((step) => step.status === 'failed');
     expect(failed?.detail).toMatch(/has y of 33 bytes: a P-256 coordinate is exactly 32 bytes/);
   });
@@ -359,7 +366,7 @@ describe('POST /oauth/token on the local service', () => {
 
   // Last: it spends what is left of this address's budget.
   it('answers 429 invalid_request with an integer Retry-After past the per-address limit, concurrent requests included', async () => {
-    const remaining = LIMIT - sent;
+    const remaining = LIMIT - (sent.get(currentWindow()) ?? 0);
     expect(remaining).toBeGreaterThan(0);
     const burst = await Promise.all(Array.from({ length: remaining + 10 }, () => exchange({ grant_type: 'client_credentials' })));
     const limited = burst.filter((response) => response.status === 429);
