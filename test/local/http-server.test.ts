@@ -1,9 +1,17 @@
 import { connect, type AddressInfo } from 'node:net';
-import { request } from 'node:http';
+import { request, type Server } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { createLocalApiServer, type LambdaHandler } from '../../local/http-server';
 import type { FunctionId } from '../../lambdas/routes';
 import { streamingHandler } from '../../lambdas/http/streaming';
+
+/** Listens on a free port of 127.0.0.1 and answers which. */
+async function listening(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+const closing = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
 
 describe('local API server: requests become REST API proxy events', () => {
   const seen: { fn: FunctionId; event: APIGatewayProxyEvent; remaining: number }[] = [];
@@ -21,12 +29,9 @@ describe('local API server: requests become REST API proxy events', () => {
   });
   let port: number;
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
+    port = await listening(server);
   });
-  afterAll(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  afterAll(() => closing(server));
   beforeEach(() => (seen.length = 0));
 
   function send(method: string, path: string, headers: Record<string, string>, body?: string) {
@@ -181,9 +186,8 @@ describe('local API server: streaming functions', () => {
     });
     const buffered: LambdaHandler = async () => ({ statusCode: 200, body: '' });
     const server = createLocalApiServer({ catalog: buffered, tokenExchange: buffered, jwks: buffered, management: buffered, inference: streaming, settingsPage: buffered });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = await listening(server);
     try {
-      const { port } = server.address() as AddressInfo;
       const response = await fetch(`http://127.0.0.1:${port}/api/v1/chat/completions`, { method: 'POST', body: '{}' });
       expect(response.status).toBe(207);
       expect(response.headers.get('content-type')).toBe('text/event-stream');
@@ -195,7 +199,7 @@ describe('local API server: streaming functions', () => {
       expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: [DONE]\n\n');
       expect((await reader.read()).done).toBe(true);
     } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closing(server);
     }
   });
 
@@ -211,9 +215,8 @@ describe('local API server: streaming functions', () => {
     });
     const buffered: LambdaHandler = async () => ({ statusCode: 200, body: '' });
     const server = createLocalApiServer({ catalog: buffered, tokenExchange: buffered, jwks: buffered, management: buffered, inference: streaming, settingsPage: buffered });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = await listening(server);
     try {
-      const { port } = server.address() as AddressInfo;
       const controller = new AbortController();
       const response = await fetch(`http://127.0.0.1:${port}/api/v1/chat/completions`, { method: 'POST', body: '{}', signal: controller.signal });
       await response.body!.getReader().read();
@@ -221,7 +224,7 @@ describe('local API server: streaming functions', () => {
       await expect(sawClose).resolves.toBeUndefined();
     } finally {
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closing(server);
     }
   });
 });
@@ -239,12 +242,9 @@ describe('local API server: requests that stop arriving', () => {
   );
   let port: number;
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
+    port = await listening(server);
   });
-  afterAll(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  afterAll(() => closing(server));
 
   /** Writes `sent` on a raw connection and never more; resolves with all the server wrote once it closes the connection. */
   function stall(sent: string): Promise<string> {
@@ -318,8 +318,7 @@ describe('local API server: shutting down (Ctrl-C)', () => {
 
   async function serverWith(handler: LambdaHandler) {
     const server = createLocalApiServer({ catalog: handler, tokenExchange: handler, jwks: handler, management: handler, inference: handler, settingsPage: handler });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { server, port: (server.address() as AddressInfo).port };
+    return { server, port: await listening(server) };
   }
 
   it('stops accepting, lets the request under way finish and send its whole answer, then closes', async () => {
