@@ -1,7 +1,7 @@
 import type { ProviderEndpoint } from '../catalog/types';
 import { UpstreamError } from '../errors';
 
-/** How a request reaches a provider: `fetch` for HTTP providers, in-process for the development one. */
+/** How a request reaches a provider: Node's HTTP client for HTTP providers (http-transport.ts), in process for the development one. */
 export type UpstreamTransport = (url: string, init: RequestInit & { signal: AbortSignal }) => Promise<Response>;
 
 /** Provider API keys, by provider tag. Never logged, never returned. */
