@@ -1,42 +1,21 @@
 import type { AccountStore } from '../../../lambdas/accounts/account-store';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { authenticate, requireInference, requireManagement } from '../../../lambdas/credentials/authenticate';
-import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type ApiKeyRecord, type Organization } from '../../../lambdas/accounts/types';
+import type { ApiKeyRecord, Organization } from '../../../lambdas/accounts/types';
 import { DomainError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { authenticationRecords } from '../../support/accounts';
+import { makeOrganization, makeWorkspaceKey, ORG_ID } from '../../support/federation-fixtures';
 import { FixedClock } from '../../support/fixed-clock';
 
 const SECRET = `sk-mg-v1-${'1'.repeat(64)}`;
 /** A request with this Authorization value and no DPoP proof. */
 const presented = (authorization: string | undefined) => ({ authorization, proofs: [], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined, host: undefined });
-const organization: Organization = {
-  id: 'org-1',
-  name: 'Org',
-  plan: 'enterprise',
-  providerPreferences: DEFAULT_PROVIDER_PREFERENCES,
-  privacy: DEFAULT_PRIVACY,
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: null,
-};
+const organization: Organization = makeOrganization();
 
+/** The workspace key SECRET names, in `organization`. */
 function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
-  return {
-    hash: hashApiKey(SECRET),
-    organizationId: 'org-1',
-    kind: 'workspace',
-    workspaceId: 'ws-1',
-    accessLevel: null,
-    userId: null,
-    name: 'k',
-    label: 'sk-mg-v1-111...1111',
-    disabled: false,
-    guardrailIds: [],
-    expiresAt: null,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: null,
-    ...overrides,
-  };
+  return makeWorkspaceKey({ hash: hashApiKey(SECRET), ...overrides });
 }
 
 /** Only the read authentication makes. */
@@ -61,7 +40,7 @@ describe('authenticate', () => {
 
   it('accepts a valid key and derives its scope from its kind', async () => {
     const principal = await authenticate(presented(`Bearer ${SECRET}`), { accounts: storeWith(keyRecord()), clock });
-    expect(principal.organization.id).toBe('org-1');
+    expect(principal.organization.id).toBe(ORG_ID);
     expect(principal.scope).toBe('inference');
     expect(principal.credential).toBe('api_key');
     const management = await authenticate(presented(`bearer ${SECRET}`), {
