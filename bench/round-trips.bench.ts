@@ -21,6 +21,7 @@ import { quietSdkNodeNotice } from '../local/sdk-node-notice';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { makeIssuer, makePolicy } from '../test/support/federation-fixtures';
 import { startIdentityProvider, type TestIdentityProvider } from '../test/support/identity-provider';
+import { exchangeForm } from '../local/exchange-form';
 
 const RUNS = 30;
 
@@ -99,12 +100,7 @@ function benchRoutes(runtime: LocalRuntime, idp: TestIdentityProvider, policyId:
         send('/oauth/token', {
           method: 'POST',
           headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-            subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-            subject_token: idp.sign({ sub: 'bench', aud: 'bench', jti: randomUUID() }),
-            federation_policy_id: policyId,
-          }).toString(),
+          body: new URLSearchParams(exchangeForm(idp.sign({ sub: 'bench', aud: 'bench', jti: randomUUID() }), policyId)).toString(),
         }),
     ],
   ];

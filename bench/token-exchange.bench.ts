@@ -73,6 +73,7 @@ import { MemoryJtiStore } from '../test/support/memory-jti-store';
 import { MemoryProofReplayStore } from '../test/support/memory-proof-replay-store';
 import { MemoryRateCounterStore } from '../test/support/memory-rate-counter-store';
 import { slowestConditions } from './slowest-conditions';
+import { exchangeForm } from '../local/exchange-form';
 
 /** An exchange request without a DPoP proof. */
 const NO_PROOF = { proofs: [], method: 'POST', path: '/api/v1/oauth/token', stageUrl: undefined, host: undefined } as const;
@@ -171,12 +172,7 @@ function proxyEvent(body: string, n: number): APIGatewayProxyEvent {
 
 const context = { awsRequestId: 'bench', functionName: 'tokenExchange', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 const formBody = (token: string, policyId = policy.id) =>
-  new URLSearchParams({
-    grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-    subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-    subject_token: token,
-    federation_policy_id: policyId,
-  }).toString();
+  new URLSearchParams(exchangeForm(token, policyId)).toString();
 
 // Log lines at ERROR only, written nowhere: the per-request info line is not what is measured.
 const telemetry = createTelemetry({

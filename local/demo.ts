@@ -6,6 +6,7 @@ import { startDevIdentityProvider, type DevIdentityProvider } from './dev-identi
 import { dpopFetch, dpopProof, newDpopKey } from './dpop-fetch';
 import { readJsonFile } from './files';
 import type { DemoCredentials } from './seed';
+import { exchangeForm } from './exchange-form';
 
 /** A model every demo organization can use; the development provider answers it locally. */
 const DEMO_MODEL = 'openai/gpt-4o-mini';
@@ -120,16 +121,6 @@ async function trustTheWorkload({ demo, api, identityProvider, out }: DemoStep):
   const policyId = policy.body.data.id as string;
   out(`4. Policy ${policyId}: sub ${SUBJECT}, aud ${AUDIENCE}, acting as the demo workspace key (scope ${policy.body.data.scope})`);
   return { issuerId, policyId };
-}
-
-/** The token endpoint's form for one workload JWT (RFC 8693 §2.1). */
-function exchangeForm(subjectToken: string, policyId: string): Record<string, string> {
-  return {
-    grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-    subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-    subject_token: subjectToken,
-    federation_policy_id: policyId,
-  };
 }
 
 /** Steps 5 to 7: a workload JWT exchanged for an access token, verified as any resource server would. */

@@ -54,7 +54,8 @@ function fetchResponse(answer: IncomingMessage): Response {
   const raw = answer.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
   const status = answer.statusCode ?? 0;
-  if (NULL_BODY_STATUSES.has(status)) answer.resume();
-  const body = NULL_BODY_STATUSES.has(status) ? null : (Readable.toWeb(answer) as ReadableStream<Uint8Array>);
+  const bodiless = NULL_BODY_STATUSES.has(status);
+  if (bodiless) answer.resume();
+  const body = bodiless ? null : (Readable.toWeb(answer) as ReadableStream<Uint8Array>);
   return new Response(body, { status, statusText: answer.statusMessage, headers });
 }

@@ -10,6 +10,7 @@ import { startTestService, type TestService } from '../support/local-service';
 import type { PolicyStatement } from '../support/iam/stack-policies';
 import { loadStack } from '../support/iam/stack-template';
 import { actionsOf, withoutRoleStatements } from '../support/iam/template-edits';
+import { exchangeForm } from '../../local/exchange-form';
 
 const POLICIES_TABLE = 'arn:aws:dynamodb:us-east-1:123456789012:table/modelgate-policies';
 const KEYS_TABLE = 'arn:aws:dynamodb:us-east-1:123456789012:table/modelgate-keys';
@@ -64,12 +65,7 @@ describe('a function whose role lacks a grant it uses', () => {
       service.call('/oauth/token', {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-          subject_token: idp.sign({ sub: SUBJECT, aud: audience, jti: randomUUID() }),
-          federation_policy_id: policyId,
-        }).toString(),
+        body: new URLSearchParams(exchangeForm(idp.sign({ sub: SUBJECT, aud: audience, jti: randomUUID() }), policyId)).toString(),
       });
 
     it('withholds the token (503): an issued token always has its event', async () => {

@@ -1,5 +1,6 @@
 import { runDemo, tryItYourself } from '../../local/demo';
 import { startTestService, type TestService } from '../support/local-service';
+import { exchangeForm } from '../../local/exchange-form';
 
 describe('npm run demo against the running local service', () => {
   let service: TestService;
@@ -46,12 +47,7 @@ describe('npm run demo against the running local service', () => {
       const exchanged = await service.call('/oauth/token', {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-          subject_token: jwt,
-          federation_policy_id: result.policyId,
-        }).toString(),
+        body: new URLSearchParams(exchangeForm(jwt, result.policyId)).toString(),
       });
       expect(exchanged.status).toBe(200);
 

@@ -17,6 +17,7 @@ import { makeIssuer, makePolicy } from '../support/federation-fixtures';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/identity-provider';
 import { startKmsStandIn } from '../support/kms-stand-in';
 import { startTestService, type TestService } from '../support/local-service';
+import { exchangeForm } from '../../local/exchange-form';
 
 /** Real time, moved forward by hand: the service's view of "later" without waiting. */
 class OffsetClock implements Clock {
@@ -61,12 +62,7 @@ describe('npm run ops -- signing-key rotate, against the running local service',
     const response = await service.call('/oauth/token', {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-        subject_token: idp.sign({ sub: 'workload', aud: 'modelgate', jti: randomUUID() }),
-        federation_policy_id: policyId,
-      }).toString(),
+      body: new URLSearchParams(exchangeForm(idp.sign({ sub: 'workload', aud: 'modelgate', jti: randomUUID() }), policyId)).toString(),
     });
     expect(response.status).toBe(200);
     return response.body.access_token as string;

@@ -16,6 +16,7 @@ import { connectToRuntime, type RuntimeStores } from './accounts';
 import { startTestDynamoDb } from './dynamodb-local';
 import { makeIssuer, makePolicy } from './federation-fixtures';
 import { startIdentityProvider, type TestIdentityProvider } from './identity-provider';
+import { exchangeForm } from '../../local/exchange-form';
 
 /**
  * The traffic rows of the scale model (docs/benchmarks.md, "Scale"), driven through the real
@@ -262,12 +263,7 @@ class Traffic {
   }
 
   private exchangeBody(policyId: string): string {
-    return new URLSearchParams({
-      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-      subject_token: this.idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID() }, { now: this.at }),
-      federation_policy_id: policyId,
-    }).toString();
+    return new URLSearchParams(exchangeForm(this.idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID() }, { now: this.at }), policyId)).toString();
   }
 
   private async call(method: string, path: string, credential: string, body?: string): Promise<number> {

@@ -32,6 +32,7 @@ import { cloudFormationEvent, deployLocally, type LocalDeployment } from '../../
 import { startScriptedUpstream, type ScriptedUpstream } from '../../support/scripted-upstream';
 import { apiRequestInit, type ApiRequest } from '../../../local/demo';
 import { dpopFetch, dpopProof, newDpopKey } from '../../../local/dpop-fetch';
+import { exchangeForm } from '../../../local/exchange-form';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CONSTRUCT_IDS: string[] = Object.values(FUNCTION_REQUIREMENTS).map((fn) => fn.construct).sort();
@@ -261,12 +262,7 @@ describe('the synthesized stack, served from its function packages', () => {
     it('runs the token exchange package: the limiter, the policy read and the OAuth refusal with the request id API Gateway gave', async () => {
       const refused = await call('/oauth/token', {
         method: 'POST',
-        form: {
-          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-          subject_token: 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln',
-          federation_policy_id: '00000000-0000-4000-8000-000000000000',
-        },
+        form: exchangeForm('eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln', '00000000-0000-4000-8000-000000000000'),
       });
       const requestId = refused.headers.get('x-amzn-requestid')!;
       expect(refused.status).toBe(400);
@@ -448,12 +444,7 @@ describe('the synthesized stack, served from its function packages', () => {
       const signsBefore = deployment.kms.requests.filter((r) => r.operation === 'Sign').length;
       const exchanged = await call('/oauth/token', {
         method: 'POST',
-        form: {
-          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-          subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
-          federation_policy_id: policyId,
-        },
+        form: exchangeForm(identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }), policyId),
       });
       expect(exchanged.status).toBe(200);
       expect(exchanged.body).toMatchObject({ token_type: 'Bearer', issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
@@ -613,12 +604,7 @@ describe('the synthesized stack, served from its function packages', () => {
         call(`${EU_ORIGIN}/api/v1/oauth/token`, {
           method: 'POST',
           headers: { DPoP: await dpopProof(key, 'POST', htu) },
-          form: {
-            grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-            subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-            subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
-            federation_policy_id: policy.body.data.id,
-          },
+          form: exchangeForm(identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }), policy.body.data.id),
         });
       const bound = await exchange(`${EU_ORIGIN}/api/v1/oauth/token`);
       expect([bound.status, bound.body.token_type, decodeJwt(bound.body.access_token).cnf]).toEqual([200, 'DPoP', { jkt: key.jkt }]);
@@ -820,12 +806,7 @@ describe('the synthesized stack, served from its function packages', () => {
       });
       const exchanged = await embeddedCall('/oauth/token', {
         method: 'POST',
-        form: {
-          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-          subject_token: identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }),
-          federation_policy_id: policy.body.data.id,
-        },
+        form: exchangeForm(identityProvider.sign({ sub: SUBJECT, aud: AUDIENCE }), policy.body.data.id),
       });
       expect([issuer.status, policy.status, exchanged.status]).toEqual([201, 201, 200]);
       expect(decodeProtectedHeader(exchanged.body.access_token).kid).toBe(kid);

@@ -11,6 +11,7 @@ import { makeIssuer, makePolicy } from '../../support/federation-fixtures';
 import { startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
 import { startTestService, type TestService } from '../../support/local-service';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../support/scripted-upstream';
+import { exchangeForm } from '../../../local/exchange-form';
 
 const DEV_MODEL = 'openai/gpt-4o-mini';
 /** Routed to the scripted upstream's `first` provider path (DeepSeek), as in upstream-proxy.test.ts. */
@@ -78,12 +79,7 @@ describe('the official SDK on POST /chat/completions', () => {
       await federation.createIssuer(issuer);
       const policy = makePolicy({ organizationId, issuerId: issuer.id, subject: 'repo:acme/app', audience: 'https://modelgate.example', apiKeyHash: hashApiKey(service.runtime.demo.keys.workspace) });
       await federation.createPolicy(policy);
-      const form = new URLSearchParams({
-        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-        subject_token: idp.sign({ sub: 'repo:acme/app', aud: 'https://modelgate.example', jti: randomUUID() }),
-        federation_policy_id: policy.id,
-      });
+      const form = new URLSearchParams(exchangeForm(idp.sign({ sub: 'repo:acme/app', aud: 'https://modelgate.example', jti: randomUUID() }), policy.id));
       const exchanged = await service.call('/oauth/token', { method: 'POST', body: form.toString(), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
       expect(exchanged.status).toBe(200);
       accessToken = exchanged.body.access_token;
