@@ -105,6 +105,10 @@ export function itemAccesses({ command, input, output, error }: ObservedCommand)
       return deleteAccesses(input.TableName as string, plain(input.Key)!, failed ? undefined : plain(output?.Attributes));
     case 'BatchWriteItem':
       return batchWriteAccesses(input);
+    case 'TransactWriteItems':
+      return transactWriteAccesses(input, failed);
+    case 'TransactGetItems':
+      return transactGetAccesses(input, output);
     default:
       return [];
   }
@@ -191,6 +195,37 @@ function batchWriteAccesses(input: Item): ItemAccess[] {
       request.PutRequest ? writeAccesses(table, plain(request.PutRequest.Item), undefined, false) : deleteAccesses(table, plain(request.DeleteRequest!.Key)!, undefined),
     ),
   );
+}
+
+/**
+ * Each action of a transaction as the single-item call it is, at twice its units (DynamoDB
+ * bills a transactional read or write double). An update is counted at its key's size, a lower
+ * bound: the transaction does not answer with the item.
+ */
+function transactWriteAccesses(input: Item, failed: boolean): ItemAccess[] {
+  const members = (input.TransactItems ?? []) as Record<string, { TableName: string; Item?: Item; Key?: Item }>[];
+  return members.flatMap((member) => {
+    const [kind, action] = Object.entries(member)[0]!;
+    const table = action.TableName;
+    const accesses =
+      kind === 'Put'
+        ? writeAccesses(table, plain(action.Item), undefined, failed)
+        : kind === 'Update'
+          ? writeAccesses(table, plain(action.Key), undefined, failed)
+          : kind === 'Delete'
+            ? deleteAccesses(table, plain(action.Key)!, undefined)
+            : [read(table, plain(action.Key), undefined, true)];
+    return accesses.map((access) => ({ ...access, units: access.units * 2 }));
+  });
+}
+
+function transactGetAccesses(input: Item, output: Item | undefined): ItemAccess[] {
+  const members = (input.TransactItems ?? []) as { Get: { TableName: string; Key: Item } }[];
+  const found = (output?.Responses ?? []) as { Item?: Item }[];
+  return members.map(({ Get }, i) => {
+    const access = read(Get.TableName, plain(Get.Key), plain(found[i]?.Item), true);
+    return { ...access, units: access.units * 2 };
+  });
 }
 
 function indexWrite(table: string, index: GlobalIndexSchema, entry: { partition: string; item: string }, itemBytes: number): ItemAccess {

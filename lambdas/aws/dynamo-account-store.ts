@@ -1,4 +1,4 @@
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
   defaultWorkspaceOf,
@@ -15,9 +15,9 @@ import {
 import { WORKSPACE_SLUG, type ApiKeyRecord, type Guardrail, type Organization, type User, type Workspace } from '../accounts/types';
 import { systemClock, systemRandom, type Clock, type Random } from '../clock';
 import { isUuid } from '../ids';
-import { DynamoItems, conditionalWrite, itemId, strip } from './dynamo-items';
-import { GuardrailSets, withGuardrailList, withGuardrailSet } from './dynamo-guardrail-sets';
-import { ReadReplicas } from './dynamo-read-replicas';
+import { DynamoItems, itemId, strip } from './dynamo-items';
+import { withGuardrailChange, withGuardrailList, withGuardrailSet } from './dynamo-guardrail-sets';
+import { ReadReplicas, type CopyKind } from './dynamo-read-replicas';
 import { WorkspaceKeyHolds } from './dynamo-workspace-keys';
 import { WorkspaceSlugs, claimKey } from './dynamo-workspace-slugs';
 
@@ -39,16 +39,15 @@ import { WorkspaceSlugs, claimKey } from './dynamo-workspace-slugs';
  * What every request reads (a key, its organization and workspace, their guardrails) is read
  * from copies ({@link ReadReplicas}): {@link KEY_COPIES} of each key and
  * {@link ORGANIZATION_COPIES} of each organization, workspace (without its key places) and
- * guardrail, each change of an item written to all of its copies before it is answered.
- * Management reads and writes the items themselves.
+ * guardrail. Every create, change and delete of such an item is one transaction with all of its
+ * copies; management reads and writes the items themselves.
  *
- * `guardrailIds` of keys and workspaces is a string set changed one element at a time, each
- * assignment's time beside it ({@link GuardrailSets}; the record's `guardrailAssignedAt`).
+ * `guardrailIds` of keys and workspaces is a string set, each assignment's time beside it
+ * ({@link withGuardrailChange}; the record's `guardrailAssignedAt`).
  */
 export class DynamoAccountStore implements AccountStore {
   private readonly items: DynamoItems;
   private readonly copies: ReadReplicas;
-  private readonly guardrailSets: GuardrailSets;
   private readonly keyHolds: WorkspaceKeyHolds;
   private readonly slugs: WorkspaceSlugs;
 
@@ -59,21 +58,19 @@ export class DynamoAccountStore implements AccountStore {
    *   earlier whose item does not exist is reclaimed at once (the local runtime's start).
    */
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    client: DynamoDBDocumentClient,
+    tableName: string,
     { random = systemRandom, clock = systemClock, writersSince }: { random?: Random; clock?: Clock; writersSince?: Date } = {},
   ) {
     this.items = new DynamoItems(client, tableName);
     this.copies = new ReadReplicas(client, tableName, random);
-    this.guardrailSets = new GuardrailSets(client, tableName);
-    this.keyHolds = new WorkspaceKeyHolds(client, tableName, (organizationId) => this.listApiKeys(organizationId), clock, writersSince);
+    this.keyHolds = new WorkspaceKeyHolds(client, tableName, this.copies, (organizationId) => this.listApiKeys(organizationId), clock, writersSince);
     this.slugs = new WorkspaceSlugs(client, tableName, async (organizationId, id, slug) => (await this.getWorkspace(organizationId, id))?.slug === slug, writersSince);
   }
 
   async createOrganization(organization: Organization): Promise<void> {
-    const item = { pk: orgPk(organization.id), sk: 'ORG', gsi1pk: 'ORGS', gsi1sk: organization.id, ...organization, revision: 1 };
-    await this.items.create(item, `organization ${organization.id}`);
-    await this.copies.write(item, ORGANIZATION_COPIES);
+    const item = { pk: orgPk(organization.id), sk: 'ORG', gsi1pk: 'ORGS', gsi1sk: organization.id, ...organization };
+    if (!(await this.copies.create(item, ORGANIZATION_KIND))) throw new AlreadyExistsError(`organization ${organization.id}`);
   }
 
   async getOrganization(id: string): Promise<Organization | undefined> {
@@ -85,10 +82,8 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async updateOrganization(id: string, patch: OrganizationPatch, updatedAt: string): Promise<Organization | undefined> {
-    const item = await this.items.updateRevised(orgPk(id), 'ORG', { ...patch, updatedAt });
-    if (!item) return undefined;
-    await this.copies.write(item, ORGANIZATION_COPIES);
-    return strip<Organization>(item);
+    const changed = await this.copies.change({ pk: orgPk(id), sk: 'ORG' }, ORGANIZATION_KIND, (current) => ({ ...current, ...defined(patch), updatedAt }));
+    return changed && strip<Organization>(changed.after);
   }
 
   /** The slug is claimed first ({@link WorkspaceSlugs}), then the workspace written. */
@@ -96,14 +91,15 @@ export class DynamoAccountStore implements AccountStore {
     const pk = orgPk(workspace.organizationId);
     await this.slugs.claim(workspace.organizationId, workspace.slug, workspace.id, workspace.createdAt);
     // No key yet: its key places start empty.
-    const item = { pk, sk: `WORKSPACE#${workspace.id}`, ...withGuardrailSet(workspace), keyHolds: {}, revision: 1 };
-    try {
-      await this.items.create(item, `workspace ${workspace.id}`);
-    } catch (error) {
+    const item = { pk, sk: `WORKSPACE#${workspace.id}`, ...withGuardrailSet(workspace), keyHolds: {} };
+    const created = await this.copies.create(item, WORKSPACE_KIND).catch(async (error: unknown) => {
       await this.slugs.release(workspace.organizationId, workspace.slug, workspace.id).catch(() => undefined);
       throw error;
+    });
+    if (!created) {
+      await this.slugs.release(workspace.organizationId, workspace.slug, workspace.id).catch(() => undefined);
+      throw new AlreadyExistsError(`workspace ${workspace.id}`);
     }
-    await this.copies.write(item, ORGANIZATION_COPIES, WORKSPACE_UNCOPIED);
   }
 
   async getWorkspace(organizationId: string, id: string): Promise<Workspace | undefined> {
@@ -167,54 +163,37 @@ export class DynamoAccountStore implements AccountStore {
     const current = await this.getWorkspace(organizationId, id);
     if (!current) return undefined;
     const renamed = patch.slug !== undefined && patch.slug !== current.slug;
+    const key = { pk: orgPk(organizationId), sk: `WORKSPACE#${id}` };
     if (!renamed) {
-      const item = await this.items.updateRevised(orgPk(organizationId), `WORKSPACE#${id}`, { ...patch, slug: undefined, updatedAt });
-      if (item) await this.copies.write(item, ORGANIZATION_COPIES, WORKSPACE_UNCOPIED);
-      return item && workspaceRecord(strip<Workspace>(item));
+      const changed = await this.copies.change(key, WORKSPACE_KIND, (item) => ({ ...item, ...defined({ ...patch, slug: undefined }), updatedAt }));
+      return changed && workspaceRecord(strip<Workspace>(changed.after));
     }
     await this.slugs.claim(organizationId, patch.slug!, id, updatedAt);
     const releaseNewSlug = () => this.slugs.release(organizationId, patch.slug!, id);
-    const item = await this.updateWhileSlug(organizationId, id, current.slug, { ...patch, updatedAt }).catch(async (error: unknown) => {
+    // The rename lands only while the workspace still has the slug it was read with.
+    let renamedMeanwhile = false;
+    const changed = await this.copies
+      .change(key, WORKSPACE_KIND, (item) => {
+        renamedMeanwhile = item.slug !== current.slug;
+        return renamedMeanwhile ? undefined : { ...item, ...defined(patch), updatedAt };
+      })
+      .catch(async (error: unknown) => {
+        await releaseNewSlug();
+        throw error;
+      });
+    if (!changed || renamedMeanwhile) {
       await releaseNewSlug();
-      throw error;
-    });
-    if (!item) {
-      await releaseNewSlug();
-      // Deleted, or renamed by another request meanwhile.
-      if (await this.getWorkspace(organizationId, id)) throw new AlreadyExistsError('A concurrent rename of the workspace');
+      if (changed) throw new AlreadyExistsError('A concurrent rename of the workspace');
       return undefined;
     }
     // Renamed: the new slug's claim is the workspace's from here on, whatever fails next.
-    await this.copies.write(item, ORGANIZATION_COPIES, WORKSPACE_UNCOPIED);
     await this.slugs.release(organizationId, current.slug, id);
-    return workspaceRecord(strip<Workspace>(item));
-  }
-
-  /** The workspace item after the change, counted a revision up; undefined when it is gone or no longer has the slug `read`. */
-  private async updateWhileSlug(organizationId: string, id: string, read: string, patch: WorkspacePatch & { updatedAt: string }): Promise<Record<string, unknown> | undefined> {
-    const fields = Object.entries(patch).filter(([, value]) => value !== undefined);
-    const written = await conditionalWrite(
-      this.client,
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: orgPk(organizationId), sk: `WORKSPACE#${id}` },
-        UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')} ADD revision :one`,
-        ConditionExpression: 'attribute_exists(pk) AND slug = :read',
-        ExpressionAttributeNames: Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])),
-        ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])), ':read': read, ':one': 1 },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return written?.Attributes;
+    return workspaceRecord(strip<Workspace>(changed.after));
   }
 
   async deleteWorkspace(organizationId: string, id: string): Promise<WorkspaceDeletion> {
-    const deletion = await this.keyHolds.deleteWorkspace(organizationId, id);
-    if (deletion.outcome === 'deleted') {
-      // A workspace is deleted only without keys: no request reads its copies any more.
-      await this.copies.remove({ pk: orgPk(organizationId), sk: `WORKSPACE#${id}` }, ORGANIZATION_COPIES);
-      await this.slugs.release(organizationId, deletion.workspace.slug, id);
-    }
+    const deletion = await this.keyHolds.deleteWorkspace(organizationId, id, WORKSPACE_KIND);
+    if (deletion.outcome === 'deleted') await this.slugs.release(organizationId, deletion.workspace.slug, id);
     return deletion.outcome === 'deleted' ? { outcome: 'deleted', workspace: workspaceRecord(deletion.workspace)! } : deletion;
   }
 
@@ -234,10 +213,17 @@ export class DynamoAccountStore implements AccountStore {
     return this.changeGuardrailSet(holder, guardrailId, updatedAt, 'remove');
   }
 
-  /** The holder's set changed by one element ({@link GuardrailSets}), and, when it changed, its copies. */
+  /**
+   * The holder's set changed by one element ({@link withGuardrailChange}) with its copies, in one
+   * transaction; a set that has it already still has its copies brought to it.
+   */
   private async changeGuardrailSet(holder: GuardrailHolder, guardrailId: string, updatedAt: string, change: 'add' | 'remove'): Promise<SetChange> {
-    const { outcome, item } = await this.guardrailSets.change(holderKey(holder), guardrailId, updatedAt, change);
-    if (item) await this.copies.write(item, ...copiesOf(holder));
+    let outcome: SetChange = 'missing';
+    await this.copies.change(holderKey(holder), holder.kind === 'key' ? KEY_KIND : WORKSPACE_KIND, (item) => {
+      const changed = withGuardrailChange(item, guardrailId, updatedAt, change);
+      outcome = changed.outcome;
+      return changed.next;
+    });
     return outcome;
   }
 
@@ -256,16 +242,8 @@ export class DynamoAccountStore implements AccountStore {
       gsi1pk: `${orgPk(key.organizationId)}#APIKEYS`,
       gsi1sk: `${key.createdAt}#${key.hash}`,
       ...withGuardrailSet(key),
-      revision: 1,
     };
-    await this.items.create(item, 'API key');
-    try {
-      await this.copies.write(item, KEY_COPIES);
-    } catch (error) {
-      // The create fails whole: its caller gives the key's place in its workspace back.
-      await this.items.delete(item.pk, item.sk).catch(() => undefined);
-      throw error;
-    }
+    if (!(await this.copies.create(item, KEY_KIND))) throw new AlreadyExistsError('API key');
   }
 
   async getApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
@@ -296,25 +274,18 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async updateApiKey(hash: string, patch: ApiKeyPatch, updatedAt: string): Promise<ApiKeyRecord | undefined> {
-    const item = await this.items.updateRevised(keyPk(hash), 'APIKEY', { ...patch, updatedAt });
-    if (!item) return undefined;
-    await this.copies.write(item, KEY_COPIES);
-    return withGuardrailList(strip<ApiKeyRecord>(item));
+    const changed = await this.copies.change({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND, (current) => ({ ...current, ...defined(patch), updatedAt }));
+    return changed && withGuardrailList(strip<ApiKeyRecord>(changed.after));
   }
 
-  /** The copies first: from then on no request is let in with the key, whatever befalls the rest. */
+  /** The key and its copies' deletion marks in one transaction: from then on no request is let in with it. */
   async deleteApiKey(hash: string): Promise<boolean> {
-    const key = { pk: keyPk(hash), sk: 'APIKEY' };
-    await this.copies.withdraw(key, KEY_COPIES);
-    const deleted = await this.items.delete(key.pk, key.sk);
-    await this.copies.remove(key, KEY_COPIES);
-    return deleted;
+    return (await this.copies.delete({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND)).outcome === 'deleted';
   }
 
   async createGuardrail(guardrail: Guardrail): Promise<void> {
-    const item = { pk: orgPk(guardrail.organizationId), sk: `GUARDRAIL#${guardrail.id}`, ...guardrail, revision: guardrail.version };
-    await this.items.create(item, `guardrail ${guardrail.id}`);
-    await this.copies.write(item, ORGANIZATION_COPIES);
+    const item = { pk: orgPk(guardrail.organizationId), sk: `GUARDRAIL#${guardrail.id}`, ...guardrail };
+    if (!(await this.copies.create(item, GUARDRAIL_KIND))) throw new AlreadyExistsError(`guardrail ${guardrail.id}`);
   }
 
   async getGuardrail(organizationId: string, id: string): Promise<Guardrail | undefined> {
@@ -333,20 +304,18 @@ export class DynamoAccountStore implements AccountStore {
     return this.items.queryPrefix<Guardrail>(orgPk(organizationId), 'GUARDRAIL#');
   }
 
-  /** A guardrail's version counts up with every change: it is the revision its copies are written at. */
+  /** Written only while the stored guardrail is at `expectedVersion`; a guardrail read at another gets its copies brought to it. */
   async updateGuardrail(next: Guardrail, expectedVersion: number | undefined): Promise<boolean> {
-    const item = { pk: orgPk(next.organizationId), sk: `GUARDRAIL#${next.id}`, ...next, revision: next.version };
-    if (!(await this.items.replaceAtVersion(item, expectedVersion))) return false;
-    await this.copies.write(item, ORGANIZATION_COPIES);
-    return true;
+    let current = false;
+    const changed = await this.copies.change({ pk: orgPk(next.organizationId), sk: `GUARDRAIL#${next.id}` }, GUARDRAIL_KIND, (item) => {
+      current = item.version === expectedVersion;
+      return current ? { ...next } : undefined;
+    });
+    return changed !== undefined && current;
   }
 
   async deleteGuardrail(organizationId: string, id: string): Promise<boolean> {
-    const guardrail = { pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` };
-    await this.copies.withdraw(guardrail, ORGANIZATION_COPIES);
-    const deleted = await this.items.delete(guardrail.pk, guardrail.sk);
-    await this.copies.remove(guardrail, ORGANIZATION_COPIES);
-    return deleted;
+    return (await this.copies.delete({ pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` }, GUARDRAIL_KIND)).outcome === 'deleted';
   }
 }
 
@@ -360,11 +329,16 @@ export const KEY_COPIES = 16;
  * make 50,000 requests a second over its keys; each copy then takes about 780 reads a second.
  */
 export const ORGANIZATION_COPIES = 64;
-/** A workspace's key places grow with its keys and only management reads them. */
-const WORKSPACE_UNCOPIED = ['keyHolds'];
 
-function copiesOf(holder: GuardrailHolder): [number, readonly string[]] {
-  return holder.kind === 'key' ? [KEY_COPIES, []] : [ORGANIZATION_COPIES, WORKSPACE_UNCOPIED];
+/** How each kind of item is copied: a workspace's key places grow with its keys and only management reads them. */
+export const KEY_KIND: CopyKind = { count: KEY_COPIES, withheld: [] };
+export const ORGANIZATION_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: [] };
+export const WORKSPACE_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: ['keyHolds'] };
+export const GUARDRAIL_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: [] };
+
+/** The fields a patch sets: an undefined field leaves the item's as it is. */
+function defined<T extends object>(patch: T): Partial<T> {
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 const orgPk = (id: string) => `ORG#${id}`;

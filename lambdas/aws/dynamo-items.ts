@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { paginateScan as paginateAttributeScan, type AttributeValue, type DynamoDBClient, type ScanCommandInput as AttributeScanInput } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -5,13 +6,16 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  TransactWriteCommand,
   UpdateCommand,
   paginateQuery,
   paginateScan,
   type DynamoDBDocumentClient,
   type QueryCommandInput,
   type ScanCommandInput,
+  type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { AlreadyExistsError } from '../accounts/account-store';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
@@ -131,6 +135,11 @@ export class DynamoItems {
     return result.Item ? strip<T>(result.Item) : undefined;
   }
 
+  /** The item as stored, key and revision included, read strongly consistently. */
+  async getItem(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
+    return (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }))).Item;
+  }
+
   async queryPrefix<T>(pk: string, prefix: string): Promise<T[]> {
     return this.queryRecords<T>({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
@@ -188,69 +197,6 @@ export class DynamoItems {
   queryAll(input: Omit<QueryInput, 'TableName'>): Promise<Record<string, unknown>[]> {
     return queryAll(this.client, { ...input, TableName: this.tableName });
   }
-
-  async update<T>(pk: string, sk: string, patch: Record<string, unknown>): Promise<T | undefined> {
-    const item = await this.updateItem(pk, sk, patch, false);
-    return item ? strip<T>(item) : undefined;
-  }
-
-  /**
-   * The same, counting the item's `revision` up in the same write; returns the whole item as
-   * it now is, revision included, for its read copies (dynamo-read-replicas.ts).
-   */
-  async updateRevised(pk: string, sk: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
-    return this.updateItem(pk, sk, patch, true);
-  }
-
-  private async updateItem(pk: string, sk: string, patch: Record<string, unknown>, revised: boolean): Promise<Record<string, unknown> | undefined> {
-    const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = revised ? { ':one': 1 } : {};
-    const sets = entries.map(([field, value], i) => {
-      names[`#f${i}`] = field;
-      values[`:v${i}`] = value;
-      return `#f${i} = :v${i}`;
-    });
-    const written = await conditionalWrite(
-      this.client,
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk, sk },
-        UpdateExpression: `SET ${sets.join(', ')}${revised ? ' ADD revision :one' : ''}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return written?.Attributes;
-  }
-
-  /**
-   * Replaces an existing item only while its `version` is `expectedVersion` (undefined: an
-   * item written before it had one): false when the item is gone or another write changed it.
-   */
-  async replaceAtVersion(item: Record<string, unknown>, expectedVersion: number | undefined): Promise<boolean> {
-    const written = await conditionalWrite(
-      this.client,
-      new PutCommand({
-        TableName: this.tableName,
-        Item: item,
-        ConditionExpression: `attribute_exists(pk) AND ${expectedVersion === undefined ? 'attribute_not_exists(#version)' : '#version = :expected'}`,
-        ExpressionAttributeNames: { '#version': 'version' },
-        ...(expectedVersion === undefined ? {} : { ExpressionAttributeValues: { ':expected': expectedVersion } }),
-      }),
-    );
-    return written !== undefined;
-  }
-
-  async delete(pk: string, sk: string): Promise<boolean> {
-    const deleted = await conditionalWrite(
-      this.client,
-      new DeleteCommand({ TableName: this.tableName, Key: { pk, sk }, ConditionExpression: 'attribute_exists(pk)' }),
-    );
-    return deleted !== undefined;
-  }
 }
 
 /** One key of a batch, as text. */
@@ -261,3 +207,73 @@ export function strip<T>(item: Record<string, unknown>): T {
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, revision: _revision, ...rest } = item;
   return rest as T;
 }
+
+/** One action of a transaction, as the document client takes it. */
+export type TransactionAction = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** DynamoDB's limit on the actions of one transaction. */
+export const MAX_TRANSACTION_ACTIONS = 100;
+
+/** How a transaction ended: written whole, or refused by the conditions of these actions, none of it written. */
+export type TransactionOutcome =
+  | { written: true }
+  | {
+      written: false;
+      /** The actions whose condition failed, by index, with the item as it was where the action asked for it (`ReturnValuesOnConditionCheckFailure: ALL_OLD`) and it exists. */
+      failed: { index: number; item?: Record<string, unknown> }[];
+    };
+
+/** Cancellations that say nothing about the transaction itself: another one held an item, or a partition was busy. */
+const TRANSIENT_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
+/** Attempts of a transaction cancelled only for transient reasons. */
+const TRANSIENT_ATTEMPTS = 8;
+
+/**
+ * Writes `actions` in one TransactWriteItems: every action or none (docs/architecture.md, "One
+ * change, one transaction"). One `ClientRequestToken` covers every attempt, so a call the SDK
+ * sends again after losing its answer is applied once. A transaction cancelled only by another
+ * one holding an item (`TransactionConflict`) or by throttling is sent again after a jittered
+ * pause; one refused by a condition is answered, with which actions failed; any other refusal
+ * propagates.
+ */
+export async function transactWrite(
+  client: DynamoDBDocumentClient,
+  actions: readonly TransactionAction[],
+  { sleep = defaultSleep }: { sleep?: (ms: number) => Promise<void> } = {},
+): Promise<TransactionOutcome> {
+  if (actions.length === 0) return { written: true };
+  if (actions.length > MAX_TRANSACTION_ACTIONS) throw new Error(`a transaction of ${actions.length} actions: DynamoDB takes at most ${MAX_TRANSACTION_ACTIONS}`);
+  const ClientRequestToken = randomUUID();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.send(new TransactWriteCommand({ TransactItems: [...actions], ClientRequestToken }));
+      return { written: true };
+    } catch (error) {
+      const reasons = cancellationReasons(error);
+      if (!reasons) throw error;
+      const failed = reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [{ index, ...(reason.Item ? { item: unmarshall(reason.Item) } : {}) }] : []));
+      if (failed.length > 0) return { written: false, failed };
+      const transient = reasons.every((reason) => reason.Code === 'None' || TRANSIENT_REASONS.has(reason.Code ?? ''));
+      if (!transient || attempt >= TRANSIENT_ATTEMPTS) throw error;
+      await sleep(backoffMs(attempt));
+    }
+  }
+}
+
+interface CancellationReason {
+  Code?: string;
+  Item?: Record<string, AttributeValue>;
+}
+
+/** The reasons of a cancelled transaction, in its actions' order; undefined for any other error. */
+function cancellationReasons(error: unknown): CancellationReason[] | undefined {
+  const { name, CancellationReasons } = (error ?? {}) as { name?: string; CancellationReasons?: CancellationReason[] };
+  return name === 'TransactionCanceledException' && Array.isArray(CancellationReasons) ? CancellationReasons : undefined;
+}
+
+/** Full jitter over 10, 20, 40, ... ms, at most 160. */
+export function backoffMs(attempt: number): number {
+  return Math.random() * 10 * 2 ** Math.min(attempt - 1, 4);
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

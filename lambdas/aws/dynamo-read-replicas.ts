@@ -1,6 +1,7 @@
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Random } from '../clock';
-import { DynamoItems, conditionalWrite, itemId, strip } from './dynamo-items';
+import { ConflictError } from '../errors';
+import { DynamoItems, MAX_TRANSACTION_ACTIONS, backoffMs, itemId, strip, transactWrite, type TransactionAction } from './dynamo-items';
 
 /** The key of an item of the single-table layout. */
 export interface ItemKey {
@@ -8,29 +9,31 @@ export interface ItemKey {
   sk: string;
 }
 
+/** How an item is copied: how many copies, and which attributes they leave out (what only management reads). */
+export interface CopyKind {
+  readonly count: number;
+  readonly withheld: readonly string[];
+}
+
 /**
  * Copies of an item that every request reads, so that no partition takes every read of one
  * key, organization or workspace (docs/architecture.md, "Data layout"). A request reads one
- * copy, chosen at random and read strongly consistently; DynamoDB spreads the copies over
- * partitions, each copy's partition-key value being its own:
+ * copy, chosen at random and read strongly consistently; each copy's partition-key value is its
+ * own:
  *
  * | item                 | pk                                  | sk        |
  * |----------------------|-------------------------------------|-----------|
  * | copy `n` of an item  | `COPY#<item pk>#<item sk>#<n>`      | `COPY`    |
  *
- * The item itself stays where it was; management reads and writes it. Every change of it
- * counts its `revision` up in the same write, then puts each copy under one condition: the copy
- * is absent or holds a lower revision. So a copy only ever moves forward, whatever order
- * concurrent writers' puts land in, and once the writer of the highest revision is done every
- * copy holds it: no re-read, no retry, however many writers contend (a hot workspace that 20
- * requests change at once costs 20 puts per copy, not a loop of rewrites). A change is answered
- * once every copy holds it or a later revision: from then on every request sees it (SPEC 5
- * rule 6: a disabled or deleted key stops at once). A deleted item's copies hold a marker above
- * every revision, so no change that raced the deletion can bring one back. A change cut short
- * by a crash was not answered; its retry, or the next change, writes the copies.
+ * Management reads and writes the item itself. Every write of it is one transaction with every
+ * copy ({@link create}, {@link change}, {@link delete}): the item is changed under the
+ * `revision` it was read at, counted up in the same write, and each copy put as the item now is.
+ * So a change is answered only when the item and all of its copies hold it, and a change cut
+ * short (a throttled write whose retries ran out, a timeout, a crash) left nothing behind: what
+ * management shows is what every request meets. A deleted item's copies say so.
  *
- * A copy that does not exist (an item written by a release before copies, or a create cut
- * short) is read from the item itself, one round trip more: nothing needs migrating.
+ * A copy that does not exist (an item written by a release before copies) is read from the item
+ * itself, one round trip more; `ops copies repair` writes them (lambdas/aws/dynamo-copies-check.ts).
  */
 export class ReadReplicas {
   private readonly items: DynamoItems;
@@ -67,64 +70,196 @@ export class ReadReplicas {
   }
 
   /**
-   * Brings the `count` copies of an item to what a change left it (`ReturnValues: ALL_NEW`, with
-   * its `revision`), unless a later change got there first. `withheld` names attributes the
-   * copies leave out: what only management reads.
+   * Writes a new item (`revision` 1) and its copies, with `along` (a claim the item takes, say)
+   * in the same transaction; false, and nothing written, when the item exists already or a
+   * condition of `along` fails.
    */
-  async write(item: Record<string, unknown>, count: number, withheld: readonly string[] = []): Promise<void> {
-    await this.putCopies({ pk: item.pk as string, sk: item.sk as string }, count, copyOf(item, withheld));
-  }
-
-  /** Marks every copy of an item about to be deleted as deleted: from now on no request reads it. */
-  async withdraw(item: ItemKey, count: number): Promise<void> {
-    await this.putCopies(item, count, DELETED);
+  async create(item: Record<string, unknown>, kind: CopyKind, along: readonly TransactionAction[] = []): Promise<boolean> {
+    const created = { ...item, revision: 1 };
+    const outcome = await this.transact([
+      { Put: { TableName: this.tableName, Item: created, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ...this.copyPuts(created, kind),
+      ...along,
+    ]);
+    return outcome.written;
   }
 
   /**
-   * Marks every copy of a deleted item as deleted (again, after {@link withdraw}, or for an item
-   * deleted without it): the marker outranks every revision, so it stays.
+   * Changes an existing item and all of its copies in one transaction, under the revision the
+   * item was read at: `next(current)` says what the item becomes, whole (its key and revision
+   * aside; withheld attributes are left as they are, so single-item writers of those do not conflict),
+   * or undefined to keep it as it is, its copies brought to it all the same (a call sent again
+   * after a failure thus still writes what requests read). A concurrent change makes the
+   * transaction fail, and the change is computed again from what that one left.
+   * Undefined when the item does not exist; else the item before and after.
    */
-  async remove(item: ItemKey, count: number): Promise<void> {
-    await this.putCopies(item, count, DELETED);
+  async change(
+    key: ItemKey,
+    kind: CopyKind,
+    next: (current: Record<string, unknown>) => Record<string, unknown> | undefined,
+  ): Promise<{ before: Record<string, unknown>; after: Record<string, unknown> } | undefined> {
+    let current = await this.items.getItem(key);
+    for (let attempt = 1; current && attempt <= CHANGE_ATTEMPTS; attempt++) {
+      const wanted = next(current);
+      const after = wanted === undefined ? current : { ...wanted, ...pick(current, kind.withheld), ...key, revision: revisionOf(current) + 1 };
+      const write: TransactionAction =
+        wanted === undefined
+          ? { ConditionCheck: { TableName: this.tableName, Key: key, ...atRevision(current), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } }
+          : { Update: { TableName: this.tableName, Key: key, ...updateTo(current, after, kind.withheld), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
+      const outcome = await this.transact([write, ...this.copyPuts(after, kind)]);
+      if (outcome.written) return { before: current, after };
+      current = outcome.failed[0]?.item;
+      // Another change landed first: let the others through before computing this one again.
+      if (current) await pause(backoffMs(attempt));
+    }
+    if (!current) return undefined;
+    throw new ConflictError('The item was changed by other requests at the same time; retry');
   }
 
-  /** Every copy side by side, each moved forward only (a copy at the same or a later revision is left as it is). */
-  private async putCopies(item: ItemKey, count: number, content: Copy): Promise<void> {
-    await Promise.all(
-      Array.from({ length: count }, (_, copy) =>
-        conditionalWrite(
-          this.client,
-          new PutCommand({
+  /**
+   * Deletes the item and marks every copy deleted, in one transaction, while `condition` (an
+   * expression with its values) holds; the marks are written also when the item is already gone,
+   * so a deletion sent again always reaches what requests read. The item as it was when deleted;
+   * `missing` when there was none; `refused` with the item when the condition did not hold.
+   */
+  async delete(
+    key: ItemKey,
+    kind: CopyKind,
+    condition?: { expression: string; values: Record<string, unknown> },
+  ): Promise<{ outcome: 'deleted' | 'refused'; item: Record<string, unknown> } | { outcome: 'missing' }> {
+    let current = await this.items.getItem(key);
+    for (let attempt = 1; current && attempt <= CHANGE_ATTEMPTS; attempt++) {
+      const revision = atRevision(current);
+      const outcome = await this.transact([
+        {
+          Delete: {
             TableName: this.tableName,
-            Item: { ...content, ...copyKey(item, copy) },
-            ConditionExpression: 'attribute_not_exists(pk) OR revision < :revision',
-            ExpressionAttributeValues: { ':revision': content.revision },
-          }),
-        ),
-      ),
-    );
+            Key: key,
+            ConditionExpression: condition ? `(${revision.ConditionExpression}) AND (${condition.expression})` : revision.ConditionExpression,
+            ...(revision.ExpressionAttributeValues || condition ? { ExpressionAttributeValues: { ...revision.ExpressionAttributeValues, ...condition?.values } } : {}),
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        ...this.deletionPuts(key, kind),
+      ]);
+      if (outcome.written) return { outcome: 'deleted', item: current };
+      const found = outcome.failed[0]?.item;
+      if (found && revisionOf(found) === revisionOf(current)) return { outcome: 'refused', item: found };
+      current = found;
+      if (current) await pause(backoffMs(attempt));
+    }
+    if (current) throw new ConflictError('The item was changed by other requests at the same time; retry');
+    await this.transact(this.deletionPuts(key, kind));
+    return { outcome: 'missing' };
+  }
+
+  /** A put of every copy of `item` as it is (its revision included). */
+  copyPuts(item: Record<string, unknown>, kind: CopyKind): TransactionAction[] {
+    const copy = copyOf(item, kind.withheld);
+    const key = { pk: item.pk as string, sk: item.sk as string };
+    return Array.from({ length: kind.count }, (_, n) => ({ Put: { TableName: this.tableName, Item: { ...copy, ...copyKey(key, n) } } }));
+  }
+
+  /** A put of the deletion mark on every copy of the item `key`. */
+  deletionPuts(key: ItemKey, kind: CopyKind): TransactionAction[] {
+    return Array.from({ length: kind.count }, (_, n) => ({ Put: { TableName: this.tableName, Item: { ...DELETED, ...copyKey(key, n) } } }));
+  }
+
+  private transact(actions: TransactionAction[]) {
+    if (actions.length > MAX_TRANSACTION_ACTIONS) throw new Error(`a change of ${actions.length} items: more than one transaction holds`);
+    return transactWrite(this.client, actions);
   }
 }
 
-/** What a copy holds: the item's record at a revision, or that the item is deleted. */
-type Copy = Record<string, unknown> & { revision: number };
+/**
+ * Attempts of a change whose item other changes keep moving: each failed attempt means another
+ * change landed, so 30 changes of one item at once all land.
+ */
+const CHANGE_ATTEMPTS = 30;
 
-/** A deleted item's copies: above every revision a change counts to. */
-const DELETED: Copy = Object.freeze({ deleted: true, revision: Number.MAX_SAFE_INTEGER });
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** What a deleted item's copies hold. */
+const DELETED = Object.freeze({ deleted: true });
 
 /** The partition-key prefix of copies in the keys table. */
 export const COPY_PREFIX = 'COPY#';
 
-function copyKey(item: ItemKey, copy: number): ItemKey {
-  return { pk: `${COPY_PREFIX}${item.pk}#${item.sk}#${copy}`, sk: 'COPY' };
+/** The key of copy `n` of an item. */
+export function copyKey(item: ItemKey, n: number): ItemKey {
+  return { pk: `${COPY_PREFIX}${item.pk}#${item.sk}#${n}`, sk: 'COPY' };
 }
 
-function copyOf(item: Record<string, unknown>, withheld: readonly string[]): Copy {
-  const revision = item.revision;
-  if (typeof revision !== 'number') throw new Error(`item ${String(item.pk)} ${String(item.sk)} has no revision to copy`);
+/** What a copy of `item` holds: its record (no key or index attributes, nothing withheld) and its revision. */
+export function copyOf(item: Record<string, unknown>, withheld: readonly string[]): Record<string, unknown> {
   const record: Record<string, unknown> = strip(item);
   for (const name of withheld) delete record[name];
-  return { ...record, revision };
+  return { ...record, revision: revisionOf(item) };
+}
+
+/** The revision an item is at: 0 for one written before revisions were counted. */
+export function revisionOf(item: Record<string, unknown>): number {
+  return typeof item.revision === 'number' ? item.revision : 0;
+}
+
+/** The condition that the item exists and is still at the revision it was read at. */
+function atRevision(current: Record<string, unknown>): { ConditionExpression: string; ExpressionAttributeValues?: Record<string, unknown> } {
+  return typeof current.revision === 'number'
+    ? { ConditionExpression: 'revision = :readAt', ExpressionAttributeValues: { ':readAt': current.revision } }
+    : { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revision)' };
+}
+
+/**
+ * The update that turns `current` into `after`, on condition that the item is still at the revision
+ * `current` was read at: SET of each attribute that differs, REMOVE of each that `after` leaves
+ * out, never a key attribute nor a withheld one. `after` counts the revision up, so the SET is
+ * never empty.
+ */
+function updateTo(current: Record<string, unknown>, after: Record<string, unknown>, withheld: readonly string[]) {
+  const untouched = new Set(['pk', 'sk', ...withheld]);
+  const { ConditionExpression, ExpressionAttributeValues: readAt } = atRevision(current);
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ...readAt };
+  const sets: string[] = [];
+  const removes: string[] = [];
+  for (const [name, value] of Object.entries(after)) {
+    if (untouched.has(name) || value === undefined || sameValue(current[name], value)) continue;
+    names[`#a${sets.length}`] = name;
+    values[`:a${sets.length}`] = value;
+    sets.push(`#a${sets.length} = :a${sets.length}`);
+  }
+  for (const name of Object.keys(current)) {
+    if (untouched.has(name) || after[name] !== undefined) continue;
+    names[`#r${removes.length}`] = name;
+    removes.push(`#r${removes.length}`);
+  }
+  return {
+    UpdateExpression: [sets.length > 0 ? `SET ${sets.join(', ')}` : '', removes.length > 0 ? `REMOVE ${removes.join(', ')}` : ''].join(' ').trim(),
+    ConditionExpression,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+}
+
+function pick(item: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(names.filter((name) => item[name] !== undefined).map((name) => [name, item[name]]));
+}
+
+/** Equal as DynamoDB stores them: sets by their elements, maps by their entries. */
+function sameValue(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(value: unknown): string {
+  if (value instanceof Set) return `set:${JSON.stringify([...value].map(String).sort())}`;
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object' && !(value instanceof Uint8Array)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((name) => `${JSON.stringify(name)}:${canonical((value as Record<string, unknown>)[name])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'undefined';
 }
 
 /** The record a copy holds, `null` for a deleted item, undefined when there is no copy (the item itself must be read). */

@@ -1,9 +1,10 @@
-import { DeleteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { WorkspaceDeletion } from '../accounts/account-store';
 import type { ApiKeyRecord, Workspace } from '../accounts/types';
 import { systemClock, type Clock } from '../clock';
 import { DynamoItems, conditionalWrite, strip } from './dynamo-items';
 import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces, unfinishedPlaces } from './dynamo-places';
+import type { CopyKind, ReadReplicas } from './dynamo-read-replicas';
 
 /** The item of a workspace, and of an API key (dynamo-account-store.ts). */
 const workspaceKey = (organizationId: string, id: string) => ({ pk: `ORG#${organizationId}`, sk: `WORKSPACE#${id}` });
@@ -31,6 +32,7 @@ export class WorkspaceKeyHolds {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly copies: ReadReplicas,
     private readonly listKeys: (organizationId: string) => Promise<ApiKeyRecord[]>,
     private readonly clock: Clock = systemClock,
     /** Before this instant no writer still runs (see isAbandoned). */
@@ -72,22 +74,14 @@ export class WorkspaceKeyHolds {
     );
   }
 
-  async deleteWorkspace(organizationId: string, workspaceId: string): Promise<WorkspaceDeletion> {
+  /** Deletes the workspace with its copies (`kind`), in one transaction, while it holds no key place. */
+  async deleteWorkspace(organizationId: string, workspaceId: string, kind: CopyKind): Promise<WorkspaceDeletion> {
     const key = workspaceKey(organizationId, workspaceId);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const deleted = await conditionalWrite(
-        this.client,
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: key,
-          ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds) AND size(keyHolds) = :none',
-          ExpressionAttributeValues: { ':none': 0 },
-          ReturnValues: 'ALL_OLD',
-        }),
-      );
-      if (deleted) return { outcome: 'deleted', workspace: strip<Workspace>(deleted.Attributes!) };
-      const item = await this.items.get<{ keyHolds?: Record<string, string> }>(key.pk, key.sk);
-      if (!item) return { outcome: 'missing' };
+      const deletion = await this.copies.delete(key, kind, { expression: 'attribute_exists(keyHolds) AND size(keyHolds) = :none', values: { ':none': 0 } });
+      if (deletion.outcome === 'deleted') return { outcome: 'deleted', workspace: strip<Workspace>(deletion.item) };
+      if (deletion.outcome === 'missing') return { outcome: 'missing' };
+      const item = deletion.item as { keyHolds?: Record<string, string> };
       if (!item.keyHolds) {
         if (!(await this.start(organizationId, workspaceId))) return { outcome: 'missing' };
         continue;

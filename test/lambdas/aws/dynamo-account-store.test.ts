@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { AlreadyExistsError } from '../../../lambdas/accounts/account-store';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES, type Organization, type Workspace } from '../../../lambdas/accounts/types';
@@ -7,7 +7,6 @@ import { DomainError, UnfinishedWriteError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
-import { COPY_PREFIX } from '../../../lambdas/aws/dynamo-read-replicas';
 import { FixedClock } from '../../support/fixed-clock';
 import { startEmbeddedTables } from '../../support/embedded-tables';
 import { interceptSend } from '../../support/intercepted-client';
@@ -288,22 +287,23 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     await expect(store.createWorkspace(workspace('w-3', 'before', '2026-01-02T00:00:00.000Z'))).rejects.toThrow('A workspace with slug "before" already exists');
   });
 
-  it("keeps a renamed workspace's new slug claimed when writing its copies fails after the rename", async () => {
+  it('leaves a rename whose transaction failed undone, its new slug free and its old one held', async () => {
     const { organization } = await service.createOrganization({ name: 'Renames', plan: 'enterprise' });
     await store.createWorkspace(workspaceRecord(organization.id, 'w-1', 'before', '2026-01-01T00:00:00.000Z'));
-    // The test's client, its copies' writes failing.
+    // The test's client, its transactions failing.
     const failing = interceptSend(tables.documentClient, async (command, send) => {
-      if (command instanceof PutCommand && String(command.input.Item?.pk).startsWith(COPY_PREFIX)) throw new Error('copies unavailable');
+      if (command instanceof TransactWriteCommand) throw new Error('transactions unavailable');
       return send();
     });
 
     await expect(new DynamoAccountStore(failing, TABLE_SCHEMAS.keys.localName).updateWorkspace(organization.id, 'w-1', { slug: 'after' }, '2026-01-02T00:00:00.000Z')).rejects.toThrow(
-      'copies unavailable',
+      'transactions unavailable',
     );
 
-    expect((await store.getWorkspace(organization.id, 'w-1'))?.slug).toBe('after');
-    await expect(store.createWorkspace(workspaceRecord(organization.id, 'w-2', 'after', '2026-01-03T00:00:00.000Z'))).rejects.toThrow(
-      'A workspace with slug "after" already exists',
+    expect((await store.getWorkspace(organization.id, 'w-1'))?.slug).toBe('before');
+    await store.createWorkspace(workspaceRecord(organization.id, 'w-2', 'after', '2026-01-03T00:00:00.000Z'));
+    await expect(store.createWorkspace(workspaceRecord(organization.id, 'w-3', 'before', '2026-01-03T00:00:00.000Z'))).rejects.toThrow(
+      'A workspace with slug "before" already exists',
     );
   });
 

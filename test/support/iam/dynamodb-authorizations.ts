@@ -22,7 +22,8 @@ export function tableArn(env: { account: string; region: string }, tableName: st
  * and its JSON body), as DynamoDB asks it: the operation's action on the table, or on
  * `<table>/index/<name>` for a Query or Scan of an index, one authorization per table of a
  * batch, and `dynamodb:LeadingKeys` set to the partition key values the request names (the
- * item's for GetItem, PutItem, UpdateItem, DeleteItem; every item's of a batch, per table; the
+ * item's for GetItem, PutItem, UpdateItem, DeleteItem and each action of a transaction, as the
+ * single-item call it is; every item's of a batch, per table; the
  * key condition's equality on the partition key of the table or index queried). A Scan names
  * no partition key, so it sets none. Tables are known by their local names (table-schemas.ts).
  */
@@ -69,6 +70,17 @@ export function dynamoDbAuthorizations(
       return Object.entries((body.RequestItems ?? {}) as Record<string, { PutRequest?: { Item: Body }; DeleteRequest?: { Key: Body } }[]>).map(
         ([tableName, writes]) => on(tableName, writes.flatMap((write) => partitionValue(tableName, write.PutRequest?.Item ?? write.DeleteRequest?.Key))),
       );
+    case 'TransactWriteItems':
+    case 'TransactGetItems':
+      // IAM authorizes each action of a transaction as the single-item call it is.
+      return ((body.TransactItems ?? []) as Record<string, Body>[]).map((member) => {
+        const [kind, part] = Object.entries(member)[0] ?? [];
+        const tableName = part?.TableName as string;
+        return {
+          ...on(tableName, partitionValue(tableName, part?.Item ?? part?.Key)),
+          action: `dynamodb:${TRANSACTION_ACTIONS[kind ?? ''] ?? kind}`,
+        };
+      });
     case 'ListTables':
       return [{ action, resource: `arn:aws:dynamodb:${env.region}:${env.account}:table/*`, context: {} }];
     default:
@@ -76,6 +88,15 @@ export function dynamoDbAuthorizations(
       return [on(body.TableName, undefined)];
   }
 }
+
+/** The IAM action of each kind of transaction member. */
+const TRANSACTION_ACTIONS: Readonly<Record<string, string>> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+  Get: 'GetItem',
+};
 
 /** The string form of a key attribute value: key attributes are S, N or B. */
 function scalar(value: unknown): string | undefined {
