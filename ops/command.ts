@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { AccountsService } from '../lambdas/accounts/accounts-service';
 import type { CatalogStore } from '../lambdas/catalog/catalog-store';
+import type { CopiesReport } from '../lambdas/aws/dynamo-copies-audit';
 import type { SigningKeyRecord, SigningKeyStore } from '../lambdas/signing/signer';
 import type { SigningKeyRegistration } from '../lambdas/signing/signing-key-registry';
 import type { FederationService } from '../lambdas/federation/federation-service';
@@ -26,6 +27,8 @@ export interface OpsServices {
     /** A new key, made like the active one when there is one. */
     createKey(active: SigningKeyRecord | undefined): Promise<SigningKeyRegistration>;
   };
+  /** The read copies of copied items: their audit and repair. */
+  copies?: { check(): Promise<CopiesReport>; repair(): Promise<CopiesReport> };
   /** Issuers and policies; absent on a deployed stack when POLICIES_TABLE is not set. */
   federation?: FederationService;
   /** Real endpoint records and model statistics for deriving demo endpoints. @default the files in data/ */

@@ -12,6 +12,7 @@ import { FederationService } from '../lambdas/federation/federation-service';
 import { DynamoFederationStore } from '../lambdas/aws/dynamo-federation-store';
 import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
+import { CopiesAudit } from '../lambdas/aws/dynamo-copies-audit';
 import { createDocumentClient } from '../lambdas/aws/dynamo-client';
 import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
 import { LOCAL_AWS_ENV } from '../local/embedded-dynamodb';
@@ -122,6 +123,7 @@ function services(
         })
       : undefined,
     signingKeys: { store: new DynamoSigningKeyStore(documentClient, keysTable), createKey: signing.createKey },
+    copies: new CopiesAudit(documentClient, keysTable),
     close: () => {
       signing.close?.();
       client.destroy();

@@ -132,8 +132,8 @@ export class GuardrailsService {
   /**
    * Deletes a guardrail and detaches it from the keys and workspaces it was on.
    *
-   * No dangling ids, in either order of a concurrent assignment (no transactions, so by
-   * ordering): the guardrail item goes first; then every key and workspace of the
+   * No dangling ids, in either order of a concurrent assignment (the guardrail and its holders
+   * are separate writes, so by ordering): the guardrail item goes first; then every key and workspace of the
    * organization that holds the id, as read after that, loses it by a conditional
    * `DELETE`. An assignment re-reads the guardrail after its write
    * ({@link confirmGuardrailExists}): if it still saw the guardrail, its write came before

@@ -17,9 +17,9 @@ import { systemClock, systemRandom, type Clock, type Random } from '../clock';
 import { isUuid } from '../ids';
 import { DynamoItems, itemId, strip } from './dynamo-items';
 import { withGuardrailChange, withGuardrailList, withGuardrailSet } from './dynamo-guardrail-sets';
-import { ReadReplicas, type CopyKind } from './dynamo-read-replicas';
+import { AlongRefused, ReadReplicas, type CopyKind } from './dynamo-read-replicas';
 import { WorkspaceKeyHolds } from './dynamo-workspace-keys';
-import { WorkspaceSlugs, claimKey } from './dynamo-workspace-slugs';
+import { WorkspaceSlugs, claimKey, type SlugClaim } from './dynamo-workspace-slugs';
 
 /**
  * Accounts in the keys table, one item per fact:
@@ -86,20 +86,33 @@ export class DynamoAccountStore implements AccountStore {
     return changed && strip<Organization>(changed.after);
   }
 
-  /** The slug is claimed first ({@link WorkspaceSlugs}), then the workspace written. */
+  /** The workspace, its copies and its slug's claim ({@link WorkspaceSlugs}) in one transaction. */
   async createWorkspace(workspace: Workspace): Promise<void> {
-    const pk = orgPk(workspace.organizationId);
-    await this.slugs.claim(workspace.organizationId, workspace.slug, workspace.id, workspace.createdAt);
+    const { organizationId, slug, id, createdAt } = workspace;
     // No key yet: its key places start empty.
-    const item = { pk, sk: `WORKSPACE#${workspace.id}`, ...withGuardrailSet(workspace), keyHolds: {} };
-    const created = await this.copies.create(item, WORKSPACE_KIND).catch(async (error: unknown) => {
-      await this.slugs.release(workspace.organizationId, workspace.slug, workspace.id).catch(() => undefined);
-      throw error;
-    });
-    if (!created) {
-      await this.slugs.release(workspace.organizationId, workspace.slug, workspace.id).catch(() => undefined);
-      throw new AlreadyExistsError(`workspace ${workspace.id}`);
+    const item = { pk: orgPk(organizationId), sk: `WORKSPACE#${id}`, ...withGuardrailSet(workspace), keyHolds: {} };
+    const created = await this.withSlugClaim(organizationId, slug, createdAt, (abandoned) =>
+      this.copies.create(item, WORKSPACE_KIND, [this.slugs.claimAction(organizationId, slug, id, createdAt, abandoned)]),
+    );
+    if (!created) throw new AlreadyExistsError(`workspace ${id}`);
+  }
+
+  /**
+   * Runs `write`, a transaction at `at` that claims `slug` (its first action beside the item's),
+   * and again over a claim it met that turns out abandoned ({@link WorkspaceSlugs.takeOver}).
+   */
+  private async withSlugClaim<T>(organizationId: string, slug: string, at: string, write: (abandoned?: SlugClaim) => Promise<T>): Promise<T> {
+    let abandoned: SlugClaim | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        return await write(abandoned);
+      } catch (error) {
+        if (!(error instanceof AlongRefused)) throw error;
+        const held = error.failed.find(({ index }) => index === 0)?.item as SlugClaim | undefined;
+        abandoned = await this.slugs.takeOver(organizationId, slug, held, Date.parse(at));
+      }
     }
+    throw new AlreadyExistsError(`A workspace with slug "${slug}"`);
   }
 
   async getWorkspace(organizationId: string, id: string): Promise<Workspace | undefined> {
@@ -109,7 +122,7 @@ export class DynamoAccountStore implements AccountStore {
   /**
    * An id-shaped value is read as an id and, in the same BatchGetItem, as a slug's claim (a
    * lowercase UUID is also a valid slug); the claim names the workspace, read next, which must
-   * still hold that slug (a rename claims the new slug first and gives the old one back after).
+   * still hold that slug.
    */
   async findWorkspace(organizationId: string, idOrSlug: string): Promise<Workspace | undefined> {
     const pk = orgPk(organizationId);
@@ -155,40 +168,30 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   /**
-   * A new slug is claimed first; the workspace takes it only while it still has the slug it
-   * was read with (a concurrent rename makes this one fail, and it gives its claim back), and
-   * the old claim is given back after.
+   * A rename claims the new slug and gives the old one back in the transaction that changes the
+   * workspace, which lands only while the workspace still has the slug it was read with.
    */
   async updateWorkspace(organizationId: string, id: string, patch: WorkspacePatch, updatedAt: string): Promise<Workspace | undefined> {
     const current = await this.getWorkspace(organizationId, id);
     if (!current) return undefined;
-    const renamed = patch.slug !== undefined && patch.slug !== current.slug;
     const key = { pk: orgPk(organizationId), sk: `WORKSPACE#${id}` };
-    if (!renamed) {
+    const slug = patch.slug;
+    if (slug === undefined || slug === current.slug) {
       const changed = await this.copies.change(key, WORKSPACE_KIND, (item) => ({ ...item, ...defined({ ...patch, slug: undefined }), updatedAt }));
       return changed && workspaceRecord(strip<Workspace>(changed.after));
     }
-    await this.slugs.claim(organizationId, patch.slug!, id, updatedAt);
-    const releaseNewSlug = () => this.slugs.release(organizationId, patch.slug!, id);
-    // The rename lands only while the workspace still has the slug it was read with.
-    let renamedMeanwhile = false;
-    const changed = await this.copies
-      .change(key, WORKSPACE_KIND, (item) => {
-        renamedMeanwhile = item.slug !== current.slug;
-        return renamedMeanwhile ? undefined : { ...item, ...defined(patch), updatedAt };
-      })
-      .catch(async (error: unknown) => {
-        await releaseNewSlug();
-        throw error;
-      });
-    if (!changed || renamedMeanwhile) {
-      await releaseNewSlug();
-      if (changed) throw new AlreadyExistsError('A concurrent rename of the workspace');
-      return undefined;
-    }
-    // Renamed: the new slug's claim is the workspace's from here on, whatever fails next.
-    await this.slugs.release(organizationId, current.slug, id);
-    return workspaceRecord(strip<Workspace>(changed.after));
+    const changed = await this.withSlugClaim(organizationId, slug, updatedAt, (abandoned) =>
+      this.copies.change(
+        key,
+        WORKSPACE_KIND,
+        (item) => {
+          if (item.slug !== current.slug) throw new AlreadyExistsError('A concurrent rename of the workspace');
+          return { ...item, ...defined(patch), updatedAt };
+        },
+        () => [this.slugs.claimAction(organizationId, slug, id, updatedAt, abandoned), this.slugs.releaseAction(organizationId, current.slug, id)],
+      ),
+    );
+    return changed && workspaceRecord(strip<Workspace>(changed.after));
   }
 
   async deleteWorkspace(organizationId: string, id: string): Promise<WorkspaceDeletion> {
@@ -335,6 +338,19 @@ export const KEY_KIND: CopyKind = { count: KEY_COPIES, withheld: [] };
 export const ORGANIZATION_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: [] };
 export const WORKSPACE_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: ['keyHolds'] };
 export const GUARDRAIL_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: [] };
+
+/** The kinds of items that have copies. */
+export type CopiedKindName = 'key' | 'organization' | 'workspace' | 'guardrail';
+
+/** The kind of copies the item `key` has; undefined for an item that has none (a user, a slug's claim, a copy). */
+export function copiedKind(key: { pk: string; sk: string }): { name: CopiedKindName; kind: CopyKind } | undefined {
+  if (key.pk.startsWith('APIKEY#') && key.sk === 'APIKEY') return { name: 'key', kind: KEY_KIND };
+  if (!key.pk.startsWith('ORG#')) return undefined;
+  if (key.sk === 'ORG') return { name: 'organization', kind: ORGANIZATION_KIND };
+  if (key.sk.startsWith('WORKSPACE#')) return { name: 'workspace', kind: WORKSPACE_KIND };
+  if (key.sk.startsWith('GUARDRAIL#')) return { name: 'guardrail', kind: GUARDRAIL_KIND };
+  return undefined;
+}
 
 /** The fields a patch sets: an undefined field leaves the item's as it is. */
 function defined<T extends object>(patch: T): Partial<T> {

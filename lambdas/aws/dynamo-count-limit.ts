@@ -16,8 +16,7 @@ export interface CountedKind {
 
 /**
  * A per-organization bound on how many items of one kind exist, exact under any number of
- * concurrent creates, with single-item conditional writes only (the embedded DynamoDB has
- * no transactions).
+ * concurrent creates, with single-item conditional writes only.
  *
  * One item per organization and kind (`pk ORG#<org>`, `sk LIMIT#<kind>`) holds `holders`, a
  * map from the id of each counted item to when its place was taken. A create takes its place

@@ -42,6 +42,11 @@ export function scanAll(client: DynamoDBDocumentClient, input: ScanInput): Promi
   return collect(paginateScan({ client }, { ...input }));
 }
 
+/** A scan's items a page at a time (`paginateScan`), for a table too large to hold at once. */
+export async function* scanPages(client: DynamoDBDocumentClient, input: ScanInput): AsyncGenerator<Record<string, unknown>[]> {
+  for await (const page of paginateScan({ client }, { ...input })) yield page.Items ?? [];
+}
+
 /**
  * Every item a scan finds as DynamoDB's attribute values, for a tool that writes items back
  * exactly as they are (local/reconcile-indexes.ts): no number or set goes through JavaScript.

@@ -70,18 +70,20 @@ export class ReadReplicas {
   }
 
   /**
-   * Writes a new item (`revision` 1) and its copies, with `along` (a claim the item takes, say)
-   * in the same transaction; false, and nothing written, when the item exists already or a
-   * condition of `along` fails.
+   * Writes a new item (`revision` 1) and its copies, with `along` (the claim of a slug the item
+   * takes, say) in the same transaction; false, and nothing written, when the item exists already.
+   * A condition of `along` that fails is an {@link AlongRefused}, nothing written.
    */
   async create(item: Record<string, unknown>, kind: CopyKind, along: readonly TransactionAction[] = []): Promise<boolean> {
     const created = { ...item, revision: 1 };
     const outcome = await this.transact([
       { Put: { TableName: this.tableName, Item: created, ConditionExpression: 'attribute_not_exists(pk)' } },
-      ...this.copyPuts(created, kind),
       ...along,
+      ...this.copyPuts(created, kind),
     ]);
-    return outcome.written;
+    if (outcome.written) return true;
+    throwIfAlongRefused(outcome.failed, along.length);
+    return false;
   }
 
   /**
@@ -90,24 +92,28 @@ export class ReadReplicas {
    * aside; withheld attributes are left as they are, so single-item writers of those do not conflict),
    * or undefined to keep it as it is, its copies brought to it all the same (a call sent again
    * after a failure thus still writes what requests read). A concurrent change makes the
-   * transaction fail, and the change is computed again from what that one left.
-   * Undefined when the item does not exist; else the item before and after.
+   * transaction fail, and the change is computed again from what that one left. `along(current)`
+   * adds actions to the transaction (the claims of a rename); one whose condition fails is an
+   * {@link AlongRefused}. Undefined when the item does not exist; else the item before and after.
    */
   async change(
     key: ItemKey,
     kind: CopyKind,
     next: (current: Record<string, unknown>) => Record<string, unknown> | undefined,
+    along: (current: Record<string, unknown>) => TransactionAction[] = () => [],
   ): Promise<{ before: Record<string, unknown>; after: Record<string, unknown> } | undefined> {
     let current = await this.items.getItem(key);
     for (let attempt = 1; current && attempt <= CHANGE_ATTEMPTS; attempt++) {
       const wanted = next(current);
+      const others = along(current);
       const after = wanted === undefined ? current : { ...wanted, ...pick(current, kind.withheld), ...key, revision: revisionOf(current) + 1 };
       const write: TransactionAction =
         wanted === undefined
           ? { ConditionCheck: { TableName: this.tableName, Key: key, ...atRevision(current), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } }
           : { Update: { TableName: this.tableName, Key: key, ...updateTo(current, after, kind.withheld), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
-      const outcome = await this.transact([write, ...this.copyPuts(after, kind)]);
+      const outcome = await this.transact([write, ...others, ...this.copyPuts(after, kind)]);
       if (outcome.written) return { before: current, after };
+      throwIfAlongRefused(outcome.failed, others.length);
       current = outcome.failed[0]?.item;
       // Another change landed first: let the others through before computing this one again.
       if (current) await pause(backoffMs(attempt));
@@ -169,6 +175,21 @@ export class ReadReplicas {
     if (actions.length > MAX_TRANSACTION_ACTIONS) throw new Error(`a change of ${actions.length} items: more than one transaction holds`);
     return transactWrite(this.client, actions);
   }
+}
+
+/** A transaction refused by a condition of the actions that went along with an item's write; `failed` indexes them. */
+export class AlongRefused extends Error {
+  constructor(readonly failed: readonly { index: number; item?: Record<string, unknown> }[]) {
+    super('a condition of the actions along with the write did not hold');
+    this.name = 'AlongRefused';
+  }
+}
+
+/** Throws {@link AlongRefused} when a condition failed among the `count` actions after the item's own (index 0), and not the item's. */
+function throwIfAlongRefused(failed: readonly { index: number; item?: Record<string, unknown> }[], count: number): void {
+  if (failed.some(({ index }) => index === 0)) return;
+  const refused = failed.filter(({ index }) => index >= 1 && index <= count).map((entry) => ({ ...entry, index: entry.index - 1 }));
+  if (refused.length > 0) throw new AlongRefused(refused);
 }
 
 /**
@@ -246,7 +267,7 @@ function pick(item: Record<string, unknown>, names: readonly string[]): Record<s
 }
 
 /** Equal as DynamoDB stores them: sets by their elements, maps by their entries. */
-function sameValue(a: unknown, b: unknown): boolean {
+export function sameValue(a: unknown, b: unknown): boolean {
   return canonical(a) === canonical(b);
 }
 

@@ -12,7 +12,7 @@ const apiKeyKey = (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
 
 /**
  * Which keys a workspace holds, on the workspace item itself, so that deleting a workspace
- * and creating a key in it cannot both succeed (no transactions: one item both conditions read).
+ * and creating a key in it cannot both succeed: one item both conditions read.
  *
  * `keyHolds` maps the hash of each key of the workspace to when its place was taken. A key
  * takes its place (`SET keyHolds.<hash>` on condition that the workspace exists) before it is

@@ -1,22 +1,24 @@
-import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError } from '../accounts/account-store';
 import { UnfinishedWriteError } from '../errors';
-import { DynamoItems, conditionalWrite } from './dynamo-items';
+import { conditionalWrite, type TransactionAction } from './dynamo-items';
 import { ABANDONED_PLACE_MS, abandonedAt, isAbandoned } from './dynamo-places';
 
 /**
  * Workspace slugs, unique per organization: one claim item per slug (`pk ORG#<org>`,
- * `sk SLUG#<slug>`) naming the workspace that holds it. A claim is put on condition that none
- * exists, so of two concurrent claims of one slug exactly one wins, and given back on condition
- * that it names the workspace giving it back. A claim whose workspace does not hold the slug (the
- * process died between the claim and the workspace's write or rename, or after deleting or
- * renaming the workspace) is taken over once it is older than {@link ABANDONED_PLACE_MS}, or at
- * once when its writer is provably gone ({@link isAbandoned}), so a crash cannot lock a slug.
- * Until then the refusal says so, and when the slug is free again ({@link UnfinishedWriteError}).
+ * `sk SLUG#<slug>`) naming the workspace that holds it. A claim is put in the transaction that
+ * creates or renames its workspace ({@link claimAction}), on condition that the slug is free or
+ * already the workspace's, so of two concurrent claims of one slug exactly one wins and no claim
+ * is ever written without its workspace. A rename gives the old slug back in the same
+ * transaction; a deleted workspace gives its slug back once it is gone ({@link release}).
+ *
+ * A claim whose workspace does not hold the slug (the process died between deleting a workspace
+ * and giving its slug back, or a release before claims were transactional left one) is taken
+ * over once it is older than {@link ABANDONED_PLACE_MS}, or at once when its writer is provably
+ * gone ({@link isAbandoned}), so a crash cannot lock a slug. Until then the refusal says so, and
+ * when the slug is free again ({@link UnfinishedWriteError}).
  */
 export class WorkspaceSlugs {
-  private readonly items: DynamoItems;
-
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -24,36 +26,48 @@ export class WorkspaceSlugs {
     private readonly holdsSlug: (organizationId: string, id: string, slug: string) => Promise<boolean>,
     /** Before this instant no writer still runs (see isAbandoned). */
     private readonly writersSince?: Date,
-  ) {
-    this.items = new DynamoItems(client, tableName);
+  ) {}
+
+  /**
+   * The put of the claim of `slug` for the workspace, for the transaction that writes the
+   * workspace: it takes a free slug, keeps one the workspace holds, or replaces `abandoned`, the
+   * claim {@link takeOver} found abandoned. On failure it hands back the claim that is there.
+   */
+  claimAction(organizationId: string, slug: string, workspaceId: string, at: string, abandoned?: SlugClaim): TransactionAction {
+    return {
+      Put: {
+        TableName: this.tableName,
+        Item: { ...claimKey(organizationId, slug), workspaceId, claimedAt: at },
+        ConditionExpression: abandoned ? 'attribute_not_exists(pk) OR workspaceId IN (:mine, :abandoned)' : 'attribute_not_exists(pk) OR workspaceId = :mine',
+        ExpressionAttributeValues: { ':mine': workspaceId, ...(abandoned ? { ':abandoned': abandoned.workspaceId } : {}) },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    };
+  }
+
+  /** The delete of the workspace's claim of `slug`, for the transaction that renames it away: never another workspace's claim. */
+  releaseAction(organizationId: string, slug: string, workspaceId: string): TransactionAction {
+    return {
+      Delete: {
+        TableName: this.tableName,
+        Key: claimKey(organizationId, slug),
+        ConditionExpression: 'attribute_not_exists(pk) OR workspaceId = :mine',
+        ExpressionAttributeValues: { ':mine': workspaceId },
+      },
+    };
   }
 
   /**
-   * Claims `slug` for the workspace at `at`; {@link AlreadyExistsError} when another workspace
-   * has it, {@link UnfinishedWriteError} when another workspace's write claimed it and has not
-   * (yet) written the workspace.
+   * What to do about the claim `current` that a {@link claimAction} met: the claim to take over
+   * when it is abandoned; else {@link AlreadyExistsError} when its workspace has the slug, or
+   * {@link UnfinishedWriteError} while the write that left it may still run.
    */
-  async claim(organizationId: string, slug: string, workspaceId: string, at: string): Promise<void> {
-    const key = claimKey(organizationId, slug);
-    const claim = { ...key, workspaceId, claimedAt: at };
-    let current: SlugClaim | undefined;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const condition = current
-        ? { ConditionExpression: 'workspaceId = :previous', ExpressionAttributeValues: { ':previous': current.workspaceId } }
-        : { ConditionExpression: 'attribute_not_exists(pk)' };
-      if (await conditionalWrite(this.client, new PutCommand({ TableName: this.tableName, Item: claim, ...condition }))) return;
-      current = await this.items.get<SlugClaim>(key.pk, key.sk);
-      if (current?.workspaceId === workspaceId) return;
-      if (current) await this.refuseIfHeld(organizationId, slug, current, Date.parse(at));
-    }
-    throw new AlreadyExistsError(`A workspace with slug "${slug}"`);
-  }
-
-  /** Refuses while the claim's workspace has the slug, or while the write that claimed it may still run. */
-  private async refuseIfHeld(organizationId: string, slug: string, current: SlugClaim, now: number): Promise<void> {
+  async takeOver(organizationId: string, slug: string, current: SlugClaim | undefined, now: number): Promise<SlugClaim | undefined> {
+    if (!current) return undefined;
     if (await this.holdsSlug(organizationId, current.workspaceId, slug)) throw new AlreadyExistsError(`A workspace with slug "${slug}"`);
     const claimedAt = Date.parse(current.claimedAt);
     if (!isAbandoned(claimedAt, now, this.writersSince)) throw new UnfinishedWriteError(`The slug "${slug}" is held`, abandonedAt(claimedAt));
+    return current;
   }
 
   /** Gives `slug` back, only if this workspace holds its claim. */
@@ -70,7 +84,8 @@ export class WorkspaceSlugs {
   }
 }
 
-interface SlugClaim {
+/** A slug's claim: the workspace that holds the slug, and when it was claimed. */
+export interface SlugClaim {
   workspaceId: string;
   claimedAt: string;
 }

@@ -2,8 +2,7 @@
  * The DynamoDB tables, described once. The CDK stack creates them from these schemas and
  * the local runtime creates the same tables in the embedded DynamoDB.
  *
- * Every key attribute is a string. Items use generic `pk`/`sk` keys (one item per fact,
- * no transactions: the embedded DynamoDB has none).
+ * Every key attribute is a string. Items use generic `pk`/`sk` keys, one item per fact.
  */
 export type TableId = 'models' | 'policies' | 'keys' | 'rateCounters' | 'usage';
 

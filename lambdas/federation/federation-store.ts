@@ -4,9 +4,9 @@ import type { FederationIssuer, FederationPolicy, FederationReader } from './typ
  * Persistence of issuers and policies: what the token exchange reads ({@link FederationReader})
  * plus the admin operations. Every write of an existing item is conditional on the version
  * the caller read, so two concurrent updates never silently overwrite each other: the loser
- * gets `false` and retries on a fresh read. No operation spans two items atomically (the
- * embedded DynamoDB has no transactions); the order of the single-item writes is chosen so
- * that an interrupted operation leaves nothing a reader could take for valid configuration.
+ * gets `false` and retries on a fresh read. An operation that spans two items writes them one
+ * at a time, in an order chosen so that an interrupted operation leaves nothing a reader could
+ * take for valid configuration.
  */
 export interface FederationStore extends FederationReader {
   /**

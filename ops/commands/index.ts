@@ -1,5 +1,6 @@
 import type { CommandSpec } from '../command';
 import { catalogCommands } from './catalog';
+import { copiesCommands } from './copies';
 import { issuerCommands, policyCommands } from './federation';
 import { guardrailCommands } from './guardrail';
 import { keyCommands } from './key';
@@ -19,4 +20,5 @@ export const GROUPS: readonly { name: string; summary: string; commands: readonl
   { name: 'policy', summary: 'workload identity: which tokens act as which key', commands: policyCommands },
   { name: 'catalog', summary: 'the model catalog', commands: catalogCommands },
   { name: 'signing-key', summary: 'the keys that sign access tokens', commands: signingKeyCommands },
+  { name: 'copies', summary: 'the read copies of keys, organizations, workspaces and guardrails: check and repair', commands: copiesCommands },
 ];

@@ -51,5 +51,9 @@ describe('ops CLI end to end against the local runtime', () => {
 
     expect(disabled).toMatchObject({ code: 0, stdout: `Disabled key ${data.hash} (e2e).\n` });
     expect(await listModels(key)).toBe(401);
+
+    // Every change landed with its copies: the audit of the local data finds nothing to repair.
+    const checked = await cli(['copies', 'check', '--data-dir', dataDir]);
+    expect(checked).toMatchObject({ code: 0, stdout: expect.stringContaining('Every copy agrees with its item.') });
   }, 60_000);
 });

@@ -240,7 +240,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     await expect(store.createWorkspace(workspace('w-2', 'prod', '2026-06-01T00:00:00.000Z'))).rejects.toThrow('A workspace with slug "prod" already exists');
     expect(await store.getWorkspace(organization.id, 'w-2')).toBeUndefined();
 
-    // A claim left by a process that died before writing its workspace.
+    // A claim left by a release before transactional creates, whose process died before writing its workspace.
     await tables.documentClient.send(
       new PutCommand({
         TableName: TABLE_SCHEMAS.keys.localName,
@@ -270,7 +270,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     const { organization } = await service.createOrganization({ name: 'Crashed renames', plan: 'enterprise' });
     const workspace = (id: string, slug: string, createdAt: string) => workspaceRecord(organization.id, id, slug, createdAt);
     await store.createWorkspace(workspace('w-1', 'before', '2026-01-01T00:00:00.000Z'));
-    // A rename of w-1 to "after" killed between claiming the new slug and writing the workspace.
+    // A rename of w-1 to "after" that a release before transactional renames left between claiming the new slug and writing the workspace.
     await tables.documentClient.send(
       new PutCommand({
         TableName: TABLE_SCHEMAS.keys.localName,

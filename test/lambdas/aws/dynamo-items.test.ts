@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { conditionalWrite, queryAll, queryPage, scanAllAttributes, strip } from '../../../lambdas/aws/dynamo-items';
+import { BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { conditionalWrite, queryAll, queryPage, scanAllAttributes, strip, transactWrite } from '../../../lambdas/aws/dynamo-items';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { InvalidInputError } from '../../../lambdas/errors';
 import { startEmbeddedTables } from '../../support/embedded-tables';
@@ -119,6 +119,39 @@ describe('DynamoDB item access', () => {
     await expect(
       conditionalWrite(tables.documentClient, new PutCommand({ TableName: TABLE, Item: { ...key, sk: 'x'.repeat(2000) }, ConditionExpression: 'attribute_not_exists(pk)' })),
     ).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it('transactWrite sends a transaction cancelled by a conflict again under the same token, and answers which conditions failed', async () => {
+    const pk = `TX#${randomUUID()}`;
+    const sent: { token: unknown }[] = [];
+    let conflicts = 2;
+    const client = interceptSend(tables.documentClient, async (command, send) => {
+      if (!(command instanceof TransactWriteCommand)) return send();
+      sent.push({ token: command.input.ClientRequestToken });
+      if (conflicts-- > 0) {
+        throw Object.assign(new Error('Transaction cancelled'), {
+          name: 'TransactionCanceledException',
+          CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }],
+        });
+      }
+      return send();
+    });
+    const put = (sk: string) => ({ Put: { TableName: TABLE, Item: { pk, sk }, ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } });
+
+    expect(await transactWrite(client, [put('a'), put('b')], { sleep: async () => undefined })).toEqual({ written: true });
+    expect(sent).toHaveLength(3);
+    expect(new Set(sent.map(({ token }) => token)).size).toBe(1);
+    expect((await tables.documentClient.send(new GetCommand({ TableName: TABLE, Key: { pk, sk: 'b' } }))).Item).toEqual({ pk, sk: 'b' });
+
+    // Sent again: both conditions fail, each with the item as it is; nothing is written.
+    expect(await transactWrite(tables.documentClient, [put('a'), put('b'), put('c')])).toEqual({
+      written: false,
+      failed: [
+        { index: 0, item: { pk, sk: 'a' } },
+        { index: 1, item: { pk, sk: 'b' } },
+      ],
+    });
+    expect((await tables.documentClient.send(new GetCommand({ TableName: TABLE, Key: { pk, sk: 'c' } }))).Item).toBeUndefined();
   });
 
   it('strip leaves a record without key, index and revision attributes', () => {

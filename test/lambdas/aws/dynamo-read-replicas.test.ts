@@ -1,4 +1,4 @@
-import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES } from '../../../lambdas/accounts/types';
 import { DynamoAccountStore, KEY_COPIES, ORGANIZATION_COPIES } from '../../../lambdas/aws/dynamo-account-store';
@@ -6,6 +6,7 @@ import { COPY_PREFIX } from '../../../lambdas/aws/dynamo-read-replicas';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { FixedClock } from '../../support/fixed-clock';
 import { startEmbeddedTables } from '../../support/embedded-tables';
+import { interceptSend } from '../../support/intercepted-client';
 
 const TABLE = TABLE_SCHEMAS.keys.localName;
 
@@ -75,6 +76,57 @@ describe('read copies of keys, organizations, workspaces and guardrails', () => 
     await Promise.all(Array.from({ length: 12 }, (_, i) => store.updateApiKey(key.hash, { name: `name ${i}`, disabled: i % 2 === 0 }, `2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z`)));
     const item = await store.getApiKey(key.hash);
     expect(await everyCopy(KEY_COPIES, async (reader) => (await reader.getRecords({ keyHash: key.hash })).key)).toEqual(Array(KEY_COPIES).fill(item));
+  });
+
+  /**
+   * A store whose first transaction is held until `release()`, once it has read the item and
+   * computed its change: later changes land first, as they may in DynamoDB.
+   */
+  function holdingFirstTransaction() {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const held = new Promise<void>((resolve) => (reached = resolve));
+    let holding = true;
+    const client = interceptSend(tables.documentClient, async (command, send) => {
+      if (holding && command instanceof TransactWriteCommand) {
+        holding = false;
+        reached();
+        await gate;
+      }
+      return send();
+    });
+    return { store: new DynamoAccountStore(client, TABLE), held, release };
+  }
+
+  it('computes a change held back behind a later one again from what that one left, on the item and every copy', async () => {
+    const { organization } = await service.createOrganization({ name: 'Held', plan: 'pro' });
+    const { key } = await service.createApiKey(organization.id, { kind: 'workspace', name: 'before' });
+    const slow = holdingFirstTransaction();
+    const disabling = slow.store.updateApiKey(key.hash, { disabled: true }, '2026-01-01T00:00:01.000Z');
+    await slow.held;
+    await store.updateApiKey(key.hash, { name: 'renamed' }, '2026-01-01T00:00:02.000Z');
+    slow.release();
+    await disabling;
+    const item = await store.getApiKey(key.hash);
+    expect(item).toMatchObject({ name: 'renamed', disabled: true });
+    expect(await everyCopy(KEY_COPIES, async (reader) => (await reader.getRecords({ keyHash: key.hash })).key)).toEqual(Array(KEY_COPIES).fill(item));
+  });
+
+  it('keeps both guardrails of two assignments whose writes land in the other order', async () => {
+    const { organization, workspace } = await service.createOrganization({ name: 'Held sets', plan: 'pro' });
+    const holder = { kind: 'workspace', organizationId: organization.id, id: workspace.id } as const;
+    const slow = holdingFirstTransaction();
+    const first = slow.store.addGuardrail(holder, 'g-first', '2026-01-01T00:00:01.000Z');
+    await slow.held;
+    expect(await store.addGuardrail(holder, 'g-second', '2026-01-01T00:00:02.000Z')).toBe('changed');
+    slow.release();
+    expect(await first).toBe('changed');
+    const item = await store.getWorkspace(organization.id, workspace.id);
+    expect(item?.guardrailIds).toEqual(['g-first', 'g-second']);
+    expect(await everyCopy(ORGANIZATION_COPIES, async (reader) => (await reader.getRecords({ organizationId: organization.id, workspaceId: workspace.id })).workspace)).toEqual(
+      Array(ORGANIZATION_COPIES).fill(item),
+    );
   });
 
   it('keeps a key deleted on every copy when changes race its deletion', async () => {
