@@ -3,6 +3,8 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as route53 from 'aws-cdk-lib/aws-route53';
@@ -217,6 +219,7 @@ interface ServiceFunctions {
   readonly inference: ServiceFunction;
   readonly registrar: ServiceFunction;
   readonly settingsPage: ServiceFunction;
+  readonly usageRollup: ServiceFunction;
   readonly providerCredentials: ProviderCredentials;
 }
 
@@ -258,7 +261,7 @@ function serviceFunctions(scope: Construct, tables: Tables, signingKey: SigningK
   })
     .bindTable(tables.get('models'), 'read')
     .bindTable(tables.get('keys'), 'read')
-    // The gateway's own traffic feeds the most-popular and top-weekly sorts.
+    // The popularity figures, folded from the gateway's own traffic, feed the most-popular and top-weekly sorts.
     .bindTable(tables.get('usage'), 'read')
     // Every function that takes DPoP-bound tokens records each proof it accepts, once.
     .bindTableItems(tables.get('rateCounters'), PROOF_REPLAY_WRITES, [PROOF_REPLAY_PREFIX]);
@@ -291,7 +294,29 @@ function serviceFunctions(scope: Construct, tables: Tables, signingKey: SigningK
     environment: { PAGE_ASSETS_DIR },
     afterBundling: (outputDir) => [buildSettingsPageCommand(path.join(outputDir, PAGE_ASSETS_DIR))],
   });
-  return { catalog, tokenExchange, jwks, management, inference, registrar, settingsPage, providerCredentials };
+  const usageRollup = usageRollupFunction(scope, serviceFunction, tables);
+  return { catalog, tokenExchange, jwks, management, inference, registrar, settingsPage, usageRollup, providerCredentials };
+}
+
+/**
+ * The usage rollup, every hour: folds each organization's closed days of usage and rebuilds the
+ * popularity figures the catalog reads (docs/architecture.md, "Usage over time"). It reads the
+ * organizations from the keys table and writes only the usage table.
+ */
+function usageRollupFunction(scope: Construct, serviceFunction: FunctionFactory, tables: Tables): ServiceFunction {
+  const rollup = serviceFunction('UsageRollup', 'usage-rollup', {
+    description: 'Every hour: folds closed days of usage, rebuilds the popularity figures',
+    timeout: Duration.minutes(15),
+    memorySize: 1024,
+  })
+    .bindTable(tables.get('keys'), 'read')
+    .bindTable(tables.get('usage'), 'readWrite');
+  new events.Rule(scope, 'UsageRollupSchedule', {
+    description: 'Runs the usage rollup every hour; a run that fails is retried, and the next one folds what is left',
+    schedule: events.Schedule.rate(Duration.hours(1)),
+    targets: [new targets.LambdaFunction(rollup, { retryAttempts: 2 })],
+  });
+  return rollup;
 }
 
 type FunctionFactory = (id: string, name: string, options: Omit<ServiceFunctionProps, 'entry' | 'stageName' | 'logLevel'>) => ServiceFunction;

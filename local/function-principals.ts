@@ -1,7 +1,7 @@
 import type { FunctionId } from '../lambdas/routes';
 
-/** Every function of the stack: the API's functions and the deploy-time signing-key registrar. */
-export type StackFunctionId = FunctionId | 'signingKeyRegistrar';
+/** Every function of the stack: the API's functions, the deploy-time signing-key registrar and the scheduled usage rollup. */
+export type StackFunctionId = FunctionId | 'signingKeyRegistrar' | 'usageRollup';
 
 /**
  * Each function's construct id in the stack (lib/modelgate-stack.ts), which is also the access
@@ -18,6 +18,7 @@ export const FUNCTION_CONSTRUCT_IDS: Readonly<Record<StackFunctionId, string>> =
   inference: 'Inference',
   settingsPage: 'SettingsPage',
   signingKeyRegistrar: 'SigningKeyRegistrar',
+  usageRollup: 'UsageRollup',
 };
 
 /** Nothing checks the secret locally: the access key id alone says who sent a request. */

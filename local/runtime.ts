@@ -23,6 +23,8 @@ import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
 import { createDocumentClient, createDynamoDbClient } from '../lambdas/aws/dynamo-client';
 import { DynamoSigningKeyStore } from '../lambdas/aws/dynamo-signing-key-store';
+import { DynamoUsageFold } from '../lambdas/aws/dynamo-usage-fold';
+import { rollUpUsage, type RollupSummary } from '../lambdas/usage/rollup';
 import { TABLE_SCHEMAS, type TableId } from '../lambdas/aws/table-schemas';
 import { catalogDependencies } from '../lambdas/functions/catalog/dependencies';
 import type { FunctionContext } from '../lambdas/wiring/context';
@@ -112,6 +114,8 @@ export interface LocalRuntimeOptions extends Partial<Pick<Settings, LocalSetting
    * signature (KMS `Sign` in AWS): what a request costs in round trips (local/aws-calls.ts).
    */
   observeAwsCalls?: AwsCallObserver;
+  /** How often the usage rollup runs on its own; 0: only when {@link LocalRuntime.rollUpUsage} is called. @default an hour */
+  usageRollupEveryMs?: number;
   /**
    * What {@link observeAwsCalls} is told of each DynamoDB call: its timing, or also the items
    * it read and wrote with their sizes (the scale model, local/scale-model.ts). @default 'timing'
@@ -132,13 +136,18 @@ export interface LocalRuntime {
   demo: DemoCredentials;
   /** Where the functions' DynamoDB clients send requests. */
   dynamoEndpoint: string;
-  /**
-   * Settles once every invocation under way has returned: a function may go on after its
-   * answer has ended (a completion counts its model's popularity then), as in Lambda.
-   */
+  /** Settles once every invocation under way has returned: a function may go on after its answer has ended, as in Lambda. */
   idle(): Promise<void>;
+  /**
+   * Runs the usage rollup now, as its schedule does (at start, then every hour): folds closed
+   * days and rebuilds the popularity figures (lambdas/usage/rollup.ts).
+   */
+  rollUpUsage(): Promise<RollupSummary>;
   stop(): Promise<void>;
 }
+
+/** How often the local runtime runs the usage rollup, as the stack's schedule does. */
+export const LOCAL_ROLLUP_EVERY_MS = 60 * 60 * 1000;
 
 
 /** Provider API keys of the local runtime, under the data folder: `{"<provider or *>": "<key>"}`. */
@@ -205,6 +214,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // demo.json is written last: its presence means the service is ready to serve.
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: functionsEndpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
     const demo = await ensureDemoOrganization(new AccountsService({ store: operatorAccounts, clock }), operatorAccounts, join(dataDir, 'demo.json'), baseUrl, warn);
+    const rollup = usageRollup(contextOf('usageRollup'), clock);
+    const scheduled = scheduleRollup(rollup, options.usageRollupEveryMs ?? LOCAL_ROLLUP_EVERY_MS, telemetryOf('usageRollup'));
 
     return {
       baseUrl,
@@ -212,7 +223,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       demo,
       dynamoEndpoint: functionsEndpoint,
       idle: () => server.idle(),
+      rollUpUsage: rollup,
       stop: async () => {
+        await scheduled.stop();
         await server.shutdown(options.drainMs);
         await stopDynamoDb(dynamo, functionClients, interposed);
         release();
@@ -237,8 +250,8 @@ function functionContexts(
   clients: DynamoDBClient[],
 ) {
   const logger = new ReadableLogger({ serviceName: SERVICE_NAME, logLevel }, options.log);
-  const telemetryOf = (functionName: FunctionId) => createTelemetry({ functionName, logLevel, localLogger: logger });
-  const contextOf = <T extends TableId>(fn: StackFunctionId & FunctionId): FunctionContext<T> => {
+  const telemetryOf = (functionName: StackFunctionId) => createTelemetry({ functionName, logLevel, localLogger: logger });
+  const contextOf = <T extends TableId>(fn: StackFunctionId): FunctionContext<T> => {
     const client = createDynamoDbClient({ endpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials(fn) });
     if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
     clients.push(client);
@@ -293,14 +306,14 @@ function localSettings(options: LocalRuntimeOptions): Pick<Settings, LocalSettin
 
 /** Every function's handler, wired as its Lambda entry wires it, over the local clients and settings. */
 async function buildHandlers(
-  contextOf: <T extends TableId>(fn: StackFunctionId & FunctionId) => FunctionContext<T>,
-  telemetryOf: (fn: FunctionId) => Telemetry,
+  contextOf: <T extends TableId>(fn: StackFunctionId) => FunctionContext<T>,
+  telemetryOf: (fn: StackFunctionId) => Telemetry,
   settings: Pick<Settings, LocalSettingName | 'apiBaseUrl'>,
   dataDir: string,
   options: LocalRuntimeOptions,
 ): Promise<Record<FunctionId, FunctionHandler>> {
   const clock = options.clock ?? systemClock;
-  // Locally the usage figures refresh with the catalog: a demo sees its own traffic in the sorts within seconds.
+  // Locally the popularity figures are read as often as the catalog: a rollup shows in the sorts within seconds.
   const catalog = { ...settings, usageFiguresSeconds: settings.catalogCacheSeconds };
   const allowLoopbackIssuers = options.allowLoopbackIssuers ?? true;
   // Identity providers on this machine present certificates from the development CA.
@@ -328,6 +341,41 @@ async function buildHandlers(
     ),
     // Built from the page's sources at start, with the same build the stack's bundling step runs.
     settingsPage: createSettingsPageHandler({ assets: await buildSettingsPage(), telemetry: telemetryOf('settingsPage') }),
+  };
+}
+
+/** The usage rollup over the rollup function's own client, as its Lambda entry wires it. */
+function usageRollup(context: FunctionContext<'keys' | 'usage'>, clock: Clock): () => Promise<RollupSummary> {
+  const accounts = new DynamoAccountStore(context.documentClient, context.tables.keys);
+  const folder = new DynamoUsageFold(context.documentClient, context.tables.usage);
+  return () => rollUpUsage({ organizations: () => accounts.listOrganizations(), folder, clock });
+}
+
+/**
+ * Runs the rollup at start and then every `everyMs` (0: never on its own), one run at a time;
+ * a run that fails is logged and the next one folds what it left.
+ */
+function scheduleRollup(rollup: () => Promise<RollupSummary>, everyMs: number, telemetry: Telemetry): { stop(): Promise<void> } {
+  if (everyMs <= 0) return { stop: async () => undefined };
+  let running: Promise<void> = Promise.resolve();
+  const run = () => {
+    running = running.then(() =>
+      rollup().then(
+        (summary) => {
+          if (summary.days > 0) telemetry.logger.info('usage rolled up', { ...summary });
+        },
+        (error: Error) => telemetry.logger.warn('usage rollup failed; the next run folds what is left', { error: error.name, detail: error.message }),
+      ),
+    );
+  };
+  run();
+  const timer = setInterval(run, everyMs);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
   };
 }
 

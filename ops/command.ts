@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { AccountsService } from '../lambdas/accounts/accounts-service';
 import type { CatalogStore } from '../lambdas/catalog/catalog-store';
 import type { CopiesReport } from '../lambdas/aws/dynamo-copies-audit';
+import type { RollupSummary } from '../lambdas/usage/rollup';
 import type { SigningKeyRecord, SigningKeyStore } from '../lambdas/signing/signer';
 import type { SigningKeyRegistration } from '../lambdas/signing/signing-key-registry';
 import type { FederationService } from '../lambdas/federation/federation-service';
@@ -27,6 +28,8 @@ export interface OpsServices {
     /** A new key, made like the active one when there is one. */
     createKey(active: SigningKeyRecord | undefined): Promise<SigningKeyRegistration>;
   };
+  /** The usage rollup; absent on a deployed stack when USAGE_TABLE is not set. */
+  usage?: { rollUp(): Promise<RollupSummary> };
   /** The read copies of copied items: their audit and repair. */
   copies?: { check(): Promise<CopiesReport>; repair(): Promise<CopiesReport> };
   /** Issuers and policies; absent on a deployed stack when POLICIES_TABLE is not set. */

@@ -13,6 +13,9 @@ import { DynamoFederationStore } from '../lambdas/aws/dynamo-federation-store';
 import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
 import { CopiesAudit } from '../lambdas/aws/dynamo-copies-audit';
+import { DynamoUsageFold } from '../lambdas/aws/dynamo-usage-fold';
+import { systemClock } from '../lambdas/clock';
+import { rollUpUsage } from '../lambdas/usage/rollup';
 import { createDocumentClient } from '../lambdas/aws/dynamo-client';
 import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
 import { LOCAL_AWS_ENV } from '../local/embedded-dynamodb';
@@ -30,6 +33,7 @@ const LOCAL_PROBE_TIMEOUT_MS = 3000;
 const KEYS = TABLE_SCHEMAS.keys;
 const MODELS = TABLE_SCHEMAS.models;
 const POLICIES = TABLE_SCHEMAS.policies;
+const USAGE = TABLE_SCHEMAS.usage;
 
 /**
  * The target the flags select: a deployed stack with `--aws`, or when its table variables
@@ -53,7 +57,7 @@ export function connectAws(env: NodeJS.ProcessEnv): ConnectedServices {
   }
   const kms = new KMSClient({});
   // A deployed service never trusts loopback issuers.
-  return services(new DynamoDBClient({}), env[KEYS.envVar]!, env[MODELS.envVar]!, env[POLICIES.envVar] || undefined, false, {
+  return services(new DynamoDBClient({}), { keys: env[KEYS.envVar]!, models: env[MODELS.envVar]!, policies: env[POLICIES.envVar] || undefined, usage: env[USAGE.envVar] || undefined }, false, {
     createKey: async (active) => {
       if (!active || active.keyRef.startsWith(LOCAL_KEY_REF_PREFIX)) {
         throw new OperationError('the deployed stack has no active KMS signing key to rotate from: deploy it first');
@@ -97,16 +101,14 @@ export async function connectLocal(dataDir: string): Promise<ConnectedServices> 
     );
   }
   // As the local runtime: loopback issuers are accepted unless MODELGATE_ALLOW_LOOPBACK_ISSUERS=0.
-  return services(client, KEYS.localName, MODELS.localName, POLICIES.localName, process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0', {
+  return services(client, { keys: KEYS.localName, models: MODELS.localName, policies: POLICIES.localName, usage: USAGE.localName }, process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0', {
     createKey: () => createLocalSigningKey(resolve(dataDir), new Date()),
   });
 }
 
 function services(
   client: DynamoDBClient,
-  keysTable: string,
-  modelsTable: string,
-  policiesTable: string | undefined,
+  { keys: keysTable, models: modelsTable, policies: policiesTable, usage: usageTable }: { keys: string; models: string; policies?: string; usage?: string },
   allowLoopbackIssuers: boolean,
   signing: { createKey: NonNullable<ConnectedServices['signingKeys']>['createKey']; close?: () => void },
 ): ConnectedServices {
@@ -124,6 +126,9 @@ function services(
       : undefined,
     signingKeys: { store: new DynamoSigningKeyStore(documentClient, keysTable), createKey: signing.createKey },
     copies: new CopiesAudit(documentClient, keysTable),
+    usage: usageTable
+      ? { rollUp: () => rollUpUsage({ organizations: () => accountStore.listOrganizations(), folder: new DynamoUsageFold(documentClient, usageTable), clock: systemClock }) }
+      : undefined,
     close: () => {
       signing.close?.();
       client.destroy();

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CatalogStore, StoredCatalog } from '../catalog/catalog-store';
 import type { CatalogEntry } from '../catalog/types';
-import { conditionalWrite, scanAll } from './dynamo-items';
+import { batchWriteAll, conditionalWrite, scanAll, type BatchWrite } from './dynamo-items';
 
 /**
  * The catalog in the models table: one item per model (`MODEL#<id>` / `ENTRY`, the
@@ -105,17 +105,8 @@ export class DynamoCatalogStore implements CatalogStore {
     );
   }
 
-  private async batchWrite(requests: Record<string, unknown>[]): Promise<void> {
-    // BatchWriteItem takes 25 requests; unprocessed ones are retried with backoff.
-    for (let start = 0; start < requests.length; start += 25) {
-      let pending = requests.slice(start, start + 25);
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-        if (attempt > 8) throw new Error('DynamoDB kept items unprocessed after 8 retries');
-        const result = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending as never } }));
-        pending = (result.UnprocessedItems?.[this.tableName] as Record<string, unknown>[] | undefined) ?? [];
-      }
-    }
+  private batchWrite(requests: BatchWrite[]): Promise<void> {
+    return batchWriteAll(this.client, this.tableName, requests);
   }
 }
 

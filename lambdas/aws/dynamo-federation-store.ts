@@ -12,7 +12,8 @@ import {
 } from '../federation/federation-store';
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { DynamoCountLimit } from './dynamo-count-limit';
-import { DynamoItems, conditionalWrite, type QueryInput } from './dynamo-items';
+import { AlreadyExistsError } from '../accounts/account-store';
+import { DynamoItems, conditionalWrite, transactWrite, type QueryInput } from './dynamo-items';
 import { ABANDONED_PLACE_MS, abandonedAt, isAbandoned } from './dynamo-places';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
@@ -83,16 +84,32 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async createIssuer(issuer: FederationIssuer, limit: number = FEDERATION_LIMITS.issuers): Promise<void> {
-    await this.createCounted('issuers', issuer, limit, async () => {
-      const claimId = this.newId();
-      if (!(await this.claimUrl(issuer, claimId))) throw new IssuerUrlTakenError(issuer.issuerUrl);
-      try {
-        await this.items.create(issuerItem(issuer, claimId), `issuer ${issuer.id}`);
-      } catch (error) {
-        await this.releaseUrl(issuer.organizationId, issuer.issuerUrl, issuer.id, claimId);
-        throw error;
-      }
-    });
+    await this.createCounted('issuers', issuer, limit, () => this.createClaimingUrl(issuer));
+  }
+
+  /**
+   * The issuer and its URL's claim in one transaction: a concurrent create of the same URL finds
+   * both or neither, so it is told the URL is taken, never that a write is unfinished. A claim
+   * an earlier release left without its issuer is taken over once abandoned ({@link claimHolder}).
+   */
+  private async createClaimingUrl(issuer: FederationIssuer): Promise<void> {
+    const claimId = this.newId();
+    const key = { pk: orgPk(issuer.organizationId), sk: urlSk(issuer.issuerUrl) };
+    const claim = { ...key, issuerId: issuer.id, issuerUrl: issuer.issuerUrl, claimId, claimedAt: this.clock.now().toISOString() };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const existing = await this.items.get<UrlClaim>(key.pk, key.sk);
+      const holder = existing && (await this.claimHolder(issuer.organizationId, existing));
+      if (holder === 'issuer') throw new IssuerUrlTakenError(issuer.issuerUrl);
+      if (holder === 'unfinished-write') throw new UnfinishedWriteError(`The issuer_url ${issuer.issuerUrl} is held`, abandonedAt(Date.parse(existing!.claimedAt)));
+      const outcome = await transactWrite(this.client, [
+        { Put: { TableName: this.tableName, Item: claim, ...(existing ? sameClaim(existing) : { ConditionExpression: 'attribute_not_exists(pk)' }) } },
+        { Put: { TableName: this.tableName, Item: issuerItem(issuer, claimId), ConditionExpression: 'attribute_not_exists(pk)' } },
+      ]);
+      if (outcome.written) return;
+      if (outcome.failed.some((failed) => failed.index === 1)) throw new AlreadyExistsError(`issuer ${issuer.id}`);
+      // The claim changed meanwhile: read what holds it now.
+    }
+    throw new IssuerUrlTakenError(issuer.issuerUrl);
   }
 
   async listIssuers(organizationId: string): Promise<FederationIssuer[]> {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { paginateScan as paginateAttributeScan, type AttributeValue, type DynamoDBClient, type ScanCommandInput as AttributeScanInput } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
+  BatchWriteCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -90,6 +91,25 @@ async function collect<T>(pages: AsyncIterable<{ Items?: T[] }>): Promise<T[]> {
   return items;
 }
 
+/** One request of a BatchWriteItem: a put of an item, or a delete by key. */
+export type BatchWrite = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Record<string, unknown> } };
+
+/**
+ * Writes every request, 25 a BatchWriteItem (its limit), sending what DynamoDB left
+ * unprocessed again after a growing pause; fails once some stay unprocessed 8 times.
+ */
+export async function batchWriteAll(client: DynamoDBDocumentClient, tableName: string, requests: readonly BatchWrite[], pause = defaultSleep): Promise<void> {
+  for (let start = 0; start < requests.length; start += 25) {
+    let pending: readonly BatchWrite[] = requests.slice(start, start + 25);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 8) throw new Error('DynamoDB kept items unprocessed after 8 retries');
+      if (attempt > 0) await pause(Math.min(1000, 25 * 2 ** attempt));
+      const result = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: [...pending] } }));
+      pending = (result.UnprocessedItems?.[tableName] as BatchWrite[] | undefined) ?? [];
+    }
+  }
+}
+
 /** What a write under a condition that held answered: the item's attributes where it asked for them (`ReturnValues`). */
 export interface Written {
   Attributes?: Record<string, unknown>;
@@ -140,9 +160,9 @@ export class DynamoItems {
     return result.Item ? strip<T>(result.Item) : undefined;
   }
 
-  /** The item as stored, key and revision included, read strongly consistently. */
-  async getItem(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
-    return (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }))).Item;
+  /** The item as stored, key and revision included, read strongly consistently unless `consistent` is false. */
+  async getItem(key: { pk: string; sk: string }, { consistent = true }: { consistent?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
+    return (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent }))).Item;
   }
 
   async queryPrefix<T>(pk: string, prefix: string): Promise<T[]> {
@@ -276,9 +296,9 @@ function cancellationReasons(error: unknown): CancellationReason[] | undefined {
   return name === 'TransactionCanceledException' && Array.isArray(CancellationReasons) ? CancellationReasons : undefined;
 }
 
-/** Full jitter over 10, 20, 40, ... ms, at most 160. */
+/** Full jitter over 20, 40, 80, ... ms, at most 640: room for a few dozen writers of one item. */
 export function backoffMs(attempt: number): number {
-  return Math.random() * 10 * 2 ** Math.min(attempt - 1, 4);
+  return Math.random() * 20 * 2 ** Math.min(attempt - 1, 5);
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

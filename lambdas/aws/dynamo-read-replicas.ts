@@ -96,11 +96,20 @@ export class ReadReplicas {
    * adds actions to the transaction (the claims of a rename); one whose condition fails is an
    * {@link AlongRefused}. Undefined when the item does not exist; else the item before and after.
    */
-  async change(
+  change(
     key: ItemKey,
     kind: CopyKind,
     next: (current: Record<string, unknown>) => Record<string, unknown> | undefined,
     along: (current: Record<string, unknown>) => TransactionAction[] = () => [],
+  ): Promise<{ before: Record<string, unknown>; after: Record<string, unknown> } | undefined> {
+    return this.inTurn(key, () => this.changeNow(key, kind, next, along));
+  }
+
+  private async changeNow(
+    key: ItemKey,
+    kind: CopyKind,
+    next: (current: Record<string, unknown>) => Record<string, unknown> | undefined,
+    along: (current: Record<string, unknown>) => TransactionAction[],
   ): Promise<{ before: Record<string, unknown>; after: Record<string, unknown> } | undefined> {
     let current = await this.items.getItem(key);
     for (let attempt = 1; current && attempt <= CHANGE_ATTEMPTS; attempt++) {
@@ -128,7 +137,15 @@ export class ReadReplicas {
    * so a deletion sent again always reaches what requests read. The item as it was when deleted;
    * `missing` when there was none; `refused` with the item when the condition did not hold.
    */
-  async delete(
+  delete(
+    key: ItemKey,
+    kind: CopyKind,
+    condition?: { expression: string; values: Record<string, unknown> },
+  ): Promise<{ outcome: 'deleted' | 'refused'; item: Record<string, unknown> } | { outcome: 'missing' }> {
+    return this.inTurn(key, () => this.deleteNow(key, kind, condition));
+  }
+
+  private async deleteNow(
     key: ItemKey,
     kind: CopyKind,
     condition?: { expression: string; values: Record<string, unknown> },
@@ -169,6 +186,31 @@ export class ReadReplicas {
   /** A put of the deletion mark on every copy of the item `key`. */
   deletionPuts(key: ItemKey, kind: CopyKind): TransactionAction[] {
     return Array.from({ length: kind.count }, (_, n) => ({ Put: { TableName: this.tableName, Item: { ...DELETED, ...copyKey(key, n) } } }));
+  }
+
+  /** The changes of one item under way in this process, last first: each waits for the one before. */
+  private readonly turns = new Map<string, Promise<unknown>>();
+
+  /**
+   * Runs `write` once the writes of the same item that this store started before it are done.
+   * Writers in other processes (Lambda containers) still race, and the revision condition
+   * settles it; within one process (the local runtime serves every request in one) they wait
+   * their turn instead of computing changes that are bound to fail.
+   */
+  private async inTurn<T>(key: ItemKey, write: () => Promise<T>): Promise<T> {
+    const id = itemId(key.pk, key.sk);
+    const before = this.turns.get(id) ?? Promise.resolve();
+    const mine = before.then(write, write);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.turns.set(id, settled);
+    try {
+      return await mine;
+    } finally {
+      if (this.turns.get(id) === settled) this.turns.delete(id);
+    }
   }
 
   private transact(actions: TransactionAction[]) {

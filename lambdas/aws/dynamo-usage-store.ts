@@ -1,44 +1,34 @@
 import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { addDecimals } from '../catalog/pricing';
 import { systemRandom, type Random } from '../clock';
-import { DynamoItems } from './dynamo-items';
+import { DynamoItems, itemId } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
-import {
-  daysBefore,
-  endpointId,
-  periodStarts,
-  type ActivityRow,
-  type KeyUsage,
-  type ModelUsage,
-  type UsageRecord,
-  type UsageStore,
-} from '../usage/usage';
+import { endpointId, nextDate, periodStarts, type ActivityRow, type KeyUsage, type UsageRecord, type UsageStore } from '../usage/usage';
 
 /**
- * Usage in the usage table. A completion's usage is one item, written by one atomic
- * `UpdateItem` (every counter an `ADD`; costs are exact decimals, which DynamoDB numbers hold
- * to 38 digits), so a crash leaves it counted whole or not at all:
+ * Usage in the usage table (docs/architecture.md, "Usage over time"). A completion's usage is
+ * one item, written by one atomic `UpdateItem` (every counter an `ADD`; costs are exact
+ * decimals, which DynamoDB numbers hold to 38 digits), so a crash leaves it counted whole or not
+ * at all:
  *
  * - `KEY#<hash>#<shard % 16>` / `<date>#<model>#<provider tag>#<shard>`: a key's requests,
  *   tokens and cost per UTC day, model and endpoint, with requests split by credential
  *   (`via_api_key`, `via_policy_<id>`); indexed by organization and date (`ORG#<org>#<shard>` /
- *   `<date>#<hash>#<model>#<tag>`) for the organization's views. Each completion chooses one of
- *   {@link USAGE_SHARDS} shards at random and writes that shard's item, which lies in one of the
- *   key's {@link KEY_USAGE_PARTITIONS} partitions and one of the organization's
- *   {@link USAGE_SHARDS} index partitions: no item or partition takes every write of one key,
- *   nor one index partition every write of one organization (docs/architecture.md, "Data
- *   layout"). Every usage view is a sum of these items over every shard: all time, day, week
- *   and month of `GET /key` and `GET /keys`, and the rows of `GET /activity`; none is kept
- *   apart, so none can disagree.
- * - `POPULARITY#<shard % 64>` / `<date>#<model id>#<shard>`: requests and tokens per model, the
- *   popularity figure of the catalog's usage sorts, over {@link POPULARITY_SHARDS} shards; a
- *   second write, made once the answer has ended, not a usage view (see docs/operating.md).
+ *   `<date>#<hash>#<model>#<tag>`). Each completion writes one of {@link USAGE_SHARDS} shards,
+ *   chosen at random, in one of the key's {@link KEY_USAGE_PARTITIONS} partitions and one of the
+ *   organization's {@link USAGE_SHARDS} index partitions.
  *
- * Earlier releases wrote the same items unsharded (`KEY#<hash>`, indexed under `ORG#<org>`;
- * popularity `MODEL_DAY#<date>` / `<model id>`): every view reads those partitions too and
- * sums them with the shards, so their usage still counts, with nothing migrated. They also kept
- * `KEY#<hash>` / `TOTAL` (the all-time cost, written apart from the day item); it is no longer
- * written and never read: day items sort before it and the key queries stop at the last date.
+ * Closed days are folded (dynamo-usage-fold.ts), off the request path: into one activity row
+ * per key, day, model and endpoint (`ORG#<org>#ACTIVITY` / `<date>#<hash>#<model>#<tag>`), and
+ * into running totals per key (`KEY#<hash>` / `USAGE_TOTALS`: all time, by month and by week,
+ * and the last day folded); the organization's fold mark (`ORG#<org>#ACTIVITY` / `FOLDED`) says
+ * through which day every key's usage is folded. A view reads the totals and the rows, and the
+ * shards of the days after the fold only: what it reads does not grow with history. A view is
+ * exact whatever the fold has reached, the fold's every write conditional on the day it adds.
+ *
+ * Earlier releases wrote the day items unsharded (`KEY#<hash>`, indexed under `ORG#<org>`):
+ * every read of shards reads those partitions too, and the first fold of an organization folds
+ * its whole history, theirs included.
  */
 export class DynamoUsageStore implements UsageStore {
   private readonly items: DynamoItems;
@@ -53,7 +43,7 @@ export class DynamoUsageStore implements UsageStore {
   }
 
   async record(record: UsageRecord): Promise<void> {
-    const shard = this.shard(USAGE_SHARDS);
+    const shard = Math.min(USAGE_SHARDS - 1, Math.floor(this.random() * USAGE_SHARDS));
     const viaAttribute = record.via.credential === 'api_key' ? 'via_api_key' : `via_policy_${record.via.policyId ?? 'unknown'}`;
     await this.client.send(
       new UpdateCommand({
@@ -80,126 +70,108 @@ export class DynamoUsageStore implements UsageStore {
     );
   }
 
-  async countModelRequest(record: UsageRecord): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: popularityKey(this.shard(POPULARITY_SHARDS), `${record.date}#${record.model.id}`),
-        UpdateExpression: 'ADD requests :one, tokens :tokens',
-        ExpressionAttributeValues: { ':one': 1, ':tokens': record.promptTokens + record.completionTokens },
+  /**
+   * The keys' running totals and the organization's fold mark (one BatchGetItem), and the shards
+   * of the days after what each key's totals hold: one key's own partitions, several keys' from
+   * the organization's index. Given the mark (`known`, read beside what came before), the totals
+   * and the shards after the mark are read side by side. A key of another organization has no
+   * usage here.
+   */
+  async keyUsage(organizationId: string, keyHashes: readonly string[], now: Date, known?: { foldedThrough: string | undefined }): Promise<Map<string, KeyUsage>> {
+    const hashes = [...new Set(keyHashes)];
+    if (hashes.length === 0) return new Map();
+    const mark = foldMarkKey(organizationId);
+    const shardsAfter = (date: string | undefined) =>
+      hashes.length === 1 ? this.keyShards(organizationId, hashes[0]!, nextDate(date)) : this.organizationShards(organizationId, nextDate(date), LAST_DATE);
+    const [found, early] = await Promise.all([
+      this.items.batchGet(known ? hashes.map(totalsKey) : [mark, ...hashes.map(totalsKey)]),
+      known ? shardsAfter(known.foldedThrough) : undefined,
+    ]);
+    const folded = known ? known.foldedThrough : dateOf(found.get(itemId(mark.pk, mark.sk))?.foldedThrough);
+    const totals = new Map(
+      hashes.flatMap((hash) => {
+        const { pk, sk } = totalsKey(hash);
+        const item = found.get(itemId(pk, sk));
+        return item && item.organizationId === organizationId ? [[hash, item] as const] : [];
       }),
     );
+    // Each key's shards after the later of the organization's mark and its own totals.
+    const after = new Map(hashes.map((hash) => [hash, laterDate(folded, dateOf(totals.get(hash)?.foldedThrough))]));
+    const open = early ?? (await shardsAfter(folded));
+    const wanted = open.filter((item) => after.has(item.keyHash as string) && (item.date as string) > (after.get(item.keyHash as string) ?? ''));
+    return sumByKey(totals, wanted, now);
   }
 
-  async keyUsage(organizationId: string, keyHashes: readonly string[], now: Date): Promise<Map<string, KeyUsage>> {
-    const wanted = new Set(keyHashes);
-    if (wanted.size === 0) return new Map();
-    // One key (`GET /key`, `GET /keys/{hash}`): its own partitions, read strongly consistently.
-    // Several: the organization's index, all dates.
-    const items =
-      wanted.size === 1
-        ? await this.keyItems(organizationId, [...wanted][0]!)
-        : (await this.activityItems(organizationId, FIRST_DATE, LAST_DATE)).filter((item) => wanted.has(item.keyHash as string));
-    return sumByKey(items, now);
-  }
-
-  async organizationUsage(organizationId: string, now: Date): Promise<Map<string, KeyUsage>> {
-    return sumByKey(await this.activityItems(organizationId, FIRST_DATE, LAST_DATE), now);
-  }
-
-  /** One row per day, key, model and endpoint: the shards' items (and an earlier release's) summed, costs exactly. */
-  async activity(organizationId: string, from: string, to: string): Promise<ActivityRow[]> {
-    const rows = new Map<string, { row: ActivityRow; costs: string[] }>();
-    const items = (await this.activityItems(organizationId, from, to)).sort((a, b) => String(a.gsi1sk).localeCompare(String(b.gsi1sk)));
-    for (const item of items) {
-      const id = String(item.gsi1sk);
-      const { row, costs } = rows.get(id) ?? rows.set(id, { row: emptyRow(item), costs: [] }).get(id)!;
-      row.requests += Number(item.requests ?? 0);
-      row.promptTokens += Number(item.promptTokens ?? 0);
-      row.completionTokens += Number(item.completionTokens ?? 0);
-      costs.push(decimal(item.cost));
-      row.requestsViaApiKey += Number(item.via_api_key ?? 0);
-      for (const [name, value] of Object.entries(item)) {
-        if (!name.startsWith('via_policy_')) continue;
-        const policy = name.slice('via_policy_'.length);
-        row.requestsViaPolicy[policy] = (row.requestsViaPolicy[policy] ?? 0) + Number(value);
-      }
-    }
-    return [...rows.values()].map(({ row, costs }) => ({ ...row, usage: Number(addDecimals(costs)) }));
-  }
-
-  async modelUsage(now: Date, days: number): Promise<ModelUsage> {
-    const out = new Map<string, { requests: number; tokens: number }>();
-    const dates = Array.from({ length: days }, (_, i) => daysBefore(now, i));
-    const [from, to] = [dates[dates.length - 1]!, dates[0]!];
-    const [sharded, earlier] = await Promise.all([
-      Promise.all(
-        shards(POPULARITY_PARTITIONS).map((partition) =>
-          this.items.queryAll({
-            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-            ExpressionAttributeValues: { ':pk': `${POPULARITY_PARTITION}${partition}`, ':from': from, ':to': `${to}~` },
-          }),
-        ),
-      ),
-      Promise.all(dates.map((date) => this.items.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `MODEL_DAY#${date}` } }))),
-    ]);
-    const count = (model: string, item: Record<string, unknown>) => {
-      const current = out.get(model) ?? { requests: 0, tokens: 0 };
-      out.set(model, { requests: current.requests + Number(item.requests ?? 0), tokens: current.tokens + Number(item.tokens ?? 0) });
-    };
-    // `<date>#<model id>#<shard>`: the model id follows the 10-character date.
-    for (const item of sharded.flat()) count((item.sk as string).slice(11, (item.sk as string).lastIndexOf('#')), item);
-    for (const item of earlier.flat()) count(item.sk as string, item);
-    return out;
-  }
-
-  private shard(count: number): number {
-    return Math.min(count - 1, Math.floor(this.random() * count));
+  /** The day through which every key of the organization is folded; undefined before its first fold. */
+  async foldMark(organizationId: string): Promise<{ foldedThrough: string | undefined }> {
+    return { foldedThrough: dateOf((await this.items.getItem(foldMarkKey(organizationId)))?.foldedThrough) };
   }
 
   /**
-   * Every day item of one key, read consistently: one query of each of its partitions, side by
-   * side (each one page per some thousands of items, see docs/operating.md). Only the
-   * organization's: a key belongs to one, and a hash asked for under another reads as no usage.
+   * One row per day, key, model and endpoint from `from` to `to` (UTC dates, inclusive): the
+   * folded rows through the organization's fold mark, the shards of the days after it summed.
    */
-  private async keyItems(organizationId: string, keyHash: string): Promise<Record<string, unknown>[]> {
+  async activity(organizationId: string, from: string, to: string): Promise<ActivityRow[]> {
+    const mark = await this.items.getItem(foldMarkKey(organizationId));
+    const folded = dateOf(mark?.foldedThrough);
+    const rows: ActivityRow[] = [];
+    if (folded !== undefined && from <= folded) {
+      const items = await this.items.queryAll({
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': activityPartition(organizationId), ':from': from, ':to': `${folded < to ? folded : to}~` },
+      });
+      rows.push(...items.map((item) => activityRow(item, decimal(item.cost))));
+    }
+    const openFrom = folded !== undefined && folded >= from ? nextDate(folded)! : from;
+    if (openFrom <= to) rows.push(...sumRows(await this.organizationShards(organizationId, openFrom, to)).map(({ usageExact: _exact, ...row }) => row));
+    return rows.sort((a, b) => `${a.date}#${a.keyHash}#${a.endpointId}`.localeCompare(`${b.date}#${b.keyHash}#${b.endpointId}`));
+  }
+
+  /**
+   * One key's shards from `from` (a date; none: every date), read consistently: one query of
+   * each of its partitions, side by side. Only the organization's: a key belongs to one.
+   */
+  private async keyShards(organizationId: string, keyHash: string, from: string | undefined): Promise<Record<string, unknown>[]> {
     const partitions = [keyPartition(keyHash), ...shards(KEY_USAGE_PARTITIONS).map((partition) => `${keyPartition(keyHash)}#${partition}`)];
     const pages = await Promise.all(
       partitions.map((partition) =>
         this.items.queryAll({
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: { ':pk': partition, ':from': FIRST_DATE, ':to': `${LAST_DATE}~` },
+          ExpressionAttributeValues: { ':pk': partition, ':from': from ?? FIRST_DATE, ':to': `${LAST_DATE}~` },
           ProjectionExpression: 'gsi1pk, #date, cost',
           ExpressionAttributeNames: { '#date': 'date' },
           ConsistentRead: true,
         }),
       ),
     );
-    const organization = organizationPartition(organizationId);
-    const ofOrganization = (item: Record<string, unknown>) => item.gsi1pk === organization || String(item.gsi1pk).startsWith(`${organization}#`);
     return pages
       .flat()
-      .filter(ofOrganization)
+      .filter(ofOrganization(organizationId))
       .map((item) => ({ ...item, keyHash }));
   }
 
-  /** The organization's key/day/model items from `from` to `to` (dates, inclusive), of every shard, key hash attached. */
-  private async activityItems(organizationId: string, from: string, to: string): Promise<Record<string, unknown>[]> {
-    const organization = organizationPartition(organizationId);
-    const partitions = [organization, ...shards(USAGE_SHARDS).map((shard) => `${organization}#${shard}`)];
-    const pages = await Promise.all(
-      partitions.map((partition) =>
-        this.items.queryAll({
-          IndexName: BY_ORGANIZATION_INDEX,
-          KeyConditionExpression: 'gsi1pk = :org AND gsi1sk BETWEEN :from AND :to',
-          // `~` sorts after every character of a key hash, model id and tag.
-          ExpressionAttributeValues: { ':org': partition, ':from': from, ':to': `${to}~` },
-        }),
-      ),
-    );
-    // `KEY#<hash>`, or `KEY#<hash>#<shard>`.
-    return pages.flat().map((item) => ({ ...item, keyHash: (item.pk as string).slice('KEY#'.length).split('#')[0] }));
+  /** The organization's shards from `from` to `to` (dates, inclusive; no `from`: every date), of every index partition, key hash attached. */
+  organizationShards(organizationId: string, from: string | undefined, to: string): Promise<Record<string, unknown>[]> {
+    return organizationShards(this.items, organizationId, from, to);
   }
+}
+
+/** The organization's index partitions from `from` to `to` (dates, inclusive), side by side, key hash attached. */
+export async function organizationShards(items: DynamoItems, organizationId: string, from: string | undefined, to: string): Promise<Record<string, unknown>[]> {
+  const organization = organizationPartition(organizationId);
+  const partitions = [organization, ...shards(USAGE_SHARDS).map((shard) => `${organization}#${shard}`)];
+  const pages = await Promise.all(
+    partitions.map((partition) =>
+      items.queryAll({
+        IndexName: BY_ORGANIZATION_INDEX,
+        KeyConditionExpression: 'gsi1pk = :org AND gsi1sk BETWEEN :from AND :to',
+        // `~` sorts after every character of a key hash, model id and tag.
+        ExpressionAttributeValues: { ':org': partition, ':from': from ?? FIRST_DATE, ':to': `${to}~` },
+      }),
+    ),
+  );
+  // `KEY#<hash>`, or `KEY#<hash>#<shard>`.
+  return pages.flat().map((item) => ({ ...item, keyHash: (item.pk as string).slice('KEY#'.length).split('#')[0] }));
 }
 
 /**
@@ -208,57 +180,49 @@ export class DynamoUsageStore implements UsageStore {
  * a second, of 1,000), one key 10,000 (each shard's item about 160).
  */
 export const USAGE_SHARDS = 64;
-/**
- * The partitions a key's shards lie in: a key's 10,000 writes a second take 625 of each one's
- * 1,000, and `GET /key` reads these and no more.
- */
+/** The partitions a key's shards lie in: a key's 10,000 writes a second take 625 of each one's 1,000. */
 export const KEY_USAGE_PARTITIONS = 16;
-/**
- * Shards of a model's daily popularity figure, in half as many partitions: one model may complete
- * 50,000 requests a second across the deployment (390 writes a second per shard, 780 per partition).
- */
-export const POPULARITY_SHARDS = 128;
-const POPULARITY_PARTITIONS = POPULARITY_SHARDS / 2;
-const POPULARITY_PARTITION = 'POPULARITY#';
-
-function popularityKey(shard: number, dayAndModel: string): { pk: string; sk: string } {
-  return { pk: `${POPULARITY_PARTITION}${shard % POPULARITY_PARTITIONS}`, sk: `${dayAndModel}#${shard}` };
-}
 
 const shards = (count: number): number[] => Array.from({ length: count }, (_, shard) => shard);
 
-/** Day items sort by their date: every date lies between these, the old `TOTAL` item after. */
+/** Day items sort by their date: every date lies between these, the totals item after. */
 const FIRST_DATE = '0000-01-01';
 const LAST_DATE = '9999-12-31';
 
 const keyPartition = (keyHash: string) => `KEY#${keyHash}`;
-
-/** A row for the day, key, model and endpoint of `item`, with nothing counted yet. */
-function emptyRow(item: Record<string, unknown>): ActivityRow {
-  return {
-    date: item.date as string,
-    model: item.model as string,
-    modelPermaslug: item.permaslug as string,
-    endpointId: item.endpointId as string,
-    providerName: item.providerName as string,
-    keyHash: item.keyHash as string,
-    requests: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    usage: 0,
-    requestsViaApiKey: 0,
-    requestsViaPolicy: {},
-  };
-}
 const organizationPartition = (organizationId: string) => `ORG#${organizationId}`;
 
-/** All-time, day, week and month usage per key, summed exactly from its day items. */
-function sumByKey(items: readonly Record<string, unknown>[], now: Date): Map<string, KeyUsage> {
+/** A key's running totals: folded days only. */
+export const totalsKey = (keyHash: string) => ({ pk: keyPartition(keyHash), sk: 'USAGE_TOTALS' });
+/** The organization's folded activity rows, and its fold mark among them (`FOLDED` sorts after every date). */
+export const activityPartition = (organizationId: string) => `ORG#${organizationId}#ACTIVITY`;
+export const foldMarkKey = (organizationId: string) => ({ pk: activityPartition(organizationId), sk: 'FOLDED' });
+
+const ofOrganization = (organizationId: string) => (item: Record<string, unknown>) => {
+  const organization = organizationPartition(organizationId);
+  return item.gsi1pk === organization || String(item.gsi1pk).startsWith(`${organization}#`);
+};
+
+const dateOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const laterDate = (a: string | undefined, b: string | undefined): string | undefined => (a === undefined ? b : b === undefined || a > b ? a : b);
+
+/** The attribute of a month's (`YYYY-MM`) and a week's (its Monday) folded cost in a key's totals. */
+export const monthAttribute = (date: string) => `m:${date.slice(0, 7)}`;
+export const weekAttribute = (monday: string) => `w:${monday}`;
+
+/** All-time, day, week and month usage per key: its totals, and its shards after them, summed exactly. */
+function sumByKey(totals: ReadonlyMap<string, Record<string, unknown>>, open: readonly Record<string, unknown>[], now: Date): Map<string, KeyUsage> {
   const starts = periodStarts(now);
   const costs = new Map<string, Record<keyof KeyUsage, string[]>>();
-  for (const item of items) {
-    const hash = item.keyHash as string;
-    const periods = costs.get(hash) ?? costs.set(hash, { usage: [], daily: [], weekly: [], monthly: [] }).get(hash)!;
+  const periodsOf = (hash: string) => costs.get(hash) ?? costs.set(hash, { usage: [], daily: [], weekly: [], monthly: [] }).get(hash)!;
+  for (const [hash, item] of totals) {
+    const periods = periodsOf(hash);
+    periods.usage.push(decimal(item.all));
+    periods.weekly.push(decimal(item[weekAttribute(starts.week)]));
+    periods.monthly.push(decimal(item[monthAttribute(starts.day)]));
+  }
+  for (const item of open) {
+    const periods = periodsOf(item.keyHash as string);
     const cost = decimal(item.cost);
     const date = item.date as string;
     periods.usage.push(cost);
@@ -270,12 +234,61 @@ function sumByKey(items: readonly Record<string, unknown>[], now: Date): Map<str
   return new Map([...costs].map(([hash, periods]) => [hash, { usage: sum(periods.usage), daily: sum(periods.daily), weekly: sum(periods.weekly), monthly: sum(periods.monthly) }]));
 }
 
+/** A row summed from shards, with its cost as the exact decimal the shards add up to. */
+export type SummedRow = ActivityRow & { usageExact: string };
+
+/** The shards (and an earlier release's day items) summed into one row per day, key, model and endpoint, costs exactly. */
+export function sumRows(items: readonly Record<string, unknown>[]): SummedRow[] {
+  const rows = new Map<string, { row: ActivityRow; costs: string[] }>();
+  for (const item of items) {
+    const id = String(item.gsi1sk);
+    const { row, costs } = rows.get(id) ?? rows.set(id, { row: activityRow(item, '0', true), costs: [] }).get(id)!;
+    row.requests += Number(item.requests ?? 0);
+    row.promptTokens += Number(item.promptTokens ?? 0);
+    row.completionTokens += Number(item.completionTokens ?? 0);
+    costs.push(decimal(item.cost));
+    row.requestsViaApiKey += Number(item.via_api_key ?? 0);
+    for (const [name, value] of Object.entries(item)) {
+      if (!name.startsWith('via_policy_')) continue;
+      const policy = name.slice('via_policy_'.length);
+      row.requestsViaPolicy[policy] = (row.requestsViaPolicy[policy] ?? 0) + Number(value);
+    }
+  }
+  return [...rows.values()].map(({ row, costs }) => {
+    const usageExact = addDecimals(costs);
+    return { ...row, usage: Number(usageExact), usageExact };
+  });
+}
+
+/** The row an item holds (a folded row), or an empty row for its day, key, model and endpoint (`empty`). */
+function activityRow(item: Record<string, unknown>, cost: string, empty = false): ActivityRow {
+  const count = (value: unknown) => (empty ? 0 : Number(value ?? 0));
+  const requestsViaPolicy: Record<string, number> = {};
+  if (!empty) {
+    for (const [name, value] of Object.entries(item)) if (name.startsWith('via_policy_')) requestsViaPolicy[name.slice('via_policy_'.length)] = Number(value);
+  }
+  return {
+    date: item.date as string,
+    model: item.model as string,
+    modelPermaslug: item.permaslug as string,
+    endpointId: item.endpointId as string,
+    providerName: item.providerName as string,
+    keyHash: item.keyHash as string,
+    requests: count(item.requests),
+    promptTokens: count(item.promptTokens),
+    completionTokens: count(item.completionTokens),
+    usage: Number(cost),
+    requestsViaApiKey: count(item.via_api_key),
+    requestsViaPolicy,
+  };
+}
+
 /**
  * A stored number as a plain decimal string: the document client reads numbers as JavaScript
  * numbers, whose shortest form (`3e-7`) is the stored decimal; summed as decimals, the shards'
  * costs add up exactly, in whatever order they are read.
  */
-function decimal(value: unknown): string {
+export function decimal(value: unknown): string {
   const text = String(value ?? 0);
   const match = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/i.exec(text);
   if (!match) return text;

@@ -1,12 +1,12 @@
-import type { Clock } from '../clock';
+import type { Clock, Random } from '../clock';
 import type { ModelUsage } from '../usage/usage';
 import { CatalogIndex } from './catalog-index';
 import type { CatalogStore } from './catalog-store';
 import type { CatalogEntry } from './types';
 
-/** The gateway's own recent traffic per model, added to the imported usage figures. */
+/** The gateway's own traffic per model, added to the imported usage figures. */
 export interface UsageFigures {
-  /** Requests and tokens per model over the last week, at `now`. */
+  /** Requests and tokens per model over the last week. */
   recent(now: Date): Promise<ModelUsage>;
   /** How often the figures are read again; the index is rebuilt only then. */
   maxAgeSeconds: number;
@@ -15,24 +15,41 @@ export interface UsageFigures {
 /** Told when the cache (re)loads the catalog, e.g. to count reloads as a metric. */
 export type CatalogLoadListener = (loaded: { version: string | undefined; entries: number }) => void;
 
+export interface CatalogCacheOptions {
+  /** Spreads each container's checks over ±20% of their interval. @default Math.random */
+  random?: Random;
+  /** Told of a background read that failed: the cache serves what it holds and reads again later. */
+  onFailure?: (read: 'version' | 'catalog' | 'usage figures', error: Error) => void;
+}
+
+/** After a failed background read, the next try comes after this long (or sooner, at the next interval). */
+const RETRY_AFTER_MS = 5000;
+
 /**
- * The catalog of one Lambda container, held in memory. For `maxAgeSeconds` after a check
- * it is served as is; after that the next request reads the version item (one GetItem)
- * and reloads the catalog only when the version moved. A catalog change is therefore
- * visible within `maxAgeSeconds` plus one load, on every container.
+ * The catalog of one Lambda container, held in memory. For about `maxAgeSeconds` after a
+ * check it is served as is (each interval drawn within ±20%, so that a fleet of containers
+ * does not read the version item in step); after that the next request reads the version item
+ * and reloads the catalog only when the version moved. A catalog change is therefore visible
+ * within 1.2 × `maxAgeSeconds` plus one load, on every container.
  *
  * With usage figures, the `most-popular` and `top-weekly` sorts also count the requests and
- * tokens the gateway served in the last week (SPEC 4.1 rule 2), read every
+ * tokens the gateway served in the last week (SPEC 4.1 rule 2), read about every
  * `usage.maxAgeSeconds`.
+ *
+ * A background read that fails (a throttled version read, a reload, the figures) never fails
+ * a request: the catalog held is served, the failure reported, and the read tried again a few
+ * seconds on. Only a container that holds no catalog yet fails its request.
  */
 export class CatalogCache {
   private index: CatalogIndex | undefined;
   private version: string | undefined;
   private entries: CatalogEntry[] = [];
   private figures: ModelUsage = new Map();
-  private checkedAt = -Infinity;
-  private usageCheckedAt = -Infinity;
+  private checkDue = -Infinity;
+  private usageDue = -Infinity;
   private refreshing: Promise<CatalogIndex> | undefined;
+  private readonly random: Random;
+  private readonly onFailure: NonNullable<CatalogCacheOptions['onFailure']>;
 
   constructor(
     private readonly store: CatalogStore,
@@ -40,10 +57,15 @@ export class CatalogCache {
     private readonly maxAgeSeconds: number,
     private readonly onLoad: CatalogLoadListener = () => undefined,
     private readonly usage?: UsageFigures,
-  ) {}
+    options: CatalogCacheOptions = {},
+  ) {
+    this.random = options.random ?? Math.random;
+    this.onFailure = options.onFailure ?? (() => undefined);
+  }
 
   async get(): Promise<CatalogIndex> {
-    if (this.index && this.clock.now().getTime() - this.checkedAt < this.maxAgeSeconds * 1000) return this.index;
+    const now = this.clock.now().getTime();
+    if (this.index && now < this.checkDue && (this.usage === undefined || now < this.usageDue)) return this.index;
     // One refresh at a time per container; concurrent callers share it.
     this.refreshing ??= this.refresh().finally(() => {
       this.refreshing = undefined;
@@ -53,30 +75,62 @@ export class CatalogCache {
 
   private async refresh(): Promise<CatalogIndex> {
     const now = this.clock.now();
-    const checkedAt = now.getTime();
-    const usageDue = this.usage !== undefined && checkedAt - this.usageCheckedAt >= this.usage.maxAgeSeconds * 1000;
-    let changed = !this.index;
-    if (this.index) {
-      const version = await this.store.version();
-      changed = version !== this.version;
-      if (!changed && !usageDue) {
-        this.checkedAt = checkedAt;
+    const at = now.getTime();
+    if (!this.index) {
+      await this.load();
+      this.checkDue = at + this.interval(this.maxAgeSeconds);
+    } else if (at >= this.checkDue) {
+      const version = await this.attempt('version', () => this.store.version());
+      if (version.failed) {
+        this.checkDue = at + Math.min(RETRY_AFTER_MS, this.interval(this.maxAgeSeconds));
         return this.index;
       }
+      if (version.value !== this.version && (await this.attempt('catalog', () => this.load())).failed) {
+        this.checkDue = at + Math.min(RETRY_AFTER_MS, this.interval(this.maxAgeSeconds));
+        return this.index;
+      }
+      this.checkDue = at + this.interval(this.maxAgeSeconds);
     }
-    if (changed) {
-      const catalog = await this.store.load();
-      this.entries = catalog.entries;
-      this.version = catalog.version;
-      this.onLoad({ version: catalog.version, entries: catalog.entries.length });
+    const usageWasDue = this.usage !== undefined && at >= this.usageDue;
+    if (usageWasDue) {
+      const figures = await this.attempt('usage figures', () => this.usage!.recent(now));
+      if (figures.failed) this.usageDue = at + Math.min(RETRY_AFTER_MS, this.interval(this.usage!.maxAgeSeconds));
+      else {
+        this.figures = figures.value;
+        this.usageDue = at + this.interval(this.usage!.maxAgeSeconds);
+      }
     }
-    if (usageDue) {
-      this.figures = await this.usage!.recent(now);
-      this.usageCheckedAt = checkedAt;
-    }
+    if (usageWasDue || !this.index || this.builtFrom !== this.entries) this.build();
+    return this.index!;
+  }
+
+  /** The entries the index was last built from. */
+  private builtFrom: CatalogEntry[] | undefined;
+
+  private build(): void {
     this.index = new CatalogIndex(this.figures.size > 0 ? this.entries.map((entry) => withUsage(entry, this.figures)) : this.entries);
-    this.checkedAt = checkedAt;
-    return this.index;
+    this.builtFrom = this.entries;
+  }
+
+  private async load(): Promise<void> {
+    const catalog = await this.store.load();
+    this.entries = catalog.entries;
+    this.version = catalog.version;
+    this.onLoad({ version: catalog.version, entries: catalog.entries.length });
+  }
+
+  /** `seconds` in milliseconds, drawn within ±20%. */
+  private interval(seconds: number): number {
+    return seconds * 1000 * (0.8 + 0.4 * this.random());
+  }
+
+  private async attempt<T>(read: 'version' | 'catalog' | 'usage figures', run: () => Promise<T>): Promise<{ failed: false; value: T } | { failed: true }> {
+    try {
+      return { failed: false, value: await run() };
+    } catch (error) {
+      this.onFailure(read, error instanceof Error ? error : new Error(String(error)));
+      return { failed: true };
+    }
   }
 }
 

@@ -30,7 +30,7 @@ export interface InferenceApiDeps extends AuthenticationDeps {
    * complete: a failed write fails the answer. The model's popularity figure is counted once
    * the answer has ended; its failure is logged.
    */
-  usage: Pick<UsageStore, 'record' | 'countModelRequest'>;
+  usage: Pick<UsageStore, 'record'>;
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
   /** The origins whose pages may read the answers, errors included (lambdas/http/cors.ts). */
@@ -101,8 +101,6 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parame
     }
     await response.end();
     onAnswered?.();
-    // The answer has ended; the invocation goes on until the popularity figure is counted.
-    if (counted) await countPopularity(counted, deps, context);
     return response.status;
   };
 }
@@ -122,20 +120,6 @@ async function recordUsage(record: UsageRecord, deps: Pick<InferenceApiDeps, 'us
   }
 }
 
-/**
- * The model's popularity figure, counted once the answer has ended: neither its round trip
- * nor its CPU (a function's share of a vCPU is small) is the caller's, and a popular model's
- * item is a hot one, whose throttling must not slow completions. It lengthens the invocation
- * by one write, little beside a completion's seconds upstream. A second item, so a crash
- * between the two may miss one request; a failure is logged and the answer stands.
- */
-async function countPopularity(record: UsageRecord, deps: Pick<InferenceApiDeps, 'usage' | 'logger'>, context: Context | undefined): Promise<void> {
-  try {
-    await deps.usage.countModelRequest(record);
-  } catch (error) {
-    logFailure(deps, context, 'model popularity not counted', error as Error);
-  }
-}
 
 /** What a relay leaves for after the usage write: the usage, and the bytes that complete the answer, with what it was charged. */
 interface Relayed {

@@ -19,7 +19,7 @@ export interface ManagementDeps extends AuthenticationDeps {
    * used to get around it.
    */
   exchangeRate: (sourceIp: string) => Promise<RateDecision>;
-  usage: Pick<UsageStore, 'keyUsage' | 'organizationUsage' | 'activity'>;
+  usage: Pick<UsageStore, 'keyUsage' | 'foldMark' | 'activity'>;
   /** Token exchange events (workload identity). */
   exchangeEvents: ExchangeEventStore;
 }

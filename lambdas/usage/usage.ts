@@ -70,16 +70,38 @@ export interface UsageStore {
    * Resolves once the write is durable: the caller acknowledges the completion only then.
    */
   record(record: UsageRecord): Promise<void>;
-  /** Adds the request to its model's popularity figure for the day (what `modelUsage` reads); not a usage view. */
-  countModelRequest(record: UsageRecord): Promise<void>;
-  /** Usage of these keys of the organization, at `now`. Keys without usage are absent. */
-  keyUsage(organizationId: string, keyHashes: readonly string[], now: Date): Promise<Map<string, KeyUsage>>;
-  /** Usage of every key of the organization, at `now`: one query, needing no list of keys first. */
-  organizationUsage(organizationId: string, now: Date): Promise<Map<string, KeyUsage>>;
+  /**
+   * Usage of these keys of the organization, at `now`. Keys without usage are absent. `known`:
+   * the organization's fold mark, read before ({@link foldMark}), which saves a round trip.
+   */
+  keyUsage(organizationId: string, keyHashes: readonly string[], now: Date, known?: { foldedThrough: string | undefined }): Promise<Map<string, KeyUsage>>;
+  /** The day through which the organization's usage is folded. */
+  foldMark(organizationId: string): Promise<{ foldedThrough: string | undefined }>;
   /** Activity rows of the organization from `from` to `to` (UTC dates, inclusive). */
   activity(organizationId: string, from: string, to: string): Promise<ActivityRow[]>;
-  /** Requests and tokens per model id over the `days` UTC days ending with `now`'s. */
-  modelUsage(now: Date, days: number): Promise<ModelUsage>;
+}
+
+/**
+ * How long after a UTC day ends its usage may still be written: a completion is dated at its
+ * start and recorded when it ends, within the inference function's timeout.
+ */
+export const FOLD_GRACE_MS = 30 * 60 * 1000;
+
+/** The last UTC day whose usage is complete at `now`: a fold folds no later day. */
+export function closedThrough(now: Date): string {
+  return daysBefore(new Date(now.getTime() - FOLD_GRACE_MS), 1);
+}
+
+/** The UTC date after `date` (`YYYY-MM-DD`); undefined for none. */
+export function nextDate(date: string | undefined): string | undefined {
+  if (date === undefined) return undefined;
+  const [year, month, day] = date.split('-').map(Number);
+  return utcDate(new Date(Date.UTC(year!, month! - 1, day! + 1)));
+}
+
+/** The Monday of the UTC week `date` (`YYYY-MM-DD`) lies in. */
+export function mondayOf(date: string): string {
+  return periodStarts(new Date(`${date}T00:00:00Z`)).week;
 }
 
 /**

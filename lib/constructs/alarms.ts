@@ -39,7 +39,7 @@ const FIVE_MINUTES = Duration.minutes(5);
 /**
  * The alarms an operator needs to know the service is healthy (docs/operating.md lists them):
  * - the API's 5XX rate above 1% for two 5-minute periods in a row;
- * - any error, and any throttle, of each function in a 5-minute period;
+ * - any error or throttle of each function in a 5-minute period (one alarm per function);
  * - a function with reserved concurrency running at 80% of it or more for 5 minutes in a row;
  * - a spike of requests the WAF blocked, above the band CloudWatch learns from its history;
  * - any error of a custom resource function (a deployment step failed).
@@ -87,16 +87,24 @@ export class ServiceAlarms extends Construct {
     );
   }
 
+  /**
+   * One alarm per function for its errors and its throttles together: each is a fault the
+   * operator must look at, and the alarm's graph tells which. One alarm, not two, keeps an
+   * instance's resources within CloudFormation's 500 per stack with two instances in one stack.
+   */
   private functionAlarms(name: string, fn: lambda.IFunction): void {
     this.anyInFiveMinutes(
-      `${name}Errors`,
-      `The ${name} function failed an invocation (an unhandled error, a timeout or a crash)`,
-      fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
-    );
-    this.anyInFiveMinutes(
-      `${name}Throttles`,
-      `Invocations of the ${name} function were throttled (account or reserved concurrency reached)`,
-      fn.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+      `${name}Faults`,
+      `The ${name} function failed an invocation (an unhandled error, a timeout or a crash) or was throttled (account or reserved concurrency reached)`,
+      new cloudwatch.MathExpression({
+        expression: 'FILL(errors, 0) + FILL(throttles, 0)',
+        usingMetrics: {
+          errors: fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+          throttles: fn.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+        },
+        label: `${name} errors and throttles`,
+        period: FIVE_MINUTES,
+      }),
     );
   }
 

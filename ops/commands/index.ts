@@ -1,6 +1,7 @@
 import type { CommandSpec } from '../command';
 import { catalogCommands } from './catalog';
 import { copiesCommands } from './copies';
+import { usageCommands } from './usage';
 import { issuerCommands, policyCommands } from './federation';
 import { guardrailCommands } from './guardrail';
 import { keyCommands } from './key';
@@ -20,5 +21,6 @@ export const GROUPS: readonly { name: string; summary: string; commands: readonl
   { name: 'policy', summary: 'workload identity: which tokens act as which key', commands: policyCommands },
   { name: 'catalog', summary: 'the model catalog', commands: catalogCommands },
   { name: 'signing-key', summary: 'the keys that sign access tokens', commands: signingKeyCommands },
+  { name: 'usage', summary: 'usage records: fold closed days, rebuild the popularity figures', commands: usageCommands },
   { name: 'copies', summary: 'the read copies of keys, organizations, workspaces and guardrails: check and repair', commands: copiesCommands },
 ];

@@ -278,7 +278,7 @@ describe('functions', () => {
     }
   });
 
-  it('gives the catalog function 512 MB and the others 256 MB', () => {
+  it('gives the catalog function 512 MB, the usage rollup 1,024 MB and the others 256 MB', () => {
     const memory = Object.fromEntries(
       Object.entries(FUNCTION_PREFIX).map(([id, prefix]) => [
         id,
@@ -293,6 +293,7 @@ describe('functions', () => {
       inference: 256,
       settingsPage: 256,
       signingKeyRegistrar: 256,
+      usageRollup: 1024,
     });
   });
 
@@ -383,6 +384,7 @@ describe('functions', () => {
       },
       settingsPage: { ...base, PAGE_ASSETS_DIR: 'settings-page' },
       signingKeyRegistrar: { ...base, ...table('keys') },
+      usageRollup: { ...base, ...table('keys'), ...table('usage') },
     };
     for (const [id, prefix] of Object.entries(FUNCTION_PREFIX)) {
       const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, prefix)]!;
@@ -463,7 +465,18 @@ describe('functions', () => {
       inference: ['usage', 'rateCounters'],
       settingsPage: [],
       signingKeyRegistrar: ['keys'],
+      usageRollup: ['usage'],
     });
+  });
+
+  it('runs the usage rollup every hour, retried when it fails', () => {
+    const rollup = functionLogicalId(template, FUNCTION_PREFIX.usageRollup);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 hour)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [rollup, 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 2 } })],
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', FunctionName: { 'Fn::GetAtt': [rollup, 'Arn'] }, Principal: 'events.amazonaws.com' });
   });
   it('lets the token exchange write only event and jti items of the policies table, never an issuer or policy', () => {
     const policiesTable = tableLogicalId(template, 'policies');
@@ -543,14 +556,17 @@ describe('alarms', () => {
     ]);
   });
 
-  it('has an errors and a throttles alarm for every function', () => {
-    for (const metric of ['Errors', 'Throttles']) {
-      const watched = byMetric(metric)
-        .filter((a) => a.Properties?.Namespace === 'AWS/Lambda')
-        .map((a) => JSON.stringify(a.Properties?.Dimensions));
-      for (const prefix of Object.values(FUNCTION_PREFIX)) {
-        expect([metric, prefix, watched.some((d) => d.includes(functionLogicalId(template, prefix)))]).toEqual([metric, prefix, true]);
-      }
+  it('has one alarm for every function on its errors and its throttles together, at the first of either', () => {
+    const faults = alarms().filter((a) => (a.Properties?.Metrics as Record<string, any>[] | undefined)?.some((m) => m.Expression === 'FILL(errors, 0) + FILL(throttles, 0)'));
+    for (const prefix of Object.values(FUNCTION_PREFIX)) {
+      const fn = functionLogicalId(template, prefix);
+      const alarm = faults.find((a) => JSON.stringify(a.Properties?.Metrics).includes(fn));
+      expect([prefix, alarm?.Properties]).toEqual([prefix, expect.objectContaining({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1, TreatMissingData: 'notBreaching' })]);
+      const metrics = (alarm!.Properties?.Metrics as Record<string, any>[]).filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat.Metric.MetricName, m.MetricStat.Period]);
+      expect(metrics).toEqual([
+        ['errors', 'Errors', 300],
+        ['throttles', 'Throttles', 300],
+      ]);
     }
   });
 
@@ -722,7 +738,8 @@ describe('API', () => {
     // function name, a 24-character partition and region, CloudFormation's generated Sid).
     const LIMIT_BYTES = 20 * 1024;
     const sizes = policySizes(template);
-    expect(Object.keys(sizes).sort()).toEqual([...new Set(ROUTES.map((route) => FUNCTION_PREFIX[route.function]))].sort());
+    // The functions API Gateway invokes, and the usage rollup, which its schedule invokes.
+    expect(Object.keys(sizes).sort()).toEqual([...new Set([...ROUTES.map((route) => FUNCTION_PREFIX[route.function]), FUNCTION_PREFIX.usageRollup])].sort());
     for (const [fn, bytes] of Object.entries(sizes)) {
       // Room for growth: a tenth of the limit, whatever the number of routes a function serves.
       expect([fn, bytes < LIMIT_BYTES / 10]).toEqual([fn, true]);

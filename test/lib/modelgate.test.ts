@@ -35,7 +35,7 @@ describe('Modelgate inside a stack of its user', () => {
     embedded.template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: 'Embedded' });
     embedded.template.hasResourceProperties('AWS::WAFv2::WebACL', { VisibilityConfig: { MetricName: 'Embedded-web-acl' } });
     const logGroups = Object.values(resourcesOfType(embedded.template, 'AWS::Logs::LogGroup')).map((group) => group.Properties?.LogGroupName).filter(Boolean);
-    expect(logGroups.length).toBe(8);
+    expect(logGroups.length).toBe(9);
     for (const name of logGroups) expect(name).toMatch(/^\/modelgate\/Embedded\//);
     for (const alarm of Object.values(resourcesOfType(embedded.template, 'AWS::CloudWatch::Alarm'))) expect(alarm.Properties?.AlarmName).toMatch(/^Embedded-/);
     expect(json).not.toMatch(/Platform[-/]/);
@@ -46,7 +46,7 @@ describe('Modelgate inside a stack of its user', () => {
     const cli = Template.fromStack(new ModelgateStack(app, 'Embedded', { ...readSettingsFromContext(app.node), env: ENV }));
     const environmentOf = (template: Template, prefix: string, fn: string) =>
       resourcesOfType(template, 'AWS::Lambda::Function')[functionLogicalId(template, `${prefix}${fn}`)]!.Properties?.Environment?.Variables;
-    for (const fn of ['Catalog', 'TokenExchange', 'Jwks', 'Management', 'Inference', 'SettingsPage', 'SigningKeyRegistrar']) {
+    for (const fn of ['Catalog', 'TokenExchange', 'Jwks', 'Management', 'Inference', 'SettingsPage', 'SigningKeyRegistrar', 'UsageRollup']) {
       // The stack's settings are cdk.json's; the instance's are the defaults but for exchangeRateLimit.
       const expected = withoutIds(environmentOf(cli, '', fn));
       if (expected.REGIONAL_HOSTNAMES) expected.REGIONAL_HOSTNAMES = '{}';

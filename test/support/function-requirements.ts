@@ -1,4 +1,3 @@
-import type { FunctionId } from '../../lambdas/routes';
 import { FUNCTION_CONSTRUCT_IDS } from '../../local/function-principals';
 import { CATALOG_FUNCTION } from '../../lambdas/functions/catalog/handler';
 import { INFERENCE_FUNCTION } from '../../lambdas/functions/inference/handler';
@@ -7,6 +6,8 @@ import { MANAGEMENT_FUNCTION } from '../../lambdas/functions/management/handler'
 import { SETTINGS_PAGE_FUNCTION } from '../../lambdas/functions/settings-page/handler';
 import { SIGNING_KEY_REGISTRAR_FUNCTION } from '../../lambdas/functions/signing-key-registrar/handler';
 import { TOKEN_EXCHANGE_FUNCTION } from '../../lambdas/functions/token-exchange/handler';
+import { USAGE_ROLLUP_FUNCTION } from '../../lambdas/functions/usage-rollup/handler';
+import type { StackFunctionId } from '../../local/function-principals';
 
 /**
  * Every function: its Lambda entry file, the construct id the stack gives it, and what it
@@ -21,4 +22,5 @@ export const FUNCTION_REQUIREMENTS = {
   inference: { entry: 'inference', construct: FUNCTION_CONSTRUCT_IDS.inference, requirements: INFERENCE_FUNCTION },
   settingsPage: { entry: 'settings-page', construct: FUNCTION_CONSTRUCT_IDS.settingsPage, requirements: SETTINGS_PAGE_FUNCTION },
   signingKeyRegistrar: { entry: 'signing-key-registrar', construct: FUNCTION_CONSTRUCT_IDS.signingKeyRegistrar, requirements: SIGNING_KEY_REGISTRAR_FUNCTION },
-} as const satisfies Record<FunctionId | 'signingKeyRegistrar', unknown>;
+  usageRollup: { entry: 'usage-rollup', construct: FUNCTION_CONSTRUCT_IDS.usageRollup, requirements: USAGE_ROLLUP_FUNCTION },
+} as const satisfies Record<StackFunctionId, unknown>;

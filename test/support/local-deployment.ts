@@ -32,6 +32,11 @@ export interface LocalDeployment {
   readonly functions: Readonly<Record<string, LambdaProcess>>;
   /** The template's outputs that name resources it created, resolved (`ApiUrl`, `SigningKeyArn`...). */
   readonly outputs: Readonly<Record<string, string>>;
+  /**
+   * The template's EventBridge schedules, by logical id: each invokes its targets as EventBridge
+   * does when its time comes, with a scheduled event.
+   */
+  readonly schedules: Readonly<Record<string, { readonly expression: string; fire(): Promise<Awaited<ReturnType<LambdaProcess['invoke']>>[]> }>>;
   /** What each custom resource's function answered to `Create`, by logical id. */
   readonly customResources: Readonly<Record<string, { PhysicalResourceId: string; Data?: Record<string, string> }>>;
   /**
@@ -213,6 +218,8 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
       resolver.created(logicalId, { ref: customResources[logicalId]!.PhysicalResourceId, attributes: customResources[logicalId]!.Data ?? {} });
     }
 
+    const schedules = scheduleRules(ofType('AWS::Events::Rule'), resolver, byLogicalId);
+
     // The certificate of the execute-api hostname and of every custom domain name, from a CA only the gateway's clients trust.
     const gatewayCa = createDevCertificateAuthority({ commonName: 'test API Gateway CA' });
     const restApiId = ofType('AWS::ApiGateway::RestApi')[0]![0];
@@ -243,6 +250,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
       gateway,
       functions,
       outputs,
+      schedules,
       customResources,
       specOf(constructId, change = {}) {
         const spec = specs.get(constructId);
@@ -261,6 +269,42 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * EventBridge's part: each rule created (its ARN as CloudFormation gives it), and a `fire` that
+ * invokes each of its targets with the event a schedule sends.
+ */
+function scheduleRules(rules: [string, { Properties?: Record<string, any> }][], resolver: TemplateResolver, functions: ReadonlyMap<string, LambdaProcess>) {
+  const { region, account } = resolver.env;
+  return Object.fromEntries(
+    rules.map(([logicalId, rule]) => {
+      const arn = `arn:${resolver.partition}:events:${region}:${account}:rule/${logicalId}`;
+      resolver.created(logicalId, { ref: logicalId, attributes: { Arn: arn } });
+      const targets = ((rule.Properties?.Targets ?? []) as { Arn: unknown }[]).map((target) => {
+        const fn = [...functions.entries()].find(([id]) => resolver.resolve({ 'Fn::GetAtt': [id, 'Arn'] }) === resolver.resolve(target.Arn))?.[1];
+        if (!fn) throw new Error(`schedule ${logicalId}: no function of the template is its target`);
+        return fn;
+      });
+      const fire = () =>
+        Promise.all(
+          targets.map((fn) =>
+            fn.invoke({
+              version: '0',
+              id: randomUUID(),
+              'detail-type': 'Scheduled Event',
+              source: 'aws.events',
+              account,
+              time: new Date().toISOString(),
+              region,
+              resources: [arn],
+              detail: {},
+            }),
+          ),
+        );
+      return [logicalId, { expression: String(rule.Properties?.ScheduleExpression), fire }];
+    }),
+  );
 }
 
 /** The event CloudFormation sends a custom resource's service token (and the provider framework passes on). */

@@ -64,6 +64,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     logLevel: 'WARN',
     observe,
     interposeDynamoDb: (endpoint) => startDynamoDbGate(endpoint, iam),
+    // The rollup runs when a test calls runtime.rollUpUsage(), not on a timer beside its requests.
+    usageRollupEveryMs: 0,
     // Data kept on disk is the embedded dynalite's (its own suites test that); the rest runs on the test DynamoDB.
     ...(runtimeOptions.persist ? {} : { startDynamoDb: startTestDynamoDb }),
     ...runtimeOptions,

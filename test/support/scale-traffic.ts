@@ -104,6 +104,7 @@ const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
 export async function measureScale(options: ScaleRunOptions = {}): Promise<MeasuredRow[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-scale-'));
   const calls: AwsCall[] = [];
+  const draws = equidistributed();
   const at = new Date();
   const clock: Clock = { now: () => at };
   const runtime = await startLocalRuntime({
@@ -115,9 +116,11 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
     logLevel: 'ERROR',
     clock,
     catalogCacheSeconds: 3600,
+    // The rollup runs off the request path, on its schedule: not among the rows' calls.
+    usageRollupEveryMs: 0,
     observeAwsCalls: (call) => calls.push(call),
     awsCallRecording: 'items',
-    random: equidistributed(),
+    random: draws.random,
   });
   const stores = connectToRuntime(runtime);
   const idp = await startIdentityProvider({ ca: readDevCertificateAuthority(dataDir) });
@@ -128,15 +131,19 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
     for (const row of rows) {
       const requests = row.rate === undefined ? (options.costRequests ?? 16) : row.id === 'policy-exchanges' ? (options.exchanges ?? 128) : (options.requests ?? 512);
       const send = await traffic.prepare(row.id, options.keys ?? 17);
+      // Each row's draws from the start of their sequences: whole blocks of its own requests.
+      draws.startRow();
       const callsPerRequest: AwsCall[][] = [];
       const localMs: number[] = [];
       for (let i = 0; i < requests; i++) {
+        draws.endRequest();
         const first = calls.length;
         const start = performance.now();
         const status = await send(i);
         if (status !== 200) throw new Error(`${row.id}: request ${i} answered ${status}`);
-        // What an invocation does after its answer (a completion's popularity figure) lands before the next request.
+        // What an invocation does after its answer lands before the next request.
         await runtime.idle();
+        draws.endRequest();
         localMs.push(performance.now() - start);
         callsPerRequest.push(calls.slice(first));
       }
@@ -153,20 +160,35 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
 }
 
 /**
- * The van der Corput sequence (the bits of 1, 2, 3, … mirrored about the binary point): every
- * block of 2^k consecutive draws holds exactly one in each 2^-k interval, so the draws of each
- * kind of choice, interleaved with the others, spread exactly evenly over any power-of-two count
- * of copies or shards within whole blocks of requests, as many random draws do on average.
- * That holds as long as a request makes an odd number of draws (a completion makes three: the
- * copies authentication reads, the usage shard, the popularity shard; a catalog request one).
+ * Draws that spread each kind of choice exactly evenly: the k-th draw a request makes (the copy
+ * authentication reads, then the usage shard) takes the next value of a van der Corput sequence
+ * of its own (the bits of 1, 2, 3, … mirrored about the binary point), and every block of 2^n
+ * values of a sequence holds exactly one in each 2^-n interval: over whole blocks of requests,
+ * each kind of choice falls on every power-of-two count of copies or shards alike, as many
+ * random draws do on average. `endRequest` starts the next request's draws at the first kind,
+ * `startRow` every sequence at its start.
  */
-function equidistributed(): Random {
-  let n = 0;
-  return () => {
-    let bits = ++n;
+function equidistributed(): { random: Random; endRequest(): void; startRow(): void } {
+  let drawn: number[] = [];
+  let made = 0;
+  const vanDerCorput = (index: number) => {
     let value = 0;
-    for (let weight = 0.5; bits > 0; weight /= 2, bits >>= 1) if (bits & 1) value += weight;
+    for (let weight = 0.5, bits = index; bits > 0; weight /= 2, bits >>= 1) if (bits & 1) value += weight;
     return value;
+  };
+  return {
+    random: () => {
+      const kind = made++;
+      drawn[kind] = (drawn[kind] ?? 0) + 1;
+      return vanDerCorput(drawn[kind]!);
+    },
+    endRequest: () => {
+      made = 0;
+    },
+    startRow: () => {
+      drawn = [];
+      made = 0;
+    },
   };
 }
 

@@ -15,7 +15,7 @@ export function catalogDependencies(
     accounts: new DynamoAccountStore(context.documentClient, context.tables.keys, { random: context.random }),
     accessTokens: accessTokenVerifier(context, settings),
     proofs: dpopChecker(context, settings),
-    catalog: catalogCache(context, settings),
+    catalog: catalogCache(context, settings, { popularity: true }),
     clock: context.clock,
     regionalHostnames: settings.regionalHostnames,
     publicCatalog: settings.publicCatalog,

@@ -27,7 +27,7 @@ export function inferenceDependencies(
     accessTokens: accessTokenVerifier(context, settings),
     proofs: dpopChecker(context, settings),
     usage: new DynamoUsageStore(documentClient, tables.usage, context.random),
-    catalog: catalogCache(context, settings),
+    catalog: catalogCache(context, settings, { popularity: false }),
     clock,
     regionalHostnames: settings.regionalHostnames,
     upstream: upstreamOptions(settings, { clock, newId: settings.newId, credentials: settings.credentials }),

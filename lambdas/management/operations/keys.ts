@@ -34,9 +34,11 @@ const keyHash = (params: Record<string, string>) => pathId(params, 'hash', 'key-
 
 export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
   listKeys: async ({ principal, query, deps }) => {
-    // The keys and the organization's usage at once: neither needs the other first.
-    const [listed, usage] = await Promise.all([listedKeys(deps, orgOf(principal), query), deps.usage.organizationUsage(orgOf(principal), deps.clock.now())]);
+    // The keys, and the day their usage is folded through, at once: neither needs the other first.
+    const [listed, mark] = await Promise.all([listedKeys(deps, orgOf(principal), query), deps.usage.foldMark(orgOf(principal))]);
     const keys = listed.keys.filter((key) => query.include_disabled || !key.disabled).slice(query.offset ?? 0);
+    // The listed keys' running totals and the days after them: what the page shows, whatever the history.
+    const usage = await deps.usage.keyUsage(orgOf(principal), keys.map((key) => key.hash), deps.clock.now(), mark);
     return { data: keys.map((key) => keyView(key, usage.get(key.hash), listed.defaultWorkspaceId)) };
   },
   createKey: async ({ principal, body, deps }) => {

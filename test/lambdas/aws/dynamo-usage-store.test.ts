@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoUsageStore, KEY_USAGE_PARTITIONS, POPULARITY_SHARDS, USAGE_SHARDS } from '../../../lambdas/aws/dynamo-usage-store';
+import { DynamoUsageStore, KEY_USAGE_PARTITIONS, USAGE_SHARDS } from '../../../lambdas/aws/dynamo-usage-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
 import { providerEndpoint, publicModel } from '../../support/catalog-fixtures';
@@ -40,7 +40,7 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
     await Promise.all(
       Array.from({ length: 40 }, (_, i) => {
         const completed = record({ via: i % 2 === 0 ? { credential: 'api_key' } : { credential: 'access_token', policyId: i % 4 === 1 ? 'p1' : 'p2' } });
-        return Promise.all([store.record(completed), store.countModelRequest(completed)]);
+        return store.record(completed);
       }),
     );
     const rows = await store.activity('org-1', '2026-11-18', '2026-11-18');
@@ -67,7 +67,7 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
     // Wednesday 2026-11-18: the week began Monday the 16th, the month on the 1st.
     for (const [date, cost] of [['2026-10-30', '1'], ['2026-11-02', '2'], ['2026-11-16', '4'], ['2026-11-18', '8']] as const) {
       const completed = record({ keyHash: KEY_B, date, cost });
-      await Promise.all([store.record(completed), store.countModelRequest(completed)]);
+      await store.record(completed);
     }
     const now = new Date('2026-11-18T23:00:00Z');
     const expected = { usage: 15, daily: 8, weekly: 12, monthly: 14 };
@@ -77,13 +77,6 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
     // A key belongs to one organization: asked for under another, it has no usage there.
     expect(await store.keyUsage('org-2', [KEY_B], now)).toEqual(new Map());
     expect(await store.keyUsage('org-2', [KEY_B, KEY_A], now)).toEqual(new Map());
-  });
-
-  it('sums requests and tokens per model over the recent days', async () => {
-    const figures = await store.modelUsage(new Date('2026-11-18T12:00:00Z'), 7);
-    // Days 12 to 18: the 40 requests of the 18th and the 16th and 18th of key B.
-    expect(figures.get('acme/chat')).toEqual({ requests: 42, tokens: 42 * 15 });
-    expect((await store.modelUsage(new Date('2026-11-18T12:00:00Z'), 1)).get('acme/chat')).toEqual({ requests: 41, tokens: 41 * 15 });
   });
 
   it('writes a completion as one UpdateItem of one item that holds every counter', async () => {
@@ -152,13 +145,13 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
     // 192 × 0.0000001, exact in every view.
     const expected = { usage: 0.0000192, daily: 0.0000192, weekly: 0.0000192, monthly: 0.0000192 };
     expect(Object.fromEntries(await store.keyUsage('org-f', [KEY_F], now))).toEqual({ [KEY_F]: expected });
-    expect(Object.fromEntries(await store.organizationUsage('org-f', now))).toEqual({ [KEY_F]: expected });
+    expect(Object.fromEntries(await store.keyUsage('org-f', [KEY_F, KEY_A], now))).toEqual({ [KEY_F]: expected });
     expect(await store.activity('org-f', '2026-11-18', '2026-11-18')).toEqual([
       expect.objectContaining({ keyHash: KEY_F, requests: 192, promptTokens: 1920, completionTokens: 960, usage: 0.0000192, requestsViaApiKey: 192 }),
     ]);
   });
 
-  it('counts what earlier releases wrote unsharded with what is written now: keys, activity and popularity, nothing migrated', async () => {
+  it('counts what earlier releases wrote unsharded with what is written now: keys and activity, nothing migrated', async () => {
     const KEY_G = '9'.repeat(64);
     // As a release before shards wrote a completion: the key's own partition, the organization's unsharded index partition.
     await tables.documentClient.send(
@@ -183,9 +176,7 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
         },
       }),
     );
-    await tables.documentClient.send(new PutCommand({ TableName: TABLE_SCHEMAS.usage.localName, Item: { pk: 'MODEL_DAY#2026-11-17', sk: 'acme/legacy', requests: 5, tokens: 50 } }));
-    const completed = record({ keyHash: KEY_G, organizationId: 'org-g', cost: '0.25', model: publicModel('acme/legacy', { canonical_slug: 'acme/legacy' }), via: { credential: 'access_token', policyId: 'p1' } });
-    await Promise.all([store.record(record({ keyHash: KEY_G, organizationId: 'org-g', cost: '0.25', via: { credential: 'access_token', policyId: 'p1' } })), store.countModelRequest(completed)]);
+    await store.record(record({ keyHash: KEY_G, organizationId: 'org-g', cost: '0.25', via: { credential: 'access_token', policyId: 'p1' } }));
     const now = new Date('2026-11-18T12:00:00Z');
     const expected = { usage: 0.75, daily: 0.75, weekly: 0.75, monthly: 0.75 };
     expect(Object.fromEntries(await store.keyUsage('org-g', [KEY_G], now))).toEqual({ [KEY_G]: expected });
@@ -193,18 +184,5 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
     expect(await store.activity('org-g', '2026-11-18', '2026-11-18')).toEqual([
       expect.objectContaining({ keyHash: KEY_G, requests: 3, promptTokens: 30, completionTokens: 15, usage: 0.75, requestsViaApiKey: 1, requestsViaPolicy: { p1: 2 } }),
     ]);
-    expect((await store.modelUsage(now, 7)).get('acme/legacy')).toEqual({ requests: 6, tokens: 65 });
-  });
-
-  it('writes each popularity count to one shard of its model\'s figure, and reads them all back', async () => {
-    let next = 0;
-    const spread = new DynamoUsageStore(tables.documentClient, TABLE_SCHEMAS.usage.localName, () => (next++ % POPULARITY_SHARDS) / POPULARITY_SHARDS);
-    const completed = record({ date: '2026-11-25', model: publicModel('acme/popular', { canonical_slug: 'acme/popular' }) });
-    await Promise.all(Array.from({ length: 2 * POPULARITY_SHARDS }, () => spread.countModelRequest(completed)));
-    const shards = await tables.documentClient.send(
-      new ScanCommand({ TableName: TABLE_SCHEMAS.usage.localName, FilterExpression: 'begins_with(sk, :sk)', ExpressionAttributeValues: { ':sk': '2026-11-25#acme/popular#' } }),
-    );
-    expect(shards.Items!.map((item) => item.requests)).toEqual(Array(POPULARITY_SHARDS).fill(2));
-    expect((await store.modelUsage(new Date('2026-11-25T00:00:00Z'), 1)).get('acme/popular')).toEqual({ requests: 256, tokens: 256 * 15 });
   });
 });

@@ -66,6 +66,8 @@ class FakeCatalogStore implements CatalogStore {
 }
 
 const MAX_AGE_SECONDS = 60;
+/** Every interval drawn at the middle of its ±20%: exactly its nominal length. */
+const MIDDLE = { random: () => 0.5 };
 
 function ids(index: Awaited<ReturnType<CatalogCache['get']>>): string[] {
   return (JSON.parse(index.list(OPEN_POLICY, { outputModalities: null, sort: null, page: null }).dataJson) as { id: string }[]).map(
@@ -81,12 +83,12 @@ describe('CatalogCache', () => {
   beforeEach(() => {
     store = new FakeCatalogStore({ version: 'v1', entries: [catalogEntry('a/one'), catalogEntry('a/two')] });
     clock = new FixedClock();
-    cache = new CatalogCache(store, clock, MAX_AGE_SECONDS);
+    cache = new CatalogCache(store, clock, MAX_AGE_SECONDS, undefined, undefined, MIDDLE);
   });
 
   it('tells its listener about each load, and only about loads', async () => {
     const loads: unknown[] = [];
-    cache = new CatalogCache(store, clock, MAX_AGE_SECONDS, (loaded) => loads.push(loaded));
+    cache = new CatalogCache(store, clock, MAX_AGE_SECONDS, (loaded) => loads.push(loaded), undefined, MIDDLE);
     await cache.get();
     clock.advance(MAX_AGE_SECONDS * 1000);
     await cache.get();
@@ -202,36 +204,77 @@ describe('CatalogCache', () => {
     expect(store.loads).toBe(2);
   });
 
-  it('propagates a failed version check to every concurrent caller, and the next call retries', async () => {
+  it('serves the catalog it holds to every caller when a version check fails, reports it, and checks again 5 s on', async () => {
+    const failures: string[] = [];
+    cache = new CatalogCache(store, clock, MAX_AGE_SECONDS, undefined, undefined, { ...MIDDLE, onFailure: (read, error) => failures.push(`${read}: ${error.message}`) });
     const first = await cache.get();
+    store.publish('v2', ['b/new']);
     clock.advance(MAX_AGE_SECONDS * 1000);
     store.hold();
     store.failNextVersion = new Error('throttled');
 
     const pending = [cache.get(), cache.get()];
     store.release();
-    const results = await Promise.allSettled(pending);
+    expect(await Promise.all(pending)).toEqual([first, first]);
+    expect({ versionReads: store.versionReads, failures }).toEqual({ versionReads: 1, failures: ['version: throttled'] });
 
-    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'fulfilled'))).toEqual(['throttled', 'throttled']);
+    clock.advance(4999);
+    expect(await cache.get()).toBe(first);
     expect(store.versionReads).toBe(1);
-
-    const retried = await cache.get();
-
-    expect(retried).toBe(first);
-    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 1, versionReads: 2 });
+    clock.advance(1);
+    expect(ids(await cache.get())).toEqual(['b/new']);
+    expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 2, versionReads: 2 });
   });
 
-  it('propagates a failed reload after a version change, and the next call reloads', async () => {
+  it('serves the catalog it holds when the reload after a version change fails, and reloads on the next try', async () => {
+    const failures: string[] = [];
+    cache = new CatalogCache(store, clock, MAX_AGE_SECONDS, undefined, undefined, { ...MIDDLE, onFailure: (read, error) => failures.push(`${read}: ${error.message}`) });
     const first = await cache.get();
     store.publish('v2', ['b/new']);
     clock.advance(MAX_AGE_SECONDS * 1000);
     store.failNextLoad = new Error('load failed');
 
-    await expect(cache.get()).rejects.toThrow('load failed');
+    expect(await cache.get()).toBe(first);
+    expect(failures).toEqual(['catalog: load failed']);
+    clock.advance(5000);
     const retried = await cache.get();
 
-    expect(retried).not.toBe(first);
     expect(ids(retried)).toEqual(['b/new']);
     expect({ loads: store.loads, versionReads: store.versionReads }).toEqual({ loads: 3, versionReads: 2 });
+  });
+
+  it('keeps the usage figures it holds when reading them fails, and reads them again later', async () => {
+    let fail = false;
+    let reads = 0;
+    const usage = {
+      maxAgeSeconds: 300,
+      recent: async () => {
+        reads++;
+        if (fail) throw new Error('throttled');
+        return new Map([['a/two', { requests: 10, tokens: 100 }]]);
+      },
+    };
+    cache = new CatalogCache(store, clock, MAX_AGE_SECONDS, undefined, usage, MIDDLE);
+    const popular = async () => JSON.parse((await cache.get()).list(OPEN_POLICY, { outputModalities: null, sort: 'most-popular', page: null }).dataJson)[0].id;
+    expect(await popular()).toBe('a/two');
+    fail = true;
+    clock.advance(300_000);
+    expect(await popular()).toBe('a/two');
+    fail = false;
+    clock.advance(5000);
+    expect(await popular()).toBe('a/two');
+    expect(reads).toBe(3);
+  });
+
+  it('spreads its checks over ±20% of the interval, so containers do not read the version in step', async () => {
+    const early = new CatalogCache(store, clock, MAX_AGE_SECONDS, undefined, undefined, { random: () => 0 });
+    const late = new CatalogCache(store, clock, MAX_AGE_SECONDS, undefined, undefined, { random: () => 0.999999 });
+    await Promise.all([early.get(), late.get()]);
+    clock.advance(48_000);
+    await Promise.all([early.get(), late.get()]);
+    expect(store.versionReads).toBe(1);
+    clock.advance(24_000);
+    await late.get();
+    expect(store.versionReads).toBe(2);
   });
 });

@@ -512,6 +512,16 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(answer.body.data).toMatchObject({ organization_id: demo.organizationId, workspace_id: demo.workspaceId, is_management_key: false });
     });
 
+    it('runs the usage rollup from its package when its hourly schedule fires, reading the organizations and folding nothing not yet closed', async () => {
+      const [schedule] = Object.values(deployment.schedules);
+      expect(schedule!.expression).toBe('rate(1 hour)');
+      const [outcome] = await schedule!.fire();
+      expect(outcome!.ok).toBe(true);
+      // Today's completions are not closed yet: nothing is folded, every organization read.
+      expect(JSON.parse((outcome as { payload: string }).payload)).toMatchObject({ organizations: expect.any(Number), days: 0 });
+      expect(JSON.parse((outcome as { payload: string }).payload).organizations).toBeGreaterThan(0);
+    });
+
     it('records the exchange event, with the client address and request id API Gateway gave', async () => {
       const events = await call(`/workload-identity/events?policy_id=${policyId}&limit=1`, { key: demo.keys.managementReadOnly });
       expect(events.status).toBe(200);

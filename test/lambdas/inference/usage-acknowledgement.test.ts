@@ -23,14 +23,12 @@ class GatedUsage {
   private release: { resolve: () => void; reject: (error: Error) => void } | undefined;
   private writeStarted: (() => void) | undefined;
   readonly started = new Promise<void>((resolve) => (this.writeStarted = resolve));
-  popularity: () => Promise<void> = async () => undefined;
 
   record = (record: UsageRecord) => {
     this.events.push(`record ${record.promptTokens}+${record.completionTokens}`);
     this.writeStarted!();
     return new Promise<void>((resolve, reject) => (this.release = { resolve, reject }));
   };
-  countModelRequest = () => this.popularity();
 
   finish(error?: Error): void {
     if (error) this.release!.reject(error);
@@ -175,45 +173,13 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
     expect(response.body()).not.toContain('[DONE]');
   });
 
-  it('counts the popularity figure only once the answer has ended, and the invocation waits for it', async () => {
-    let countPopularity: () => void = () => undefined;
-    const popularityStarted = new Promise<void>((started) => {
-      usage.popularity = () => {
-        usage.events.push('popularity');
-        started();
-        return new Promise<void>((resolve) => (countPopularity = resolve));
-      };
-    });
+  it('writes the usage record and nothing else: the invocation ends with the answer', async () => {
     const response = responseStream();
     const handled = api()(completionEvent({ stream: true }), response.stream, context);
-    let resolved = false;
-    void handled.then(() => (resolved = true));
     await usage.started;
-    await settle();
-    expect(usage.events).toEqual(['record 3+3']);
     usage.finish();
-    await popularityStarted;
-    await settle();
-    expect(usage.events).toEqual(['record 3+3', 'popularity']);
-    // The answer is complete and ended; the invocation still waits for the popularity write.
-    expect(response.body().endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(await handled).toBe(200);
     expect(response.ended).toBe(true);
-    expect(resolved).toBe(false);
-    countPopularity();
-    expect(await handled).toBe(200);
-  });
-
-  it('acknowledges the completion when only the popularity figure could not be counted', async () => {
-    usage.popularity = async () => {
-      throw new Error('throttled');
-    };
-    const response = responseStream();
-    const handled = api()(completionEvent({}), response.stream, context);
-    await usage.started;
-    usage.finish();
-    expect(await handled).toBe(200);
-    await response.end;
-    expect(JSON.parse(response.body()).choices[0].message.content).toBe('one two three');
-    expect(logged).toEqual([{ message: 'model popularity not counted', fields: { requestId: 'req-1', error: 'Error', detail: 'throttled' } }]);
+    expect(usage.events).toEqual(['record 3+3']);
   });
 });

@@ -105,7 +105,7 @@ describe('usage attribution', () => {
     expect((await service.call('/key', {})).status).toBe(401);
   });
 
-  it('feeds the most-popular and top-weekly sorts with the gateway\'s own traffic', async () => {
+  it('feeds the most-popular and top-weekly sorts with the gateway\'s own traffic, folded once its day is over', async () => {
     // Both have no imported usage; in default order Gemini comes first.
     const order = async (sort: string) => {
       const response = await service.call(`/models/user?sort=${sort}`, { key: workspaceKey });
@@ -117,6 +117,11 @@ describe('usage attribution', () => {
     await complete('bytedance-seed/seed-2.0-code', 'a b c d e f');
     await complete('bytedance-seed/seed-2.0-code', 'a b c d e f');
     await complete('google/gemini-3.7-flash', 'a');
+    // Today's traffic counts once its day is over and folded, as the hourly rollup does.
+    ahead += 2100;
+    expect(await order('most-popular')).toBe('gemini first');
+    ahead += 24 * 3600_000 + 31 * 60_000;
+    expect(await service.runtime.rollUpUsage()).toMatchObject({ days: 1, models: expect.any(Number) });
     // The local runtime reads the figures as often as it checks the catalog (every 2 s of its clock).
     ahead += 2100;
     expect(await order('most-popular')).toBe('seed first');

@@ -1,0 +1,168 @@
+import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { addDecimals } from '../catalog/pricing';
+import { systemRandom, type Random } from '../clock';
+import { USAGE_SORT_DAYS, closedThrough, daysBefore, mondayOf, nextDate, type ModelUsage } from '../usage/usage';
+import { DynamoItems, batchWriteAll, conditionalWrite, type BatchWrite } from './dynamo-items';
+import { activityPartition, foldMarkKey, monthAttribute, organizationShards, sumRows, totalsKey, weekAttribute, type SummedRow } from './dynamo-usage-store';
+
+/**
+ * The fold of closed days (docs/architecture.md, "Usage over time"): an organization's usage
+ * shards of each UTC day that is over (`closedThrough`), summed once, off the request path:
+ *
+ * 1. one activity row per key, day, model and endpoint (`ORG#<org>#ACTIVITY` / `<date>#...`);
+ * 2. each key's day added to its running totals (`KEY#<hash>` / `USAGE_TOTALS`: `all`, the
+ *    month's and the week's cost, `foldedThrough`), on condition that its totals do not hold the
+ *    day yet;
+ * 3. the organization's requests and tokens per model that day, for the popularity figures
+ *    (`POPULARITY_DAY#<date>` / `<org>`);
+ * 4. the organization's fold mark moved to the day.
+ *
+ * Days are folded in order, each one's writes before its mark, each write idempotent (puts of
+ * what the shards sum to, additions conditional on the day): a fold sent twice, two at once, or
+ * one killed half way and run again leaves every view as exact as before it.
+ */
+export class DynamoUsageFold {
+  private readonly items: DynamoItems;
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly random: Random = systemRandom,
+  ) {
+    this.items = new DynamoItems(client, tableName);
+  }
+
+  /** Folds the organization's days after its mark through the last closed day; the days that had usage. */
+  async foldOrganization(organizationId: string, now: Date): Promise<string[]> {
+    const through = closedThrough(now);
+    const marked = (await this.items.getItem(foldMarkKey(organizationId)))?.foldedThrough as string | undefined;
+    if (marked !== undefined && marked >= through) return [];
+    const shards = await organizationShards(this.items, organizationId, nextDate(marked), through);
+    const byDate = new Map<string, Record<string, unknown>[]>();
+    for (const item of shards) {
+      const date = item.date as string;
+      if (marked !== undefined && date <= marked) continue;
+      (byDate.get(date) ?? byDate.set(date, []).get(date)!).push(item);
+    }
+    const dates = [...byDate.keys()].sort();
+    for (const date of dates) await this.foldDay(organizationId, date, sumRows(byDate.get(date)!));
+    // Days without usage move the mark too: later views start after them.
+    await this.mark(organizationId, through);
+    return dates;
+  }
+
+  private async foldDay(organizationId: string, date: string, rows: readonly SummedRow[]): Promise<void> {
+    const partition = activityPartition(organizationId);
+    await batchWriteAll(
+      this.client,
+      this.tableName,
+      rows.map((row): BatchWrite => ({ PutRequest: { Item: { pk: partition, sk: `${row.date}#${row.keyHash}#${row.model}#${row.endpointId.slice(row.model.length + 1)}`, ...rowItem(row) } } })),
+    );
+    const costs = new Map<string, string[]>();
+    for (const row of rows) (costs.get(row.keyHash) ?? costs.set(row.keyHash, []).get(row.keyHash)!).push(row.usageExact);
+    for (const [keyHash, keyCosts] of costs) await this.addToTotals(organizationId, keyHash, date, addDecimals(keyCosts));
+    const models: Record<string, { requests: number; tokens: number }> = {};
+    for (const row of rows) {
+      const model = (models[row.model] ??= { requests: 0, tokens: 0 });
+      model.requests += row.requests;
+      model.tokens += row.promptTokens + row.completionTokens;
+    }
+    await batchWriteAll(this.client, this.tableName, [{ PutRequest: { Item: { pk: popularityDayPartition(date), sk: organizationId, models } } }]);
+    await this.mark(organizationId, date);
+  }
+
+  /** The key's day in its running totals, once: the condition makes a second fold of the day write nothing. */
+  private async addToTotals(organizationId: string, keyHash: string, date: string, cost: string): Promise<void> {
+    const month = monthAttribute(date);
+    const week = weekAttribute(mondayOf(date));
+    // The totals keep the month and week a view may ask for, and the ones before them.
+    const oldMonth = monthAttribute(`${monthsBefore(date, 2)}-01`);
+    const oldWeek = weekAttribute(daysBefore(new Date(`${mondayOf(date)}T00:00:00Z`), 14));
+    await conditionalWrite(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: totalsKey(keyHash),
+        UpdateExpression: 'SET #folded = :date, #org = :org ADD #all :cost, #month :cost, #week :cost REMOVE #oldMonth, #oldWeek',
+        ConditionExpression: 'attribute_not_exists(#folded) OR #folded < :date',
+        ExpressionAttributeNames: { '#folded': 'foldedThrough', '#org': 'organizationId', '#all': 'all', '#month': month, '#week': week, '#oldMonth': oldMonth, '#oldWeek': oldWeek },
+        ExpressionAttributeValues: { ':date': date, ':org': organizationId, ':cost': NumberValue.from(cost) },
+      }),
+    );
+  }
+
+  /** Moves the organization's fold mark forward to `date`; never back. */
+  private async mark(organizationId: string, date: string): Promise<void> {
+    await conditionalWrite(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: foldMarkKey(organizationId),
+        UpdateExpression: 'SET foldedThrough = :date',
+        ConditionExpression: 'attribute_not_exists(foldedThrough) OR foldedThrough < :date',
+        ExpressionAttributeValues: { ':date': date },
+      }),
+    );
+  }
+
+  /**
+   * The popularity figures of the {@link USAGE_SORT_DAYS} closed days up to `now`, summed over
+   * every organization's folded days, written to each copy of the snapshot the catalog reads.
+   */
+  async buildPopularity(now: Date): Promise<ModelUsage> {
+    const through = closedThrough(now);
+    const dates = Array.from({ length: USAGE_SORT_DAYS }, (_, i) => daysBefore(new Date(`${through}T00:00:00Z`), i));
+    const days = await Promise.all(dates.map((date) => this.items.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': popularityDayPartition(date) } })));
+    const models: Record<string, { requests: number; tokens: number }> = {};
+    for (const contribution of days.flat()) {
+      for (const [model, figures] of Object.entries((contribution.models ?? {}) as Record<string, { requests: number; tokens: number }>)) {
+        const sum = (models[model] ??= { requests: 0, tokens: 0 });
+        sum.requests += Number(figures.requests);
+        sum.tokens += Number(figures.tokens);
+      }
+    }
+    const snapshot = { models, through, builtAt: now.toISOString() };
+    await batchWriteAll(
+      this.client,
+      this.tableName,
+      Array.from({ length: POPULARITY_COPIES }, (_, copy): BatchWrite => ({ PutRequest: { Item: { ...popularityCopyKey(copy), ...snapshot } } })),
+    );
+    return new Map(Object.entries(models));
+  }
+
+  /** The popularity figures as one copy of the snapshot holds them, chosen at random; empty before the first build. */
+  async popularity(): Promise<ModelUsage> {
+    const copy = Math.min(POPULARITY_COPIES - 1, Math.floor(this.random() * POPULARITY_COPIES));
+    const item = await this.items.getItem(popularityCopyKey(copy), { consistent: false });
+    const models = (item?.models ?? {}) as Record<string, { requests: number; tokens: number }>;
+    return new Map(Object.entries(models).map(([model, figures]) => [model, { requests: Number(figures.requests), tokens: Number(figures.tokens) }]));
+  }
+}
+
+/**
+ * Copies of the popularity snapshot: every catalog container reads one every few minutes, and
+ * at 100,000 containers one item would take a third of a partition's reads.
+ */
+export const POPULARITY_COPIES = 8;
+
+const popularityDayPartition = (date: string) => `POPULARITY_DAY#${date}`;
+const popularityCopyKey = (copy: number) => ({ pk: `POPULARITY_SNAPSHOT#${copy}`, sk: 'SNAPSHOT' });
+
+/** The month (`YYYY-MM`) `months` months before `date`'s. */
+function monthsBefore(date: string, months: number): string {
+  const [year, month] = date.split('-').map(Number);
+  const at = new Date(Date.UTC(year!, month! - 1 - months, 1));
+  return at.toISOString().slice(0, 7);
+}
+
+/** A folded row as stored: its figures, the cost exact. */
+function rowItem(row: SummedRow): Record<string, unknown> {
+  const { usage, usageExact, requestsViaApiKey, requestsViaPolicy, modelPermaslug, ...rest } = row;
+  return {
+    ...rest,
+    permaslug: modelPermaslug,
+    cost: NumberValue.from(usageExact),
+    via_api_key: requestsViaApiKey,
+    ...Object.fromEntries(Object.entries(requestsViaPolicy).map(([policy, count]) => [`via_policy_${policy}`, count])),
+  };
+}

@@ -1,0 +1,66 @@
+import type { Clock } from '../clock';
+import type { ModelUsage } from './usage';
+
+/** What the rollup folds with (lambdas/aws/dynamo-usage-fold.ts). */
+export interface UsageFolder {
+  /** Folds the organization's closed days not folded yet; the days that had usage. */
+  foldOrganization(organizationId: string, now: Date): Promise<string[]>;
+  /** Rebuilds the popularity figures the catalog reads from the folded days. */
+  buildPopularity(now: Date): Promise<ModelUsage>;
+}
+
+export interface RollupDeps {
+  /** Every organization. */
+  organizations(): Promise<readonly { id: string }[]>;
+  folder: UsageFolder;
+  clock: Clock;
+}
+
+export interface RollupSummary {
+  organizations: number;
+  /** Organization days folded. */
+  days: number;
+  /** Models in the popularity figures. */
+  models: number;
+}
+
+/** Organizations folded side by side. */
+const PARALLEL_FOLDS = 8;
+
+/**
+ * The usage rollup (docs/architecture.md, "Usage over time"), off the request path: every
+ * organization's closed days folded, then the popularity figures rebuilt. An organization whose
+ * fold fails does not stop the others; the rollup then fails, naming how many, and its next run
+ * folds what is left (every fold is idempotent).
+ */
+export async function rollUpUsage(deps: RollupDeps): Promise<RollupSummary> {
+  const now = deps.clock.now();
+  const organizations = await deps.organizations();
+  let days = 0;
+  const failed: string[] = [];
+  for (let start = 0; start < organizations.length; start += PARALLEL_FOLDS) {
+    await Promise.all(
+      organizations.slice(start, start + PARALLEL_FOLDS).map(async ({ id }) => {
+        try {
+          days += (await deps.folder.foldOrganization(id, now)).length;
+        } catch {
+          failed.push(id);
+        }
+      }),
+    );
+  }
+  const figures = await deps.folder.buildPopularity(now);
+  if (failed.length > 0) throw new RollupError(failed, { organizations: organizations.length, days, models: figures.size });
+  return { organizations: organizations.length, days, models: figures.size };
+}
+
+/** A rollup that folded every organization but `failed`. */
+export class RollupError extends Error {
+  constructor(
+    readonly failed: readonly string[],
+    readonly summary: RollupSummary,
+  ) {
+    super(`the usage of ${failed.length} of ${summary.organizations} organizations could not be folded; the next run folds it`);
+    this.name = 'RollupError';
+  }
+}

@@ -1,0 +1,31 @@
+import type { CommandSpec } from '../command';
+import { OperationError } from '../errors';
+import { fields, respond } from '../format';
+
+export const usageCommands: CommandSpec[] = [
+  {
+    group: 'usage',
+    name: 'roll-up',
+    summary: "Fold every organization's closed days of usage and rebuild the popularity figures, as the hourly schedule does.",
+    description: [
+      'A UTC day is closed 30 minutes after it ends. Its usage is folded into one activity row per key,',
+      "day, model and endpoint and into each key's running totals, so that no usage view reads history;",
+      'the most-popular and top-weekly sorts count the folded days of the last week. Safe to run at any',
+      'time, and again: each fold adds a day once.',
+    ],
+    parse(input) {
+      return async (ctx) => {
+        if (!ctx.usage) throw new OperationError('this target has no usage table: set USAGE_TABLE (the stack output UsageTableName)');
+        const summary = await ctx.usage.rollUp();
+        respond(ctx, input, { data: summary }, () => [
+          'Rolled up usage.',
+          ...fields([
+            ['Organizations', String(summary.organizations)],
+            ['Days folded', String(summary.days)],
+            ['Popular models', String(summary.models)],
+          ]),
+        ]);
+      };
+    },
+  },
+];

@@ -1,0 +1,190 @@
+import { createHash } from 'node:crypto';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoUsageFold, POPULARITY_COPIES } from '../../../lambdas/aws/dynamo-usage-fold';
+import { DynamoUsageStore } from '../../../lambdas/aws/dynamo-usage-store';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
+import { daysBefore, type UsageRecord } from '../../../lambdas/usage/usage';
+import { itemAccesses } from '../../../local/dynamodb-capacity';
+import { providerEndpoint, publicModel } from '../../support/catalog-fixtures';
+import { startEmbeddedTables } from '../../support/embedded-tables';
+import { interceptSend } from '../../support/intercepted-client';
+
+const TABLE = TABLE_SCHEMAS.usage.localName;
+
+const record = (overrides: Partial<UsageRecord> & Pick<UsageRecord, 'organizationId' | 'keyHash' | 'date'>): UsageRecord => ({
+  model: publicModel('acme/chat', { canonical_slug: 'acme/chat' }),
+  endpoint: providerEndpoint('acme/fp8', { provider_name: 'Acme' }),
+  promptTokens: 10,
+  completionTokens: 5,
+  cost: '0.0000003',
+  costParts: { prompt: '0.0000002', completion: '0.0000001' },
+  via: { credential: 'api_key' },
+  ...overrides,
+});
+
+/**
+ * The fold of closed days (lambdas/aws/dynamo-usage-fold.ts): every view as exact before a fold
+ * as after it, whatever point a fold was cut short at, and what a view reads bounded whatever the
+ * history; the popularity figures of the last week built from the folded days.
+ */
+describe('the usage fold', () => {
+  let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
+  let store: DynamoUsageStore;
+  let fold: DynamoUsageFold;
+  beforeAll(async () => {
+    tables = await startEmbeddedTables();
+    store = new DynamoUsageStore(tables.documentClient, TABLE);
+    fold = new DynamoUsageFold(tables.documentClient, TABLE);
+  });
+  afterAll(() => tables.stop());
+
+  /** Every view of the organization's keys at `now`: GET /key for each, GET /keys for all, the activity of the 30 days. */
+  const views = async (organizationId: string, hashes: string[], now: Date) => ({
+    each: await Promise.all(hashes.map(async (hash) => Object.fromEntries(await store.keyUsage(organizationId, [hash], now)))),
+    all: Object.fromEntries(await store.keyUsage(organizationId, hashes, now)),
+    activity: await store.activity(organizationId, daysBefore(now, 30), daysBefore(now, 0)),
+  });
+
+  // Wednesday 2026-12-02, 01:00 UTC: the 1st is closed, the month and the week began days ago.
+  const now = new Date('2026-12-02T01:00:00Z');
+  /** Two keys of the organization: a key belongs to one organization. */
+  const keysOf = (organizationId: string) => [0, 1].map((i) => createHash('sha256').update(`${organizationId}#${i}`).digest('hex'));
+
+  async function seedOrganization(organizationId: string, days = ['2026-11-20', '2026-11-29', '2026-11-30', '2026-12-01', '2026-12-02']): Promise<string[]> {
+    const KEYS = keysOf(organizationId);
+    for (const [i, date] of days.entries()) {
+      for (const keyHash of KEYS) {
+        await store.record(record({ organizationId, keyHash, date, cost: `0.00000${i + 1}`, via: i % 2 ? { credential: 'access_token', policyId: 'p1' } : { credential: 'api_key' } }));
+        await store.record(record({ organizationId, keyHash, date, cost: '0.25', model: publicModel('acme/other', { canonical_slug: 'acme/other' }) }));
+      }
+    }
+    return KEYS;
+  }
+
+  it('folds the closed days only, and every view reads the same before and after', async () => {
+    const KEYS = await seedOrganization('org-fold');
+    const before = await views('org-fold', KEYS, now);
+    expect(before.each[0]).toEqual({ [KEYS[0]!]: { usage: 1.250015, daily: 0.250005, weekly: 0.750012, monthly: 0.500009 } });
+
+    expect(await fold.foldOrganization('org-fold', now)).toEqual(['2026-11-20', '2026-11-29', '2026-11-30', '2026-12-01']);
+    expect(await views('org-fold', KEYS, now)).toEqual(before);
+    // Nothing left to fold until the 2nd is over, half an hour after midnight.
+    expect(await fold.foldOrganization('org-fold', new Date('2026-12-03T00:29:00Z'))).toEqual([]);
+    await store.record(record({ organizationId: 'org-fold', keyHash: KEYS[0]!, date: '2026-12-02', cost: '1' }));
+    const later = new Date('2026-12-03T00:31:00Z');
+    const beforeSecond = await views('org-fold', KEYS, later);
+    expect(await fold.foldOrganization('org-fold', later)).toEqual(['2026-12-02']);
+    expect(await views('org-fold', KEYS, later)).toEqual(beforeSecond);
+  });
+
+  it('folds each day once, sent twice or three at a time', async () => {
+    const KEYS = await seedOrganization('org-twice');
+    const before = await views('org-twice', KEYS, now);
+    await Promise.all([fold.foldOrganization('org-twice', now), fold.foldOrganization('org-twice', now), fold.foldOrganization('org-twice', now)]);
+    await fold.foldOrganization('org-twice', now);
+    expect(await views('org-twice', KEYS, now)).toEqual(before);
+  });
+
+  it('leaves every view exact when a fold is cut short at any of its writes, and the next fold completes it', async () => {
+    const WRITES = new Set(['UpdateCommand', 'BatchWriteCommand', 'PutCommand']);
+    // Two closed days and today: a fold of two days, each with every kind of write.
+    const days = ['2026-11-30', '2026-12-01', '2026-12-02'];
+    let points = 0;
+    await seedOrganization('org-count', days);
+    const counting = interceptSend(tables.documentClient, (command, send) => {
+      if (WRITES.has(command.constructor.name)) points++;
+      return send();
+    });
+    await new DynamoUsageFold(counting, TABLE).foldOrganization('org-count', now);
+    expect(points).toBeGreaterThan(5);
+
+    for (let point = 1; point <= points; point++) {
+      const organizationId = `org-cut-${point}`;
+      const KEYS = await seedOrganization(organizationId, days);
+      const before = await views(organizationId, KEYS, now);
+      let writes = 0;
+      const failing = interceptSend(tables.documentClient, (command, send) => {
+        if (WRITES.has(command.constructor.name) && ++writes === point) throw new Error(`killed at write ${point}`);
+        return send();
+      });
+      await expect(new DynamoUsageFold(failing, TABLE).foldOrganization(organizationId, now)).rejects.toThrow(`killed at write ${point}`);
+      expect({ point, views: await views(organizationId, KEYS, now) }).toEqual({ point, views: before });
+      await fold.foldOrganization(organizationId, now);
+      expect({ point, views: await views(organizationId, KEYS, now) }).toEqual({ point, views: before });
+    }
+  });
+
+  it('reads a bounded amount whatever the history: GET /key at most 40 read units after a year of 20 models a day', async () => {
+    const organizationId = 'org-year';
+    const hash = '3'.repeat(64);
+    const models = Array.from({ length: 20 }, (_, i) => `acme/model-${i}`);
+    // A year of history, written as the completions of each day would have left it, one shard each.
+    const items = Array.from({ length: 365 }, (_, day) => daysBefore(now, day)).flatMap((date) =>
+      models.map((model, i) => {
+        const shard = (date.charCodeAt(9) + i) % 64;
+        return {
+          pk: `KEY#${hash}#${shard % 16}`,
+          sk: `${date}#${model}#acme/fp8#${shard}`,
+          gsi1pk: `ORG#${organizationId}#${shard}`,
+          gsi1sk: `${date}#${hash}#${model}#acme/fp8`,
+          date,
+          model,
+          permaslug: model,
+          endpointId: `${model}:acme/fp8`,
+          providerName: 'Acme',
+          requests: 3,
+          promptTokens: 30,
+          completionTokens: 15,
+          cost: 0.001,
+          via_api_key: 3,
+        };
+      }),
+    );
+    for (let start = 0; start < items.length; start += 25) {
+      await tables.documentClient.send(new BatchWriteCommand({ RequestItems: { [TABLE]: items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    }
+    const readUnits = async (read: (measured: DynamoUsageStore) => Promise<unknown>) => {
+      let units = 0;
+      const measuring = interceptSend(tables.documentClient, async (command, send) => {
+        const output = (await send()) as Record<string, unknown>;
+        const name = command.constructor.name.replace(/Command$/, '');
+        units += itemAccesses({ command: name === 'BatchGet' ? 'BatchGetItem' : name === 'Get' ? 'GetItem' : name, input: command.input, output, error: undefined }).reduce((sum, access) => sum + access.units, 0);
+        return output;
+      });
+      await read(new DynamoUsageStore(measuring, TABLE));
+      return units;
+    };
+    const unfolded = await readUnits((measured) => measured.keyUsage(organizationId, [hash], now));
+    const expected = { usage: 7.3, daily: 0.02, weekly: 0.06, monthly: 0.04 };
+    expect(Object.fromEntries(await store.keyUsage(organizationId, [hash], now))).toEqual({ [hash]: expected });
+
+    await fold.foldOrganization(organizationId, now);
+    const folded = await readUnits((measured) => measured.keyUsage(organizationId, [hash], now));
+    expect(Object.fromEntries(await store.keyUsage(organizationId, [hash], now))).toEqual({ [hash]: expected });
+    // Before the fold GET /key read the year (a lower bound here: its query projects three attributes), after it the totals and one day.
+    expect({ folded: folded <= 40, history: unfolded > 4 * folded }).toEqual({ folded: true, history: true });
+    // The activity of the last 30 days: the folded rows, one item each, and today's shards.
+    const activity = await readUnits((measured) => measured.activity(organizationId, daysBefore(now, 30), daysBefore(now, 0)));
+    expect((await store.activity(organizationId, daysBefore(now, 30), daysBefore(now, 0))).length).toBe(31 * 20);
+    expect(activity).toBeLessThan(200);
+  }, 60_000);
+
+  it('builds the popularity figures of the last seven closed days from every organization, on every copy', async () => {
+    const at = new Date('2026-12-20T12:00:00Z');
+    for (const [organizationId, date, model] of [
+      ['org-p1', '2026-12-19', 'acme/hot'],
+      ['org-p2', '2026-12-13', 'acme/hot'],
+      ['org-p2', '2026-12-12', 'acme/stale'],
+      ['org-p1', '2026-12-20', 'acme/today'],
+    ] as const) {
+      await store.record(record({ organizationId, keyHash: '4'.repeat(64), date, model: publicModel(model, { canonical_slug: model }) }));
+      await fold.foldOrganization(organizationId, at);
+    }
+    const built = await fold.buildPopularity(at);
+    expect(Object.fromEntries(built)).toMatchObject({ 'acme/hot': { requests: 2, tokens: 30 } });
+    expect(built.has('acme/stale')).toBe(false);
+    expect(built.has('acme/today')).toBe(false);
+    const read = await Promise.all(Array.from({ length: POPULARITY_COPIES }, (_, copy) => new DynamoUsageFold(tables.documentClient, TABLE, () => (copy + 0.5) / POPULARITY_COPIES).popularity()));
+    for (const figures of read) expect(figures).toEqual(built);
+  });
+});
