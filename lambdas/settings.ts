@@ -22,6 +22,11 @@ export interface Settings {
   /** How stale a function's in-memory catalog may get, 0 to 3600. @default 30 */
   readonly catalogCacheSeconds: number;
   /**
+   * Once a container finds the catalog changed, it reloads it after a random wait up to this
+   * long, 0 to 3600: a fleet of containers reloads over the spread, not in one burst. @default 300
+   */
+  readonly catalogReloadSpreadSeconds: number;
+  /**
    * Provider tag, provider or `*` to the OpenAI-compatible base URL that serves it (`https://`,
    * or `http://` on a loopback host), or `development-echo` for the built-in development provider.
    * @default {} (no upstream: completions answer 503)
@@ -121,6 +126,7 @@ export const SETTINGS = {
   regionalHostnames: { env: 'REGIONAL_HOSTNAMES', default: Object.freeze({}), kind: hostnameMap() },
   accessTokenMaxLifetimeSeconds: { env: 'ACCESS_TOKEN_MAX_LIFETIME_SECONDS', default: 900, kind: integer(60, 900) },
   catalogCacheSeconds: { env: 'CATALOG_CACHE_SECONDS', default: 30, kind: integer(0, 3600) },
+  catalogReloadSpreadSeconds: { env: 'CATALOG_RELOAD_SPREAD_SECONDS', default: 300, kind: integer(0, 3600) },
   inferenceUpstreams: { env: 'INFERENCE_UPSTREAMS', default: Object.freeze(Object.create(null)), kind: upstreamMap() },
   // The inference function's own timeout is 5 minutes: a longer wait could never end in an answer.
   upstreamTimeoutSeconds: { env: 'UPSTREAM_TIMEOUT_SECONDS', default: 60, kind: integer(1, 300) },

@@ -72,7 +72,7 @@ export interface ModelgateProps extends Partial<Omit<ModelgateSettings, 'hostedZ
 }
 
 /** The settings of the functions that filter the catalog per caller and region (SPEC 4.1). */
-const CATALOG_SETTINGS: readonly EnvironmentSettingName[] = ['regionalHostnames', 'catalogCacheSeconds'];
+const CATALOG_SETTINGS: readonly EnvironmentSettingName[] = ['regionalHostnames', 'catalogCacheSeconds', 'catalogReloadSpreadSeconds'];
 /** The token endpoint's per-address budget, which the policy tester shares (SPEC 8). */
 const EXCHANGE_RATE_SETTINGS: readonly EnvironmentSettingName[] = ['exchangeRateLimit', 'exchangeRateWindowSeconds'];
 /** A DPoP proof may name a URL on any hostname the deployment serves (RFC 9449 §4.3 `htu`); the catalog settings carry it too. */

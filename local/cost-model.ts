@@ -5,9 +5,10 @@ import { modelledLatencyMs, serviceMs, type AwsCall } from './aws-calls';
 /**
  * What a million requests of a route cost in AWS, from what requests of it did on the local
  * runtime (local/aws-calls.ts): the DynamoDB read and write units they consumed (index writes
- * included) and the KMS signatures they made, and a modelled Lambda duration, priced at the
- * on-demand list prices below. Fixed monthly charges (the web ACL and its rules, the KMS key,
- * storage, logs) are left out: they do not grow with requests.
+ * included) and the KMS signatures they made, a modelled Lambda duration, the log lines each
+ * request writes, its sampled traces and the bytes of its answer, priced at the on-demand list
+ * prices below. Fixed monthly charges (the web ACL and its rules, the KMS key, storage, log
+ * storage) are left out: they do not grow with requests.
  */
 export const PRICES = Object.freeze({
   region: 'us-east-1',
@@ -25,7 +26,27 @@ export const PRICES = Object.freeze({
   readRequestUnit: 0.125 / 1e6,
   /** KMS, asymmetric requests other than RSA 2048: an ECC_NIST_P256 `Sign`. */
   kmsAsymmetricRequest: 0.15 / 1e4,
+  /** CloudWatch Logs, per GB ingested (standard log class). */
+  logsIngestedGb: 0.5,
+  /** X-Ray, per trace recorded. */
+  xrayTraceRecorded: 5 / 1e6,
+  /** Data transfer out to the internet, per GB (the first 10 TB of a month). */
+  dataTransferOutGb: 0.09,
 });
+
+/**
+ * What each request writes to CloudWatch Logs, in bytes: the stage's access log line (a JSON
+ * object of 17 fields, lib/constructs/api.ts), the function's request line (its JSON log line,
+ * lambdas/observability/request-log.ts) and Lambda's own `START`, `END` and `REPORT` lines, as
+ * measured on sample lines of each.
+ */
+export const LOG_BYTES_PER_REQUEST = 520 + 560 + 380;
+
+/**
+ * The share of requests X-Ray records a trace of: the default sampling rule keeps the first
+ * request of each second and 5% of the rest, so 5% at any rate these prices matter at.
+ */
+export const XRAY_SAMPLED_SHARE = 0.05;
 
 /** Lambda gives one full vCPU at this much memory, and CPU in proportion below it. */
 const FULL_VCPU_MB = 1769;
@@ -40,6 +61,8 @@ export interface RouteSample {
   localMs: readonly number[];
   /** How long each invocation waits on a provider, ms (completions). @default 0 */
   upstreamMs?: number;
+  /** The bytes of each answer as the gateway sends it. @default none */
+  answerBytes?: readonly number[];
 }
 
 export interface RouteCost {
@@ -51,7 +74,21 @@ export interface RouteCost {
   writeUnits: number;
   signs: number;
   /** US dollars per million requests. */
-  perMillion: { compute: number; lambdaRequests: number; apiGateway: number; waf: number; reads: number; writes: number; kms: number; total: number };
+  /** The answer's median size, as sent. */
+  answerBytes: number;
+  perMillion: {
+    compute: number;
+    lambdaRequests: number;
+    apiGateway: number;
+    waf: number;
+    reads: number;
+    writes: number;
+    kms: number;
+    logs: number;
+    traces: number;
+    transfer: number;
+    total: number;
+  };
 }
 
 export function routeCost(sample: RouteSample): RouteCost {
@@ -68,6 +105,8 @@ export function routeCost(sample: RouteSample): RouteCost {
   const writeUnits = units('write');
   const signs = all.filter((call) => call.service === 'KMS' && call.command === 'Sign').length / requests;
   const million = 1e6;
+  const answerBytes = median(sample.answerBytes ?? []);
+  const gigabytes = (bytes: number) => bytes / 1024 ** 3;
   const perMillion = {
     compute: million * (memoryMb / 1024) * (durationMs / 1000) * PRICES.lambdaGbSecond,
     lambdaRequests: million * PRICES.lambdaRequest,
@@ -76,10 +115,13 @@ export function routeCost(sample: RouteSample): RouteCost {
     reads: million * readUnits * PRICES.readRequestUnit,
     writes: million * writeUnits * PRICES.writeRequestUnit,
     kms: million * signs * PRICES.kmsAsymmetricRequest,
+    logs: million * gigabytes(LOG_BYTES_PER_REQUEST) * PRICES.logsIngestedGb,
+    traces: million * XRAY_SAMPLED_SHARE * PRICES.xrayTraceRecorded,
+    transfer: million * gigabytes(answerBytes) * PRICES.dataTransferOutGb,
     total: 0,
   };
   perMillion.total = Object.values(perMillion).reduce((sum, dollars) => sum + dollars, 0);
-  return { route: sample.route, memoryMb, durationMs, readUnits, writeUnits, signs, perMillion };
+  return { route: sample.route, memoryMb, durationMs, readUnits, writeUnits, signs, answerBytes, perMillion };
 }
 
 function median(values: readonly number[]): number {

@@ -94,6 +94,8 @@ export function itemAccesses({ command, input, output, error }: ObservedCommand)
       return batchGetAccesses(input, output);
     case 'Query':
       return [queryAccess(input, output)];
+    case 'Scan':
+      return scanAccesses(input, output);
     case 'PutItem':
       return writeAccesses(input.TableName as string, plain(input.Item), failed ? undefined : plain(output?.Attributes), failed);
     case 'UpdateItem': {
@@ -146,6 +148,22 @@ function queryAccess(input: Item, output: Item | undefined): ItemAccess {
   const bytes = ((output?.Items ?? []) as Item[]).reduce((sum, item) => sum + itemSize(plain(item)), 0);
   const partition = String(plain(input.ExpressionAttributeValues)?.[conditionPlaceholder(input, partitionKey)] ?? '');
   return { table, index, partition, operation: 'read', consistent, bytes, units: readUnits(bytes, consistent) };
+}
+
+/**
+ * A scan page, item by item: a scan is billed on its page's size together, so each item it
+ * returned is counted at its own share of the units (not rounded up), on its own item. Items
+ * the filter left out are read too but not returned: a lower bound.
+ */
+function scanAccesses(input: Item, output: Item | undefined): ItemAccess[] {
+  const table = input.TableName as string;
+  const schema = schemaOf(table);
+  const consistent = input.ConsistentRead === true;
+  return ((output?.Items ?? []) as Item[]).map((raw) => {
+    const item = plain(raw)!;
+    const bytes = itemSize(item);
+    return { table, partition: String(item[schema.partitionKey]), item: sortKeyOf(schema, item), operation: 'read', consistent, bytes, units: (bytes / 4096) * (consistent ? 1 : 0.5) };
+  });
 }
 
 /**

@@ -62,12 +62,14 @@ export type LocalSettingName = Exclude<EnvironmentSettingName, 'stageName' | 'ap
 const LOCAL_DEFAULTS: Partial<Settings> = {
   regionalHostnames: { eu: 'eu.localhost' },
   catalogCacheSeconds: 2,
+  catalogReloadSpreadSeconds: 0,
   inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER },
 };
 
 /**
  * Every setting defaults as in the table (lambdas/settings.ts), except `regionalHostnames`
- * (`{ eu: 'eu.localhost' }`), `catalogCacheSeconds` (2) and `inferenceUpstreams` (the built-in
+ * (`{ eu: 'eu.localhost' }`), `catalogCacheSeconds` (2), `catalogReloadSpreadSeconds` (0: one
+ * process reloads at once) and `inferenceUpstreams` (the built-in
  * development provider for every model). Settings are checked as a function checks its
  * environment in AWS: a value out of range fails the start, naming its variable.
  */

@@ -31,7 +31,10 @@ export interface Hotspot {
   name: string;
   readUnitsPerSecond: number;
   writeUnitsPerSecond: number;
-  /** The larger of its read and write shares of the per-partition limits, in percent. */
+  /**
+   * Its share of the per-partition limits, in percent: its read share and its write share added,
+   * as DynamoDB's partition throughput is one budget that reads and writes both draw on.
+   */
   percent: number;
 }
 
@@ -45,30 +48,39 @@ export interface ScaleLoad {
 
 /** What `requests` requests' `calls` become at `rate` requests per second. */
 export function scaleLoad(calls: readonly AwsCall[], requests: number, rate: number): ScaleLoad {
+  return combinedLoad([{ calls, timesPerSecond: rate / requests }]);
+}
+
+/**
+ * Several loads at once: each part's calls happening `timesPerSecond` times a second (a row's
+ * requests at its rate, a container's background reads times the containers over their
+ * interval), their units added item by item and partition by partition.
+ */
+export function combinedLoad(parts: readonly { calls: readonly AwsCall[]; timesPerSecond: number }[]): ScaleLoad {
   const items = new Map<string, { read: number; write: number }>();
   const partitions = new Map<string, { read: number; write: number }>();
-  const add = (totals: Map<string, { read: number; write: number }>, name: string, access: ItemAccess) => {
+  const add = (totals: Map<string, { read: number; write: number }>, name: string, access: ItemAccess, times: number) => {
     const total = totals.get(name) ?? { read: 0, write: 0 };
-    total[access.operation] += access.units;
+    total[access.operation] += access.units * times;
     totals.set(name, total);
   };
-  for (const access of calls.flatMap((call) => call.items ?? [])) {
-    const partition = partitionName(access);
-    add(partitions, partition, access);
-    // A query reads a range of its partition: its items are not told apart.
-    if (access.item !== undefined) add(items, `${partition} / ${access.item}`, access);
+  let signs = 0;
+  for (const { calls, timesPerSecond } of parts) {
+    for (const access of calls.flatMap((call) => call.items ?? [])) {
+      const partition = partitionName(access);
+      add(partitions, partition, access, timesPerSecond);
+      // A query reads a range of its partition: its items are not told apart.
+      if (access.item !== undefined) add(items, `${partition} / ${access.item}`, access, timesPerSecond);
+    }
+    signs += calls.filter((call) => call.service === 'KMS' && call.command === 'Sign').length * timesPerSecond;
   }
-  const perSecond = rate / requests;
   const hotspots = (totals: Map<string, { read: number; write: number }>) =>
-    [...totals]
-      .map(([name, { read, write }]) => hotspot(name, read * perSecond, write * perSecond))
-      .sort((a, b) => b.percent - a.percent || a.name.localeCompare(b.name));
-  const signs = calls.filter((call) => call.service === 'KMS' && call.command === 'Sign').length;
-  return { items: hotspots(items), partitions: hotspots(partitions), kmsSignsPerSecond: signs * perSecond };
+    [...totals].map(([name, { read, write }]) => hotspot(name, read, write)).sort((a, b) => b.percent - a.percent || a.name.localeCompare(b.name));
+  return { items: hotspots(items), partitions: hotspots(partitions), kmsSignsPerSecond: signs };
 }
 
 function hotspot(name: string, readUnitsPerSecond: number, writeUnitsPerSecond: number): Hotspot {
-  const percent = 100 * Math.max(readUnitsPerSecond / PARTITION_LIMITS.read, writeUnitsPerSecond / PARTITION_LIMITS.write);
+  const percent = 100 * (readUnitsPerSecond / PARTITION_LIMITS.read + writeUnitsPerSecond / PARTITION_LIMITS.write);
   return { name, readUnitsPerSecond, writeUnitsPerSecond, percent };
 }
 
@@ -91,10 +103,12 @@ export function withinTargets(load: ScaleLoad): boolean {
   return (load.items[0]?.percent ?? 0) <= ITEM_SHARE * 100 && (load.partitions[0]?.percent ?? 0) <= PARTITION_SHARE * 100;
 }
 
-/** One hotspot as a table cell: `name: 1,234 WCU/s (123%)`. */
+/** One hotspot as a table cell: `name: 1,234 RCU/s + 56 WCU/s (47%)`, naming only the units it takes. */
 export function describeHotspot(spot: Hotspot | undefined): string {
   if (!spot) return 'none';
-  const write = spot.writeUnitsPerSecond / PARTITION_LIMITS.write >= spot.readUnitsPerSecond / PARTITION_LIMITS.read;
-  const units = write ? `${Math.round(spot.writeUnitsPerSecond).toLocaleString('en-US')} WCU/s` : `${Math.round(spot.readUnitsPerSecond).toLocaleString('en-US')} RCU/s`;
-  return `${shortened(spot.name)}: ${units} (${Math.round(spot.percent)}%)`;
+  const units = [
+    spot.readUnitsPerSecond > 0 ? `${Math.round(spot.readUnitsPerSecond).toLocaleString('en-US')} RCU/s` : undefined,
+    spot.writeUnitsPerSecond > 0 ? `${Math.round(spot.writeUnitsPerSecond).toLocaleString('en-US')} WCU/s` : undefined,
+  ].filter(Boolean);
+  return `${shortened(spot.name)}: ${units.join(' + ') || '0'} (${Math.round(spot.percent)}%)`;
 }

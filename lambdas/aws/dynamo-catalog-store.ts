@@ -1,19 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { systemRandom, type Random } from '../clock';
 import type { CatalogStore, StoredCatalog } from '../catalog/catalog-store';
 import type { CatalogEntry } from '../catalog/types';
-import { batchWriteAll, conditionalWrite, scanAll, type BatchWrite } from './dynamo-items';
+import { batchWriteAll, conditionalWrite, scanAll, transactWrite, type BatchWrite } from './dynamo-items';
 
 /**
  * The catalog in the models table: one item per model (`MODEL#<id>` / `ENTRY`, the
  * public entry with its endpoints and usage figures) and one version item
  * (`CATALOG` / `VERSION`) that every write bumps, so readers notice changes cheaply.
+ *
+ * Every container reads the version about every 30 s: 100,000 of them would take more than a
+ * partition's reads from one item. So each bump writes the version and its
+ * {@link VERSION_COPIES} copies (`CATALOG_VERSION#<n>` / `VERSION`) in one transaction, and a
+ * reader reads one copy chosen at random; the version item itself is read where a copy is
+ * missing (a catalog written before copies).
  */
 export class DynamoCatalogStore implements CatalogStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly newVersion: () => string = randomUUID,
+    private readonly random: Random = systemRandom,
   ) {}
 
   async load(): Promise<StoredCatalog> {
@@ -38,10 +46,11 @@ export class DynamoCatalogStore implements CatalogStore {
   }
 
   async version(): Promise<string | undefined> {
-    const result = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: 'CATALOG', sk: 'VERSION' }, ConsistentRead: true }),
-    );
-    return result.Item?.version as string | undefined;
+    const copy = Math.min(VERSION_COPIES - 1, Math.floor(this.random() * VERSION_COPIES));
+    const read = (key: { pk: string; sk: string }) => this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    const copied = await read(versionCopyKey(copy));
+    if (copied.Item) return copied.Item.version as string | undefined;
+    return (await read(VERSION_KEY)).Item?.version as string | undefined;
   }
 
   async putEntries(entries: readonly { position: number; entry: CatalogEntry }[]): Promise<void> {
@@ -97,11 +106,10 @@ export class DynamoCatalogStore implements CatalogStore {
   }
 
   private async bumpVersion(): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { pk: 'CATALOG', sk: 'VERSION', version: this.newVersion(), updatedAt: new Date().toISOString() },
-      }),
+    const version = { version: this.newVersion(), updatedAt: new Date().toISOString() };
+    await transactWrite(
+      this.client,
+      [VERSION_KEY, ...Array.from({ length: VERSION_COPIES }, (_, copy) => versionCopyKey(copy))].map((key) => ({ Put: { TableName: this.tableName, Item: { ...key, ...version } } })),
     );
   }
 
@@ -111,3 +119,8 @@ export class DynamoCatalogStore implements CatalogStore {
 }
 
 const modelPk = (id: string) => `MODEL#${id}`;
+
+/** Copies of the catalog's version item: at 100,000 containers checking every 30 s, each takes 417 reads a second. */
+export const VERSION_COPIES = 8;
+const VERSION_KEY = { pk: 'CATALOG', sk: 'VERSION' };
+const versionCopyKey = (copy: number) => ({ pk: `CATALOG_VERSION#${copy}`, sk: 'VERSION' });

@@ -16,8 +16,13 @@ export interface UsageFigures {
 export type CatalogLoadListener = (loaded: { version: string | undefined; entries: number }) => void;
 
 export interface CatalogCacheOptions {
-  /** Spreads each container's checks over ±20% of their interval. @default Math.random */
+  /** Spreads each container's checks over ±20% of their interval, and its reloads over the spread. @default Math.random */
   random?: Random;
+  /**
+   * Once a check finds a new version, the reload waits a random time up to this long: a fleet
+   * of containers then reloads over the spread, not in one burst on the models' items. @default 0
+   */
+  reloadSpreadSeconds?: number;
   /** Told of a background read that failed: the cache serves what it holds and reads again later. */
   onFailure?: (read: 'version' | 'catalog' | 'usage figures', error: Error) => void;
 }
@@ -30,7 +35,7 @@ const RETRY_AFTER_MS = 5000;
  * check it is served as is (each interval drawn within ±20%, so that a fleet of containers
  * does not read the version item in step); after that the next request reads the version item
  * and reloads the catalog only when the version moved. A catalog change is therefore visible
- * within 1.2 × `maxAgeSeconds` plus one load, on every container.
+ * within 1.2 × `maxAgeSeconds`, plus the reload spread, plus one load, on every container.
  *
  * With usage figures, the `most-popular` and `top-weekly` sorts also count the requests and
  * tokens the gateway served in the last week (SPEC 4.1 rule 2), read about every
@@ -47,6 +52,9 @@ export class CatalogCache {
   private figures: ModelUsage = new Map();
   private checkDue = -Infinity;
   private usageDue = -Infinity;
+  /** When the reload of a version found new is due; undefined when none is waiting. */
+  private reloadDue: number | undefined;
+  private readonly reloadSpreadMs: number;
   private refreshing: Promise<CatalogIndex> | undefined;
   private readonly random: Random;
   private readonly onFailure: NonNullable<CatalogCacheOptions['onFailure']>;
@@ -60,12 +68,14 @@ export class CatalogCache {
     options: CatalogCacheOptions = {},
   ) {
     this.random = options.random ?? Math.random;
+    this.reloadSpreadMs = (options.reloadSpreadSeconds ?? 0) * 1000;
     this.onFailure = options.onFailure ?? (() => undefined);
   }
 
   async get(): Promise<CatalogIndex> {
     const now = this.clock.now().getTime();
-    if (this.index && now < this.checkDue && (this.usage === undefined || now < this.usageDue)) return this.index;
+    const reloadWaits = this.reloadDue === undefined || now < this.reloadDue;
+    if (this.index && now < this.checkDue && reloadWaits && (this.usage === undefined || now < this.usageDue)) return this.index;
     // One refresh at a time per container; concurrent callers share it.
     this.refreshing ??= this.refresh().finally(() => {
       this.refreshing = undefined;
@@ -79,15 +89,21 @@ export class CatalogCache {
     if (!this.index) {
       await this.load();
       this.checkDue = at + this.interval(this.maxAgeSeconds);
+    } else if (this.reloadDue !== undefined && at >= this.reloadDue) {
+      if ((await this.attempt('catalog', () => this.load())).failed) this.reloadDue = at + RETRY_AFTER_MS;
+      else this.reloadDue = undefined;
     } else if (at >= this.checkDue) {
       const version = await this.attempt('version', () => this.store.version());
       if (version.failed) {
         this.checkDue = at + Math.min(RETRY_AFTER_MS, this.interval(this.maxAgeSeconds));
         return this.index;
       }
-      if (version.value !== this.version && (await this.attempt('catalog', () => this.load())).failed) {
-        this.checkDue = at + Math.min(RETRY_AFTER_MS, this.interval(this.maxAgeSeconds));
-        return this.index;
+      if (version.value !== this.version && this.reloadDue === undefined) {
+        if (this.reloadSpreadMs > 0) this.reloadDue = at + this.random() * this.reloadSpreadMs;
+        else if ((await this.attempt('catalog', () => this.load())).failed) {
+          this.checkDue = at + Math.min(RETRY_AFTER_MS, this.interval(this.maxAgeSeconds));
+          return this.index;
+        }
       }
       this.checkDue = at + this.interval(this.maxAgeSeconds);
     }

@@ -6,7 +6,7 @@ import type { JtiStore } from '../federation/jti-replay';
 import type { FederationPolicy } from '../federation/types';
 import type { Signer } from '../signing/signer';
 import { mintAccessToken, NoLifetimeLeftError, type MintedToken } from './access-token';
-import { checkExchangeRate, type ExchangeRateLimit, type RateCounterStore } from './exchange-rate-limit';
+import { checkExchangeRate, knownRefusal, type ExchangeRateLimit, type RateCounterStore } from './exchange-rate-limit';
 import { DpopProofError, type VerifiedProof } from '../credentials/dpop-proof';
 import { invalidDpopProof, invalidGrant, invalidScope, temporarilyUnavailable, tooManyRequests, type OAuthError } from './oauth-errors';
 import { ACCESS_TOKEN_TYPE, parseTokenExchangeRequest, type TokenExchangeRequest } from './token-request';
@@ -70,6 +70,9 @@ export interface TokenExchangeInput extends RequestProofs {
  */
 export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchangeInput): Promise<TokenResponse> {
   const now = deps.clock.now();
+  // An address this container found past its limit is refused before anything is read.
+  const known = knownRefusal(deps.rateCounters, input.sourceIp, now, deps.config.rateLimit);
+  if (known && !known.allowed) refuseForRate(deps, known.retryAfterSeconds);
   // Three sequential round trips in all: (rate counter ∥ policy) → (issuer ∥ organization ∥
   // key) → (signature ∥ jti claim ∥ event). The signer's record is read beside the first.
   const rateChecked = enforceRateLimit(deps, input, now);
@@ -293,10 +296,12 @@ async function enforceRateLimit(deps: TokenExchangeDeps, input: TokenExchangeInp
     deps.logger.error('exchange rate limiter unavailable', { requestId: input.requestId, error: (error as Error).name });
     throw temporarilyUnavailable('The token endpoint is unavailable; retry shortly', 1);
   }
-  if (!decision.allowed) {
-    deps.onOutcome?.('refused', 'rate_limited');
-    throw tooManyRequests('Too many token requests from this address', decision.retryAfterSeconds);
-  }
+  if (!decision.allowed) refuseForRate(deps, decision.retryAfterSeconds);
+}
+
+function refuseForRate(deps: TokenExchangeDeps, retryAfterSeconds: number): never {
+  deps.onOutcome?.('refused', 'rate_limited');
+  throw tooManyRequests('Too many token requests from this address', retryAfterSeconds);
 }
 
 async function recordRefusal(

@@ -20,6 +20,6 @@ export function catalogCache(context: FunctionContext<'models' | 'usage'>, setti
     settings.catalogCacheSeconds,
     catalogLoadRecorder(context.telemetry),
     figures,
-    { onFailure: (what, error) => context.telemetry.logger.warn('catalog background read failed; serving the catalog held', { read: what, error: error.name, detail: error.message }) },
+    { reloadSpreadSeconds: settings.catalogReloadSpreadSeconds, onFailure: (what, error) => context.telemetry.logger.warn('catalog background read failed; serving the catalog held', { read: what, error: error.name, detail: error.message }) },
   );
 }

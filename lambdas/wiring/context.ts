@@ -47,7 +47,7 @@ export type ServedHostSettings = Pick<Settings, 'regionalHostnames'>;
 export type ApiSettings = Pick<Settings, 'corsAllowedOrigins'>;
 
 /** How stale a function's in-memory catalog, and the usage figures its sorts read, may get; the regional hostnames it filters by. */
-export interface CatalogSettings extends Pick<Settings, 'catalogCacheSeconds' | 'regionalHostnames'> {
+export interface CatalogSettings extends Pick<Settings, 'catalogCacheSeconds' | 'catalogReloadSpreadSeconds' | 'regionalHostnames'> {
   /** Deployed functions re-read the gateway's usage figures every `USAGE_FIGURES_SECONDS`. */
   readonly usageFiguresSeconds: number;
 }

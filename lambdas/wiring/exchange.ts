@@ -1,7 +1,7 @@
 import { evaluateCondition } from '../federation/condition';
 import { evaluateExchange } from '../federation/evaluate-exchange';
 import type { IssuerKeySource } from '../federation/issuer-keys';
-import { checkExchangeRate } from '../oauth/exchange-rate-limit';
+import { RememberingRateCounters, checkExchangeRate } from '../oauth/exchange-rate-limit';
 import { DynamoAccountStore } from '../aws/dynamo-account-store';
 import { DynamoFederationStore } from '../aws/dynamo-federation-store';
 import { DynamoRateCounterStore } from '../aws/dynamo-rate-counter-store';
@@ -24,7 +24,7 @@ export function exchangeEvaluator(context: FunctionContext<'keys' | 'policies'>,
 
 /** The token endpoint's per-address budget (SPEC 8), which the policy tester shares. */
 export function exchangeRateCheck(context: FunctionContext<'rateCounters'>, settings: ExchangeRateSettings) {
-  const counters = new DynamoRateCounterStore(context.documentClient, context.tables.rateCounters);
+  const counters = new RememberingRateCounters(new DynamoRateCounterStore(context.documentClient, context.tables.rateCounters));
   const limit = exchangeRateLimit(settings);
   return (sourceIp: string) => checkExchangeRate(counters, sourceIp, context.clock.now(), limit);
 }

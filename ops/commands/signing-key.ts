@@ -26,7 +26,7 @@ export const signingKeyCommands: CommandSpec[] = [
     description: [
       'Locally a new key file in the data directory; on AWS a new KMS key made like the active one',
       '(ECC_NIST_P256, the same key policy and tags, so the token exchange may sign with it).',
-      'The new key is published in the JWKS at once and signs within 30 seconds in running',
+      'The new key is published in the JWKS within 5 seconds and signs within 30 seconds in running',
       'functions and the running local service. The retired key stays published for 15 minutes,',
       'so tokens it signed keep verifying until they expire.',
     ],

@@ -13,6 +13,7 @@ const SAMPLES: Record<EnvironmentSettingName, readonly unknown[]> = {
   regionalHostnames: [{ eu: 'eu.api.example.com' }, { eu: 'EU.Example.com.' }, { EU: 'eu.example.com' }, { eu: 'https://eu.example.com' }, { eu: '' }],
   accessTokenMaxLifetimeSeconds: [60, 900, 59, 901, 600.5],
   catalogCacheSeconds: [0, 3600, -1, 3601],
+  catalogReloadSpreadSeconds: [0, 3600, -1, 3601],
   inferenceUpstreams: [
     { '*': 'https://llm.example.com/v1/' },
     { 'novita/fp8': 'development-echo' },

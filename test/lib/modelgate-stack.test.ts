@@ -330,6 +330,7 @@ describe('functions', () => {
         // DPoP proof replay records only (asserted below).
         ...table('rateCounters'),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
+        CATALOG_RELOAD_SPREAD_SECONDS: String(settings.catalogReloadSpreadSeconds),
         PUBLIC_CATALOG: '0',
         ...verifiesTokens,
         ...servedHostnames,
@@ -376,6 +377,7 @@ describe('functions', () => {
         INFERENCE_UPSTREAMS: JSON.stringify(settings.inferenceUpstreams),
         UPSTREAM_TIMEOUT_SECONDS: String(settings.upstreamTimeoutSeconds),
         CATALOG_CACHE_SECONDS: String(settings.catalogCacheSeconds),
+        CATALOG_RELOAD_SPREAD_SECONDS: String(settings.catalogReloadSpreadSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
         ...verifiesTokens,
         // Completions are routed within the region of the hostname called (SPEC 4.1 rule 4).

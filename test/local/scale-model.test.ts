@@ -1,7 +1,7 @@
 import { serviceMs, type AwsCall } from '../../local/aws-calls';
 import type { ItemAccess } from '../../local/dynamodb-capacity';
 import { PRICES, routeCost } from '../../local/cost-model';
-import { scaleLoad, shortened, withinTargets } from '../../local/scale-model';
+import { combinedLoad, describeHotspot, scaleLoad, shortened, withinTargets } from '../../local/scale-model';
 
 const access = (overrides: Partial<ItemAccess>): ItemAccess => ({
   table: 'modelgate-usage',
@@ -49,6 +49,24 @@ describe('the scale model', () => {
     expect(load.items.map((spot) => spot.name)).toEqual(['usage/byOrganization ORG#o / d']);
   });
 
+  it("adds an item's read share and write share: DynamoDB's partition budget is one for both", () => {
+    // 1,500 reads a second (half of 3,000) and 250 writes (a quarter of 1,000): three quarters of the partition.
+    const load = scaleLoad([call([access({ operation: 'read', units: 3 }), access({ units: 0.5 })])], 1, 500);
+    expect(load.items[0]).toMatchObject({ readUnitsPerSecond: 1500, writeUnitsPerSecond: 250, percent: 75 });
+    expect(describeHotspot(load.items[0])).toBe('usage KEY#a / d: 1,500 RCU/s + 250 WCU/s (75%)');
+  });
+
+  it('combines loads at their own rates: requests, and containers\' background reads', () => {
+    const requests = [call([access({ units: 1 })])];
+    const background = [call([access({ operation: 'read', units: 1 })], { command: 'GetItem' })];
+    // 300 requests a second, and 100,000 containers reading once every 50 s.
+    const load = combinedLoad([
+      { calls: requests, timesPerSecond: 300 },
+      { calls: background, timesPerSecond: 100_000 / 50 },
+    ]);
+    expect(load.items[0]).toMatchObject({ writeUnitsPerSecond: 300, readUnitsPerSecond: 2000, percent: expect.closeTo(30 + 200 / 3) });
+  });
+
   it('counts KMS signatures per second', () => {
     expect(scaleLoad([call([], { service: 'KMS', command: 'Sign', items: undefined })], 2, 300).kmsSignsPerSecond).toBe(150);
   });
@@ -73,7 +91,7 @@ describe('what a million requests cost', () => {
       call([], { service: 'KMS', command: 'Sign', items: undefined, start: 5, end: 6, serviceStart: 5, serviceEnd: 6 }),
     ];
     // 10 ms locally, 4 of them in the calls' services: 6 ms of CPU at one vCPU.
-    const cost = routeCost({ route: 'POST /x', functionName: 'tokenExchange', callsPerRequest: [requestCalls], localMs: [10] });
+    const cost = routeCost({ route: 'POST /x', functionName: 'tokenExchange', callsPerRequest: [requestCalls], localMs: [10], answerBytes: [2 * 1024 ** 2] });
     expect(cost).toMatchObject({ memoryMb: 256, readUnits: 1.5, writeUnits: 2, signs: 1 });
     // 6 ms × 1769 / 256 of CPU, and three stages in AWS: 5 + 5 + 10 ms.
     expect(cost.durationMs).toBe(Math.ceil((6 * 1769) / 256 + 20));
@@ -81,6 +99,11 @@ describe('what a million requests cost', () => {
     expect(cost.perMillion.writes).toBeCloseTo(2 * 0.625);
     expect(cost.perMillion.kms).toBeCloseTo(15);
     expect(cost.perMillion.compute).toBeCloseTo(1e6 * 0.25 * (cost.durationMs / 1000) * PRICES.lambdaGbSecond);
-    expect(cost.perMillion.total).toBeCloseTo(cost.perMillion.compute + 0.2 + 3.5 + 0.6 + cost.perMillion.reads + cost.perMillion.writes + 15);
+    // Each request's log lines at $0.50 a GB, 5% of requests traced at $5 a million, 2 MB answers at $0.09 a GB.
+    expect(cost.perMillion.logs).toBeCloseTo((1e6 * 1460 * 0.5) / 1024 ** 3);
+    expect(cost.perMillion.traces).toBeCloseTo(0.25);
+    expect(cost.perMillion.transfer).toBeCloseTo((1e6 * 2 * 0.09) / 1024);
+    const { logs, traces, transfer } = cost.perMillion;
+    expect(cost.perMillion.total).toBeCloseTo(cost.perMillion.compute + 0.2 + 3.5 + 0.6 + cost.perMillion.reads + cost.perMillion.writes + 15 + logs + traces + transfer);
   });
 });

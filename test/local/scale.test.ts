@@ -1,6 +1,7 @@
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
-import { ITEM_SHARE, KMS_ECC_SIGN_QUOTA, PARTITION_SHARE, describeHotspot } from '../../local/scale-model';
+import { ITEM_SHARE, KMS_ECC_SIGN_QUOTA, PARTITION_SHARE, describeHotspot, type ScaleLoad } from '../../local/scale-model';
 import { measureScale, TRAFFIC_ROWS, type MeasuredRow, type TrafficRowId } from '../support/scale-traffic';
+import { togetherLoad, type BackgroundReads } from '../support/scale-scenarios';
 
 /**
  * The scale model's targets (docs/benchmarks.md, "Scale"): each traffic row, driven through the
@@ -10,20 +11,35 @@ import { measureScale, TRAFFIC_ROWS, type MeasuredRow, type TrafficRowId } from 
  * Counts are deterministic (a still clock, an evenly spread sequence for the random choices);
  * `npm run bench` prints the same rows with more requests.
  */
+/** The hottest item within half a partition's limits, the hottest partition-key value within them (none: nothing touched). */
+function expectWithinTargets(load: ScaleLoad): void {
+  const [item, partition] = [load.items[0], load.partitions[0]];
+  expect({ item: describeHotspot(item), within: (item?.percent ?? 0) <= ITEM_SHARE * 100 }).toEqual({ item: describeHotspot(item), within: true });
+  expect({ partition: describeHotspot(partition), within: (partition?.percent ?? 0) <= PARTITION_SHARE * 100 }).toEqual({ partition: describeHotspot(partition), within: true });
+}
+
 describe('the data layout at internet scale', () => {
   let rows: Map<TrafficRowId, MeasuredRow>;
+  let background: BackgroundReads;
 
   beforeAll(async () => {
-    rows = new Map((await measureScale({ requests: 128, exchanges: 32, rows: TRAFFIC_ROWS.map((row) => row.id) })).map((row) => [row.id, row]));
+    const measured = await measureScale({ requests: 128, exchanges: 32, rows: [...TRAFFIC_ROWS.map((row) => row.id), 'key-usage-day-365'] });
+    rows = new Map(measured.rows.map((row) => [row.id, row]));
+    background = measured.background;
   }, 300_000);
 
-  it.each(TRAFFIC_ROWS.map((row) => [row.traffic, row.rate, row.id] as const))('%s at %d/s: every item within half a partition, every partition-key value within its limits', (_traffic, _rate, id) => {
-    const load = rows.get(id)!.load!;
-    expect({ item: describeHotspot(load.items[0]), within: load.items[0]!.percent <= ITEM_SHARE * 100 }).toEqual({ item: describeHotspot(load.items[0]), within: true });
-    expect({ partition: describeHotspot(load.partitions[0]), within: load.partitions[0]!.percent <= PARTITION_SHARE * 100 }).toEqual({
-      partition: describeHotspot(load.partitions[0]),
-      within: true,
-    });
+  it.each(TRAFFIC_ROWS.map((row) => [row.traffic, row.rate, row.id] as const))('%s at %d/s, its containers\' own reads included: every item within half a partition, every partition-key value within its limits', (_traffic, _rate, id) => {
+    expectWithinTargets(rows.get(id)!.load!);
+  });
+
+  it('every target at once, each at its rate, with the containers they all keep busy and what each reads on its own: within the limits, read and write shares added', () => {
+    expectWithinTargets(togetherLoad([...rows.values()], background));
+  });
+
+  it('reads a key\'s usage after a year of 20 models a day in at most 40 read units: its totals and the days since', () => {
+    const row = rows.get('key-usage-day-365')!;
+    const units = row.calls.flatMap((call) => call.items ?? []).filter((access) => access.operation === 'read').reduce((sum, access) => sum + access.units, 0) / row.requests;
+    expect(units).toBeLessThanOrEqual(40);
   });
 
   it.each(['key-completions', 'token-completions', 'key-catalog', 'organization-completions', 'model-completions'] as const)(

@@ -85,7 +85,7 @@ describe('npm run ops -- signing-key rotate, against the running local service',
     expect(active).toMatchObject({ status: 'active', key_ref: expect.stringMatching(/^local:signing-key-\d{8}T\d{6}Z-[0-9a-f]{6}\.pem$/) });
     expect(retired).toEqual([expect.objectContaining({ kid: oldKid, status: 'retired' })]);
 
-    // Published at once: both keys, the new one first.
+    // Published: both keys, the new one first (a key set container re-reads the records every 5 s at most).
     const published = (await service.call('/oauth/jwks')).body.keys.map((key: { kid: string }) => key.kid);
     expect(published).toEqual([active.kid, oldKid]);
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
 import { DynamoFederationStore } from '../../lambdas/aws/dynamo-federation-store';
@@ -11,12 +12,15 @@ import type { FunctionId } from '../../lambdas/routes';
 import type { AwsCall } from '../../local/aws-calls';
 import { readDevCertificateAuthority } from '../../local/dev-ca';
 import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
-import { scaleLoad, type ScaleLoad } from '../../local/scale-model';
+import type { ScaleLoad } from '../../local/scale-model';
 import { connectToRuntime, type RuntimeStores } from './accounts';
 import { startTestDynamoDb } from './dynamodb-local';
 import { makeIssuer, makePolicy } from './federation-fixtures';
 import { startIdentityProvider, type TestIdentityProvider } from './identity-provider';
 import { exchangeForm } from '../../local/exchange-form';
+import { batchWriteAll } from '../../lambdas/aws/dynamo-items';
+import { daysBefore } from '../../lambdas/usage/usage';
+import { ADDRESS_ROW_REQUESTS, measureBackground, rowLoad, type BackgroundReads } from './scale-scenarios';
 
 /**
  * The traffic rows of the scale model (docs/benchmarks.md, "Scale"), driven through the real
@@ -36,8 +40,12 @@ export type TrafficRowId =
   | 'organization-completions'
   | 'model-completions'
   | 'policy-exchanges'
+  | 'address-exchanges'
+  | 'jwks'
   | 'key-usage'
-  | 'organization-activity';
+  | 'organization-activity'
+  | 'key-usage-day-365'
+  | 'organization-activity-day-365';
 
 export interface TrafficRow {
   id: TrafficRowId;
@@ -58,12 +66,17 @@ export const TRAFFIC_ROWS: readonly (TrafficRow & { rate: number })[] = [
   { id: 'organization-completions', traffic: 'one organization, completions over many keys', rate: 50_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
   { id: 'model-completions', traffic: 'one model, completions across the deployment', rate: 50_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
   { id: 'policy-exchanges', traffic: 'one policy, token exchanges', rate: 300, route: 'POST /oauth/token', functionName: 'tokenExchange' },
+  // A NAT's worth of workloads behind one address, for the 30 s or so before the firewall's rate rule blocks it.
+  { id: 'address-exchanges', traffic: 'one address, token exchanges past its limit', rate: 10_000, route: 'POST /oauth/token', functionName: 'tokenExchange' },
+  { id: 'jwks', traffic: 'the key set, fetched by every verifier', rate: 10_000, route: 'GET /oauth/jwks', functionName: 'jwks' },
 ];
 
-/** Rows measured for what they cost only: the usage views, which read every shard. */
+/** Rows measured for what they cost only: the usage views, on the first day and after a year of history, folded. */
 export const COST_ROWS: readonly TrafficRow[] = [
   { id: 'key-usage', traffic: 'a key\'s own usage', route: 'GET /key', functionName: 'management' },
   { id: 'organization-activity', traffic: 'an organization\'s activity', route: 'GET /activity', functionName: 'management' },
+  { id: 'key-usage-day-365', traffic: 'a key\'s own usage, a year of 20 models a day on', route: 'GET /key', functionName: 'management' },
+  { id: 'organization-activity-day-365', traffic: 'an organization\'s activity, a year on', route: 'GET /activity', functionName: 'management' },
 ];
 
 export interface MeasuredRow extends TrafficRow {
@@ -75,7 +88,9 @@ export interface MeasuredRow extends TrafficRow {
   callsPerRequest: AwsCall[][];
   /** Each request's time on the local runtime, to the end of its invocation, ms. */
   localMs: number[];
-  /** At the row's rate; none for a cost-only row. */
+  /** The bytes of each answer's body as API Gateway sends it: gzipped from its minimum compression size (1 KiB) on. */
+  answerBytes: number[];
+  /** At the row's rate, its containers' own reads included; none for a cost-only row. */
   load?: ScaleLoad;
 }
 
@@ -96,12 +111,20 @@ export interface ScaleRunOptions {
 }
 
 const MODEL = 'openai/gpt-4o-mini';
+/** API Gateway compresses an answer from this size on, for a client that accepts it (lib/constructs/api.ts). */
+const GATEWAY_MIN_COMPRESSION_BYTES = 1024;
 const MODEL_ROW_ORGANIZATIONS = 5;
 const AUDIENCE = 'https://modelgate.example';
 const SUBJECT = 'repo:acme/app:ref:refs/heads/main';
 
-/** Runs the traffic rows on a fresh local runtime and scales each to its rate. */
-export async function measureScale(options: ScaleRunOptions = {}): Promise<MeasuredRow[]> {
+/** What a scale run measured: each row, and what each container reads on its own. */
+export interface MeasuredScale {
+  rows: MeasuredRow[];
+  background: BackgroundReads;
+}
+
+/** Runs the traffic rows on a fresh local runtime and scales each to its rate, its containers' own reads included. */
+export async function measureScale(options: ScaleRunOptions = {}): Promise<MeasuredScale> {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-scale-'));
   const calls: AwsCall[] = [];
   const draws = equidistributed();
@@ -129,28 +152,34 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
     const rows = [...TRAFFIC_ROWS, ...COST_ROWS].filter((row) => !options.rows || options.rows.includes(row.id));
     const measured: MeasuredRow[] = [];
     for (const row of rows) {
-      const requests = row.rate === undefined ? (options.costRequests ?? 16) : row.id === 'policy-exchanges' ? (options.exchanges ?? 128) : (options.requests ?? 512);
+      const requests =
+        row.rate === undefined ? (options.costRequests ?? 16) : row.id === 'policy-exchanges' ? (options.exchanges ?? 128) : row.id === 'address-exchanges' ? ADDRESS_ROW_REQUESTS : (options.requests ?? 512);
       const send = await traffic.prepare(row.id, options.keys ?? 17);
       // Each row's draws from the start of their sequences: whole blocks of its own requests.
       draws.startRow();
       const callsPerRequest: AwsCall[][] = [];
       const localMs: number[] = [];
+      const answerBytes: number[] = [];
       for (let i = 0; i < requests; i++) {
         draws.endRequest();
         const first = calls.length;
         const start = performance.now();
         const status = await send(i);
-        if (status !== 200) throw new Error(`${row.id}: request ${i} answered ${status}`);
+        // Past its limit, one address is refused: what that costs is what the row measures.
+        if (status !== 200 && !(row.id === 'address-exchanges' && status === 429)) throw new Error(`${row.id}: request ${i} answered ${status}`);
         // What an invocation does after its answer lands before the next request.
         await runtime.idle();
         draws.endRequest();
         localMs.push(performance.now() - start);
+        answerBytes.push(traffic.lastAnswerBytes);
         callsPerRequest.push(calls.slice(first));
       }
       const rowCalls = callsPerRequest.flat();
-      measured.push({ ...row, requests, calls: rowCalls, callsPerRequest, localMs, load: row.rate === undefined ? undefined : scaleLoad(rowCalls, requests, row.rate) });
+      measured.push({ ...row, requests, calls: rowCalls, callsPerRequest, localMs, answerBytes });
     }
-    return measured;
+    const background = await measureBackground(runtime, at);
+    for (const row of measured) if (row.rate !== undefined) row.load = rowLoad(row, background);
+    return { rows: measured, background };
   } finally {
     await idp.close();
     stores.destroy();
@@ -215,9 +244,13 @@ class Traffic {
       case 'token-completions':
         return this.warmed([await this.accessToken()], (credential) => this.completion(credential));
       case 'key-catalog':
-        return this.warmed([demo.keys.workspace], (credential) => this.call('GET', '/models/user?limit=10', credential));
-      case 'organization-completions':
-        return this.warmed(await this.keysOf(demo.organizationId, keys), (credential) => this.completion(credential));
+        // A key of its own: each row is one key's traffic, and every row runs at once in the scenario of all targets.
+        return this.warmed(await this.ownKey('catalog'), (credential) => this.call('GET', '/models/user?limit=10', credential));
+      case 'organization-completions': {
+        // An organization of its own: the keys of the other rows are the demo organization's, and every row runs at once in the scenario of all targets.
+        const { organization } = await this.stores.accounts.createOrganization({ name: 'scale organization', plan: 'enterprise' });
+        return this.warmed(await this.keysOf(organization.id, keys), (credential) => this.completion(credential));
+      }
       case 'model-completions': {
         // As many keys again, in organizations of their own across the deployment.
         const organizations = await Promise.all(
@@ -236,6 +269,18 @@ class Traffic {
         // Each exchange from an address of its own: the per-address counter is the caller's, not the policy's.
         return async (i) => this.exchange(policyId, `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`);
       }
+      case 'address-exchanges': {
+        const policyId = await this.policy();
+        return async () => this.exchange(policyId, '127.0.200.1');
+      }
+      case 'jwks':
+        return this.warmed([''], () => this.send('GET', '/oauth/jwks', {}).then((answer) => answer.status));
+      case 'key-usage-day-365':
+        await this.history();
+        return this.warmed([demo.keys.workspace], (credential) => this.call('GET', '/key', credential));
+      case 'organization-activity-day-365':
+        await this.history();
+        return this.warmed([demo.keys.managementReadOnly], (credential) => this.call('GET', '/activity', credential));
     }
   }
 
@@ -252,6 +297,40 @@ class Traffic {
     return this.call('POST', '/chat/completions', credential, JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hello' }] }));
   }
 
+  /** The body of the last answer, in bytes as the gateway sends it (gzipped from 1 KiB on). */
+  lastAnswerBytes = 0;
+
+  private readonly ownKeys = new Map<string, string[]>();
+
+  /** A key of the demo organization for one row, created once. */
+  private async ownKey(row: string): Promise<string[]> {
+    const made = this.ownKeys.get(row) ?? (await this.keysOf(this.runtime.demo.organizationId, 1));
+    this.ownKeys.set(row, made);
+    return made;
+  }
+
+  private historyWritten = false;
+
+  /**
+   * A year of the demo key's usage, 20 models a day, as the completions of each day left it (one
+   * shard each), folded by the rollup as its schedule would have: the history the day-365 rows read.
+   */
+  private async history(): Promise<void> {
+    if (this.historyWritten) return;
+    this.historyWritten = true;
+    const { organizationId, keys } = this.runtime.demo;
+    const hash = hashApiKey(keys.workspace);
+    const items = Array.from({ length: 365 }, (_, day) => daysBefore(this.at, day + 1)).flatMap((date, d) =>
+      Array.from({ length: 20 }, (_, m) => {
+        const model = `history/model-${m}`;
+        const shard = (d + m) % 64;
+        return { pk: `KEY#${hash}#${shard % 16}`, sk: `${date}#${model}#history#${shard}`, gsi1pk: `ORG#${organizationId}#${shard}`, gsi1sk: `${date}#${hash}#${model}#history`, date, model, permaslug: model, endpointId: `${model}:history`, providerName: 'History', requests: 3, promptTokens: 300, completionTokens: 150, cost: 0.001, via_api_key: 3 };
+      }),
+    );
+    await batchWriteAll(this.stores.documentClient, TABLE_SCHEMAS.usage.localName, items.map((Item) => ({ PutRequest: { Item } })));
+    await this.runtime.rollUpUsage();
+  }
+
   /** `count` workspace keys of the organization, created as the operator CLI creates them. */
   private async keysOf(organizationId: string, count: number): Promise<string[]> {
     const secrets: string[] = [];
@@ -266,7 +345,9 @@ class Traffic {
     const organizationId = this.runtime.demo.organizationId;
     const issuer = makeIssuer({ organizationId, issuerUrl: this.idp.issuerUrl });
     await federation.createIssuer(issuer);
-    const policy = makePolicy({ organizationId, issuerId: issuer.id, subject: SUBJECT, audience: AUDIENCE, apiKeyHash: hashApiKey(this.runtime.demo.keys.workspace) });
+    // Its tokens act as a key of their own, not the key of the completions row.
+    const [actingKey] = await this.ownKey('tokens');
+    const policy = makePolicy({ organizationId, issuerId: issuer.id, subject: SUBJECT, audience: AUDIENCE, apiKeyHash: hashApiKey(actingKey!) });
     await federation.createPolicy(policy);
     this.policyId = policy.id;
     // The first exchange fetches the issuer's keys and the signing-key records, as a warm container has.
@@ -300,7 +381,11 @@ class Traffic {
       const outgoing = httpRequest(url, { method, headers, localAddress, agent: false }, (response) => {
         const parts: Buffer[] = [];
         response.on('data', (part: Buffer) => parts.push(part));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(parts).toString() }));
+        response.on('end', () => {
+          const body = Buffer.concat(parts);
+          this.lastAnswerBytes = body.length >= GATEWAY_MIN_COMPRESSION_BYTES ? gzipSync(body).length : body.length;
+          resolve({ status: response.statusCode ?? 0, body: body.toString() });
+        });
         response.on('error', reject);
       });
       outgoing.on('error', reject);

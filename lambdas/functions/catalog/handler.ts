@@ -25,7 +25,7 @@ export const CATALOG_FUNCTION = {
   tables: ['keys', 'models', 'usage', 'rateCounters'],
   // Access tokens are verified against the API base URL (SPEC 2.13); the listing follows the regional hostname called (SPEC 4.1);
   // the public catalog may answer without a credential; every answer names the origins its page may read it from.
-  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'catalogCacheSeconds', 'publicCatalog', 'corsAllowedOrigins'],
+  settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'catalogCacheSeconds', 'catalogReloadSpreadSeconds', 'publicCatalog', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;
 
 export interface CatalogHandlerDeps extends CatalogApiDeps {

@@ -13,6 +13,7 @@ export const INFERENCE_FUNCTION = {
     // Completions are routed within the region of the hostname called (SPEC 4.1 rule 4), over the same catalog.
     'regionalHostnames',
     'catalogCacheSeconds',
+    'catalogReloadSpreadSeconds',
     'inferenceUpstreams',
     'upstreamTimeoutSeconds',
     'providerCredentialsSecretArn',

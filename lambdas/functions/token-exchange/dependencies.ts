@@ -10,6 +10,7 @@ import { DynamoSigningKeyStore } from '../../aws/dynamo-signing-key-store';
 import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext, ServedHostSettings } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateLimit } from '../../wiring/exchange';
 import { dpopChecker } from '../../wiring/credentials';
+import { RememberingRateCounters } from '../../oauth/exchange-rate-limit';
 
 export interface TokenExchangeSettings extends AccessTokenSettings, ServedHostSettings, ExchangeRateSettings, ApiSettings {
   /** Where the issuers' keys come from: HTTPS with the address rules, cached. */
@@ -31,7 +32,7 @@ export function tokenExchangeDependencies(
     config: { issuer: settings.apiBaseUrl, maxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds, rateLimit: exchangeRateLimit(settings) },
     clock,
     newId: settings.newId,
-    rateCounters: new DynamoRateCounterStore(documentClient, tables.rateCounters),
+    rateCounters: new RememberingRateCounters(new DynamoRateCounterStore(documentClient, tables.rateCounters)),
     evaluate: exchangeEvaluator(context, settings.issuerKeys),
     // Exchange events and seen `jti` values live in the policies table under their own key prefixes.
     jtis: new DynamoJtiStore(documentClient, tables.policies),

@@ -1,4 +1,5 @@
-import { DynamoCatalogStore } from '../../../lambdas/aws/dynamo-catalog-store';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoCatalogStore, VERSION_COPIES } from '../../../lambdas/aws/dynamo-catalog-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { catalogEntry } from '../../support/catalog-fixtures';
 import { startEmbeddedTables } from '../../support/embedded-tables';
@@ -46,5 +47,16 @@ describe('DynamoCatalogStore on the embedded DynamoDB', () => {
     expect(loaded.version).toBe('v3');
     expect(loaded.entries).toHaveLength(58);
     expect(loaded.entries.map((e) => e.model.id)).not.toContain('m/00');
+  });
+
+  it('writes the version to every copy in the same transaction, and reads a copy at random, the version item where a copy is missing', async () => {
+    await store.putEntries([{ position: 0, entry: catalogEntry('m/copied') }]);
+    const reader = (copy: number) => new DynamoCatalogStore(tables.documentClient, TABLE_SCHEMAS.models.localName, undefined, () => (copy + 0.5) / VERSION_COPIES);
+    const expected = await new DynamoCatalogStore(tables.documentClient, TABLE_SCHEMAS.models.localName).load();
+    const seen = await Promise.all(Array.from({ length: VERSION_COPIES }, (_, copy) => reader(copy).version()));
+    expect(seen).toEqual(Array(VERSION_COPIES).fill(expected.version));
+    // A catalog written before copies: the version item is read instead.
+    await tables.documentClient.send(new DeleteCommand({ TableName: TABLE_SCHEMAS.models.localName, Key: { pk: 'CATALOG_VERSION#3', sk: 'VERSION' } }));
+    expect(await reader(3).version()).toBe(expected.version);
   });
 });

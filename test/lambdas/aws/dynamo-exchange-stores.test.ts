@@ -1,5 +1,6 @@
 import { InvalidCursorError, type ExchangeEvent } from '../../../lambdas/federation/exchange-events';
-import { checkExchangeRate } from '../../../lambdas/oauth/exchange-rate-limit';
+import { RememberingRateCounters, checkExchangeRate } from '../../../lambdas/oauth/exchange-rate-limit';
+import { interceptSend } from '../../support/intercepted-client';
 import { DynamoExchangeEventStore } from '../../../lambdas/aws/dynamo-exchange-event-store';
 import { DynamoJtiStore } from '../../../lambdas/aws/dynamo-jti-store';
 import { DynamoRateCounterStore } from '../../../lambdas/aws/dynamo-rate-counter-store';
@@ -30,6 +31,26 @@ describe('token exchange stores on the embedded DynamoDB', () => {
       // The next window is a new counter.
       const later = await checkExchangeRate(store, '192.0.2.10', new Date(NOW.getTime() + 50_000), { limit: 10, windowSeconds: 60 });
       expect(later).toEqual({ allowed: true });
+    });
+
+    it('refuses an address it found at its limit without a write until the window ends, and counts every hit below it', async () => {
+      let writes = 0;
+      const counting = interceptSend(tables.documentClient, (command, send) => {
+        if (command.constructor.name === 'UpdateCommand') writes++;
+        return send();
+      });
+      const store = new RememberingRateCounters(new DynamoRateCounterStore(counting, TABLE_SCHEMAS.rateCounters.localName));
+      const limit = { limit: 5, windowSeconds: 60 };
+      const decisions = [];
+      // A flood from one address, one at a time as one container takes them.
+      for (let i = 0; i < 200; i++) decisions.push(await checkExchangeRate(store, '198.51.100.7', NOW, limit));
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
+      // The five counted, and the one that found the counter full: then nothing until the window ends.
+      expect(writes).toBe(6);
+      expect(await checkExchangeRate(store, '198.51.100.7', new Date(NOW.getTime() + 49_000), limit)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+      expect(writes).toBe(6);
+      expect(await checkExchangeRate(store, '198.51.100.7', new Date(NOW.getTime() + 50_000), limit)).toEqual({ allowed: true });
+      expect(writes).toBe(7);
     });
 
     it('counts the addresses of one IPv6 /64 together, and other /64s apart', async () => {

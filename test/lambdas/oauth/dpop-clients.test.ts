@@ -256,7 +256,7 @@ describe('DPoP-bound access tokens', () => {
     const second = createCatalogHandler(
       catalogDependencies(
         { documentClient, tables, clock: systemClock, telemetry: createTelemetry({ functionName: 'catalog', logLevel: 'ERROR', localLogger: new ReadableLogger({ serviceName: 'modelgate', logLevel: 'ERROR' }, () => undefined) }) },
-        { apiBaseUrl: issuer, accessTokenMaxLifetimeSeconds: 900, catalogCacheSeconds: 60, usageFiguresSeconds: USAGE_FIGURES_SECONDS, regionalHostnames: {}, corsAllowedOrigins: ['*'], publicCatalog: false },
+        { apiBaseUrl: issuer, accessTokenMaxLifetimeSeconds: 900, catalogCacheSeconds: 60, catalogReloadSpreadSeconds: 0, usageFiguresSeconds: USAGE_FIGURES_SECONDS, regionalHostnames: {}, corsAllowedOrigins: ['*'], publicCatalog: false },
       ),
     );
     const proofs = await Promise.all(Array.from({ length: 3 }, () => proofFor(key, token, '/models/user')));

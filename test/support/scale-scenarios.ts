@@ -1,0 +1,156 @@
+import { DynamoCatalogStore, VERSION_COPIES } from '../../lambdas/aws/dynamo-catalog-store';
+import { createDocumentClient, createDynamoDbClient } from '../../lambdas/aws/dynamo-client';
+import { batchWriteAll } from '../../lambdas/aws/dynamo-items';
+import { DynamoSigningKeyStore } from '../../lambdas/aws/dynamo-signing-key-store';
+import { DynamoUsageFold, POPULARITY_COPIES } from '../../lambdas/aws/dynamo-usage-fold';
+import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
+import { DEFAULT_SETTINGS } from '../../lambdas/settings';
+import { PUBLISHED_KEYS_CACHE_SECONDS } from '../../lambdas/signing/cached-signing-keys';
+import { ACTIVE_KEY_RECHECK_SECONDS } from '../../lambdas/signing/active-signer';
+import { USAGE_FIGURES_SECONDS, USAGE_SORT_DAYS, closedThrough, daysBefore } from '../../lambdas/usage/usage';
+import type { FunctionId } from '../../lambdas/routes';
+import { observeClientCalls, type AwsCall } from '../../local/aws-calls';
+import { LOCAL_AWS_ENV } from '../../local/embedded-dynamodb';
+import { functionCredentials } from '../../local/function-principals';
+import type { LocalRuntime } from '../../local/runtime';
+import { combinedLoad, type ScaleLoad } from '../../local/scale-model';
+import type { MeasuredRow } from './scale-traffic';
+
+/**
+ * How long an invocation lasts at the targets, for the containers a rate keeps busy (rate ×
+ * duration): a completion waits on its provider (the cost model's 2 s); the other functions'
+ * modelled durations (docs/benchmarks.md), rounded up.
+ */
+export const INVOCATION_SECONDS: Readonly<Record<Exclude<FunctionId, 'settingsPage'>, number>> = {
+  inference: 2,
+  catalog: 0.05,
+  tokenExchange: 0.1,
+  jwks: 0.01,
+  management: 0.3,
+};
+
+/** How often a container reads the access tokens' signing keys: the verifier's key age, the signer's recheck, the key set's cache. */
+const SIGNING_KEYS_SECONDS: Readonly<Record<keyof typeof INVOCATION_SECONDS, number>> = {
+  inference: 300,
+  catalog: 300,
+  management: 300,
+  tokenExchange: ACTIVE_KEY_RECHECK_SECONDS,
+  jwks: PUBLISHED_KEYS_CACHE_SECONDS,
+};
+
+/** The functions that hold the catalog: each checks its version, and reloads it after a change. */
+const HOLD_THE_CATALOG: readonly FunctionId[] = ['catalog', 'inference'];
+
+/**
+ * After a catalog change every container holding it reloads after its next check and a random
+ * wait: within 1.2 × the check interval (its ±20% spread) plus the reload spread, the burst
+ * counted here.
+ */
+const RELOAD_WINDOW_SECONDS = 1.2 * DEFAULT_SETTINGS.catalogCacheSeconds + DEFAULT_SETTINGS.catalogReloadSpreadSeconds;
+
+/** Exchanges from one address the row sends: past the limit (60 a window), so its refusals are measured. */
+export const ADDRESS_ROW_REQUESTS = DEFAULT_SETTINGS.exchangeRateLimit + 40;
+
+/** What one container reads on its own, once: each copy of the version and of the popularity figures, a reload, the signing keys. */
+export interface BackgroundReads {
+  versionCopies: AwsCall[][];
+  popularityCopies: AwsCall[][];
+  /** A reload, once for each copy of the version it reads. */
+  reloadCopies: AwsCall[][];
+  signingKeys: AwsCall[];
+}
+
+/**
+ * Each background read of a container, made once through a client observed as the functions'
+ * are, after the popularity figures have been built for every model of the catalog (as a
+ * deployment's are): the version and the figures read from each of their copies in turn.
+ */
+export async function measureBackground(runtime: LocalRuntime, at: Date): Promise<BackgroundReads> {
+  let sink: AwsCall[] = [];
+  const client = createDynamoDbClient({ endpoint: runtime.dynamoEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials('catalog') });
+  observeClientCalls(client, 'catalog', 'DynamoDB', (call) => sink.push(call), 'items');
+  const documentClient = createDocumentClient(client);
+  const record = async (read: () => Promise<unknown>) => {
+    sink = [];
+    await read();
+    return sink;
+  };
+  try {
+    const catalog = new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName);
+    const models = (await catalog.load()).entries.map((entry) => entry.model.id);
+    const figures = Object.fromEntries(models.map((model, i) => [model, { requests: 1_000_000 + i, tokens: 1_000_000_000 + i }]));
+    const through = closedThrough(at);
+    const days = Array.from({ length: USAGE_SORT_DAYS }, (_, i) => daysBefore(new Date(`${through}T00:00:00Z`), i));
+    await batchWriteAll(documentClient, TABLE_SCHEMAS.usage.localName, days.map((date) => ({ PutRequest: { Item: { pk: `POPULARITY_DAY#${date}`, sk: 'scale', models: figures } } })));
+    await new DynamoUsageFold(documentClient, TABLE_SCHEMAS.usage.localName).buildPopularity(at);
+    const copies = async (count: number, read: (draw: () => number) => Promise<unknown>) => {
+      const measured: AwsCall[][] = [];
+      for (let copy = 0; copy < count; copy++) measured.push(await record(() => read(() => (copy + 0.5) / count)));
+      return measured;
+    };
+    return {
+      versionCopies: await copies(VERSION_COPIES, (draw) => new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName, undefined, draw).version()),
+      popularityCopies: await copies(POPULARITY_COPIES, (draw) => new DynamoUsageFold(documentClient, TABLE_SCHEMAS.usage.localName, draw).popularity()),
+      reloadCopies: await copies(VERSION_COPIES, (draw) => new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName, undefined, draw).load()),
+      signingKeys: await record(() => new DynamoSigningKeyStore(documentClient, TABLE_SCHEMAS.keys.localName).list()),
+    };
+  } finally {
+    client.destroy();
+  }
+}
+
+type Part = { calls: readonly AwsCall[]; timesPerSecond: number };
+
+/** The containers a row keeps busy, by function: its rate times an invocation's length. */
+export function containersOf(row: Pick<MeasuredRow, 'functionName' | 'rate'>): Partial<Record<FunctionId, number>> {
+  const seconds = INVOCATION_SECONDS[row.functionName as keyof typeof INVOCATION_SECONDS] ?? 0;
+  return { [row.functionName]: (row.rate ?? 0) * seconds };
+}
+
+/** What `containers` read on their own, each at its own interval, per second. */
+export function backgroundParts(containers: Partial<Record<FunctionId, number>>, background: BackgroundReads): Part[] {
+  const parts: Part[] = [];
+  for (const [fn, count] of Object.entries(containers) as [keyof typeof INVOCATION_SECONDS, number][]) {
+    if (!count) continue;
+    if (HOLD_THE_CATALOG.includes(fn)) {
+      parts.push(...background.versionCopies.map((calls) => ({ calls, timesPerSecond: count / DEFAULT_SETTINGS.catalogCacheSeconds / background.versionCopies.length })));
+      parts.push(...background.reloadCopies.map((calls) => ({ calls, timesPerSecond: count / RELOAD_WINDOW_SECONDS / background.reloadCopies.length })));
+    }
+    if (fn === 'catalog') {
+      parts.push(...background.popularityCopies.map((calls) => ({ calls, timesPerSecond: count / USAGE_FIGURES_SECONDS / background.popularityCopies.length })));
+    }
+    parts.push({ calls: background.signingKeys, timesPerSecond: count / SIGNING_KEYS_SECONDS[fn] });
+  }
+  return parts;
+}
+
+/** A row's requests at its rate, with the requests' own calls and what its containers read on their own. */
+export function rowParts(row: MeasuredRow): Part[] {
+  if (row.id !== 'address-exchanges') return [{ calls: row.calls, timesPerSecond: row.rate! / row.requests }];
+  // One address over a window: its limit counted (each a write), then every container that meets
+  // the full counter writes once and remembers it; the rest of the window costs no write.
+  const windowSeconds = DEFAULT_SETTINGS.exchangeRateWindowSeconds;
+  const limit = DEFAULT_SETTINGS.exchangeRateLimit;
+  const containers = row.rate! * INVOCATION_SECONDS.tokenExchange;
+  const counted = row.callsPerRequest.slice(0, limit);
+  const firstRefused = row.callsPerRequest[limit] ?? [];
+  const remembered = row.callsPerRequest.slice(limit + 1);
+  return [
+    ...counted.map((calls) => ({ calls, timesPerSecond: 1 / windowSeconds })),
+    { calls: firstRefused, timesPerSecond: containers / windowSeconds },
+    ...remembered.map((calls) => ({ calls, timesPerSecond: (row.rate! - (limit + containers) / windowSeconds) / remembered.length })),
+  ];
+}
+
+/** A row at its rate, its containers' own reads included. */
+export function rowLoad(row: MeasuredRow, background: BackgroundReads): ScaleLoad {
+  return combinedLoad([...rowParts(row), ...backgroundParts(containersOf(row), background)]);
+}
+
+/** Every rate-targeted row at once, with the containers they all keep busy. */
+export function togetherLoad(rows: readonly MeasuredRow[], background: BackgroundReads): ScaleLoad {
+  const rated = rows.filter((row) => row.rate !== undefined);
+  const containers: Partial<Record<FunctionId, number>> = {};
+  for (const row of rated) for (const [fn, count] of Object.entries(containersOf(row)) as [FunctionId, number][]) containers[fn] = (containers[fn] ?? 0) + count;
+  return combinedLoad([...rated.flatMap(rowParts), ...backgroundParts(containers, background)]);
+}
