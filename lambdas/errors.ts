@@ -13,6 +13,7 @@ export type DomainErrorKind =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
+  | 'payment_required'
   | 'unavailable'
   | 'upstream_failed'
   | 'upstream_timeout';
@@ -120,6 +121,17 @@ export class TooManyRequestsError extends DomainError {
     readonly retryAfterSeconds: number,
   ) {
     super('rate_limited', message, { retry_after_seconds: retryAfterSeconds });
+  }
+}
+
+/**
+ * A spending limit leaves no room for the request (docs/limits.md): a workspace budget, a
+ * guardrail budget or the key's own limit, named in the message and the metadata with when it
+ * resets. A 402, as the public API answers what a payment would fix.
+ */
+export class SpendingLimitError extends DomainError {
+  constructor(message: string, metadata: ErrorMetadata) {
+    super('payment_required', message, metadata);
   }
 }
 

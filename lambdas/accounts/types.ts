@@ -1,4 +1,5 @@
 /** Organizations, workspaces, users, API keys and guardrails: what authentication and the catalog stand on. */
+import type { SpendCap, WorkspaceBudgets } from '../budgets/spend-caps';
 
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -51,6 +52,12 @@ export interface Workspace {
    * (derived-ids.ts) joins them when first written, and stays.
    */
   guardrailIds: string[];
+  /** When each of `guardrailIds` was assigned, where known (the request path reads it; views do not show it). */
+  guardrailAssignedAt?: Readonly<Record<string, string>>;
+  /** Pooled caps on what the workspace's keys spend, by interval (docs/limits.md). */
+  budgets?: WorkspaceBudgets;
+  /** Stored and shown as given: no spend here is bring-your-own-key. */
+  includeByokInBudgets?: boolean;
   createdAt: string;
   updatedAt: string | null;
 }
@@ -87,6 +94,10 @@ export interface ApiKeyRecord {
   guardrailIds: string[];
   /** When each of `guardrailIds` was assigned, where known (assignments since this was recorded). */
   guardrailAssignedAt?: Readonly<Record<string, string>>;
+  /** The key's own spending limit (docs/limits.md); absent or null: none. */
+  limit?: SpendCap | null;
+  /** Stored and shown as given: no spend here is bring-your-own-key. */
+  includeByokInLimit?: boolean;
   expiresAt: string | null;
   createdAt: string;
   updatedAt: string | null;
@@ -106,6 +117,10 @@ export interface Guardrail {
   ignoredProviders: string[] | null;
   /** Only zero-data-retention endpoints. */
   enforceZdr: boolean;
+  /** A budget applying to each key the guardrail covers (docs/limits.md); absent or null: none. Always resets. */
+  budget?: SpendCap | null;
+  /** Stored and shown as given: no spend here is bring-your-own-key. */
+  includeByokInBudgets?: boolean;
   /**
    * Bumped by every update, which is written only at the version it read. Absent on
    * guardrails written before updates were versioned (their first update writes 1).

@@ -366,10 +366,10 @@ function holderKey(holder: GuardrailHolder): { pk: string; sk: string } {
     : { pk: orgPk(holder.organizationId), sk: `WORKSPACE#${holder.id}` };
 }
 
-/** A workspace record: its key places stay in the store. */
+/** A workspace record: its key places stay in the store; its guardrails' assignment times come along (budget layers count from them). */
 function workspaceRecord(item: Workspace | undefined): Workspace | undefined {
   if (!item) return undefined;
-  const { keyHolds: _holds, guardrailAssignedAt: _assignedAt, ...workspace } = withGuardrailList(item) as Workspace & { keyHolds?: unknown; guardrailAssignedAt?: unknown };
+  const { keyHolds: _holds, ...workspace } = withGuardrailList(item) as Workspace & { keyHolds?: unknown };
   return workspace;
 }
 

@@ -27,6 +27,7 @@ export const STATUS_OF_KIND: Readonly<Record<DomainErrorKind, number>> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  payment_required: 402,
   unavailable: 503,
   upstream_failed: 502,
   upstream_timeout: 504,

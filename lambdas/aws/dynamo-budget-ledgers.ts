@@ -1,0 +1,202 @@
+import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  SPEND_SHARDS,
+  foldableAt,
+  spendAttribute,
+  type BudgetLedgerStore,
+  type Grant,
+  type GrantOutcome,
+  type HoldRef,
+  type LedgerRef,
+  type LedgerState,
+  type SpendEntry,
+} from '../budgets/budget-ledgers';
+import type { SpendScope } from '../budgets/layers';
+import { ZERO, atMost, minus, negate, plus } from '../budgets/usd';
+import { DynamoItems, itemId } from './dynamo-items';
+import { decimal } from './dynamo-usage-store';
+
+/**
+ * Spending-limit ledgers and spend items in the usage table (docs/architecture.md, "Spending
+ * limits"):
+ *
+ * | item          | pk                                   | sk                     | attributes                                        |
+ * |---------------|--------------------------------------|------------------------|---------------------------------------------------|
+ * | ledger        | `BUDGET#<ledger>`                    | `<period>`             | `committed`, `settled`, `h:<bucket>:<epoch>` each |
+ * | spend         | `SPEND#<scope>#<shard>`              | `<bucket>:<epoch>`     | `<ledger>\|<period>` each, `expiresAt`             |
+ *
+ * A ledger is one item, written by single conditional updates: a grant adds its hold and its
+ * amount to `committed` while `committed` stays within the cap (DynamoDB conditions compare, they
+ * do not add, so the cap less the grant is computed here); a fold replaces a lapsed hold by what
+ * its spend items add up to, under the condition that the hold is as read. Spend items take one
+ * `ADD` per request and scope, spread over the scope's shards, and expire a day after their
+ * holds can be folded.
+ */
+export class DynamoBudgetLedgers implements BudgetLedgerStore {
+  private readonly items: DynamoItems;
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {
+    this.items = new DynamoItems(client, tableName);
+  }
+
+  async grant(grant: Grant, base?: string): Promise<GrantOutcome> {
+    const { ref, limit, amount, hold, giveBack } = grant;
+    const back = giveBack?.amount ?? ZERO;
+    const names: Record<string, string> = { '#hold': holdAttribute(hold) };
+    const values: Record<string, unknown> = {
+      ':amount': NumberValue.from(amount),
+      ':delta': NumberValue.from(minus(amount, back)),
+      ':max': NumberValue.from(plus(minus(limit, amount), back)),
+    };
+    let update = 'ADD committed :delta, #hold :amount';
+    if (giveBack) {
+      names['#back'] = holdAttribute(giveBack.hold);
+      values[':back'] = NumberValue.from(negate(back));
+      update += ', #back :back';
+    }
+    const answer = await this.write(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: ledgerKey(ref),
+        UpdateExpression: update,
+        ConditionExpression: 'attribute_exists(committed) AND committed <= :max',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_OLD',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    if (answer.written) {
+      const before = ledgerState(answer.item);
+      const after = withGrant(before!, hold, amount, giveBack);
+      return { granted: true, before, after };
+    }
+    if (answer.item || base === undefined) return { granted: false, state: ledgerState(answer.item) };
+    return this.create(ref, limit, amount, hold, base);
+  }
+
+  /** A ledger's first write: at `base`, with the hold when base and hold fit the cap. */
+  private async create(ref: LedgerRef, limit: string, amount: string, hold: HoldRef, base: string): Promise<GrantOutcome> {
+    const fits = atMost(plus(base, amount), limit);
+    const committed = fits ? plus(base, amount) : base;
+    const answer = await this.write(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: ledgerKey(ref),
+        UpdateExpression: fits ? 'SET committed = :committed, settled = :base, #hold = :amount' : 'SET committed = :committed, settled = :base',
+        ConditionExpression: 'attribute_not_exists(committed)',
+        ...(fits ? { ExpressionAttributeNames: { '#hold': holdAttribute(hold) } } : {}),
+        ExpressionAttributeValues: { ':committed': NumberValue.from(committed), ':base': NumberValue.from(base), ...(fits ? { ':amount': NumberValue.from(amount) } : {}) },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    if (!answer.written) return { granted: false, state: ledgerState(answer.item) };
+    const state: LedgerState = { committed, settled: base, holds: fits ? [{ hold, amount }] : [] };
+    return fits ? { granted: true, before: undefined, after: state } : { granted: false, state };
+  }
+
+  async read(ref: LedgerRef): Promise<LedgerState | undefined> {
+    return ledgerState(await this.items.getItem(ledgerKey(ref), { consistent: false }));
+  }
+
+  async spend(entries: readonly SpendEntry[]): Promise<void> {
+    await Promise.all(
+      entries.map((entry) => {
+        const names: Record<string, string> = {};
+        const values: Record<string, unknown> = { ':expires': Math.ceil(foldableAt(entry.hold) / 1000) + SPEND_KEPT_SECONDS };
+        const adds = [...entry.amounts].map(([attribute, amount], i) => {
+          names[`#a${i}`] = attribute;
+          values[`:a${i}`] = NumberValue.from(amount);
+          return `#a${i} :a${i}`;
+        });
+        return this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: spendKey(entry.scope, entry.shard, entry.hold),
+            UpdateExpression: `SET expiresAt = :expires ADD ${adds.join(', ')}`,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        );
+      }),
+    );
+  }
+
+  async fold(ref: LedgerRef, scope: SpendScope, hold: HoldRef, amount: string): Promise<boolean> {
+    const attribute = spendAttribute(ref);
+    const shards = Array.from({ length: SPEND_SHARDS[scope.kind] }, (_, shard) => spendKey(scope, shard, hold));
+    const found = await this.items.batchGet(shards);
+    const spent = plus(...shards.map((key) => decimal(found.get(itemId(key.pk, key.sk))?.[attribute] ?? 0)));
+    const answer = await this.write(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: ledgerKey(ref),
+        UpdateExpression: 'ADD committed :change, settled :spent REMOVE #hold',
+        ConditionExpression: '#hold = :amount',
+        ExpressionAttributeNames: { '#hold': holdAttribute(hold) },
+        ExpressionAttributeValues: { ':change': NumberValue.from(minus(spent, amount)), ':spent': NumberValue.from(spent), ':amount': NumberValue.from(amount) },
+      }),
+    );
+    return answer.written;
+  }
+
+  /** A conditional write: whether it was made, and the item before it (made) or as the condition found it (not). */
+  private async write(command: UpdateCommand): Promise<{ written: boolean; item?: Record<string, unknown> }> {
+    try {
+      const answer = await this.client.send(command);
+      return { written: true, item: answer.Attributes };
+    } catch (error) {
+      const failed = error as { name?: string; Item?: Record<string, AttributeValue> };
+      if (failed.name !== 'ConditionalCheckFailedException') throw error;
+      return { written: false, item: failed.Item ? unmarshall(failed.Item) : undefined };
+    }
+  }
+}
+
+/** Spend items outlive the fold of their holds by a day: enough to audit, not enough to pile up. */
+const SPEND_KEPT_SECONDS = 24 * 3600;
+
+const HOLD_PREFIX = 'h:';
+
+export const ledgerKey = (ref: LedgerRef) => ({ pk: `BUDGET#${ref.ledger}`, sk: ref.period });
+
+export function holdAttribute(hold: HoldRef): string {
+  return `${HOLD_PREFIX}${hold.bucket}:${hold.epoch}`;
+}
+
+export function spendKey(scope: SpendScope, shard: number, hold: HoldRef): { pk: string; sk: string } {
+  const owner = scope.kind === 'key' ? `K#${scope.keyHash}` : `W#${scope.organizationId}#${scope.workspaceId}`;
+  return { pk: `SPEND#${owner}#${shard}`, sk: `${hold.bucket}:${hold.epoch}` };
+}
+
+/** A ledger item as state; undefined when it does not exist. */
+function ledgerState(item: Record<string, unknown> | undefined): LedgerState | undefined {
+  if (!item || item.committed === undefined) return undefined;
+  const holds: LedgerState['holds'] = [];
+  for (const [name, value] of Object.entries(item)) {
+    if (!name.startsWith(HOLD_PREFIX)) continue;
+    const [bucket, epoch] = name.slice(HOLD_PREFIX.length).split(':');
+    const parsed = Number(bucket);
+    if (!Number.isSafeInteger(parsed) || epoch === undefined) continue;
+    holds.push({ hold: { bucket: parsed, epoch }, amount: decimal(value) });
+  }
+  return { committed: decimal(item.committed), settled: decimal(item.settled ?? 0), holds };
+}
+
+function withGrant(before: LedgerState, hold: HoldRef, amount: string, giveBack: Grant['giveBack']): LedgerState {
+  const holds = before.holds.map((h) => ({ ...h }));
+  const add = (target: HoldRef, value: string) => {
+    const existing = holds.find((h) => h.hold.bucket === target.bucket && h.hold.epoch === target.epoch);
+    if (existing) existing.amount = plus(existing.amount, value);
+    else holds.push({ hold: target, amount: value });
+  };
+  add(hold, amount);
+  if (giveBack) add(giveBack.hold, negate(giveBack.amount));
+  return { committed: plus(before.committed, amount, negate(giveBack?.amount ?? ZERO)), settled: before.settled, holds };
+}
+

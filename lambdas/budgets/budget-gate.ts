@@ -1,0 +1,402 @@
+import { systemClock, systemRandom, type Clock, type Random } from '../clock';
+import { SpendingLimitError, UnavailableError } from '../errors';
+import {
+  HOLD_SECONDS,
+  SPEND_SHARDS,
+  bucketOf,
+  foldableAt,
+  sameHold,
+  spendAttribute,
+  type BudgetLedgerStore,
+  type HoldRef,
+  type LedgerRef,
+  type LedgerState,
+  type SpendEntry,
+} from './budget-ledgers';
+import type { BudgetLayer, SpendScope } from './layers';
+import { periodAt, type BudgetWindow } from './periods';
+import { ZERO, atMost, compare, larger, minus, plus, smaller, times } from './usd';
+
+/**
+ * What a scope spent in a window's current period as usage records it: the start of a ledger for
+ * a layer that began to count the scope during the period.
+ */
+export type SpendBefore = (scope: SpendScope, window: BudgetWindow, at: Date) => Promise<string>;
+
+export interface BudgetGateDeps {
+  ledgers: BudgetLedgerStore;
+  spendBefore: SpendBefore;
+  clock?: Clock;
+  /** Chooses this container's spend shards. */
+  random?: Random;
+  /**
+   * Locally, the process's start: its holds are counted apart from those of earlier processes,
+   * which no longer run, so a restart frees what they held at once. Absent in AWS, where any
+   * container may still be running a request until the holds lapse.
+   */
+  writersSince?: Date;
+}
+
+/** A request let in: `settle` charges what it cost, `release` gives its reservation back when it was not charged. Exactly one is called. */
+export interface Admission {
+  /** USD, the estimate reserved on every layer. */
+  readonly estimate: string;
+  settle(cost: string): Promise<void>;
+  release(): void;
+}
+
+const NOTHING_TO_CHECK: Admission = Object.freeze({ estimate: ZERO, settle: async () => undefined, release: () => undefined });
+
+/** How often one request may find the room it was granted taken by the container's other requests. */
+const MAX_ROUNDS = 1000;
+/** A refusal is remembered this long before the ledger is read again. */
+export const REFUSAL_MEMORY_SECONDS = 10;
+/** A hold's first size, in requests' estimates; later ones follow what the previous hold spent. */
+const FIRST_HOLD_ESTIMATES = '4';
+/** No hold is larger than this share of what the ledger had left, so containers share the room. */
+const ROOM_SHARE = '0.125';
+/** A renewed hold is this many times what the previous one used. */
+const GROWTH = '1.5';
+
+interface Lease {
+  readonly scope: SpendScope;
+  readonly ref: LedgerRef;
+  readonly limit: string;
+  granted: string;
+  reserved: string;
+  spent: string;
+}
+
+/** One scope's holds in this container: granted together, in one bucket, each ledger's lease in it. */
+interface Generation {
+  readonly hold: HoldRef;
+  readonly usableUntil: number;
+  readonly leases: Map<string, Lease>;
+}
+
+interface ScopeHolds {
+  current?: Generation;
+  renewing?: Promise<void>;
+  /** What the last generation's leases used (spent and reserved), by ledger: the next hold's size. */
+  used: Map<string, string>;
+  /** The estimates of this container's requests waiting for room in the scope: no hold is smaller. */
+  demand: string;
+}
+
+interface Refusal {
+  until: number;
+  limit: string;
+  room: string;
+}
+
+/**
+ * Admission against spending caps (docs/architecture.md, "Spending limits"). A request is let in
+ * only when its estimated maximum cost fits what this container holds of every layer's ledger,
+ * after what its requests in flight have reserved; the container asks a ledger for a hold only
+ * when it runs short, so most requests cost no DynamoDB call before they start. When a request
+ * ends its actual cost is written to its scope's spend item under its hold (one write per scope,
+ * before the completion is acknowledged) and replaces its reservation here.
+ *
+ * A ledger grants a hold only while everything committed stays within the cap, so no mix of
+ * containers and requests in flight can spend beyond it: a request's actual cost can exceed its
+ * reservation only by its estimate's error.
+ */
+export class BudgetGate {
+  private readonly ledgers: BudgetLedgerStore;
+  private readonly spendBefore: SpendBefore;
+  private readonly clock: Clock;
+  private readonly epoch: string;
+  private readonly writersSince?: number;
+  private readonly shards: Readonly<Record<SpendScope['kind'], number>>;
+  private readonly scopes = new Map<string, ScopeHolds>();
+  private readonly refusals = new Map<string, Refusal>();
+
+  constructor(deps: BudgetGateDeps) {
+    this.ledgers = deps.ledgers;
+    this.spendBefore = deps.spendBefore;
+    this.clock = deps.clock ?? systemClock;
+    const random = deps.random ?? systemRandom;
+    this.shards = {
+      key: Math.min(SPEND_SHARDS.key - 1, Math.floor(random() * SPEND_SHARDS.key)),
+      workspace: Math.min(SPEND_SHARDS.workspace - 1, Math.floor(random() * SPEND_SHARDS.workspace)),
+    };
+    this.writersSince = deps.writersSince?.getTime();
+    this.epoch = deps.writersSince ? deps.writersSince.getTime().toString(36) : '-';
+  }
+
+  /**
+   * Reserves `estimate` (USD) on every layer, in order, or refuses with the first layer that has
+   * no room for it ({@link SpendingLimitError}). `at` dates the request: it picks each window's period.
+   */
+  async admit(layers: readonly BudgetLayer[], estimate: string, at: Date): Promise<Admission> {
+    // A request that costs nothing (a free model; a router's variable price counts as nothing, as in usage) fits any cap.
+    if (layers.length === 0 || compare(estimate, ZERO) <= 0) return NOTHING_TO_CHECK;
+    const wanted = layers.map((layer) => ({ layer, ref: { ledger: layer.ledger, period: periodAt(layer.window, at).id } }));
+    const waiting = new Set<ScopeHolds>();
+    try {
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const leases = wanted.map(({ layer, ref }) => this.leaseOf(layer.scope, ref, layer.amountUsd));
+        const short = wanted.findIndex((_, i) => leases[i] === undefined || !atMost(estimate, roomIn(leases[i]!)));
+        if (short < 0) {
+          return this.reserve(wanted.map(({ layer }, i) => ({ scope: layer.scope, lease: leases[i]!, hold: this.scopeHolds(layer.scope).current!.hold })), estimate);
+        }
+        // Layers in order: the first without room is asked for more, and refuses when its ledger has none.
+        const { layer, ref } = wanted[short]!;
+        const holds = this.scopeHolds(layer.scope);
+        if (!waiting.has(holds)) {
+          waiting.add(holds);
+          holds.demand = plus(holds.demand, estimate);
+        }
+        await this.obtain(layer, ref, estimate, at);
+      }
+    } finally {
+      for (const holds of waiting) holds.demand = minus(holds.demand, estimate);
+    }
+    throw new UnavailableError('Too many requests of this container competed for the same spending limit; retry the request');
+  }
+
+  private reserve(parts: Array<{ scope: SpendScope; lease: Lease; hold: HoldRef }>, estimate: string): Admission {
+    for (const { lease } of parts) lease.reserved = plus(lease.reserved, estimate);
+    let done = false;
+    const finish = (cost: string | undefined) => {
+      if (done) return false;
+      done = true;
+      for (const { lease } of parts) {
+        lease.reserved = minus(lease.reserved, estimate);
+        if (cost !== undefined) lease.spent = plus(lease.spent, cost);
+      }
+      return true;
+    };
+    return {
+      estimate,
+      release: () => void finish(undefined),
+      settle: async (cost) => {
+        if (done) return;
+        // Counted here first: were the write to fail, this container still knows what was spent.
+        finish(cost);
+        if (compare(cost, ZERO) <= 0) return;
+        await this.ledgers.spend(spendEntries(parts, cost, this.shards));
+      },
+    };
+  }
+
+  /** The current lease of the ledger, while its generation is usable and it was granted under this cap. */
+  private leaseOf(scope: SpendScope, ref: LedgerRef, limit: string): Lease | undefined {
+    const current = this.scopeHolds(scope).current;
+    if (!current || current.usableUntil <= this.clock.now().getTime()) return undefined;
+    const lease = current.leases.get(refKey(ref));
+    // A lowered cap asks the ledger again; a raised one too, to use it.
+    return lease && lease.limit === limit ? lease : undefined;
+  }
+
+  private scopeHolds(scope: SpendScope): ScopeHolds {
+    const key = scopeKey(scope);
+    let holds = this.scopes.get(key);
+    if (!holds) this.scopes.set(key, (holds = { used: new Map(), demand: ZERO }));
+    return holds;
+  }
+
+  /**
+   * Gets this container room for `estimate` on the layer's ledger, one renewal per scope at a
+   * time: a request that finds one running waits for it and checks again.
+   */
+  private async obtain(layer: BudgetLayer, ref: LedgerRef, estimate: string, at: Date): Promise<void> {
+    const holds = this.scopeHolds(layer.scope);
+    if (holds.renewing) {
+      await holds.renewing.catch(() => undefined);
+      return;
+    }
+    // Set before anything is awaited: one renewal of the scope at a time.
+    const renewal = this.checkRemembered(layer, ref, estimate, at).then(() => this.renew(holds, layer, ref, estimate, at));
+    holds.renewing = renewal;
+    try {
+      await renewal;
+    } finally {
+      holds.renewing = undefined;
+    }
+  }
+
+  /**
+   * A new generation of the scope's holds in the current bucket, or more in the current one: the
+   * wanted ledger first, then every other ledger this container held of the scope, each giving
+   * back what it had left of its previous hold.
+   */
+  private async renew(holds: ScopeHolds, layer: BudgetLayer, ref: LedgerRef, estimate: string, at: Date): Promise<void> {
+    const now = this.clock.now().getTime();
+    const hold: HoldRef = { bucket: bucketOf(new Date(now)), epoch: this.epoch };
+    const previous = holds.current;
+    const sameGeneration = previous !== undefined && sameHold(previous.hold, hold) && previous.usableUntil > now;
+    const generation: Generation = sameGeneration ? previous : { hold, usableUntil: now + HOLD_SECONDS * 1000, leases: new Map() };
+    const others = previous && !sameGeneration ? [...previous.leases.values()].filter((lease) => refKey(lease.ref) !== refKey(ref)) : [];
+    const granted = await this.grant(layer.amountUsd, ref, estimate, hold, previous, generation, holds, at, layer.scope, layer);
+    if (!sameGeneration) {
+      for (const lease of previous?.leases.values() ?? []) holds.used.set(refKey(lease.ref), plus(lease.spent, lease.reserved));
+      holds.current = generation;
+    }
+    if (!granted) return;
+    // The scope's other ledgers follow into the new generation, so a request's spend is one write per scope.
+    await Promise.all(
+      others.map(async (lease) => {
+        if (lease.ref.period !== periodOfRef(lease.ref, at)) return;
+        await this.grant(lease.limit, lease.ref, ZERO, hold, previous, generation, holds, at, lease.scope).catch(() => undefined);
+      }),
+    );
+  }
+
+  /**
+   * One ledger's grant into `generation`: a hold sized from what the last one used, at least the
+   * estimate and no more than a share of the room; when the ledger has less, the estimate alone;
+   * lapsed holds folded when they are in the way. Refuses with the layer's error when even the
+   * estimate does not fit (`layer` given), else returns false.
+   */
+  private async grant(
+    limit: string,
+    ref: LedgerRef,
+    estimate: string,
+    hold: HoldRef,
+    previous: Generation | undefined,
+    generation: Generation,
+    holds: ScopeHolds,
+    at: Date,
+    scope: SpendScope,
+    layer?: BudgetLayer,
+  ): Promise<boolean> {
+    const key = refKey(ref);
+    const before = previous?.leases.get(key);
+    const now = this.clock.now().getTime();
+    // What is left of the previous hold goes back in the same write, while it cannot have been folded.
+    const giveBack =
+      before && previous !== generation && before.limit === limit && now < foldableAt(previous!.hold) - HOLD_SECONDS * 1000
+        ? { hold: previous!.hold, amount: roomIn(before) }
+        : undefined;
+    const back = giveBack && compare(giveBack.amount, ZERO) > 0 ? giveBack : undefined;
+    // What this request lacks: the estimate, less what the current lease still has when the grant adds to it.
+    const current = previous === generation ? generation.leases.get(key) : undefined;
+    const leftover = current && current.limit === limit ? roomIn(current) : ZERO;
+    const need = compare(leftover, ZERO) > 0 ? minus(estimate, leftover) : estimate;
+    let amount = larger(larger(need, holds.demand), times(holds.used.get(key) ?? times(estimate, FIRST_HOLD_ESTIMATES), GROWTH));
+    let base: string | undefined;
+    for (let attempt = 0; attempt < 6; attempt++) {
+      if (compare(amount, ZERO) <= 0) return false;
+      const outcome = await this.ledgers.grant({ ref, limit, amount, hold, ...(back ? { giveBack: back } : {}) }, base);
+      if (outcome.granted) {
+        if (back && before) before.granted = minus(before.granted, back.amount);
+        const lease = generation.leases.get(key);
+        if (lease && lease.limit === limit) lease.granted = plus(lease.granted, amount);
+        else generation.leases.set(key, { scope, ref, limit, granted: amount, reserved: ZERO, spent: ZERO });
+        this.refusals.delete(key);
+        // The first grant of a bucket folds what has lapsed, so a ledger holds a few buckets at most.
+        if (outcome.before && !outcome.before.holds.some((h) => sameHold(h.hold, hold))) await this.foldLapsed(ref, scope, outcome.after);
+        return true;
+      }
+      const state = outcome.state;
+      if (!state) {
+        if (base !== undefined || !layer) return false;
+        base = await this.baseOf(layer, at);
+        continue;
+      }
+      const room = plus(minus(limit, state.committed), back?.amount ?? ZERO);
+      if (atMost(need, room)) {
+        // Room for this request but not the hold asked (or taken meanwhile): what it needs and a share of the rest.
+        amount = larger(need, smaller(amount, times(room, ROOM_SHARE)));
+        continue;
+      }
+      if (await this.foldLapsed(ref, scope, state)) continue;
+      if (!layer) return false;
+      const left = plus(room, leftover);
+      this.refusals.set(key, { until: now + REFUSAL_MEMORY_SECONDS * 1000, limit, room: left });
+      throw refusal(layer, at, estimate, left);
+    }
+    // Contended: the caller looks again.
+    return false;
+  }
+
+  /** Folds every hold of the ledger that can no longer be spent under; true when one was. */
+  private async foldLapsed(ref: LedgerRef, scope: SpendScope, state: LedgerState): Promise<boolean> {
+    const now = this.clock.now().getTime();
+    const lapsed = state.holds.filter(({ hold }) => this.lapsed(hold, now));
+    const folded = await Promise.all(lapsed.map(({ hold, amount }) => this.ledgers.fold(ref, scope, hold, amount)));
+    return folded.some(Boolean);
+  }
+
+  private lapsed(hold: HoldRef, now: number): boolean {
+    if (now >= foldableAt(hold)) return true;
+    // Locally, holds of a process that has stopped: its epoch is its start.
+    if (this.writersSince === undefined || hold.epoch === this.epoch || hold.epoch === '-') return false;
+    const started = parseInt(hold.epoch, 36);
+    return Number.isFinite(started) && started < this.writersSince;
+  }
+
+  /**
+   * A remembered refusal stands for {@link REFUSAL_MEMORY_SECONDS} at the same cap, for requests
+   * no smaller; then the ledger is read (eventually consistent, half a read unit) before it is
+   * asked again, so a key past its limit costs each container one read per interval, not a write
+   * per request.
+   */
+  private async checkRemembered(layer: BudgetLayer, ref: LedgerRef, estimate: string, at: Date): Promise<void> {
+    const key = refKey(ref);
+    const remembered = this.refusals.get(key);
+    if (!remembered) return;
+    const now = this.clock.now().getTime();
+    if (remembered.limit !== layer.amountUsd) {
+      this.refusals.delete(key);
+      return;
+    }
+    if (remembered.until > now) {
+      if (!atMost(estimate, remembered.room)) throw refusal(layer, at, estimate, remembered.room);
+      return;
+    }
+    const state = await this.ledgers.read(ref);
+    const room = state ? minus(layer.amountUsd, state.committed) : layer.amountUsd;
+    if (atMost(estimate, room) || !state || state.holds.some(({ hold }) => this.lapsed(hold, now))) {
+      this.refusals.delete(key);
+      return;
+    }
+    this.refusals.set(key, { until: now + REFUSAL_MEMORY_SECONDS * 1000, limit: layer.amountUsd, room });
+    throw refusal(layer, at, estimate, room);
+  }
+
+  /**
+   * Where a new ledger starts: nothing, when the layer has counted the scope since the period
+   * began (or since the scope itself began); else what the scope has spent in the period so far.
+   */
+  private async baseOf(layer: BudgetLayer, at: Date): Promise<string> {
+    const start = periodAt(layer.window, at).start?.toISOString() ?? '';
+    const countedFrom = start > layer.scopeCreatedAt ? start : layer.scopeCreatedAt;
+    if (layer.since <= countedFrom) return ZERO;
+    return this.spendBefore(layer.scope, layer.window, at);
+  }
+}
+
+function roomIn(lease: Lease): string {
+  return minus(minus(lease.granted, lease.reserved), lease.spent);
+}
+
+function spendEntries(parts: ReadonlyArray<{ scope: SpendScope; lease: Lease; hold: HoldRef }>, cost: string, shards: Readonly<Record<SpendScope['kind'], number>>): SpendEntry[] {
+  const entries = new Map<string, SpendEntry & { amounts: Map<string, string> }>();
+  for (const { scope, lease, hold } of parts) {
+    const key = `${scopeKey(scope)}|${hold.bucket}|${hold.epoch}`;
+    let entry = entries.get(key);
+    if (!entry) entries.set(key, (entry = { scope, hold, shard: shards[scope.kind], amounts: new Map() }));
+    entry.amounts.set(spendAttribute(lease.ref), cost);
+  }
+  return [...entries.values()];
+}
+
+function refusal(layer: BudgetLayer, at: Date, estimate: string, room: string): SpendingLimitError {
+  const resetsAt = periodAt(layer.window, at).resetsAt?.toISOString() ?? null;
+  const left = compare(room, ZERO) > 0 ? room : ZERO;
+  const when = resetsAt ? `; it resets at ${resetsAt}` : '; it does not reset';
+  return new SpendingLimitError(
+    `Spending limit reached: ${layer.description} of ${layer.amountUsd} USD has ${left} USD left, and this request may cost up to ${estimate} USD${when}`,
+    { layer: layer.kind, id: layer.id, interval: layer.interval, limit_usd: Number(layer.amountUsd), remaining_usd: Number(left), request_max_cost_usd: Number(estimate), resets_at: resetsAt },
+  );
+}
+
+const refKey = (ref: LedgerRef) => `${ref.ledger}|${ref.period}`;
+const scopeKey = (scope: SpendScope) => (scope.kind === 'key' ? `K#${scope.keyHash}` : `W#${scope.organizationId}#${scope.workspaceId}`);
+/** The period id a lease's window has at `at`: a lease of an earlier period is not carried over. */
+function periodOfRef(ref: LedgerRef, at: Date): string {
+  const window: BudgetWindow = ref.period === 'all' ? 'all' : ref.period.startsWith('d') ? 'day' : ref.period.startsWith('w') ? 'week' : 'month';
+  return periodAt(window, at).id;
+}

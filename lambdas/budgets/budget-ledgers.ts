@@ -1,0 +1,104 @@
+import type { SpendScope } from './layers';
+
+/**
+ * The ledgers that hold spending caps (docs/architecture.md, "Spending limits"): one per layer
+ * and period. A ledger holds what it has `committed`: spend already settled, plus holds granted
+ * to containers, each of which spends its hold on its own and tells the ledger nothing until the
+ * hold lapses. A grant lands only while what is committed plus the grant stays within the cap,
+ * so the caps hold however many containers spend at once.
+ *
+ * Holds are counted by when they were granted: every hold granted in one {@link HOLD_BUCKET_SECONDS}
+ * bucket (by one writer epoch) is one amount, and what the holders spent under it is written to
+ * spend items of that bucket. Once no request admitted under the bucket's holds can still be
+ * running ({@link foldableAt}), the bucket's hold is replaced by what its spend items add up to.
+ */
+
+/** A ledger and the period it counts. */
+export interface LedgerRef {
+  ledger: string;
+  period: string;
+}
+
+/** The holds granted in one bucket by one writer epoch. */
+export interface HoldRef {
+  bucket: number;
+  /** `-` in AWS (any container); the process's start locally, so a restart frees the holds of the process before it. */
+  epoch: string;
+}
+
+export interface LedgerState {
+  committed: string;
+  settled: string;
+  holds: Array<{ hold: HoldRef; amount: string }>;
+}
+
+export interface Grant {
+  ref: LedgerRef;
+  /** The cap, USD: the grant lands only while committed − giveBack + amount stays within it. */
+  limit: string;
+  amount: string;
+  hold: HoldRef;
+  /** The unspent part of the holder's previous hold, given back in the same write. */
+  giveBack?: { hold: HoldRef; amount: string };
+}
+
+export type GrantOutcome =
+  /** `before`: the ledger as the grant found it (undefined: the grant created it). */
+  | { granted: true; before: LedgerState | undefined; after: LedgerState }
+  /** `state`: the ledger as it stands (undefined: it does not exist yet). */
+  | { granted: false; state: LedgerState | undefined };
+
+/** What one request spent, written before its completion is acknowledged. */
+export interface SpendEntry {
+  scope: SpendScope;
+  hold: HoldRef;
+  /** The writer's spend shard of the scope. */
+  shard: number;
+  /** USD by ledger and period (`spendAttribute`). */
+  amounts: ReadonlyMap<string, string>;
+}
+
+export interface BudgetLedgerStore {
+  /**
+   * One conditional write. A ledger that does not exist is created at `base` (what the scope spent
+   * in the period before the layer began to count it) when `base` is given; without it, a grant
+   * on a missing ledger is refused with `state` undefined.
+   */
+  grant(grant: Grant, base?: string): Promise<GrantOutcome>;
+  /** The ledger read eventually consistently: a refusal's recheck. */
+  read(ref: LedgerRef): Promise<LedgerState | undefined>;
+  /** Adds each request's spend to its scope's spend item for the hold it was admitted under. */
+  spend(entries: readonly SpendEntry[]): Promise<void>;
+  /**
+   * Replaces a lapsed hold (`amount`, as read) by what was spent under it, read from every spend
+   * shard of `scope`; false when the hold had changed (another writer folded it).
+   */
+  fold(ref: LedgerRef, scope: SpendScope, hold: HoldRef, amount: string): Promise<boolean>;
+}
+
+/** Holds are counted in buckets of this many seconds of their grant. */
+export const HOLD_BUCKET_SECONDS = 30;
+/** A container spends a hold for this long after its grant, then asks for another. */
+export const HOLD_SECONDS = 240;
+/**
+ * How long after a hold's last use a request admitted under it may still be running: the
+ * inference function's timeout (lib/modelgate.ts, 5 minutes) and a margin.
+ */
+export const RUNNING_REQUEST_SECONDS = 330;
+
+/** When the holds of `hold`'s bucket may be folded: no request admitted under them can still be running. */
+export function foldableAt(hold: HoldRef): number {
+  return ((hold.bucket + 1) * HOLD_BUCKET_SECONDS + HOLD_SECONDS + RUNNING_REQUEST_SECONDS) * 1000;
+}
+
+export function bucketOf(at: Date): number {
+  return Math.floor(at.getTime() / 1000 / HOLD_BUCKET_SECONDS);
+}
+
+/** The attribute a spend item counts a ledger's period in. */
+export const spendAttribute = (ref: LedgerRef): string => `${ref.ledger}|${ref.period}`;
+
+/** How many spend shards a scope's writers spread over: a key takes 10,000 completions a second, a workspace 50,000. */
+export const SPEND_SHARDS: Readonly<Record<SpendScope['kind'], number>> = { key: 32, workspace: 128 };
+
+export const sameHold = (a: HoldRef, b: HoldRef): boolean => a.bucket === b.bucket && a.epoch === b.epoch;

@@ -1,0 +1,84 @@
+import { invalidParameter } from '../errors';
+import { addDecimals } from '../catalog/pricing';
+
+/**
+ * Spending caps (docs/limits.md): a key's limit, a guardrail's budget and a workspace's budgets,
+ * each an amount of USD over a window that resets at UTC midnight (daily), on Monday at UTC
+ * midnight (weekly), on the first of the month (monthly), or never (over all time).
+ */
+
+export const RESET_INTERVALS = ['daily', 'weekly', 'monthly'] as const;
+export type ResetInterval = (typeof RESET_INTERVALS)[number];
+
+/** A workspace budget's interval on the wire: `lifetime` is one that never resets. */
+export const BUDGET_INTERVALS = ['daily', 'weekly', 'monthly', 'lifetime'] as const;
+export type BudgetInterval = (typeof BUDGET_INTERVALS)[number];
+
+/**
+ * A cap as stored. `since` is when this cap's window began to apply: set when the cap is first
+ * set and when its reset interval changes, kept when only the amount changes. Spend is counted
+ * against the cap from the start of its current window, what was spent before `since` included
+ * (budget-ledgers.ts).
+ */
+export interface SpendCap {
+  /** USD, an exact decimal string. */
+  amountUsd: string;
+  reset: ResetInterval | null;
+  since: string;
+}
+
+/** One of a workspace's budgets: a pooled cap on what every key of the workspace spends. */
+export interface WorkspaceBudget {
+  id: string;
+  amountUsd: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type WorkspaceBudgets = Partial<Record<BudgetInterval, WorkspaceBudget>>;
+
+/** The largest cap accepted: far above any real budget, far below where decimals lose digits. */
+export const MAX_CAP_USD = 1_000_000_000;
+/** Caps are whole micro-dollars at most: finer amounts are not money anyone budgets. */
+const CAP_DECIMALS = 6;
+
+/**
+ * A USD amount from a JSON number, as an exact decimal string: finite, within 0 (or above it,
+ * `positive`) and {@link MAX_CAP_USD}, at most six decimals. Anything else is a 400 naming
+ * `field`.
+ */
+export function capAmount(value: unknown, field: string, { positive = false } = {}): string {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidParameter(field, 'must be a number');
+  if (positive ? !(value > 0) : value < 0) throw invalidParameter(field, positive ? 'must be greater than 0' : 'must be 0 or more');
+  if (value > MAX_CAP_USD) throw invalidParameter(field, `must be at most ${MAX_CAP_USD}`);
+  const exact = plainDecimal(value);
+  const fraction = exact.split('.')[1] ?? '';
+  if (fraction.length > CAP_DECIMALS) throw invalidParameter(field, `must have at most ${CAP_DECIMALS} decimal places`);
+  return exact;
+}
+
+/**
+ * The cap after a change: `wanted` null removes it; a new cap, or a new reset interval, starts
+ * a new window at `now`; a new amount alone keeps the window (and what it has counted).
+ */
+export function nextCap(current: SpendCap | null | undefined, wanted: { amountUsd: string; reset: ResetInterval | null } | null, now: string): SpendCap | null {
+  if (wanted === null) return null;
+  const since = current && current.reset === wanted.reset ? current.since : now;
+  return { amountUsd: wanted.amountUsd, reset: wanted.reset, since };
+}
+
+/** The decimal a double prints as, exponent resolved: `1e-7` is `0.0000001`. */
+export function plainDecimal(value: number): string {
+  return addDecimals([expandExponent(String(value))]);
+}
+
+function expandExponent(text: string): string {
+  const match = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/i.exec(text);
+  if (!match) return text;
+  const [, sign, whole, fraction = '', exponent] = match;
+  const digits = `${whole}${fraction}`;
+  const point = whole!.length + Number(exponent);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}

@@ -1,0 +1,188 @@
+import { DynamoBudgetLedgers } from '../../../lambdas/aws/dynamo-budget-ledgers';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
+import { BudgetGate, REFUSAL_MEMORY_SECONDS, type Admission, type SpendBefore } from '../../../lambdas/budgets/budget-gate';
+import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, RUNNING_REQUEST_SECONDS } from '../../../lambdas/budgets/budget-ledgers';
+import type { BudgetLayer, SpendScope } from '../../../lambdas/budgets/layers';
+import { periodAt, type BudgetWindow } from '../../../lambdas/budgets/periods';
+import { SpendingLimitError } from '../../../lambdas/errors';
+import { startEmbeddedTables } from '../../support/embedded-tables';
+import { FixedClock } from '../../support/fixed-clock';
+
+const TABLE = TABLE_SCHEMAS.usage.localName;
+const ORG = 'org-1';
+let sequence = 0;
+
+function keyLayer(amountUsd: string, window: BudgetWindow = 'all', overrides: Partial<BudgetLayer> = {}): BudgetLayer {
+  const hash = `key${++sequence}`;
+  const scope: SpendScope = { kind: 'key', organizationId: ORG, keyHash: hash };
+  return {
+    kind: 'key_limit',
+    id: hash,
+    ledger: `K#${hash}#2026-01-01T00:00:00.000Z`,
+    scope,
+    window,
+    interval: window === 'all' ? 'lifetime' : window === 'day' ? 'daily' : window === 'week' ? 'weekly' : 'monthly',
+    amountUsd,
+    since: '2026-01-01T00:00:00.000Z',
+    scopeCreatedAt: '2026-01-01T00:00:00.000Z',
+    description: "the key's limit",
+    ...overrides,
+  };
+}
+
+const nothingBefore: SpendBefore = async () => '0';
+
+/** Runs `count` requests, `concurrency` at a time, each over one of `gates`; returns how many were admitted. */
+async function run(gates: BudgetGate[], layers: BudgetLayer[], count: number, concurrency: number, estimate: string, cost: string, at: () => Date) {
+  let next = 0;
+  let admitted = 0;
+  const refusals: SpendingLimitError[] = [];
+  const worker = async (w: number) => {
+    while (next < count) {
+      const i = next++;
+      let admission: Admission;
+      try {
+        admission = await gates[(i + w) % gates.length]!.admit(layers, estimate, at());
+      } catch (error) {
+        if (!(error instanceof SpendingLimitError)) throw error;
+        refusals.push(error);
+        continue;
+      }
+      admitted++;
+      await new Promise((resolve) => setImmediate(resolve));
+      await admission.settle(cost);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
+  return { admitted, refusals };
+}
+
+describe('the budget gate', () => {
+  let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
+  let ledgers: DynamoBudgetLedgers;
+  beforeAll(async () => {
+    tables = await startEmbeddedTables();
+    ledgers = new DynamoBudgetLedgers(tables.documentClient, TABLE);
+  });
+  afterAll(() => tables.stop());
+
+  const committed = async (layer: BudgetLayer, at: Date) => (await ledgers.read({ ledger: layer.ledger, period: periodAt(layer.window, at).id }))?.committed;
+
+  it('admits exactly what fits at 64-way concurrency in one container, and never more', async () => {
+    const clock = new FixedClock();
+    const gate = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
+    const layer = keyLayer('0.05');
+    const { admitted, refusals } = await run([gate], [layer], 200, 64, '0.001', '0.001', () => clock.now());
+    expect(admitted).toBe(50);
+    expect(refusals).toHaveLength(150);
+    expect(refusals[0]!.metadata).toMatchObject({ layer: 'key_limit', limit_usd: 0.05 });
+    expect(await committed(layer, clock.now())).toBe('0.05');
+  });
+
+  it('never lets containers together overrun a limit, and leaves at most one estimate per container unused', async () => {
+    const clock = new FixedClock();
+    const gates = Array.from({ length: 4 }, (_, i) => new BudgetGate({ ledgers, spendBefore: nothingBefore, clock, random: () => i / 4 }));
+    const layer = keyLayer('0.05');
+    const { admitted } = await run(gates, [layer], 200, 64, '0.001', '0.001', () => clock.now());
+    expect(admitted).toBeLessThanOrEqual(50);
+    expect(admitted).toBeGreaterThanOrEqual(50 - gates.length);
+  });
+
+  it("frees what a stopped container held once its holds lapse, charging what it spent", async () => {
+    const clock = new FixedClock();
+    const layer = keyLayer('0.01');
+    const stopped = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
+    // Five requests reserve the whole limit; two end (0.0005 each), three are still running when the container stops.
+    const admissions = await Promise.all(Array.from({ length: 5 }, () => stopped.admit([layer], '0.002', clock.now())));
+    await admissions[0]!.settle('0.0005');
+    await admissions[1]!.settle('0.0005');
+    const other = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
+    await expect(other.admit([layer], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
+    // Until no request admitted under the holds can be running, they stay committed.
+    clock.advance((HOLD_SECONDS + RUNNING_REQUEST_SECONDS) * 1000);
+    await expect(new BudgetGate({ ledgers, spendBefore: nothingBefore, clock }).admit([layer], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
+    clock.advance((HOLD_BUCKET_SECONDS + REFUSAL_MEMORY_SECONDS) * 1000);
+    const after = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
+    const { admitted } = await run([after], [layer], 20, 8, '0.002', '0.002', () => clock.now());
+    expect(admitted).toBe(4);
+    expect(await committed(layer, clock.now())).toBe('0.009');
+  });
+
+  it('frees at once what an earlier local process held: its holds are apart, by its start', async () => {
+    const clock = new FixedClock();
+    const layer = keyLayer('0.01');
+    const first = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock, writersSince: clock.now() });
+    const running = await Promise.all(Array.from({ length: 5 }, () => first.admit([layer], '0.002', clock.now())));
+    await running[0]!.settle('0.001');
+    clock.advance(5_000);
+    const restarted = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock, writersSince: clock.now() });
+    const { admitted } = await run([restarted], [layer], 20, 8, '0.001', '0.001', () => clock.now());
+    expect(admitted).toBe(9);
+    expect(await committed(layer, clock.now())).toBe('0.01');
+  });
+
+  it('counts each window from its UTC start: a day at midnight, a week on Monday, a month on the first', async () => {
+    // Sunday 30 November 2026, ten seconds before midnight.
+    const clock = new FixedClock(new Date('2026-11-29T23:59:50Z'));
+    const gate = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
+    const daily = keyLayer('0.003', 'day');
+    const weekly = keyLayer('0.003', 'week');
+    const monthly = keyLayer('0.003', 'month');
+    for (const layer of [daily, weekly, monthly]) {
+      expect((await run([gate], [layer], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(3);
+    }
+    clock.set('2026-11-30T00:00:01Z');
+    expect((await run([gate], [daily], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(3);
+    expect((await run([gate], [weekly], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(3);
+    const refused = await run([gate], [monthly], 1, 1, '0.001', '0.001', () => clock.now());
+    expect(refused.refusals[0]!.metadata).toMatchObject({ layer: 'key_limit', interval: 'monthly', resets_at: '2026-12-01T00:00:00.000Z' });
+    clock.set('2026-12-01T00:00:00Z');
+    expect((await run([gate], [monthly], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(3);
+    // Tuesday: the week still counts Monday's.
+    clock.set('2026-12-01T12:00:00Z');
+    expect((await run([gate], [weekly], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(0);
+  });
+
+  it('refuses with the first layer reached, in order: workspace budget, guardrail budget, key limit', async () => {
+    const clock = new FixedClock();
+    const gate = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
+    const key = keyLayer('0.004');
+    const guardrail: BudgetLayer = { ...keyLayer('0.003'), kind: 'guardrail_budget', id: 'g-1', scope: key.scope, description: 'the daily budget of guardrail "Team"' };
+    const workspace: BudgetLayer = {
+      ...keyLayer('0.002'),
+      kind: 'workspace_budget',
+      id: 'b-1',
+      scope: { kind: 'workspace', organizationId: ORG, workspaceId: `ws${sequence}` },
+      description: "the workspace's lifetime budget",
+    };
+    const layers = [workspace, guardrail, key];
+    const first = await run([gate], layers, 4, 1, '0.001', '0.001', () => clock.now());
+    expect(first.admitted).toBe(2);
+    expect(first.refusals[0]!.metadata).toMatchObject({ layer: 'workspace_budget', id: 'b-1' });
+    expect(first.refusals[0]!.message).toContain("the workspace's lifetime budget of 0.002 USD has 0 USD left");
+    // Without the workspace budget the guardrail's refuses next, then the key's limit.
+    const second = await run([gate], [guardrail, key], 4, 1, '0.001', '0.001', () => clock.now());
+    expect(second.admitted).toBe(1);
+    expect(second.refusals[0]!.metadata).toMatchObject({ layer: 'guardrail_budget', id: 'g-1' });
+    const third = await run([gate], [key], 4, 1, '0.001', '0.001', () => clock.now());
+    expect(third.admitted).toBe(1);
+    expect(third.refusals[0]!.metadata).toMatchObject({ layer: 'key_limit' });
+  });
+
+  it('starts a layer set during its period from what the scope had already spent in it', async () => {
+    const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
+    const asked: Array<[SpendScope, BudgetWindow]> = [];
+    const spendBefore: SpendBefore = async (scope, window) => {
+      asked.push([scope, window]);
+      return '0.003';
+    };
+    const gate = new BudgetGate({ ledgers, spendBefore, clock });
+    const layer = keyLayer('0.005', 'day', { since: '2026-11-21T11:00:00.000Z', scopeCreatedAt: '2026-01-01T00:00:00.000Z' });
+    expect((await run([gate], [layer], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(2);
+    expect(asked).toEqual([[layer.scope, 'day']]);
+    // The next day the layer has counted since its start: nothing is read.
+    clock.set('2026-11-22T00:00:00Z');
+    expect((await run([gate], [layer], 6, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(5);
+    expect(asked).toHaveLength(1);
+  });
+});
