@@ -16,12 +16,14 @@ import { CORS_ALLOWED_HEADERS } from '../../../lambdas/http/cors';
 import { API_BASE_PATH, PAGES_BASE_PATH, ROUTES, resourcePath, servedMethods } from '../../../lambdas/routes';
 import { KmsSigner } from '../../../lambdas/aws/kms-signer';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../../lambdas/signing/registration-properties';
+import { PUBLISHED_KEYS_CACHE_SECONDS } from '../../../lambdas/signing/cached-signing-keys';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { createDevCertificateAuthority } from '../../../local/dev-certificates';
 import { ensureDemoOrganization, seedCatalog, snapshotCatalog, type DemoCredentials } from '../../../local/seed';
 import { TRACING_ENVIRONMENT } from '../../../lib/constructs/service-function';
 import { signJwt } from '../../support/access-tokens';
+import { eventually } from '../../support/eventually';
 import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
 import { synthesizeEmbeddedModelgate, synthesizeModelgate } from '../../support/cloud-assembly';
 import { FUNCTION_REQUIREMENTS } from '../../support/function-requirements';
@@ -724,9 +726,12 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(updated.ok).toBe(true);
       const newKid = JSON.parse((updated as { payload: string }).payload).PhysicalResourceId as string;
       expect(newKid).not.toBe(registeredKid);
-      const jwks = await call('/oauth/jwks');
-      expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid, registeredKid]);
-    });
+      // A JWKS container that served the key set within its cache time serves it until then.
+      await eventually(async () => {
+        const jwks = await call('/oauth/jwks');
+        expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid, registeredKid]);
+      }, (PUBLISHED_KEYS_CACHE_SECONDS + 2) * 1000);
+    }, 30_000);
   });
 
   describe('IAM', () => {
