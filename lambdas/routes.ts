@@ -20,6 +20,7 @@ import { GUARDRAIL_ROUTES, KEY_ASSIGNMENT_ROUTES } from './management/routes/gua
 import { ISSUER_ROUTES } from './management/routes/issuers';
 import { KEY_ROUTES } from './management/routes/keys';
 import { POLICY_ROUTES } from './management/routes/policies';
+import { WORKSPACE_BUDGET_ROUTES } from './management/routes/workspace-budgets';
 import { WORKSPACE_CHANGE_ROUTES, WORKSPACE_ROUTES } from './management/routes/workspaces';
 import { DISCOVERY_ROUTES, OAUTH_ROUTES } from './oauth/routes';
 import { OPENAPI_ROUTES } from './openapi/routes';
@@ -66,6 +67,7 @@ const DECLARED = [
   ...WORKSPACE_CHANGE_ROUTES,
   ...KEY_ASSIGNMENT_ROUTES,
   ...PUBLIC_CATALOG_ROUTES,
+  ...WORKSPACE_BUDGET_ROUTES,
 ] as const satisfies readonly RouteDefinition[];
 
 /** Every route of the REST API. */

@@ -13,6 +13,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { PROOF_REPLAY_PREFIX, SIGNING_KEY_PARTITION, type TableId } from '../lambdas/aws/table-schemas';
+import { INFERENCE_TIMEOUT_SECONDS } from '../lambdas/budgets/budget-ledgers';
 import { API_BASE_PATH, ROUTES, resourcePath } from '../lambdas/routes';
 import { ServiceAlarms } from './constructs/alarms';
 import { Api } from './constructs/api';
@@ -352,8 +353,9 @@ function tokenExchangeFunction(serviceFunction: FunctionFactory, tables: Tables,
 function inferenceFunction(scope: Construct, serviceFunction: FunctionFactory, tables: Tables, settings: ModelgateSettings) {
   const inference = serviceFunction('Inference', 'inference', {
     description: 'POST /chat/completions',
-    // A streamed completion may run for minutes; API Gateway streams for up to 15.
-    timeout: Duration.minutes(5),
+    // A streamed completion may run for minutes; API Gateway streams for up to 15. Spending-limit
+    // holds lapse only once no completion admitted under them can still run (docs/limits.md).
+    timeout: Duration.seconds(INFERENCE_TIMEOUT_SECONDS),
     // The bulkhead: streams hold an instance each for their whole length, and without a cap a
     // surge of them takes the account's concurrency from the token exchange, JWKS and catalog.
     reservedConcurrentExecutions: settings.inferenceReservedConcurrency,

@@ -12,13 +12,17 @@ import type { LocalRuntimeOptions } from './runtime';
  * - `MODELGATE_PUBLIC_CATALOG=1`: the setting `publicCatalog`, the public catalog answers callers
  *   without a key, as `modelgate:publicCatalog` does in AWS;
  * - `MODELGATE_CORS_ALLOWED_ORIGINS`: the setting `corsAllowedOrigins`, `*` (the default) or a
- *   comma-separated list of origins, as `modelgate:corsAllowedOrigins`.
+ *   comma-separated list of origins, as `modelgate:corsAllowedOrigins`;
+ * - `MODELGATE_INFERENCE_UPSTREAMS`: the setting `inferenceUpstreams`, a JSON map of provider tag
+ *   to base URL (`{"*":"https://api.example.com/v1"}`); the development provider when unset.
  * A malformed value fails the start with a message naming it.
  */
 export function localRuntimeOptionsFromEnvironment(
   env: NodeJS.ProcessEnv,
-): Required<Pick<LocalRuntimeOptions, 'port' | 'dataDir' | 'allowLoopbackIssuers' | 'exchangeRateLimit' | 'publicCatalog' | 'corsAllowedOrigins'>> {
+): Required<Pick<LocalRuntimeOptions, 'port' | 'dataDir' | 'allowLoopbackIssuers' | 'exchangeRateLimit' | 'publicCatalog' | 'corsAllowedOrigins'>> &
+  Pick<LocalRuntimeOptions, 'inferenceUpstreams'> {
   return {
+    ...(env.MODELGATE_INFERENCE_UPSTREAMS ? { inferenceUpstreams: readSetting(env, 'MODELGATE_INFERENCE_UPSTREAMS', SETTINGS.inferenceUpstreams) } : {}),
     port: parseInteger(env, 'PORT', 8787, 0, 65535, 'a port number'),
     dataDir: localDataDir(env),
     allowLoopbackIssuers: env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0',

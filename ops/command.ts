@@ -169,6 +169,26 @@ export class CommandInput {
     return list;
   }
 
+  /**
+   * A USD amount as digits with an optional fraction (`25`, `12.50`); `none` as null where the
+   * flag may clear one (`orNone`). The accounts service checks its range and decimals.
+   */
+  usd(option: string, { orNone = false }: { orNone?: boolean } = {}): number | null | undefined {
+    const value = this.string(option);
+    if (value === undefined) return undefined;
+    if (orNone && value === 'none') return null;
+    if (!/^\d+(\.\d+)?$/.test(value)) {
+      throw new UsageError(`--${option} must be an amount in USD such as 25 or 12.50${orNone ? ', or none' : ''} (got "${value}")`);
+    }
+    return Number(value);
+  }
+
+  /** `on` or `off` as a boolean; undefined when not given. */
+  onOff(option: string): boolean | undefined {
+    const value = this.choice(option, ['on', 'off'] as const);
+    return value === undefined ? undefined : value === 'on';
+  }
+
   integer(option: string, min = 0): number | undefined {
     const value = this.string(option);
     if (value === undefined) return undefined;

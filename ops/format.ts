@@ -1,3 +1,4 @@
+import type { SpendCap } from '../lambdas/budgets/spend-caps';
 import type { CommandInput, OpsIo } from './command';
 
 /** Aligned columns with a header; `right` lists the columns (by index) to right-align, e.g. counts. */
@@ -25,6 +26,12 @@ export function orDash(value: string | number | null | undefined): string {
 /** A list for text output: `a, b`, or `-` when empty or absent. */
 export function listOrDash(values: readonly string[] | null | undefined): string {
   return values && values.length > 0 ? values.join(', ') : '-';
+}
+
+/** A spending cap for text output (docs/limits.md): `25.5 USD weekly`, `100 USD all time`, or `-` for none. */
+export function capOrDash(cap: SpendCap | null | undefined, byokIncluded = false): string {
+  if (!cap) return '-';
+  return `${cap.amountUsd} USD ${cap.reset ?? 'all time'}${byokIncluded ? ' (BYOK included)' : ''}`;
 }
 
 export function plural(count: number, noun: string): string {

@@ -1,6 +1,6 @@
 import type { Organization, User } from '../lambdas/accounts/types';
 
-export { guardrailView, issuerView, keyView, policyView, workspaceView } from '../lambdas/management/views';
+export { guardrailView, issuerView, keyView, policyView, workspaceBudgetAnswer, workspaceBudgetsAnswer, workspaceView } from '../lambdas/management/views';
 
 /** JSON shapes of `--json` output: the management API's wire names (snake_case), as its views use. */
 export function organizationView(organization: Organization) {

@@ -1,8 +1,10 @@
 import type { ApiKeyRecord, Guardrail, Organization, User, Workspace } from './types';
 
 export type OrganizationPatch = Partial<Pick<Organization, 'name' | 'plan' | 'providerPreferences' | 'privacy'>>;
-export type ApiKeyPatch = Partial<Pick<ApiKeyRecord, 'name' | 'disabled' | 'expiresAt'>>;
+export type ApiKeyPatch = Partial<Pick<ApiKeyRecord, 'name' | 'disabled' | 'expiresAt' | 'limit' | 'includeByokInLimit'>>;
 export type WorkspacePatch = Partial<Pick<Workspace, 'name' | 'slug' | 'description'>>;
+/** A change of a workspace's budgets and its bring-your-own-key flag (docs/limits.md). */
+export type WorkspaceBudgetsPatch = Partial<Pick<Workspace, 'budgets' | 'includeByokInBudgets'>>;
 
 /**
  * What deleting a workspace found: gone now, gone before, still holding keys (by hash), or
@@ -26,7 +28,7 @@ export type GuardrailHolder =
  */
 export type SetChange = 'changed' | 'unchanged' | 'missing';
 export type GuardrailPatch = Partial<
-  Pick<Guardrail, 'name' | 'description' | 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders' | 'enforceZdr'>
+  Pick<Guardrail, 'name' | 'description' | 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders' | 'enforceZdr' | 'includeByokInBudgets'>
 >;
 
 /**
@@ -67,6 +69,17 @@ export interface AccountStore {
    * and the delete is conditional on there being no such place. Gives the slug back.
    */
   deleteWorkspace(organizationId: string, id: string): Promise<WorkspaceDeletion>;
+  /**
+   * Changes the workspace's budgets with `change`, computed from a fresh read and written under its
+   * revision, so changes of different intervals at once all land; `change` answers undefined when
+   * there is nothing to write. Undefined when the workspace does not exist.
+   */
+  changeWorkspaceBudgets(
+    organizationId: string,
+    id: string,
+    change: (current: Workspace) => WorkspaceBudgetsPatch | undefined,
+    updatedAt: string,
+  ): Promise<Workspace | undefined>;
   /** Takes the place of a key about to be created in the workspace; false when the workspace does not exist. */
   holdWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<boolean>;
   /** Gives the place back once the key is deleted, or its create failed. */
@@ -95,7 +108,11 @@ export interface AccountStore {
    * the organization's workspaces), then its keys.
    */
   listWorkspaceApiKeys(organizationId: string, id?: string): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined>;
-  updateApiKey(hash: string, patch: ApiKeyPatch, updatedAt: string): Promise<ApiKeyRecord | undefined>;
+  /**
+   * A patch, or a function computing one from the key as read for the write (its limit from the
+   * stored one, docs/limits.md): applied to a fresh read, written under that read's revision.
+   */
+  updateApiKey(hash: string, patch: ApiKeyPatch | ((current: ApiKeyRecord) => ApiKeyPatch), updatedAt: string): Promise<ApiKeyRecord | undefined>;
   deleteApiKey(hash: string): Promise<boolean>;
 
   createGuardrail(guardrail: Guardrail): Promise<void>;

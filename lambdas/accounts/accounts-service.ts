@@ -1,9 +1,12 @@
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, UnfinishedWriteError, invalidParameter } from '../errors';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
-import { defaultWorkspaceOf, type AccountStore, type GuardrailPatch, type WorkspacePatch } from './account-store';
+import { defaultWorkspaceOf, type AccountStore, type WorkspacePatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
-import { GuardrailsService, conflictIfExists, type GuardrailInput, type KeyAssignment } from './guardrails-service';
+import { GuardrailsService, conflictIfExists, type GuardrailInput, type GuardrailUpdate, type KeyAssignment } from './guardrails-service';
 import { checkExpiry } from './key-expiry';
+import { keyLimitAfter } from './spend-limits';
+import { WorkspaceBudgetsService, type WorkspaceBudgetOf } from './workspace-budgets-service';
+import type { BudgetInterval, ResetInterval } from '../budgets/spend-caps';
 import {
   DEFAULT_PRIVACY,
   DEFAULT_PROVIDER_PREFERENCES,
@@ -37,9 +40,25 @@ export interface NewApiKey {
   /** Personal keys. */
   userId?: string;
   expiresAt?: string | null;
+  /** USD, 0 or more; absent or null: no limit (docs/limits.md). */
+  limit?: number | null;
+  /** The limit's window; absent or null: all time. Only with a limit. */
+  limitReset?: ResetInterval | null;
+  /** Stored and shown as given. @default false */
+  includeByokInLimit?: boolean;
 }
 
-export type { GuardrailInput, KeyAssignment } from './guardrails-service';
+/** What an update of a key may change: each field absent stays as it is; `limit: null` removes the limit. */
+export interface ApiKeyChange {
+  name?: string;
+  disabled?: boolean;
+  limit?: number | null;
+  limitReset?: ResetInterval | null;
+  includeByokInLimit?: boolean;
+}
+
+export type { GuardrailInput, GuardrailUpdate, KeyAssignment } from './guardrails-service';
+export type { WorkspaceBudgetOf } from './workspace-budgets-service';
 
 /**
  * Organization, workspace, user, key and guardrail operations shared by the management
@@ -51,6 +70,7 @@ export class AccountsService {
   private readonly newId: IdGenerator;
   private readonly random?: RandomBytes;
   private readonly guardrails: GuardrailsService;
+  private readonly budgets: WorkspaceBudgetsService;
 
   constructor(deps: AccountsDeps) {
     this.store = deps.store;
@@ -58,6 +78,7 @@ export class AccountsService {
     this.newId = deps.newId ?? randomId;
     this.random = deps.random;
     this.guardrails = new GuardrailsService(this.store, this.clock, this.newId);
+    this.budgets = new WorkspaceBudgetsService(this.store, this.clock, this.newId);
   }
 
   /** Creates an organization with a default workspace, as every organization has one. */
@@ -187,6 +208,23 @@ export class AccountsService {
     await this.guardrails.deleteWorkspaceGuardrails(organizationId, id);
   }
 
+  /** A workspace's budgets, narrowest interval first (workspace-budgets-service.ts, as each of the three below). */
+  listWorkspaceBudgets(organizationId: string, idOrSlug: string): Promise<{ workspace: Workspace; budgets: WorkspaceBudgetOf[] }> {
+    return this.budgets.list(organizationId, idOrSlug);
+  }
+
+  getWorkspaceBudget(organizationId: string, idOrSlug: string, interval: BudgetInterval): Promise<WorkspaceBudgetOf> {
+    return this.budgets.get(organizationId, idOrSlug, interval);
+  }
+
+  putWorkspaceBudget(organizationId: string, idOrSlug: string, interval: BudgetInterval, input: { limitUsd: number; includeByokInBudgets?: boolean }): Promise<WorkspaceBudgetOf> {
+    return this.budgets.put(organizationId, idOrSlug, interval, input);
+  }
+
+  deleteWorkspaceBudget(organizationId: string, idOrSlug: string, interval: BudgetInterval): Promise<void> {
+    return this.budgets.delete(organizationId, idOrSlug, interval);
+  }
+
   async createUser(organizationId: string, input: { email: string; name: string }): Promise<User> {
     await this.getOrganization(organizationId);
     const user: User = { id: this.newId(), organizationId, email: input.email, name: input.name, createdAt: this.timestamp() };
@@ -216,6 +254,8 @@ export class AccountsService {
       throw invalidParameter('user_id', 'applies to personal keys only');
     }
     if (input.expiresAt != null) checkExpiry(input.expiresAt, this.clock.now());
+    const createdAt = this.timestamp();
+    const limit = keyLimitAfter(undefined, { amount: input.limit, reset: input.limitReset }, createdAt);
     const generated = generateApiKey(this.random);
     const key: ApiKeyRecord = {
       hash: generated.hash,
@@ -228,8 +268,11 @@ export class AccountsService {
       label: generated.label,
       disabled: false,
       guardrailIds: [],
+      // Absent means none: only a key given a limit or the flag stores them.
+      ...(limit ? { limit } : {}),
+      ...(input.includeByokInLimit !== undefined ? { includeByokInLimit: input.includeByokInLimit } : {}),
       expiresAt: input.expiresAt ?? null,
-      createdAt: this.timestamp(),
+      createdAt,
       updatedAt: null,
     };
     // The key takes its place in its workspace first, so the workspace cannot be deleted under it.
@@ -269,9 +312,12 @@ export class AccountsService {
     return (await this.defaultWorkspace(organizationId)).id;
   }
 
-  async updateApiKey(organizationId: string, hash: string, patch: { name?: string; disabled?: boolean }): Promise<ApiKeyRecord> {
+  /** The limit is computed from the key as the write reads it (spend-limits.ts), so `since` follows the stored limit. */
+  async updateApiKey(organizationId: string, hash: string, change: ApiKeyChange): Promise<ApiKeyRecord> {
     await this.getApiKey(organizationId, hash);
-    const updated = await this.store.updateApiKey(hash, patch, this.timestamp());
+    const { limit: amount, limitReset: reset, ...fields } = change;
+    const now = this.timestamp();
+    const updated = await this.store.updateApiKey(hash, (current) => ({ ...fields, limit: keyLimitAfter(current.limit, { amount, reset }, now) }), now);
     if (!updated) throw new NotFoundError(`API key ${hash} not found`);
     return updated;
   }
@@ -295,7 +341,7 @@ export class AccountsService {
   }
 
   /** Writes a workspace's default guardrail the first time it is updated (guardrails-service.ts). */
-  updateGuardrail(organizationId: string, id: string, patch: GuardrailPatch): Promise<Guardrail> {
+  updateGuardrail(organizationId: string, id: string, patch: GuardrailUpdate): Promise<Guardrail> {
     return this.guardrails.update(organizationId, id, patch);
   }
 

@@ -2,9 +2,14 @@ import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from 
 import type { Clock, IdGenerator } from '../clock';
 import { AlreadyExistsError, type AccountStore, type GuardrailHolder, type GuardrailPatch } from './account-store';
 import { defaultGuardrailId, keyAssignmentId } from './derived-ids';
+import { guardrailBudgetAfter, type CapRequest } from './spend-limits';
 import type { ApiKeyRecord, Guardrail, Workspace } from './types';
 
-export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'version' | 'createdAt' | 'updatedAt'>;
+/** A new guardrail: its configuration, the budget as the request states it (spend-limits.ts). */
+export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'budget' | 'version' | 'createdAt' | 'updatedAt'> & { budget?: CapRequest };
+
+/** What an update may change: each field given, and the budget as the request states it. */
+export type GuardrailUpdate = GuardrailPatch & { budget?: CapRequest };
 
 /** One key's assignment to one guardrail (public `KeyAssignment`). */
 export interface KeyAssignment {
@@ -54,7 +59,9 @@ export class GuardrailsService {
     if (!(await this.store.getOrganization(organizationId))) throw new NotFoundError(`Organization ${organizationId} not found`);
     if (input.workspaceId) await this.workspace(organizationId, input.workspaceId);
     checkGuardrailLists(input);
-    const guardrail: Guardrail = { ...input, id: this.newId(), organizationId, version: 1, createdAt: this.timestamp(), updatedAt: null };
+    const createdAt = this.timestamp();
+    const { budget: request, ...configuration } = input;
+    const guardrail: Guardrail = { ...configuration, ...budgetField(null, request, createdAt), id: this.newId(), organizationId, version: 1, createdAt, updatedAt: null };
     await conflictIfExists(() => this.store.createGuardrail(guardrail));
     await this.confirmWorkspaceExists(guardrail);
     return guardrail;
@@ -76,21 +83,24 @@ export class GuardrailsService {
    * Applies the patch to a fresh read and writes it only while the guardrail is at that
    * read's version, as issuers and policies are written: a concurrent update makes the write
    * fail, and the patch is checked again against what that update left, so two PATCHes can
-   * never together put a model in both lists. A workspace's default guardrail that does not
-   * exist yet is written from {@link UNRESTRICTED} with the patch applied.
+   * never together put a model in both lists, and a budget's window starts from the budget that
+   * update left. A workspace's default guardrail that does not exist yet is written from
+   * {@link UNRESTRICTED} with the patch applied.
    */
-  async update(organizationId: string, id: string, patch: GuardrailPatch): Promise<Guardrail> {
-    const given = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+  async update(organizationId: string, id: string, patch: GuardrailUpdate): Promise<Guardrail> {
+    const { budget: request, ...fields } = patch;
+    const given = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as GuardrailPatch;
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const current = await this.store.getGuardrail(organizationId, id);
+      const now = this.timestamp();
       if (!current) {
         const owner = await this.defaultOwner(organizationId, id);
         if (!owner) throw new NotFoundError(`Guardrail ${id} not found`);
-        const created = await this.materialize(owner, given);
+        const created = await this.materialize(owner, { ...given, ...budgetField(null, request, now) });
         if (created) return created;
         continue;
       }
-      const next: Guardrail = { ...current, ...given, version: (current.version ?? 0) + 1, updatedAt: this.timestamp() };
+      const next: Guardrail = { ...current, ...given, ...budgetField(current.budget, request, now), version: (current.version ?? 0) + 1, updatedAt: now };
       checkGuardrailLists(next);
       if (await this.store.updateGuardrail(next, current.version)) return next;
     }
@@ -104,7 +114,7 @@ export class GuardrailsService {
    * nothing) rather than a guardrail that does not apply; a workspace deleted meanwhile takes
    * the new guardrail with it ({@link confirmWorkspaceExists}).
    */
-  private async materialize(workspace: Workspace, given: GuardrailPatch): Promise<Guardrail | undefined> {
+  private async materialize(workspace: Workspace, given: GuardrailPatch & Pick<Guardrail, 'budget'>): Promise<Guardrail | undefined> {
     const now = this.timestamp();
     const guardrail: Guardrail = {
       ...UNRESTRICTED,
@@ -271,6 +281,12 @@ export class GuardrailsService {
   private timestamp(): string {
     return this.clock.now().toISOString();
   }
+}
+
+/** The guardrail's `budget` after the request: nothing when it says nothing of the budget. */
+function budgetField(current: Guardrail['budget'], request: CapRequest | undefined, now: string): Pick<Guardrail, 'budget'> {
+  const budget = guardrailBudgetAfter(current, request ?? {}, now);
+  return budget === undefined ? {} : { budget };
 }
 
 function checkGuardrailLists(g: Pick<Guardrail, 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders'>): void {

@@ -9,6 +9,7 @@ import {
   type OrganizationPatch,
   type RecordIds,
   type SetChange,
+  type WorkspaceBudgetsPatch,
   type WorkspaceDeletion,
   type WorkspacePatch,
 } from '../accounts/account-store';
@@ -194,6 +195,20 @@ export class DynamoAccountStore implements AccountStore {
     return changed && workspaceRecord(strip<Workspace>(changed.after));
   }
 
+  /** One change of the workspace item with its copies; the key places stay as they are (withheld from copies, untouched here). */
+  async changeWorkspaceBudgets(
+    organizationId: string,
+    id: string,
+    change: (current: Workspace) => WorkspaceBudgetsPatch | undefined,
+    updatedAt: string,
+  ): Promise<Workspace | undefined> {
+    const changed = await this.copies.change({ pk: orgPk(organizationId), sk: `WORKSPACE#${id}` }, WORKSPACE_KIND, (item) => {
+      const patch = change(workspaceRecord(strip<Workspace>(item))!);
+      return patch && { ...item, ...defined(patch), updatedAt };
+    });
+    return changed && workspaceRecord(strip<Workspace>(changed.after));
+  }
+
   async deleteWorkspace(organizationId: string, id: string): Promise<WorkspaceDeletion> {
     const deletion = await this.keyHolds.deleteWorkspace(organizationId, id, WORKSPACE_KIND);
     if (deletion.outcome === 'deleted') await this.slugs.release(organizationId, deletion.workspace.slug, id);
@@ -276,8 +291,11 @@ export class DynamoAccountStore implements AccountStore {
     return (await this.items.queryIndex<ApiKeyRecord>(`${orgPk(organizationId)}#APIKEYS`)).map((k) => withGuardrailList(k)!);
   }
 
-  async updateApiKey(hash: string, patch: ApiKeyPatch, updatedAt: string): Promise<ApiKeyRecord | undefined> {
-    const changed = await this.copies.change({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND, (current) => ({ ...current, ...defined(patch), updatedAt }));
+  async updateApiKey(hash: string, patch: ApiKeyPatch | ((current: ApiKeyRecord) => ApiKeyPatch), updatedAt: string): Promise<ApiKeyRecord | undefined> {
+    const changed = await this.copies.change({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND, (current) => {
+      const given = typeof patch === 'function' ? patch(withGuardrailList(strip<ApiKeyRecord>(current))!) : patch;
+      return { ...current, ...defined(given), updatedAt };
+    });
     return changed && withGuardrailList(strip<ApiKeyRecord>(changed.after));
   }
 

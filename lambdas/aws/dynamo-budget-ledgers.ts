@@ -1,6 +1,4 @@
 import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   SPEND_SHARDS,
   foldableAt,
@@ -15,7 +13,7 @@ import {
 } from '../budgets/budget-ledgers';
 import type { SpendScope } from '../budgets/layers';
 import { ZERO, atMost, minus, negate, plus } from '../budgets/usd';
-import { DynamoItems, itemId } from './dynamo-items';
+import { DynamoItems, conditionalWriteSeeing, itemId } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
 
 /**
@@ -59,7 +57,8 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
       values[':back'] = NumberValue.from(negate(back));
       update += ', #back :back';
     }
-    const answer = await this.write(
+    const answer = await conditionalWriteSeeing(
+      this.client,
       new UpdateCommand({
         TableName: this.tableName,
         Key: ledgerKey(ref),
@@ -84,7 +83,8 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
   private async create(ref: LedgerRef, limit: string, amount: string, hold: HoldRef, base: string): Promise<GrantOutcome> {
     const fits = atMost(plus(base, amount), limit);
     const committed = fits ? plus(base, amount) : base;
-    const answer = await this.write(
+    const answer = await conditionalWriteSeeing(
+      this.client,
       new UpdateCommand({
         TableName: this.tableName,
         Key: ledgerKey(ref),
@@ -132,7 +132,8 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
     const shards = Array.from({ length: SPEND_SHARDS[scope.kind] }, (_, shard) => spendKey(scope, shard, hold));
     const found = await this.items.batchGet(shards);
     const spent = plus(...shards.map((key) => decimal(found.get(itemId(key.pk, key.sk))?.[attribute] ?? 0)));
-    const answer = await this.write(
+    const answer = await conditionalWriteSeeing(
+      this.client,
       new UpdateCommand({
         TableName: this.tableName,
         Key: ledgerKey(ref),
@@ -143,18 +144,6 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
       }),
     );
     return answer.written;
-  }
-
-  /** A conditional write: whether it was made, and the item before it (made) or as the condition found it (not). */
-  private async write(command: UpdateCommand): Promise<{ written: boolean; item?: Record<string, unknown> }> {
-    try {
-      const answer = await this.client.send(command);
-      return { written: true, item: answer.Attributes };
-    } catch (error) {
-      const failed = error as { name?: string; Item?: Record<string, AttributeValue> };
-      if (failed.name !== 'ConditionalCheckFailedException') throw error;
-      return { written: false, item: failed.Item ? unmarshall(failed.Item) : undefined };
-    }
   }
 }
 

@@ -120,7 +120,7 @@ export class DynamoCatalogStore implements CatalogStore {
 
 const modelPk = (id: string) => `MODEL#${id}`;
 
-/** Copies of the catalog's version item: at 100,000 containers checking every 30 s, each takes 417 reads a second. */
-export const VERSION_COPIES = 8;
+/** Copies of the catalog's version item: at 200,000 containers checking every 30 s, each takes about 420 reads a second. */
+export const VERSION_COPIES = 16;
 const VERSION_KEY = { pk: 'CATALOG', sk: 'VERSION' };
 const versionCopyKey = (copy: number) => ({ pk: `CATALOG_VERSION#${copy}`, sk: 'VERSION' });

@@ -129,6 +129,21 @@ export async function conditionalWrite(client: DynamoDBDocumentClient, command: 
   }
 }
 
+/**
+ * A write under a condition that asks for the item either way (`ReturnValues`,
+ * `ReturnValuesOnConditionCheckFailure`): whether it was made, and the item before it (made) or
+ * as the failed condition found it (not made; undefined when there was none).
+ */
+export async function conditionalWriteSeeing(client: DynamoDBDocumentClient, command: UpdateCommand): Promise<{ written: boolean; item?: Record<string, unknown> }> {
+  try {
+    return { written: true, item: (await client.send(command)).Attributes };
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+    const found = (error as { Item?: Record<string, AttributeValue> }).Item;
+    return { written: false, item: found ? unmarshall(found) : undefined };
+  }
+}
+
 /** True when the error is DynamoDB's answer to a failed condition expression. */
 function isConditionalCheckFailed(error: unknown): boolean {
   return (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';

@@ -1,5 +1,6 @@
 import { systemClock, systemRandom, type Clock, type Random } from '../clock';
-import { SpendingLimitError, UnavailableError } from '../errors';
+import { UnavailableError } from '../errors';
+import { refusal } from './refusal';
 import {
   HOLD_SECONDS,
   SPEND_SHARDS,
@@ -381,16 +382,6 @@ function spendEntries(parts: ReadonlyArray<{ scope: SpendScope; lease: Lease; ho
     entry.amounts.set(spendAttribute(lease.ref), cost);
   }
   return [...entries.values()];
-}
-
-function refusal(layer: BudgetLayer, at: Date, estimate: string, room: string): SpendingLimitError {
-  const resetsAt = periodAt(layer.window, at).resetsAt?.toISOString() ?? null;
-  const left = compare(room, ZERO) > 0 ? room : ZERO;
-  const when = resetsAt ? `; it resets at ${resetsAt}` : '; it does not reset';
-  return new SpendingLimitError(
-    `Spending limit reached: ${layer.description} of ${layer.amountUsd} USD has ${left} USD left, and this request may cost up to ${estimate} USD${when}`,
-    { layer: layer.kind, id: layer.id, interval: layer.interval, limit_usd: Number(layer.amountUsd), remaining_usd: Number(left), request_max_cost_usd: Number(estimate), resets_at: resetsAt },
-  );
 }
 
 const refKey = (ref: LedgerRef) => `${ref.ledger}|${ref.period}`;

@@ -80,11 +80,10 @@ export interface BudgetLedgerStore {
 export const HOLD_BUCKET_SECONDS = 30;
 /** A container spends a hold for this long after its grant, then asks for another. */
 export const HOLD_SECONDS = 240;
-/**
- * How long after a hold's last use a request admitted under it may still be running: the
- * inference function's timeout (lib/modelgate.ts, 5 minutes) and a margin.
- */
-export const RUNNING_REQUEST_SECONDS = 330;
+/** The inference function's timeout (lib/modelgate.ts): no completion runs longer. */
+export const INFERENCE_TIMEOUT_SECONDS = 300;
+/** How long after a hold's last use a request admitted under it may still be running: the inference timeout and a margin. */
+export const RUNNING_REQUEST_SECONDS = INFERENCE_TIMEOUT_SECONDS + 30;
 
 /** When the holds of `hold`'s bucket may be folded: no request admitted under them can still be running. */
 export function foldableAt(hold: HoldRef): number {

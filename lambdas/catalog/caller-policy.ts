@@ -119,10 +119,14 @@ export function buildCallerPolicy(input: {
 
 /** Guardrails on the key and on its workspace all apply (SPEC 1). */
 export async function loadCallerPolicy(principal: Principal, accounts: AccountStore, region: string | null): Promise<CallerPolicy> {
+  return buildCallerPolicy({ organization: principal.organization, guardrails: await loadCallerGuardrails(principal, accounts), region });
+}
+
+/** Every guardrail on the caller's key and workspace, from their copies; none read when there are none. */
+export async function loadCallerGuardrails(principal: Principal, accounts: Pick<AccountStore, 'getGuardrails'>): Promise<Guardrail[]> {
   const { organization, key, workspace } = principal;
   const ids = [...key.guardrailIds, ...(workspace?.guardrailIds ?? [])];
-  const guardrails = ids.length > 0 ? await accounts.getGuardrails(organization.id, ids) : [];
-  return buildCallerPolicy({ organization, guardrails, region });
+  return ids.length > 0 ? accounts.getGuardrails(organization.id, ids) : [];
 }
 
 /** An open policy: every model and endpoint (operators and benchmarks). */

@@ -2,7 +2,10 @@ import type { Context } from 'aws-lambda';
 import { randomId, type IdGenerator } from '../clock';
 import type { AuthenticationDeps } from '../credentials/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
-import { loadCallerPolicy, regionForHost } from '../catalog/caller-policy';
+import { budgetLayers } from '../budgets/layers';
+import { maximumCost } from '../budgets/estimate';
+import type { Admission, BudgetGate } from '../budgets/budget-gate';
+import { buildCallerPolicy, loadCallerGuardrails, regionForHost } from '../catalog/caller-policy';
 import { NotFoundError, UnavailableError, UpstreamError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
 import { corsHeaders } from '../http/cors';
@@ -31,6 +34,11 @@ export interface InferenceApiDeps extends AuthenticationDeps {
    * the answer has ended; its failure is logged.
    */
   usage: Pick<UsageStore, 'record'>;
+  /**
+   * Spending limits (docs/limits.md): a completion starts only when its maximum cost fits every
+   * cap on its key, and is charged to them before it is acknowledged.
+   */
+  budgets: Pick<BudgetGate, 'admit'>;
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
   /** The origins whose pages may read the answers, errors included (lambdas/http/cors.ts). */
@@ -75,29 +83,38 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parame
     const clientGone = response.disconnectSignal();
     let facts: AnswerFacts | undefined;
     let counted: UsageRecord | undefined;
+    let admission: Admission | undefined;
     try {
       const { principal, body } = await admitted(event);
       const request = parseChatRequest(body);
-      const [policy, catalog] = await Promise.all([
-        loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames)),
-        deps.catalog.get(),
-      ]);
+      const [guardrails, catalog] = await Promise.all([loadCallerGuardrails(principal, deps.accounts), deps.catalog.get()]);
+      const policy = buildCallerPolicy({ organization: principal.organization, guardrails, region: regionForHost(requestHost(event), deps.regionalHostnames) });
       const found = catalog.endpointsFor(request.model, policy);
       if (!found) throw new NotFoundError(`No endpoints found for model ${request.model} that your settings and guardrails allow`);
       const at = deps.clock.now();
+      const sent = upstreamBody(request, found.model.id);
+      // Workspace budgets, guardrail budgets, the key's limit: the first without room refuses (402).
+      const layers = budgetLayers(principal, guardrails);
+      if (layers.length > 0) admission = await deps.budgets.admit(layers, maximumCost(request.body, Buffer.byteLength(sent), found.endpoints, at), at);
 
-      const upstream = await openUpstream(found.endpoints, upstreamBody(request, found.model.id), clientGone, deps.upstream);
+      const upstream = await openUpstream(found.endpoints, sent, clientGone, deps.upstream);
+      // Under a limit an abandoned stream is read to its end, so what it cost is charged.
+      if (admission && request.stream) upstream.outliveClient();
       facts = { id: `gen-${newId()}`, created: Math.floor(at.getTime() / 1000), model: found.model.id, provider: upstream.endpoint.provider_name };
-      const relayed = request.stream ? await relayStream(upstream, response, facts) : await relayJson(upstream, response, facts);
+      const relayed = request.stream ? await relayStream(upstream, response, facts, admission !== undefined) : await relayJson(upstream, response, facts);
       if (relayed.usage) {
         // SPEC 2.3: priced at the request instant, whichever credential made the call.
         const record = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at });
+        if (admission) await chargeLimits(admission, record.cost, deps, context);
         await recordUsage(record, deps, context);
         counted = record;
       }
       relayed.acknowledge(counted);
     } catch (error) {
       if (!clientGone.aborted) reportError(error, response, deps, context, facts);
+    } finally {
+      // A completion not charged gives its reservation back.
+      admission?.release();
     }
     await response.end();
     onAnswered?.();
@@ -108,6 +125,16 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parame
 /** What went wrong with a usage write, by name and message: never the request. */
 function logFailure(deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined, message: string, error: Error): void {
   deps.logger.error(message, { requestId: context?.awsRequestId, error: error.name, detail: error.message });
+}
+
+/** The spend written to each limit's ledger, before the usage write: a failed write fails the answer, not charged. */
+async function chargeLimits(admission: Admission, cost: string, deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined): Promise<void> {
+  try {
+    await admission.settle(cost);
+  } catch (error) {
+    logFailure(deps, context, 'spend not recorded', error as Error);
+    throw new UnavailableError('The completion could not be recorded and was not charged; retry the request');
+  }
 }
 
 /** The usage write, awaited before the completion is acknowledged: a failed write fails the answer. */
@@ -154,7 +181,7 @@ async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, 
  * (no choices, the usage with its cost) and the final `data: [DONE]` go out in `acknowledge`,
  * once the usage is recorded.
  */
-async function relayStream(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts): Promise<Relayed> {
+async function relayStream(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, readToEnd = false): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   const type = upstream.response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/event-stream')) {
@@ -167,7 +194,8 @@ async function relayStream(upstream: OpenedUpstream, response: StreamingResponse
   let reportedUsage: unknown;
   try {
     for await (const event of sseEvents(upstream.reader)) {
-      if (response.closed) break;
+      // The client is gone: stop, or (under a limit) read on for the usage, writing nothing.
+      if (response.closed && !readToEnd) break;
       if (event.data === null) {
         // Comments keep idle connections open; pass them on.
         response.write(`${event.raw}\n\n`);

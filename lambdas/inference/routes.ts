@@ -24,7 +24,8 @@ export const INFERENCE_ROUTES = [
         },
       },
     },
-    // 503: no upstream configured for the model, or its usage could not be recorded.
-    errors: [400, 404, 502, 503, 504],
+    // 402: a spending limit without room for the request (docs/limits.md). 503: no upstream
+    // configured for the model, or its usage could not be recorded.
+    errors: [400, 402, 404, 502, 503, 504],
   },
 ] as const satisfies readonly RouteDefinition[];

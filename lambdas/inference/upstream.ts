@@ -43,6 +43,11 @@ export interface OpenedUpstream {
   reader: TimedReader;
   /** Stops the upstream request (client gone, or a bad answer). */
   abort(): void;
+  /**
+   * Keeps the upstream request going when the client goes: its answer is read to the end for
+   * the usage it reports, which is charged (a completion under a spending limit).
+   */
+  outliveClient(): void;
 }
 
 /** Why an attempt failed, for the caller's error and the next attempt's decision. */
@@ -124,6 +129,7 @@ async function attempt(
         clientSignal.removeEventListener('abort', onClientGone);
         controller.abort();
       },
+      outliveClient: () => clientSignal.removeEventListener('abort', onClientGone),
     };
   }
   clientSignal.removeEventListener('abort', onClientGone);

@@ -8,6 +8,7 @@ import { GUARDRAIL_OPERATIONS } from './operations/guardrails';
 import { ISSUER_OPERATIONS } from './operations/issuers';
 import { KEY_OPERATIONS } from './operations/keys';
 import { POLICY_OPERATIONS } from './operations/policies';
+import { WORKSPACE_BUDGET_OPERATIONS } from './operations/workspace-budgets';
 import { WORKSPACE_OPERATIONS } from './operations/workspaces';
 
 export type { ManagementDeps } from './operation';
@@ -18,6 +19,7 @@ const OPERATIONS: Operations<'management', ManagementDeps, RequestQueries, Reque
   ...ACTIVITY_OPERATIONS,
   ...KEY_OPERATIONS,
   ...WORKSPACE_OPERATIONS,
+  ...WORKSPACE_BUDGET_OPERATIONS,
   ...GUARDRAIL_OPERATIONS,
   ...ISSUER_OPERATIONS,
   ...POLICY_OPERATIONS,

@@ -1,16 +1,21 @@
 import { defaultGuardrailId } from '../accounts/derived-ids';
 import type { KeyAssignment } from '../accounts/guardrails-service';
+import type { WorkspaceBudgetOf } from '../accounts/workspace-budgets-service';
 import type { ApiKeyRecord, Guardrail, Principal, Workspace } from '../accounts/types';
+import { plainDecimal, type SpendCap } from '../budgets/spend-caps';
+import { compare, minus } from '../budgets/usd';
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { NO_USAGE, type ActivityRow, type KeyUsage } from '../usage/usage';
 
 /** Wire shapes of the management API, following the public OpenAPI document's field names. */
 
 /**
- * A key's spend in USD (SPEC 1: usage is attributed to the acting key), with the fields the
- * public document requires beside it: no spending limits and no bring-your-own-key usage here.
+ * A key's spend in USD (SPEC 1: usage is attributed to the acting key) and its limit
+ * (docs/limits.md), with the fields the public document requires beside them: no
+ * bring-your-own-key usage here.
  */
-function usageFields(usage: KeyUsage) {
+function usageFields(key: Pick<ApiKeyRecord, 'limit' | 'includeByokInLimit'>, usage: KeyUsage) {
+  const limit = key.limit ?? null;
   return {
     usage: usage.usage,
     usage_daily: usage.daily,
@@ -20,11 +25,17 @@ function usageFields(usage: KeyUsage) {
     byok_usage_daily: 0,
     byok_usage_weekly: 0,
     byok_usage_monthly: 0,
-    include_byok_in_limit: false,
-    limit: null,
-    limit_remaining: null,
-    limit_reset: null,
+    include_byok_in_limit: key.includeByokInLimit ?? false,
+    limit: limit && Number(limit.amountUsd),
+    limit_remaining: limit && limitRemaining(limit, usage),
+    limit_reset: limit?.reset ?? null,
   };
+}
+
+/** docs/limits.md: the limit less what the key spent in the limit's current UTC window, never below 0. */
+export function limitRemaining(limit: SpendCap, usage: KeyUsage): number {
+  const spent = plainDecimal({ daily: usage.daily, weekly: usage.weekly, monthly: usage.monthly, none: usage.usage }[limit.reset ?? 'none']);
+  return compare(spent, limit.amountUsd) >= 0 ? 0 : Number(minus(limit.amountUsd, spent));
 }
 
 /**
@@ -35,7 +46,7 @@ function usageFields(usage: KeyUsage) {
  */
 export function keyView(key: ApiKeyRecord, usage: KeyUsage = NO_USAGE, defaultWorkspaceId: string | null = null) {
   return {
-    ...usageFields(usage),
+    ...usageFields(key, usage),
     hash: key.hash,
     name: key.name,
     label: key.label,
@@ -63,7 +74,6 @@ export const WORKSPACE_SETTINGS = Object.freeze({
   is_data_discount_logging_enabled: false,
   io_logging_sampling_rate: 1,
   io_logging_api_key_ids: null,
-  include_byok_in_budgets: false,
   created_by: null,
 });
 
@@ -79,7 +89,31 @@ export function workspaceView(workspace: Workspace) {
     created_at: workspace.createdAt,
     updated_at: workspace.updatedAt,
     ...WORKSPACE_SETTINGS,
+    // Set with the workspace's budgets (PUT /workspaces/{id}/budgets/{interval}).
+    include_byok_in_budgets: workspace.includeByokInBudgets ?? false,
   };
+}
+
+/** One of a workspace's budgets (public `WorkspaceBudget`): `lifetime` is the one that never resets. */
+export function workspaceBudgetView({ workspace, interval, budget }: WorkspaceBudgetOf) {
+  return {
+    id: budget.id,
+    workspace_id: workspace.id,
+    limit_usd: Number(budget.amountUsd),
+    reset_interval: interval === 'lifetime' ? null : interval,
+    created_at: budget.createdAt,
+    updated_at: budget.updatedAt,
+  };
+}
+
+/** The answer about one of a workspace's budgets, with the workspace-wide bring-your-own-key flag beside it. */
+export function workspaceBudgetAnswer(of: WorkspaceBudgetOf) {
+  return { data: workspaceBudgetView(of), include_byok_in_budgets: of.workspace.includeByokInBudgets ?? false };
+}
+
+/** The answer listing a workspace's budgets, with its bring-your-own-key flag. */
+export function workspaceBudgetsAnswer({ workspace, budgets }: { workspace: Workspace; budgets: readonly WorkspaceBudgetOf[] }) {
+  return { data: budgets.map(workspaceBudgetView), include_byok_in_budgets: workspace.includeByokInBudgets ?? false };
 }
 
 export function guardrailView(guardrail: Guardrail) {
@@ -93,8 +127,9 @@ export function guardrailView(guardrail: Guardrail) {
     allowed_providers: guardrail.allowedProviders,
     ignored_providers: guardrail.ignoredProviders,
     enforce_zdr: guardrail.enforceZdr,
-    // No budgets here, so none that could include bring-your-own-key usage.
-    include_byok_in_budgets: false,
+    limit_usd: guardrail.budget ? Number(guardrail.budget.amountUsd) : null,
+    reset_interval: guardrail.budget?.reset ?? null,
+    include_byok_in_budgets: guardrail.includeByokInBudgets ?? false,
     created_at: guardrail.createdAt,
     updated_at: guardrail.updatedAt,
   };
@@ -118,7 +153,7 @@ export function currentKeyView(principal: Principal, usage: KeyUsage) {
   const { key, organization } = principal;
   return {
     label: key.label,
-    ...usageFields(usage),
+    ...usageFields(key, usage),
     is_management_key: key.kind === 'management',
     is_provisioning_key: false,
     is_free_tier: organization.plan === 'free',

@@ -18,6 +18,7 @@ export const API_VERSION = '1.0.0';
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad request',
   401: 'Authentication missing or credentials invalid',
+  402: 'A spending limit leaves no room for the request: a workspace budget, a guardrail budget or the key limit, named in the message and the metadata (`layer`, `remaining_usd`, `request_max_cost_usd`, `resets_at`)',
   403: 'Authenticated, but permissions are insufficient',
   404: 'Resource does not exist',
   409: 'Conflict with the current state',

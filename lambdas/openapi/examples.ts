@@ -2,8 +2,8 @@
  * The examples of the public schemas, made to follow modelgate's. A schema modelgate adapts
  * (schemas.ts `adapt`) loses members, gains some and types others differently, and the examples
  * of the public schemas around it (a list of guardrails, a workspace answer) still show the
- * public shape: a guardrail with `limit_usd`, which modelgate refuses; a workspace without the
- * `guardrail_ids` it always has. Each example is walked with its schema, as the test suites hold
+ * public shape: a guardrail with `content_filters`, which modelgate refuses; a workspace without
+ * the `guardrail_ids` it always has. Each example is walked with its schema, as the test suites hold
  * answers to it (an object lists every member it may have), and made to fit:
  * - a member the schema does not describe is left out;
  * - a required member that is missing, or a value of another type, is the schema's own example

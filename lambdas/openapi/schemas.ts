@@ -10,6 +10,7 @@
  * Bounds and enumerations come from the modules that enforce them, not from copies.
  */
 import { ACCESS_LEVELS, GUARDRAIL_LIMITS, KEY_KINDS, KEY_NAME_MAX, WORKSPACE_LIMITS, WORKSPACE_SLUG } from '../accounts/types';
+import { MAX_CAP_USD } from '../budgets/spend-caps';
 import { KEY_HASH_PATTERN, NON_BLANK, SAFE_TEXT, invalid, ref, text, type Json } from './json-schema';
 import { OWN_SCHEMAS } from './own-schemas';
 import completionCopy from './completion-schemas.json';
@@ -60,9 +61,8 @@ export function adapt(schema: Json, adaptation: Adaptation): Json {
   };
 }
 
-// Public fields of spending limits, bring-your-own-key budgets, content filters, logging and
-// training switches: modelgate has none of these features, so it neither stores nor accepts them.
-const KEY_LIMIT_INPUT = ['include_byok_in_limit', 'limit', 'limit_reset'];
+// Public fields of content filters, per-provider retention, logging and training switches:
+// modelgate has none of these features, so it neither stores nor accepts them.
 const GUARDRAIL_UNSUPPORTED = [
   'content_filter_builtins',
   'content_filters',
@@ -74,8 +74,6 @@ const GUARDRAIL_UNSUPPORTED = [
   'enforce_zdr_openai',
   'enforce_zdr_other',
   'enforce_zdr_xai',
-  'limit_usd',
-  'reset_interval',
 ];
 const WORKSPACE_SETTINGS_INPUT = [
   'default_image_model',
@@ -124,10 +122,29 @@ const stringList = (maxItems: number) => ({
   ...invalid({ type: 'must be an array of non-empty strings or null' }),
 });
 
-/** What a guardrail request may carry: the lists as the handler bounds them, no budgets or filters. */
+/**
+ * A USD amount a request sets (docs/limits.md): a JSON number within the bounds lambdas/budgets/spend-caps.ts
+ * enforces, which also refuses more than six decimals. No `format: double`: the validators check no such format.
+ */
+function usdAmount(description: string, { positive, nullable }: { positive: boolean; nullable: boolean }): Json {
+  const range = positive ? `greater than 0 and at most ${MAX_CAP_USD}` : `from 0 to ${MAX_CAP_USD}`;
+  return {
+    type: nullable ? ['number', 'null'] : 'number',
+    ...(positive ? { exclusiveMinimum: 0 } : { minimum: 0 }),
+    maximum: MAX_CAP_USD,
+    description: `${description} At most six decimals.`,
+    ...invalid(`must be a number ${range}${nullable ? ', or null' : ''}`),
+  };
+}
+
+/** What a guardrail request may carry: the lists as the handler bounds them, a budget, no filters. */
 const GUARDRAIL_INPUT: Adaptation = {
-  omit: [...GUARDRAIL_UNSUPPORTED, 'include_byok_in_budgets'],
+  omit: GUARDRAIL_UNSUPPORTED,
   change: {
+    limit_usd: usdAmount('The budget of each key the guardrail covers, in USD, over reset_interval: set both, or null for both to remove it.', {
+      positive: true,
+      nullable: true,
+    }),
     allowed_models: stringList(1000),
     ignored_models: stringList(1000),
     allowed_providers: stringList(1000),
@@ -203,7 +220,7 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
   Guardrail: {
     omit: GUARDRAIL_UNSUPPORTED,
     change: { enforce_zdr: { type: 'boolean', description: 'Only endpoints with zero data retention (SPEC 2.5).' } },
-    required: ['description', 'allowed_models', 'ignored_models', 'allowed_providers', 'ignored_providers', 'enforce_zdr', 'updated_at'],
+    required: ['description', 'allowed_models', 'ignored_models', 'allowed_providers', 'ignored_providers', 'enforce_zdr', 'limit_usd', 'reset_interval', 'updated_at'],
   },
   CreateGuardrailRequest: GUARDRAIL_INPUT,
   UpdateGuardrailRequest: {
@@ -214,6 +231,10 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
       not: { required: ['enforce_zdr'], maxProperties: 1, properties: { enforce_zdr: { type: 'null' } } },
       ...invalid({ not: 'give at least one field to change (a null enforce_zdr changes nothing)' }),
     },
+  },
+  UpsertWorkspaceBudgetRequest: {
+    change: { limit_usd: usdAmount("The workspace's budget for the interval, in USD.", { positive: true, nullable: false }) },
+    closed: true,
   },
   BulkAssignKeysRequest: { change: { key_hashes: keyHashes('Hashes of the keys to assign (at most 500).') }, closed: true },
   BulkUnassignKeysRequest: { change: { key_hashes: keyHashes('Hashes of the keys to unassign (at most 500).') }, closed: true },
@@ -255,23 +276,27 @@ export const KEY_ADAPTATION: Adaptation = {
   required: ['kind', 'access_level', 'guardrail_ids', 'expires_at', 'external_user'],
 };
 
+/** A key's limit as a request sets it (docs/limits.md). */
+const keyLimitInput = {
+  limit: usdAmount("The key's spending limit in USD over limit_reset's window; null for none.", { positive: false, nullable: true }),
+};
+
 export const CREATE_KEY_ADAPTATION: Adaptation = {
-  omit: [...KEY_LIMIT_INPUT, 'creator_user_id'],
+  omit: ['creator_user_id'],
   add: {
     // No `default` keyword: generators (openapi-typescript) would make the field required.
     kind: { type: 'string', enum: [...KEY_KINDS], description: 'workspace when absent, personal or management (SPEC 2.2).' },
     access_level: { type: 'string', enum: [...ACCESS_LEVELS], description: 'For management keys.' },
     user_id: { type: 'string', format: 'uuid', description: 'For personal keys: the member who owns it.' },
   },
-  change: { name: text(KEY_NAME_MAX) },
+  change: { name: text(KEY_NAME_MAX), ...keyLimitInput },
   closed: true,
 };
 
 export const UPDATE_KEY_ADAPTATION: Adaptation = {
-  omit: KEY_LIMIT_INPUT,
-  change: { name: text(KEY_NAME_MAX) },
+  change: { name: text(KEY_NAME_MAX), ...keyLimitInput },
   closed: true,
-  extra: { minProperties: 1, ...invalid({ minProperties: 'name or disabled is required' }) },
+  extra: { minProperties: 1 },
 };
 
 const currentKeyData = PUBLIC_INLINE['GET /key 200']!.properties.data as Json;

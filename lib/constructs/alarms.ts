@@ -29,6 +29,9 @@ export interface ServiceAlarmsProps {
   readonly topic?: sns.ITopic;
 }
 
+/** Functions whose faults share one alarm (a metric-math alarm reads at most 10 metrics: 5 functions). */
+const SHARED_FAULTS_ALARM: readonly string[] = ['Catalog', 'Jwks', 'SettingsPage', 'UsageRollup', 'SigningKeyRegistrar'];
+
 /** A function with reserved concurrency is near its cap at this share of it. */
 const NEAR_RESERVATION = 0.8;
 
@@ -39,7 +42,8 @@ const FIVE_MINUTES = Duration.minutes(5);
 /**
  * The alarms an operator needs to know the service is healthy (docs/operating.md lists them):
  * - the API's 5XX rate above 1% for two 5-minute periods in a row;
- * - any error or throttle of each function in a 5-minute period (one alarm per function);
+ * - any error or throttle of a function in a 5-minute period: one alarm each for the inference,
+ *   token exchange and management functions, one shared by the others;
  * - a function with reserved concurrency running at 80% of it or more for 5 minutes in a row;
  * - a spike of requests the WAF blocked, above the band CloudWatch learns from its history;
  * - any error of a custom resource function (a deployment step failed).
@@ -51,7 +55,9 @@ export class ServiceAlarms extends Construct {
   constructor(scope: Construct, id: string, props: ServiceAlarmsProps) {
     super(scope, id);
     this.apiAlarm(props.stage);
-    for (const [name, fn] of Object.entries(props.functions)) this.functionAlarms(name, fn);
+    const shared = Object.entries(props.functions).filter(([name]) => SHARED_FAULTS_ALARM.includes(name));
+    for (const [name, fn] of Object.entries(props.functions)) if (!SHARED_FAULTS_ALARM.includes(name)) this.functionAlarms(name, fn);
+    if (shared.length > 0) this.sharedFaultsAlarm(shared);
     for (const [name, reserved] of Object.entries(props.reservedConcurrency ?? {})) {
       const fn = props.functions[name];
       if (!fn) throw new Error(`no function ${name} to watch the reserved concurrency of`);
@@ -103,6 +109,31 @@ export class ServiceAlarms extends Construct {
           throttles: fn.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
         },
         label: `${name} errors and throttles`,
+        period: FIVE_MINUTES,
+      }),
+    );
+  }
+
+  /**
+   * One alarm for the errors and throttles of the functions that serve static or background work
+   * (the catalog, the key set, the settings page, the usage rollup, the signing-key registrar): any fault of any of them, its
+   * graph one line per function. Four alarms fewer per instance keep two instances in one stack
+   * within CloudFormation's 500 resources.
+   */
+  private sharedFaultsAlarm(functions: ReadonlyArray<[string, lambda.IFunction]>): void {
+    const usingMetrics: Record<string, cloudwatch.IMetric> = {};
+    functions.forEach(([, fn], i) => {
+      usingMetrics[`errors${i}`] = fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES });
+      usingMetrics[`throttles${i}`] = fn.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES });
+    });
+    const names = functions.map(([name]) => name);
+    this.anyInFiveMinutes(
+      'OtherFunctionsFaults',
+      `One of the ${names.join(', ')} functions failed an invocation (an unhandled error, a timeout or a crash) or was throttled; the graph shows which`,
+      new cloudwatch.MathExpression({
+        expression: functions.map((_, i) => `FILL(errors${i}, 0) + FILL(throttles${i}, 0)`).join(' + '),
+        usingMetrics,
+        label: `${names.join(', ')} errors and throttles`,
         period: FIVE_MINUTES,
       }),
     );

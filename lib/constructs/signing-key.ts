@@ -80,29 +80,26 @@ export class SigningKey extends Construct {
    * region tagged {@link SIGNING_KEY_TAG} with the instance name. A rotated key is used without
    * a redeploy; which key signs is decided by the active signing-key record.
    */
-  grantSignRotated(role: iam.IRole): iam.Policy {
+  grantSignRotated(role: iam.IRole): void {
     const stack = Stack.of(this);
-    // A policy of its own, so the one wildcard it needs is acknowledged there and nowhere else.
     const rotatedKeys = stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*' });
-    const policy = new iam.Policy(this, 'RotatedKeysSignPolicy', {
-      roles: [role],
-      statements: [
-        new iam.PolicyStatement({
-          actions: ['kms:Sign'],
-          resources: [rotatedKeys],
-          conditions: { StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG}`]: instanceName(this) } },
-        }),
-      ],
-    });
+    // In the role's own signing policy beside kms:Sign on this key: one policy, not two, per instance.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['kms:Sign'],
+        resources: [rotatedKeys],
+        conditions: { StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG}`]: instanceName(this) } },
+      }),
+    );
+    const policy = role.node.tryFindChild('DefaultPolicy');
+    if (!policy) throw new Error('grantSignRotated: the signing role has no policy of its own; grant kms:Sign on the key first (grantSign)');
     Validations.of(policy).acknowledge({
       // Named from the statement's own ARN, so it matches in every environment (lib/constructs/nag.ts).
       id: `AwsSolutions-IAM5[Resource::${nagName(policy, rotatedKeys)}]`,
       reason:
         "Keys created by signing-key rotation are not known at deploy time; kms:Sign is limited to keys tagged with this stack's signing tag, and each rotated key carries the active key's policy, which denies Sign to every other principal",
     });
-    return policy;
   }
-
 
   /** Lets the grantee read the public key: `kms:GetPublicKey` and nothing else. */
   grantPublicKeyRead(grantee: iam.IGrantable): iam.Grant {

@@ -1,10 +1,18 @@
 import type { Guardrail } from '../../lambdas/accounts/types';
+import { RESET_INTERVALS } from '../../lambdas/budgets/spend-caps';
 import type { CommandSpec } from '../command';
-import { fields, oldestFirst, orDash, plural, respond, table } from '../format';
+import { UsageError } from '../errors';
+import { capOrDash, fields, oldestFirst, orDash, plural, respond, table } from '../format';
 import { guardrailView, workspaceView } from '../views';
 
 const ORG_ARG = { name: 'org', help: 'organization id' };
 const GUARDRAIL_ARG = { name: 'guardrail', help: 'guardrail id' };
+/** The service's field names of a guardrail's budget, by the flags that set them. */
+const BUDGET_FLAGS = { limit_usd: '--limit-usd', reset_interval: '--reset-interval' };
+const BUDGET_OPTIONS = {
+  'limit-usd': { type: 'string', value: 'usd', help: 'budget of each key the guardrail covers, in USD, with --reset-interval (docs/limits.md)' },
+  'reset-interval': { type: 'string', value: RESET_INTERVALS.join('|'), help: "the budget's window, from UTC midnight (weeks from Monday)" },
+} as const;
 
 /** `allow a, b; ignore c`, or `any` when neither list restricts. */
 function restriction(allowed: string[] | null, ignored: string[] | null): string {
@@ -23,6 +31,7 @@ export function guardrailFields(guardrail: Guardrail): string[] {
     ['Models', restriction(guardrail.allowedModels, guardrail.ignoredModels)],
     ['Providers', restriction(guardrail.allowedProviders, guardrail.ignoredProviders)],
     ['ZDR only', guardrail.enforceZdr ? 'on' : 'off'],
+    ['Budget', capOrDash(guardrail.budget, guardrail.includeByokInBudgets)],
     ['Created', guardrail.createdAt],
     ['Updated', orDash(guardrail.updatedAt)],
   ]);
@@ -95,7 +104,10 @@ export const guardrailCommands: CommandSpec[] = [
       'ignore-providers': { type: 'string', value: 'providers', list: true, help: 'never these providers' },
       zdr: { type: 'boolean', help: 'only zero-data-retention endpoints' },
       workspace: { type: 'string', value: 'id', help: 'the workspace the guardrail belongs to' },
+      ...BUDGET_OPTIONS,
+      'include-byok': { type: 'boolean', help: 'count bring-your-own-key usage in the budget (stored and shown; no spend here is)' },
     },
+    flagsByParameter: BUDGET_FLAGS,
     parse(input) {
       const organizationId = input.arg('org');
       const request = {
@@ -107,6 +119,8 @@ export const guardrailCommands: CommandSpec[] = [
         allowedProviders: input.nonEmptyList('allow-providers', 'provider') ?? null,
         ignoredProviders: input.nonEmptyList('ignore-providers', 'provider') ?? null,
         enforceZdr: input.flag('zdr'),
+        budget: { amount: input.usd('limit-usd'), reset: input.choice('reset-interval', RESET_INTERVALS) },
+        ...(input.flag('include-byok') ? { includeByokInBudgets: true } : {}),
       };
       return async (ctx) => {
         const guardrail = await ctx.accounts.createGuardrail(organizationId, request);
@@ -142,6 +156,48 @@ export const guardrailCommands: CommandSpec[] = [
                 ]),
               ),
         );
+      };
+    },
+  },
+  {
+    group: 'guardrail',
+    name: 'set-budget',
+    summary: "Set a guardrail's budget: an amount per window for each key it covers.",
+    description: [
+      'A budget has both an amount and a reset interval: a new guardrail budget needs both; one that has a budget takes either. ' +
+        'A new amount keeps the window; a new interval starts one. guardrail remove-budget removes it.',
+    ],
+    args: [ORG_ARG, GUARDRAIL_ARG],
+    options: {
+      ...BUDGET_OPTIONS,
+      'include-byok': { type: 'string', value: 'on|off', help: 'count bring-your-own-key usage in the budget (stored and shown only)' },
+    },
+    flagsByParameter: BUDGET_FLAGS,
+    parse(input) {
+      const organizationId = input.arg('org');
+      const guardrailId = input.arg('guardrail');
+      const budget = { amount: input.usd('limit-usd'), reset: input.choice('reset-interval', RESET_INTERVALS) };
+      const includeByokInBudgets = input.onOff('include-byok');
+      if (budget.amount === undefined && budget.reset === undefined && includeByokInBudgets === undefined) {
+        throw new UsageError('nothing to change: give --limit-usd, --reset-interval or --include-byok');
+      }
+      return async (ctx) => {
+        const guardrail = await ctx.accounts.updateGuardrail(organizationId, guardrailId, { budget, includeByokInBudgets });
+        respond(ctx, input, { data: guardrailView(guardrail) }, () => [`Set the budget of guardrail ${guardrail.id}: ${capOrDash(guardrail.budget, guardrail.includeByokInBudgets)}.`]);
+      };
+    },
+  },
+  {
+    group: 'guardrail',
+    name: 'remove-budget',
+    summary: "Remove a guardrail's budget.",
+    args: [ORG_ARG, GUARDRAIL_ARG],
+    parse(input) {
+      const organizationId = input.arg('org');
+      const guardrailId = input.arg('guardrail');
+      return async (ctx) => {
+        const guardrail = await ctx.accounts.updateGuardrail(organizationId, guardrailId, { budget: { amount: null, reset: null } });
+        respond(ctx, input, { data: guardrailView(guardrail) }, () => [`Removed the budget of guardrail ${guardrail.id}.`]);
       };
     },
   },

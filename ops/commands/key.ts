@@ -1,9 +1,13 @@
 import { ACCESS_LEVELS, KEY_KINDS, type ApiKeyRecord } from '../../lambdas/accounts/types';
+import { RESET_INTERVALS } from '../../lambdas/budgets/spend-caps';
 import type { CommandSpec } from '../command';
-import { fields, listOrDash, orDash, respond, table } from '../format';
+import { UsageError } from '../errors';
+import { capOrDash, fields, listOrDash, orDash, respond, table } from '../format';
 import { keyView } from '../views';
 
 const ORG_ARG = { name: 'org', help: 'organization id' };
+/** The service's field names of a key's limit, by the flags that set them. */
+const LIMIT_FLAGS = { limit: '--limit', limit_reset: '--limit-reset' };
 const HASH_ARG = { name: 'hash', help: "the key's hash as key list shows it: its id, not the secret" };
 
 export const ONE_TIME_SECRET_WARNING = 'The secret is shown only this once and cannot be recovered: store it now.';
@@ -19,6 +23,7 @@ function keyFields(key: ApiKeyRecord): (readonly [string, string])[] {
     ['User', orDash(key.userId)],
     ['Status', key.disabled ? 'disabled' : 'enabled'],
     ['Guardrails', listOrDash(key.guardrailIds)],
+    ['Limit', capOrDash(key.limit, key.includeByokInLimit)],
     ['Expires', key.expiresAt ?? 'never'],
     ['Created', key.createdAt],
   ];
@@ -60,8 +65,11 @@ export const keyCommands: CommandSpec[] = [
       access: { type: 'string', value: ACCESS_LEVELS.join('|'), help: 'management keys only (default read-write)' },
       user: { type: 'string', value: 'id', help: 'owning user id (personal keys, required for them)' },
       expires: { type: 'string', value: 'ISO time', help: 'expiry as a UTC timestamp, e.g. 2027-01-01T00:00:00Z' },
+      limit: { type: 'string', value: 'usd', help: 'spending limit in USD (docs/limits.md)' },
+      'limit-reset': { type: 'string', value: RESET_INTERVALS.join('|'), help: "the limit's window, from UTC midnight (weeks from Monday); all time when absent" },
+      'include-byok': { type: 'boolean', help: 'count bring-your-own-key usage in the limit (stored and shown; no spend here is)' },
     },
-    flagsByParameter: { workspace_id: '--workspace', access_level: '--access', user_id: '--user', expires_at: '--expires' },
+    flagsByParameter: { workspace_id: '--workspace', access_level: '--access', user_id: '--user', expires_at: '--expires', ...LIMIT_FLAGS },
     parse(input) {
       const organizationId = input.arg('org');
       const request = {
@@ -71,6 +79,9 @@ export const keyCommands: CommandSpec[] = [
         accessLevel: input.choice('access', ACCESS_LEVELS),
         userId: input.string('user'),
         expiresAt: input.string('expires') ?? null,
+        limit: input.usd('limit'),
+        limitReset: input.choice('limit-reset', RESET_INTERVALS),
+        ...(input.flag('include-byok') ? { includeByokInLimit: true } : {}),
       };
       return async (ctx) => {
         const { key, secret } = await ctx.accounts.createApiKey(organizationId, request);
@@ -112,6 +123,39 @@ export const keyCommands: CommandSpec[] = [
                 ]),
               ),
         );
+      };
+    },
+  },
+  {
+    group: 'key',
+    name: 'update',
+    summary: "Rename a key, or set or remove its spending limit.",
+    description: [
+      'What is not given stays as it is. A new amount keeps the limit\'s window; a new --limit-reset starts one. ' +
+        '--limit none removes the limit (and its reset interval); --limit-reset none makes it count all time.',
+    ],
+    args: [ORG_ARG, HASH_ARG],
+    options: {
+      name: { type: 'string', help: 'display name' },
+      limit: { type: 'string', value: 'usd|none', help: 'spending limit in USD, or none' },
+      'limit-reset': { type: 'string', value: `${RESET_INTERVALS.join('|')}|none`, help: "the limit's window, or none for all time" },
+      'include-byok': { type: 'string', value: 'on|off', help: 'count bring-your-own-key usage in the limit (stored and shown only)' },
+    },
+    flagsByParameter: LIMIT_FLAGS,
+    parse(input) {
+      const organizationId = input.arg('org');
+      const hash = input.arg('hash');
+      const reset = input.choice('limit-reset', [...RESET_INTERVALS, 'none'] as const);
+      const change = {
+        name: input.string('name'),
+        limit: input.usd('limit', { orNone: true }),
+        limitReset: reset === 'none' ? null : reset,
+        includeByokInLimit: input.onOff('include-byok'),
+      };
+      if (Object.values(change).every((value) => value === undefined)) throw new UsageError('nothing to change: give --name, --limit, --limit-reset or --include-byok');
+      return async (ctx) => {
+        const key = await ctx.accounts.updateApiKey(organizationId, hash, change);
+        respond(ctx, input, { data: keyView(key) }, () => [`Updated key ${key.hash}.`, ...fields(keyFields(key))]);
       };
     },
   },

@@ -414,12 +414,8 @@ describe('functions', () => {
   });
 
   it('lets the JWKS function read the signing-key records only (dynamodb:LeadingKeys)', () => {
-    const policies = Object.values(resourcesOfType(template, 'AWS::IAM::Policy')).filter((p) =>
-      (p.Properties?.Roles as { Ref: string }[]).some((r) => r.Ref === roleLogicalIdOf(template, FUNCTION_PREFIX.jwks)),
-    );
-    const dynamo = policies
-      .flatMap((p) => p.Properties!.PolicyDocument.Statement as { Action: string | string[]; Condition?: unknown }[])
-      .filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
+    // Its role's own policy and any policy naming it alike.
+    const dynamo = functionStatements(template, FUNCTION_PREFIX.jwks).filter((s) => s.Action.some((a) => a.startsWith('dynamodb:')));
     expect(dynamo.length).toBeGreaterThan(0);
     for (const statement of dynamo) {
       expect(statement.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SIGNING_KEY_PARTITION] } });
@@ -522,7 +518,7 @@ describe('cdk-nag AwsSolutions', () => {
         ['SigningKeyRegistration/Provider', `AwsSolutions-IAM5[Resource::<${functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar)}.Arn>:*]`],
         ['Tables/RateCountersTable', 'AwsSolutions-DDB3'],
         ['ProviderCredentials/Secret', 'AwsSolutions-SMG4'],
-        ['SigningKey/RotatedKeysSignPolicy', 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]'],
+        ['TokenExchangeRole/DefaultPolicy', 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]'],
       ].sort(),
     );
   });
@@ -558,18 +554,24 @@ describe('alarms', () => {
     ]);
   });
 
-  it('has one alarm for every function on its errors and its throttles together, at the first of either', () => {
-    const faults = alarms().filter((a) => (a.Properties?.Metrics as Record<string, any>[] | undefined)?.some((m) => m.Expression === 'FILL(errors, 0) + FILL(throttles, 0)'));
+  it('alarms on the errors and throttles of every function, at the first of either: its own alarm, or the one the light functions share', () => {
+    const faults = alarms().filter((a) => (a.Properties?.Metrics as Record<string, any>[] | undefined)?.some((m) => /FILL\(errors\d*, 0\) \+ FILL\(throttles\d*, 0\)/.test(m.Expression ?? '')));
+    const watching = (fn: string) => faults.filter((a) => JSON.stringify(a.Properties?.Metrics).includes(`"${fn}"`));
     for (const prefix of Object.values(FUNCTION_PREFIX)) {
       const fn = functionLogicalId(template, prefix);
-      const alarm = faults.find((a) => JSON.stringify(a.Properties?.Metrics).includes(fn));
-      expect([prefix, alarm?.Properties]).toEqual([prefix, expect.objectContaining({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1, TreatMissingData: 'notBreaching' })]);
-      const metrics = (alarm!.Properties?.Metrics as Record<string, any>[]).filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat.Metric.MetricName, m.MetricStat.Period]);
-      expect(metrics).toEqual([
-        ['errors', 'Errors', 300],
-        ['throttles', 'Throttles', 300],
+      const [alarm, ...more] = watching(fn);
+      expect([prefix, more.length, alarm?.Properties]).toEqual([prefix, 0, expect.objectContaining({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1, TreatMissingData: 'notBreaching' })]);
+      // Its errors and its throttles, each summed over 5 minutes, both in the alarm's sum.
+      const metrics = (alarm!.Properties?.Metrics as Record<string, any>[]).filter((m) => m.MetricStat && JSON.stringify(m.MetricStat.Metric.Dimensions).includes(`"${fn}"`));
+      expect(metrics.map((m) => [m.MetricStat.Metric.MetricName, m.MetricStat.Period, m.MetricStat.Stat]).sort()).toEqual([
+        ['Errors', 300, 'Sum'],
+        ['Throttles', 300, 'Sum'],
       ]);
+      const sum = (alarm!.Properties?.Metrics as Record<string, any>[]).find((m) => m.Expression)!.Expression as string;
+      for (const metric of metrics) expect(sum).toContain(`FILL(${metric.Id}, 0)`);
     }
+    // The three that serve callers' work have an alarm each; the light ones share one.
+    expect(faults.map((a) => a.Properties?.AlarmName).sort()).toEqual(['Modelgate-InferenceFaults', 'Modelgate-ManagementFaults', 'Modelgate-OtherFunctionsFaults', 'Modelgate-TokenExchangeFaults']);
   });
 
   it('alarms on a spike of requests the firewall blocked, above the learned band', () => {

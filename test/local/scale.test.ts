@@ -60,6 +60,27 @@ describe('the data layout at internet scale', () => {
     }
   });
 
+  it('checks spending limits with no read on the request path: one spend write per scope before the usage write, and a grant now and then', () => {
+    for (const [id, scopes] of [
+      ['limited-key-completions', ['SPEND#K']],
+      ['limited-workspace-completions', ['SPEND#W', 'SPEND#K']],
+    ] as const) {
+      const row = rows.get(id)!;
+      const perRequest = row.callsPerRequest.map((calls) => calls.filter((call) => call.tables[0] === TABLE_SCHEMAS.usage.localName));
+      const grants = perRequest.flat().filter((call) => call.items?.every((access) => access.partition.startsWith('BUDGET#')));
+      const steady = perRequest.map((calls) => calls.filter((call) => !grants.includes(call)));
+      const label = (call: (typeof steady)[number][number]) => {
+        const partition = call.items![0]!.partition;
+        return `${call.command} ${partition.startsWith('SPEND#') ? partition.slice(0, 'SPEND#K'.length) : partition.startsWith('KEY#') ? 'usage' : partition}`;
+      };
+      for (const calls of steady) expect(calls.map(label)).toEqual([...scopes.map((scope) => `UpdateItem ${scope}`), 'UpdateItem usage']);
+      // One container's holds, first granted and grown: a few grants over the row, not one per request.
+      expect(grants.length).toBeLessThan(row.requests / 8);
+      // The keys table and the catalog are read as for any completion; no ledger is read.
+      expect(row.calls.flatMap((call) => call.items ?? []).filter((access) => access.partition.startsWith('BUDGET#') && access.operation === 'read')).toEqual([]);
+    }
+  });
+
   it('signs one token per exchange, within the account\'s ECC signing quota at 300 exchanges a second', () => {
     const load = rows.get('policy-exchanges')!.load!;
     expect(load.kmsSignsPerSecond).toBe(300);

@@ -33,6 +33,7 @@ describe('ops guardrail commands', () => {
         'Models       allow anthropic/claude-sonnet-4.5',
         'Providers    ignore openai, azure',
         'ZDR only     on',
+        'Budget       -',
         'Created      2026-11-21T12:00:00.000Z',
         'Updated      -',
         '',
@@ -54,6 +55,8 @@ describe('ops guardrail commands', () => {
         allowed_providers: null,
         ignored_providers: null,
         enforce_zdr: false,
+        limit_usd: null,
+        reset_interval: null,
         include_byok_in_budgets: false,
         created_at: '2026-11-21T12:00:00.000Z',
         updated_at: null,
@@ -69,10 +72,44 @@ describe('ops guardrail commands', () => {
     expect(both.stderr.split('\n').slice(0, 2)).toEqual([
       'error: Models cannot be both allowed and ignored: a/b',
       'Usage: npm run ops -- guardrail create <org> --name <name> [--description <text>] [--allow-models <models>] ' +
-        '[--ignore-models <models>] [--allow-providers <providers>] [--ignore-providers <providers>] [--zdr] [--workspace <id>]',
+        '[--ignore-models <models>] [--allow-providers <providers>] [--ignore-providers <providers>] [--zdr] [--workspace <id>] ' +
+        '[--limit-usd <usd>] [--reset-interval <daily|weekly|monthly>] [--include-byok]',
     ]);
     expect(workspace).toMatchObject({ code: 1, stderr: 'error: Workspace nope not found\n' });
     expect(await ops.accounts.listGuardrails('id-1')).toEqual([]);
+  });
+
+  it('guardrail create --limit-usd and --reset-interval set a budget, shown in text and JSON', async () => {
+    const result = await ops.run('guardrail', 'create', 'id-1', '--name', 'Budget', '--limit-usd', '50', '--reset-interval', 'monthly', '--include-byok');
+    const json = await ops.run('guardrail', 'create', 'id-1', '--name', 'Daily', '--limit-usd', '2.5', '--reset-interval', 'daily', '--json');
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('\nBudget       50 USD monthly (BYOK included)\n');
+    expect(JSON.parse(json.stdout).data).toMatchObject({ limit_usd: 2.5, reset_interval: 'daily', include_byok_in_budgets: false });
+    const half = await ops.run('guardrail', 'create', 'id-1', '--name', 'Half', '--limit-usd', '5');
+    expect(half).toMatchObject({ code: 2, stdout: '' });
+    expect(half.stderr.split('\n')[0]).toBe('error: Invalid --reset-interval: is required with limit_usd: a guardrail budget has both');
+  });
+
+  it('guardrail set-budget changes the amount or the window, and remove-budget removes it', async () => {
+    await noOpenAi();
+    const none = await ops.run('guardrail', 'set-budget', 'id-1', 'id-3', '--limit-usd', '20');
+    expect(none).toMatchObject({ code: 2, stdout: '' });
+    expect(none.stderr.split('\n')[0]).toBe('error: Invalid --reset-interval: is required with limit_usd: a guardrail budget has both');
+
+    expect(await ops.run('guardrail', 'set-budget', 'id-1', 'id-3', '--limit-usd', '20', '--reset-interval', 'weekly')).toMatchObject({
+      code: 0,
+      stdout: 'Set the budget of guardrail id-3: 20 USD weekly.\n',
+    });
+    ops.clock.advance(60_000);
+    const amount = await ops.run('guardrail', 'set-budget', 'id-1', 'id-3', '--limit-usd', '25', '--include-byok', 'on', '--json');
+    expect(JSON.parse(amount.stdout).data).toMatchObject({ limit_usd: 25, reset_interval: 'weekly', include_byok_in_budgets: true });
+    expect((await ops.accounts.getGuardrail('id-1', 'id-3')).budget).toEqual({ amountUsd: '25', reset: 'weekly', since: '2026-11-21T12:00:00.000Z' });
+
+    expect(await ops.run('guardrail', 'remove-budget', 'id-1', 'id-3')).toMatchObject({ code: 0, stdout: 'Removed the budget of guardrail id-3.\n' });
+    expect((await ops.accounts.getGuardrail('id-1', 'id-3')).budget).toBeNull();
+    expect((await ops.run('guardrail', 'set-budget', 'id-1', 'id-3')).stderr.split('\n')[0]).toBe('error: nothing to change: give --limit-usd, --reset-interval or --include-byok');
+    expect(await ops.run('guardrail', 'remove-budget', 'id-1', 'nope')).toMatchObject({ code: 1, stderr: 'error: Guardrail nope not found\n' });
   });
 
   it('guardrail list prints one line per guardrail', async () => {

@@ -37,6 +37,7 @@ describe('ops key commands', () => {
         'User        -',
         'Status      enabled',
         'Guardrails  -',
+        'Limit       -',
         'Expires     never',
         'Created     2026-11-21T12:00:00.000Z',
         `Secret      ${secret}`,
@@ -113,7 +114,7 @@ describe('ops key commands', () => {
       [
         'error: Invalid --expires: must be an ISO 8601 UTC timestamp ending in Z',
         'Usage: npm run ops -- key create <org> --kind <workspace|management|personal> --name <name> [--workspace <id>] ' +
-          '[--access <read-write|read-only>] [--user <id>] [--expires <ISO time>]',
+          '[--access <read-write|read-only>] [--user <id>] [--expires <ISO time>] [--limit <usd>] [--limit-reset <daily|weekly|monthly>] [--include-byok]',
         'Run "npm run ops -- key create --help" for details.',
         '',
       ].join('\n'),
@@ -195,6 +196,54 @@ describe('ops key commands', () => {
     expect(await ops.run('key', 'delete', 'id-1', hash)).toMatchObject({ code: 0, stdout: `Deleted key ${hash}.\n` });
     expect(await ops.store.getApiKey(hash)).toBeUndefined();
     expect(await ops.run('key', 'delete', 'id-1', hash, '--json')).toMatchObject({ code: 1, stdout: '' });
+  });
+
+  it('key create --limit sets a spending limit with its window, shown in text and JSON', async () => {
+    const result = await ops.run('key', 'create', 'id-1', '--kind', 'workspace', '--name', 'CI', '--limit', '25.50', '--limit-reset', 'weekly', '--include-byok');
+    const json = await ops.run('key', 'create', 'id-1', '--kind', 'workspace', '--name', 'Batch', '--limit', '10', '--json');
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('\nLimit       25.5 USD weekly (BYOK included)\n');
+    expect((await ops.store.getApiKey(hash))?.limit).toEqual({ amountUsd: '25.5', reset: 'weekly', since: '2026-11-21T12:00:00.000Z' });
+    expect(JSON.parse(json.stdout).data).toMatchObject({ limit: 10, limit_remaining: 10, limit_reset: null, include_byok_in_limit: false });
+  });
+
+  it('key update changes the limit, its window and the BYOK flag, and removes it with none', async () => {
+    await ops.run('key', 'create', 'id-1', '--kind', 'workspace', '--name', 'CI', '--limit', '5', '--limit-reset', 'daily');
+    ops.clock.advance(60_000);
+
+    const amount = await ops.run('key', 'update', 'id-1', hash, '--limit', '7.5');
+    expect(amount).toMatchObject({ code: 0, stderr: '' });
+    expect(amount.stdout.split('\n')[0]).toBe(`Updated key ${hash}.`);
+    expect(amount.stdout).toContain('\nLimit       7.5 USD daily\n');
+    // A new amount keeps the window.
+    expect((await ops.store.getApiKey(hash))?.limit).toEqual({ amountUsd: '7.5', reset: 'daily', since: '2026-11-21T12:00:00.000Z' });
+
+    const window = await ops.run('key', 'update', 'id-1', hash, '--limit-reset', 'none', '--include-byok', 'on', '--name', 'CI main', '--json');
+    expect(JSON.parse(window.stdout).data).toMatchObject({ name: 'CI main', limit: 7.5, limit_reset: null, include_byok_in_limit: true });
+    expect((await ops.store.getApiKey(hash))?.limit).toEqual({ amountUsd: '7.5', reset: null, since: '2026-11-21T12:01:00.000Z' });
+
+    const removed = await ops.run('key', 'update', 'id-1', hash, '--limit', 'none', '--json');
+    expect(JSON.parse(removed.stdout).data).toMatchObject({ limit: null, limit_remaining: null, limit_reset: null });
+  });
+
+  it('key update refuses bad limits under the flag names with exit 2, and a missing key with exit 1', async () => {
+    await ops.run('key', 'create', 'id-1', '--kind', 'workspace', '--name', 'CI');
+
+    const nothing = await ops.run('key', 'update', 'id-1', hash);
+    const text = await ops.run('key', 'update', 'id-1', hash, '--limit', '1e3');
+    const decimals = await ops.run('key', 'update', 'id-1', hash, '--limit', '0.0000001');
+    const huge = await ops.run('key', 'update', 'id-1', hash, '--limit', '9'.repeat(20));
+    const resetAlone = await ops.run('key', 'update', 'id-1', hash, '--limit-reset', 'monthly');
+
+    expect(nothing.stderr.split('\n')[0]).toBe('error: nothing to change: give --name, --limit, --limit-reset or --include-byok');
+    expect(text.stderr.split('\n')[0]).toBe('error: --limit must be an amount in USD such as 25 or 12.50, or none (got "1e3")');
+    expect(decimals.stderr.split('\n')[0]).toBe('error: Invalid --limit: must have at most 6 decimal places');
+    expect(huge.stderr.split('\n')[0]).toBe('error: Invalid --limit: must be at most 1000000000');
+    expect(resetAlone.stderr.split('\n')[0]).toBe('error: Invalid --limit-reset: needs a limit: give limit with it');
+    for (const result of [nothing, text, decimals, huge, resetAlone]) expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect((await ops.store.getApiKey(hash))?.limit).toBeUndefined();
+    expect(await ops.run('key', 'update', 'id-1', 'f'.repeat(64), '--limit', '1')).toMatchObject({ code: 1, stderr: `error: API key ${'f'.repeat(64)} not found\n` });
   });
 
   it('key delete --json prints {deleted: true}', async () => {

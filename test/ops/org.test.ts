@@ -60,6 +60,8 @@ describe('ops org commands', () => {
         updated_at: null,
         // Public workspace settings modelgate does not have, as the wire shape requires them.
         ...WORKSPACE_SETTINGS,
+        // Set with the workspace's budgets.
+        include_byok_in_budgets: false,
         // Derived from the workspace id (UUIDv5): the same for the same id.
         default_guardrail_id: defaultGuardrailId('id-2'),
       },

@@ -68,7 +68,7 @@ describe('ops command dispatch, help and usage errors', () => {
       'key: API keys',
       '',
       '  npm run ops -- key create <org> --kind <workspace|management|personal> --name <name> [--workspace <id>] ' +
-        '[--access <read-write|read-only>] [--user <id>] [--expires <ISO time>]',
+        '[--access <read-write|read-only>] [--user <id>] [--expires <ISO time>] [--limit <usd>] [--limit-reset <daily|weekly|monthly>] [--include-byok]',
       '  npm run ops -- key list <org>',
     ]);
   });

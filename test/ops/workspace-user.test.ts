@@ -46,6 +46,8 @@ describe('ops workspace and user commands', () => {
         updated_at: null,
         // Public workspace settings modelgate does not have, as the wire shape requires them.
         ...WORKSPACE_SETTINGS,
+        // Set with the workspace's budgets.
+        include_byok_in_budgets: false,
       },
     });
   });
@@ -102,6 +104,52 @@ describe('ops workspace and user commands', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('workspace budget-put sets budgets, budget-list lists them, budget-delete removes one', async () => {
+    expect((await ops.run('workspace', 'budget-list', 'id-1', 'default')).stdout).toBe('No budgets.\nInclude BYOK: off\n');
+
+    expect(await ops.run('workspace', 'budget-put', 'id-1', 'default', 'monthly', '--limit-usd', '100')).toMatchObject({
+      code: 0,
+      stdout: 'Set the monthly budget of workspace id-2 to 100 USD.\n',
+    });
+    ops.clock.advance(60_000);
+    const lifetime = await ops.run('workspace', 'budget-put', 'id-1', 'default', 'lifetime', '--limit-usd', '1000.5', '--include-byok', 'on', '--json');
+    expect(JSON.parse(lifetime.stdout)).toEqual({
+      data: { id: 'id-4', workspace_id: 'id-2', limit_usd: 1000.5, reset_interval: null, created_at: '2026-11-21T12:01:00.000Z', updated_at: '2026-11-21T12:01:00.000Z' },
+      include_byok_in_budgets: true,
+    });
+
+    expect((await ops.run('workspace', 'budget-list', 'id-1', 'default')).stdout).toBe(
+      [
+        'INTERVAL  LIMIT USD  ID    UPDATED',
+        'monthly         100  id-3  2026-11-21T12:00:00.000Z',
+        'lifetime     1000.5  id-4  2026-11-21T12:01:00.000Z',
+        'Include BYOK: on',
+        '',
+      ].join('\n'),
+    );
+    expect(JSON.parse((await ops.run('workspace', 'budget-list', 'id-1', 'default', '--json')).stdout).data.map((b: { id: string }) => b.id)).toEqual(['id-3', 'id-4']);
+
+    expect(await ops.run('workspace', 'budget-delete', 'id-1', 'default', 'monthly')).toMatchObject({ code: 0, stdout: 'Removed the monthly budget of workspace default.\n' });
+    expect(JSON.parse((await ops.run('workspace', 'budget-delete', 'id-1', 'default', 'monthly', '--json')).stdout)).toEqual({ deleted: true });
+    expect(Object.keys((await ops.accounts.getWorkspace('id-1', 'id-2')).budgets ?? {})).toEqual(['lifetime']);
+  });
+
+  it('workspace budget-put refuses a bad interval or amount with exit 2, an unknown workspace with exit 1', async () => {
+    const interval = await ops.run('workspace', 'budget-put', 'id-1', 'default', 'yearly', '--limit-usd', '5');
+    const zero = await ops.run('workspace', 'budget-put', 'id-1', 'default', 'daily', '--limit-usd', '0');
+    const missing = await ops.run('workspace', 'budget-put', 'id-1', 'default', 'daily');
+    await ops.run('workspace', 'budget-put', 'id-1', 'default', 'weekly', '--limit-usd', '5');
+    const wider = await ops.run('workspace', 'budget-put', 'id-1', 'default', 'monthly', '--limit-usd', '5');
+    const unknown = await ops.run('workspace', 'budget-put', 'id-1', 'nope', 'daily', '--limit-usd', '5');
+
+    expect(interval.stderr.split('\n')[0]).toBe('error: Invalid <interval>: must be one of daily, weekly, monthly, lifetime');
+    expect(zero.stderr.split('\n')[0]).toBe('error: Invalid --limit-usd: must be greater than 0');
+    expect(missing.stderr.split('\n')[0]).toBe('error: missing --limit-usd');
+    expect(wider.stderr.split('\n')[0]).toBe('error: Invalid --limit-usd: must be more than the weekly budget (5): lifetime > monthly > weekly > daily');
+    for (const result of [interval, zero, missing, wider]) expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(unknown).toMatchObject({ code: 1, stderr: 'error: Workspace nope not found\n' });
   });
 
   it('user create prints the user', async () => {

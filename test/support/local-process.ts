@@ -14,15 +14,15 @@ export interface LocalProcess extends DemoCredentials {
 }
 
 /**
- * Starts the local service on `dataDir` (any free port) and resolves once it is ready
- * (its demo.json written by this start, its hints printed).
+ * Starts the local service on `dataDir` (any free port), with `env` over the test's environment,
+ * and resolves once it is ready (its demo.json written by this start, its hints printed).
  */
-export async function startLocalProcess(dataDir: string): Promise<LocalProcess> {
+export async function startLocalProcess(dataDir: string, env: Readonly<Record<string, string>> = {}): Promise<LocalProcess> {
   // node itself with tsx as a loader: the tsx command would run the service in a child
   // process of its own, which a SIGKILL of the command does not reach.
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', '--require', './local/esm-only-packages.cjs', 'local/start.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', MODELGATE_DATA_DIR: dataDir },
+    env: { ...process.env, PORT: '0', MODELGATE_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -15,6 +15,9 @@ import { functionCredentials } from '../../local/function-principals';
 import type { LocalRuntime } from '../../local/runtime';
 import { combinedLoad, type ScaleLoad } from '../../local/scale-model';
 import type { MeasuredRow } from './scale-traffic';
+import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, SPEND_SHARDS } from '../../lambdas/budgets/budget-ledgers';
+import type { SpendScope } from '../../lambdas/budgets/layers';
+import type { ItemAccess } from '../../local/dynamodb-capacity';
 
 /**
  * How long an invocation lasts at the targets, for the containers a rate keeps busy (rate ×
@@ -101,6 +104,48 @@ export async function measureBackground(runtime: LocalRuntime, at: Date): Promis
 
 type Part = { calls: readonly AwsCall[]; timesPerSecond: number };
 
+/** What keeps one spending limit's ledger, measured: a container's grant, and the fold of one bucket of holds. */
+export interface BudgetUpkeep {
+  layer: string;
+  scope: SpendScope['kind'];
+  grant: AwsCall[];
+  fold: AwsCall[];
+}
+
+/**
+ * A limited row's requests and its ledgers' upkeep (docs/architecture.md, "Spending limits"):
+ * each request as measured, but its spend write on the shard of its container, and containers
+ * draw their shards at random (here: request `i` on shard `i` modulo the scope's shards); every
+ * container renews its holds of each ledger once per {@link HOLD_SECONDS}, and every ledger
+ * folds one bucket of holds per {@link HOLD_BUCKET_SECONDS}. The grants the measured run made
+ * (one container's first holds and their growth) are what the renewals stand for.
+ */
+function limitedParts(row: MeasuredRow): Part[] {
+  const containers = row.rate! * INVOCATION_SECONDS.inference;
+  const requests = row.callsPerRequest.map((calls, i) => ({
+    calls: calls.flatMap((call) => {
+      const items = call.items ?? [];
+      const kept = items.filter((access) => !access.partition.startsWith('BUDGET#')).map((access) => spreadSpend(access, i));
+      // A grant (all its accesses on a ledger) is counted as a renewal below.
+      return items.length > 0 && kept.length === 0 ? [] : [{ ...call, items: kept }];
+    }),
+    timesPerSecond: row.rate! / row.requests,
+  }));
+  const upkeep = (row.budgets ?? []).flatMap((ledger) => [
+    { calls: ledger.grant, timesPerSecond: containers / HOLD_SECONDS },
+    { calls: ledger.fold, timesPerSecond: 1 / HOLD_BUCKET_SECONDS },
+  ]);
+  return [...requests, ...upkeep];
+}
+
+/** A spend write on the shard request `i`'s container would have drawn. */
+function spreadSpend(access: ItemAccess, i: number): ItemAccess {
+  const match = /^SPEND#(K|W)#(.*)#(\d+)$/.exec(access.partition);
+  if (!match) return access;
+  const shards = SPEND_SHARDS[match[1] === 'K' ? 'key' : 'workspace'];
+  return { ...access, partition: `SPEND#${match[1]}#${match[2]}#${i % shards}` };
+}
+
 /** The containers a row keeps busy, by function: its rate times an invocation's length. */
 export function containersOf(row: Pick<MeasuredRow, 'functionName' | 'rate'>): Partial<Record<FunctionId, number>> {
   const seconds = INVOCATION_SECONDS[row.functionName as keyof typeof INVOCATION_SECONDS] ?? 0;
@@ -126,6 +171,7 @@ export function backgroundParts(containers: Partial<Record<FunctionId, number>>,
 
 /** A row's requests at its rate, with the requests' own calls and what its containers read on their own. */
 export function rowParts(row: MeasuredRow): Part[] {
+  if (row.budgets) return limitedParts(row);
   if (row.id !== 'address-exchanges') return [{ calls: row.calls, timesPerSecond: row.rate! / row.requests }];
   // One address over a window: its limit counted (each a write), then every container that meets
   // the full counter writes once and remembers it; the rest of the window costs no write.

@@ -20,7 +20,15 @@ import { startIdentityProvider, type TestIdentityProvider } from './identity-pro
 import { exchangeForm } from '../../local/exchange-form';
 import { batchWriteAll } from '../../lambdas/aws/dynamo-items';
 import { daysBefore } from '../../lambdas/usage/usage';
-import { ADDRESS_ROW_REQUESTS, measureBackground, rowLoad, type BackgroundReads } from './scale-scenarios';
+import { ADDRESS_ROW_REQUESTS, measureBackground, rowLoad, type BackgroundReads, type BudgetUpkeep } from './scale-scenarios';
+import { DynamoBudgetLedgers } from '../../lambdas/aws/dynamo-budget-ledgers';
+import { createDocumentClient, createDynamoDbClient } from '../../lambdas/aws/dynamo-client';
+import { bucketOf } from '../../lambdas/budgets/budget-ledgers';
+import { budgetLayers, type BudgetLayer } from '../../lambdas/budgets/layers';
+import { periodAt } from '../../lambdas/budgets/periods';
+import { observeClientCalls } from '../../local/aws-calls';
+import { LOCAL_AWS_ENV } from '../../local/embedded-dynamodb';
+import { functionCredentials } from '../../local/function-principals';
 
 /**
  * The traffic rows of the scale model (docs/benchmarks.md, "Scale"), driven through the real
@@ -35,9 +43,11 @@ import { ADDRESS_ROW_REQUESTS, measureBackground, rowLoad, type BackgroundReads 
 
 export type TrafficRowId =
   | 'key-completions'
+  | 'limited-key-completions'
   | 'token-completions'
   | 'key-catalog'
   | 'organization-completions'
+  | 'limited-workspace-completions'
   | 'model-completions'
   | 'policy-exchanges'
   | 'address-exchanges'
@@ -61,9 +71,23 @@ export interface TrafficRow {
 /** The rows the scale model holds to DynamoDB's limits. */
 export const TRAFFIC_ROWS: readonly (TrafficRow & { rate: number })[] = [
   { id: 'key-completions', traffic: 'one workspace key, completions on one model', rate: 10_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
+  {
+    id: 'limited-key-completions',
+    traffic: 'one key with a monthly limit and a guardrail\'s daily budget, completions on one model',
+    rate: 10_000,
+    route: 'POST /chat/completions (API key, limits)',
+    functionName: 'inference',
+  },
   { id: 'token-completions', traffic: 'one access token, completions on one model', rate: 10_000, route: 'POST /chat/completions (access token)', functionName: 'inference' },
   { id: 'key-catalog', traffic: 'catalog from one key', rate: 10_000, route: 'GET /models/user', functionName: 'catalog' },
   { id: 'organization-completions', traffic: 'one organization, completions over many keys', rate: 50_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
+  {
+    id: 'limited-workspace-completions',
+    traffic: 'one workspace with a monthly budget, completions over many keys each with a limit',
+    rate: 50_000,
+    route: 'POST /chat/completions (API key, limits)',
+    functionName: 'inference',
+  },
   { id: 'model-completions', traffic: 'one model, completions across the deployment', rate: 50_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
   { id: 'policy-exchanges', traffic: 'one policy, token exchanges', rate: 300, route: 'POST /oauth/token', functionName: 'tokenExchange' },
   // A NAT's worth of workloads behind one address, for the 30 s or so before the firewall's rate rule blocks it.
@@ -92,6 +116,8 @@ export interface MeasuredRow extends TrafficRow {
   answerBytes: number[];
   /** At the row's rate, its containers' own reads included; none for a cost-only row. */
   load?: ScaleLoad;
+  /** The spending limits its requests meet: what keeps each one's ledger (scale-scenarios.ts). */
+  budgets?: BudgetUpkeep[];
 }
 
 export interface ScaleRunOptions {
@@ -111,6 +137,8 @@ export interface ScaleRunOptions {
 }
 
 const MODEL = 'openai/gpt-4o-mini';
+/** The limited rows' caps: far above what a run spends, so every request is let in and each ledger kept as at the targets. */
+const LIMIT_USD = 1_000_000;
 /** API Gateway compresses an answer from this size on, for a client that accepts it (lib/constructs/api.ts). */
 const GATEWAY_MIN_COMPRESSION_BYTES = 1024;
 const MODEL_ROW_ORGANIZATIONS = 5;
@@ -146,6 +174,26 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
     random: draws.random,
   });
   const stores = connectToRuntime(runtime);
+  // What the limits' ledgers cost a deployment besides the requests: measured through an observed client as the functions' calls are.
+  const upkeepClient = createDynamoDbClient({ endpoint: runtime.dynamoEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials('inference') });
+  let upkeepCalls: AwsCall[] = [];
+  observeClientCalls(upkeepClient, 'inference', 'DynamoDB', (call) => upkeepCalls.push(call), 'items');
+  const upkeepLedgers = new DynamoBudgetLedgers(createDocumentClient(upkeepClient), TABLE_SCHEMAS.usage.localName);
+  const measureUpkeep = async (layers: BudgetLayer[]): Promise<BudgetUpkeep[]> => {
+    const upkeep: BudgetUpkeep[] = [];
+    for (const layer of layers) {
+      const ref = { ledger: layer.ledger, period: periodAt(layer.window, at).id };
+      const hold = { bucket: bucketOf(at) + 1_000_000, epoch: '-' };
+      upkeepCalls = [];
+      const granted = await upkeepLedgers.grant({ ref, limit: layer.amountUsd, amount: '0.000001', hold });
+      if (!granted.granted) throw new Error(`the ledger of ${layer.description} refused a grant`);
+      const grant = upkeepCalls;
+      upkeepCalls = [];
+      await upkeepLedgers.fold(ref, layer.scope, hold, '0.000001');
+      upkeep.push({ layer: layer.description, scope: layer.scope.kind, grant, fold: upkeepCalls });
+    }
+    return upkeep;
+  };
   const idp = await startIdentityProvider({ ca: readDevCertificateAuthority(dataDir) });
   try {
     const traffic = new Traffic(runtime, stores, idp, at);
@@ -175,12 +223,14 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
         callsPerRequest.push(calls.slice(first));
       }
       const rowCalls = callsPerRequest.flat();
-      measured.push({ ...row, requests, calls: rowCalls, callsPerRequest, localMs, answerBytes });
+      const layers = traffic.budgetLayersOf(row.id);
+      measured.push({ ...row, requests, calls: rowCalls, callsPerRequest, localMs, answerBytes, ...(layers ? { budgets: await measureUpkeep(await layers()) } : {}) });
     }
     const background = await measureBackground(runtime, at);
     for (const row of measured) if (row.rate !== undefined) row.load = rowLoad(row, background);
     return { rows: measured, background };
   } finally {
+    upkeepClient.destroy();
     await idp.close();
     stores.destroy();
     await runtime.stop();
@@ -241,6 +291,38 @@ class Traffic {
     switch (row) {
       case 'key-completions':
         return this.warmed([demo.keys.workspace], (credential) => this.completion(credential));
+      case 'limited-key-completions': {
+        // A key of its own with a monthly limit, under a guardrail with a daily budget: two ledgers of one key.
+        const organizationId = demo.organizationId;
+        const { key, secret } = await this.stores.accounts.createApiKey(organizationId, { kind: 'workspace', name: 'scale limited', limit: LIMIT_USD, limitReset: 'monthly' });
+        const guardrail = await this.stores.accounts.createGuardrail(organizationId, {
+          name: 'scale budget',
+          description: null,
+          workspaceId: null,
+          allowedModels: null,
+          ignoredModels: null,
+          allowedProviders: null,
+          ignoredProviders: null,
+          enforceZdr: false,
+          budget: { amount: LIMIT_USD, reset: 'daily' },
+        });
+        await this.stores.accounts.assignGuardrailToKeys(organizationId, guardrail.id, [key.hash]);
+        this.limited.set(row, async () => [await this.layersOf(organizationId, key.hash)]);
+        return this.warmed([secret], (credential) => this.completion(credential));
+      }
+      case 'limited-workspace-completions': {
+        // An organization of its own whose workspace has a monthly budget, its keys each a limit.
+        const { organization, workspace } = await this.stores.accounts.createOrganization({ name: 'scale limited organization', plan: 'enterprise' });
+        await this.stores.accounts.putWorkspaceBudget(organization.id, workspace.id, 'monthly', { limitUsd: LIMIT_USD });
+        const made = await Promise.all(
+          Array.from({ length: keys }, (_, i) => this.stores.accounts.createApiKey(organization.id, { kind: 'workspace', name: `scale limited ${i}`, limit: LIMIT_USD, limitReset: 'monthly' })),
+        );
+        this.limited.set(row, async () => Promise.all(made.map(({ key }) => this.layersOf(organization.id, key.hash))));
+        return this.warmed(
+          made.map(({ secret }) => secret),
+          (credential) => this.completion(credential),
+        );
+      }
       case 'token-completions':
         return this.warmed([await this.accessToken()], (credential) => this.completion(credential));
       case 'key-catalog':
@@ -299,6 +381,24 @@ class Traffic {
 
   /** The body of the last answer, in bytes as the gateway sends it (gzipped from 1 KiB on). */
   lastAnswerBytes = 0;
+
+  /** The limited rows' keys' layers, read once the row has run. */
+  private readonly limited = new Map<TrafficRowId, () => Promise<BudgetLayer[][]>>();
+
+  /** The spending-limit layers each of the row's keys meets, distinct ledgers once; undefined for a row without limits. */
+  budgetLayersOf(row: TrafficRowId): (() => Promise<BudgetLayer[]>) | undefined {
+    const layers = this.limited.get(row);
+    if (!layers) return undefined;
+    return async () => [...new Map((await layers()).flat().map((layer) => [layer.ledger, layer])).values()];
+  }
+
+  private async layersOf(organizationId: string, hash: string): Promise<BudgetLayer[]> {
+    const key = await this.stores.accounts.getApiKey(organizationId, hash);
+    const workspace = key.workspaceId ? await this.stores.accounts.getWorkspace(organizationId, key.workspaceId) : null;
+    const ids = [...key.guardrailIds, ...(workspace?.guardrailIds ?? [])];
+    const guardrails = await Promise.all(ids.map((id) => this.stores.accounts.getGuardrail(organizationId, id).catch(() => undefined)));
+    return budgetLayers({ key, workspace }, guardrails.filter((g): g is NonNullable<typeof g> => g !== undefined));
+  }
 
   private readonly ownKeys = new Map<string, string[]>();
 

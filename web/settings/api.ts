@@ -32,6 +32,11 @@ export class ApiFailure extends Error {
   }
 }
 
+/** What a failure says, for the page to show. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const key = storedKey();
   const headers: Record<string, string> = { Accept: 'application/json' };

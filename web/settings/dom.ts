@@ -18,6 +18,19 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Att
   return element;
 }
 
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/**
+ * {@link h} for SVG elements (the usage chart): attributes are set as attributes, never as
+ * markup, and text, a key name included, becomes a text node.
+ */
+export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Record<string, string | number | null | undefined> = {}, ...children: Child[]): SVGElementTagNameMap[K] {
+  const element = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attributes)) if (value !== null && value !== undefined) element.setAttribute(name, String(value));
+  append(element, ...children);
+  return element;
+}
+
 export function append(parent: Node, ...children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;

@@ -1,7 +1,7 @@
 /**
  * The Workload identity settings page (SPEC 1, 2.11, 2.12, 3, 4.7): issuers, policies, the
- * policy tester and recent exchanges, all through the admin API with the admin's own
- * management key. Everything shown is text (dom.ts); nothing is evaluated here, the
+ * policy tester and recent exchanges, then the organization's usage (usage.ts), all through
+ * the admin API with the admin's own management key. Everything shown is text (dom.ts); nothing is evaluated here, the
  * condition included: the API's own checker judges it.
  */
 import {
@@ -9,6 +9,7 @@ import {
   ApiFailure,
   api,
   forgetKey,
+  messageOf,
   storeKey,
   storedKey,
   type ApiKey,
@@ -20,6 +21,7 @@ import {
   type TestResult,
 } from './api';
 import { append, debounce, h, replaceChildren, uid } from './dom';
+import { usageSection } from './usage';
 
 interface State {
   entitlement: Entitlement;
@@ -89,6 +91,8 @@ const shortThumbprint = (jkt: string) => `${jkt.slice(0, 12)}…`;
 
 const app = document.getElementById('app')!;
 let state: State | null = null;
+/** The usage section of the signed-in key: built once per sign-in, kept across re-renders. */
+let usage: HTMLElement | null = null;
 
 const readOnly = () => state?.entitlement.access_level !== 'read-write';
 
@@ -97,6 +101,7 @@ const readOnly = () => state?.entitlement.access_level !== 'read-write';
 
 function showSignIn(message?: string): void {
   state = null;
+  usage = null;
   const input = h('input', { id: 'management-key', name: 'management-key', type: 'password', autocomplete: 'off', required: true, spellcheck: 'false' });
   const error = h('p', { class: 'form-error', role: 'alert' }, message ?? '');
   const form = h(
@@ -129,6 +134,8 @@ async function load(): Promise<void> {
   replaceChildren(app, h('p', { class: 'loading', role: 'status' }, 'Loading…'));
   try {
     const entitlement = (await api<{ data: Entitlement }>('GET', '/workload-identity/entitlement')).data;
+    // Usage is every plan's: it loads beside the rest, and shows its own failures.
+    usage = usageSection();
     if (!entitlement.entitled) {
       state = { entitlement, issuers: [], policies: [], keys: [] };
       render();
@@ -190,17 +197,13 @@ function render(): void {
         `Workload identity federation requires the Business or Enterprise plan. Your organization is on the ${entitlement.plan} plan; upgrade to configure issuers and policies.`,
       );
   if (!entitlement.entitled) {
-    replaceChildren(app, session, entitlementNote);
+    replaceChildren(app, session, entitlementNote, usage);
     return;
   }
   const readOnlyNote = readOnly()
     ? h('p', { class: 'note', id: 'read-only-note' }, 'This key is read-only: you can see everything and run the policy tester, but not change anything.')
     : null;
-  replaceChildren(app, session, entitlementNote, readOnlyNote, issuersSection(), policiesSection(), testerSection(), eventsSection());
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  replaceChildren(app, session, entitlementNote, readOnlyNote, issuersSection(), policiesSection(), testerSection(), eventsSection(), usage);
 }
 
 /** A labelled field with a place for the error the API names it in. */

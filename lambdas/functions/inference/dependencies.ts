@@ -5,6 +5,9 @@ import type { ProviderCredentials } from '../../inference/upstream';
 import { upstreamOptions } from '../../inference/upstream-options';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
+import { DynamoBudgetLedgers } from '../../aws/dynamo-budget-ledgers';
+import { BudgetGate } from '../../budgets/budget-gate';
+import { spendBeforeFrom } from '../../budgets/spend-before';
 import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
 import { catalogCache } from '../../wiring/catalog-cache';
 import { accessTokenVerifier, dpopChecker } from '../../wiring/credentials';
@@ -22,11 +25,21 @@ export function inferenceDependencies(
   settings: InferenceSettings,
 ): InferenceHandlerDeps {
   const { documentClient, tables, clock } = context;
+  const accounts = new DynamoAccountStore(documentClient, tables.keys, { random: context.random });
+  const usage = new DynamoUsageStore(documentClient, tables.usage, context.random);
   return {
-    accounts: new DynamoAccountStore(documentClient, tables.keys, { random: context.random }),
+    accounts,
     accessTokens: accessTokenVerifier(context, settings),
     proofs: dpopChecker(context, settings),
-    usage: new DynamoUsageStore(documentClient, tables.usage, context.random),
+    usage,
+    // One per container: what it holds of each spending limit lives as long as it does.
+    budgets: new BudgetGate({
+      ledgers: new DynamoBudgetLedgers(documentClient, tables.usage),
+      spendBefore: spendBeforeFrom(accounts, usage),
+      clock,
+      random: context.random,
+      writersSince: context.writersSince,
+    }),
     catalog: catalogCache(context, settings, { popularity: false }),
     clock,
     regionalHostnames: settings.regionalHostnames,

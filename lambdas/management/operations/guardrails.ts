@@ -25,6 +25,8 @@ export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operati
       allowedProviders: distinct(body.allowed_providers) ?? null,
       ignoredProviders: distinct(body.ignored_providers) ?? null,
       enforceZdr: body.enforce_zdr ?? false,
+      budget: { amount: body.limit_usd, reset: body.reset_interval },
+      includeByokInBudgets: body.include_byok_in_budgets,
     });
     return { data: guardrailView(guardrail) };
   },
@@ -39,6 +41,8 @@ export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operati
       ignoredProviders: distinct(body.ignored_providers),
       // `null`: not set, so unchanged.
       enforceZdr: body.enforce_zdr ?? undefined,
+      budget: { amount: body.limit_usd, reset: body.reset_interval },
+      includeByokInBudgets: body.include_byok_in_budgets,
     });
     return { data: guardrailView(guardrail) };
   },

@@ -49,6 +49,9 @@ export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
       accessLevel: body.access_level,
       userId: body.user_id,
       expiresAt: body.expires_at,
+      limit: body.limit,
+      limitReset: body.limit_reset,
+      includeByokInLimit: body.include_byok_in_limit,
     });
     return { data: keyView(key, undefined, await managementKeysWorkspace(deps, orgOf(principal), [key])), key: secret };
   },
@@ -57,7 +60,13 @@ export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
     return { data: await keyWithUsage(deps, orgOf(principal), key) };
   },
   updateKey: async ({ principal, body, params, deps }) => {
-    const key = await deps.service.updateApiKey(orgOf(principal), keyHash(params), { name: body.name, disabled: body.disabled });
+    const key = await deps.service.updateApiKey(orgOf(principal), keyHash(params), {
+      name: body.name,
+      disabled: body.disabled,
+      limit: body.limit,
+      limitReset: body.limit_reset,
+      includeByokInLimit: body.include_byok_in_limit,
+    });
     return { data: await keyWithUsage(deps, orgOf(principal), key) };
   },
   deleteKey: async ({ principal, params, deps }) => {

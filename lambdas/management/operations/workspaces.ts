@@ -9,7 +9,7 @@ import { workspaceView } from '../views';
  * The workspace's id or its slug (public `/workspaces/{id}`); every id is a lowercase UUID, which
  * has a slug's shape. Another value names nothing: a 404 that does not echo it (lambdas/ids.ts).
  */
-function workspaceRef(params: Record<string, string>): string {
+export function workspaceRef(params: Record<string, string>): string {
   const value = params.id;
   if (value === undefined || !WORKSPACE_SLUG.test(value)) throw new NotFoundError('Workspace not found');
   return value;

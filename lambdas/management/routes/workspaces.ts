@@ -8,7 +8,7 @@ import { listPageParameters } from '../list-page';
  * lowercase UUID has the shape of a slug too; a value that is both names the workspace with that id
  * first.
  */
-const WORKSPACE_ID_OR_SLUG = {
+export const WORKSPACE_ID_OR_SLUG = {
   id: {
     type: 'string',
     pattern: WORKSPACE_SLUG.source,

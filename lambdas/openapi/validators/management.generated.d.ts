@@ -2,11 +2,11 @@
 
 import type { RequestValidator } from '../request-validation';
 
-export type CreateKeyBody = { "expires_at"?: string | null; "name": string; "workspace_id"?: string; "kind"?: "workspace" | "management" | "personal"; "access_level"?: "read-write" | "read-only"; "user_id"?: string; };
-export type UpdateKeyBody = { "disabled"?: boolean; "name"?: string; };
+export type CreateKeyBody = { "expires_at"?: string | null; "include_byok_in_limit"?: boolean; "limit"?: number | null; "limit_reset"?: "daily" | "weekly" | "monthly" | null; "name": string; "workspace_id"?: string; "kind"?: "workspace" | "management" | "personal"; "access_level"?: "read-write" | "read-only"; "user_id"?: string; };
+export type UpdateKeyBody = { "disabled"?: boolean; "include_byok_in_limit"?: boolean; "limit"?: number | null; "limit_reset"?: "daily" | "weekly" | "monthly" | null; "name"?: string; };
 export type CreateWorkspaceBody = { "description"?: string | null; "name": string; "slug"?: string; };
-export type CreateGuardrailBody = { "allowed_models"?: Array<string> | null; "allowed_providers"?: Array<string> | null; "description"?: string | null; "enforce_zdr"?: boolean | null; "ignored_models"?: Array<string> | null; "ignored_providers"?: Array<string> | null; "name": string; "workspace_id"?: string; };
-export type UpdateGuardrailBody = { "allowed_models"?: Array<string> | null; "allowed_providers"?: Array<string> | null; "description"?: string | null; "enforce_zdr"?: boolean | null; "ignored_models"?: Array<string> | null; "ignored_providers"?: Array<string> | null; "name"?: string; };
+export type CreateGuardrailBody = { "allowed_models"?: Array<string> | null; "allowed_providers"?: Array<string> | null; "description"?: string | null; "enforce_zdr"?: boolean | null; "ignored_models"?: Array<string> | null; "ignored_providers"?: Array<string> | null; "include_byok_in_budgets"?: boolean; "limit_usd"?: number | null; "name": string; "reset_interval"?: "daily" | "weekly" | "monthly" | null; "workspace_id"?: string; };
+export type UpdateGuardrailBody = { "allowed_models"?: Array<string> | null; "allowed_providers"?: Array<string> | null; "description"?: string | null; "enforce_zdr"?: boolean | null; "ignored_models"?: Array<string> | null; "ignored_providers"?: Array<string> | null; "include_byok_in_budgets"?: boolean; "limit_usd"?: number | null; "name"?: string; "reset_interval"?: "daily" | "weekly" | "monthly" | null; };
 export type BulkAssignKeysToGuardrailBody = { "key_hashes": Array<string>; };
 export type BulkUnassignKeysFromGuardrailBody = { "key_hashes": Array<string>; };
 export type CreateIssuerBody = { "name": string; "issuer_url": string; "jwks_url"?: string | null; "jwks"?: { "keys": Array<{ "kty": "EC" | "RSA"; "kid"?: string; "alg"?: string; "use"?: string; [field: string]: unknown; }>; [field: string]: unknown; } | null; "check_jti"?: boolean; "id"?: never; "scope"?: never; "created_at"?: never; "updated_at"?: never; };
@@ -16,6 +16,7 @@ export type UpdateFederationPolicyBody = { "name"?: string; "issuer_id"?: string
 export type EvaluateFederationPolicyBody = { "subject_token": string; "dpop_proof"?: string; };
 export type CheckConditionBody = { "condition": string; };
 export type UpdateWorkspaceBody = { "description"?: string | null; "name"?: string; "slug"?: string; };
+export type UpsertWorkspaceBudgetBody = { "include_byok_in_budgets"?: boolean; "limit_usd": number; };
 export declare const createKeyBody: RequestValidator<CreateKeyBody>;
 export declare const updateKeyBody: RequestValidator<UpdateKeyBody>;
 export declare const createWorkspaceBody: RequestValidator<CreateWorkspaceBody>;
@@ -30,6 +31,7 @@ export declare const updateFederationPolicyBody: RequestValidator<UpdateFederati
 export declare const evaluateFederationPolicyBody: RequestValidator<EvaluateFederationPolicyBody>;
 export declare const checkConditionBody: RequestValidator<CheckConditionBody>;
 export declare const updateWorkspaceBody: RequestValidator<UpdateWorkspaceBody>;
+export declare const upsertWorkspaceBudgetBody: RequestValidator<UpsertWorkspaceBudgetBody>;
 
 export type GetUserActivityQuery = { "date"?: string; "api_key_hash"?: string; [field: string]: unknown; };
 export type ListKeysQuery = { "include_disabled"?: boolean; "offset"?: number | null; "workspace_id"?: string; "include_management"?: boolean; [field: string]: unknown; };
@@ -49,7 +51,7 @@ export declare const listGuardrailKeyAssignmentsQuery: RequestValidator<ListGuar
 export declare const listKeyAssignmentsQuery: RequestValidator<ListKeyAssignmentsQuery>;
 
 /** The type of each JSON request body, by operation id. */
-export interface RequestBodies { createKey: CreateKeyBody; updateKey: UpdateKeyBody; createWorkspace: CreateWorkspaceBody; createGuardrail: CreateGuardrailBody; updateGuardrail: UpdateGuardrailBody; bulkAssignKeysToGuardrail: BulkAssignKeysToGuardrailBody; bulkUnassignKeysFromGuardrail: BulkUnassignKeysFromGuardrailBody; createIssuer: CreateIssuerBody; updateIssuer: UpdateIssuerBody; createFederationPolicy: CreateFederationPolicyBody; updateFederationPolicy: UpdateFederationPolicyBody; evaluateFederationPolicy: EvaluateFederationPolicyBody; checkCondition: CheckConditionBody; updateWorkspace: UpdateWorkspaceBody; }
+export interface RequestBodies { createKey: CreateKeyBody; updateKey: UpdateKeyBody; createWorkspace: CreateWorkspaceBody; createGuardrail: CreateGuardrailBody; updateGuardrail: UpdateGuardrailBody; bulkAssignKeysToGuardrail: BulkAssignKeysToGuardrailBody; bulkUnassignKeysFromGuardrail: BulkUnassignKeysFromGuardrailBody; createIssuer: CreateIssuerBody; updateIssuer: UpdateIssuerBody; createFederationPolicy: CreateFederationPolicyBody; updateFederationPolicy: UpdateFederationPolicyBody; evaluateFederationPolicy: EvaluateFederationPolicyBody; checkCondition: CheckConditionBody; updateWorkspace: UpdateWorkspaceBody; upsertWorkspaceBudget: UpsertWorkspaceBudgetBody; }
 /** The type of each query string, by operation id (values typed as lambdas/openapi/request-validation.ts reads them). */
 export interface RequestQueries { getUserActivity: GetUserActivityQuery; listKeys: ListKeysQuery; listWorkspaces: ListWorkspacesQuery; listGuardrails: ListGuardrailsQuery; listWorkloadIdentityPolicies: ListWorkloadIdentityPoliciesQuery; listTokenExchangeEvents: ListTokenExchangeEventsQuery; listGuardrailKeyAssignments: ListGuardrailKeyAssignmentsQuery; listKeyAssignments: ListKeyAssignmentsQuery; }
 

@@ -72,6 +72,17 @@ const CHANGES: { name: string; run(service: AccountsService, f: Fixture): Promis
   { name: 'assign a guardrail to a key', run: (s, f) => s.assignGuardrailToKeys(f.organizationId, f.guardrailId, [f.keyHash]), landed: async (st, f) => (await st.getApiKey(f.keyHash))!.guardrailIds.includes(f.guardrailId) },
   { name: 'unassign a guardrail from a key', run: (s, f) => s.unassignGuardrailFromKeys(f.organizationId, f.assignedGuardrailId, [f.keyHash]), landed: async (st, f) => !(await st.getApiKey(f.keyHash))!.guardrailIds.includes(f.assignedGuardrailId) },
   { name: 'assign a guardrail to a workspace', run: (s, f) => s.setWorkspaceGuardrail(f.organizationId, f.guardrailId, f.workspaceId, true), landed: async (st, f) => (await st.getWorkspace(f.organizationId, f.workspaceId))!.guardrailIds.includes(f.guardrailId) },
+  { name: "set a key's limit", run: (s, f) => s.updateApiKey(f.organizationId, f.keyHash, { limit: 5, limitReset: 'daily' }), landed: async (st, f) => (await st.getApiKey(f.keyHash))?.limit?.amountUsd === '5' },
+  {
+    name: "set a guardrail's budget",
+    run: (s, f) => s.updateGuardrail(f.organizationId, f.assignedGuardrailId, { budget: { amount: 20, reset: 'weekly' } }),
+    landed: async (st, f) => (await st.getGuardrail(f.organizationId, f.assignedGuardrailId))?.budget?.amountUsd === '20',
+  },
+  {
+    name: "set a workspace's budget",
+    run: async (s, f) => s.putWorkspaceBudget(f.organizationId, (await s.getWorkspace(f.organizationId, f.workspaceId)).slug, 'monthly', { limitUsd: 100 }),
+    landed: async (st, f) => (await st.getWorkspace(f.organizationId, f.workspaceId))?.budgets?.monthly?.amountUsd === '100',
+  },
   { name: 'change a guardrail', run: (s, f) => s.updateGuardrail(f.organizationId, f.assignedGuardrailId, { allowedProviders: ['openai'] }), landed: async (st, f) => (await st.getGuardrail(f.organizationId, f.assignedGuardrailId))?.allowedProviders?.[0] === 'openai' },
   { name: 'delete a guardrail', run: (s, f) => s.deleteGuardrail(f.organizationId, f.assignedGuardrailId), landed: async (st, f) => (await st.getGuardrail(f.organizationId, f.assignedGuardrailId)) === undefined },
   {

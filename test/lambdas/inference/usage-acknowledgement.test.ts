@@ -103,6 +103,8 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
       corsAllowedOrigins: ['*'],
       upstream: upstreamOptions({ inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
       usage,
+      // The key has no spending limit: no request asks.
+      budgets: { admit: () => Promise.reject(new Error('no spending limit applies here')) },
       resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
       logger: { error: (message, fields) => void logged.push({ message, fields }) },
       newId: () => 'answer-1',

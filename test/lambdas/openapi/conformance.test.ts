@@ -22,12 +22,13 @@ const closedBodies = Object.entries(paths).flatMap(([path, methods]) =>
 
 /**
  * Well-formed ids of nothing where the body is read before the resource is looked up; an
- * issuer and a policy that exist where it is read after.
+ * issuer and a policy that exist where it is read after; a budget's interval.
  */
 const concrete = (path: string, existing: Record<string, string>) =>
   path
     .replace('/api/v1', '')
     .replace('{hash}', '0'.repeat(64))
+    .replace('{interval}', 'monthly')
     .replace('{id}', Object.entries(existing).find(([prefix]) => path.includes(prefix))?.[1] ?? '00000000-0000-4000-8000-000000000000');
 
 describe('the service and its OpenAPI document agree', () => {
@@ -58,6 +59,7 @@ describe('the service and its OpenAPI document agree', () => {
         'PATCH /api/v1/workload-identity/issuers/{id}',
         'PATCH /api/v1/workload-identity/policies/{id}',
         'PATCH /api/v1/workspaces/{id}',
+        'PUT /api/v1/workspaces/{id}/budgets/{interval}',
         'POST /api/v1/guardrails',
         'POST /api/v1/guardrails/{id}/assignments/keys',
         'POST /api/v1/guardrails/{id}/assignments/keys/remove',
@@ -94,6 +96,7 @@ describe('the conformance check the suites run on every answer', () => {
     created_at: '2026-11-21T12:00:00.000Z',
     updated_at: null,
     ...WORKSPACE_SETTINGS,
+    include_byok_in_budgets: false,
   };
   const get = (body: unknown, status = 200, type = 'application/json') => responseMismatch('GET', '/api/v1/workspaces/{id}', status, type, body);
 

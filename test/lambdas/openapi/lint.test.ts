@@ -39,10 +39,10 @@ describe('the OpenAPI document, as linters read it', () => {
       return validate(example) ? [] : [`${pointer}: ${ajv.errorsText(validate.errors)}`];
     });
     expect(failures).toEqual([]);
-    // The adapted guardrail's example lost what modelgate refuses.
+    // The adapted guardrail's example lost what modelgate refuses, and kept its budget.
     const guardrails = JSON.stringify((OPENAPI_DOCUMENT.components as Json).schemas.ListGuardrailsResponse.example);
-    expect(guardrails).not.toContain('limit_usd');
     expect(guardrails).not.toContain('content_filters');
+    expect(guardrails).toContain('"limit_usd":100');
   });
 
   it('keeps only the components its operations use, and the stream chunk', () => {

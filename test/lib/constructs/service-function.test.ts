@@ -91,15 +91,21 @@ describe('ServiceFunction', () => {
     expect(JSON.stringify(statement!.Resource)).not.toContain('index/*');
   });
 
+  it("keeps its grants in its role's own policy: no policy resource beside the role (one resource fewer a function)", () => {
+    const { stack, fn, keys } = arrange();
+    fn.bindTable(keys, 'readWrite');
+    const template = Template.fromStack(stack);
+    const roleId = Object.keys(template.findResources('AWS::IAM::Role'))[0]!;
+    const naming = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p.Properties.Roles).includes(roleId));
+    // The shared tracing policy aside.
+    expect(naming.map((p) => JSON.stringify(p.Properties.PolicyDocument))).toEqual([expect.stringContaining('xray:PutTraceSegments')]);
+    expect(functionStatements(template, 'Subject').some((statement) => statement.Action.includes('dynamodb:PutItem'))).toBe(true);
+  });
+
   it('bindTable with partition keys limits every action to those item collections (dynamodb:LeadingKeys)', () => {
     const { stack, fn, keys } = arrange();
     fn.bindTable(keys, 'read', { partitionKeys: ['SIGNING_KEY'] });
-    const policy = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy')).find((p) =>
-      JSON.stringify(p).includes('dynamodb:Query'),
-    )!;
-    const dynamo = (policy.Properties.PolicyDocument.Statement as { Action: string[]; Condition?: unknown }[]).filter((s) =>
-      [s.Action].flat().some((a) => a.startsWith('dynamodb:')),
-    );
+    const dynamo = functionStatements(Template.fromStack(stack), 'Subject').filter((s) => s.Action.some((a) => a.startsWith('dynamodb:')));
     expect(dynamo).toHaveLength(1);
     expect(dynamo[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SIGNING_KEY'] } });
     // A Scan has no leading key to check, so it must not be granted at all.

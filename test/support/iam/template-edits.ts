@@ -9,8 +9,7 @@ import type { SynthesizedStack } from './stack-template';
 export function withoutRoleStatements(stack: SynthesizedStack, constructId: string, remove: (statement: PolicyStatement) => boolean): SynthesizedStack {
   const edited = structuredClone(stack);
   let removed = 0;
-  for (const policyId of policiesOfRole(edited, roleOfFunction(edited, constructId))) {
-    const document = edited.template.Resources[policyId]!.Properties!.PolicyDocument as { Statement: PolicyStatement[] };
+  for (const document of roleDocuments(edited, constructId)) {
     const kept = document.Statement.filter((statement) => !remove(statement));
     removed += document.Statement.length - kept.length;
     document.Statement = kept;
@@ -22,10 +21,18 @@ export function withoutRoleStatements(stack: SynthesizedStack, constructId: stri
 /** The stack with `statement` added to the first policy of a function's role. */
 export function withRoleStatement(stack: SynthesizedStack, constructId: string, statement: PolicyStatement): SynthesizedStack {
   const edited = structuredClone(stack);
-  const [policyId] = policiesOfRole(edited, roleOfFunction(edited, constructId));
-  if (!policyId) throw new Error(`${constructId}'s role has no policy`);
-  (edited.template.Resources[policyId]!.Properties!.PolicyDocument as { Statement: PolicyStatement[] }).Statement.push(statement);
+  const [document] = roleDocuments(edited, constructId);
+  if (!document) throw new Error(`${constructId}'s role has no policy`);
+  document.Statement.push(statement);
   return edited;
+}
+
+/** The policy documents of a function's role, as they sit in the template: its own inline policies, then the policies naming it. */
+function roleDocuments(stack: SynthesizedStack, constructId: string): { Statement: PolicyStatement[] }[] {
+  const roleId = roleOfFunction(stack, constructId);
+  const inline = ((stack.template.Resources[roleId]!.Properties?.Policies ?? []) as { PolicyDocument: { Statement: PolicyStatement[] } }[]).map((policy) => policy.PolicyDocument);
+  const attached = policiesOfRole(stack, roleId).map((policyId) => stack.template.Resources[policyId]!.Properties!.PolicyDocument as { Statement: PolicyStatement[] });
+  return [...inline, ...attached];
 }
 
 /** The actions of a statement, as a list. */

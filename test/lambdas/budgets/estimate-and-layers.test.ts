@@ -1,0 +1,101 @@
+import type { ApiKeyRecord, Guardrail, Workspace } from '../../../lambdas/accounts/types';
+import { maximumCost } from '../../../lambdas/budgets/estimate';
+import { budgetLayers } from '../../../lambdas/budgets/layers';
+import { requestCost } from '../../../lambdas/usage/usage';
+import { providerEndpoint } from '../../support/catalog-fixtures';
+
+const at = new Date('2026-11-27T12:00:00Z');
+
+describe('the estimated maximum cost of a completion', () => {
+  const cheap = providerEndpoint('cheap', { pricing: { prompt: '0.000001', completion: '0.000002' }, context_length: 1000, max_completion_tokens: 100 });
+  const dear = providerEndpoint('dear', { pricing: { prompt: '0.000003', completion: '0.00001', request: '0.001' }, context_length: 1000, max_completion_tokens: 200 });
+
+  it('covers every prompt of that many bytes and every completion allowed, on the dearest endpoint it may fall back to', () => {
+    const estimate = maximumCost({ max_tokens: 50 }, 400, [cheap, dear], at);
+    expect(estimate).toBe(requestCost(dear, 400, 50, at));
+    // Any actual usage within the bounds costs no more.
+    for (const [prompt, completion] of [[400, 50], [1, 1], [399, 0]] as const) {
+      expect(Number(requestCost(dear, prompt, completion, at))).toBeLessThanOrEqual(Number(estimate));
+      expect(Number(requestCost(cheap, prompt, completion, at))).toBeLessThanOrEqual(Number(estimate));
+    }
+  });
+
+  it('takes the smaller of max_tokens and max_completion_tokens, else the endpoint maximum, and never more than the context', () => {
+    expect(maximumCost({ max_tokens: 80, max_completion_tokens: 20 }, 10, [cheap], at)).toBe(requestCost(cheap, 10, 20, at));
+    expect(maximumCost({}, 10, [cheap], at)).toBe(requestCost(cheap, 10, 100, at));
+    expect(maximumCost({ max_tokens: 5000 }, 10, [cheap], at)).toBe(requestCost(cheap, 10, 100, at));
+    expect(maximumCost({}, 50_000, [cheap], at)).toBe(requestCost(cheap, 1000, 100, at));
+  });
+
+  it('ignores bounds a hostile body sends as anything but positive safe integers', () => {
+    for (const bad of [-1, 0, 1.5, 1e300, '10', null]) expect(maximumCost({ max_tokens: bad }, 10, [cheap], at)).toBe(requestCost(cheap, 10, 100, at));
+  });
+});
+
+describe('the layers a request must fit', () => {
+  const base = { organizationId: 'org', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: null };
+  const key = (fields: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
+    ...base,
+    hash: 'a'.repeat(64),
+    kind: 'workspace',
+    workspaceId: 'ws',
+    accessLevel: null,
+    userId: null,
+    name: 'k',
+    label: 'sk-…',
+    disabled: false,
+    guardrailIds: [],
+    expiresAt: null,
+    ...fields,
+  });
+  const workspace = (fields: Partial<Workspace> = {}): Workspace => ({ ...base, id: 'ws', name: 'w', slug: 'w', description: null, guardrailIds: [], ...fields });
+  const guardrail = (id: string, budget: Guardrail['budget']): Guardrail => ({
+    ...base,
+    id,
+    workspaceId: null,
+    name: `guardrail ${id}`,
+    description: null,
+    allowedModels: null,
+    ignoredModels: null,
+    allowedProviders: null,
+    ignoredProviders: null,
+    enforceZdr: false,
+    budget,
+  });
+
+  it('has none for a key without limits, and puts workspace budgets, guardrail budgets and the key limit in that order', () => {
+    expect(budgetLayers({ key: key(), workspace: workspace() }, [])).toEqual([]);
+    const layers = budgetLayers(
+      {
+        key: key({ guardrailIds: ['g1'], limit: { amountUsd: '5', reset: null, since: '2026-02-01T00:00:00.000Z' } }),
+        workspace: workspace({ budgets: { lifetime: { id: 'b2', amountUsd: '9', createdAt: '2026-03-01T00:00:00.000Z', updatedAt: '2026-03-01T00:00:00.000Z' }, daily: { id: 'b1', amountUsd: '1', createdAt: '2026-03-01T00:00:00.000Z', updatedAt: '2026-03-01T00:00:00.000Z' } } }),
+      },
+      [guardrail('g1', { amountUsd: '2', reset: 'weekly', since: '2026-02-10T00:00:00.000Z' })],
+    );
+    expect(layers.map((layer) => [layer.kind, layer.interval, layer.window, layer.amountUsd])).toEqual([
+      ['workspace_budget', 'daily', 'day', '1'],
+      ['workspace_budget', 'lifetime', 'all', '9'],
+      ['guardrail_budget', 'weekly', 'week', '2'],
+      ['key_limit', 'lifetime', 'all', '5'],
+    ]);
+    expect(layers[0]!.scope).toEqual({ kind: 'workspace', organizationId: 'org', workspaceId: 'ws' });
+    expect(layers[2]!.scope).toEqual({ kind: 'key', organizationId: 'org', keyHash: 'a'.repeat(64) });
+  });
+
+  it('counts a guardrail budget from the later of the budget and the assignment, once per assignment, and a new window as a new ledger', () => {
+    const budget = { amountUsd: '2', reset: 'daily' as const, since: '2026-02-10T00:00:00.000Z' };
+    const both = budgetLayers(
+      {
+        key: key({ guardrailIds: ['g1'], guardrailAssignedAt: { g1: '2026-04-01T00:00:00.000Z' } }),
+        workspace: workspace({ guardrailIds: ['g1'], guardrailAssignedAt: { g1: '2026-01-05T00:00:00.000Z' } }),
+      },
+      [guardrail('g1', budget)],
+    );
+    expect(both.map((layer) => layer.since)).toEqual(['2026-02-10T00:00:00.000Z', '2026-04-01T00:00:00.000Z']);
+    expect(new Set(both.map((layer) => layer.ledger)).size).toBe(2);
+    const reset = budgetLayers({ key: key({ guardrailIds: ['g1'] }), workspace: null }, [guardrail('g1', { ...budget, since: '2026-05-01T00:00:00.000Z' })]);
+    expect(reset[0]!.ledger).not.toBe(both[0]!.ledger);
+    // A guardrail without a budget, or one no longer there, is no layer.
+    expect(budgetLayers({ key: key({ guardrailIds: ['g1', 'gone'] }), workspace: null }, [guardrail('g1', null)])).toEqual([]);
+  });
+});

@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalProcess, type LocalProcess } from '../support/local-process';
+import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream';
+
+const MODEL = 'openai/gpt-4o-mini';
+const PROVIDER = 'slow';
+
+/**
+ * `kill -9` of `npm start` while completions hold a key's whole limit: the next start frees what
+ * they held at once (its holds are its own, by its start), charges nothing for them (they never
+ * ended), and still lets no burst overrun the limit.
+ */
+describe('a spending limit after kill -9', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-limit-crash-'));
+  let upstream: ScriptedUpstream;
+  let service: LocalProcess | undefined;
+  beforeAll(async () => {
+    upstream = await startScriptedUpstream();
+  });
+  afterAll(async () => {
+    await service?.killHard();
+    await upstream.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('frees the reservations of a killed process when the next one starts, and never overruns', async () => {
+    const env = { MODELGATE_INFERENCE_UPSTREAMS: JSON.stringify({ '*': upstream.baseUrl(PROVIDER) }) };
+    service = await startLocalProcess(dataDir, env);
+    const manage = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${service!.baseUrl}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${service!.keys.managementReadWrite}`, 'Content-Type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: response.status, json: (await response.json()) as any };
+    };
+    const created = await manage('POST', '/keys', { name: 'limited', limit: 0 });
+    expect(created.status).toBe(201);
+    const { key, data } = created.json as { key: string; data: { hash: string } };
+    const complete = (stream: boolean, signal?: AbortSignal) =>
+      fetch(`${service!.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, stream, max_tokens: 20, messages: [{ role: 'user', content: 'one two three' }] }),
+        ...(signal ? { signal } : {}),
+      });
+
+    // A limit of 0 refuses at once, saying what a (streamed) request may cost: five of them make the limit.
+    const refused = await complete(true);
+    expect(refused.status).toBe(402);
+    const estimate = ((await refused.json()) as any).error.metadata.request_max_cost_usd as number;
+    const limit = Math.ceil(estimate * 5 * 1e6) / 1e6;
+    expect((await manage('PATCH', `/keys/${data.hash}`, { limit })).status).toBe(200);
+
+    // Five completions start and stall after their first chunk: they hold the whole limit.
+    upstream.script(PROVIDER, ...Array.from({ length: 5 }, () => ({ kind: 'stall-after' as const, chunks: 1 })));
+    const running = new AbortController();
+    for (let i = 0; i < 5; i++) {
+      const answer = await complete(true, running.signal);
+      expect(answer.status).toBe(200);
+      await answer.body!.getReader().read();
+    }
+    expect((await complete(true)).status).toBe(402);
+
+    await service.killHard();
+    running.abort();
+    service = await startLocalProcess(dataDir, env);
+
+    // What they held is free again at once: nothing was charged for them.
+    const usage = await manage('GET', `/keys/${data.hash}`);
+    expect(usage.json.data).toMatchObject({ usage: 0, limit });
+    const answered = await complete(false);
+    expect(answered.status).toBe(200);
+
+    // A burst of 40 at once: what is let in stays within the limit.
+    const burst = await Promise.all(Array.from({ length: 40 }, () => complete(false).then(async (answer) => ({ status: answer.status, body: await answer.json() }))));
+    expect(burst.filter((answer) => answer.status === 402).length).toBeGreaterThan(0);
+    expect(burst.every((answer) => answer.status === 200 || answer.status === 402)).toBe(true);
+    const after = await manage('GET', `/keys/${data.hash}`);
+    expect(after.json.data.usage).toBeGreaterThan(0);
+    expect(after.json.data.usage).toBeLessThanOrEqual(limit);
+  }, 180_000);
+});
