@@ -84,6 +84,9 @@ export interface RequestTimeouts {
   checkIntervalMs: number;
 }
 
+/** How long an idle connection stays open, as load balancers commonly keep them. */
+const KEEP_ALIVE_MS = 65_000;
+
 export const DEFAULT_REQUEST_TIMEOUTS: RequestTimeouts = Object.freeze({ headersMs: 10_000, requestMs: 30_000, checkIntervalMs: 1_000 });
 
 export interface LocalApiServerOptions {
@@ -132,6 +135,9 @@ export function createLocalApiServer(
       .finally(() => pending.delete(invocation));
     pending.add(invocation);
   }) as LocalApiServer;
+  // Longer than any client's idle pool: a client whose event loop was busy past Node's 5 s default
+  // would otherwise send on a connection the server had just closed ("other side closed").
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   server.idle = async () => {
     await Promise.allSettled([...pending]);
   };

@@ -1,5 +1,6 @@
 import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
+  LEDGER_PREFIX,
   SPEND_SHARDS,
   foldableAt,
   spendAttribute,
@@ -100,6 +101,20 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
     return fits ? { granted: true, before: undefined, after: state } : { granted: false, state };
   }
 
+  async seed(ref: LedgerRef, base: string): Promise<boolean> {
+    const answer = await conditionalWriteSeeing(
+      this.client,
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: ledgerKey(ref),
+        UpdateExpression: 'SET committed = :base, settled = :base',
+        ConditionExpression: 'attribute_not_exists(committed)',
+        ExpressionAttributeValues: { ':base': NumberValue.from(base) },
+      }),
+    );
+    return answer.written;
+  }
+
   async read(ref: LedgerRef): Promise<LedgerState | undefined> {
     return ledgerState(await this.items.getItem(ledgerKey(ref), { consistent: false }));
   }
@@ -152,7 +167,7 @@ const SPEND_KEPT_SECONDS = 24 * 3600;
 
 const HOLD_PREFIX = 'h:';
 
-export const ledgerKey = (ref: LedgerRef) => ({ pk: `BUDGET#${ref.ledger}`, sk: ref.period });
+export const ledgerKey = (ref: LedgerRef) => ({ pk: `${LEDGER_PREFIX}${ref.ledger}`, sk: ref.period });
 
 export function holdAttribute(hold: HoldRef): string {
   return `${HOLD_PREFIX}${hold.bucket}:${hold.epoch}`;

@@ -14,7 +14,7 @@ import {
   type LedgerState,
   type SpendEntry,
 } from './budget-ledgers';
-import type { BudgetLayer, SpendScope } from './layers';
+import { startsFromSpend, type BudgetLayer, type SpendScope } from './layers';
 import { periodAt, type BudgetWindow } from './periods';
 import { ZERO, atMost, compare, larger, minus, plus, smaller, times } from './usd';
 
@@ -362,10 +362,7 @@ export class BudgetGate {
    * began (or since the scope itself began); else what the scope has spent in the period so far.
    */
   private async baseOf(layer: BudgetLayer, at: Date): Promise<string> {
-    const start = periodAt(layer.window, at).start?.toISOString() ?? '';
-    const countedFrom = start > layer.scopeCreatedAt ? start : layer.scopeCreatedAt;
-    if (layer.since <= countedFrom) return ZERO;
-    return this.spendBefore(layer.scope, layer.window, at);
+    return startsFromSpend(layer, at) ? this.spendBefore(layer.scope, layer.window, at) : ZERO;
   }
 }
 

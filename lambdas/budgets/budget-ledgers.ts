@@ -65,6 +65,8 @@ export interface BudgetLedgerStore {
    * on a missing ledger is refused with `state` undefined.
    */
   grant(grant: Grant, base?: string): Promise<GrantOutcome>;
+  /** Creates the ledger at `base` unless it exists; false when it did. */
+  seed(ref: LedgerRef, base: string): Promise<boolean>;
   /** The ledger read eventually consistently: a refusal's recheck. */
   read(ref: LedgerRef): Promise<LedgerState | undefined>;
   /** Adds each request's spend to its scope's spend item for the hold it was admitted under. */
@@ -93,6 +95,9 @@ export function foldableAt(hold: HoldRef): number {
 export function bucketOf(at: Date): number {
   return Math.floor(at.getTime() / 1000 / HOLD_BUCKET_SECONDS);
 }
+
+/** The partition-key prefix of every ledger item (`BUDGET#<ledger>`): what management may write to start one. */
+export const LEDGER_PREFIX = 'BUDGET#';
 
 /** The attribute a spend item counts a ledger's period in. */
 export const spendAttribute = (ref: LedgerRef): string => `${ref.ledger}|${ref.period}`;

@@ -1,5 +1,5 @@
-import type { Guardrail, Principal } from '../accounts/types';
-import { windowOf, type BudgetWindow } from './periods';
+import type { Guardrail, Principal, Workspace } from '../accounts/types';
+import { periodAt, windowOf, type BudgetWindow } from './periods';
 import { BUDGET_INTERVALS, type BudgetInterval, type SpendCap } from './spend-caps';
 
 /** Whose spend a layer counts: one key's, or everything a workspace's keys spend. */
@@ -39,27 +39,7 @@ export function budgetLayers(principal: Pick<Principal, 'key' | 'workspace'>, gu
   const { key, workspace } = principal;
   const organizationId = key.organizationId;
   const keyScope: SpendScope = { kind: 'key', organizationId, keyHash: key.hash };
-  const layers: BudgetLayer[] = [];
-  if (workspace) {
-    const scope: SpendScope = { kind: 'workspace', organizationId, workspaceId: workspace.id };
-    for (const interval of BUDGET_INTERVALS) {
-      const budget = workspace.budgets?.[interval];
-      if (!budget) continue;
-      const window = windowOf(interval === 'lifetime' ? null : interval);
-      layers.push({
-        kind: 'workspace_budget',
-        id: budget.id,
-        ledger: `W#${organizationId}#${workspace.id}#${interval}#${budget.createdAt}`,
-        scope,
-        window,
-        interval,
-        amountUsd: budget.amountUsd,
-        since: budget.createdAt,
-        scopeCreatedAt: workspace.createdAt,
-        description: interval === 'lifetime' ? "the workspace's lifetime budget" : `the workspace's ${interval} budget`,
-      });
-    }
-  }
+  const layers: BudgetLayer[] = workspace ? workspaceBudgetLayers(workspace) : [];
   const byId = new Map(guardrails.map((guardrail) => [guardrail.id, guardrail]));
   const assignments = [
     ...(workspace?.guardrailIds ?? []).map((id) => ({ id, at: workspace?.guardrailAssignedAt?.[id] })),
@@ -89,6 +69,41 @@ export function budgetLayers(principal: Pick<Principal, 'key' | 'workspace'>, gu
   }
   if (key.limit) layers.push(keyLimitLayer(key.hash, organizationId, key.limit, key.createdAt));
   return layers;
+}
+
+/** A workspace's budgets as layers, daily to lifetime: a pooled cap on what its keys spend. */
+export function workspaceBudgetLayers(workspace: Pick<Workspace, 'id' | 'organizationId' | 'budgets' | 'createdAt'>): BudgetLayer[] {
+  const { organizationId } = workspace;
+  const scope: SpendScope = { kind: 'workspace', organizationId, workspaceId: workspace.id };
+  return BUDGET_INTERVALS.flatMap((interval) => {
+    const budget = workspace.budgets?.[interval];
+    if (!budget) return [];
+    return [
+      {
+        kind: 'workspace_budget' as const,
+        id: budget.id,
+        ledger: `W#${organizationId}#${workspace.id}#${interval}#${budget.createdAt}`,
+        scope,
+        window: windowOf(interval === 'lifetime' ? null : interval),
+        interval,
+        amountUsd: budget.amountUsd,
+        since: budget.createdAt,
+        scopeCreatedAt: workspace.createdAt,
+        description: interval === 'lifetime' ? "the workspace's lifetime budget" : `the workspace's ${interval} budget`,
+      },
+    ];
+  });
+}
+
+/**
+ * Whether a ledger of the layer for the period at `at` starts from what the scope had spent:
+ * when the layer began during the period, after the scope itself. A layer that has counted since
+ * the period (or the scope) began starts at nothing.
+ */
+export function startsFromSpend(layer: Pick<BudgetLayer, 'window' | 'since' | 'scopeCreatedAt'>, at: Date): boolean {
+  const start = periodAt(layer.window, at).start?.toISOString() ?? '';
+  const countedFrom = start > layer.scopeCreatedAt ? start : layer.scopeCreatedAt;
+  return layer.since > countedFrom;
 }
 
 function keyLimitLayer(keyHash: string, organizationId: string, limit: SpendCap, createdAt: string): BudgetLayer {

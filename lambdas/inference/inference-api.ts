@@ -98,8 +98,8 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parame
       if (layers.length > 0) admission = await deps.budgets.admit(layers, maximumCost(request.body, Buffer.byteLength(sent), found.endpoints, at), at);
 
       const upstream = await openUpstream(found.endpoints, sent, clientGone, deps.upstream);
-      // Under a limit an abandoned stream is read to its end, so what it cost is charged.
-      if (admission && request.stream) upstream.outliveClient();
+      // Under a limit an abandoned answer is read to its end, so what it cost is charged.
+      if (admission) upstream.outliveClient();
       facts = { id: `gen-${newId()}`, created: Math.floor(at.getTime() / 1000), model: found.model.id, provider: upstream.endpoint.provider_name };
       const relayed = request.stream ? await relayStream(upstream, response, facts, admission !== undefined) : await relayJson(upstream, response, facts);
       if (relayed.usage) {

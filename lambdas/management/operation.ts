@@ -3,6 +3,7 @@ import type { RateDecision, RouteRequest, Operation as RouteOperation } from '..
 import type { RequestBodies, RequestQueries } from '../openapi/validators/management.generated';
 import type { AccountsService } from '../accounts/accounts-service';
 import type { AuthenticationDeps } from '../credentials/authenticate';
+import type { LimitSeeds } from './limit-seeds';
 import type { ExchangeEventStore } from '../federation/exchange-events';
 import type { FederationService } from '../federation/federation-service';
 import type { PolicyTesterDeps } from '../federation/policy-tester';
@@ -22,6 +23,8 @@ export interface ManagementDeps extends AuthenticationDeps {
   usage: Pick<UsageStore, 'keyUsage' | 'foldMark' | 'activity'>;
   /** Token exchange events (workload identity). */
   exchangeEvents: ExchangeEventStore;
+  /** Starts the ledgers of the spending limits a change has just set (limit-seeds.ts); none: their first requests do. */
+  limitSeeds?: LimitSeeds;
 }
 
 /**

@@ -6,6 +6,9 @@ import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoExchangeEventStore } from '../../aws/dynamo-exchange-event-store';
 import { DynamoFederationStore } from '../../aws/dynamo-federation-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
+import { DynamoBudgetLedgers } from '../../aws/dynamo-budget-ledgers';
+import { spendBeforeFrom } from '../../budgets/spend-before';
+import { limitSeeds } from '../../management/limit-seeds';
 import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext, ServedHostSettings } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateCheck } from '../../wiring/exchange';
 import { accessTokenVerifier, dpopChecker } from '../../wiring/credentials';
@@ -27,12 +30,15 @@ export function managementDependencies(
   const { documentClient, tables, clock } = context;
   const accounts = new DynamoAccountStore(documentClient, tables.keys, { random: context.random, writersSince: context.writersSince });
   const proofs = dpopChecker(context, settings);
+  const service = new AccountsService({ store: accounts, clock });
+  const usage = new DynamoUsageStore(documentClient, tables.usage);
   return {
     accounts,
     accessTokens: accessTokenVerifier(context, settings),
     proofs,
-    service: new AccountsService({ store: accounts, clock }),
-    usage: new DynamoUsageStore(documentClient, tables.usage),
+    service,
+    usage,
+    limitSeeds: limitSeeds(service, new DynamoBudgetLedgers(documentClient, tables.usage), spendBeforeFrom(accounts, usage), clock),
     federation: new FederationService({
       store: new DynamoFederationStore(documentClient, tables.policies, clock, undefined, context.writersSince),
       accounts,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OpenRouter } from '@openrouter/sdk';
 import { PaymentRequiredResponseError } from '@openrouter/sdk/models/errors';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import OpenAI from 'openai';
 import { DynamoFederationStore } from '../../../lambdas/aws/dynamo-federation-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
@@ -128,6 +129,22 @@ describe('spending limits on POST /chat/completions', () => {
     // A raised limit lets it in again at once.
     await manage('PATCH', `/keys/${key.hash}`, { limit: capFor(10) });
     expect(await layerOf()).toBe('admitted');
+  });
+
+  it('counts what a key spent before its limit was set: the change starts the ledger at that spend, before any request', async () => {
+    const key = await newKey();
+    for (let i = 0; i < 3; i++) expect((await complete(key.secret)).status).toBe(200);
+    const before = (await manage('GET', `/keys/${key.hash}`)).data.usage as number;
+    expect(before).toBeCloseTo(3 * cost, 12);
+    // Room for one more request today after what was spent, not for two.
+    const limit = Math.ceil((before + estimate) * 1e6) / 1e6;
+    await manage('PATCH', `/keys/${key.hash}`, { limit, limit_reset: 'daily' });
+    const ledgers = await stores.documentClient.send(
+      new ScanCommand({ TableName: TABLE_SCHEMAS.usage.localName, FilterExpression: 'begins_with(pk, :ledger)', ExpressionAttributeValues: { ':ledger': `BUDGET#K#${key.hash}#` } }),
+    );
+    expect(ledgers.Items).toEqual([expect.objectContaining({ committed: before, settled: before })]);
+    expect((await complete(key.secret)).status).toBe(200);
+    expect((await complete(key.secret)).body.error.metadata).toMatchObject({ layer: 'key_limit', interval: 'daily' });
   });
 
   it('charges an access token to the limit of the key it acts as', async () => {
