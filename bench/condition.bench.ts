@@ -5,11 +5,20 @@
  * costs, and how soon it stops a condition over the budget. Run with `npm run bench`.
  *
  * - Calibration: every callable function's worst case, every error and loop
- *   (test/support/condition-probes.ts), timed against its charge: nanoseconds per work unit, and
- *   that against the median of all (the test holds each within 4x of it). Fastest of 15 rounds.
+ *   (test/support/condition-probes.ts), list and map literals built, nested and compared, and the
+ *   attack's list-literal condition with nested variants
+ *   (test/lambdas/federation/condition-literal-probes.ts), timed against their charges:
+ *   nanoseconds per work unit, and that against the functions' median (the test holds each
+ *   within 4x of it). Fastest of 15 rounds.
  * - Slowest savable: the slowest conditions found that the bound admits
  *   (bench/slowest-conditions.ts), evaluated with the claims of a 16 KB token that make them
- *   slowest; token-exchange.bench.ts times whole exchanges with them.
+ *   slowest: time, and time per unit against the functions' median; token-exchange.bench.ts
+ *   times whole exchanges with them, against a plain exchange.
+ * - List and map literals: every literal shape of bench/slowest-conditions.ts, in a loop over
+ *   `aud` values, over 95 numbers and once, grown to the largest the bound admits: the search
+ *   for the slowest literal conditions, ranked by time.
+ * - The attack's condition: what the bound says now, and its evaluation as a condition stored
+ *   before.
  * - Accepted worst cases: conditions near the bound, each evaluated (metered, as the exchange
  *   does) against three token shapes at the limits; the row is the slowest shape.
  * - Meter overhead: the same conditions in an environment without the meter, in the same run.
@@ -22,8 +31,9 @@
 import { Environment } from '@marcbachmann/cel-js';
 import { checkCondition, evaluateConditionMetered } from '../lambdas/federation/condition';
 import { ConditionBudgetExceeded, meterCalls, meterEnvironment, metered } from '../lambdas/federation/condition-meter';
-import { medianRate, timeProbes } from '../test/support/condition-probes';
-import { slowestConditions } from './slowest-conditions';
+import { PROBES, medianRate, timeProbes } from '../test/support/condition-probes';
+import { LITERAL_CONDITIONS, LITERAL_PROBES, conditionProbe } from '../test/lambdas/federation/condition-literal-probes';
+import { literalConditions, slowestConditions, type SlowCondition } from './slowest-conditions';
 import { CONDITION_BUDGET, CONDITION_INPUT_BOUNDS, CONDITION_VARIABLE_TYPES } from '../lambdas/federation/limits';
 import type { ConditionVariables } from '../lambdas/federation/types';
 
@@ -64,7 +74,9 @@ const OVER_BUDGET: [string, string, ConditionVariables][] = [
   ['the doubling condition, 64 aud values', DOUBLING, { subject: 'x'.repeat(512), audience: Array.from({ length: 64 }, (_, i) => `aud-${i}`), scopes: [], token_type: '' }],
   ['split and join inside a loop', 'audience.map(a, subject.split("").join(subject)).exists(y, y.contains("zzz"))', INPUTS['many values']!],
   ['ninety cheap stages', 'audience' + '.filter(a, a != "x")'.repeat(30) + '.size() < 0', INPUTS['many values']!],
+  ['the attack: list literals in a loop over 4,096 aud values', LITERAL_CONDITIONS[0]!.condition, { ...INPUTS['many values']!, audience: Array.from({ length: audienceCount }, () => '') }],
 ];
+const AUDIENCE = 'https://modelgate.example';
 
 function environment(withMeter: boolean): Environment {
   const env = new Environment({ unlistedVariablesAreDyn: false });
@@ -108,28 +120,61 @@ function acceptedRows(): void {
   }
 }
 
-function calibrationRows(): void {
-  const timings = timeProbes(RUNS);
-  const median = medianRate(timings);
-  console.log(`\nCalibration: each function's worst case against its charge (median ${fixed(median, 2)} ns per work unit)`);
+/** Every probe timed; returns the functions' median rate, what the others are held against. */
+function calibrationRows(): number {
+  const timings = timeProbes(RUNS, [...PROBES, ...LITERAL_PROBES, ...LITERAL_CONDITIONS.map(conditionProbe)]);
+  const median = medianRate(timings.slice(0, PROBES.length));
+  console.log(`\nCalibration: each function's worst case, and list and map literals, against their charges (the functions' median ${fixed(median, 2)} ns per work unit)`);
   console.log('| probe | work units | ms | ns per unit | against the median |');
   console.log('|---|---:|---:|---:|---:|');
-  for (const timing of timings) {
+  timings.forEach((timing, i) => {
+    if (i === PROBES.length) console.log('| *list and map literals* | | | | |');
+    if (i === PROBES.length + LITERAL_PROBES.length) console.log('| *literal conditions (the attack first; over the bound with fewer aud values)* | | | | |');
     console.log(`| ${timing.name} | ${thousands(timing.work)} | ${fixed(timing.ms)} | ${fixed(timing.nsPerUnit, 2)} | ${fixed(timing.nsPerUnit / median, 2)}x |`);
+  });
+  return median;
+}
+
+const variablesOf = ({ claims }: SlowCondition): ConditionVariables => ({ subject: claims.sub, audience: claims.aud, scopes: claims.scopes ?? [], token_type: claims.token_type ?? '' });
+
+/** Each condition saved, evaluated as the exchange does: its bound, its work, its time, and its time per unit. */
+function timedRows(conditions: readonly SlowCondition[], unitMedian: number): void {
+  console.log('| condition | characters | bound (work) | measured (work) | metered ms | ns per unit | against the median |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  const rows = conditions.map((entry) => {
+    const { cost } = checkCondition(entry.condition);
+    const variables = variablesOf(entry);
+    const { usage } = evaluateConditionMetered(entry.condition, variables);
+    const ms = median(() => evaluateConditionMetered(entry.condition, variables));
+    return { name: entry.name, characters: entry.condition.length, bound: cost.work, work: usage.work, ms };
+  });
+  for (const row of [...rows].sort((a, b) => b.ms - a.ms)) {
+    const nsPerUnit = (row.ms * 1e6) / row.work;
+    console.log(
+      `| ${row.name} | ${row.characters} | ${thousands(row.bound)} | ${thousands(row.work)} | ${fixed(row.ms)} | ${fixed(nsPerUnit, 2)} | ${fixed(nsPerUnit / unitMedian, 2)}x |`,
+    );
   }
 }
 
-function slowestRows(): void {
-  console.log('\nThe slowest conditions the bound admits, with the 16 KB token that makes each slowest');
-  console.log('| condition | characters | bound (work) | measured (work) | metered ms |');
-  console.log('|---|---:|---:|---:|---:|');
-  for (const { name, condition, claims } of slowestConditions('https://modelgate.example')) {
-    const { cost } = checkCondition(condition);
-    const variables: ConditionVariables = { subject: claims.sub, audience: claims.aud, scopes: claims.scopes ?? [], token_type: claims.token_type ?? '' };
-    const { usage } = evaluateConditionMetered(condition, variables);
-    const ms = median(() => evaluateConditionMetered(condition, variables));
-    console.log(`| ${name} | ${condition.length} | ${thousands(cost.work)} | ${thousands(usage.work)} | ${fixed(ms)} |`);
+function slowestRows(unitMedian: number): void {
+  console.log('\nThe slowest conditions the bound admits, with the 16 KB token that makes each slowest, slowest first');
+  timedRows(slowestConditions(AUDIENCE), unitMedian);
+}
+
+function literalRows(unitMedian: number): void {
+  console.log('\nList and map literals: each shape grown to the largest the bound admits, slowest first');
+  timedRows(literalConditions(AUDIENCE), unitMedian);
+}
+
+function attackRow(): void {
+  const attack = LITERAL_CONDITIONS[0]!.condition;
+  let verdict: string;
+  try {
+    verdict = `saved at ${thousands(checkCondition(attack).cost.work)} work units`;
+  } catch (error) {
+    verdict = `refused when saved: ${(error as Error).message.replace(/^.*could take /, '').replace(/;.*$/, '')}`;
   }
+  console.log(`\nThe attack's condition \`${attack}\`: ${verdict}`);
 }
 
 function stoppedRows(): void {
@@ -163,7 +208,9 @@ function stoppedRows(): void {
   }
 }
 
-calibrationRows();
+const unitMedian = calibrationRows();
 acceptedRows();
-slowestRows();
+slowestRows(unitMedian);
+literalRows(unitMedian);
+attackRow();
 stoppedRows();

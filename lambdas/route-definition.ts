@@ -33,6 +33,8 @@ export interface QueryParameter {
   readonly name: string;
   readonly schema: Json;
   readonly description: string;
+  /** A request without it is a 400. @default false */
+  readonly required?: boolean;
 }
 
 /** The success answer of a route. */

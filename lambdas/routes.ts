@@ -15,6 +15,7 @@ import { CATALOG_ROUTES, PUBLIC_CATALOG_ROUTES } from './catalog/routes';
 import { INFERENCE_ROUTES } from './inference/routes';
 import { ACTIVITY_ROUTES } from './management/routes/activity';
 import { CURRENT_KEY_ROUTES } from './management/routes/current-key';
+import { GENERATION_ROUTES } from './management/routes/generations';
 import { EVENT_ROUTES } from './management/routes/events';
 import { GUARDRAIL_ROUTES, KEY_ASSIGNMENT_ROUTES } from './management/routes/guardrails';
 import { ISSUER_ROUTES } from './management/routes/issuers';
@@ -55,6 +56,7 @@ const DECLARED = [
   // The management API, shaped as the public OpenAPI document's /keys, /workspaces, /guardrails,
   // then workload identity federation configuration (SPEC 2.11, 2.12, 4.7).
   ...CURRENT_KEY_ROUTES,
+  ...GENERATION_ROUTES,
   ...ACTIVITY_ROUTES,
   ...KEY_ROUTES,
   ...WORKSPACE_ROUTES,

@@ -36,6 +36,7 @@ import { buildSettingsPage } from '../web/build';
 import { ensureDevCertificateAuthority } from './dev-ca';
 import { LOCAL_AWS_ENV, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './embedded-dynamodb';
 import { RUNTIME_FILE, writeFileAtomically } from './files';
+import { DEMO_CREDENTIALS_FILE, publishDemo, withdrawInstanceFiles } from './instance-files';
 import { claimDataFolder } from './instance-lock';
 import { functionCredentials, type StackFunctionId } from './function-principals';
 import { createLocalApiServer, type ExchangeObserver, type FunctionHandler, type LocalApiServer } from './http-server';
@@ -176,6 +177,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const writersSince = clock.now();
   // One process at a time opens the folder's database files: a second start is told who has them.
   const release = options.persist === false ? () => undefined : claimDataFolder(dataDir);
+  // What an instance that did not stop left (kill -9) describes nothing that runs.
+  withdrawInstanceFiles(dataDir, { starting: true });
   let dynamo: EmbeddedDynamoDb;
   try {
     dynamo = options.startDynamoDb ? await options.startDynamoDb() : await startEmbeddedDynamoDb(options.persist === false ? {} : { path: join(dataDir, 'dynamodb') });
@@ -213,11 +216,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       await server.shutdown(0);
       throw error;
     }
-    // demo.json is written last: its presence means the service is ready to serve.
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: functionsEndpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
-    const demo = await ensureDemoOrganization(new AccountsService({ store: operatorAccounts, clock }), operatorAccounts, join(dataDir, 'demo.json'), baseUrl, warn);
+    const demo = await ensureDemoOrganization(new AccountsService({ store: operatorAccounts, clock }), operatorAccounts, join(dataDir, DEMO_CREDENTIALS_FILE), baseUrl, warn);
     const rollup = usageRollup(contextOf('usageRollup'), clock);
     const scheduled = scheduleRollup(rollup, options.usageRollupEveryMs ?? LOCAL_ROLLUP_EVERY_MS, telemetryOf('usageRollup'));
+    // Last: its presence means the service is ready to serve.
+    publishDemo(dataDir, demo);
 
     return {
       baseUrl,
@@ -227,6 +231,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       idle: () => server.idle(),
       rollUpUsage: rollup,
       stop: async () => {
+        withdrawInstanceFiles(dataDir);
         await scheduled.stop();
         await server.shutdown(options.drainMs);
         await stopDynamoDb(dynamo, functionClients, interposed);
@@ -234,6 +239,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       },
     };
   } catch (error) {
+    withdrawInstanceFiles(dataDir);
     await stopDynamoDb(dynamo, functionClients, interposed);
     release();
     throw error;

@@ -64,8 +64,13 @@ const properties = (members: Json, components: Readonly<Record<string, Json>>) =
   Object.fromEntries(Object.entries(members).map(([name, schema]) => [name, inlined(schema, components)]));
 
 /** The query string as one object: each declared parameter a property (others are ignored). */
-function querySchema(parameters: readonly { name: string; schema: Json }[], components: Readonly<Record<string, Json>>): Json {
-  return { type: 'object', properties: properties(Object.fromEntries(parameters.map(({ name, schema }) => [name, schema])), components) };
+function querySchema(parameters: readonly { name: string; schema: Json; required?: boolean }[], components: Readonly<Record<string, Json>>): Json {
+  const required = parameters.filter((parameter) => parameter.required).map(({ name }) => name);
+  return {
+    type: 'object',
+    properties: properties(Object.fromEntries(parameters.map(({ name, schema }) => [name, schema])), components),
+    ...(required.length > 0 ? { required } : {}),
+  };
 }
 
 /** OpenAPI annotations beside JSON Schema: `example` and the `x-…` extensions. */

@@ -44,6 +44,7 @@ const ROOTS = [
   'ActivityResponse',
   'ModelsCountResponse',
   'ModelResponse',
+  'GenerationResponse',
 ];
 
 /** The answer of `POST /chat/completions`, JSON and streamed. */

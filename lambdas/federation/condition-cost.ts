@@ -1,29 +1,39 @@
 import type { ASTNode } from '@marcbachmann/cel-js';
-import { CALL_CHARGES, callMayFail, type ValueSize } from './condition-functions';
-import { CONDITION_BUDGET, CONDITION_ERROR_WORK, CONDITION_INPUT_BOUNDS, CONDITION_STEP_WORK } from './limits';
+import { CALL_CHARGES, callMayFail } from './condition-functions';
+import { CONDITION_BUDGET, CONDITION_ERROR_WORK, CONDITION_STEP_WORK } from './limits';
+import {
+  ConditionCostError,
+  NUMBER_TEXT_LENGTH,
+  SCALAR,
+  built,
+  comparisonWork,
+  join,
+  joinAll,
+  literalShape,
+  sizeOf,
+  unsupported,
+  variableShapes,
+  weight,
+  type Shape,
+} from './condition-shapes';
+
+export { ConditionCostError, type Shape };
 
 /**
  * The save-time half of the condition budget (SPEC 4.4, the "tenant-written code runs under a
  * budget" rule): an upper bound on what one evaluation of a condition can cost, computed from
- * its syntax tree and the largest variables an exchange admits ({@link CONDITION_INPUT_BOUNDS}).
+ * its syntax tree and the largest variables an exchange admits (`CONDITION_INPUT_BOUNDS`).
  * A condition whose bound exceeds {@link CONDITION_BUDGET} is refused when the policy is saved.
  *
  * The bound counts in the units the run-time meter (`condition-meter.ts`) counts: every node
- * evaluated is one step, and every value a node yields weighs its characters and elements,
- * because whatever consumes it may read all of it; a function call adds its charge
+ * evaluated is one step, and every value a node yields weighs its characters and elements, and
+ * each list or map in it more, because whatever consumes it may read all of it; comparing lists
+ * or maps adds each pair of them it can compare; a function call adds its charge
  * (condition-functions.ts) for the largest values it can be called with, and a node that can
  * fail (a conversion, an index, `substring`, integer arithmetic) adds an error; bytes are what
  * strings and lists built on the way occupy. The estimate is sound only if it is never below
  * the meter on any input: a test holds the two against each other.
  */
-
-/** The abstract value of an expression: its kind and the largest size it can have. */
-export type Shape =
-  | { kind: 'scalar' }
-  | { kind: 'string'; length: number }
-  /** `characters`, when known, bounds the sum of the lengths of a list of strings. */
-  | { kind: 'list'; count: number; element: Shape; characters?: number }
-  | { kind: 'map'; count: number; key: Shape; value: Shape };
 
 export interface Cost {
   /** Steps and characters read, in the meter's work units. */
@@ -37,17 +47,6 @@ export interface ConditionCost extends Cost {
   shape: Shape;
 }
 
-/** A condition the estimator cannot bound, or whose bound exceeds the budget. */
-export class ConditionCostError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConditionCostError';
-  }
-}
-
-const SCALAR: Shape = Object.freeze({ kind: 'scalar' });
-/** `string(x)` of a number or a bool: the longest is a double's exponent form. */
-const NUMBER_TEXT_LENGTH = 32;
 /**
  * How much longer a case change can make a string: the engine changes the case of every
  * character, not of ASCII letters only, and `ﬃ` is `FFI` in upper case, `İ` two characters in
@@ -56,46 +55,6 @@ const NUMBER_TEXT_LENGTH = 32;
 const CASE_GROWTH = { upperAscii: 3, lowerAscii: 2 } as const;
 /** Steps a comprehension adds per element over its body (the loop, its accumulator, the test). */
 const ITERATION_STEPS = 4;
-
-/** The four variables at their largest (SPEC 8, and what a 16 KB subject token can carry). */
-export function variableShapes(): Record<string, Shape> {
-  const { subjectLength, audienceCount, audienceLength, claimCharacters, scopesCount, scopeLength } = CONDITION_INPUT_BOUNDS;
-  return {
-    subject: { kind: 'string', length: subjectLength },
-    audience: { kind: 'list', count: audienceCount, element: { kind: 'string', length: audienceLength }, characters: claimCharacters },
-    scopes: { kind: 'list', count: scopesCount, element: { kind: 'string', length: scopeLength } },
-    token_type: { kind: 'string', length: claimCharacters },
-  };
-}
-
-/** The weight the meter charges for a value of this shape: its elements and characters. */
-export function weight(shape: Shape): number {
-  switch (shape.kind) {
-    case 'scalar':
-      return 1;
-    case 'string':
-      return 1 + shape.length;
-    case 'list':
-      if (shape.element.kind === 'string') return 1 + shape.count + Math.min(shape.characters ?? Infinity, shape.count * shape.element.length);
-      return 1 + shape.count * weight(shape.element);
-    case 'map':
-      return 1 + shape.count * (weight(shape.key) + weight(shape.value));
-  }
-}
-
-/** Bytes a freshly built value of this shape occupies (strings in UTF-16, 8 bytes a slot). */
-function built(shape: Shape): number {
-  switch (shape.kind) {
-    case 'scalar':
-      return 0;
-    case 'string':
-      return 2 * shape.length;
-    case 'list':
-      return 8 * shape.count;
-    case 'map':
-      return 16 * shape.count;
-  }
-}
 
 /**
  * The worst-case cost of one evaluation. Throws a {@link ConditionCostError} for a construct
@@ -147,16 +106,8 @@ function estimate_(node: ASTNode, scope: Scope): Estimate {
       const shape: Shape = { kind: 'list', count: items.length, element: joinAll(items.map((i) => i.shape)) };
       return yielded(shape, items, { bytes: built(shape) });
     }
-    case 'map': {
-      const entries = (node.args as [ASTNode, ASTNode][]).map(([k, v]) => [estimate_(k, scope), estimate_(v, scope)] as const);
-      const shape: Shape = {
-        kind: 'map',
-        count: entries.length,
-        key: joinAll(entries.map(([k]) => k.shape)),
-        value: joinAll(entries.map(([, v]) => v.shape)),
-      };
-      return yielded(shape, entries.flat(), { bytes: built(shape) });
-    }
+    case 'map':
+      return mapLiteral(node, scope);
     case '.': {
       const [object] = node.args as [ASTNode, string];
       const target = estimate_(object, scope);
@@ -201,9 +152,10 @@ function estimate_(node: ASTNode, scope: Scope): Estimate {
       const operands = (node.args as ASTNode[]).map((n) => estimate_(n, scope));
       // Comparing reads both operands, at most once per element pair for `in`.
       const reads = node.op === 'in' ? membershipReads(operands[0]!.shape, operands[1]!.shape) : 0;
+      const compares = node.op === '==' || node.op === '!=' || node.op === 'in' ? comparisonWork(node.op, operands[0]!.shape, operands[1]!.shape) : 0;
       // Arithmetic can overflow or divide by zero: an error.
       const fails = ARITHMETIC.has(node.op) ? CONDITION_ERROR_WORK : 0;
-      return yielded(SCALAR, operands, { work: reads + fails });
+      return yielded(SCALAR, operands, { work: reads + compares + fails });
     }
     case 'call':
       return globalCall(node, scope);
@@ -215,6 +167,19 @@ function estimate_(node: ASTNode, scope: Scope): Estimate {
 }
 
 const ARITHMETIC: ReadonlySet<string> = new Set(['-', '*', '/', '%']);
+
+function mapLiteral(node: ASTNode, scope: Scope): Estimate {
+  const entries = (node.args as [ASTNode, ASTNode][]).map(([k, v]) => [estimate_(k, scope), estimate_(v, scope)] as const);
+  // The engine would name a list key by its text, read at every use.
+  if (entries.some(([k]) => k.shape.kind === 'list' || k.shape.kind === 'map')) return unsupported('a list or map as a map key');
+  const shape: Shape = {
+    kind: 'map',
+    count: entries.length,
+    key: joinAll(entries.map(([k]) => k.shape)),
+    value: joinAll(entries.map(([, v]) => v.shape)),
+  };
+  return yielded(shape, entries.flat(), { bytes: built(shape) });
+}
 
 function concatenation(node: ASTNode, scope: Scope): Estimate {
   const [left, right] = (node.args as ASTNode[]).map((n) => estimate_(n, scope)) as [Estimate, Estimate];
@@ -239,22 +204,6 @@ function membershipReads(item: Shape, collection: Shape): number {
 }
 
 const CONVERSIONS: ReadonlySet<string> = new Set(['int', 'uint', 'double', 'bool', 'string']);
-
-/** The largest size a value of this shape has, as a call's charge reads it. */
-function sizeOf(shape: Shape): ValueSize {
-  switch (shape.kind) {
-    case 'string':
-      return { kind: 'string', characters: shape.length, count: 1 };
-    case 'list': {
-      const characters = shape.element.kind === 'string' ? Math.min(shape.characters ?? Infinity, shape.count * shape.element.length) : 0;
-      return { kind: 'list', characters, count: shape.count };
-    }
-    case 'map':
-      return { kind: 'map', characters: 0, count: shape.count };
-    case 'scalar':
-      return { kind: 'other', characters: 0, count: 1 };
-  }
-}
 
 /** A call's charge for the largest values it can meet, and an error when it can fail. */
 function callWork(name: string, self: Shape, args: readonly Shape[]): number {
@@ -356,35 +305,4 @@ function comprehension(name: string, receiverNode: ASTNode, argNodes: ASTNode[],
     }
   }
   return yielded(shape, [receiver, loops], { bytes: shape === SCALAR ? 0 : built(shape) });
-}
-
-function literalShape(value: unknown): Shape {
-  if (typeof value === 'string') return { kind: 'string', length: value.length };
-  if (value instanceof Uint8Array) return unsupported('bytes');
-  return SCALAR;
-}
-
-/** The element of an empty list literal: joins with anything. */
-const NOTHING: Shape = Object.freeze({ kind: 'string', length: 0 });
-
-function join(a: Shape, b: Shape): Shape {
-  if (a === NOTHING) return b;
-  if (b === NOTHING) return a;
-  if (a.kind === 'string' && b.kind === 'string') return { kind: 'string', length: Math.max(a.length, b.length) };
-  if (a.kind === 'list' && b.kind === 'list') {
-    const shape: Shape = { kind: 'list', count: Math.max(a.count, b.count), element: join(a.element, b.element) };
-    if (a.characters !== undefined && b.characters !== undefined) shape.characters = Math.max(a.characters, b.characters);
-    return shape;
-  }
-  if (a.kind === 'map' && b.kind === 'map') return { kind: 'map', count: Math.max(a.count, b.count), key: join(a.key, b.key), value: join(a.value, b.value) };
-  if (a.kind === 'scalar' && b.kind === 'scalar') return SCALAR;
-  return unsupported('values of different types in one place');
-}
-
-function joinAll(shapes: Shape[]): Shape {
-  return shapes.reduce(join, NOTHING);
-}
-
-function unsupported(what: string): never {
-  throw new ConditionCostError(`${what} is not available in conditions`);
 }

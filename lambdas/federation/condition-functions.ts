@@ -9,8 +9,9 @@
  * measured on the largest inputs, not its typical one: V8 searches a string in n·m steps for a
  * needle such as `aaa…abaaa…a` (`contains`, `indexOf` and `split` as well as `lastIndexOf`),
  * changes the case of `ﬃ` or `İ` about forty times slower than of ASCII, counts code points one
- * by one, and allocates each piece `split` makes. A test times every function's worst case
- * against its charge (test/lambdas/federation/condition-calibration.test.ts), and
+ * by one, and allocates each piece `split` makes. The lists and maps a condition builds and
+ * compares are charged here too. A test times every function's worst case, and list and map
+ * literals, against their charges (test/lambdas/federation/condition-calibration.test.ts), and
  * docs/workload-identity.md lists the charges.
  */
 import { CONDITION_STEP_WORK } from './limits';
@@ -32,6 +33,8 @@ type Charge = (self: ValueSize, args: readonly ValueSize[]) => number;
  * for the worst (about 0.2 ns per character pair for `indexOf`, 0.3 for `lastIndexOf`).
  */
 export const searchCost = (n: number, m: number): number => 2 * (n + m) + Math.ceil((n * m) / 4);
+/** `lastIndexOf`: half as much again per character pair, as measured (three of the largest were the slowest condition saved). */
+export const reverseSearchCost = (n: number, m: number): number => 2 * (n + m) + Math.ceil((3 * n * m) / 8);
 
 /** Units per piece `split` makes and per element `join` reads (an allocation each, about 25 ns). */
 export const PIECE_WORK = 20;
@@ -39,6 +42,21 @@ export const PIECE_WORK = 20;
 export const CASE_CHANGE_WORK = 10;
 /** Units per character when counting a string's code points one by one (`size`). */
 export const CODE_POINT_WORK = 4;
+
+/**
+ * Units a list or map weighs beyond its elements, wherever it is yielded: a literal allocates
+ * it, and the meter walks it to weigh it (`[[a]]` is two, and each node that yields it walks
+ * both again: the meter remembers the weight of long lists only).
+ */
+export const CONTAINER_WEIGHT = 50;
+/** Units each entry of a map weighs beyond its key and value: a `Map` entry set and read back. */
+export const MAP_ENTRY_WEIGHT = 150;
+/**
+ * Units per pair of lists or maps an `==`, `!=` or `in` compares inside its operands (and, for
+ * `in`, the item with each element): for each pair, the engine looks the equality up by the
+ * runtime types of both values.
+ */
+export const COMPARE_WORK = 400;
 
 const needle = (args: readonly ValueSize[]) => args[0]?.characters ?? 0;
 
@@ -51,7 +69,7 @@ export const CALL_CHARGES: Readonly<Record<string, Charge>> = Object.freeze({
   size: (self) => (self.kind === 'string' ? CODE_POINT_WORK * self.characters : 1),
   contains: (self, args) => searchCost(self.characters, needle(args)),
   indexOf: (self, args) => searchCost(self.characters, needle(args)),
-  lastIndexOf: (self, args) => searchCost(self.characters, needle(args)),
+  lastIndexOf: (self, args) => reverseSearchCost(self.characters, needle(args)),
   startsWith: (_self, args) => needle(args) + 1,
   endsWith: (_self, args) => needle(args) + 1,
   lowerAscii: (self) => CASE_CHANGE_WORK * self.characters,

@@ -1,24 +1,27 @@
 import type { ASTNode, Environment } from '@marcbachmann/cel-js';
-import { CALL_CHARGES, type ValueSize } from './condition-functions';
+import { CALL_CHARGES, COMPARE_WORK, CONTAINER_WEIGHT, MAP_ENTRY_WEIGHT, type ValueSize } from './condition-functions';
+import { buildWithEveryKey } from './condition-maps';
 import { CONDITION_BUDGET, CONDITION_ERROR_WORK, CONDITION_STEP_WORK, CONDITION_TIME_LIMIT_MS } from './limits';
 
 /**
  * The run-time half of the condition budget: every node the CEL engine evaluates passes through
  * its evaluator's `run`, which this module meters. Each node costs {@link CONDITION_STEP_WORK}
- * plus the characters and elements of the value it yields (whatever consumes the value may read
- * all of it); a function call also costs its charge (condition-functions.ts), computed from the
- * values it is called with before it runs; an error costs {@link CONDITION_ERROR_WORK}; strings
- * and lists a node builds count their bytes. Past either limit of {@link CONDITION_BUDGET}, or past
- * {@link CONDITION_TIME_LIMIT_MS} of wall-clock time (checked between nodes: the backstop for
- * whatever the cost model misses), every further node throws, so even an engine construct that
- * catches errors (`||`, `exists`) cannot go on, and the evaluation is refused however it ends.
+ * plus the characters and elements of the value it yields, and more for each list, map and map
+ * entry in it (whatever consumes the value may read all of it); a function call also costs its
+ * charge (condition-functions.ts), computed from the values it is called with before it runs, and
+ * an `==`, `!=` or `in` of lists or maps the pairs of them it can compare; an error costs
+ * {@link CONDITION_ERROR_WORK}; strings, lists and maps a node builds count their bytes. Past
+ * either limit of {@link CONDITION_BUDGET}, or past {@link CONDITION_TIME_LIMIT_MS} of wall-clock
+ * time (checked between nodes: the backstop for whatever the cost model misses), every further
+ * node throws, so even an engine construct that catches errors (`||`, `exists`) cannot go on, and
+ * the evaluation is refused however it ends.
  *
  * The engine (`@marcbachmann/cel-js`, pinned) evaluates a parsed expression as
  * `ast.evaluate(evaluator, ast, context)` and each node evaluates its operands with
  * `evaluator.run(node, context)` or `evaluator.tryEval`, which calls `run`: the meter replaces
- * `run` on the one evaluator of the environment. A checked call node calls its function through
- * its own `handle`, which {@link meterCalls} wraps. A test proves that the meter still sees every
- * node and every call.
+ * `run` on the one evaluator of the environment. A checked call or comparison node calls its
+ * function through its own `handle`, which {@link meterCalls} wraps. A test proves that the meter
+ * still sees every node and every call.
  */
 
 export class ConditionBudgetExceeded extends Error {
@@ -119,36 +122,81 @@ function chargeError(error: unknown): void {
   settle();
 }
 
-const weights = new WeakMap<object, { length: number; weight: number }>();
+/** A weighed value's weight and how many lists and maps it holds, itself included. */
+interface Weighed {
+  length: number;
+  weight: number;
+  containers: number;
+}
+const weights = new WeakMap<object, Weighed>();
+/**
+ * Lists this long have their weight remembered (a variable read in every turn of a loop); a
+ * shorter one is weighed afresh: a WeakMap entry for each list a literal builds costs more than
+ * the list.
+ */
+const CACHED_LENGTH = 64;
+/** Lists and maps met by {@link weightOf} so far: one walk counts them as it weighs. */
+let containersSeen = 0;
 
-/** Characters and elements of a value: what reading all of it costs. */
+/** Characters and elements of a value, and {@link CONTAINER_WEIGHT} for each list or map: what reading all of it costs. */
 function weightOf(value: unknown): number {
   if (typeof value === 'string') return 1 + value.length;
   if (Array.isArray(value)) {
-    const known = weights.get(value);
-    if (known && known.length === value.length) return known.weight;
-    let weight = 1;
-    for (const item of value) weight += weightOf(item);
-    weights.set(value, { length: value.length, weight });
+    const cached = value.length >= CACHED_LENGTH;
+    const known = cached ? weights.get(value) : undefined;
+    if (known && known.length === value.length) {
+      containersSeen += known.containers;
+      return known.weight;
+    }
+    const before = containersSeen++;
+    let weight = CONTAINER_WEIGHT;
+    for (let i = 0; i < value.length; i++) weight += weightOf(value[i]);
+    if (cached) weights.set(value, { length: value.length, weight, containers: containersSeen - before });
     return weight;
   }
-  if (isMap(value)) {
-    let weight = 1;
-    for (const [key, item] of Object.entries(value)) weight += weightOf(key) + weightOf(item);
+  if (value instanceof Map) {
+    containersSeen++;
+    let weight = CONTAINER_WEIGHT;
+    for (const [key, item] of value) weight += MAP_ENTRY_WEIGHT + weightOf(key) + weightOf(item);
+    return weight;
+  }
+  if (isObjectMap(value)) {
+    containersSeen++;
+    let weight = CONTAINER_WEIGHT;
+    for (const key in value) weight += MAP_ENTRY_WEIGHT + 1 + key.length + weightOf(value[key]);
     return weight;
   }
   return 1;
 }
 
-/** The engine builds CEL maps as plain objects. */
-function isMap(value: unknown): value is Record<string, unknown> {
+/** The lists and maps a value holds, itself included. */
+function containersOf(value: unknown): number {
+  if (!isObject(value)) return 0;
+  // The type checker holds a list's elements (a map's values) to one type: when the first is no
+  // list or map, none is, and the walk is spared.
+  if (Array.isArray(value) && !isObject(value[0])) return 1;
+  if (value instanceof Map && !isObject(value.values().next().value)) return 1;
+  const before = containersSeen;
+  weightOf(value);
+  return containersSeen - before;
+}
+
+const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
+
+/** A map the engine built as a plain object (condition-maps.ts builds those with string keys as a `Map`). */
+function isObjectMap(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+/** Entries of a map; undefined for anything else. */
+function entriesOf(value: unknown): number | undefined {
+  if (value instanceof Map) return value.size;
+  return isObjectMap(value) ? Object.keys(value).length : undefined;
 }
 
 function bytesOf(value: unknown): number {
   if (Array.isArray(value)) return 8 * value.length;
-  if (isMap(value)) return 16 * Object.keys(value).length;
-  return 0;
+  return 16 * (entriesOf(value) ?? 0);
 }
 
 /** What a call's charge reads of a value it is made with, written into `size` (no allocation per call). */
@@ -158,14 +206,15 @@ function measure(size: ValueSize, value: unknown): ValueSize {
     size.characters = value.length;
     size.count = 1;
   } else if (Array.isArray(value)) {
-    // A list's characters: its weight less its own slot and one per element.
+    // A list's characters: its weight less its own and one per element.
     size.kind = 'list';
-    size.characters = weightOf(value) - 1 - value.length;
+    size.characters = weightOf(value) - CONTAINER_WEIGHT - value.length;
     size.count = value.length;
   } else {
-    size.kind = isMap(value) ? 'map' : 'other';
+    const entries = entriesOf(value);
+    size.kind = entries === undefined ? 'other' : 'map';
     size.characters = 0;
-    size.count = isMap(value) ? Object.keys(value).length : 1;
+    size.count = entries ?? 1;
   }
   return size;
 }
@@ -221,18 +270,21 @@ export function meterEnvironment(environment: Environment): void {
 type CallHandle = (...parameters: unknown[]) => unknown;
 
 /**
- * Charges every function call of a checked expression before the function runs. A checked call
- * node keeps the function it calls in `handle`: `handle(values, evaluator, node)` for a method
- * (`values` is the receiver, then the arguments) and `handle(arguments, node, evaluator)` for a
- * global function. Comprehension macros are not calls of a function and keep theirs.
+ * Prepares a checked expression for metered evaluation: charges every function call before the
+ * function runs, and every comparison of lists or maps by the pairs of them it can compare; map
+ * literals build maps with every key (condition-maps.ts). A checked call node keeps the function
+ * it calls in `handle`: `handle(values, evaluator, node)` for a method (`values` is the receiver,
+ * then the arguments) and `handle(arguments, node, evaluator)` for a global function; an operator
+ * node `handle(left, right, node, evaluator)`. Comprehension macros are not calls of a function
+ * and keep theirs.
  */
 export function meterCalls(root: ASTNode): void {
   const visit = (node: ASTNode): void => {
     const engineNode = node as ASTNode & { handle?: CallHandle };
-    if ((node.op === 'rcall' || node.op === 'call') && typeof engineNode.handle === 'function') {
+    const original = engineNode.handle;
+    if ((node.op === 'rcall' || node.op === 'call') && typeof original === 'function') {
       const name = (node.args as unknown as [string])[0];
       const chargeOf = Object.hasOwn(CALL_CHARGES, name) ? CALL_CHARGES[name]! : undefined;
-      const original = engineNode.handle;
       if (chargeOf) {
         engineNode.handle = function meteredCall(values: unknown, ...rest: unknown[]) {
           if (active) chargeCall(chargeOf, values as unknown[]);
@@ -240,9 +292,34 @@ export function meterCalls(root: ASTNode): void {
         };
       }
     }
+    if ((node.op === '==' || node.op === '!=' || node.op === 'in') && typeof original === 'function') {
+      const membership = node.op === 'in';
+      engineNode.handle = function meteredComparison(left: unknown, right: unknown, ...rest: unknown[]) {
+        if (active && typeof left === 'object' && typeof right === 'object') chargeComparison(membership, left, right);
+        return original.call(this, left, right, ...rest);
+      };
+    }
+    if (node.op === 'map') buildWithEveryKey(node);
     for (const child of children(node)) visit(child);
   };
   visit(root);
+}
+
+/**
+ * The engine compares two lists or maps element by element, and looks up how to compare each
+ * pair of lists or maps inside them: the pairs are at most the lists and maps of the smaller
+ * side but the outermost, and for `in` at most those of the item for each element, or those in
+ * the list.
+ */
+function chargeComparison(membership: boolean, left: unknown, right: unknown): void {
+  if (exceeded !== null) throw new ConditionBudgetExceeded(usage(), exceeded);
+  let pairs: number;
+  if (!membership) pairs = Math.max(0, Math.min(containersOf(left), containersOf(right)) - 1);
+  else if (Array.isArray(right)) pairs = Math.min(containersOf(left) * right.length, containersOf(right) - 1);
+  else pairs = 0;
+  work += COMPARE_WORK * pairs;
+  settle();
+  if (exceeded !== null) throw new ConditionBudgetExceeded(usage(), exceeded);
 }
 
 function chargeCall(chargeOf: (self: ValueSize, args: readonly ValueSize[]) => number, values: readonly unknown[]): void {

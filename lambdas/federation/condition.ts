@@ -105,7 +105,8 @@ function checkAndParse(source: string): { checked: CheckedCondition; evaluator: 
     if (error instanceof ConditionCostError) throw new ConditionError(error.message);
     throw error;
   }
-  // Checked, each call node holds the function it calls: charged from now on when evaluated.
+  // Checked, each call and comparison node holds the function it calls: charged from now on when
+  // evaluated; map literals keep every key ('__proto__' too).
   meterCalls(parsed.ast);
   return { checked: { source, variables, cost, pinsSubject: pinsSubject(parsed.ast) }, evaluator: parsed as Evaluator };
 }

@@ -11,9 +11,13 @@
  */
 
 /**
- * What a page may send beside the CORS-safelisted headers: the credential and its DPoP proof
- * (RFC 9449), JSON bodies, and the headers the official SDK and the `openai` client add to
- * every request.
+ * What a page may send beside the CORS-safelisted headers: any header. `*` allows every name
+ * but `Authorization` (the Fetch standard, for requests without credentials, the only kind this
+ * API answers), so the credential is named; the other names are for browsers too old for the
+ * wildcard: the DPoP proof (RFC 9449), JSON bodies, the headers the official SDK and the
+ * `openai` client add (its `organization` and `project` among them) and trace context. One
+ * fixed value rather than the request's `Access-Control-Request-Headers` named back: API
+ * Gateway's preflight is a mock integration, whose header mappings cannot take a request header.
  */
 export const CORS_ALLOWED_HEADERS = [
   'Authorization',
@@ -34,10 +38,15 @@ export const CORS_ALLOWED_HEADERS = [
   'X-Stainless-Runtime-Version',
   'X-Stainless-Timeout',
   'X-Stainless-Helper-Method',
+  'OpenAI-Organization',
+  'OpenAI-Project',
+  'traceparent',
+  'tracestate',
+  '*',
 ] as const;
 
 /** What a page may read beside the CORS-safelisted response headers. */
-export const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'DPoP-Nonce'] as const;
+export const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'X-Generation-Id', 'Retry-After', 'WWW-Authenticate', 'DPoP-Nonce'] as const;
 
 /** How long a browser may reuse a preflight's answer (Chromium's ceiling). */
 export const CORS_MAX_AGE_SECONDS = 7200;

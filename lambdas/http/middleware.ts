@@ -4,7 +4,7 @@ import { powertools, requestLog } from '../observability/middleware';
 import type { Telemetry } from '../observability/telemetry';
 import { toErrorBody, type ErrorSerializerOptions } from './api-errors';
 import { corsHeaders } from './cors';
-import { header } from './request';
+import { header, requestIdOf } from './request';
 import { json } from './responses';
 
 /** What a route handler is: a proxy event in, a proxy result out. */
@@ -36,6 +36,17 @@ export function crossOrigin(allowedOrigins: readonly string[]): MiddlewareObj<AP
   return { after: add, onError: add };
 }
 
+/**
+ * `X-Request-Id` on every answer, errors included: the id support asks for and the `openai`
+ * client reports as `_request_id`. Used before the error serializer, so it sees its answer too.
+ */
+export function requestIdHeader(): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  const add = async (request: { event: APIGatewayProxyEvent; context: Context; response?: APIGatewayProxyResult | null }) => {
+    if (request.response) request.response.headers = { ...request.response.headers, 'X-Request-Id': requestIdOf(request.event, request.context) };
+  };
+  return { after: add, onError: add };
+}
+
 export interface ApiHandlerOptions extends ErrorSerializerOptions {
   /** The origins whose pages may read the answers; none for a same-origin page (the settings page). */
   readonly corsAllowedOrigins?: readonly string[];
@@ -48,7 +59,7 @@ export interface ApiHandlerOptions extends ErrorSerializerOptions {
  * pass the protected resource metadata URL their 401 challenges name.
  */
 export function apiHandler(handler: ApiHandler, telemetry: Telemetry, { corsAllowedOrigins, ...errors }: ApiHandlerOptions = {}) {
-  const wrapped = middy<APIGatewayProxyEvent, APIGatewayProxyResult>().use(powertools(telemetry)).use(requestLog(telemetry));
+  const wrapped = middy<APIGatewayProxyEvent, APIGatewayProxyResult>().use(powertools(telemetry)).use(requestLog(telemetry)).use(requestIdHeader());
   if (corsAllowedOrigins) wrapped.use(crossOrigin(corsAllowedOrigins));
   return wrapped.use(apiErrors(telemetry, errors)).handler(handler);
 }

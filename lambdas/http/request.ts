@@ -1,4 +1,4 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import type { PresentedCredential, RequestProofs } from '../credentials/authenticate';
 import { InvalidInputError, PayloadTooLargeError, UnauthenticatedError, UnsupportedMediaTypeError } from '../errors';
 import { normalizeHostname } from '../hostname';
@@ -71,6 +71,25 @@ export function proofRequest(event: ProofEvent): RequestProofs {
     stageUrl: domainName && path ? `https://${domainName}${path}` : undefined,
     host: header(event, 'host'),
   };
+}
+
+/**
+ * The id a request is known by, in `X-Request-Id` on every answer and in every log line of it:
+ * API Gateway's (the one its access log shows), else the invocation's.
+ */
+export function requestIdOf(event: Pick<APIGatewayProxyEvent, 'requestContext'> | undefined, context: Pick<Context, 'awsRequestId'> | undefined): string {
+  return event?.requestContext?.requestId || context?.awsRequestId || 'unknown';
+}
+
+/**
+ * The URL API Gateway says the request came in on, less the route: `https://<id>.execute-api.<region>.amazonaws.com/v1`
+ * (the stage is in `requestContext.path`, not in `path`), or a custom domain with its base path.
+ * API Gateway sets both; a client's headers cannot. Undefined locally.
+ */
+export function gatewayBaseUrl({ path, requestContext }: Pick<APIGatewayProxyEvent, 'path' | 'requestContext'>): string | undefined {
+  const { domainName, path: seen } = requestContext ?? {};
+  if (!domainName || !seen || !seen.endsWith(path)) return undefined;
+  return `https://${domainName}${seen.slice(0, seen.length - path.length)}`;
 }
 
 /** The hostname the request was sent to, normalised ({@link normalizeHostname}). */

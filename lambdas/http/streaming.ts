@@ -96,6 +96,28 @@ export class StreamingResponse {
     if (!this.closed) this.body.write(text);
   }
 
+  /**
+   * Writes, then waits while the client reads slower than the answer comes (backpressure), or
+   * until it has gone: what a relay has read of its source is then what the client was sent,
+   * give or take the stream's buffer.
+   */
+  async send(text: string): Promise<void> {
+    if (!this.body) throw new Error('response not started');
+    if (this.closed || this.body.write(text)) return;
+    const body = this.body;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        body.off('drain', done);
+        body.off('close', done);
+        body.off('error', done);
+        resolve();
+      };
+      body.once('drain', done);
+      body.once('close', done);
+      body.once('error', done);
+    });
+  }
+
   json(statusCode: number, value: unknown, headers: Record<string, string> = {}): void {
     this.start(statusCode, { 'Content-Type': 'application/json', ...headers });
     this.write(JSON.stringify(value));

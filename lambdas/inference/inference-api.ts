@@ -10,19 +10,18 @@ import { NotFoundError, UnavailableError, UpstreamError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
 import { corsHeaders } from '../http/cors';
 import { requestAdmission } from '../http/dispatcher';
-import { header, requestHost } from '../http/request';
+import { header, requestHost, requestIdOf } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { bodyValidators } from '../openapi/validators/inference.generated';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
+import type { GenerationStore } from '../usage/generations';
+import { generationRecord, noteChunk, type Observed } from './generation-facts';
+import { cutShortUsage, promptCharacters, relayedCharacters, type CompletionUsage } from './relayed-usage';
 import { parseChatRequest, upstreamBody } from './chat-request';
 import { errorChunk, publicChunk, publicCompletion, publicUsage, type AnswerFacts } from './public-answer';
 import { openUpstream, sseEvents, type OpenedUpstream, type UpstreamOptions } from './upstream';
 
-/** Token counts of one completed request, as the provider reported them. */
-export interface CompletionUsage {
-  promptTokens: number;
-  completionTokens: number;
-}
+export type { CompletionUsage };
 
 export interface InferenceApiDeps extends AuthenticationDeps {
   catalog: CatalogCache;
@@ -34,6 +33,8 @@ export interface InferenceApiDeps extends AuthenticationDeps {
    * the answer has ended; its failure is logged.
    */
   usage: Pick<UsageStore, 'record'>;
+  /** Each completion's stats, by generation id (`GET /generation`), written beside its usage; a failure is logged. */
+  generations: Pick<GenerationStore, 'put'>;
   /**
    * Spending limits (docs/limits.md): a completion starts only when its maximum cost fits every
    * cap on its key, and is charged to them before it is acknowledged.
@@ -79,8 +80,11 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parame
   // The dispatcher's front half: the route, an inference credential (SPEC 4.5), the body as its schema accepts it.
   const admitted = requestAdmission({ function: 'inference', authentication: deps, bodies: bodyValidators, maxBodyBytes: MAX_REQUEST_BYTES });
   return async (event, stream, context: Context, onAnswered) => {
-    const response = new StreamingResponse(stream, corsHeaders(deps.corsAllowedOrigins, header(event, 'origin')));
+    const requestId = requestIdOf(event, context);
+    const response = new StreamingResponse(stream, { ...corsHeaders(deps.corsAllowedOrigins, header(event, 'origin')), 'X-Request-Id': requestId });
     const clientGone = response.disconnectSignal();
+    // One id for the whole answer: every chunk's `id`, `X-Generation-Id`, and the key of its stats.
+    const generationId = `gen-${newId()}`;
     let facts: AnswerFacts | undefined;
     let counted: UsageRecord | undefined;
     let admission: Admission | undefined;
@@ -98,15 +102,23 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parame
       if (layers.length > 0) admission = await deps.budgets.admit(layers, maximumCost(request.body, Buffer.byteLength(sent), found.endpoints, at), at);
 
       const upstream = await openUpstream(found.endpoints, sent, clientGone, deps.upstream);
-      // Under a limit an abandoned answer is read to its end, so what it cost is charged.
-      if (admission) upstream.outliveClient();
-      facts = { id: `gen-${newId()}`, created: Math.floor(at.getTime() / 1000), model: found.model.id, provider: upstream.endpoint.provider_name };
-      const relayed = request.stream ? await relayStream(upstream, response, facts, admission !== undefined) : await relayJson(upstream, response, facts);
+      const answering = deps.clock.now();
+      // Under a limit an answer whose client left is read to its end, so what it cost is charged;
+      // a stream stops where the client left it (relayStream).
+      if (admission && !request.stream) upstream.outliveClient();
+      facts = { id: generationId, created: Math.floor(at.getTime() / 1000), model: found.model.id, provider: upstream.endpoint.provider_name };
+      const observed: Observed = { upstreamId: null, finishReason: null, serviceTier: null, usage: undefined };
+      const relayed = request.stream
+        ? await relayStream(upstream, response, facts, observed, promptCharacters(request.body.messages))
+        : await relayJson(upstream, response, facts, observed);
       if (relayed.usage) {
         // SPEC 2.3: priced at the request instant, whichever credential made the call.
         const record = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at });
         if (admission) await chargeLimits(admission, record.cost, deps, context);
-        await recordUsage(record, deps, context);
+        const times = { at, answering, ended: deps.clock.now() };
+        const headers = { origin: header(event, 'origin'), referer: header(event, 'referer'), userAgent: header(event, 'user-agent') };
+        const generation = generationRecord({ record, headers, body: request.body, requestId, facts, observed, times, streamed: request.stream, cancelled: clientGone.aborted, principal });
+        await Promise.all([recordUsage(record, deps, context), recordGeneration(generation, deps, context)]);
         counted = record;
       }
       relayed.acknowledge(counted);
@@ -137,6 +149,15 @@ async function chargeLimits(admission: Admission, cost: string, deps: Pick<Infer
   }
 }
 
+/** The generation's stats, beside the usage write: a failure is logged, and only `GET /generation` misses it. */
+async function recordGeneration(record: Parameters<GenerationStore['put']>[0], deps: Pick<InferenceApiDeps, 'generations' | 'logger'>, context: Context | undefined): Promise<void> {
+  try {
+    await deps.generations.put(record);
+  } catch (error) {
+    logFailure(deps, context, 'generation not recorded', error as Error);
+  }
+}
+
 /** The usage write, awaited before the completion is acknowledged: a failed write fails the answer. */
 async function recordUsage(record: UsageRecord, deps: Pick<InferenceApiDeps, 'usage' | 'logger'>, context: Context | undefined): Promise<void> {
   try {
@@ -155,7 +176,7 @@ interface Relayed {
 }
 
 /** Reads the provider's answer; the body goes out in `acknowledge`, once its usage is recorded. */
-async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts): Promise<Relayed> {
+async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   let body: Record<string, unknown>;
   try {
@@ -168,9 +189,11 @@ async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, 
   if (typeof body !== 'object' || body === null || !Array.isArray(body.choices)) {
     throw new UpstreamError('upstream_failed', `Provider ${name} sent an answer without choices`);
   }
+  noteChunk(observed, body);
   return {
     usage: usageOf(body.usage) ?? { promptTokens: 0, completionTokens: 0 },
-    acknowledge: (charged) => response.json(200, publicCompletion(charged ? { ...body, usage: publicUsage(body.usage, charged) } : body, facts)),
+    acknowledge: (charged) =>
+      response.json(200, publicCompletion(charged ? { ...body, usage: publicUsage(body.usage, charged) } : body, facts), { 'X-Generation-Id': facts.id }),
   };
 }
 
@@ -180,25 +203,33 @@ async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, 
  * `stream_options.include_usage` says: the provider's usage is held back, and the last chunk
  * (no choices, the usage with its cost) and the final `data: [DONE]` go out in `acknowledge`,
  * once the usage is recorded.
+ *
+ * The provider is read no faster than the client takes the answer (backpressure), so when the
+ * client leaves, what was read is what it was sent: the provider is told to stop, and the
+ * stream is charged what it had generated (relayed-usage.ts), never the rest.
  */
-async function relayStream(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, readToEnd = false): Promise<Relayed> {
+async function relayStream(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed, promptChars: number): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   const type = upstream.response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/event-stream')) {
     upstream.abort();
     throw new UpstreamError('upstream_failed', `Provider ${name} did not answer with an event stream`);
   }
-  response.start(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+  response.start(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Generation-Id': facts.id });
   let usage: CompletionUsage | undefined;
   /** The provider's last usage object, whose own members (token details) the usage chunk keeps. */
   let reportedUsage: unknown;
+  let relayedChars = 0;
+  const cutShort = (): Relayed => {
+    upstream.abort();
+    return { usage: cutShortUsage(usage, promptChars, relayedChars), acknowledge: () => undefined };
+  };
   try {
     for await (const event of sseEvents(upstream.reader)) {
-      // The client is gone: stop, or (under a limit) read on for the usage, writing nothing.
-      if (response.closed && !readToEnd) break;
+      if (response.closed) return cutShort();
       if (event.data === null) {
         // Comments keep idle connections open; pass them on.
-        response.write(`${event.raw}\n\n`);
+        await response.send(`${event.raw}\n\n`);
         continue;
       }
       if (event.data.trim() === '[DONE]') {
@@ -219,6 +250,7 @@ async function relayStream(upstream: OpenedUpstream, response: StreamingResponse
       if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
         throw new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not a JSON object`);
       }
+      noteChunk(observed, chunk);
       if (chunk.error) {
         // The provider reports its own failure mid-stream: pass it on and stop.
         response.write(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
@@ -233,12 +265,16 @@ async function relayStream(upstream: OpenedUpstream, response: StreamingResponse
         const { usage: _usage, ...rest } = chunk;
         chunk = rest;
       }
-      response.write(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
+      relayedChars += relayedCharacters(chunk);
+      await response.send(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
     }
   } catch (error) {
+    // The client left while the provider was still to answer: its reading was called off.
+    if (response.closed) return cutShort();
     upstream.abort();
     throw error;
   }
+  if (response.closed) return cutShort();
   throw new UpstreamError('upstream_failed', `Provider ${name} ended the stream early`);
 }
 

@@ -12,8 +12,9 @@
  *   time of the answer, a choice's position, token counts);
  * - an optional member of the wrong type (a null the schema does not allow) is left out;
  * - members the schema does not name, the provider's own, are kept as sent.
- * The routed model and the provider that answered are always the gateway's (`model`, and
- * `provider`, which modelgate adds as the public service does).
+ * The id, the routed model and the provider that answered are always the gateway's (`id`, one
+ * generation id for every chunk; `model`; and `provider`, which modelgate adds as the public
+ * service does).
  */
 import completionSchemas from '../openapi/completion-schemas.json';
 import type { UsageRecord } from '../usage/usage';
@@ -24,7 +25,7 @@ const SCHEMAS: Readonly<Record<string, Json>> = completionSchemas.schemas;
 
 /** What the gateway knows of the answer it relays. */
 export interface AnswerFacts {
-  /** The answer's id when the provider sent none: one per request, so a stream's chunks share it. */
+  /** The generation id: the answer's and every chunk's `id`, whatever the provider sent (the usage chunk is the gateway's own). */
   readonly id: string;
   /** Unix seconds: when the request arrived. */
   readonly created: number;
@@ -81,7 +82,7 @@ function conformTop(value: Readonly<Json>, schemaName: string, facts: AnswerFact
   const conformed = conform(value, SCHEMAS[schemaName]!, '', 0, fillsFor(facts));
   // The top-level members are all fillable, so only a non-object answer fails; callers check that.
   const out = conformed.ok ? (conformed.value as Json) : {};
-  return { ...out, model: facts.model, provider: facts.provider };
+  return { ...out, id: facts.id, model: facts.model, provider: facts.provider };
 }
 
 /**

@@ -3,6 +3,7 @@ import { bodyValidators, queryValidators, type RequestBodies, type RequestQuerie
 import type { ManagementDeps } from './operation';
 import { ACTIVITY_OPERATIONS } from './operations/activity';
 import { CURRENT_KEY_OPERATIONS } from './operations/current-key';
+import { GENERATION_OPERATIONS } from './operations/generations';
 import { EVENT_OPERATIONS } from './operations/events';
 import { GUARDRAIL_OPERATIONS } from './operations/guardrails';
 import { ISSUER_OPERATIONS } from './operations/issuers';
@@ -16,6 +17,7 @@ export type { ManagementDeps } from './operation';
 /** The operation of every management route, bound by the operation id its declaration gives. */
 const OPERATIONS: Operations<'management', ManagementDeps, RequestQueries, RequestBodies> = {
   ...CURRENT_KEY_OPERATIONS,
+  ...GENERATION_OPERATIONS,
   ...ACTIVITY_OPERATIONS,
   ...KEY_OPERATIONS,
   ...WORKSPACE_OPERATIONS,

@@ -7,6 +7,7 @@ import type { LimitSeeds } from './limit-seeds';
 import type { ExchangeEventStore } from '../federation/exchange-events';
 import type { FederationService } from '../federation/federation-service';
 import type { PolicyTesterDeps } from '../federation/policy-tester';
+import type { GenerationStore } from '../usage/generations';
 import type { UsageStore } from '../usage/usage';
 
 export interface ManagementDeps extends AuthenticationDeps {
@@ -21,6 +22,8 @@ export interface ManagementDeps extends AuthenticationDeps {
    */
   exchangeRate: (sourceIp: string) => Promise<RateDecision>;
   usage: Pick<UsageStore, 'keyUsage' | 'foldMark' | 'activity'>;
+  /** Completions by generation id (`GET /generation`). */
+  generations: Pick<GenerationStore, 'get'>;
   /** Token exchange events (workload identity). */
   exchangeEvents: ExchangeEventStore;
   /** Starts the ledgers of the spending limits a change has just set (limit-seeds.ts); none: their first requests do. */

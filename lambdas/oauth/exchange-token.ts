@@ -103,7 +103,7 @@ interface AdmittedExchange {
 async function admit(deps: TokenExchangeDeps, input: TokenExchangeInput, rateChecked: Promise<void>): Promise<AdmittedExchange> {
   let request;
   try {
-    request = parseTokenExchangeRequest(input.body, input.contentType);
+    request = parseTokenExchangeRequest(input.body, input.contentType, deps.config.issuer);
   } catch (error) {
     await rateChecked;
     throw error;

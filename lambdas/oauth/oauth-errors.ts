@@ -6,6 +6,7 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'invalid_grant'
+  | 'invalid_target'
   | 'temporarily_unavailable'
   | 'server_error'
   | 'invalid_dpop_proof';
@@ -29,6 +30,9 @@ export class OAuthError extends Error {
 
 // One factory per error code: the endpoint's code never spells a status and a code apart, so an
 // `invalid_grant` cannot be sent as a 500 nor a `temporarily_unavailable` without `Retry-After`.
+
+/** RFC 8707 §2, RFC 8693 §2.2.2: a `resource` that is not this API. */
+export const invalidTarget = (description: string) => new OAuthError(400, 'invalid_target', description);
 
 /** RFC 6749 §5.2: a missing, repeated or malformed parameter; 413 for a body over the limit. */
 export const invalidRequest = (description: string, status: 400 | 413 = 400) => new OAuthError(status, 'invalid_request', description);

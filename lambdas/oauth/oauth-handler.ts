@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { crossOrigin } from '../http/middleware';
+import { crossOrigin, requestIdHeader } from '../http/middleware';
+import { requestIdOf } from '../http/request';
 import { powertools, requestLog } from '../observability/middleware';
 import type { Telemetry } from '../observability/telemetry';
 import { OAuthError, toOAuthResponse } from './oauth-errors';
@@ -20,12 +21,8 @@ export function oauthHandler(handler: OAuthRouteHandler, telemetry: Telemetry, c
     .use(requestLog(telemetry))
     // Browser apps exchange tokens too (lambdas/http/cors.ts); after the serializer, as in apiHandler.
     .use(crossOrigin(corsAllowedOrigins))
+    .use(requestIdHeader())
     .use({
-      after: async (request) => {
-        if (request.response) {
-          request.response.headers = { ...request.response.headers, 'X-Request-Id': requestIdOf(request.event, request.context) };
-        }
-      },
       onError: async (request) => {
         const requestId = requestIdOf(request.event, request.context);
         if (!(request.error instanceof OAuthError && request.error.expose)) {
@@ -37,7 +34,3 @@ export function oauthHandler(handler: OAuthRouteHandler, telemetry: Telemetry, c
     .handler((event, context) => handler(event, context, requestIdOf(event, context)));
 }
 
-/** API Gateway's request id (the one its access logs show), else the invocation's. */
-export function requestIdOf(event: APIGatewayProxyEvent | undefined, context: Context | undefined): string {
-  return event?.requestContext?.requestId || context?.awsRequestId || 'unknown';
-}

@@ -1,9 +1,13 @@
 import { FORM_MEDIA_TYPE, mediaType } from '../http/request';
 import { MAX_SUBJECT_TOKEN_BYTES } from '../federation/limits';
-import { invalidRequest, invalidScope, unsupportedGrantType } from './oauth-errors';
+import { invalidRequest, invalidScope, invalidTarget, unsupportedGrantType } from './oauth-errors';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
+/** RFC 8693 §3: an OpenID Connect ID token, which is a JWT its issuer signed: verified as one. */
+export const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
+/** The subject token types taken: both name a JWT, and the federation policy checks it as one. */
+export const SUBJECT_TOKEN_TYPES: readonly string[] = [JWT_TOKEN_TYPE, ID_TOKEN_TYPE];
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 /** SPEC 8 limits. */
@@ -27,8 +31,9 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 /**
  * Parses and validates an RFC 8693 token-exchange request body (SPEC 4.2, errors SPEC 7.2).
  * Only the shape is checked here; the subject token and policy are evaluated afterwards.
+ * `resource`: the one resource tokens are issued for, the API base URL (RFC 8707).
  */
-export function parseTokenExchangeRequest(body: string, contentType: string | undefined): TokenExchangeRequest {
+export function parseTokenExchangeRequest(body: string, contentType: string | undefined, resource?: string): TokenExchangeRequest {
   if (Buffer.byteLength(body, 'utf8') >= MAX_BODY_BYTES) throw tokenRequestTooLarge();
   // RFC 6749 §4.1.3, RFC 8693 §2.1: the form is the only request the endpoint reads.
   if (contentType === undefined || mediaType(contentType) !== FORM_MEDIA_TYPE) throw invalidRequest(`Content-Type must be ${FORM_MEDIA_TYPE}`);
@@ -45,11 +50,19 @@ export function parseTokenExchangeRequest(body: string, contentType: string | un
   }
   const subjectTokenType = form.get('subject_token_type');
   if (!subjectTokenType) throw invalidRequest('subject_token_type is required');
-  if (subjectTokenType !== JWT_TOKEN_TYPE) throw invalidRequest(`subject_token_type must be ${JWT_TOKEN_TYPE}`);
+  if (!SUBJECT_TOKEN_TYPES.includes(subjectTokenType)) throw invalidRequest(`subject_token_type must be ${JWT_TOKEN_TYPE} or ${ID_TOKEN_TYPE}`);
   const subjectToken = form.get('subject_token');
   if (!subjectToken) throw invalidRequest('subject_token is required');
   if (Buffer.byteLength(subjectToken, 'utf8') > MAX_SUBJECT_TOKEN_BYTES) throw invalidRequest('subject_token is larger than 16 KB');
   if (!JWT_SHAPE.test(subjectToken)) throw invalidRequest('subject_token is not a JWT');
+  // RFC 8693 §2.1: delegation (an actor acting for the subject) is not offered, so an actor token
+  // would be ignored; refused instead, as §2.2.2 asks of a request the server cannot honour.
+  if (form.has('actor_token') || form.has('actor_token_type')) throw invalidRequest('actor_token is not supported: tokens are issued for the subject alone');
+  if (resource !== undefined) {
+    const own = resource.replace(/\/+$/, '');
+    const other = form.getAll('resource').find((value) => value.replace(/\/+$/, '') !== own);
+    if (other !== undefined) throw invalidTarget(`resource must be ${own}, the API tokens are issued for`);
+  }
   const federationPolicyId = form.get('federation_policy_id');
   if (!federationPolicyId) throw invalidRequest('federation_policy_id is required');
   const requested = form.get('requested_token_type');

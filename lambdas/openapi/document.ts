@@ -94,7 +94,7 @@ function operationObject(route: RouteDefinition): Json {
     },
   };
   for (const status of [...statuses].sort()) responses[status] = errorResponse(status, oauth);
-  const query = (route.query ?? []).map(({ name, schema, description }) => ({ name, in: 'query', required: false, schema, description }));
+  const query = (route.query ?? []).map(({ name, schema, description, required }) => ({ name, in: 'query', required: required === true, schema, description }));
   const parameters = [...pathParameters(path, route), ...query];
   return {
     operationId: route.operationId,
@@ -122,7 +122,8 @@ function buildDocument(): Json {
         'An API gateway for AI models: the model catalog, inference, workload identity token exchange and management. Every GET operation also answers HEAD, without a body; every operation under /api/v1 answers CORS preflights.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
-    // Paths are absolute (the settings page is outside /api/v1): the server is the host.
+    // Paths are absolute (the settings page is outside /api/v1); the served copy names the base URL
+    // each request came through (served-document.ts).
     servers: [{ url: '/' }],
     paths,
     components: {

@@ -3,18 +3,10 @@
  * requests (their answers are the public ChatResult and ChatStreamChunk), the key answers, the
  * federation schemas (federation-schemas.ts) and the discovery documents (discovery-schemas.ts).
  */
-import { BOOLEAN_PARAMETERS, INTEGER_PARAMETERS, NUMBER_PARAMETERS, POSITIVE_INTEGER_PARAMETERS, ROLES } from '../inference/chat-parameters';
+import { CHAT_PARAMETERS, ROLES } from '../inference/chat-parameters';
 import { DISCOVERY_SCHEMAS } from './discovery-schemas';
 import { FEDERATION_SCHEMAS } from './federation-schemas';
 import { invalid, nonBlank, ref, type Json } from './json-schema';
-
-// Sampling parameters may be null (not set); a flag must be true or false.
-const chatParameters = Object.fromEntries([
-  ...NUMBER_PARAMETERS.map((name) => [name, { type: ['number', 'null'] }]),
-  ...INTEGER_PARAMETERS.map((name) => [name, { type: ['integer', 'null'] }]),
-  ...POSITIVE_INTEGER_PARAMETERS.map((name) => [name, { type: ['integer', 'null'], minimum: 1 }]),
-  ...BOOLEAN_PARAMETERS.map((name) => [name, { type: 'boolean' }]),
-]);
 
 const contentParts = invalid('must be a string or an array of content parts');
 
@@ -40,7 +32,7 @@ export const OWN_SCHEMAS: Json = {
   OAuthError: {
     type: 'object',
     properties: {
-      error: { type: 'string', enum: ['invalid_request', 'unsupported_grant_type', 'invalid_scope', 'invalid_grant', 'temporarily_unavailable', 'invalid_dpop_proof'] },
+      error: { type: 'string', enum: ['invalid_request', 'unsupported_grant_type', 'invalid_scope', 'invalid_grant', 'invalid_target', 'temporarily_unavailable', 'invalid_dpop_proof'] },
       error_description: { type: 'string' },
     },
     required: ['error'],
@@ -49,13 +41,17 @@ export const OWN_SCHEMAS: Json = {
     type: 'object',
     properties: {
       grant_type: { type: 'string', const: 'urn:ietf:params:oauth:grant-type:token-exchange' },
-      subject_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:jwt' },
+      subject_token_type: {
+        type: 'string',
+        enum: ['urn:ietf:params:oauth:token-type:jwt', 'urn:ietf:params:oauth:token-type:id_token'],
+        description: "A JWT the policy's issuer signed: `jwt`, or `id_token` for an OpenID Connect ID token (RFC 8693 section 3), verified alike.",
+      },
       subject_token: { type: 'string', maxLength: 16384, description: 'The workload identity JWT; at most 16 KB (SPEC 8).' },
       federation_policy_id: { type: 'string', description: 'The federation policy to evaluate.' },
       requested_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:access_token' },
       scope: { type: 'string', enum: ['inference', 'management'], description: "When sent, exactly the policy's scope." },
       audience: { type: 'string', description: 'Accepted and ignored.' },
-      resource: { type: 'string', description: 'Accepted and ignored.' },
+      resource: { type: 'string', description: 'When sent, the API base URL, the one resource tokens are for (RFC 8707); any other is refused with invalid_target. May be repeated.' },
       client_id: {
         type: 'string',
         description: "Accepted and ignored: a client that does not authenticate may name itself (RFC 6749 section 3.2.1), as OAuth libraries do; the issued token's client_id is the policy id.",
@@ -63,7 +59,8 @@ export const OWN_SCHEMAS: Json = {
     },
     required: ['grant_type', 'subject_token_type', 'subject_token', 'federation_policy_id'],
     // Not `additionalProperties: true`: generated clients would lose the form's types.
-    description: 'RFC 8693 token exchange. Parameters not listed here are ignored (RFC 6749 section 3.2).',
+    description:
+      'RFC 8693 token exchange. Parameters not listed here are ignored (RFC 6749 section 3.2), but for `actor_token` and `actor_token_type`, refused with invalid_request: tokens are issued for the subject alone, never for an actor acting for it.',
   },
   TokenResponse: {
     type: 'object',
@@ -127,7 +124,8 @@ export const OWN_SCHEMAS: Json = {
         properties: { include_usage: { type: 'boolean' } },
         additionalProperties: true,
       },
-      ...chatParameters,
+      // Sampling parameters within their ranges, or null (not set); a flag true or false.
+      ...CHAT_PARAMETERS,
     },
     required: ['model', 'messages'],
     additionalProperties: true,

@@ -251,6 +251,14 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
     },
     required: ['requests_via_api_key', 'requests_via_federation_policy'],
   },
+  GenerationResponse: {
+    change: {
+      data: adapt(PUBLIC_SCHEMAS.GenerationResponse!.properties.data, {
+        add: { api_key_hash: { type: 'string', pattern: KEY_HASH_PATTERN, description: 'The key the generation was charged to: the key itself, or the key an access token acted as.' } },
+        required: ['api_key_hash'],
+      }),
+    },
+  },
 };
 
 const keyItem = PUBLIC_INLINE['GET /keys 200']!.properties.data.items as Json;

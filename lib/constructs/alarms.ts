@@ -29,8 +29,19 @@ export interface ServiceAlarmsProps {
   readonly topic?: sns.ITopic;
 }
 
-/** Functions whose faults share one alarm (a metric-math alarm reads at most 10 metrics: 5 functions). */
-const SHARED_FAULTS_ALARM: readonly string[] = ['Catalog', 'Jwks', 'SettingsPage', 'UsageRollup', 'SigningKeyRegistrar'];
+/**
+ * Functions whose faults share an alarm, by alarm: a metric-math alarm reads at most 10 metrics
+ * (errors and throttles of each; the registrar and the custom resource framework, which run at
+ * deploy time only, count errors alone). Fewer alarms keep two instances in one stack within
+ * CloudFormation's 500 resources. A function in no group has an alarm of its own.
+ */
+const FAULT_GROUPS: Readonly<Record<string, readonly string[]>> = {
+  TokenExchangeAndManagementFaults: ['TokenExchange', 'Management'],
+  OtherFunctionsFaults: ['Catalog', 'Jwks', 'SettingsPage', 'UsageRollup'],
+};
+/** Deploy-time functions: their errors go on `OtherFunctionsFaults`. */
+const DEPLOY_TIME: readonly string[] = ['SigningKeyRegistrar'];
+const grouped = (name: string) => DEPLOY_TIME.includes(name) || Object.values(FAULT_GROUPS).some((names) => names.includes(name));
 
 /** A function with reserved concurrency is near its cap at this share of it. */
 const NEAR_RESERVATION = 0.8;
@@ -55,22 +66,21 @@ export class ServiceAlarms extends Construct {
   constructor(scope: Construct, id: string, props: ServiceAlarmsProps) {
     super(scope, id);
     this.apiAlarm(props.stage);
-    const shared = Object.entries(props.functions).filter(([name]) => SHARED_FAULTS_ALARM.includes(name));
-    for (const [name, fn] of Object.entries(props.functions)) if (!SHARED_FAULTS_ALARM.includes(name)) this.functionAlarms(name, fn);
-    if (shared.length > 0) this.sharedFaultsAlarm(shared);
+    for (const [name, fn] of Object.entries(props.functions)) if (!grouped(name)) this.functionAlarms(name, fn);
+    const deployTime = [
+      ...Object.entries(props.functions).filter(([name]) => DEPLOY_TIME.includes(name)),
+      ...props.customResourceFunctions.map((fn, i): [string, lambda.IFunction] => [`CustomResource${i}`, fn]),
+    ];
+    for (const [id, names] of Object.entries(FAULT_GROUPS)) {
+      const members = Object.entries(props.functions).filter(([name]) => names.includes(name));
+      this.groupFaultsAlarm(id, members, id === 'OtherFunctionsFaults' ? deployTime : []);
+    }
     for (const [name, reserved] of Object.entries(props.reservedConcurrency ?? {})) {
       const fn = props.functions[name];
       if (!fn) throw new Error(`no function ${name} to watch the reserved concurrency of`);
       this.reservationAlarm(name, fn, reserved);
     }
     this.firewallAlarm(props.webAclMetricName);
-    props.customResourceFunctions.forEach((fn, index) => {
-      this.anyInFiveMinutes(
-        `CustomResourceFailures${index}`,
-        'A custom resource failed: a deployment step (signing-key registration) did not complete',
-        fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
-      );
-    });
     if (props.topic) {
       const notify = new actions.SnsAction(props.topic);
       for (const alarm of this.alarms) {
@@ -115,27 +125,28 @@ export class ServiceAlarms extends Construct {
   }
 
   /**
-   * One alarm for the errors and throttles of the functions that serve static or background work
-   * (the catalog, the key set, the settings page, the usage rollup, the signing-key registrar): any fault of any of them, its
-   * graph one line per function. Four alarms fewer per instance keep two instances in one stack
-   * within CloudFormation's 500 resources.
+   * One alarm for the errors and throttles of `functions` and the errors of `deployTime` (a
+   * failed deployment step): any fault of any of them, its graph one line per function.
    */
-  private sharedFaultsAlarm(functions: ReadonlyArray<[string, lambda.IFunction]>): void {
+  private groupFaultsAlarm(id: string, functions: ReadonlyArray<[string, lambda.IFunction]>, deployTime: ReadonlyArray<[string, lambda.IFunction]>): void {
     const usingMetrics: Record<string, cloudwatch.IMetric> = {};
+    const terms: string[] = [];
     functions.forEach(([, fn], i) => {
       usingMetrics[`errors${i}`] = fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES });
       usingMetrics[`throttles${i}`] = fn.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES });
+      terms.push(`FILL(errors${i}, 0) + FILL(throttles${i}, 0)`);
     });
+    deployTime.forEach(([, fn], i) => {
+      usingMetrics[`deploy${i}`] = fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES });
+      terms.push(`FILL(deploy${i}, 0)`);
+    });
+    if (terms.length === 0) return;
     const names = functions.map(([name]) => name);
+    const deploySteps = deployTime.length > 0 ? ', or a deployment step (signing-key registration) failed' : '';
     this.anyInFiveMinutes(
-      'OtherFunctionsFaults',
-      `One of the ${names.join(', ')} functions failed an invocation (an unhandled error, a timeout or a crash) or was throttled; the graph shows which`,
-      new cloudwatch.MathExpression({
-        expression: functions.map((_, i) => `FILL(errors${i}, 0) + FILL(throttles${i}, 0)`).join(' + '),
-        usingMetrics,
-        label: `${names.join(', ')} errors and throttles`,
-        period: FIVE_MINUTES,
-      }),
+      id,
+      `One of the ${names.join(', ')} functions failed an invocation (an unhandled error, a timeout or a crash) or was throttled${deploySteps}; the graph shows which`,
+      new cloudwatch.MathExpression({ expression: terms.join(' + '), usingMetrics, label: `${names.join(', ')} errors and throttles`, period: FIVE_MINUTES }),
     );
   }
 

@@ -61,6 +61,15 @@ describe('docs/deploying.md', () => {
     expect(rows.sort()).toEqual(expected.sort());
   });
 
+  it("synthesizes a custom domain in any zone with the shipped cdk.json: it names no regional hostname of its own", () => {
+    const { template } = synthModelgate(
+      { 'aws:cdk:bundling-stacks': [], 'modelgate:domainName': 'api.acme.io', 'modelgate:hostedZoneId': 'Z0ACME', 'modelgate:hostedZoneName': 'acme.io' },
+      SYNTH_ENV,
+    );
+    const hostnames = Object.values(resourcesOfType(template, 'AWS::ApiGateway::DomainName')).map((domain) => domain.Properties!.DomainName);
+    expect(hostnames).toEqual(['api.acme.io']);
+  }, 60_000);
+
   describe('the custom domain deploy', () => {
     const block = blockWith('sh', 'modelgate:domainName=');
     let template: Template;

@@ -554,10 +554,14 @@ describe('alarms', () => {
     ]);
   });
 
-  it('alarms on the errors and throttles of every function, at the first of either: its own alarm, or the one the light functions share', () => {
+  it('alarms on the errors and throttles of every function, at the first of either: its own alarm, or one it shares', () => {
     const faults = alarms().filter((a) => (a.Properties?.Metrics as Record<string, any>[] | undefined)?.some((m) => /FILL\(errors\d*, 0\) \+ FILL\(throttles\d*, 0\)/.test(m.Expression ?? '')));
     const watching = (fn: string) => faults.filter((a) => JSON.stringify(a.Properties?.Metrics).includes(`"${fn}"`));
-    for (const prefix of Object.values(FUNCTION_PREFIX)) {
+    // The registrar runs at deploy time only: its errors alone, on the light functions' alarm.
+    const registrar = functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar);
+    const [deployAlarm] = watching(registrar);
+    expect(deployAlarm?.Properties?.AlarmName).toBe('Modelgate-OtherFunctionsFaults');
+    for (const prefix of Object.values(FUNCTION_PREFIX).filter((p) => p !== FUNCTION_PREFIX.signingKeyRegistrar)) {
       const fn = functionLogicalId(template, prefix);
       const [alarm, ...more] = watching(fn);
       expect([prefix, more.length, alarm?.Properties]).toEqual([prefix, 0, expect.objectContaining({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1, TreatMissingData: 'notBreaching' })]);
@@ -570,8 +574,8 @@ describe('alarms', () => {
       const sum = (alarm!.Properties?.Metrics as Record<string, any>[]).find((m) => m.Expression)!.Expression as string;
       for (const metric of metrics) expect(sum).toContain(`FILL(${metric.Id}, 0)`);
     }
-    // The three that serve callers' work have an alarm each; the light ones share one.
-    expect(faults.map((a) => a.Properties?.AlarmName).sort()).toEqual(['Modelgate-InferenceFaults', 'Modelgate-ManagementFaults', 'Modelgate-OtherFunctionsFaults', 'Modelgate-TokenExchangeFaults']);
+    // Inference has an alarm of its own; the token exchange and management share one, the light ones another.
+    expect(faults.map((a) => a.Properties?.AlarmName).sort()).toEqual(['Modelgate-InferenceFaults', 'Modelgate-OtherFunctionsFaults', 'Modelgate-TokenExchangeAndManagementFaults']);
   });
 
   it('alarms on a spike of requests the firewall blocked, above the learned band', () => {
@@ -592,7 +596,8 @@ describe('alarms', () => {
 
   it('alarms on a failure of the custom resource framework function', () => {
     const framework = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).find((id) => id.startsWith('SigningKeyRegistrationProviderframeworkonEvent'))!;
-    expect(byMetric('Errors').some((a) => JSON.stringify(a.Properties?.Dimensions).includes(framework))).toBe(true);
+    const watching = alarms().filter((a) => JSON.stringify(a.Properties?.Metrics ?? a.Properties?.Dimensions).includes(`"${framework}"`));
+    expect(watching.map((a) => a.Properties?.AlarmName)).toEqual(['Modelgate-OtherFunctionsFaults']);
   });
 
   it('reserves no concurrency by default; with inferenceReservedConcurrency, caps the inference function alone and alarms near the cap', () => {
@@ -764,7 +769,7 @@ describe('API', () => {
     for (const response of responses) {
       expect(response.Properties?.ResponseParameters).toEqual({
         'gatewayresponse.header.Access-Control-Allow-Origin': "'*'",
-        'gatewayresponse.header.Access-Control-Expose-Headers': "'X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce'",
+        'gatewayresponse.header.Access-Control-Expose-Headers': "'X-Request-Id, X-Generation-Id, Retry-After, WWW-Authenticate, DPoP-Nonce'",
       });
     }
   });
@@ -822,7 +827,7 @@ describe('firewall', () => {
             { Name: 'Cache-Control', Value: 'no-store' },
             // A page may read the block and when to retry (lambdas/http/cors.ts).
             { Name: 'Access-Control-Allow-Origin', Value: '*' },
-            { Name: 'Access-Control-Expose-Headers', Value: 'X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce' },
+            { Name: 'Access-Control-Expose-Headers', Value: 'X-Request-Id, X-Generation-Id, Retry-After, WWW-Authenticate, DPoP-Nonce' },
           ],
         },
       },

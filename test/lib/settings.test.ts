@@ -12,7 +12,7 @@ describe('readSettingsFromContext', () => {
       stageName: 'v1',
       wafTokenRateLimit: 100,
       wafGeneralRateLimit: 2000,
-      regionalHostnames: { eu: 'eu.api.example.com' },
+      regionalHostnames: {},
       accessTokenMaxLifetimeSeconds: 900,
       catalogCacheSeconds: 30,
       inferenceUpstreams: {},

@@ -180,7 +180,7 @@ describe('round trips per request, counted through the AWS SDK', () => {
     },
   );
 
-  it('POST /chat/completions: authentication before the upstream call, the usage write before the answer ends, nothing after it', async () => {
+  it('POST /chat/completions: authentication before the upstream call, the usage and generation writes side by side before the answer ends, nothing after it', async () => {
     const completion = () =>
       measure(
         () =>
@@ -192,8 +192,8 @@ describe('round trips per request, counted through the AWS SDK', () => {
     expect(warm).toMatchObject({
       status: 200,
       depth: 2,
-      count: 2,
-      calls: ['DynamoDB.BatchGetItem(modelgate-keys)', 'DynamoDB.UpdateItem(modelgate-usage)'],
+      count: 3,
+      calls: ['DynamoDB.BatchGetItem(modelgate-keys)', 'DynamoDB.UpdateItem(modelgate-usage)', 'DynamoDB.PutItem(modelgate-usage)'],
       after: [],
     });
   });

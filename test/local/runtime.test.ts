@@ -58,6 +58,8 @@ describe('local runtime', () => {
     expect(response.headers.get('cache-control')).toBe('public, max-age=300');
     expect(response.body).toMatchObject({ openapi: '3.1.0', info: { title: 'modelgate', version: '1.0.0' } });
     expect(Object.keys((response.body as { paths: object }).paths)).toContain('/api/v1/openapi.json');
+    // Its server is the local origin: the paths are absolute below it.
+    expect((response.body as { servers: unknown }).servers).toEqual([{ url: new URL(service.runtime.baseUrl).origin }]);
   });
 
   it('publishes the local signing key in the JWKS', async () => {

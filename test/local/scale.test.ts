@@ -52,11 +52,15 @@ describe('the data layout at internet scale', () => {
     },
   );
 
-  it('counts every completion in one usage write, and nothing else: popularity is folded off the request path', () => {
+  it('counts every completion in one usage write and records its generation, and nothing else: popularity is folded off the request path', () => {
     for (const id of ['key-completions', 'organization-completions', 'model-completions'] as const) {
       const row = rows.get(id)!;
-      const usageCalls = row.calls.filter((call) => call.tables[0] === TABLE_SCHEMAS.usage.localName);
-      expect(usageCalls.map((call) => call.command)).toEqual(Array(row.requests).fill('UpdateItem'));
+      for (const calls of row.callsPerRequest) {
+        const usageCalls = calls.filter((call) => call.tables[0] === TABLE_SCHEMAS.usage.localName);
+        // The generation is a partition of its own (its random id): no partition takes two.
+        const labels = usageCalls.map((call) => `${call.command} ${call.items![0]!.partition.startsWith('GEN#') ? 'generation' : 'usage'}`);
+        expect(labels.sort()).toEqual(['PutItem generation', 'UpdateItem usage']);
+      }
     }
   });
 
@@ -71,12 +75,14 @@ describe('the data layout at internet scale', () => {
       const steady = perRequest.map((calls) => calls.filter((call) => !grants.includes(call)));
       const label = (call: (typeof steady)[number][number]) => {
         const partition = call.items![0]!.partition;
-        return `${call.command} ${partition.startsWith('SPEND#') ? partition.slice(0, 'SPEND#K'.length) : partition.startsWith('KEY#') ? 'usage' : partition}`;
+        return `${call.command} ${partition.startsWith('SPEND#') ? partition.slice(0, 'SPEND#K'.length) : partition.startsWith('KEY#') ? 'usage' : partition.startsWith('GEN#') ? 'generation' : partition}`;
       };
-      // The scopes' spend writes side by side (in either order), then the usage write.
+      // The scopes' spend writes side by side (in either order), then the usage write beside the generation's.
       for (const calls of steady) {
         const labels = calls.map(label);
-        expect([labels.slice(0, -1).sort(), labels.at(-1)]).toEqual([scopes.map((scope) => `UpdateItem ${scope}`).sort(), 'UpdateItem usage']);
+        const spends = labels.filter((l) => l.includes('SPEND#'));
+        expect([spends.sort(), labels.filter((l) => !l.includes('SPEND#')).sort()]).toEqual([scopes.map((scope) => `UpdateItem ${scope}`).sort(), ['PutItem generation', 'UpdateItem usage']]);
+        expect(Math.max(...spends.map((l) => labels.indexOf(l)))).toBeLessThan(labels.indexOf('UpdateItem usage'));
       }
       // One container's holds, first granted and grown: a few grants over the row, not one per request.
       expect(grants.length).toBeLessThan(row.requests / 8);

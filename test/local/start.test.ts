@@ -1,19 +1,21 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 /** The command `npm start` runs (package.json), word by word. */
 const START: string[] = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(' ');
+/** Its node arguments, after `exec node`. */
+const NODE_ARGUMENTS = START.slice(2);
 
 /** `npm start` as a user runs it: a child process, stopped with Ctrl-C (SIGINT). */
 describe('npm start', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-start-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('runs node itself, tsx its loader, so no wrapper process stands between Ctrl-C and the service', () => {
-    expect(START.slice(0, 3)).toEqual(['node', '--import', 'tsx']);
+  it('runs node itself in place of the shell npm starts (exec), tsx its loader, so no process stands between a signal and the service', () => {
+    expect(START.slice(0, 4)).toEqual(['exec', 'node', '--import', 'tsx']);
   });
 
   /**
@@ -22,7 +24,7 @@ describe('npm start', () => {
    * Ctrl-C as its own exit by signal, whatever the service's status).
    */
   function start() {
-    const child = spawn(process.execPath, START.slice(1), {
+    const child = spawn(process.execPath, NODE_ARGUMENTS, {
       cwd: ROOT,
       detached: true,
       // Without the jest configuration's silencing of the AWS SDK's Node.js notice: npm start's own applies.
@@ -68,6 +70,8 @@ describe('npm start', () => {
   it('serves, writes demo.json when ready, stops cleanly on Ctrl-C, and keeps its data across restarts', async () => {
     const first = await runOnce();
     expect(first.exitCode).toBe(0);
+    // What describes a running instance goes with it; the demo credentials stay for the next start.
+    expect(['demo.json', 'runtime.json', 'runtime.lock'].filter((file) => existsSync(join(dataDir, file)))).toEqual([]);
     expect(first.output).toContain(`modelgate listening on ${first.demo.baseUrl}`);
     expect(first.output).toContain('SIGINT: stopping');
     // The hints name the data folder MODELGATE_DATA_DIR gave, not the default one.

@@ -11,6 +11,8 @@ export interface LocalProcess extends DemoCredentials {
   output(): string;
   /** `kill -9`, resolved once the process is gone. */
   killHard(): Promise<void>;
+  /** Signals the process as a supervisor would; resolves with its exit code once it is gone. */
+  signal(name: NodeJS.Signals): Promise<number | null>;
 }
 
 /**
@@ -26,7 +28,8 @@ export async function startLocalProcess(dataDir: string, env: Readonly<Record<st
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let code: number | null = null;
+  const exited = new Promise<void>((resolve) => child.once('exit', (status) => resolve(void (code = status))));
   let gone = false;
   void exited.then(() => (gone = true));
   // Ready once it prints its hints, after writing demo.json; not if it exits first, or hangs.
@@ -51,6 +54,11 @@ export async function startLocalProcess(dataDir: string, env: Readonly<Record<st
     async killHard() {
       if (!gone) child.kill('SIGKILL');
       await exited;
+    },
+    async signal(name) {
+      if (!gone) child.kill(name);
+      await exited;
+      return code;
     },
   };
 }

@@ -5,6 +5,7 @@ import type { ProviderCredentials } from '../../inference/upstream';
 import { upstreamOptions } from '../../inference/upstream-options';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
+import { DynamoGenerationStore } from '../../aws/dynamo-generation-store';
 import { DynamoBudgetLedgers } from '../../aws/dynamo-budget-ledgers';
 import { BudgetGate } from '../../budgets/budget-gate';
 import { spendBeforeFrom } from '../../budgets/spend-before';
@@ -32,6 +33,7 @@ export function inferenceDependencies(
     accessTokens: accessTokenVerifier(context, settings),
     proofs: dpopChecker(context, settings),
     usage,
+    generations: new DynamoGenerationStore(documentClient, tables.usage, clock),
     // One per container: what it holds of each spending limit lives as long as it does.
     budgets: new BudgetGate({
       ledgers: new DynamoBudgetLedgers(documentClient, tables.usage),

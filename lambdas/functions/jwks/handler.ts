@@ -2,10 +2,12 @@ import type { Clock } from '../../clock';
 import type { FunctionRequirements } from '../../config';
 import { apiHandler } from '../../http/middleware';
 import { createDispatcher, type Operations } from '../../http/dispatcher';
+import { gatewayBaseUrl } from '../../http/request';
 import type { Telemetry } from '../../observability/telemetry';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../oauth/discovery';
 import { publishedKeys } from '../../signing/published-keys';
 import { OPENAPI_BODY } from '../../openapi/document-body.generated';
+import { servedOpenApiDocument } from '../../openapi/served-document';
 import type { SigningKeyStore } from '../../signing/signer';
 
 /**
@@ -35,10 +37,11 @@ export interface JwksHandlerDeps {
 export function createJwksHandler(deps: JwksHandlerDeps) {
   const authorizationServer = JSON.stringify(authorizationServerMetadata(deps.issuer));
   const protectedResource = JSON.stringify(protectedResourceMetadata(deps.issuer));
+  const openApiDocument = servedOpenApiDocument(OPENAPI_BODY);
   const documents: Operations<'jwks', JwksHandlerDeps> = {
     getJwks: async () =>
       JSON.stringify(publishedKeys(await deps.signingKeys.list(), deps.clock.now(), deps.accessTokenMaxLifetimeSeconds)),
-    getOpenApiDocument: () => OPENAPI_BODY,
+    getOpenApiDocument: ({ event }) => openApiDocument(gatewayBaseUrl(event), deps.issuer),
     getOpenIdConfiguration: () => authorizationServer,
     getAuthorizationServerMetadata: () => authorizationServer,
     getAuthorizationServerMetadataAtHostRoot: () => authorizationServer,

@@ -7,6 +7,7 @@ import { DynamoExchangeEventStore } from '../../aws/dynamo-exchange-event-store'
 import { DynamoFederationStore } from '../../aws/dynamo-federation-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import { DynamoBudgetLedgers } from '../../aws/dynamo-budget-ledgers';
+import { DynamoGenerationStore } from '../../aws/dynamo-generation-store';
 import { spendBeforeFrom } from '../../budgets/spend-before';
 import { limitSeeds } from '../../management/limit-seeds';
 import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext, ServedHostSettings } from '../../wiring/context';
@@ -38,6 +39,7 @@ export function managementDependencies(
     proofs,
     service,
     usage,
+    generations: new DynamoGenerationStore(documentClient, tables.usage, clock),
     limitSeeds: limitSeeds(service, new DynamoBudgetLedgers(documentClient, tables.usage), spendBeforeFrom(accounts, usage), clock),
     federation: new FederationService({
       store: new DynamoFederationStore(documentClient, tables.policies, clock, undefined, context.writersSince),

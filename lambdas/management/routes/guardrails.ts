@@ -27,7 +27,8 @@ export const GUARDRAIL_ROUTES = [
     summary: 'Create one of the guardrails',
     body: ref('CreateGuardrailRequest'),
     ok: { status: 201, schema: ref('CreateGuardrailResponse') },
-    errors: [400, 409],
+    // 404: a `workspace_id` the organization has no workspace by.
+    errors: [400, 404, 409],
   },
   {
     operationId: 'getGuardrail',

@@ -33,6 +33,7 @@ export declare const checkConditionBody: RequestValidator<CheckConditionBody>;
 export declare const updateWorkspaceBody: RequestValidator<UpdateWorkspaceBody>;
 export declare const upsertWorkspaceBudgetBody: RequestValidator<UpsertWorkspaceBudgetBody>;
 
+export type GetGenerationQuery = { "id": string; [field: string]: unknown; };
 export type GetUserActivityQuery = { "date"?: string; "api_key_hash"?: string; [field: string]: unknown; };
 export type ListKeysQuery = { "include_disabled"?: boolean; "offset"?: number | null; "workspace_id"?: string; "include_management"?: boolean; [field: string]: unknown; };
 export type ListWorkspacesQuery = { "offset"?: number | null; "limit"?: number; [field: string]: unknown; };
@@ -41,6 +42,7 @@ export type ListWorkloadIdentityPoliciesQuery = { "issuer_id"?: string; [field: 
 export type ListTokenExchangeEventsQuery = { "policy_id"?: string; "limit"?: number; "cursor"?: string; [field: string]: unknown; };
 export type ListGuardrailKeyAssignmentsQuery = { "offset"?: number | null; "limit"?: number; [field: string]: unknown; };
 export type ListKeyAssignmentsQuery = { "offset"?: number | null; "limit"?: number; [field: string]: unknown; };
+export declare const getGenerationQuery: RequestValidator<GetGenerationQuery>;
 export declare const getUserActivityQuery: RequestValidator<GetUserActivityQuery>;
 export declare const listKeysQuery: RequestValidator<ListKeysQuery>;
 export declare const listWorkspacesQuery: RequestValidator<ListWorkspacesQuery>;
@@ -53,7 +55,7 @@ export declare const listKeyAssignmentsQuery: RequestValidator<ListKeyAssignment
 /** The type of each JSON request body, by operation id. */
 export interface RequestBodies { createKey: CreateKeyBody; updateKey: UpdateKeyBody; createWorkspace: CreateWorkspaceBody; createGuardrail: CreateGuardrailBody; updateGuardrail: UpdateGuardrailBody; bulkAssignKeysToGuardrail: BulkAssignKeysToGuardrailBody; bulkUnassignKeysFromGuardrail: BulkUnassignKeysFromGuardrailBody; createIssuer: CreateIssuerBody; updateIssuer: UpdateIssuerBody; createFederationPolicy: CreateFederationPolicyBody; updateFederationPolicy: UpdateFederationPolicyBody; evaluateFederationPolicy: EvaluateFederationPolicyBody; checkCondition: CheckConditionBody; updateWorkspace: UpdateWorkspaceBody; upsertWorkspaceBudget: UpsertWorkspaceBudgetBody; }
 /** The type of each query string, by operation id (values typed as lambdas/openapi/request-validation.ts reads them). */
-export interface RequestQueries { getUserActivity: GetUserActivityQuery; listKeys: ListKeysQuery; listWorkspaces: ListWorkspacesQuery; listGuardrails: ListGuardrailsQuery; listWorkloadIdentityPolicies: ListWorkloadIdentityPoliciesQuery; listTokenExchangeEvents: ListTokenExchangeEventsQuery; listGuardrailKeyAssignments: ListGuardrailKeyAssignmentsQuery; listKeyAssignments: ListKeyAssignmentsQuery; }
+export interface RequestQueries { getGeneration: GetGenerationQuery; getUserActivity: GetUserActivityQuery; listKeys: ListKeysQuery; listWorkspaces: ListWorkspacesQuery; listGuardrails: ListGuardrailsQuery; listWorkloadIdentityPolicies: ListWorkloadIdentityPoliciesQuery; listTokenExchangeEvents: ListTokenExchangeEventsQuery; listGuardrailKeyAssignments: ListGuardrailKeyAssignmentsQuery; listKeyAssignments: ListKeyAssignmentsQuery; }
 
 export declare const bodyValidators: { readonly [Id in keyof RequestBodies]: RequestValidator<RequestBodies[Id]> };
 export declare const queryValidators: { readonly [Id in keyof RequestQueries]: RequestValidator<RequestQueries[Id]> };

@@ -132,6 +132,38 @@ describe('evaluateCondition', () => {
     expect(() => evaluateCondition('claims.sub == "x"', extra)).toThrow(ConditionEvaluationError);
   });
 
+  // The engine skipped these keys when it built a map literal: `{'__proto__': 1}.size()` was 0.
+  it.each(['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString', 'valueOf', 'size'])('keeps the map key %s: size, in, index, field and equality', (key) => {
+    const holds = [
+      `{'${key}': 1}.size() == 1`,
+      `{'${key}': 1, 'b': 2}.size() == 2`,
+      `'${key}' in {'${key}': 1}`,
+      `!('${key}' in {'a': 1})`,
+      `{'${key}': 7}['${key}'] == 7`,
+      `{'${key}': [7]}['${key}'][0] == 7`,
+      `{'${key}': 1} == {'${key}': 1}`,
+      `{'${key}': 1} != {'${key}': 2}`,
+      `{'${key}': 1} != {'a': 1}`,
+      `{'${key}': 1} != {}`,
+      `[{'${key}': 1}] == [{'${key}': 1}]`,
+      `{'a': {'${key}': 1}} != {'a': {'${key}': 2}}`,
+      `{'${key}': 1}.exists(k, k == '${key}')`,
+      `{subject: 1, '${key}': 2}.size() == 2`,
+      `{subject: 1, '${key}': 2}[subject] == 1`,
+    ];
+    for (const source of holds) expect([source, evaluateCondition(source, github)]).toEqual([source, true]);
+    expect(evaluateCondition(`{'${key}': 1}.${key} == 1`, github)).toBe(true);
+    expect(evaluateCondition(`{'${key}': 1}['other'] == 1 || true`, github)).toBe(true);
+    expect(() => evaluateCondition(`{'${key}': 1}['other'] == 1`, github)).toThrow('No such key: other');
+  });
+
+  it('keeps maps of other keys as they were: ints, bools, duplicates', () => {
+    expect(evaluateCondition("{1: 'a', 2: 'b'}[1] == 'a' && 2 in {1: 'a', 2: 'b'}", github)).toBe(true);
+    expect(evaluateCondition('{true: 1}.size() == 1', github)).toBe(true);
+    expect(evaluateCondition("{'a': 1, 'a': 2}.size() == 1 && {'a': 1, 'a': 2}['a'] == 2", github)).toBe(true);
+    expect(evaluateCondition('{}.size() == 0 && {} == {}', github)).toBe(true);
+  });
+
   it('keeps evaluating correctly past the cache bound', () => {
     for (let i = 0; i < CONDITION_CACHE_SIZE + 10; i++) {
       expect(evaluateCondition(`subject.endsWith("main") && ${i} >= 0`, github)).toBe(true);

@@ -41,8 +41,13 @@ const CONSTRUCT_IDS: string[] = Object.values(FUNCTION_REQUIREMENTS).map((fn) =>
 const PROVIDER_KEY = 'sk-upstream-from-secrets-manager';
 const SUBJECT = 'system:serviceaccount:payments:worker';
 const AUDIENCE = 'modelgate-bundle-suite';
-/** The stack's own domain in a hosted zone; cdk.json serves the EU region on `eu.api.example.com`. */
-const DOMAIN = { 'modelgate:domainName': 'api.example.com', 'modelgate:hostedZoneId': 'Z0123456789ABCDEFGHIJ', 'modelgate:hostedZoneName': 'example.com' };
+/** The stack's own domain in a hosted zone, serving the EU region on `eu.api.example.com`. */
+const DOMAIN = {
+  'modelgate:domainName': 'api.example.com',
+  'modelgate:hostedZoneId': 'Z0123456789ABCDEFGHIJ',
+  'modelgate:hostedZoneName': 'example.com',
+  'modelgate:regionalHostnames': { eu: 'eu.api.example.com' },
+};
 const EU_ORIGIN = 'https://eu.api.example.com';
 
 /**
@@ -276,11 +281,17 @@ describe('the synthesized stack, served from its function packages', () => {
       });
     });
 
-    it('serves the OpenAPI document from the JWKS package, equal to the one the tests check answers against', async () => {
+    it('serves the OpenAPI document from the JWKS package, equal to the one the tests check answers against, its server the URL it was fetched through', async () => {
       const result = await call('/openapi.json');
       expect(result.status).toBe(200);
       expect(result.headers.get('cache-control')).toBe('public, max-age=300');
-      expect(result.body).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
+      expect(result.body).toEqual({ ...JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)), servers: [{ url: 'https://api.example.com' }] });
+      // On execute-api the stage is part of the base: a client joining a path to the server reaches the route.
+      const onStage = (await call(`${stageUrl}/openapi.json`)).body as { servers: { url: string }[]; paths: object };
+      const stageServer = stageUrl.slice(0, -'/api/v1'.length);
+      expect(onStage.servers).toEqual([{ url: stageServer }, { url: 'https://api.example.com' }]);
+      expect((await call(`${onStage.servers[0]!.url}/api/v1/openapi.json`)).status).toBe(200);
+      expect(((await call(`${EU_ORIGIN}/api/v1/openapi.json`)).body as { servers: unknown }).servers).toEqual([{ url: EU_ORIGIN }, { url: 'https://api.example.com' }]);
     });
 
     it("serves the discovery documents from the JWKS package, naming the domain's URL, the tokens' iss, as issuer and resource", async () => {
@@ -397,7 +408,7 @@ describe('the synthesized stack, served from its function packages', () => {
       const unknown = await Promise.all([apiUrl, `${EU_ORIGIN}/api/v1`, stageUrl].map((base) => call(`${base}/no/such/path`, { headers: { Origin: origin } })));
       for (const answer of [listed, refused, exchange, ...unknown]) {
         expect(answer.headers.get('access-control-allow-origin')).toBe('*');
-        expect(answer.headers.get('access-control-expose-headers')).toBe('X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce');
+        expect(answer.headers.get('access-control-expose-headers')).toBe('X-Request-Id, X-Generation-Id, Retry-After, WWW-Authenticate, DPoP-Nonce');
       }
       expect([listed.status, refused.status, exchange.status, ...unknown.map((answer) => answer.status)]).toEqual([200, 401, 400, 404, 404, 404]);
     });

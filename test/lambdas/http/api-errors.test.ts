@@ -37,7 +37,7 @@ describe('the SPEC 7.1 serializer: the Bearer challenge of a 401 (RFC 6750 §3, 
     expect(toErrorBody(new TooManyRequestsError('Slow down', 7), { resourceMetadataUrl: METADATA }).headers).toEqual({ 'Retry-After': '7' });
   });
 
-  it('sends the challenge from the API wrapper, whose options name the metadata URL', async () => {
+  it('sends the challenge from the API wrapper, whose options name the metadata URL, with the request id', async () => {
     const handler = apiHandler(
       async () => {
         throw new UnauthenticatedError('invalid_token', 'Invalid or expired access token');
@@ -46,9 +46,15 @@ describe('the SPEC 7.1 serializer: the Bearer challenge of a 401 (RFC 6750 §3, 
       { resourceMetadataUrl: METADATA },
     );
     const event = { resource: '/api/v1/models/user', httpMethod: 'GET', headers: {}, requestContext: { identity: { sourceIp: '203.0.113.7' } } } as unknown as APIGatewayProxyEvent;
-    expect(await handler(event, lambdaContext('catalog'))).toEqual({
+    const context = lambdaContext('catalog');
+    expect(await handler(event, context)).toEqual({
       statusCode: 401,
-      headers: { 'Content-Type': 'application/json', 'WWW-Authenticate': `Bearer error="invalid_token", resource_metadata="${METADATA}"` },
+      headers: {
+        'Content-Type': 'application/json',
+        'WWW-Authenticate': `Bearer error="invalid_token", resource_metadata="${METADATA}"`,
+        // No API Gateway request id in the event: the invocation's.
+        'X-Request-Id': context.awsRequestId,
+      },
       body: '{"error":{"code":401,"message":"Invalid or expired access token"}}',
     });
   });

@@ -226,9 +226,9 @@ describe('hostile and malformed requests on the local service', () => {
     it.each([
       [{ stream: 'true' }, 'stream', 'must be a boolean'],
       [{ stream: 1 }, 'stream', 'must be a boolean'],
-      [{ temperature: '0.5' }, 'temperature', 'must be a number'],
-      [{ seed: 1.5 }, 'seed', 'must be an integer'],
-      [{ max_tokens: '16' }, 'max_tokens', 'must be an integer of at least 1'],
+      [{ temperature: '0.5' }, 'temperature', 'must be a number from 0 to 2'],
+      [{ seed: 1.5 }, 'seed', 'must be an integer from -9007199254740991 to 9007199254740991'],
+      [{ max_tokens: '16' }, 'max_tokens', 'must be an integer from 1 to 9007199254740991'],
     ])('answers %j with a 400 naming the field', async (extra, field, reason) => {
       const response = await chat(extra);
       expect(response.status).toBe(400);

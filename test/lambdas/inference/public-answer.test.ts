@@ -18,7 +18,7 @@ describe('a provider answer in the public response shapes', () => {
     });
   });
 
-  it("keeps the provider's values and members, and always names the routed model and provider", () => {
+  it("keeps the provider's values and members, and always names the generation id, the routed model and provider", () => {
     const sent = {
       id: 'chatcmpl-9',
       object: 'chat.completion',
@@ -30,7 +30,7 @@ describe('a provider answer in the public response shapes', () => {
       usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3, cost_in_credits: 1 },
       x_trace: 'abc',
     };
-    expect(publicCompletion(sent, FACTS)).toEqual({ ...sent, model: 'acme/chat', provider: 'Acme' });
+    expect(publicCompletion(sent, FACTS)).toEqual({ ...sent, id: 'gen-1', model: 'acme/chat', provider: 'Acme' });
   });
 
   it('replaces a required member of the wrong type and leaves out an optional one', () => {
@@ -49,7 +49,7 @@ describe('a provider answer in the public response shapes', () => {
 
   it('drops the nulls ChatStreamChunk does not allow (usage, system_fingerprint) and fills delta and finish_reason', () => {
     expect(publicChunk({ id: 'c1', choices: [{ index: 0 }], usage: null, system_fingerprint: null }, FACTS)).toEqual({
-      id: 'c1',
+      id: 'gen-1',
       object: 'chat.completion.chunk',
       created: 1_795_003_200,
       model: 'acme/chat',

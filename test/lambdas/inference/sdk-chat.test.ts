@@ -229,8 +229,10 @@ describe('the official SDK on POST /chat/completions', () => {
       const result = await send(sdk, UPSTREAM_MODEL, 'three small words');
       expect(result.choices[0]!.message.content).toBe('three small words');
       const response = await raw({});
+      // The provider's id (`up-2`) gives way to the generation id the answer's header names.
+      expect(response.headers.get('x-generation-id')).toMatch(/^gen-/);
       expect(response.body).toEqual({
-        id: 'up-2',
+        id: response.headers.get('x-generation-id'),
         object: 'chat.completion',
         created: 1_700_000_000,
         model: UPSTREAM_MODEL,
@@ -261,8 +263,9 @@ describe('the official SDK on POST /chat/completions', () => {
 
       const response = await raw({ stream: true });
       const events = response.text.split('\n\n').filter((event) => event.startsWith('data: {')).map((event) => JSON.parse(event.slice(6)));
+      expect(new Set(events.map((event) => event.id))).toEqual(new Set([response.headers.get('x-generation-id')]));
       expect(events[0]).toEqual({
-        id: 'up-2',
+        id: response.headers.get('x-generation-id'),
         object: 'chat.completion.chunk',
         created: 1_700_000_000,
         model: UPSTREAM_MODEL,

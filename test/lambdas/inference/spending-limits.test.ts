@@ -164,8 +164,12 @@ describe('spending limits on POST /chat/completions', () => {
     expect((await complete(token)).status).toBe(402);
   });
 
-  it('charges a stream its client abandons at what the provider reported: under a limit the provider is read to its end', async () => {
+  it('charges a stream its client abandons what it had generated when the client left: the provider is told to stop', async () => {
     const key = await newKey({ limit: capFor(5) });
+    // The whole answer, read to its end, for comparison.
+    upstream.script('slow', { kind: 'answer' });
+    const whole = await service.call('/chat/completions', { method: 'POST', key: key.secret, body: { model: SLOW_MODEL, max_tokens: 8, messages: [{ role: 'user', content: CONTENT }] } });
+    const wholeCost = whole.body.usage.cost as number;
     upstream.script('slow', { kind: 'answer', delayMs: 100 });
     const abort = new AbortController();
     const response = await fetch(`${service.runtime.baseUrl}/chat/completions`, {
@@ -178,9 +182,12 @@ describe('spending limits on POST /chat/completions', () => {
     abort.abort();
     const received = upstream.received.at(-1)!;
     await received.closed;
-    expect(received.abortedByGateway).toBe(false);
+    expect(received.abortedByGateway).toBe(true);
     await service.runtime.idle();
-    const spent = (await manage('GET', `/keys/${key.hash}`)).data.usage;
+    const spent = ((await manage('GET', `/keys/${key.hash}`)).data.usage as number) - wholeCost;
+    // The prompt and what was relayed, estimated at 4 characters a token: more than nothing,
+    // less than the whole answer the provider would have reported (11 prompt and 4 completion tokens).
     expect(spent).toBeGreaterThan(0);
+    expect(spent).toBeLessThan(wholeCost);
   });
 });

@@ -103,6 +103,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
       corsAllowedOrigins: ['*'],
       upstream: upstreamOptions({ inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
       usage,
+      generations: { put: async () => undefined },
       // The key has no spending limit: no request asks.
       budgets: { admit: () => Promise.reject(new Error('no spending limit applies here')) },
       resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',

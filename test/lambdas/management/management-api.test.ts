@@ -141,6 +141,13 @@ describe('management API and bearer authentication on the local service', () => 
     });
     expect(guardrail.status).toBe(201);
     const id = guardrail.body.data.id;
+    // A workspace the organization does not have: the 404 the document declares for the route.
+    const nowhere = await service.call('/guardrails', {
+      key: keys.managementReadWrite,
+      method: 'POST',
+      body: { name: 'Nowhere', workspace_id: '00000000-0000-4000-8000-000000000000' },
+    });
+    expect([nowhere.status, nowhere.body.error.code]).toEqual([404, 404]);
     expect(guardrail.body.data).toMatchObject({ name: 'EU only', allowed_providers: ['mistral'], ignored_providers: null, enforce_zdr: true });
 
     const conflict = await service.call(`/guardrails/${id}`, {

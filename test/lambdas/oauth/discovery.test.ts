@@ -70,7 +70,8 @@ describe('the JWKS function serves every public document', () => {
           'Cache-Control': 'public, max-age=300',
           // Browser apps discover the server too (lambdas/http/cors.ts).
           'Access-Control-Allow-Origin': '*',
-          'Access-Control-Expose-Headers': 'X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce',
+          'Access-Control-Expose-Headers': 'X-Request-Id, X-Generation-Id, Retry-After, WWW-Authenticate, DPoP-Nonce',
+          'X-Request-Id': expect.any(String),
         },
       ]);
       return JSON.parse(response.body);

@@ -163,6 +163,13 @@ describe('POST /oauth/token on the local service', () => {
     });
   });
 
+  it('takes an OIDC ID token by its own type (RFC 8693 §3) and the API as the resource; refuses any other resource (RFC 8707)', async () => {
+    const idToken = await request(inference, {}, { subject_token_type: 'urn:ietf:params:oauth:token-type:id_token', resource: service.runtime.baseUrl });
+    expect([idToken.status, idToken.body.token_type]).toEqual([200, 'Bearer']);
+    const elsewhere = await request(inference, {}, { resource: 'https://elsewhere.example.com/api/v1' });
+    expectRefusal(elsewhere, 400, 'invalid_target', `resource must be ${service.runtime.baseUrl}, the API tokens are issued for`);
+  });
+
   it('issues tokens a resource server accepts with oauth4webapi validateJwtAccessToken', async () => {
     const { body } = await request(management);
     expect(body.scope).toBe('management');
@@ -206,7 +213,12 @@ describe('POST /oauth/token on the local service', () => {
   it.each([
     ['a missing field', { grant_type: GRANT, subject_token_type: JWT_TYPE }, 'subject_token is required'],
     ['a subject token that is not a JWT', { grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: 'x', federation_policy_id: 'p' }, 'subject_token is not a JWT'],
-    ['another subject token type', { grant_type: GRANT, subject_token_type: 'urn:ietf:params:oauth:token-type:id_token', subject_token: 'a.b.c', federation_policy_id: 'p' }, `subject_token_type must be ${JWT_TYPE}`],
+    [
+      'another subject token type',
+      { grant_type: GRANT, subject_token_type: 'urn:ietf:params:oauth:token-type:saml2', subject_token: 'a.b.c', federation_policy_id: 'p' },
+      `subject_token_type must be ${JWT_TYPE} or urn:ietf:params:oauth:token-type:id_token`,
+    ],
+    ['an actor token', { grant_type: GRANT, subject_token_type: JWT_TYPE, subject_token: 'a.b.c', federation_policy_id: 'p', actor_token: 'a.b.c' }, 'actor_token is not supported: tokens are issued for the subject alone'],
   ])('answers 400 invalid_request for %s', async (_name, fields, description) => {
     expectRefusal(await exchange(fields), 400, 'invalid_request', description);
   });

@@ -10,10 +10,12 @@ const valid = {
   federation_policy_id: 'pol-1',
 };
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+/** The API base URL: the one resource access tokens are for. */
+const RESOURCE = 'https://api.example.com/api/v1';
 
 function oauthFailure(body: string, contentType: string | undefined = FORM) {
   try {
-    parseTokenExchangeRequest(body, contentType);
+    parseTokenExchangeRequest(body, contentType, RESOURCE);
   } catch (error) {
     expect(error).toBeInstanceOf(OAuthError);
     const e = error as OAuthError;
@@ -25,14 +27,16 @@ function oauthFailure(body: string, contentType: string | undefined = FORM) {
 describe('token exchange request (SPEC 4.2, 7.2)', () => {
   it('accepts a complete request and the optional fields', () => {
     expect(parseTokenExchangeRequest(form(valid), FORM)).toEqual({ subjectToken: JWT, federationPolicyId: 'pol-1', scope: null });
-    const full = form({ ...valid, scope: 'management', requested_token_type: 'urn:ietf:params:oauth:token-type:access_token', audience: 'x', resource: 'y' });
+    const full = form({ ...valid, scope: 'management', requested_token_type: 'urn:ietf:params:oauth:token-type:access_token', audience: 'x', resource: RESOURCE });
     expect(parseTokenExchangeRequest(full, `${FORM}; charset=utf-8`).scope).toBe('management');
   });
 
   it.each([
     ['a wrong grant type', { ...valid, grant_type: 'client_credentials' }, 400, 'unsupported_grant_type'],
     ['no grant type', { ...valid, grant_type: '' }, 400, 'invalid_request'],
-    ['a wrong subject token type', { ...valid, subject_token_type: 'urn:ietf:params:oauth:token-type:id_token' }, 400, 'invalid_request'],
+    ['a wrong subject token type', { ...valid, subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' }, 400, 'invalid_request'],
+    ['an actor token (no delegation)', { ...valid, actor_token: 'a.b.c', actor_token_type: 'urn:ietf:params:oauth:token-type:jwt' }, 400, 'invalid_request'],
+    ['a resource that is not this API', { ...valid, resource: 'https://other.example.com/api/v1' }, 400, 'invalid_target'],
     ['a subject token that is not a JWT', { ...valid, subject_token: 'abc' }, 400, 'invalid_request'],
     ['no policy id', { ...valid, federation_policy_id: '' }, 400, 'invalid_request'],
     ['a wrong requested token type', { ...valid, requested_token_type: 'urn:ietf:params:oauth:token-type:jwt' }, 400, 'invalid_request'],
@@ -42,8 +46,18 @@ describe('token exchange request (SPEC 4.2, 7.2)', () => {
     expect(oauthFailure(form(fields as Record<string, string>))).toMatchObject({ status, error });
   });
 
+  it('takes an ID token (RFC 8693 names its type) and the API itself as the resource, with or without a final slash', () => {
+    for (const fields of [
+      { ...valid, subject_token_type: 'urn:ietf:params:oauth:token-type:id_token' },
+      { ...valid, resource: `${RESOURCE}/` },
+      { ...valid, resource: RESOURCE },
+    ]) {
+      expect(parseTokenExchangeRequest(form(fields), FORM, RESOURCE)).toMatchObject({ subjectToken: JWT });
+    }
+  });
+
   it('refuses a body of 32 KB or more with 413, a repeated parameter and a JSON body with 400', () => {
-    expect(oauthFailure(form({ ...valid, resource: 'r'.repeat(33 * 1024) }))).toMatchObject({ status: 413, error: 'invalid_request' });
+    expect(oauthFailure(form({ ...valid, audience: 'r'.repeat(33 * 1024) }))).toMatchObject({ status: 413, error: 'invalid_request' });
     expect(oauthFailure(`${form(valid)}&federation_policy_id=pol-2`)).toEqual({ status: 400, error: 'invalid_request', description: 'Parameter federation_policy_id is repeated' });
     expect(oauthFailure(JSON.stringify(valid), 'application/json')).toMatchObject({ status: 400, error: 'invalid_request' });
   });

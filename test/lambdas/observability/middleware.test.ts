@@ -136,7 +136,7 @@ describe('the OAuth wrapper', () => {
       'Cache-Control': 'no-store',
       'X-Request-Id': 'api-request-1',
       'Access-Control-Allow-Origin': 'https://app.example.com',
-      'Access-Control-Expose-Headers': 'X-Request-Id, Retry-After, WWW-Authenticate, DPoP-Nonce',
+      'Access-Control-Expose-Headers': 'X-Request-Id, X-Generation-Id, Retry-After, WWW-Authenticate, DPoP-Nonce',
       Vary: 'Origin',
     });
     expect(JSON.parse(response.body)).toEqual({ error: 'invalid_request', error_description: 'grant_type is required (request id api-request-1)' });

@@ -63,7 +63,7 @@ describe('request bodies, refused by their schemas in SPEC 7.1 words', () => {
     ['a bound named in the reason', management.updateFederationPolicyBody, { condition: 'x'.repeat(2001) }, 'Invalid condition: the condition is longer than 2000 characters'],
     ['a member of a list of objects', inference.createChatCompletionBody, { model: 'm', messages: [{ role: 'robot', content: 'x' }] }, 'Invalid messages[0].role: must be one of system, user, assistant, tool, developer'],
     ['a rule between two members', inference.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: null }] }, 'Invalid messages[0].content: must be a string or an array of content parts'],
-    ['an integer with a lower bound', inference.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'Invalid max_tokens: must be an integer of at least 1'],
+    ['an integer with a lower bound', inference.createChatCompletionBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'Invalid max_tokens: must be an integer from 1 to 9007199254740991'],
   ])('refuses %s', (_case, validate, body, message) => {
     expect(refusal(validate as RequestValidator<unknown>, body)).toBe(message);
   });

@@ -6,7 +6,7 @@ const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 const ENV = { account: '123456789012', region: 'eu-central-1' };
 const ZONE = { 'modelgate:hostedZoneId': 'Z0123456789ABCDEFGHIJ', 'modelgate:hostedZoneName': 'example.com' };
 /** As `cdk deploy -c key=value` passes them: strings. */
-const DOMAIN = { ...NO_BUNDLING, 'modelgate:domainName': 'api.example.com', ...ZONE };
+const DOMAIN = { ...NO_BUNDLING, 'modelgate:domainName': 'api.example.com', ...ZONE, 'modelgate:regionalHostnames': '{"eu":"eu.api.example.com"}' };
 const HOSTNAMES = ['api.example.com', 'eu.api.example.com'];
 const TOKEN_FUNCTIONS = ['Catalog', 'TokenExchange', 'Jwks', 'Management', 'Inference'];
 
@@ -114,7 +114,7 @@ describe('a custom domain with an existing certificate (modelgate:certificateArn
   const certificateArn = 'arn:aws:acm:eu-central-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789';
   let template: Template;
   beforeAll(() => {
-    ({ template } = synthModelgate({ ...NO_BUNDLING, 'modelgate:domainName': 'api.example.com', 'modelgate:certificateArn': certificateArn }, ENV));
+    ({ template } = synthModelgate({ ...NO_BUNDLING, 'modelgate:domainName': 'api.example.com', 'modelgate:certificateArn': certificateArn, 'modelgate:regionalHostnames': '{"eu":"eu.api.example.com"}' }, ENV));
   }, 60_000);
 
   it('serves every hostname with that certificate, and makes neither a certificate nor DNS records', () => {
