@@ -4,8 +4,10 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
+  // The sources are roots too, so `jest --findRelatedTests <source>` finds the tests that import it;
+  // tests live under test/ only.
+  roots: ['<rootDir>/test', '<rootDir>/lambdas', '<rootDir>/lib', '<rootDir>/local', '<rootDir>/ops', '<rootDir>/web', '<rootDir>/bench', '<rootDir>/scripts', '<rootDir>/bin'],
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
   transform: {
     '^.+\\.(t|j|mj)s$': [
       '@swc/jest',
@@ -24,8 +26,8 @@ module.exports = {
   // Jest's default on 2 cores is one worker; the integration suites spend much of their time
   // waiting on their servers and child processes, so two workers finish the run about 30% sooner.
   maxWorkers: 2,
-  // The stack is synthesized once per run for the IAM gate every integration suite runs behind,
-  // and what the functions were seen to use is summarized after the last suite.
+  // What the functions were seen to use behind the IAM gate is summarized after the last suite;
+  // the stack the gate reads is synthesized by the first suite that needs it.
   globalSetup: '<rootDir>/test/support/iam/jest-global-setup.ts',
   globalTeardown: '<rootDir>/test/support/iam/jest-global-teardown.ts',
 };

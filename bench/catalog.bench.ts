@@ -1,5 +1,5 @@
 /**
- * Benchmark of the catalog list (SPEC 4.1) against its aims (AIMS below), each scenario's
+ * Benchmark of the catalog list (docs/reference.md#the-catalog) against its aims (AIMS below), each scenario's
  * time as a ratio to `JSON.stringify` of the same response. Run with `npm run bench` (`tsx --expose-gc`, so heap figures are taken
  * after a full collection).
  *

@@ -1,7 +1,7 @@
 /**
  * Benchmark of the request path around the catalog (`npm run bench`):
  *
- * 1. Authenticating one request (SPEC 5) with an API key and with an access token, against
+ * 1. Authenticating one request (docs/reference.md#scopes-and-access) with an API key and with an access token, against
  *    in-memory stores, each as a ratio to a bare `jose` ES256 verification of the same token
  *    in the same run (aim: at most 1.5x).
  * 2. The gateway's added latency on a proxied completion: the local runtime (embedded

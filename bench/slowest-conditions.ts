@@ -2,7 +2,7 @@ import { ConditionError, checkCondition } from '../lambdas/federation/condition'
 
 /**
  * The slowest conditions found that the save-time bound still admits, each with the claims of a
- * subject token (at most 16 KB, SPEC 8) that make it slowest: what one exchange can be made to
+ * subject token (at most 16 KB, docs/reference.md#limits) that make it slowest: what one exchange can be made to
  * spend on a condition. Built from what costs most per work unit (bench/condition.bench.ts,
  * "Calibration"): substring searches, errors quoting a long source, case changes of characters
  * that change length, many cheap steps in a loop, and list and map literals built and compared

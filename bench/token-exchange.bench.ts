@@ -1,5 +1,5 @@
 /**
- * Benchmark of the token endpoint (SPEC 4.2) against the aim "within 2x of the crypto floor".
+ * Benchmark of the token endpoint (docs/reference.md#the-token-exchange) against the aim "within 2x of the crypto floor".
  * Run with `npm run bench`.
  *
  * - Handler, in-memory stores: the Lambda handler (`createTokenExchangeHandler`, with its
@@ -312,7 +312,7 @@ async function slowConditionRows(deps: { signer: LocalSigner; events: ExchangeEv
     'plain, 16 KB token': () => handler(proxyEvent(largeBody, deps.next()), context),
   };
   for (const entry of slow) {
-    // SPEC 8: what an exchange admits, so what an attacker can send.
+    // docs/reference.md#limits: what an exchange admits, so what an attacker can send.
     if (Buffer.byteLength(entry.token) > 16 * 1024) throw new Error(`the token for "${entry.name}" is larger than 16 KB`);
     const body = formBody(entry.token, entry.policy.id);
     const answer = await handler(proxyEvent(body, deps.next()), context);

@@ -1,8 +1,8 @@
-/** SPEC 9: every endpoint lives under `/api/v1`. */
+/** docs/reference.md#versioning: every endpoint lives under `/api/v1`. */
 export const API_BASE_PATH = '/api/v1';
 
 /**
- * The settings pages (SPEC 1, 4.7): served by the same REST API stage as the API, so the page
+ * The settings pages (docs/reference.md#workload-identity): served by the same REST API stage as the API, so the page
  * and the API share an origin and the management key never crosses one. Not part of the
  * versioned API.
  */

@@ -1,7 +1,7 @@
 /**
  * Domain errors: what went wrong, in the domain's terms. Domain modules (accounts, catalog,
  * federation, signing) throw these and know nothing of HTTP; each protocol boundary maps
- * the kind to its own wire form once (lambdas/http/api-errors.ts for SPEC 7.1 bodies, the
+ * the kind to its own wire form once (lambdas/http/api-errors.ts for the common error body of docs/reference.md#the-common-error-body, the
  * operator CLI to exit codes).
  */
 export type DomainErrorKind =
@@ -52,7 +52,7 @@ export type AuthenticationFailureReason =
 /** The HTTP authentication scheme a refusal challenges with: DPoP for DPoP-bound tokens (RFC 9449 §7.1). */
 export type AuthenticationScheme = 'Bearer' | 'DPoP';
 
-/** No credential, or one that does not identify a caller (SPEC 5). */
+/** No credential, or one that does not identify a caller (docs/reference.md#scopes-and-access). */
 export class UnauthenticatedError extends DomainError {
   constructor(
     readonly reason: AuthenticationFailureReason,
@@ -87,7 +87,7 @@ export class ConflictError extends DomainError {
  * A name or place is held by a write that has not finished: one still running, or one whose
  * process stopped before it wrote what the hold stands for. Nothing tells the two apart before
  * the hold lapses (docs/operating.md, "Per-organization limits"), so the refusal says when that
- * is: `free_at` in the metadata, an ISO 8601 time rounded up to the second. A 409 (SPEC 7.1).
+ * is: `free_at` in the metadata, an ISO 8601 time rounded up to the second. A 409 (docs/reference.md#the-common-error-body).
  */
 export class UnfinishedWriteError extends ConflictError {
   /** @param held what is held, as the start of a sentence: `The slug "team" is held`. */
@@ -112,7 +112,7 @@ export class UnsupportedMediaTypeError extends DomainError {
 }
 
 /**
- * Too many requests from one address (SPEC 7.2, 8): the metadata, and the protocol's
+ * Too many requests from one address (docs/reference.md#oauth-errors, docs/reference.md#limits): the metadata, and the protocol's
  * `Retry-After`, say when to retry.
  */
 export class TooManyRequestsError extends DomainError {

@@ -36,7 +36,7 @@ export function hasIdShape(value: unknown, shape: IdShape): value is string {
 
 /**
  * A path parameter that names a resource. A value of the wrong shape cannot exist, so it
- * is answered as any missing resource is (SPEC 7.1: 404), without echoing the value.
+ * is answered as any missing resource is (docs/reference.md#the-common-error-body: 404), without echoing the value.
  *
  * @example pathId(event.pathParameters, 'id', 'uuid', 'Workspace')
  */

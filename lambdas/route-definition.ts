@@ -10,7 +10,7 @@ export type FunctionId = 'catalog' | 'tokenExchange' | 'jwks' | 'management' | '
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** Who may call a route (SPEC 4.5, 5). */
+/** Who may call a route (docs/reference.md#scopes-and-access). */
 export type Access =
   /** No bearer credential involved: the exchange, its keys, the OpenAPI document, the pages. */
   | 'public'
@@ -76,7 +76,7 @@ export interface RouteDefinition {
   readonly errors?: readonly number[];
   /**
    * The route verifies subject tokens as the exchange does, so each request counts against the
-   * token endpoint's per-address budget before its body is read (SPEC 7.2, 8): 429 past it.
+   * token endpoint's per-address budget before its body is read (docs/reference.md#oauth-errors, docs/reference.md#limits): 429 past it.
    */
   readonly verifiesSubjectTokens?: boolean;
 }

@@ -54,7 +54,7 @@ const DECLARED = [
   ...OPENAPI_ROUTES,
   ...INFERENCE_ROUTES,
   // The management API, shaped as the public OpenAPI document's /keys, /workspaces, /guardrails,
-  // then workload identity federation configuration (SPEC 2.11, 2.12, 4.7).
+  // then workload identity federation configuration (docs/reference.md#issuers, docs/reference.md#federation-policies, docs/reference.md#workload-identity).
   ...CURRENT_KEY_ROUTES,
   ...GENERATION_ROUTES,
   ...ACTIVITY_ROUTES,

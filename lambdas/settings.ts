@@ -15,9 +15,9 @@ export interface Settings {
   readonly wafTokenRateLimit: number;
   /** Requests to any path one client address may send in 5 minutes before the firewall answers 429. @default 2000 */
   readonly wafGeneralRateLimit: number;
-  /** Region name to the hostname that serves it, e.g. `{ eu: 'eu.api.example.com' }` (SPEC 4.1 rule 4). @default {} */
+  /** Region name to the hostname that serves it, e.g. `{ eu: 'eu.api.example.com' }` (docs/reference.md#listing-rules rule 4). @default {} */
   readonly regionalHostnames: Readonly<Record<string, string>>;
-  /** Upper bound on the lifetime of issued access tokens, 60 to 900 (SPEC 8: at most 15 minutes). @default 900 */
+  /** Upper bound on the lifetime of issued access tokens, 60 to 900 (docs/reference.md#limits: at most 15 minutes). @default 900 */
   readonly accessTokenMaxLifetimeSeconds: number;
   /** How stale a function's in-memory catalog may get, 0 to 3600. @default 30 */
   readonly catalogCacheSeconds: number;
@@ -39,13 +39,13 @@ export interface Settings {
   /** ARN of an existing SNS topic every alarm notifies, on ALARM and on OK. @default none */
   readonly alarmTopicArn?: string;
   /**
-   * The public API base URL, the `iss` and `aud` of issued access tokens (SPEC 2.13), e.g.
+   * The public API base URL, the `iss` and `aud` of issued access tokens (docs/reference.md#access-tokens), e.g.
    * `https://api.example.com/api/v1`. Empty: `https://<domainName>/api/v1` with a custom domain,
    * else the stage's own URL. The functions always get the resolved URL.
    * @default ''
    */
   readonly apiBaseUrl: string;
-  /** Token exchanges one source address may request per window before the token endpoint answers 429 (SPEC 8). @default 60 */
+  /** Token exchanges one source address may request per window before the token endpoint answers 429 (docs/reference.md#limits). @default 60 */
   readonly exchangeRateLimit: number;
   /** The window of {@link exchangeRateLimit}, 1 to 3600 seconds. @default 60 */
   readonly exchangeRateWindowSeconds: number;

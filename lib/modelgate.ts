@@ -72,9 +72,9 @@ export interface ModelgateProps extends Partial<Omit<ModelgateSettings, 'hostedZ
   readonly cloudWatchRole?: boolean;
 }
 
-/** The settings of the functions that filter the catalog per caller and region (SPEC 4.1). */
+/** The settings of the functions that filter the catalog per caller and region (docs/reference.md#the-catalog). */
 const CATALOG_SETTINGS: readonly EnvironmentSettingName[] = ['regionalHostnames', 'catalogCacheSeconds', 'catalogReloadSpreadSeconds'];
-/** The token endpoint's per-address budget, which the policy tester shares (SPEC 8). */
+/** The token endpoint's per-address budget, which the policy tester shares (docs/reference.md#limits). */
 const EXCHANGE_RATE_SETTINGS: readonly EnvironmentSettingName[] = ['exchangeRateLimit', 'exchangeRateWindowSeconds'];
 /** A DPoP proof may name a URL on any hostname the deployment serves (RFC 9449 §4.3 `htu`); the catalog settings carry it too. */
 const PROOF_SETTINGS: readonly EnvironmentSettingName[] = ['regionalHostnames'];
@@ -225,9 +225,9 @@ interface ServiceFunctions {
 }
 
 /**
- * SPEC 2.13: issued tokens name this API as their issuer and audience; the functions that take
+ * docs/reference.md#access-tokens: issued tokens name this API as their issuer and audience; the functions that take
  * them as bearer credentials check both, and that retired signing keys have outlived the longest
- * token (SPEC 8). JWKS publishes a retired key until then, and its discovery documents (RFC 8414,
+ * token (docs/reference.md#limits). JWKS publishes a retired key until then, and its discovery documents (RFC 8414,
  * RFC 9728) name the same issuer the tokens carry.
  */
 function nameTheIssuer(functions: ServiceFunctions, settings: ModelgateSettings, issuer: string): void {
@@ -257,7 +257,7 @@ function serviceFunctions(scope: Construct, tables: Tables, signingKey: SigningK
     description: 'GET /models/user: the model catalog as one caller may use it',
     // Holds the whole catalog in memory and filters it per request (lib/function-memory.ts).
     memorySize: memoryOf('catalog'),
-    // The public catalog may answer without a credential (SPEC 4.1).
+    // The public catalog may answer without a credential (docs/reference.md#the-catalog).
     environment: settingsEnvironment(settings, [...CATALOG_SETTINGS, 'publicCatalog']),
   })
     .bindTable(tables.get('models'), 'read')

@@ -84,7 +84,7 @@ function readHead(raw: Buffer | undefined): SocketRequest {
 }
 
 /**
- * API Gateway's 413 for a body past its payload cap, in the route's error shape (STYLE 3): the
+ * API Gateway's 413 for a body past its payload cap, in the route's error shape (one error shape per protocol): the
  * token endpoint's own OAuth refusal of an oversized body, the common error body elsewhere.
  */
 export function bodyTooLarge(route: RouteDefinition): Pick<APIGatewayProxyResult, 'statusCode' | 'body' | 'headers'> {

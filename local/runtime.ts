@@ -197,7 +197,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const functionsEndpoint = interposed?.endpoint ?? dynamo.endpoint;
     const { contextOf, telemetryOf } = functionContexts(functionsEndpoint, settings.logLevel, { ...options, clock, writersSince }, functionClients);
 
-    // The handlers need the API base URL, the `iss` and `aud` of access tokens (SPEC 2.13), known
+    // The handlers need the API base URL, the `iss` and `aud` of access tokens (docs/reference.md#access-tokens), known
     // once the port is bound: requests that arrive before they are built wait for them.
     let built!: { resolve: (handlers: Record<FunctionId, FunctionHandler>) => void; reject: (error: unknown) => void };
     const handlers = new Promise<Record<FunctionId, FunctionHandler>>((resolvePromise, reject) => (built = { resolve: resolvePromise, reject }));
@@ -338,7 +338,7 @@ async function buildHandlers(
       }),
     ),
     jwks: createJwksHandler(jwksDependencies(contextOf('jwks'), settings)),
-    // One per-address budget for the token endpoint and the policy tester (SPEC 7.2, 8).
+    // One per-address budget for the token endpoint and the policy tester (docs/reference.md#oauth-errors, docs/reference.md#limits).
     management: createManagementHandler(managementDependencies(contextOf('management'), { ...settings, allowLoopbackIssuers, issuerKeys: issuerKeys() })),
     inference: createInferenceHandler(
       inferenceDependencies(contextOf('inference'), {

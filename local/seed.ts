@@ -10,7 +10,7 @@ import { readJsonFile, writeFileAtomically } from './files';
 
 export const DATA_DIR = join(__dirname, '..', 'data');
 
-/** The demo organization's credentials, as `.local/demo.json` holds them (DESIGN.md). */
+/** The demo organization's credentials, as `.local/demo.json` holds them (docs/architecture.md, the local runtime). */
 export interface DemoCredentials {
   baseUrl: string;
   organizationId: string;

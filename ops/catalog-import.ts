@@ -148,7 +148,7 @@ export function planCatalogImport(
   return { plan, problems };
 }
 
-// --- validation of the file's models (SPEC 2.1 PublicModel) and endpoints ---
+// --- validation of the file's models (docs/reference.md#the-model-entry PublicModel) and endpoints ---
 
 type Rule = (value: unknown) => string | null;
 

@@ -1,5 +1,5 @@
 /**
- * Builds `CatalogEntry` records (SPEC 2.1 models plus their provider endpoints) for the
+ * Builds `CatalogEntry` records (docs/reference.md#the-model-entry models plus their provider endpoints) for the
  * public model snapshot, which carries models but no endpoints, data policies or regions.
  *
  * Everything is derived deterministically from a hash of the model id (and of the provider
@@ -143,7 +143,7 @@ const CONTEXT_FACTORS = [1, 1, 1, 0.5, 0.25] as const;
 /**
  * One `CatalogEntry` per model, in input order.
  *
- * - Endpoint 0 is the model's public entry (SPEC 2.1 `pricing`, `top_provider`,
+ * - Endpoint 0 is the model's public entry (docs/reference.md#the-model-entry `pricing`, `top_provider`,
  *   `supported_parameters`), served by the model's author, or by the provider the excerpt
  *   lists first when it has the model's endpoint 0.
  * - Models in the excerpt get its other endpoints, in the excerpt's order, and no synthetic
@@ -292,7 +292,7 @@ function fromExcerpt(record: ExcerptEndpoint): EndpointBody {
 
 /**
  * The excerpt publishes prices with its `discount` already applied (its qwen3-vl-8b-thinking
- * endpoint lists 0.65 × the public price beside `discount: 0.35`). SPEC 2.3 reads `discount`
+ * endpoint lists 0.65 × the public price beside `discount: 0.35`). The pricing rules (docs/reference.md#pricing-and-cost) read `discount`
  * as still to be applied, so it is dropped here rather than applied twice.
  */
 function excerptPricing(pricing: PublicPricing): PublicPricing {

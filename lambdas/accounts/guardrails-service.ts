@@ -39,7 +39,7 @@ const UNRESTRICTED = Object.freeze({
 });
 
 /**
- * Guardrails (SPEC 2.5), their assignment to keys and workspaces, and each workspace's
+ * Guardrails (docs/reference.md#organizations-workspaces-and-guardrails), their assignment to keys and workspaces, and each workspace's
  * default guardrail.
  *
  * A workspace's default guardrail has an id derived from the workspace id (derived-ids.ts),

@@ -136,11 +136,11 @@ export interface Principal {
   key: ApiKeyRecord;
   /** The key's workspace; null for a key outside any workspace, or a workspace since deleted. */
   workspace: Workspace | null;
-  /** SPEC 2.12: what the credential may do. */
+  /** docs/reference.md#federation-policies: what the credential may do. */
   scope: 'inference' | 'management';
   /** How the caller authenticated. */
   credential: 'api_key' | 'access_token';
-  /** The federation policy that authorized an access token (SPEC 2.13); null for an API key. */
+  /** The federation policy that authorized an access token (docs/reference.md#access-tokens); null for an API key. */
   federationPolicyId: string | null;
 }
 

@@ -56,7 +56,7 @@ export const UNSTORABLE_VALUE_MESSAGE = 'A value in the request cannot be stored
 /**
  * The one store boundary for DynamoDB's `ValidationException`: a value the client sent
  * that DynamoDB cannot take (a key attribute over 2,048 bytes, an item over 400 KB) is
- * the client's error, a 400 (SPEC 7.1), not a 500. Identifiers are checked before any
+ * the client's error, a 400 (docs/reference.md#the-common-error-body), not a 500. Identifiers are checked before any
  * store call; this catches whatever slips past that check.
  */
 export function translateStoreError(error: unknown): unknown {

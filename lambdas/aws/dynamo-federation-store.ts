@@ -74,7 +74,7 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async getPolicy(policyId: string): Promise<FederationPolicy | undefined> {
-    // Strongly consistent: a policy paused or deleted a moment ago refuses the next exchange (SPEC 3).
+    // Strongly consistent: a policy paused or deleted a moment ago refuses the next exchange (docs/reference.md#lifecycle).
     const item = await this.items.get<FederationPolicy>(policyPk(policyId), POLICY_SK);
     return item && policyOf(item);
   }

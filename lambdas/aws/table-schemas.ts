@@ -84,7 +84,7 @@ export const TABLE_SCHEMAS: Readonly<Record<TableId, TableSchema>> = {
     timeToLiveAttribute: 'expiresAt',
     holdsConfiguration: false,
   },
-  // Usage counters (SPEC 1): per key, day, model and endpoint, indexed by organization and date.
+  // Usage counters (docs/reference.md#keys-and-credentials): per key, day, model and endpoint, indexed by organization and date.
   usage: {
     id: 'usage',
     envVar: 'USAGE_TABLE',

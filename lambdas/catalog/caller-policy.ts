@@ -43,7 +43,7 @@ const lower = (values: readonly string[]) => new Set(values.map((v) => v.toLower
 export function buildCallerPolicy(input: {
   organization: Pick<Organization, 'providerPreferences' | 'privacy'>;
   guardrails: readonly Pick<Guardrail, 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders' | 'enforceZdr'>[];
-  /** In-region routing (SPEC 4.1 rule 4); null outside a regional hostname. */
+  /** In-region routing (docs/reference.md#listing-rules rule 4); null outside a regional hostname. */
   region: string | null;
 }): CallerPolicy {
   const { providerPreferences, privacy } = input.organization;
@@ -117,7 +117,7 @@ export function buildCallerPolicy(input: {
   };
 }
 
-/** Guardrails on the key and on its workspace all apply (SPEC 1). */
+/** Guardrails on the key and on its workspace all apply (docs/reference.md#organizations-workspaces-and-guardrails). */
 export async function loadCallerPolicy(principal: Principal, accounts: AccountStore, region: string | null): Promise<CallerPolicy> {
   return buildCallerPolicy({ organization: principal.organization, guardrails: await loadCallerGuardrails(principal, accounts), region });
 }

@@ -19,7 +19,7 @@ export interface CatalogApiDeps extends AuthenticationDeps {
   publicCatalog?: boolean;
 }
 
-/** The catalog's query parsers (catalog-query.ts), by operation id: each reads its parameters leniently where SPEC 4.1 says so. */
+/** The catalog's query parsers (catalog-query.ts), by operation id: each reads its parameters leniently where the listing rules say so (docs/reference.md#listing-rules). */
 const QUERIES = {
   getUserModels: parseCatalogQuery,
   getModels: parseModelListQuery,
@@ -30,7 +30,7 @@ type Queries = Record<keyof typeof QUERIES, CatalogQuery>;
 
 /** What an operation of the catalog function gets: the admitted request, and the catalog in the caller's view. */
 type CatalogRequest<Id extends string> = RouteRequest<Id, CatalogApiDeps, Queries> & {
-  /** The caller's view (SPEC 4.1), or the whole catalog for the public catalog's operations. */
+  /** The caller's view (docs/reference.md#the-catalog), or the whole catalog for the public catalog's operations. */
   policy: CallerPolicy;
   catalog: CatalogIndex;
 };
@@ -52,7 +52,7 @@ const OPERATIONS: CatalogOperations = {
 };
 
 /**
- * SPEC 4.1, the `links.details` resource, and the public catalog's operations, through the
+ * docs/reference.md#the-catalog, the `links.details` resource, and the public catalog's operations, through the
  * dispatcher (lambdas/http/dispatcher.ts): find the route, parse its query before any I/O (a
  * bad request costs nothing), admit the caller, then load the caller's view of the catalog and
  * answer from it. Only an admitted caller makes the catalog load: a refused one costs its key
@@ -85,7 +85,7 @@ function inCallerView(deps: CatalogApiDeps): Operations<'catalog', CatalogApiDep
 }
 
 /**
- * Whom the route answers: the per-caller routes (SPEC 4.1) narrow the catalog to the caller's
+ * Whom the route answers: the per-caller routes (docs/reference.md#the-catalog) narrow the catalog to the caller's
  * preferences, privacy settings, guardrails and regional hostname; the public catalog's
  * routes show it whole, whoever asks.
  */
@@ -94,7 +94,7 @@ function callerPolicy({ route, principal, event, deps }: RouteRequest<string, Ca
   return loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames));
 }
 
-/** SPEC 2.10: a page of the list, its total and the link to the next page. */
+/** docs/reference.md#the-model-entry: a page of the list, its total and the link to the next page. */
 function listAnswer({ route, event, policy, catalog, query }: CatalogRequest<'getUserModels' | 'getModels'>): string {
   const result = catalog.list(policy, query);
   const next = nextPageLink(resourcePath(route), query, event.queryStringParameters, result.total);

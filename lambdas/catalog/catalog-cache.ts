@@ -38,7 +38,7 @@ const RETRY_AFTER_MS = 5000;
  * within 1.2 × `maxAgeSeconds`, plus the reload spread, plus one load, on every container.
  *
  * With usage figures, the `most-popular` and `top-weekly` sorts also count the requests and
- * tokens the gateway served in the last week (SPEC 4.1 rule 2), read about every
+ * tokens the gateway served in the last week (docs/reference.md#listing-rules rule 2), read about every
  * `usage.maxAgeSeconds`.
  *
  * A background read that fails (a throttled version read, a reload, the figures) never fails

@@ -53,7 +53,7 @@ export interface ListResult {
 /**
  * The catalog in memory, indexed for the per-caller listing. Built once per catalog
  * version; each request filters, sorts and pages without touching DynamoDB, and
- * serializes each model view once per variant (SPEC 4.1).
+ * serializes each model view once per variant (docs/reference.md#the-catalog).
  */
 export class CatalogIndex {
   private readonly entries: IndexedEntry[];
@@ -131,7 +131,7 @@ export class CatalogIndex {
     return this.entries.length;
   }
 
-  /** The models this caller may use, filtered, sorted and paged (SPEC 4.1). */
+  /** The models this caller may use, filtered, sorted and paged (docs/reference.md#the-catalog). */
   list(policy: CallerPolicy, query: CatalogQuery): ListResult {
     const kept = this.filteredAndSorted(policy, query);
     const total = kept.models.length;
@@ -334,7 +334,7 @@ function indexEntry(entry: CatalogEntry): IndexedEntry {
     intelligence: aa?.intelligence_index ?? null,
     coding: aa?.coding_index ?? null,
     agentic: aa?.agentic_index ?? null,
-    // SPEC 4.1 rule 2: the best rating across arenas.
+    // docs/reference.md#listing-rules rule 2: the best rating across arenas.
     arenaElo: arena.length > 0 ? Math.max(...arena.map((a) => a.elo)) : null,
     endpointKeys: entry.endpoints.map(endpointKeys),
     firstView: undefined,

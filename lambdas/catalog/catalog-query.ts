@@ -17,7 +17,7 @@ export interface CatalogQuery {
   /** null: every modality (`all`). */
   outputModalities: ReadonlySet<OutputModality> | null;
   sort: CatalogSort | null;
-  /** null: the full list (SPEC 4.1 rule 1, both offset and limit omitted). */
+  /** null: the full list (docs/reference.md#listing-rules rule 1, both offset and limit omitted). */
   page: { offset: number; limit: number } | null;
   /** The public catalog's filters (`GET /models`); none on the per-caller list. */
   filter?: ModelFilter;
@@ -33,8 +33,8 @@ export interface ModelFilter {
 }
 
 /**
- * Parses SPEC 4.1 query parameters: offset, limit and sort as their schemas accept them (bad
- * values are 400s naming the parameter, SPEC 7.1, bounds per SPEC 8), the modality list by
+ * Parses docs/reference.md#the-catalog query parameters: offset, limit and sort as their schemas accept them (bad
+ * values are 400s naming the parameter, docs/reference.md#the-common-error-body, bounds per docs/reference.md#limits), the modality list by
  * hand, as it is read leniently. Unknown parameters are ignored, as HTTP caches and proxies
  * add some.
  */
@@ -90,7 +90,7 @@ function parseModalities(raw: string | undefined): ReadonlySet<OutputModality> |
   return new Set(parts as OutputModality[]);
 }
 
-/** SPEC 2.10: relative URL of the next page keeping the other parameters, or null. */
+/** docs/reference.md#the-model-entry: relative URL of the next page keeping the other parameters, or null. */
 export function nextPageLink(basePath: string, query: CatalogQuery, rawParams: Readonly<Record<string, string | undefined>> | null, total: number): string | null {
   if (!query.page || query.page.offset + query.page.limit >= total) return null;
   const params = new URLSearchParams();

@@ -51,7 +51,7 @@ export const SORT_KEYS: Record<CatalogSort, { direction: Direction; key: SortKey
 };
 
 /**
- * The order of `count` items by the key of each (SPEC 4.1 rule 3): missing scores last, ties
+ * The order of `count` items by the key of each (docs/reference.md#listing-rules rule 3): missing scores last, ties
  * in their order before sorting.
  */
 export function sortOrder(count: number, direction: Direction, keyOf: (item: number) => number | null): Int32Array {

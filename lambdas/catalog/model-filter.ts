@@ -2,7 +2,7 @@ import type { ModelFilter } from './catalog-query';
 import { MODEL_CATEGORIES, OUTPUT_MODALITIES, SUPPORTED_PARAMETERS, type CatalogEntry, type OutputModality } from './types';
 
 /**
- * What the catalog index filters by, besides the caller's policy: output modalities (SPEC 4.1)
+ * What the catalog index filters by, besides the caller's policy: output modalities (docs/reference.md#the-catalog)
  * and the public catalog's filters (`GET /models`: category, supported parameters, search),
  * each model's fields kept as bits or lowercase text in flat arrays, so that a filter is a few
  * integer operations per model.

@@ -1,5 +1,5 @@
 /**
- * SPEC 2.3 pricing rules: which `PricingOverride` entries apply to one request, what the
+ * The pricing rules (docs/reference.md#pricing-and-cost): which `PricingOverride` entries apply to one request, what the
  * price of each token kind then is, and whether a `PublicPricing` object is well formed.
  *
  * Prices are decimal strings and stay strings: arithmetic (the discount) is done in exact
@@ -21,7 +21,7 @@ export type EffectivePrice = { prompt: string; completion: string } & Partial<
 >;
 
 export interface PricingRequest {
-  /** Total prompt tokens of the request (SPEC 2.3 `min_prompt_tokens`). */
+  /** Total prompt tokens of the request (docs/reference.md#pricing-and-cost `min_prompt_tokens`). */
   promptTokens: number;
   /** The request instant; windows and weekdays are read in UTC from it. */
   at: Date;
@@ -38,7 +38,7 @@ const KNOWN_WEEKDAYS = new Set<string>(WEEKDAYS);
 const MINUTES_PER_DAY = 24 * 60;
 
 /**
- * Effective price per token kind for one request (SPEC 2.3).
+ * Effective price per token kind for one request (docs/reference.md#pricing-and-cost).
  *
  * - An override applies only when every condition field it carries holds; an override whose
  *   condition fields are malformed (see {@link validatePricing}) never applies.
@@ -67,7 +67,7 @@ export function effectivePricing(pricing: PublicPricing, request: PricingRequest
   }
   for (const override of pricing.overrides ?? []) {
     if (!overrideApplies(override, request)) continue;
-    // SPEC 2.3: later applicable entries win per key; absent keys inherit.
+    // docs/reference.md#pricing-and-cost: later applicable entries win per key; absent keys inherit.
     for (const key of OVERRIDABLE_PRICE_KEYS) {
       const value = override[key];
       if (typeof value === 'string') chosen.set(key, value);
@@ -164,18 +164,18 @@ export function addDecimals(values: readonly string[]): string {
   return formatDecimal(sum);
 }
 
-// --- override conditions (SPEC 2.3 PricingOverride) ---
+// --- override conditions (docs/reference.md#pricing-and-cost PricingOverride) ---
 
 function overrideApplies(override: PricingOverride, request: PricingRequest): boolean {
   const { min_prompt_tokens: minPromptTokens, utc_start: start, utc_end: end, utc_days: days } = override;
   if (minPromptTokens !== undefined) {
     if (!isValidMinPromptTokens(minPromptTokens)) return false;
-    // SPEC 2.3: strictly greater than.
+    // docs/reference.md#pricing-and-cost: strictly greater than.
     if (!(request.promptTokens > minPromptTokens)) return false;
   }
   if (days !== undefined) {
     if (!Array.isArray(days) || days.length === 0 || !days.every((d) => KNOWN_WEEKDAYS.has(d))) return false;
-    // SPEC 2.3 "evaluated at the request instant": the weekday of the instant itself, also
+    // docs/reference.md#pricing-and-cost "evaluated at the request instant": the weekday of the instant itself, also
     // after midnight inside a window that wraps (02:00 Monday is Monday, not Sunday's night).
     if (!days.includes(WEEKDAYS[request.at.getUTCDay()])) return false;
   }

@@ -2,12 +2,12 @@ import { invalid } from '../openapi/json-schema';
 import { MODEL_CATEGORIES, OUTPUT_MODALITIES, SUPPORTED_PARAMETERS } from './types';
 
 /**
- * The query parameters of `GET /models/user` (SPEC 4.1, 8) and of the public catalog's
+ * The query parameters of `GET /models/user` (docs/reference.md#the-catalog, docs/reference.md#limits) and of the public catalog's
  * `GET /models` and `GET /models/count`, as their routes declare them: data apart from the
  * parser (catalog-query.ts), so the route registry loads no validator.
  */
 
-/** SPEC 4.1 sort values; the arena order has a neutral and a wire name (DESIGN.md). */
+/** The sort values (docs/reference.md#listing-rules); the arena order has a neutral and a wire name (docs/api.md, the catalog). */
 export const SORTS = [
   'most-popular',
   'newest',
@@ -47,14 +47,14 @@ export const CATALOG_QUERY_PARAMETERS = [
     name: 'offset',
     // Integer or null, as in the public document; `null` means not given (an empty value is refused).
     schema: { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-    description: 'SPEC 4.1, 8: models to skip, at least 0. With neither offset nor limit the whole list comes back.',
+    description: 'Models to skip, at least 0. With neither offset nor limit the whole list comes back.',
   },
-  { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT }, description: `SPEC 8: page size, 1 to ${MAX_LIMIT}; ${DEFAULT_LIMIT} when only offset is given.` },
+  { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT }, description: `Page size, 1 to ${MAX_LIMIT}; ${DEFAULT_LIMIT} when only offset is given.` },
   {
     name: 'sort',
     // The alias is accepted, not advertised.
     schema: { type: 'string', enum: [...SORTS, ...Object.keys(SORT_ALIASES)], ...invalid({ enum: `must be one of ${SORTS.join(', ')}` }) },
-    description: 'Server-side order (SPEC 4.1); absent or empty: the catalog order.',
+    description: 'Server-side order (see the listing rules of the catalog in the reference); absent or empty: the catalog order.',
   },
   OUTPUT_MODALITIES_PARAMETER,
 ] as const;
@@ -74,7 +74,7 @@ export const MODEL_LIST_QUERY_PARAMETERS = [
       pattern: `^ *${PARAMETER_NAME} *(, *${PARAMETER_NAME} *)*$`,
       ...invalid({ pattern: `must be a comma-separated list of ${SUPPORTED_PARAMETERS.join(', ')}` }),
     },
-    description: 'A comma-separated list of request parameters (SPEC 2.8): only the models that support every one.',
+    description: 'A comma-separated list of request parameters: only the models that support every one.',
   },
   {
     name: 'q',

@@ -2,7 +2,7 @@ import { ref } from '../openapi/json-schema';
 import type { RouteDefinition } from '../route-definition';
 import { CATALOG_QUERY_PARAMETERS, MODEL_COUNT_QUERY_PARAMETERS, MODEL_LIST_QUERY_PARAMETERS } from './query-parameters';
 
-/** SPEC 4.1 and the `links.details` target of each model. */
+/** docs/reference.md#the-catalog and the `links.details` target of each model. */
 export const CATALOG_ROUTES = [
   {
     operationId: 'getUserModels',
@@ -10,7 +10,7 @@ export const CATALOG_ROUTES = [
     path: '/models/user',
     function: 'catalog',
     access: 'any',
-    summary: 'List the models the caller may use (SPEC 4.1)',
+    summary: 'List the models the caller may use',
     query: CATALOG_QUERY_PARAMETERS,
     ok: { status: 200, schema: ref('ModelsListResponse') },
     errors: [400],

@@ -1,5 +1,5 @@
 /**
- * Catalog types. `PublicModel` is the wire shape of SPEC 2.1 (wire names per DESIGN.md);
+ * Catalog types. `PublicModel` is the wire shape of docs/reference.md#the-model-entry (the public API's wire names);
  * `ProviderEndpoint` and `CatalogEntry` are what the gateway keeps about each model to
  * compute one caller's view of it.
  */
@@ -19,7 +19,7 @@ export const OUTPUT_MODALITIES = [
 ] as const;
 export type OutputModality = (typeof OUTPUT_MODALITIES)[number];
 
-/** SPEC 2.8: the values a model's `supported_parameters` may hold. */
+/** docs/reference.md#the-model-entry: the values a model's `supported_parameters` may hold. */
 export const SUPPORTED_PARAMETERS = [
   'temperature',
   'top_p',
@@ -75,7 +75,7 @@ export interface ModelArchitecture {
   tokenizer?: string;
 }
 
-/** SPEC 2.3: price keys that an override may replace. */
+/** docs/reference.md#pricing-and-cost: price keys that an override may replace. */
 export const OVERRIDABLE_PRICE_KEYS = [
   'prompt',
   'completion',

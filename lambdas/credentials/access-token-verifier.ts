@@ -42,9 +42,9 @@ function refused(reason: TokenRefusalReason): AccessTokenError {
 export interface AccessTokenVerifierOptions {
   signingKeys: Pick<SigningKeyStore, 'list'>;
   clock: Clock;
-  /** The API base URL: `iss` and `aud` of every token the exchange issues (SPEC 2.13). */
+  /** The API base URL: `iss` and `aud` of every token the exchange issues (docs/reference.md#access-tokens). */
   issuer: string;
-  /** SPEC 8: retired signing keys verify this long after they stopped signing. */
+  /** docs/reference.md#limits: retired signing keys verify this long after they stopped signing. */
   maxTokenLifetimeSeconds: number;
   /** An unknown `kid` reloads the signing-key records at most this often. @default 30 */
   unknownKidRefreshSeconds?: number;
@@ -65,7 +65,7 @@ function boundKeyOf(cnf: unknown): string | null {
 }
 
 /**
- * Verifies the service's own access tokens (SPEC 2.13, 5 rule 5). jose's `jwtVerify` checks
+ * Verifies the service's own access tokens (docs/reference.md#access-tokens, docs/reference.md#scopes-and-access rule 5). jose's `jwtVerify` checks
  * the JWS and the JWT: ES256 only, header `typ` `at+jwt` (RFC 9068 §2.1, also in its
  * `application/` form), the signature with the key of the header `kid` among the keys the
  * JWKS publishes (active ones, and retired ones while their tokens live), our `iss` and

@@ -16,7 +16,7 @@ export interface AccessTokenVerifier {
 export interface VerifiedAccessToken {
   /** The API key the token acts as. */
   keyHash: string;
-  /** The policy that authorized it, for usage attribution only (SPEC 2.13: never for authorization). */
+  /** The policy that authorized it, for usage attribution only (docs/reference.md#access-tokens: never for authorization). */
   federationPolicyId: string | null;
   /** `cnf.jkt` of a DPoP-bound token (RFC 9449 §6.1): it is good only with a proof by that key. */
   boundKey: string | null;
@@ -80,7 +80,7 @@ export function credentialKind(authorization: string | undefined): CredentialKin
 }
 
 /**
- * SPEC 5: one authentication path for every protected route. The key record is read on every
+ * docs/reference.md#scopes-and-access: one authentication path for every protected route. The key record is read on every
  * request (strongly consistent), so disabling or deleting a key, or the key an access token
  * acts as, takes effect on the next request. With its organization and workspace it takes one
  * round trip once the container has seen the key. A DPoP-bound access token (RFC 9449) is
@@ -194,12 +194,12 @@ async function readRecords(accounts: AccountStore, keyHash: string): Promise<Acc
   return { ...placed, key };
 }
 
-/** SPEC 2.12: workspace and personal keys are for inference; management keys for management. */
+/** docs/reference.md#scopes-and-access: workspace and personal keys are for inference; management keys for management. */
 export function scopeOf(key: ApiKeyRecord): Principal['scope'] {
   return key.kind === 'management' ? 'management' : 'inference';
 }
 
-/** SPEC 4.5: management routes take management credentials; writes need read-write access. */
+/** docs/reference.md#scopes-and-access: management routes take management credentials; writes need read-write access. */
 export function requireManagement(principal: Principal, access: 'read' | 'write'): void {
   if (principal.scope !== 'management') throw new ForbiddenError('Operation reserved for management keys');
   if (access === 'write' && principal.key.accessLevel !== 'read-write') {
@@ -207,7 +207,7 @@ export function requireManagement(principal: Principal, access: 'read' | 'write'
   }
 }
 
-/** SPEC 4.5: a management credential is refused on inference routes. */
+/** docs/reference.md#scopes-and-access: a management credential is refused on inference routes. */
 export function requireInference(principal: Principal): void {
   if (principal.scope !== 'inference') throw new ForbiddenError('Management keys cannot be used for inference');
 }

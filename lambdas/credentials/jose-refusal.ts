@@ -3,7 +3,7 @@ import type { TokenRefusalReason } from './token-refusal';
 
 /**
  * The one boundary where jose's verification errors become the service's refusal reasons
- * (STYLE.md 3), for subject tokens and access tokens alike. jose's error `code`s are its
+ * (one translation of library errors, at one boundary), for subject tokens and access tokens alike. jose's error `code`s are its
  * stable interface (its classes say so: "Stable code identifying the error class"), so the
  * translation reads the code, and for a claim failure the `claim` and `reason` jose reports;
  * never a message.
@@ -16,7 +16,7 @@ export function refusalReasonFor(error: unknown): TokenRefusalReason | null {
   switch (error.code) {
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
       return 'bad_signature';
-    // The header `alg` is not one of the pinned `algorithms` (SPEC 4.3 rule 1, SPEC 5 rule 5).
+    // The header `alg` is not one of the pinned `algorithms` (docs/reference.md#subject-tokens rule 1, docs/reference.md#scopes-and-access rule 5).
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
       return 'unsupported_alg';
     // A published key that cannot verify this algorithm, or a key set jose cannot use.
@@ -58,7 +58,7 @@ function claimRefusal({ claim, reason }: errors.JWTClaimValidationFailed): Token
       return 'aud_mismatch';
     case 'sub':
       return 'sub_mismatch';
-    // SPEC 4.3 rule 2: a token without `exp` is refused as expired.
+    // docs/reference.md#subject-tokens rule 2: a token without `exp` is refused as expired.
     case 'exp':
       return 'expired';
     case 'nbf':

@@ -64,7 +64,7 @@ function canonicalBase64url(value: string): Buffer | null {
   return bytes.toString('base64url') === value ? bytes : null;
 }
 
-/** SPEC 4.3 rule 1: the RSA keys the service verifies with, from identity providers and in DPoP proofs alike. */
+/** docs/reference.md#subject-tokens rule 1: the RSA keys the service verifies with, from identity providers and in DPoP proofs alike. */
 export const MIN_RSA_BITS = 2048;
 export const MAX_RSA_BITS = 8192;
 /**

@@ -1,8 +1,8 @@
 import { Refusal } from './token-refusal';
 
 /**
- * The service's time rules for every JWT it accepts, subject tokens (SPEC 4.3 rule 2) and its
- * own access tokens (SPEC 5 rule 5) alike: `exp` is required and has no leeway (a token with
+ * The service's time rules for every JWT it accepts, subject tokens (docs/reference.md#subject-tokens rule 2) and its
+ * own access tokens (docs/reference.md#scopes-and-access rule 5) alike: `exp` is required and has no leeway (a token with
  * less than one second left is expired), `nbf` and `iat` have {@link CLOCK_LEEWAY_SECONDS},
  * and each is a NumericDate (RFC 7519 §2: a JSON number, fractions included).
  *
@@ -15,7 +15,7 @@ import { Refusal } from './token-refusal';
 
 /**
  * Allowed clock difference between a token's issuer and the service for `nbf` and `iat`.
- * None for `exp`: an issued token never outlives the exchanged one (SPEC 5 rule 4), so a
+ * None for `exp`: an issued token never outlives the exchanged one (docs/reference.md#scopes-and-access rule 4), so a
  * token past its `exp` could only yield a token that is already expired.
  */
 export const CLOCK_LEEWAY_SECONDS = 30;
@@ -50,7 +50,7 @@ export function checkValidityWindow(claims: Record<string, unknown>, now: Date):
   const nowSeconds = now.getTime() / 1000;
   const leeway = `${CLOCK_LEEWAY_SECONDS} s leeway`;
   const { exp, nbf, iat } = claims;
-  if (exp === undefined) return new Refusal('expired', 'The token has no exp claim; an expiry is required (SPEC 4.3 rule 2).');
+  if (exp === undefined) return new Refusal('expired', 'The token has no exp claim; an expiry is required.');
   if (!isNumericDate(exp)) return notNumericDate('exp', exp);
   if (nowSeconds >= exp) {
     return new Refusal('expired', `The token expired at ${at(exp)}; it is now ${now.toISOString()} (no leeway on exp: an issued token never outlives the exchanged one).`);

@@ -20,7 +20,7 @@ import {
 export { ConditionCostError, type Shape };
 
 /**
- * The save-time half of the condition budget (SPEC 4.4, the "tenant-written code runs under a
+ * The save-time half of the condition budget (docs/reference.md#conditions, the "tenant-written code runs under a
  * budget" rule): an upper bound on what one evaluation of a condition can cost, computed from
  * its syntax tree and the largest variables an exchange admits (`CONDITION_INPUT_BOUNDS`).
  * A condition whose bound exceeds {@link CONDITION_BUDGET} is refused when the policy is saved.

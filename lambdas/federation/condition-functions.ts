@@ -1,5 +1,5 @@
 /**
- * What each function a condition may call costs, in the condition budget's work units (SPEC 4.4,
+ * What each function a condition may call costs, in the condition budget's work units (docs/reference.md#conditions,
  * limits.ts): the one table the save-time bound (condition-cost.ts) reads with the largest sizes
  * an exchange admits, and the run-time meter (condition-meter.ts) with the sizes of the values
  * each call is made with, before the call runs.

@@ -27,7 +27,7 @@ export const SCALAR: Shape = Object.freeze({ kind: 'scalar' });
 /** `string(x)` of a number or a bool: the longest is a double's exponent form. */
 export const NUMBER_TEXT_LENGTH = 32;
 
-/** The four variables at their largest (SPEC 8, and what a 16 KB subject token can carry). */
+/** The four variables at their largest (docs/reference.md#limits, and what a 16 KB subject token can carry). */
 export function variableShapes(): Record<string, Shape> {
   const { subjectLength, audienceCount, audienceLength, claimCharacters, scopesCount, scopeLength } = CONDITION_INPUT_BOUNDS;
   return {

@@ -7,7 +7,7 @@ import { pinsSubject } from './subject-pinning';
 import { ConditionBudgetExceeded, meterCalls, meterEnvironment, metered, type ConditionUsage, type MeterOptions } from './condition-meter';
 
 /**
- * Policy conditions (SPEC 4.4): CEL expressions over exactly four variables, checked in full
+ * Policy conditions (docs/reference.md#conditions): CEL expressions over exactly four variables, checked in full
  * when a policy is saved ({@link checkCondition}) and evaluated at exchange time
  * ({@link evaluateCondition}) from a per-container cache of compiled expressions.
  */
@@ -26,7 +26,7 @@ export const CONDITION_LIMITS = Object.freeze({
   maxCallArguments: 8,
 });
 
-/** SPEC 4.4 rule 3: the macros that loop over a list or map. */
+/** docs/reference.md#conditions rule 3: the macros that loop over a list or map. */
 const COMPREHENSION_MACROS: ReadonlySet<string> = new Set(['all', 'exists', 'exists_one', 'filter', 'map']);
 
 /**
@@ -40,7 +40,7 @@ export class ConditionError extends InvalidInputError {
 }
 
 /**
- * A condition that could not be evaluated to a boolean at exchange time (SPEC 4.4 rule 4:
+ * A condition that could not be evaluated to a boolean at exchange time (docs/reference.md#conditions rule 4:
  * the exchange is refused). The message is for the exchange record, never for the workload.
  */
 export class ConditionEvaluationError extends Error {
@@ -71,7 +71,7 @@ const environment = createEnvironment();
 meterEnvironment(environment);
 
 /**
- * SPEC 4.4 rules 1-3, at save time: length, syntax, parser limits, no `matches()`, no nested
+ * docs/reference.md#conditions rules 1-3, at save time: length, syntax, parser limits, no `matches()`, no nested
  * comprehension, only the four variables, well-typed, and a `bool` result. Throws a
  * {@link ConditionError} naming the first problem found.
  */
@@ -82,7 +82,7 @@ export function checkCondition(source: string): CheckedCondition {
 /** {@link checkCondition}, also handing back the checked parse, which evaluates as it is. */
 function checkAndParse(source: string): { checked: CheckedCondition; evaluator: Evaluator } {
   if (typeof source !== 'string' || source.trim() === '') throw new ConditionError('the condition is empty');
-  // SPEC 8: the length is capped before parsing, so no oversized input reaches the parser.
+  // docs/reference.md#limits: the length is capped before parsing, so no oversized input reaches the parser.
   if (source.length > MAX_CONDITION_LENGTH) {
     throw new ConditionError(`the condition is longer than ${MAX_CONDITION_LENGTH} characters`);
   }
@@ -95,7 +95,7 @@ function checkAndParse(source: string): { checked: CheckedCondition; evaluator: 
   const variables = inspect(parsed.ast);
   const result = parsed.check();
   if (!result.valid) throw typeFailure(result.error);
-  // SPEC 4.4 rule 1: the condition decides, so it must be a boolean and nothing else.
+  // docs/reference.md#conditions rule 1: the condition decides, so it must be a boolean and nothing else.
   if (result.type !== 'bool') throw new ConditionError(`the condition must yield a bool, not ${result.type}`);
   // The budget: what the condition can cost for the largest token an exchange admits.
   let cost: ConditionCost;
@@ -129,7 +129,7 @@ function typeFailure(error: unknown): ConditionError {
 }
 
 /**
- * Walks the syntax tree once: refuses `matches()` (SPEC 4.4 rule 2), a comprehension inside
+ * Walks the syntax tree once: refuses `matches()` (docs/reference.md#conditions rule 2), a comprehension inside
  * another's loop body (rule 3) and `cel.bind` (binding lets a string double in size at each
  * level: exponential work from a short condition), and collects the variables read.
  */
@@ -220,7 +220,7 @@ function compile(source: string): Evaluator {
 }
 
 /**
- * SPEC 4.4 at exchange time: true or false, or a {@link ConditionEvaluationError} when the
+ * docs/reference.md#conditions at exchange time: true or false, or a {@link ConditionEvaluationError} when the
  * expression fails (out-of-range index, failed conversion) or yields anything but a boolean.
  * Rule 4 treats an error like false; the caller records which of the two happened.
  */
@@ -255,7 +255,7 @@ export function evaluateConditionMetered(source: string, variables: ConditionVar
   return { result, usage };
 }
 
-/** SPEC 4.4 rule 4: a claim of the wrong type refuses the exchange, never reaches the expression. */
+/** docs/reference.md#conditions rule 4: a claim of the wrong type refuses the exchange, never reaches the expression. */
 function assertVariableTypes(variables: ConditionVariables): void {
   const isStringList = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item === 'string');
   const wrong = [

@@ -10,7 +10,7 @@ import { MAX_CLAIM_CHARS, MAX_SCOPES } from './limits';
 import { hasFederationEntitlement, type ConditionVariables, type FederationIssuer, type FederationPolicy, type FederationReader } from './types';
 
 /**
- * Decides whether a subject token may be exchanged under a federation policy (SPEC 4.3, 4.4)
+ * Decides whether a subject token may be exchanged under a federation policy (docs/reference.md#subject-tokens, docs/reference.md#conditions)
  * and says why, step by step. The token endpoint answers from `result` and `reason`; the
  * policy tester shows `steps` to the organization's admin. A refusal is a result, never an
  * exception: only an infrastructure failure (a store that cannot be read) throws.
@@ -21,7 +21,7 @@ export interface ExchangeDependencies {
   accounts: Pick<AccountStore, 'getApiKey' | 'getOrganization'>;
   issuerKeys: IssuerKeySource;
   clock: Clock;
-  /** SPEC 4.4: evaluates a saved condition; throws when evaluation fails. */
+  /** docs/reference.md#conditions: evaluates a saved condition; throws when evaluation fails. */
   evaluateCondition: (source: string, variables: ConditionVariables) => boolean;
 }
 
@@ -84,7 +84,7 @@ export async function evaluateExchange(deps: ExchangeDependencies, input: Exchan
     return trace.refused('size_limits', refusal);
   };
 
-  // SPEC 8: decoded without trusting anything, checked before any rule runs.
+  // docs/reference.md#limits: decoded without trusting anything, checked before any rule runs.
   const token = decodeUnverified(input.subjectToken);
   if ('problem' in token) return refuseBeforeRules(new Refusal('malformed_token', `The token cannot be decoded: ${token.problem}.`));
   trace.outcome.unverifiedSubject = unverifiedSubject(token.payload);
@@ -96,7 +96,7 @@ export async function evaluateExchange(deps: ExchangeDependencies, input: Exchan
   if (state instanceof Refusal) return trace.refused('policy_state', state);
   trace.passed('policy_state', state.detail);
 
-  // SPEC 4.3 rules 1-2, and SPEC 4.4: signature and expiry come before any claim is compared.
+  // docs/reference.md#subject-tokens rules 1-2, docs/reference.md#conditions: signature and expiry come before any claim is compared.
   const verified = await verifySubjectToken(deps, input.subjectToken, token.header, state.issuer);
   if (verified instanceof Refusal) return trace.refused('signature', verified);
   const payload = verified.claims;
@@ -119,7 +119,7 @@ export async function evaluateExchange(deps: ExchangeDependencies, input: Exchan
 
   const sub = payload.sub;
   if (typeof sub !== 'string' || sub === '') {
-    return trace.refused('sub', new Refusal('sub_mismatch', 'The token has no sub, or sub is not a non-empty string (SPEC 4.3 rule 2).'));
+    return trace.refused('sub', new Refusal('sub_mismatch', 'The token has no sub, or sub is not a non-empty string.'));
   }
   if (state.policy.subject !== null && sub !== state.policy.subject) {
     return trace.refused(
@@ -144,7 +144,7 @@ export async function evaluateExchange(deps: ExchangeDependencies, input: Exchan
   return trace.accepted();
 }
 
-/** SPEC 8 limits on the unverified payload. */
+/** Limits (docs/reference.md#limits) on the unverified payload. */
 function checkSizes(payload: Record<string, unknown>): Refusal | null {
   const tooLong = (value: unknown): value is string => typeof value === 'string' && charCount(value) > MAX_CLAIM_CHARS;
   if (tooLong(payload.sub)) return new Refusal('claim_too_large', `sub has ${charCount(payload.sub)} characters; at most ${MAX_CLAIM_CHARS} are accepted.`);
@@ -174,7 +174,7 @@ interface PolicyState {
 }
 
 /**
- * SPEC 3: a paused or deleted policy, a deleted issuer, a lost entitlement or an unusable key
+ * docs/reference.md#lifecycle: a paused or deleted policy, a deleted issuer, a lost entitlement or an unusable key
  * stop new exchanges. The issuer, the organization and the key are read at once, one round
  * trip, and judged in that order.
  */
@@ -209,7 +209,7 @@ async function checkPolicyState(deps: ExchangeDependencies, policyId: string, po
 }
 
 function actingKeyProblem(key: ApiKeyRecord, policy: FederationPolicy, now: Date): Refusal | null {
-  // SPEC 2.12: personal keys cannot be targeted, and the scope follows the key's kind.
+  // docs/reference.md#federation-policies: personal keys cannot be targeted, and the scope follows the key's kind.
   const scope = key.kind === 'workspace' ? 'inference' : key.kind === 'management' ? 'management' : null;
   if (scope === null) return new Refusal('key_disabled', `The acting key ${key.label} is a personal key, which a policy cannot act as.`);
   if (scope !== policy.scope) {
@@ -231,7 +231,7 @@ function checkIssuer(iss: unknown, issuer: FederationIssuer): Refusal | null {
   );
 }
 
-/** SPEC 2.12 scopes check: an array of strings containing the value; rules 4-5. */
+/** The scopes check (docs/reference.md#federation-policies rule 3): an array of strings containing the value; rules 4-5. */
 function checkScopesClaim(scopes: unknown, required: string | null): string | Refusal {
   if (required === null) return 'No scopes check is configured.';
   if (scopes === undefined) return new Refusal('claim_check_failed', `The token has no scopes claim; the policy requires one containing ${JSON.stringify(required)}.`);
@@ -246,7 +246,7 @@ function checkScopesClaim(scopes: unknown, required: string | null): string | Re
   return `The token scopes contain ${JSON.stringify(required)}.`;
 }
 
-/** SPEC 2.12 token type check: the `token_type` claim, never the header `typ`. */
+/** The token type check (docs/reference.md#federation-policies rule 3): the `token_type` claim, never the header `typ`. */
 function checkTokenTypeClaim(tokenType: unknown, required: string | null): string | Refusal {
   if (required === null) return 'No token type check is configured.';
   if (tokenType === undefined) return new Refusal('claim_check_failed', `The token has no token_type claim; the policy requires ${JSON.stringify(required)}.`);
@@ -262,7 +262,7 @@ function checkTokenTypeClaim(tokenType: unknown, required: string | null): strin
   return `The token token_type equals ${JSON.stringify(required)}.`;
 }
 
-/** SPEC 4.4: the condition sees exactly four variables; rule 4 refuses false, errors and wrongly typed claims. */
+/** docs/reference.md#conditions: the condition sees exactly four variables; rule 4 refuses false, errors and wrongly typed claims. */
 function runCondition(
   deps: ExchangeDependencies,
   source: string | null,
@@ -271,11 +271,11 @@ function runCondition(
   if (source === null) return 'The policy has no condition.';
   const scopes = claims.scopes === undefined ? [] : stringList(claims.scopes, false);
   if (!scopes) {
-    return new Refusal('condition_error', `The token scopes claim is of type ${describeType(claims.scopes)}; the condition needs a list of strings (SPEC 4.4 rule 4).`);
+    return new Refusal('condition_error', `The token scopes claim is of type ${describeType(claims.scopes)}; the condition needs a list of strings.`);
   }
   const tokenType = claims.tokenType === undefined ? '' : claims.tokenType;
   if (typeof tokenType !== 'string') {
-    return new Refusal('condition_error', `The token token_type claim is of type ${describeType(tokenType)}; the condition needs a string (SPEC 4.4 rule 4).`);
+    return new Refusal('condition_error', `The token token_type claim is of type ${describeType(tokenType)}; the condition needs a string.`);
   }
   const variables: ConditionVariables = { subject: claims.sub, audience: claims.audiences, scopes, token_type: tokenType };
   let result: unknown;

@@ -4,7 +4,7 @@ import type { RefusalReason } from './exchange-types';
 export const EXCHANGE_EVENT_RETENTION_DAYS = 30;
 
 /**
- * One token exchange whose policy id named a policy (SPEC 4.2), recorded for the policy's
+ * One token exchange whose policy id named a policy (docs/reference.md#the-token-exchange), recorded for the policy's
  * organization. Never the subject token, the access token or a signature: the admin needs
  * the reason, the subject and the request id, not the credentials.
  */

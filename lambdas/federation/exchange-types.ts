@@ -3,7 +3,7 @@ import { Refusal as TokenRefusal, TOKEN_REFUSAL_REASONS } from '../credentials/t
 import type { FederationIssuer, FederationPolicy } from './types';
 
 /**
- * The outcome of evaluating one subject token against one federation policy (SPEC 4.3, 4.4),
+ * The outcome of evaluating one subject token against one federation policy (docs/reference.md#subject-tokens, docs/reference.md#conditions),
  * shared by the token endpoint (which hides the reason from the workload and records it in
  * the exchange event) and the policy tester (which shows every step to the admin).
  */

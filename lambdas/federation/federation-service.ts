@@ -41,11 +41,11 @@ const UPDATE_ATTEMPTS = 10;
 type Input = Record<string, unknown>;
 
 /**
- * Issuers and policies of an organization (SPEC 2.11, 2.12), for the management API and the
+ * Issuers and policies of an organization (docs/reference.md#issuers, docs/reference.md#federation-policies), for the management API and the
  * operator CLI: both hand in input in the API's wire names and get the same validation
  * (federation-validation.ts) and the same errors.
  *
- * Deleting an issuer deletes its policies (SPEC 3: new exchanges fail, issued tokens are
+ * Deleting an issuer deletes its policies (docs/reference.md#lifecycle: new exchanges fail, issued tokens are
  * untouched). The issuer goes first, so from that moment every exchange naming one of its
  * policies fails (the exchange needs the issuer); a policy whose issuer is gone is treated as
  * deleted by every read here, even if removing it was interrupted.
@@ -196,7 +196,7 @@ export class FederationService {
     if (!(await this.store.deletePolicy(organizationId, policyId))) throw new NotFoundError(`Policy ${policyId} not found`);
   }
 
-  /** SPEC 1: configuring federation needs the entitlement; reading and deleting do not. */
+  /** docs/reference.md#organizations-workspaces-and-guardrails: configuring federation needs the entitlement; reading and deleting do not. */
   private async requireEntitlement(organizationId: string): Promise<Organization> {
     const organization = await this.accounts.getOrganization(organizationId);
     if (!organization) throw new NotFoundError(`Organization ${organizationId} not found`);
@@ -219,7 +219,7 @@ export class FederationService {
     return issuer;
   }
 
-  /** SPEC 2.12: a policy acts as a live workspace or management key of the organization; the key's kind fixes the scope. */
+  /** docs/reference.md#federation-policies: a policy acts as a live workspace or management key of the organization; the key's kind fixes the scope. */
   private async scopeOfKey(organizationId: string, hash: string): Promise<FederationScope> {
     const key: ApiKeyRecord | undefined = await this.accounts.getApiKey(hash);
     if (!key || key.organizationId !== organizationId) throw invalidParameter('api_key_hash', 'no key with this hash in the organization');

@@ -23,7 +23,7 @@ import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
  * the request body, the operator CLI an object built from its flags, so both give the same
  * answers. The body's shape is its schema's (CreateIssuerRequest and the others of the OpenAPI
  * document, compiled ahead of time); what a schema cannot state is here: the host rules of the
- * URLs the service will fetch, the admission of public keys, and CEL (SPEC 4.4). Each refusal
+ * URLs the service will fetch, the admission of public keys, and CEL (docs/reference.md#conditions). Each refusal
  * is a 400 naming the field (`metadata.parameter`). Rules that need stored state (the issuer
  * exists, the key is live) are the service's.
  */
@@ -137,7 +137,7 @@ export function parsePolicyPatch(input: Body): PolicyPatch {
   };
 }
 
-/** Applies a validated patch: absent fields keep their value; each claim check is set or removed on its own (SPEC 2.12 rule 3). */
+/** Applies a validated patch: absent fields keep their value; each claim check is set or removed on its own (docs/reference.md#federation-policies rule 3). */
 export function applyPolicyPatch(policy: FederationPolicy, patch: PolicyPatch): FederationPolicy {
   const defined = <T>(value: T | undefined, current: T): T => (value === undefined ? current : value);
   return {
@@ -158,7 +158,7 @@ export function applyPolicyPatch(policy: FederationPolicy, patch: PolicyPatch): 
 }
 
 /**
- * The rules over a whole policy and its issuer: SPEC 2.12 rule 1 (subject or condition), and
+ * The rules over a whole policy and its issuer: docs/reference.md#federation-policies rule 1 (subject or condition), and
  * on a multi-tenant issuer the shared-issuer rule: an exact subject, or a condition that pins
  * the subject (`subject-pinning.ts`) and is false for a random subject.
  */
@@ -195,7 +195,7 @@ export function isTrueForRandomSubject(source: string, audience: string): boolea
   }
 }
 
-/** SPEC 4.4: the save-time checker; its refusal names the condition. */
+/** docs/reference.md#conditions: the save-time checker; its refusal names the condition. */
 function condition(source: string): string {
   try {
     return checkCondition(source).source;
@@ -276,7 +276,7 @@ function jwks(set: NonNullable<CreateIssuerBody['jwks']>): { keys: JWK[] } {
 type JwkBody = NonNullable<CreateIssuerBody['jwks']>['keys'][number];
 
 /**
- * One public signing key, EC P-256 (ES256) or RSA of at least 2048 bits (RS256), SPEC 4.3; the
+ * One public signing key, EC P-256 (ES256) or RSA of at least 2048 bits (RS256), docs/reference.md#subject-tokens; the
  * schema has checked that it is an object of kty EC or RSA. Only its public members are kept.
  */
 function publicJwk(key: JwkBody, where: string): JWK {

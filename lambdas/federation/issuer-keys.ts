@@ -4,7 +4,7 @@ import { DocumentFetchError, createHttpsJsonFetcher, type HttpsJsonFetcherOption
 import type { FederationIssuer } from './types';
 
 /**
- * The public keys an issuer signs its tokens with (SPEC 4.3 rule 1): its inline JWK Set, or
+ * The public keys an issuer signs its tokens with (docs/reference.md#subject-tokens rule 1): its inline JWK Set, or
  * the set at its `jwks_url`, or at the `jwks_uri` of its OpenID discovery document. Fetched
  * sets are cached per container.
  */
@@ -20,7 +20,7 @@ export interface IssuerKeySet {
 
 export type IssuerKeyLookup =
   | { status: 'available'; set: IssuerKeySet }
-  /** Nothing usable: the reason is for the admin (SPEC 7.2: 503 `temporarily_unavailable`). */
+  /** Nothing usable: the reason is for the admin (docs/reference.md#oauth-errors: 503 `temporarily_unavailable`). */
   | { status: 'unavailable'; problem: string };
 
 export interface IssuerKeySource {

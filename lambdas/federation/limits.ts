@@ -5,10 +5,10 @@ import type { ConditionVariables } from './types';
  * enforce them so the interface description can import them without the CEL engine.
  */
 
-/** SPEC 8: a condition is at most 2,000 characters. */
+/** docs/reference.md#limits: a condition is at most 2,000 characters. */
 export const MAX_CONDITION_LENGTH = 2000;
 
-/** SPEC 4.4: the only variables a condition sees, with their CEL types. */
+/** docs/reference.md#conditions: the only variables a condition sees, with their CEL types. */
 export const CONDITION_VARIABLE_TYPES: Readonly<Record<keyof ConditionVariables, string>> = Object.freeze({
   subject: 'string',
   audience: 'list<string>',
@@ -16,15 +16,15 @@ export const CONDITION_VARIABLE_TYPES: Readonly<Record<keyof ConditionVariables,
   token_type: 'string',
 });
 
-/** SPEC 8: a subject token is at most 16 KB. */
+/** docs/reference.md#limits: a subject token is at most 16 KB. */
 export const MAX_SUBJECT_TOKEN_BYTES = 16 * 1024;
-/** SPEC 8: `sub`, each `aud` value and each `scopes` entry. */
+/** docs/reference.md#limits: `sub`, each `aud` value and each `scopes` entry. */
 export const MAX_CLAIM_CHARS = 512;
-/** SPEC 8: entries of the `scopes` claim. */
+/** docs/reference.md#limits: entries of the `scopes` claim. */
 export const MAX_SCOPES = 16;
 
 /**
- * The largest variables a condition can meet (SPEC 4.4, 8). SPEC 8 caps each value; the count of
+ * The largest variables a condition can meet (docs/reference.md#conditions, docs/reference.md#limits). The limits cap each value; the count of
  * `aud` values and the length of `token_type` are capped by the token itself: a 16 KB JWT's
  * payload decodes to at most 12,288 bytes, and each `aud` value takes at least three of them.
  */
@@ -66,7 +66,7 @@ export const CONDITION_ERROR_WORK = 20_000;
 export const CONDITION_TIME_LIMIT_MS = 250;
 
 export const NAME_MAX = 100;
-/** SPEC 8: `sub` and `aud` values are at most 512 characters, so configured ones are too. */
+/** docs/reference.md#limits: `sub` and `aud` values are at most 512 characters, so configured ones are too. */
 export const CLAIM_VALUE_MAX = MAX_CLAIM_CHARS;
 export const URL_MAX = 512;
 export const JWKS_MAX_KEYS = 20;

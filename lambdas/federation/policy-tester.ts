@@ -8,15 +8,15 @@ import type { FederationPolicy } from './types';
 
 /**
  * The policy tester: runs a workload's token through the exchange's own decision
- * (SPEC 4.3, 4.4) for one policy and tells the organization's admin every step, with the
- * true reason the token endpoint hides from the workload (SPEC 7.2). It never mints a token
+ * (docs/reference.md#subject-tokens, docs/reference.md#conditions) for one policy and tells the organization's admin every step, with the
+ * true reason the token endpoint hides from the workload (docs/reference.md#oauth-errors). It never mints a token
  * and records nothing: no exchange event, no `jti`.
  */
 export interface PolicyTesterDeps {
   /** The exchange decision, bound to its stores, issuer keys and condition evaluator. */
   evaluate: (request: ExchangeRequestInput) => Promise<ExchangeEvaluation>;
   clock: Clock;
-  /** SPEC 8: the longest lifetime an issued access token gets (at most 900 s). */
+  /** docs/reference.md#limits: the longest lifetime an issued access token gets (at most 900 s). */
   maxLifetimeSeconds: number;
   /** Checks a DPoP proof as the token endpoint does; the tester never claims it. */
   proofs: Pick<ProofChecker, 'check'>;
@@ -111,7 +111,7 @@ function onTokenEndpoint(url: string): string | undefined {
   return at === -1 ? undefined : `${url.slice(0, at)}${TOKEN_PATH}`;
 }
 
-/** SPEC 5 rule 4: at most the configured maximum, never beyond the exchanged token's `exp`. */
+/** docs/reference.md#scopes-and-access rule 4: at most the configured maximum, never beyond the exchanged token's `exp`. */
 export function accessTokenLifetime(subjectExpiresAt: number, now: Date, maxLifetimeSeconds: number): number {
   const nowSeconds = Math.floor(now.getTime() / 1000);
   return Math.max(0, Math.min(maxLifetimeSeconds, Math.floor(subjectExpiresAt) - nowSeconds));

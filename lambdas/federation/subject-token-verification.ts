@@ -8,11 +8,11 @@ import { checkValidityWindow } from '../credentials/token-time-rules';
 import type { FederationIssuer } from './types';
 
 /**
- * The exchange's `signature` step (SPEC 4.3 rules 1-2): jose verifies the JWS, with the
+ * The exchange's `signature` step (docs/reference.md#subject-tokens rules 1-2): jose verifies the JWS, with the
  * algorithms pinned, against a key the service chose from the policy issuer's published set;
  * then the service's time rules apply. `compactVerify`, not `jwtVerify`: every other claim of
  * a subject token is a step of its own for the policy tester, and jose's single clock
- * tolerance does not fit SPEC's time rules (lambdas/credentials/token-time-rules.ts).
+ * tolerance does not fit the service's time rules (lambdas/credentials/token-time-rules.ts).
  *
  * Order, as jose runs it: the compact form and `crit` (RFC 7515 §4.1.11: every extension
  * but `b64` is refused as unrecognized), then `alg` against {@link ACCEPTED_ALGORITHMS}; then

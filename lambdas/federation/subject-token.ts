@@ -3,14 +3,14 @@ import { MAX_RSA_BITS, MIN_RSA_BITS, RSA_PUBLIC_EXPONENT, keyEncodingProblem, pu
 
 /**
  * What the service decides about a subject token before jose verifies it: decoding without
- * trust (for the SPEC 8 limits, checked before any rule runs), and which published keys are
+ * trust (for the limits, docs/reference.md#limits, checked before any rule runs), and which published keys are
  * admitted to verify, each for the one algorithm its type fixes (RFC 8725 §3.1), never the
  * token's header alone. Verification itself is jose's (see subject-token-verification.ts).
  */
 
 export type SubjectTokenAlgorithm = 'ES256' | 'RS256';
 
-/** SPEC 4.3 rule 1. */
+/** docs/reference.md#subject-tokens rule 1. */
 export const ACCEPTED_ALGORITHMS: readonly SubjectTokenAlgorithm[] = ['ES256', 'RS256'];
 /**
  * Keys a token that names no `kid` is tried against, at most: each try is one verification,

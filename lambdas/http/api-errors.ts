@@ -10,14 +10,14 @@ import {
 import { DPOP_SIGNING_ALGS } from '../credentials/dpop-wire';
 
 /**
- * The HTTP boundary of every non-OAuth route (SPEC 7.1). One serializer,
+ * The HTTP boundary of every non-OAuth route (docs/reference.md#the-common-error-body). One serializer,
  * {@link toErrorBody}, turns any thrown value into the `{error: {code, message, metadata}}`
  * body: domain errors by their kind (an unreadable or oversized body included: the request
  * parser throws them too); anything else becomes a 500 without detail.
  */
 export type { ErrorMetadata } from '../errors';
 
-/** SPEC 7.1 status of each domain error kind. */
+/** The status of each domain error kind (docs/reference.md#the-common-error-body). */
 export const STATUS_OF_KIND: Readonly<Record<DomainErrorKind, number>> = {
   invalid_input: 400,
   unauthenticated: 401,
@@ -54,7 +54,7 @@ export function toErrorBody(
   const status = STATUS_OF_KIND[error.kind];
   const body: ErrorBody = { error: { code: status, message: error.message } };
   if (error.metadata) body.error.metadata = error.metadata;
-  // SPEC 7.2: a per-address limit says when to retry.
+  // docs/reference.md#oauth-errors: a per-address limit says when to retry.
   if (error instanceof TooManyRequestsError) return { status, body, headers: { 'Retry-After': String(error.retryAfterSeconds) } };
   if (error instanceof UnauthenticatedError) {
     return { status, body, headers: { 'WWW-Authenticate': authenticationChallenge(error.reason, error.scheme, options.resourceMetadataUrl) } };

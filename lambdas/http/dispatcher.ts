@@ -5,9 +5,9 @@
  *
  *   route       its method (HEAD served by the GET route) and API Gateway resource template;
  *               nothing else in the functions reads the resource (the architecture test holds it)
- *   credential  authenticated and checked against the route's declared `access` (SPEC 4.5, 5)
+ *   credential  authenticated and checked against the route's declared `access` (docs/reference.md#scopes-and-access)
  *   budget      counted against the token endpoint's per-address limit where the route verifies
- *               subject tokens (SPEC 7.2, 8)
+ *               subject tokens (docs/reference.md#oauth-errors, docs/reference.md#limits)
  *   query       parsed by the route's query parser: its compiled schema, or the function's own
  *               (the catalog parses it before the credential is read: a bad request costs no I/O)
  *   body        read as JSON and validated by the route's compiled schema
@@ -126,7 +126,7 @@ export function requestAdmission<F extends FunctionId, Queries = {}, Bodies = {}
 /** What an operation gets: the admitted request and the function's dependencies. */
 export type RouteRequest<Id extends string, Deps, Queries = {}, Bodies = {}> = AdmittedRequest<Id, Queries, Bodies> & { readonly deps: Deps };
 
-/** One route's handler: call one domain function and return its result (STYLE 1). */
+/** One route's handler: call one domain function and return its result: handlers only wire. */
 export type Operation<Request> = (request: Request) => Promise<Answer> | Answer;
 
 /** The operations of a function's routes, one per operation id its declarations give. */
@@ -204,7 +204,7 @@ function servedRoutes(options: AdmissionOptions<FunctionId, unknown, unknown>): 
 }
 
 /**
- * SPEC 4.5, 5: the caller, checked against the route's access. The public catalog takes any
+ * docs/reference.md#scopes-and-access: the caller, checked against the route's access. The public catalog takes any
  * valid credential, and none where the deployment opens it; a credential that is sent is
  * checked either way, so a revoked key is refused there too.
  */
@@ -219,7 +219,7 @@ async function admit(event: APIGatewayProxyEvent, route: RouteDefinition, option
   return principal;
 }
 
-/** SPEC 7.2, 8: a route that verifies subject tokens as the exchange does shares its per-address budget. */
+/** docs/reference.md#oauth-errors, docs/reference.md#limits: a route that verifies subject tokens as the exchange does shares its per-address budget. */
 async function countVerification(event: APIGatewayProxyEvent, exchangeRate: (sourceIp: string) => Promise<RateDecision>): Promise<void> {
   const rate = await exchangeRate(event.requestContext.identity.sourceIp);
   if (!rate.allowed) throw new TooManyRequestsError('Too many token evaluations from this address; retry later', rate.retryAfterSeconds);

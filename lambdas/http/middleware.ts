@@ -11,7 +11,7 @@ import { json } from './responses';
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 /**
- * Serializes every thrown error as a SPEC 7.1 body. Unexpected errors are logged with their
+ * Serializes every thrown error as a body in the common error shape (docs/reference.md#the-common-error-body). Unexpected errors are logged with their
  * stack and answered with a bare 500, so internals never reach the caller.
  */
 export function apiErrors(telemetry: Telemetry, options: ErrorSerializerOptions = {}): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
@@ -54,7 +54,7 @@ export interface ApiHandlerOptions extends ErrorSerializerOptions {
 
 /**
  * The one wrapper of every non-OAuth route: Powertools (context, traces, metrics), one log
- * line per request, the CORS headers of an API route, and the SPEC 7.1 error serializer, the
+ * line per request, the CORS headers of an API route, and the serializer of the common error body (docs/reference.md#the-common-error-body), the
  * boundary where domain errors become HTTP statuses. Functions that serve protected routes
  * pass the protected resource metadata URL their 401 challenges name.
  */

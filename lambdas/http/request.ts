@@ -39,7 +39,7 @@ export function headerValues(event: HeaderEvent, name: string): string[] {
 
 /**
  * The one `Authorization` value of a request. Two credentials in one request are refused
- * whichever comes first (SPEC 5 rule 2: an invalid credential is a 401), so a proxy that
+ * whichever comes first (docs/reference.md#scopes-and-access rule 2: an invalid credential is a 401), so a proxy that
  * adds its own header can never decide which identity the request runs as.
  */
 export function credentialHeader(event: HeaderEvent): string | undefined {
@@ -125,7 +125,7 @@ export function bodyText(event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Enc
 
 /** The media type of the bodies of routes that declare a `body` (lambdas/route-definition.ts). */
 export const JSON_MEDIA_TYPE = 'application/json';
-/** The media type of the bodies of routes that declare a `form`: the token endpoint (SPEC 4.2). */
+/** The media type of the bodies of routes that declare a `form`: the token endpoint (docs/reference.md#the-token-exchange). */
 export const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
 
 /**

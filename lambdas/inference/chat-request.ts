@@ -2,7 +2,7 @@ import { invalidParameter } from '../errors';
 import type { CreateChatCompletionBody } from '../openapi/validators/inference.generated';
 
 /**
- * A chat completion request in the OpenAI-compatible convention (SPEC 1, 4.5). The gateway
+ * A chat completion request in the OpenAI-compatible convention (docs/reference.md#keys-and-credentials, docs/reference.md#scopes-and-access). The gateway
  * checks what it needs to route and account for the request; every other field goes to
  * the provider unchanged, so clients keep the parameters they know.
  */
@@ -31,7 +31,7 @@ export function parseChatRequest(body: CreateChatCompletionBody): ChatRequest {
 
 /**
  * The body sent upstream: the routed model's id in place of the caller's spelling, and for
- * streams the usage chunk forced on, since usage is accounted from it (SPEC 1).
+ * streams the usage chunk forced on, since usage is accounted from it (docs/reference.md#keys-and-credentials).
  */
 export function upstreamBody(request: ChatRequest, modelId: string): string {
   const body: Record<string, unknown> = { ...request.body, model: modelId };

@@ -28,7 +28,7 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   regionalHostnames: Readonly<Record<string, string>>;
   upstream: UpstreamOptions;
   /**
-   * Records each completed request against the acting key (SPEC 1) before the answer is
+   * Records each completed request against the acting key (docs/reference.md#keys-and-credentials) before the answer is
    * complete: a failed write fails the answer. The model's popularity figure is counted once
    * the answer has ended; its failure is logged.
    */
@@ -59,7 +59,7 @@ const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
 
 /**
- * `POST /chat/completions` (SPEC 4.5), OpenAI-compatible: an inference credential, a model
+ * `POST /chat/completions` (docs/reference.md#scopes-and-access), OpenAI-compatible: an inference credential, a model
  * the caller may reach under its preferences, privacy settings, guardrails and region,
  * sent to the first eligible provider endpoint. `"stream": true` answers
  * `text/event-stream` chunks as the provider sends them, ending with `data: [DONE]`. Either
@@ -77,7 +77,7 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  */
 export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parameters<StreamingHandler>, onAnswered?: () => void]) => Promise<number> {
   const newId = deps.newId ?? randomId;
-  // The dispatcher's front half: the route, an inference credential (SPEC 4.5), the body as its schema accepts it.
+  // The dispatcher's front half: the route, an inference credential (docs/reference.md#scopes-and-access), the body as its schema accepts it.
   const admitted = requestAdmission({ function: 'inference', authentication: deps, bodies: bodyValidators, maxBodyBytes: MAX_REQUEST_BYTES });
   return async (event, stream, context: Context, onAnswered) => {
     const requestId = requestIdOf(event, context);
@@ -112,7 +112,7 @@ export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parame
         ? await relayStream(upstream, response, facts, observed, promptCharacters(request.body.messages))
         : await relayJson(upstream, response, facts, observed);
       if (relayed.usage) {
-        // SPEC 2.3: priced at the request instant, whichever credential made the call.
+        // docs/reference.md#pricing-and-cost: priced at the request instant, whichever credential made the call.
         const record = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at });
         if (admission) await chargeLimits(admission, record.cost, deps, context);
         const times = { at, answering, ended: deps.clock.now() };
@@ -199,7 +199,7 @@ async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, 
 
 /**
  * Relays the provider's events as they arrive. The usage chunk is always requested upstream
- * (SPEC 1: usage is accounted from it) and always sent, as the public API does whatever
+ * (docs/reference.md#keys-and-credentials: usage is accounted from it) and always sent, as the public API does whatever
  * `stream_options.include_usage` says: the provider's usage is held back, and the last chunk
  * (no choices, the usage with its cost) and the final `data: [DONE]` go out in `acknowledge`,
  * once the usage is recorded.
@@ -286,7 +286,7 @@ function usageOf(value: unknown): CompletionUsage | undefined {
 }
 
 /**
- * SPEC 7.1 error body before the response has started; once the stream is open the status
+ * common error body (docs/reference.md#the-common-error-body) before the response has started; once the stream is open the status
  * is sent, so the error goes out as a final chunk with an `error` member, as OpenAI-compatible
  * clients and the official SDK read it.
  */

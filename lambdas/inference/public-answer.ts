@@ -71,7 +71,7 @@ export function publicUsage(reported: unknown, charged: UsageRecord): Json {
 
 /**
  * A failure once the stream has started, as the last chunk: a `ChatStreamChunk` whose `error`
- * carries the SPEC 7.1 code and message, which OpenAI-compatible clients and the official
+ * carries the code and message of the common error body (docs/reference.md#the-common-error-body), which OpenAI-compatible clients and the official
  * SDK both read.
  */
 export function errorChunk(error: { code: number; message: string }, facts: AnswerFacts): Json {

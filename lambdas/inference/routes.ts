@@ -1,7 +1,7 @@
 import { ref } from '../openapi/json-schema';
 import type { RouteDefinition } from '../route-definition';
 
-/** SPEC 4.5: inference. */
+/** docs/reference.md#scopes-and-access: inference. */
 export const INFERENCE_ROUTES = [
   {
     operationId: 'createChatCompletion',
@@ -9,7 +9,7 @@ export const INFERENCE_ROUTES = [
     path: '/chat/completions',
     function: 'inference',
     access: 'inference',
-    summary: 'Chat completion, streamed as server-sent events when `stream` is true (SPEC 4.5)',
+    summary: 'Chat completion, streamed as server-sent events when `stream` is true',
     body: ref('ChatCompletionRequest'),
     ok: {
       status: 200,

@@ -54,7 +54,7 @@ export interface OpenedUpstream {
 type AttemptFailure = { retry: boolean; error: UpstreamError };
 
 /**
- * Sends the request to the caller's eligible endpoints in routing order (SPEC 4.5): the
+ * Sends the request to the caller's eligible endpoints in routing order (docs/reference.md#what-narrows-a-catalog): the
  * first that answers 2xx wins. A 5xx or a connection failure moves on to the next
  * endpoint; nothing has been sent to the client yet, so the switch is invisible. A timeout
  * (504) or a provider's refusal of the request (4xx) ends the attempt.

@@ -1,7 +1,7 @@
 /**
  * `offset` and `limit` of the management lists (workspaces, guardrails), with the public
  * document's bounds (listWorkspaces, listGuardrails): offset at least 0, limit 1 to 100, 50
- * when only offset is given. As in the catalog (SPEC 4.1 rule 1), neither means the whole list.
+ * when only offset is given. As in the catalog (docs/reference.md#listing-rules rule 1), neither means the whole list.
  *
  * Serving pages matters to the official SDK: its paginator asks for `offset + page length`
  * while a page holds `limit` items, so a server ignoring `offset` makes it loop for ever.

@@ -16,7 +16,7 @@ export interface ManagementDeps extends AuthenticationDeps {
   /** The policy tester's exchange decision (never mints, records nothing). */
   policyTester: PolicyTesterDeps;
   /**
-   * Counts one hit against the token endpoint's per-address limit (SPEC 7.2, 8): the policy
+   * Counts one hit against the token endpoint's per-address limit (docs/reference.md#oauth-errors, docs/reference.md#limits): the policy
    * tester verifies tokens as the exchange does, so it shares that budget and cannot be
    * used to get around it.
    */
@@ -36,7 +36,7 @@ export interface ManagementDeps extends AuthenticationDeps {
  */
 export type OperationRequest<Id extends string = string> = RouteRequest<Id, ManagementDeps, RequestQueries, RequestBodies>;
 
-/** The handler of one route: call one domain function, return its result (STYLE 1); the route's declared status answers it. */
+/** The handler of one route: call one domain function, return its result (handlers only wire); the route's declared status answers it. */
 export type Operation<Id extends string = string> = RouteOperation<OperationRequest<Id>>;
 
 /** The operations of the routes a route file declares, one per operation id. */

@@ -10,7 +10,7 @@ import { NO_USAGE, type ActivityRow, type KeyUsage } from '../usage/usage';
 /** Wire shapes of the management API, following the public OpenAPI document's field names. */
 
 /**
- * A key's spend in USD (SPEC 1: usage is attributed to the acting key) and its limit
+ * A key's spend in USD (docs/reference.md#keys-and-credentials: usage is attributed to the acting key) and its limit
  * (docs/limits.md), with the fields the public document requires beside them: no
  * bring-your-own-key usage here.
  */

@@ -3,7 +3,7 @@ import type { FederationScope } from '../federation/types';
 import type { Signer } from '../signing/signer';
 
 /**
- * The claims of an issued access token (SPEC 2.13, RFC 9068 §2.2). Nothing in it is secret:
+ * The claims of an issued access token (docs/reference.md#access-tokens, RFC 9068 §2.2). Nothing in it is secret:
  * the acting key is named by its hash, which is also how key records are addressed.
  */
 export interface AccessTokenClaims {
@@ -38,7 +38,7 @@ export interface MintInput {
   jti: string;
   /** Epoch seconds. */
   now: number;
-  /** SPEC 8: at most 900. */
+  /** docs/reference.md#limits: at most 900. */
   maxLifetimeSeconds: number;
   /** The RFC 7638 thumbprint of the DPoP proof's key, for a bound token (RFC 9449 §6). */
   boundKey?: string;
@@ -47,7 +47,7 @@ export interface MintInput {
 export interface MintedToken {
   token: string;
   claims: AccessTokenClaims;
-  /** Exactly `exp - iat` (SPEC 4.2 `expires_in`). */
+  /** Exactly `exp - iat` (docs/reference.md#the-token-exchange `expires_in`). */
   expiresIn: number;
 }
 
@@ -61,7 +61,7 @@ export class NoLifetimeLeftError extends Error {
 
 /**
  * Builds and signs an ES256 access token through the {@link Signer} port. The lifetime is
- * the earlier of the configured maximum and the subject token's expiry (SPEC 3, SPEC 5 rule 4).
+ * the earlier of the configured maximum and the subject token's expiry (docs/reference.md#lifecycle, docs/reference.md#scopes-and-access rule 4).
  */
 export async function mintAccessToken(signer: Signer, input: MintInput): Promise<MintedToken> {
   const exp = Math.min(input.now + input.maxLifetimeSeconds, input.subjectExpiresAt);

@@ -3,7 +3,7 @@ import { ROUTES } from '../routes';
 import { DPOP_SIGNING_ALGS } from '../credentials/dpop-wire';
 import { TOKEN_EXCHANGE_GRANT } from './token-request';
 
-/** SPEC 2.12, 4.5: the scopes an access token may carry. */
+/** docs/reference.md#federation-policies, docs/reference.md#scopes-and-access: the scopes an access token may carry. */
 const SCOPES: readonly FederationScope[] = ['inference', 'management'];
 
 /** RFC 8414 §2, with RFC 9728 §4's `protected_resources`. */
@@ -35,7 +35,7 @@ export interface ProtectedResourceMetadata {
   dpop_bound_access_tokens_required: boolean;
 }
 
-/** The URL of a route below the API base path, which the issuer URL ends with (SPEC 2.13). */
+/** The URL of a route below the API base path, which the issuer URL ends with (docs/reference.md#access-tokens). */
 function endpointUrl(issuer: string, operationId: string): string {
   const route = ROUTES.find((candidate) => candidate.operationId === operationId);
   if (!route || route.base !== undefined) throw new Error(`${operationId} is not a route below the API base path`);
@@ -53,7 +53,7 @@ export function authorizationServerMetadata(issuer: string): AuthorizationServer
     jwks_uri: endpointUrl(issuer, 'getJwks'),
     // RFC 8693 §2: the one grant; RFC 8414's default (authorization_code, implicit) would be false.
     grant_types_supported: [TOKEN_EXCHANGE_GRANT],
-    // SPEC 4.2: clients do not authenticate; RFC 8414's default (client_secret_basic) would be false.
+    // docs/reference.md#the-token-exchange: clients do not authenticate; RFC 8414's default (client_secret_basic) would be false.
     token_endpoint_auth_methods_supported: ['none'],
     scopes_supported: [...SCOPES],
     // RFC 8414 §2 requires the member; with no authorization endpoint no response type is supported.
@@ -76,7 +76,7 @@ export function protectedResourceMetadata(resource: string): ProtectedResourceMe
     resource,
     authorization_servers: [resource],
     jwks_uri: endpointUrl(resource, 'getJwks'),
-    // SPEC 5: `Authorization: Bearer`, never a form field or a query parameter (RFC 6750 §2.2, §2.3).
+    // docs/reference.md#scopes-and-access: `Authorization: Bearer`, never a form field or a query parameter (RFC 6750 §2.2, §2.3).
     bearer_methods_supported: ['header'],
     scopes_supported: [...SCOPES],
     resource_name: 'modelgate',

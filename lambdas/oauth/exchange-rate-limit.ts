@@ -62,7 +62,7 @@ export interface ExchangeRateLimit {
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 /**
- * SPEC 7.2 and 8: the per-address cap of the token endpoint, a fixed window per address.
+ * docs/reference.md#oauth-errors, docs/reference.md#limits: the per-address cap of the token endpoint, a fixed window per address.
  * The counter key carries the window start, so a counter of a past window is never read
  * again (it expires by TTL), and concurrent requests past the limit all fail the store's
  * conditional increment: no lost update lets one through.

@@ -11,10 +11,10 @@ import { DpopProofError, type VerifiedProof } from '../credentials/dpop-proof';
 import { invalidDpopProof, invalidGrant, invalidScope, temporarilyUnavailable, tooManyRequests, type OAuthError } from './oauth-errors';
 import { ACCESS_TOKEN_TYPE, parseTokenExchangeRequest, type TokenExchangeRequest } from './token-request';
 
-/** SPEC 7.2: one message for every grant failure, so another organization's configuration cannot be probed. */
+/** docs/reference.md#oauth-errors: one message for every grant failure, so another organization's configuration cannot be probed. */
 export const INVALID_GRANT_DESCRIPTION = 'The subject token or federation policy is not valid';
 
-/** SPEC 4.2: the success body, exactly these five members; `DPoP` for a bound token (RFC 9449 §5). */
+/** docs/reference.md#the-token-exchange: the success body, exactly these five members; `DPoP` for a bound token (RFC 9449 §5). */
 export interface TokenResponse {
   access_token: string;
   issued_token_type: typeof ACCESS_TOKEN_TYPE;
@@ -39,7 +39,7 @@ export interface TokenExchangeDeps {
   readonly clock: Clock;
   readonly newId: IdGenerator;
   readonly rateCounters: RateCounterStore;
-  /** Verification and the policy decision (SPEC 4.3, 4.4), bound to its own dependencies. */
+  /** Verification and the policy decision (docs/reference.md#subject-tokens, docs/reference.md#conditions), bound to its own dependencies. */
   readonly evaluate: (request: { subjectToken: string; policyId: string; admitted?: Promise<unknown> }) => Promise<ExchangeEvaluation>;
   readonly jtis: JtiStore;
   /** DPoP proofs (RFC 9449): checked against this request, claimed once in the replay store. */
@@ -61,7 +61,7 @@ export interface TokenExchangeInput extends RequestProofs {
 }
 
 /**
- * The token endpoint (SPEC 4.2, RFC 8693), in the order the checks run: the per-address
+ * The token endpoint (docs/reference.md#the-token-exchange, RFC 8693), in the order the checks run: the per-address
  * limit, the request's shape, the subject token against the named policy, the requested
  * scope, the `jti` replay check, then minting. Every exchange whose policy id names a
  * policy is recorded as one event carrying the true reason; the workload only ever sees
@@ -141,7 +141,7 @@ function evaluate({ request, evaluation, proof }: AdmittedExchange, now: Date): 
   if (proof.refusal) return new GrantRefusal(proof.refusal.reason, invalidDpopProof(proof.refusal.description));
   if (evaluation.result !== 'pass') {
     const reason = evaluation.reason ?? 'bad_signature';
-    // SPEC 7.2: an issuer whose keys cannot be fetched is the one refusal worth retrying.
+    // docs/reference.md#oauth-errors: an issuer whose keys cannot be fetched is the one refusal worth retrying.
     if (reason === 'keys_unavailable') {
       return new GrantRefusal(reason, temporarilyUnavailable("The identity provider's keys could not be fetched; retry shortly", 5));
     }
@@ -149,7 +149,7 @@ function evaluate({ request, evaluation, proof }: AdmittedExchange, now: Date): 
   }
   const { policy, claims } = evaluation;
   if (!policy || !claims) throw new Error('A passing evaluation carries its policy and verified claims');
-  // SPEC 4.2: a sent scope must be exactly the one the policy grants.
+  // docs/reference.md#the-token-exchange: a sent scope must be exactly the one the policy grants.
   if (request.scope !== null && request.scope !== policy.scope) {
     return new GrantRefusal('scope_mismatch', invalidScope('scope must be the scope the policy grants'));
   }
@@ -278,13 +278,13 @@ async function claimProof(deps: TokenExchangeDeps, input: TokenExchangeInput, ou
   return { verified };
 }
 
-/** SPEC 7.2: every refusal of the subject token or the policy reads the same on the wire. */
+/** docs/reference.md#oauth-errors: every refusal of the subject token or the policy reads the same on the wire. */
 function refusedGrant(): OAuthError {
   return invalidGrant(INVALID_GRANT_DESCRIPTION);
 }
 
 /**
- * SPEC 7.2: 429 past the per-address cap. A limiter store that cannot answer closes the
+ * docs/reference.md#oauth-errors: 429 past the per-address cap. A limiter store that cannot answer closes the
  * gate (503): the exchange reads the same database, so it could not have succeeded, and an
  * open gate would let a flood through to the identity providers and the signing key.
  */
@@ -312,7 +312,7 @@ async function recordRefusal(
   now: Date,
   dpopJkt: string | null,
 ): Promise<void> {
-  // SPEC 4.2: only an exchange whose policy id names a policy has an organization to tell.
+  // docs/reference.md#the-token-exchange: only an exchange whose policy id names a policy has an organization to tell.
   if (!evaluation.policy) return;
   try {
     await deps.events.record(exchangeEvent(deps, input, evaluation, now, { outcome: 'refused', reason, tokenJti: null, dpopJkt }));

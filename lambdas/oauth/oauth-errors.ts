@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 
-/** RFC 6749 §5.2 error codes used by the token endpoint (SPEC 7.2). */
+/** RFC 6749 §5.2 error codes used by the token endpoint (docs/reference.md#oauth-errors). */
 export type OAuthErrorCode =
   | 'invalid_request'
   | 'unsupported_grant_type'
@@ -37,7 +37,7 @@ export const invalidTarget = (description: string) => new OAuthError(400, 'inval
 /** RFC 6749 §5.2: a missing, repeated or malformed parameter; 413 for a body over the limit. */
 export const invalidRequest = (description: string, status: 400 | 413 = 400) => new OAuthError(status, 'invalid_request', description);
 
-/** SPEC 7.2: past the per-address cap, `invalid_request` with 429 and when to retry. */
+/** docs/reference.md#oauth-errors: past the per-address cap, `invalid_request` with 429 and when to retry. */
 export const tooManyRequests = (description: string, retryAfterSeconds: number) =>
   new OAuthError(429, 'invalid_request', description, { 'Retry-After': String(retryAfterSeconds) });
 
@@ -47,7 +47,7 @@ export const unsupportedGrantType = (description: string) => new OAuthError(400,
 /** RFC 6749 §5.2: a scope other than the one the policy grants. */
 export const invalidScope = (description: string) => new OAuthError(400, 'invalid_scope', description);
 
-/** RFC 8693 §2.2.2: the subject token or the policy is not valid; one generic description (SPEC 7.2). */
+/** RFC 8693 §2.2.2: the subject token or the policy is not valid; one generic description (docs/reference.md#oauth-errors). */
 export const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description);
 
 /** RFC 9449 §5: a DPoP proof that fails a check, or none where the policy requires one. */

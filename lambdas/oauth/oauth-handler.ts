@@ -9,7 +9,7 @@ import { OAuthError, toOAuthResponse } from './oauth-errors';
 export type OAuthRouteHandler = (event: APIGatewayProxyEvent, context: Context, requestId: string) => Promise<APIGatewayProxyResult>;
 
 /**
- * The one wrapper of the OAuth routes (SPEC 4.2, 7.2): the same Powertools middlewares and
+ * The one wrapper of the OAuth routes (docs/reference.md#the-token-exchange, docs/reference.md#oauth-errors): the same Powertools middlewares and
  * request log line as {@link apiHandler}, with the RFC 6749 §5.2 error serializer. Errors
  * that are not {@link OAuthError}s are logged and answered as `server_error`. Every answer
  * carries the request id in `X-Request-Id`, and a refusal also at the end of its

@@ -2,7 +2,7 @@ import { API_BASE_PATH, WELL_KNOWN_BASE_PATH } from '../base-paths';
 import { ref } from '../openapi/json-schema';
 import type { RouteDefinition } from '../route-definition';
 
-/** SPEC 4.2 and 4.6: the token exchange and the keys that verify what it issues. */
+/** docs/reference.md#the-token-exchange, docs/reference.md#verification-keys: the token exchange and the keys that verify what it issues. */
 export const OAUTH_ROUTES = [
   {
     operationId: 'exchangeToken',
@@ -10,7 +10,7 @@ export const OAUTH_ROUTES = [
     path: '/oauth/token',
     function: 'tokenExchange',
     access: 'public',
-    summary: 'Exchange a workload identity JWT for an access token (RFC 8693; SPEC 4.2)',
+    summary: 'Exchange a workload identity JWT for an access token (RFC 8693)',
     form: ref('TokenRequest'),
     ok: { status: 200, schema: ref('TokenResponse') },
     errors: [400, 503],
@@ -22,7 +22,7 @@ export const OAUTH_ROUTES = [
     path: '/oauth/jwks',
     function: 'jwks',
     access: 'public',
-    summary: 'The keys that verify access tokens (SPEC 4.6)',
+    summary: 'The keys that verify access tokens',
     ok: { status: 200, schema: ref('JsonWebKeySet'), cacheable: true },
   },
 ] as const satisfies readonly RouteDefinition[];

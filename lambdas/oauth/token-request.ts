@@ -10,7 +10,7 @@ export const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
 export const SUBJECT_TOKEN_TYPES: readonly string[] = [JWT_TOKEN_TYPE, ID_TOKEN_TYPE];
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
-/** SPEC 8 limits. */
+/** Limits (docs/reference.md#limits). */
 export const MAX_BODY_BYTES = 32 * 1024;
 
 /** RFC 8693 §2.1: the parameters a token-exchange request may send more than once. */
@@ -19,17 +19,17 @@ const MAY_REPEAT: ReadonlySet<string> = new Set(['audience', 'resource']);
 export interface TokenExchangeRequest {
   subjectToken: string;
   federationPolicyId: string;
-  /** Requested scope, when sent (SPEC 4.2). */
+  /** Requested scope, when sent (docs/reference.md#the-token-exchange). */
   scope: 'inference' | 'management' | null;
 }
 
-/** SPEC 7.2: the refusal of a body of 32 KB or more, also where a gateway refuses it before the endpoint reads it. */
+/** docs/reference.md#oauth-errors: the refusal of a body of 32 KB or more, also where a gateway refuses it before the endpoint reads it. */
 export const tokenRequestTooLarge = () => invalidRequest('Request body must be smaller than 32 KB', 413);
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /**
- * Parses and validates an RFC 8693 token-exchange request body (SPEC 4.2, errors SPEC 7.2).
+ * Parses and validates an RFC 8693 token-exchange request body (docs/reference.md#the-token-exchange, errors docs/reference.md#oauth-errors).
  * Only the shape is checked here; the subject token and policy are evaluated afterwards.
  * `resource`: the one resource tokens are issued for, the API base URL (RFC 8707).
  */
@@ -40,7 +40,7 @@ export function parseTokenExchangeRequest(body: string, contentType: string | un
   const form = new URLSearchParams(body);
   for (const name of new Set(form.keys())) {
     // RFC 6749 §3.2: request parameters must not be included more than once, but RFC 8693
-    // §2.1 lets `audience` and `resource` name several targets (SPEC 4.2 ignores both).
+    // §2.1 lets `audience` and `resource` name several targets (the exchange ignores both: docs/reference.md#the-token-exchange).
     if (!MAY_REPEAT.has(name) && form.getAll(name).length > 1) throw invalidRequest(`Parameter ${name} is repeated`);
   }
   const grantType = form.get('grant_type');

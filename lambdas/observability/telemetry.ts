@@ -16,11 +16,11 @@ export const METRICS_NAMESPACE = 'modelgate';
 export const METRIC = {
   /** Every API and OAuth request: `function`, `route`, `statusClass` (2xx, 4xx, 5xx). */
   requests: 'Requests',
-  /** Refused credentials (SPEC 5): `function`, `reason`. */
+  /** Refused credentials (docs/reference.md#scopes-and-access): `function`, `reason`. */
   authenticationFailures: 'AuthenticationFailures',
   /** The in-memory catalog was (re)loaded from the table: `function`. */
   catalogReloads: 'CatalogReloads',
-  /** Token exchanges (SPEC 4.2): `outcome` (issued, refused), `reason`. */
+  /** Token exchanges (docs/reference.md#the-token-exchange): `outcome` (issued, refused), `reason`. */
   tokenExchanges: 'TokenExchanges',
 } as const;
 
@@ -82,7 +82,7 @@ export function catalogLoadRecorder(telemetry: Telemetry): (loaded: { version: s
   };
 }
 
-/** How a token exchange ended (SPEC 4.2): an access token issued, or a refusal. */
+/** How a token exchange ended (docs/reference.md#the-token-exchange): an access token issued, or a refusal. */
 export type TokenExchangeOutcome = 'issued' | 'refused';
 
 /**

@@ -7,7 +7,7 @@ const dpopAlgs: Json = {
   items: { type: 'string', enum: [...DPOP_SIGNING_ALGS] },
   description: 'RFC 9449: the algorithms a DPoP proof may be signed with.',
 };
-const scopes: Json = { type: 'array', items: { type: 'string', enum: ['inference', 'management'] }, description: 'The scopes of issued access tokens (SPEC 4.5).' };
+const scopes: Json = { type: 'array', items: { type: 'string', enum: ['inference', 'management'] }, description: 'The scopes of issued access tokens.' };
 
 /** The discovery documents (lambdas/oauth/discovery.ts builds them). */
 export const DISCOVERY_SCHEMAS: Json = {

@@ -1,6 +1,6 @@
 /**
  * modelgate's own interface description: an OpenAPI 3.1 document of every route of the
- * route table, served at `GET /api/v1/openapi.json` (SPEC 9: the API is versioned as 1.0.0).
+ * route table, served at `GET /api/v1/openapi.json` (docs/reference.md#versioning: the API is versioned as 1.0.0).
  *
  * Where a shape is the public service's (models, keys, workspaces, guardrails, activity) the
  * schema is the public one under its name, with each difference stated (schemas.ts). Requests
@@ -75,7 +75,7 @@ function security(access: RouteDefinition['access']): Json[] {
 
 function operationObject(route: RouteDefinition): Json {
   const path = resourcePath(route);
-  // STYLE 3: the token endpoint speaks OAuth errors, every other route the SPEC 7.1 body.
+  // One error shape per protocol: the token endpoint speaks OAuth errors, every other route the common error body (docs/reference.md#the-common-error-body).
   const oauth = route.function === 'tokenExchange';
   const statuses = new Set<number>(route.errors ?? []);
   if (route.access !== 'public') [401, 403].forEach((s) => statuses.add(s));

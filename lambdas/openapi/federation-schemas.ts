@@ -1,5 +1,5 @@
 /**
- * The schemas of workload identity federation (SPEC 2.11, 2.12, 4.4): issuers, policies, the
+ * The schemas of workload identity federation (docs/reference.md#issuers, docs/reference.md#federation-policies, docs/reference.md#conditions): issuers, policies, the
  * policy tester, the condition checker and exchange events. The request schemas are what the
  * service validates issuer and policy input with (lambdas/federation/federation-validation.ts);
  * host rules, key admission and CEL are its own.
@@ -18,7 +18,7 @@ const timestamps = {
 
 const jwk = {
   type: 'object',
-  description: 'A public JSON Web Key (RFC 7517): EC P-256 (ES256) or RSA of 2,048 to 8,192 bits (RS256), with a kid (SPEC 4.3).',
+  description: 'A public JSON Web Key (RFC 7517): EC P-256 (ES256) or RSA of 2,048 to 8,192 bits (RS256), with a kid.',
   properties: {
     kty: { type: 'string', enum: ['EC', 'RSA'], ...invalid({ enum: 'only EC (P-256) and RSA keys are accepted' }) },
     kid: { type: 'string' },
@@ -35,7 +35,7 @@ const checkValue = invalid({ type: 'must be a non-empty string or null', minLeng
 
 const claimChecks = (input: boolean) => ({
   type: input ? ['object', 'null'] : 'object',
-  description: "Checks of the incoming token's claims (SPEC 2.12 rules 3-5); `null` removes a check.",
+  description: "Checks of the incoming token's claims; `null` removes a check.",
   properties: {
     scopes: { type: ['string', 'null'], minLength: 1, maxLength: CLAIM_VALUE_MAX, description: "A scope the token's scopes claim must hold.", ...checkValue },
     token_type: { type: ['string', 'null'], minLength: 1, maxLength: CLAIM_VALUE_MAX, description: 'The token_type claim the token must carry.', ...checkValue },
@@ -91,7 +91,7 @@ const policyFields: Json = {
   condition: {
     type: ['string', 'null'],
     maxLength: MAX_CONDITION_LENGTH,
-    description: 'A CEL expression over subject, audience, scopes and token_type (SPEC 4.4).',
+    description: 'A CEL expression over subject, audience, scopes and token_type (see the condition rules in the reference).',
     ...invalid({ type: 'must be a CEL expression (a string) or null', maxLength: 'the condition is longer than {limit} characters' }),
   },
   api_key_hash: {
@@ -133,7 +133,7 @@ const policyInput = onlyFields({ ...policyFields, claim_checks: claimChecks(true
 export const FEDERATION_SCHEMAS: Json = {
   Issuer: {
     type: 'object',
-    description: 'An identity provider the organization trusts (SPEC 2.11).',
+    description: 'An identity provider the organization trusts.',
     properties: { id: { type: 'string', format: 'uuid' }, ...issuerFields, ...timestamps },
     required: ['id', 'name', 'issuer_url', 'jwks_url', 'jwks', 'check_jti', 'created_at', 'updated_at'],
   },
@@ -157,7 +157,7 @@ export const FEDERATION_SCHEMAS: Json = {
   },
   FederationPolicy: {
     type: 'object',
-    description: 'Which tokens of an issuer may act as which API key (SPEC 2.12).',
+    description: 'Which tokens of an issuer may act as which API key.',
     properties: {
       id: { type: 'string', format: 'uuid' },
       ...policyFields,
@@ -187,7 +187,7 @@ export const FEDERATION_SCHEMAS: Json = {
   },
   EvaluatePolicyRequest: {
     type: 'object',
-    // SPEC 8: the token endpoint's subject token limit; its bytes are counted by the tester.
+    // docs/reference.md#limits: the token endpoint's subject token limit; its bytes are counted by the tester.
     properties: {
       subject_token: { type: 'string', minLength: 1, maxLength: 16384, pattern: NON_BLANK, description: 'The workload identity JWT to test; at most 16 KB.' },
       dpop_proof: {
@@ -266,7 +266,7 @@ export const FEDERATION_SCHEMAS: Json = {
       data: {
         type: 'object',
         properties: {
-          entitled: { type: 'boolean', description: 'Whether the plan includes workload identity federation (SPEC 1).' },
+          entitled: { type: 'boolean', description: 'Whether the plan includes workload identity federation (the business and enterprise plans).' },
           plan: { type: 'string', enum: [...PLANS] },
           access_level: { type: ['string', 'null'], enum: [...ACCESS_LEVELS, null] },
         },

@@ -1,5 +1,5 @@
 /**
- * modelgate's own schemas: errors (SPEC 7), the token endpoint, the key set, chat completion
+ * modelgate's own schemas: errors (docs/reference.md#errors), the token endpoint, the key set, chat completion
  * requests (their answers are the public ChatResult and ChatStreamChunk), the key answers, the
  * federation schemas (federation-schemas.ts) and the discovery documents (discovery-schemas.ts).
  */
@@ -11,7 +11,7 @@ import { invalid, nonBlank, ref, type Json } from './json-schema';
 const contentParts = invalid('must be a string or an array of content parts');
 
 export const OWN_SCHEMAS: Json = {
-  /** SPEC 7.1. */
+  /** docs/reference.md#the-common-error-body. */
   ErrorResponse: {
     type: 'object',
     properties: {
@@ -28,7 +28,7 @@ export const OWN_SCHEMAS: Json = {
     },
     required: ['error'],
   },
-  /** SPEC 7.2, RFC 6749 section 5.2. */
+  /** docs/reference.md#oauth-errors, RFC 6749 section 5.2. */
   OAuthError: {
     type: 'object',
     properties: {
@@ -46,7 +46,7 @@ export const OWN_SCHEMAS: Json = {
         enum: ['urn:ietf:params:oauth:token-type:jwt', 'urn:ietf:params:oauth:token-type:id_token'],
         description: "A JWT the policy's issuer signed: `jwt`, or `id_token` for an OpenID Connect ID token (RFC 8693 section 3), verified alike.",
       },
-      subject_token: { type: 'string', maxLength: 16384, description: 'The workload identity JWT; at most 16 KB (SPEC 8).' },
+      subject_token: { type: 'string', maxLength: 16384, description: 'The workload identity JWT; at most 16 KB.' },
       federation_policy_id: { type: 'string', description: 'The federation policy to evaluate.' },
       requested_token_type: { type: 'string', const: 'urn:ietf:params:oauth:token-type:access_token' },
       scope: { type: 'string', enum: ['inference', 'management'], description: "When sent, exactly the policy's scope." },

@@ -2,7 +2,7 @@
  * Requests validated by the schemas that describe them: the OpenAPI document's request schemas,
  * compiled ahead of time by scripts/compile-request-schemas.ts (lambdas/openapi/validators/,
  * one module per function), and one function,
- * {@link invalidRequest}, that turns a validator's refusal into the SPEC 7.1 400
+ * {@link invalidRequest}, that turns a validator's refusal into the 400 in the common error body (docs/reference.md#the-common-error-body)
  * (`Invalid <parameter>: <reason>`, `metadata.parameter`). Rules a schema cannot state (host
  * rules, key admission, CEL, an expiry in the future) stay with the modules that own them.
  */
@@ -87,7 +87,7 @@ const PATTERN_REASONS: Readonly<Record<string, string>> = {
 const FORMAT_REASONS: Readonly<Record<string, string>> = { uuid: `must be ${ID_DESCRIPTIONS.uuid}` };
 
 /**
- * The SPEC 7.1 refusal of a value a request schema refused, from the most telling of the
+ * The refusal, in the common error body (docs/reference.md#the-common-error-body), of a value a request schema refused, from the most telling of the
  * validator's errors: a field the request may not send (unknown, or set by the service), as
  * it is likely a misspelling that explains the rest; else the first, in the schema's order.
  * - the parameter is the offending member's path (`claim_checks.scopes`, `messages[0].role`):

@@ -86,10 +86,10 @@ const WORKSPACE_SETTINGS_INPUT = [
   'is_observability_io_logging_enabled',
 ];
 
-const guardrailIds = { type: 'array', items: { type: 'string', format: 'uuid' }, description: 'The guardrails that apply (SPEC 2.5).' };
+const guardrailIds = { type: 'array', items: { type: 'string', format: 'uuid' }, description: 'The guardrails that apply.' };
 const workspaceGuardrailIds = {
   ...guardrailIds,
-  description: "The guardrails that apply to every key of the workspace (SPEC 2.5); its default guardrail is among them once first written, and stays.",
+  description: "The guardrails that apply to every key of the workspace; its default guardrail is among them once first written, and stays.",
 };
 /** What a workspace request may set: its name, slug and description, none of the public settings modelgate does not have. */
 const workspaceInput = {
@@ -149,7 +149,7 @@ const GUARDRAIL_INPUT: Adaptation = {
     ignored_models: stringList(1000),
     allowed_providers: stringList(1000),
     ignored_providers: stringList(1000),
-    enforce_zdr: { type: ['boolean', 'null'], description: 'Only endpoints with zero data retention (SPEC 2.5).' },
+    enforce_zdr: { type: ['boolean', 'null'], description: 'Only endpoints with zero data retention.' },
     ...guardrailText,
   },
   closed: true,
@@ -219,7 +219,7 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
   },
   Guardrail: {
     omit: GUARDRAIL_UNSUPPORTED,
-    change: { enforce_zdr: { type: 'boolean', description: 'Only endpoints with zero data retention (SPEC 2.5).' } },
+    change: { enforce_zdr: { type: 'boolean', description: 'Only endpoints with zero data retention.' } },
     required: ['description', 'allowed_models', 'ignored_models', 'allowed_providers', 'ignored_providers', 'enforce_zdr', 'limit_usd', 'reset_interval', 'updated_at'],
   },
   CreateGuardrailRequest: GUARDRAIL_INPUT,
@@ -246,7 +246,7 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
       requests_via_federation_policy: {
         type: 'object',
         additionalProperties: { type: 'integer', minimum: 0 },
-        description: 'Requests made with access tokens, by the federation policy that issued them (SPEC 1).',
+        description: 'Requests made with access tokens, by the federation policy that issued them.',
       },
     },
     required: ['requests_via_api_key', 'requests_via_federation_policy'],
@@ -274,7 +274,7 @@ export const KEY_ADAPTATION: Adaptation = {
     },
   },
   add: {
-    kind: { type: 'string', enum: [...KEY_KINDS], description: 'workspace, personal or management (SPEC 2.2).' },
+    kind: { type: 'string', enum: [...KEY_KINDS], description: 'workspace, personal or management.' },
     access_level: { type: ['string', 'null'], enum: [...ACCESS_LEVELS, null], description: 'A management key\'s access; null for the others.' },
     guardrail_ids: guardrailIds,
     // The official SDK requires it on every key; it comes from a newer public document than
@@ -293,7 +293,7 @@ export const CREATE_KEY_ADAPTATION: Adaptation = {
   omit: ['creator_user_id'],
   add: {
     // No `default` keyword: generators (openapi-typescript) would make the field required.
-    kind: { type: 'string', enum: [...KEY_KINDS], description: 'workspace when absent, personal or management (SPEC 2.2).' },
+    kind: { type: 'string', enum: [...KEY_KINDS], description: 'workspace when absent, personal or management.' },
     access_level: { type: 'string', enum: [...ACCESS_LEVELS], description: 'For management keys.' },
     user_id: { type: 'string', format: 'uuid', description: 'For personal keys: the member who owns it.' },
   },

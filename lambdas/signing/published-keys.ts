@@ -2,7 +2,7 @@ import type { JWK } from 'jose';
 import type { SigningKeyRecord } from './signer';
 
 /**
- * SPEC 4.6: the keys that may verify a live access token: every active key, and each
+ * docs/reference.md#verification-keys: the keys that may verify a live access token: every active key, and each
  * retired key until the longest-lived token it could have signed has expired.
  */
 export function publishedKeys(records: readonly SigningKeyRecord[], now: Date, maxTokenLifetimeSeconds: number): { keys: JWK[] } {

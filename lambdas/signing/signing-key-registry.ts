@@ -13,7 +13,7 @@ export interface SigningKeyRegistration {
 export interface RegistrationResult {
   /** The record that now signs. */
   active: SigningKeyRecord;
-  /** Records that stopped signing by this registration (still published, SPEC 4.6). */
+  /** Records that stopped signing by this registration (still published, docs/reference.md#verification-keys). */
   retired: SigningKeyRecord[];
   /** False when the key was already the active one and nothing was written. */
   changed: boolean;
@@ -22,7 +22,7 @@ export interface RegistrationResult {
 /**
  * Makes `key` the one signing key: its record becomes active and every other active record
  * is retired as of now. Retired keys stay in the store, so JWKS keeps publishing them until
- * every token they signed has expired (SPEC 4.6).
+ * every token they signed has expired (docs/reference.md#verification-keys).
  *
  * The one code path for first registration, rotation and rollback: the deploy-time
  * registrar, the local runtime and the rotate command all call it. Idempotent: registering

@@ -3,7 +3,7 @@ import { VARIABLE_PRICE, addDecimals, effectivePricing, multiplyDecimal } from '
 import type { ProviderEndpoint, PublicModel } from '../catalog/types';
 
 /**
- * Usage attribution (SPEC 1): every completed inference request counts against the API key
+ * Usage attribution (docs/reference.md#keys-and-credentials): every completed inference request counts against the API key
  * it acted as, whether the key itself or an access token issued for it made the call.
  */
 
@@ -16,7 +16,7 @@ export interface UsageRecord {
   endpoint: ProviderEndpoint;
   promptTokens: number;
   completionTokens: number;
-  /** USD, exact decimal, from the endpoint's pricing at the request instant (SPEC 2.3). */
+  /** USD, exact decimal, from the endpoint's pricing at the request instant (docs/reference.md#pricing-and-cost). */
   cost: string;
   /** What of {@link cost} the prompt and the completion tokens cost: the answer's `usage.cost_details`. */
   costParts: { prompt: string; completion: string };
@@ -53,7 +53,7 @@ export interface ActivityRow {
   requestsViaPolicy: Record<string, number>;
 }
 
-/** SPEC 4.1 rule 2: `top-weekly` counts the last week; `most-popular` the same window. */
+/** docs/reference.md#listing-rules rule 2: `top-weekly` counts the last week; `most-popular` the same window. */
 export const USAGE_SORT_DAYS = 7;
 
 /** How often a deployed function reads the gateway's usage figures for the catalog sorts. */
@@ -105,7 +105,7 @@ export function mondayOf(date: string): string {
 }
 
 /**
- * What a request cost (SPEC 2.3): the effective prompt and completion prices for its
+ * What a request cost (docs/reference.md#pricing-and-cost): the effective prompt and completion prices for its
  * prompt size at its instant, overrides and discount applied, plus the per-request price.
  * A router's variable price ("-1") is not known here and counts as zero.
  */

@@ -30,7 +30,7 @@ export interface FunctionContext<T extends TableId> {
 }
 
 /**
- * SPEC 2.13 and 8: the API base URL, the `iss` and `aud` of issued access tokens, and their
+ * docs/reference.md#access-tokens, docs/reference.md#limits: the API base URL, the `iss` and `aud` of issued access tokens, and their
  * longest lifetime. Settings keep their names of the table (lambdas/settings.ts) from the CDK
  * context to here; a domain module may call a value what it is there (the tokens' `issuer`).
  */
@@ -52,5 +52,5 @@ export interface CatalogSettings extends Pick<Settings, 'catalogCacheSeconds' | 
   readonly usageFiguresSeconds: number;
 }
 
-/** SPEC 8: exchanges (and policy tester calls) one source address may make per window. */
+/** docs/reference.md#limits: exchanges (and policy tester calls) one source address may make per window. */
 export type ExchangeRateSettings = Pick<Settings, 'exchangeRateLimit' | 'exchangeRateWindowSeconds'>;

@@ -4,7 +4,7 @@ import { DynamoProofReplayStore } from '../aws/dynamo-proof-replay-store';
 import { DynamoSigningKeyStore } from '../aws/dynamo-signing-key-store';
 import type { AccessTokenSettings, FunctionContext, ServedHostSettings } from './context';
 
-/** Access tokens from the exchange, verified against the signing-key records (SPEC 5 rule 5). */
+/** Access tokens from the exchange, verified against the signing-key records (docs/reference.md#scopes-and-access rule 5). */
 export function accessTokenVerifier(context: FunctionContext<'keys'>, settings: AccessTokenSettings): SigningKeyAccessTokenVerifier {
   return new SigningKeyAccessTokenVerifier({
     signingKeys: new DynamoSigningKeyStore(context.documentClient, context.tables.keys),

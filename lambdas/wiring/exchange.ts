@@ -8,7 +8,7 @@ import { DynamoRateCounterStore } from '../aws/dynamo-rate-counter-store';
 import type { ExchangeRateSettings, FunctionContext } from './context';
 
 /**
- * Verification and the policy decision of a token exchange (SPEC 4.3, 4.4), bound to the
+ * Verification and the policy decision of a token exchange (docs/reference.md#subject-tokens, docs/reference.md#conditions), bound to the
  * function's stores: the token endpoint and the policy tester run this very evaluation.
  */
 export function exchangeEvaluator(context: FunctionContext<'keys' | 'policies'>, issuerKeys: IssuerKeySource) {
@@ -22,7 +22,7 @@ export function exchangeEvaluator(context: FunctionContext<'keys' | 'policies'>,
   return (request: Parameters<typeof evaluateExchange>[1]) => evaluateExchange(deps, request);
 }
 
-/** The token endpoint's per-address budget (SPEC 8), which the policy tester shares. */
+/** The token endpoint's per-address budget (docs/reference.md#limits), which the policy tester shares. */
 export function exchangeRateCheck(context: FunctionContext<'rateCounters'>, settings: ExchangeRateSettings) {
   const counters = new RememberingRateCounters(new DynamoRateCounterStore(context.documentClient, context.tables.rateCounters));
   const limit = exchangeRateLimit(settings);

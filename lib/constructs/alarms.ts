@@ -46,7 +46,7 @@ const grouped = (name: string) => DEPLOY_TIME.includes(name) || Object.values(FA
 /** A function with reserved concurrency is near its cap at this share of it. */
 const NEAR_RESERVATION = 0.8;
 
-/** SPEC 7: a 5XX is never the answer to bad input, so even 1% of requests means a fault. */
+/** docs/reference.md#errors: a 5XX is never the answer to bad input, so even 1% of requests means a fault. */
 const API_5XX_RATE_THRESHOLD = 0.01;
 const FIVE_MINUTES = Duration.minutes(5);
 
@@ -93,7 +93,7 @@ export class ServiceAlarms extends Construct {
   private apiAlarm(stage: apigateway.Stage): void {
     this.add(
       new cloudwatch.Alarm(this, 'Api5xxRate', {
-        alarmDescription: 'More than 1% of API requests answered 5XX (SPEC 7: never the answer to bad input)',
+        alarmDescription: 'More than 1% of API requests answered 5XX (never the answer to bad input)',
         metric: stage.metricServerError({ statistic: cloudwatch.Stats.AVERAGE, period: FIVE_MINUTES }),
         threshold: API_5XX_RATE_THRESHOLD,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

@@ -102,16 +102,16 @@ function acknowledgeFindings(restApi: apigateway.RestApi): void {
     {
       id: 'AwsSolutions-APIG2',
       reason:
-        'Every handler validates its whole request and answers in the SPEC 7 error shapes; an API Gateway validator would answer in its own shape',
+        'Every handler validates its whole request and answers in the documented error shapes; an API Gateway validator would answer in its own shape',
     },
     {
       id: 'AwsSolutions-APIG4',
       reason:
-        'Callers present API keys or access tokens that the functions verify against the keys table (SPEC 5); the token and JWKS endpoints are public by design (RFC 8693, RFC 7517)',
+        'Callers present API keys or access tokens that the functions verify against the keys table on every request; the token and JWKS endpoints are public by design (RFC 8693, RFC 7517)',
     },
     {
       id: 'AwsSolutions-COG4',
-      reason: 'Callers are workloads and API keys, not Cognito users; authentication is SPEC 5 bearer credentials checked by the functions',
+      reason: 'Callers are workloads and API keys, not Cognito users; authentication is bearer credentials checked by the functions',
     },
   );
   Validations.of(restApi.deploymentStage).acknowledge({
@@ -141,7 +141,7 @@ function addGatewayResponses(restApi: apigateway.RestApi, origins: readonly stri
     ...(origins[0] === ANY_ORIGIN ? {} : { Vary: "'Origin'" }),
   };
   // API Gateway's own answer to an unknown path is 403 "Missing Authentication Token";
-  // SPEC 7.1 clients expect a 404 in the service's error shape.
+  // Clients expect a 404 in the service's error shape (docs/reference.md#the-common-error-body).
   restApi.addGatewayResponse('NotFound', {
     type: apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN,
     statusCode: '404',

@@ -31,7 +31,7 @@ export interface CustomDomainProps {
  * beside it, a regional API Gateway domain name per hostname (TLS 1.2 or stricter, reachable
  * over IPv4 and IPv6) mapping the stage at the hostname's root, so `/api/v1`, the settings
  * pages and the path-inserted discovery documents (`/.well-known/...`, RFC 8414 §3 and
- * RFC 9728 §3) sit where SPEC 9 puts them, and alias records in the zone when one is given.
+ * RFC 9728 §3) sit under the versioned base path (docs/reference.md#versioning), and alias records in the zone when one is given.
  * The web ACL on the stage sees the requests of every hostname.
  */
 export class CustomDomain extends Construct {

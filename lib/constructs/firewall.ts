@@ -43,8 +43,8 @@ const RATE_LIMITED_BODY = 'rate-limited';
  *
  * No managed rule groups: chat completion bodies are arbitrary prompts (code, HTML, file
  * paths), which body-inspecting rule sets such as AWSManagedRulesCommonRuleSet block as
- * XSS or path traversal, and its 8 KB body limit is below the 32 KB token requests SPEC 8
- * allows.
+ * XSS or path traversal, and its 8 KB body limit is below the 32 KB token requests may reach
+ * (docs/reference.md#limits).
  */
 export class Firewall extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
@@ -62,7 +62,7 @@ export class Firewall extends Construct {
       defaultAction: { allow: {} },
       visibilityConfig: visibility(this.metricName),
       customResponseBodies: {
-        // SPEC 7.2: 429 with `invalid_request` in the RFC 6749 §5.2 shape.
+        // docs/reference.md#oauth-errors: 429 with `invalid_request` in the RFC 6749 §5.2 shape.
         [OAUTH_RATE_LIMITED_BODY]: {
           contentType: 'APPLICATION_JSON',
           content: JSON.stringify({
@@ -70,7 +70,7 @@ export class Firewall extends Construct {
             error_description: 'Too many token requests from this address; retry later',
           }),
         },
-        // SPEC 7.1 error shape.
+        // common error shape (docs/reference.md#the-common-error-body).
         [RATE_LIMITED_BODY]: {
           contentType: 'APPLICATION_JSON',
           content: JSON.stringify({ error: { code: 429, message: 'Rate limit exceeded; retry later' } }),

@@ -6,7 +6,7 @@ import type { CommandSpec, OpsContext } from '../command';
 import { OperationError } from '../errors';
 import { orDash, respond, table } from '../format';
 
-/** How long after retirement a key stays published: the longest access-token lifetime (SPEC 8). */
+/** How long after retirement a key stays published: the longest access-token lifetime (docs/reference.md#limits). */
 const PUBLISHED_AFTER_RETIREMENT_MS = 15 * 60 * 1000;
 
 function signingKeysOf(ctx: OpsContext) {

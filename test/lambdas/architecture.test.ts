@@ -10,7 +10,7 @@ const HTTP_LAYER = [
   /^oauth\/(oauth-errors|oauth-handler|token-request)\.ts$/,
   /^functions\//,
   /^observability\//,
-  // Route adapters: parse the event, call the domain, format the reply (STYLE.md 1).
+  // Route adapters: parse the event, call the domain, format the reply: handlers only wire.
   /^(catalog\/catalog-api|management\/management-api|management\/operation|inference\/inference-api|pages\/page-server)\.ts$/,
   // The management API's handlers, one file per resource, bound to their routes by operation id.
   /^management\/operations\//,
@@ -29,7 +29,7 @@ function sources(dir: string): string[] {
 const AWS_LAYER = [/^aws\//, /^functions\//, /^wiring\//];
 
 /**
- * STYLE.md 3: domain code throws domain errors (lambdas/errors.ts) and knows nothing of
+ * One error hierarchy, one serializer per protocol: domain code throws domain errors (lambdas/errors.ts) and knows nothing of
  * Lambda events; one boundary per protocol turns its errors into HTTP.
  */
 describe('domain modules', () => {
@@ -62,7 +62,7 @@ describe('the AWS SDK', () => {
 });
 
 /**
- * STYLE.md 14: requests reach their operation through the one dispatcher the route registry
+ * One way to do each thing: requests reach their operation through the one dispatcher the route registry
  * drives, which alone finds the route from the request: no handler reads the API Gateway
  * resource (`event.resource`, `requestContext.resourcePath`) to choose what to do.
  */
@@ -83,7 +83,7 @@ describe('dispatch', () => {
   });
 });
 
-/** STYLE.md 11: jose verifies every JWS; node:crypto and KMS may sign, never verify. */
+/** Protocol machinery from the library made for it: jose verifies every JWS; node:crypto and KMS may sign, never verify. */
 describe('JWS verification', () => {
   it('is left to jose: no module under lambdas/ verifies a signature with node:crypto or WebCrypto', () => {
     const offenders = sources(LAMBDAS).filter((file) => {
@@ -143,7 +143,7 @@ describe('source files', () => {
 });
 
 /**
- * STYLE.md 14: one item access (lambdas/aws/dynamo-items.ts). Every DynamoDB page is followed by
+ * One way to do each thing: one item access (lambdas/aws/dynamo-items.ts). Every DynamoDB page is followed by
  * its paginators, every conditional write goes through its one helper, every record leaves the
  * table through its one `strip`.
  */
@@ -190,7 +190,7 @@ describe('stand-in stores', () => {
 });
 
 /**
- * STYLE.md 15: a function reads top to bottom in one screen. Every function, method,
+ * Short functions: a function reads top to bottom in one screen. Every function, method,
  * constructor and arrow function of the project's code (tests aside; generated and declaration
  * files aside) stays under 80 lines; a longer one becomes a sequence of named steps.
  */
@@ -233,5 +233,68 @@ describe('functions', () => {
     const longest = Math.max(...functionLengths(join(ROOT, 'lambdas/oauth/exchange-token.ts')).map(({ lines }) => lines));
     expect(longest).toBeGreaterThan(20);
     expect(longest).toBeLessThanOrEqual(MAX_LINES);
+  });
+});
+
+/**
+ * The repository stands on its own: comments, OpenAPI texts and docs cite a section of
+ * docs/reference.md (or another file of the repository, or a public standard), never a
+ * document kept elsewhere.
+ */
+describe('citations', () => {
+  const ROOT_DIR = join(__dirname, '..', '..');
+  const CODE_FOLDERS = ['lambdas', 'lib', 'local', 'ops', 'web', 'bin', 'scripts', 'bench'];
+  const tsFiles = (dir: string): string[] => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    return entries.flatMap((entry) =>
+      entry.name === 'node_modules' ? [] : entry.isDirectory() ? tsFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    );
+  };
+  const docs = readdirSync(join(ROOT_DIR, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join(ROOT_DIR, 'docs', name));
+  const files = [...CODE_FOLDERS.flatMap((dir) => tsFiles(join(ROOT_DIR, dir))), ...docs, join(ROOT_DIR, 'README.md')];
+  const text = (file: string) => readFileSync(file, 'utf8');
+
+  /** GitHub's heading anchors: lowercase, punctuation dropped, spaces to '-'. */
+  const anchorOf = (heading: string) =>
+    heading
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+  const anchors = new Set(
+    text(join(ROOT_DIR, 'docs', 'reference.md'))
+      .split('\n')
+      .filter((line) => /^#{1,6} /.test(line))
+      .map((line) => anchorOf(line.replace(/^#+ /, ''))),
+  );
+
+  it('never cite SPEC or STYLE sections, nor SPEC.md, STYLE.md or DESIGN.md: none is in the repository', () => {
+    const offenders = files.flatMap((file) =>
+      text(file)
+        .split('\n')
+        .flatMap((line, i) => (/\bSPEC \d/.test(line) || /\bSTYLE(\.md)? \d/.test(line) || /\b(SPEC|STYLE|DESIGN)\.md\b/.test(line) ? [`${relative(ROOT_DIR, file)}:${i + 1}`] : [])),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('name only headings that exist in docs/reference.md', () => {
+    const cited = files.flatMap((file) =>
+      [...text(file).matchAll(/(?<![\w.-])reference\.md#([\w-]+)/g)].map((match) => ({ file: relative(ROOT_DIR, file), anchor: match[1]! })),
+    );
+    // The check runs on real citations.
+    expect(cited.length).toBeGreaterThan(100);
+    expect(cited.filter(({ anchor }) => !anchors.has(anchor))).toEqual([]);
+  });
+
+  it('derive anchors as GitHub does', () => {
+    expect(anchorOf('Organizations, workspaces and guardrails')).toBe('organizations-workspaces-and-guardrails');
+    expect(anchors).toContain('the-catalog');
   });
 });

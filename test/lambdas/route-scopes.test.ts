@@ -9,10 +9,10 @@ import { startTestService, type TestService } from '../support/local-service';
 import { responseMismatch } from '../support/openapi-responses';
 
 /**
- * SPEC 4.5 and 5 over every route of the route registry, against each kind of credential:
+ * docs/reference.md#scopes-and-access over every route of the route registry, against each kind of credential:
  * API keys of each kind and access tokens of each scope, through the real HTTP path. Each
  * route's expected refusals follow from the access its declaration gives; the first test holds
- * those declarations to the rules of SPEC 4.5, so a route declared too open fails it.
+ * those declarations to the rules of docs/reference.md#scopes-and-access, so a route declared too open fails it.
  */
 type Credential = 'workspace key' | 'personal key' | 'management key' | 'read-only management key' | 'inference token' | 'management token' | 'read-only management token';
 const CREDENTIALS: readonly Credential[] = [
@@ -25,7 +25,7 @@ const CREDENTIALS: readonly Credential[] = [
   'read-only management token',
 ];
 
-/** What each credential may do (SPEC 2.12, 4.5): a token has its acting key's scope and access level. */
+/** What each credential may do (docs/reference.md#federation-policies, docs/reference.md#scopes-and-access): a token has its acting key's scope and access level. */
 const ABILITY: Record<Credential, { scope: 'inference' | 'management'; writes: boolean }> = {
   'workspace key': { scope: 'inference', writes: false },
   'personal key': { scope: 'inference', writes: false },
@@ -104,7 +104,7 @@ describe('every route against every kind of credential', () => {
 
   // Was a table of every route's access beside the route table; the registry declares it now,
   // and this holds each declaration to the rule it follows.
-  it('declares for every route the access SPEC 4.5 gives it: writes need a management key that may write', () => {
+  it('declares for every route the access docs/reference.md#scopes-and-access gives it: writes need a management key that may write', () => {
     /** What changes nothing though it is a POST: the policy tester and the condition checker. */
     const readsByPost = ['evaluateFederationPolicy', 'checkCondition'];
     const rule = (route: RouteDefinition): Access => {

@@ -380,7 +380,7 @@ describe('functions', () => {
         CATALOG_RELOAD_SPREAD_SECONDS: String(settings.catalogReloadSpreadSeconds),
         PROVIDER_CREDENTIALS_SECRET_ARN: { Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'ProviderCredentialsSecret') },
         ...verifiesTokens,
-        // Completions are routed within the region of the hostname called (SPEC 4.1 rule 4).
+        // Completions are routed within the region of the hostname called (docs/reference.md#listing-rules rule 4).
         ...servedHostnames,
         ...servesApi,
       },
@@ -679,7 +679,7 @@ describe('API', () => {
     expect(methods.sort(byKey)).toEqual(expected.sort(byKey));
   });
 
-  it('has no authorizer, so no allow decision is cached: every function authenticates each request (SPEC 5 rule 6)', () => {
+  it('has no authorizer, so no allow decision is cached: every function authenticates each request (docs/reference.md#scopes-and-access rule 6)', () => {
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 0);
     for (const method of Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'))) {
       expect(method.Properties?.AuthorizationType ?? 'NONE').toBe('NONE');

@@ -122,7 +122,7 @@ describe('validateSettings', () => {
     expect(() => validateSettings({ ...DEFAULT_SETTINGS, ...(override as Partial<ModelgateSettings>) })).toThrow(new SettingsError(message));
   });
 
-  it('accepts the bounds (SPEC 8: tokens live at most 900 s)', () => {
+  it('accepts the bounds (docs/reference.md#limits: tokens live at most 900 s)', () => {
     expect(validateSettings({ ...DEFAULT_SETTINGS, accessTokenMaxLifetimeSeconds: 900, catalogCacheSeconds: 0 })).toEqual({
       ...DEFAULT_SETTINGS,
       accessTokenMaxLifetimeSeconds: 900,

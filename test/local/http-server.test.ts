@@ -120,7 +120,7 @@ describe('local API server: requests become REST API proxy events', () => {
     expect(seen).toHaveLength(0);
   });
 
-  it('answers a body past 10 MB on the token endpoint in the OAuth shape (SPEC 7.2)', async () => {
+  it('answers a body past 10 MB on the token endpoint in the OAuth shape (docs/reference.md#oauth-errors)', async () => {
     const response = await upload('/api/v1/oauth/token', { 'Content-Type': 'application/x-www-form-urlencoded' }, 11);
     expect(response.writeError).toBeNull();
     expect(response.status).toBe(413);

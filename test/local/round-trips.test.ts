@@ -116,7 +116,7 @@ describe('round trips per request, counted through the AWS SDK', () => {
       const key = service.runtime.demo.keys.workspace;
       const first = await get('/models/user?limit=1', key);
       expect(first).toMatchObject({ status: 200, depth: 2, count: 2 });
-      // Still read on every request: the key's state (SPEC 3), in the one round trip.
+      // Still read on every request: the key's state (docs/reference.md#lifecycle), in the one round trip.
       const warm = await get('/models/user?limit=1', key);
       expect(warm).toMatchObject({ status: 200, depth: 1, count: 1, calls: ['DynamoDB.BatchGetItem(modelgate-keys)'] });
     });

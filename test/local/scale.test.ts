@@ -43,7 +43,7 @@ describe('the data layout at internet scale', () => {
   });
 
   it.each(['key-completions', 'token-completions', 'key-catalog', 'organization-completions', 'model-completions'] as const)(
-    '%s: still reads the key on every request, strongly consistent (SPEC 5 rule 6: no cache delays a disabled key)',
+    '%s: still reads the key on every request, strongly consistent (docs/reference.md#scopes-and-access rule 6: no cache delays a disabled key)',
     (id) => {
       const row = rows.get(id)!;
       const keyReads = row.calls.flatMap((call) => call.items ?? []).filter((access) => access.table === TABLE_SCHEMAS.keys.localName && access.partition.includes('APIKEY#'));

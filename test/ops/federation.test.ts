@@ -227,7 +227,7 @@ describe('ops issuer and policy commands', () => {
       condition: null,
       claim_checks: { scopes: null, token_type: 'id' },
     });
-    // Subject or condition (SPEC 2.12 rule 1): the last of them cannot go.
+    // Subject or condition (docs/reference.md#federation-policies rule 1): the last of them cannot go.
     const lastRule = await ops.run('policy', 'update', 'id-1', policyId, '--clear-subject');
     expect(lastRule).toMatchObject({ code: 2, stdout: '' });
     const both = await ops.run('policy', 'update', 'id-1', policyId, '--subject', 'x', '--clear-subject');

@@ -57,7 +57,7 @@ describe('deriveCatalogEntries', () => {
     expect(entry.endpoints[0].pricing.overrides).not.toBe(entry.model.pricing.overrides);
   });
 
-  it('gives every model an endpoint 0 that matches its public entry (SPEC 2.1, 2.3)', () => {
+  it('gives every model an endpoint 0 that matches its public entry (docs/reference.md#the-model-entry, docs/reference.md#pricing-and-cost)', () => {
     const mismatched = entries.filter(({ model, endpoints: [top] }) => {
       try {
         expect(top!.pricing).toEqual(model.pricing);

@@ -21,7 +21,7 @@ export function forgetKey(): void {
   sessionStorage.removeItem(KEY_STORAGE);
 }
 
-/** A SPEC 7.1 error answer: its status, message and the parameter it names, if any. */
+/** An answer in the common error body (docs/reference.md#the-common-error-body): its status, message and the parameter it names, if any. */
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,

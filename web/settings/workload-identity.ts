@@ -1,5 +1,5 @@
 /**
- * The Workload identity settings page (SPEC 1, 2.11, 2.12, 3, 4.7): issuers, policies, the
+ * The Workload identity settings page (docs/reference.md#workload-identity, docs/reference.md#issuers, docs/reference.md#federation-policies, docs/reference.md#lifecycle): issuers, policies, the
  * policy tester and recent exchanges, then the organization's usage (usage.ts), all through
  * the admin API with the admin's own management key. Everything shown is text (dom.ts); nothing is evaluated here, the
  * condition included: the API's own checker judges it.
@@ -271,7 +271,7 @@ function confirmDialog(title: string, paragraphs: string[], confirmLabel: string
 }
 
 // ---------------------------------------------------------------------------------------
-// Issuers (SPEC 2.11)
+// Issuers (docs/reference.md#issuers)
 
 function keySource(issuer: Issuer): string {
   if (issuer.jwks) return `Inline key set (${issuer.jwks.keys.length} ${issuer.jwks.keys.length === 1 ? 'key' : 'keys'})`;
@@ -310,7 +310,7 @@ function issuersSection(): HTMLElement {
 }
 
 async function deleteIssuer(issuer: Issuer, policyCount: number): Promise<void> {
-  // SPEC 3: deleting an issuer stops new exchanges; tokens already issued stay valid.
+  // docs/reference.md#lifecycle: deleting an issuer stops new exchanges; tokens already issued stay valid.
   const confirmed = await confirmDialog(
     `Delete the issuer “${issuer.name}”?`,
     [
@@ -385,7 +385,7 @@ function announce(text: string): void {
 }
 
 // ---------------------------------------------------------------------------------------
-// Policies (SPEC 2.12)
+// Policies (docs/reference.md#federation-policies)
 
 function keyChoiceLabel(key: ApiKey): string {
   const scope = key.kind === 'workspace' ? 'inference' : 'management';
@@ -488,7 +488,7 @@ async function copyId(id: string, status: HTMLElement): Promise<void> {
 }
 
 async function deletePolicy(policy: Policy): Promise<void> {
-  // SPEC 3: new exchanges fail; tokens already issued stay valid.
+  // docs/reference.md#lifecycle: new exchanges fail; tokens already issued stay valid.
   const confirmed = await confirmDialog(
     `Delete the policy “${policy.name}”?`,
     ['New token exchanges naming it fail at once.', 'Access tokens already issued under it stay valid until they expire (at most 15 minutes).'],
@@ -591,7 +591,7 @@ function issuerField(policy: Policy | null) {
   return field('Issuer', select);
 }
 
-/** The condition's text area, checked by the server as one types (SPEC 2.12 rule 2). */
+/** The condition's text area, checked by the server as one types (docs/reference.md#conditions rule 1). */
 function conditionField(policy: Policy | null) {
   const input = h('textarea', { id: 'policy-condition', rows: 3, maxlength: 2000, spellcheck: 'false' });
   input.value = policy?.condition ?? '';
@@ -619,7 +619,7 @@ function conditionField(policy: Policy | null) {
   return condition;
 }
 
-/** SPEC 2.12: workspace keys (scope inference) and management keys (scope management); never personal keys. */
+/** docs/reference.md#federation-policies: workspace keys (scope inference) and management keys (scope management); never personal keys. */
 function actsAsField(policy: Policy | null) {
   const select = h('select', { id: 'policy-key', required: true });
   append(select, h('option', { value: '' }, 'Choose a key…'));
@@ -635,7 +635,7 @@ function actsAsField(policy: Policy | null) {
   return field('Acts as API key', select, 'Issued tokens act as this key: a workspace key gives scope inference, a management key scope management.');
 }
 
-/** SPEC 2.12 rule 3: each claim check at most once, added and removed on its own. */
+/** docs/reference.md#federation-policies rule 3: each claim check at most once, added and removed on its own. */
 function claimChecksField(policy: Policy | null) {
   const present = new Map<ClaimCheckId, string>();
   for (const check of CLAIM_CHECKS) if (policy && policy.claim_checks[check.id] !== null) present.set(check.id, policy.claim_checks[check.id]!);
@@ -696,7 +696,7 @@ function requireDpopField(policy: Policy | null) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Policy tester (SPEC 4.3, 4.4 step by step)
+// Policy tester (docs/reference.md#subject-tokens, docs/reference.md#conditions step by step)
 
 function policyOptions(select: HTMLSelectElement): void {
   for (const policy of state!.policies) append(select, h('option', { value: policy.id }, `${policy.name}${policy.enabled ? '' : ' (paused)'}`));

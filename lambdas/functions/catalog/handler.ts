@@ -20,10 +20,10 @@ import { createCatalogApi, type CatalogApiDeps } from '../../catalog/catalog-api
 import { apiHandler } from '../../http/middleware';
 import type { Telemetry } from '../../observability/telemetry';
 
-/** SPEC 4.1: API keys, the catalog and the usage figures its sorts add, all read-only. */
+/** docs/reference.md#the-catalog: API keys, the catalog and the usage figures its sorts add, all read-only. */
 export const CATALOG_FUNCTION = {
   tables: ['keys', 'models', 'usage', 'rateCounters'],
-  // Access tokens are verified against the API base URL (SPEC 2.13); the listing follows the regional hostname called (SPEC 4.1);
+  // Access tokens are verified against the API base URL (docs/reference.md#access-tokens); the listing follows the regional hostname called (docs/reference.md#the-catalog);
   // the public catalog may answer without a credential; every answer names the origins its page may read it from.
   settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'catalogCacheSeconds', 'catalogReloadSpreadSeconds', 'publicCatalog', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;

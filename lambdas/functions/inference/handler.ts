@@ -4,13 +4,13 @@ import { createInferenceApi, type InferenceApiDeps } from '../../inference/infer
 import { logRequest } from '../../observability/request-log';
 import type { Telemetry } from '../../observability/telemetry';
 
-/** SPEC 4.5: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
+/** docs/reference.md#scopes-and-access: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
 export const INFERENCE_FUNCTION = {
   tables: ['keys', 'models', 'usage', 'rateCounters'],
   settings: [
     'apiBaseUrl',
     'accessTokenMaxLifetimeSeconds',
-    // Completions are routed within the region of the hostname called (SPEC 4.1 rule 4), over the same catalog.
+    // Completions are routed within the region of the hostname called (docs/reference.md#listing-rules rule 4), over the same catalog.
     'regionalHostnames',
     'catalogCacheSeconds',
     'catalogReloadSpreadSeconds',

@@ -9,7 +9,7 @@ export function jwksDependencies(context: FunctionContext<'keys'>, settings: Acc
     // Read once a container every few seconds, whatever the rate of key set requests.
     signingKeys: cachedSigningKeys(new DynamoSigningKeyStore(context.documentClient, context.tables.keys), context.clock),
     clock: context.clock,
-    // SPEC 8: a retired key is published until the longest token it may have signed expires.
+    // docs/reference.md#limits: a retired key is published until the longest token it may have signed expires.
     accessTokenMaxLifetimeSeconds: settings.accessTokenMaxLifetimeSeconds,
     // The discovery documents name the issuer the token exchange puts in `iss`.
     issuer: settings.apiBaseUrl,

@@ -11,7 +11,7 @@ import { servedOpenApiDocument } from '../../openapi/served-document';
 import type { SigningKeyStore } from '../../signing/signer';
 
 /**
- * SPEC 4.6: only the signing-key records of the keys table (IAM narrows it to them), and the API
+ * docs/reference.md#verification-keys: only the signing-key records of the keys table (IAM narrows it to them), and the API
  * base URL, the access tokens' issuer, which the discovery documents describe.
  */
 export const JWKS_FUNCTION = { tables: ['keys'], settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'corsAllowedOrigins'] } as const satisfies FunctionRequirements;
@@ -19,9 +19,9 @@ export const JWKS_FUNCTION = { tables: ['keys'], settings: ['apiBaseUrl', 'acces
 export interface JwksHandlerDeps {
   signingKeys: Pick<SigningKeyStore, 'list'>;
   clock: Clock;
-  /** Retired keys stay published this long after retirement (SPEC 8). */
+  /** Retired keys stay published this long after retirement (docs/reference.md#limits). */
   accessTokenMaxLifetimeSeconds: number;
-  /** The API base URL: `iss` and `aud` of access tokens (SPEC 2.13). */
+  /** The API base URL: `iss` and `aud` of access tokens (docs/reference.md#access-tokens). */
   issuer: string;
   corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;

@@ -10,7 +10,7 @@ import type { Telemetry } from '../../observability/telemetry';
  */
 export const MANAGEMENT_FUNCTION = {
   tables: ['keys', 'policies', 'usage', 'rateCounters'],
-  // Access tokens are verified against the API base URL (SPEC 2.13), their DPoP proofs on any
+  // Access tokens are verified against the API base URL (docs/reference.md#access-tokens), their DPoP proofs on any
   // hostname the deployment serves; the policy tester shares the token endpoint's budget.
   settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'exchangeRateLimit', 'exchangeRateWindowSeconds', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;

@@ -12,7 +12,7 @@ export interface SettingsPageHandlerDeps {
   telemetry: Telemetry;
 }
 
-/** The Workload identity settings page (SPEC 1, 4.7): a client of the admin API, nothing more. */
+/** The Workload identity settings page (docs/reference.md#workload-identity): a client of the admin API, nothing more. */
 export function createSettingsPageHandler(deps: SettingsPageHandlerDeps) {
   return apiHandler(createPageServer(deps.assets), deps.telemetry);
 }

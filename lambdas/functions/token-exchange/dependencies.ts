@@ -20,7 +20,7 @@ export interface TokenExchangeSettings extends AccessTokenSettings, ServedHostSe
   readonly newId: IdGenerator;
 }
 
-/** The token exchange function's dependencies (`POST /oauth/token`, SPEC 4.2). */
+/** The token exchange function's dependencies (`POST /oauth/token`, docs/reference.md#the-token-exchange). */
 export function tokenExchangeDependencies(
   context: FunctionContext<'keys' | 'policies' | 'rateCounters'>,
   settings: TokenExchangeSettings,

@@ -6,7 +6,7 @@ import { oauthHandler } from '../../oauth/oauth-handler';
 import { exchangeToken, type TokenExchangeDeps } from '../../oauth/exchange-token';
 
 /**
- * SPEC 4.2: federation policies and issuers (and the exchange's own events and `jti`
+ * docs/reference.md#the-token-exchange: federation policies and issuers (and the exchange's own events and `jti`
  * claims), API keys and signing-key records, the rate counters, and the API base URL that
  * issued tokens name as issuer and audience.
  */

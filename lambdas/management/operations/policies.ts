@@ -1,7 +1,7 @@
 import { ConditionError, checkCondition } from '../../federation/condition';
 import { testPolicy } from '../../federation/policy-tester';
 import { hasFederationEntitlement } from '../../federation/types';
-// SPEC 8: the subject token limit of the token endpoint applies to the tester too.
+// docs/reference.md#limits: the subject token limit of the token endpoint applies to the tester too.
 import { MAX_SUBJECT_TOKEN_BYTES } from '../../federation/limits';
 import { invalidParameter } from '../../errors';
 import { pathId } from '../../ids';
@@ -43,7 +43,7 @@ export const POLICY_OPERATIONS: Operations<typeof POLICY_ROUTES> = {
     };
   },
   checkCondition: async ({ body }) => {
-    // SPEC 4.4 rules 1-3: the save-time checker itself, so the page shows exactly what saving would say.
+    // docs/reference.md#conditions rules 1-3: the save-time checker itself, so the page shows exactly what saving would say.
     try {
       const checked = checkCondition(body.condition);
       return { data: { valid: true, message: null, variables: checked.variables } };

@@ -2,7 +2,7 @@ import { ref } from '../../openapi/json-schema';
 import type { RouteDefinition } from '../../route-definition';
 import { listPageParameters } from '../list-page';
 
-/** Guardrails and their assignment to keys (public `/guardrails`; SPEC 2.5). */
+/** Guardrails and their assignment to keys (public `/guardrails`; docs/reference.md#organizations-workspaces-and-guardrails). */
 export const GUARDRAIL_ROUTES = [
   {
     operationId: 'listGuardrails',

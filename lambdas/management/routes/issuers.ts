@@ -1,7 +1,7 @@
 import { ref } from '../../openapi/json-schema';
 import type { RouteDefinition } from '../../route-definition';
 
-/** Trusted workload identity issuers (SPEC 2.11). */
+/** Trusted workload identity issuers (docs/reference.md#issuers). */
 export const ISSUER_ROUTES = [
   {
     operationId: 'listWorkloadIdentityIssuers',
@@ -9,7 +9,7 @@ export const ISSUER_ROUTES = [
     path: '/workload-identity/issuers',
     function: 'management',
     access: 'management-read',
-    summary: 'List trusted workload identity issuers (SPEC 2.11)',
+    summary: 'List trusted workload identity issuers',
     ok: { status: 200, schema: ref('ListIssuersResponse') },
   },
   {
@@ -18,7 +18,7 @@ export const ISSUER_ROUTES = [
     path: '/workload-identity/issuers',
     function: 'management',
     access: 'management-write',
-    summary: 'Create one of the trusted workload identity issuers (SPEC 2.11)',
+    summary: 'Create one of the trusted workload identity issuers',
     body: ref('CreateIssuerRequest'),
     ok: { status: 201, schema: ref('IssuerResponse') },
     errors: [400, 409],
@@ -29,7 +29,7 @@ export const ISSUER_ROUTES = [
     path: '/workload-identity/issuers/{id}',
     function: 'management',
     access: 'management-read',
-    summary: 'One of the trusted workload identity issuers (SPEC 2.11)',
+    summary: 'One of the trusted workload identity issuers',
     ok: { status: 200, schema: ref('IssuerResponse') },
     errors: [404],
   },
@@ -39,7 +39,7 @@ export const ISSUER_ROUTES = [
     path: '/workload-identity/issuers/{id}',
     function: 'management',
     access: 'management-write',
-    summary: 'Update one of the trusted workload identity issuers (SPEC 2.11)',
+    summary: 'Update one of the trusted workload identity issuers',
     body: ref('UpdateIssuerRequest'),
     ok: { status: 200, schema: ref('IssuerResponse') },
     errors: [400, 404, 409],
@@ -50,7 +50,7 @@ export const ISSUER_ROUTES = [
     path: '/workload-identity/issuers/{id}',
     function: 'management',
     access: 'management-write',
-    summary: 'Delete one of the trusted workload identity issuers (SPEC 2.11)',
+    summary: 'Delete one of the trusted workload identity issuers',
     ok: { status: 200, schema: ref('DeletedResponse') },
     errors: [404],
   },

@@ -2,7 +2,7 @@ import { invalid, ref } from '../../openapi/json-schema';
 import type { RouteDefinition } from '../../route-definition';
 import { listPageParameters } from '../list-page';
 
-/** API keys of the organization (public `/keys`; SPEC 2.2). */
+/** API keys of the organization (public `/keys`; docs/reference.md#keys-and-credentials). */
 export const KEY_ROUTES = [
   {
     operationId: 'listKeys',

@@ -2,7 +2,7 @@ import { ref } from '../../openapi/json-schema';
 import type { RouteDefinition } from '../../route-definition';
 
 /**
- * Federation policies (SPEC 2.12), and what the settings page's policy editor asks first:
+ * Federation policies (docs/reference.md#federation-policies), and what the settings page's policy editor asks first:
  * the policy tester (never mints), the save-time condition checker, and the entitlement.
  */
 export const POLICY_ROUTES = [
@@ -12,7 +12,7 @@ export const POLICY_ROUTES = [
     path: '/workload-identity/policies',
     function: 'management',
     access: 'management-read',
-    summary: 'List federation policies (SPEC 2.12)',
+    summary: 'List federation policies',
     query: [{ name: 'issuer_id', schema: { type: 'string', format: 'uuid' }, description: 'Only policies of this issuer.' }],
     ok: { status: 200, schema: ref('ListFederationPoliciesResponse') },
     errors: [400],
@@ -23,7 +23,7 @@ export const POLICY_ROUTES = [
     path: '/workload-identity/policies',
     function: 'management',
     access: 'management-write',
-    summary: 'Create one of the federation policies (SPEC 2.12)',
+    summary: 'Create one of the federation policies',
     body: ref('CreatePolicyRequest'),
     ok: { status: 201, schema: ref('FederationPolicyResponse') },
     errors: [400, 409],
@@ -34,7 +34,7 @@ export const POLICY_ROUTES = [
     path: '/workload-identity/policies/{id}',
     function: 'management',
     access: 'management-read',
-    summary: 'One of the federation policies (SPEC 2.12)',
+    summary: 'One of the federation policies',
     ok: { status: 200, schema: ref('FederationPolicyResponse') },
     errors: [404],
   },
@@ -44,7 +44,7 @@ export const POLICY_ROUTES = [
     path: '/workload-identity/policies/{id}',
     function: 'management',
     access: 'management-write',
-    summary: 'Update one of the federation policies (SPEC 2.12)',
+    summary: 'Update one of the federation policies',
     body: ref('UpdatePolicyRequest'),
     ok: { status: 200, schema: ref('FederationPolicyResponse') },
     errors: [400, 404, 409],
@@ -55,7 +55,7 @@ export const POLICY_ROUTES = [
     path: '/workload-identity/policies/{id}',
     function: 'management',
     access: 'management-write',
-    summary: 'Delete one of the federation policies (SPEC 2.12)',
+    summary: 'Delete one of the federation policies',
     ok: { status: 200, schema: ref('DeletedResponse') },
     errors: [404],
   },
@@ -80,7 +80,7 @@ export const POLICY_ROUTES = [
     function: 'management',
     // Read access suffices: the checker stores nothing.
     access: 'management-read',
-    summary: 'Check a CEL condition before saving it (SPEC 4.4)',
+    summary: 'Check a CEL condition before saving it',
     body: ref('ConditionCheckRequest'),
     ok: { status: 200, schema: ref('ConditionCheckResponse') },
     errors: [400],

@@ -18,7 +18,7 @@ export const WORKSPACE_ID_OR_SLUG = {
   },
 } as const;
 
-/** Workspaces of the organization (public `/workspaces`; SPEC 2.3). */
+/** Workspaces of the organization (public `/workspaces`; docs/reference.md#organizations-workspaces-and-guardrails). */
 export const WORKSPACE_ROUTES = [
   {
     operationId: 'listWorkspaces',

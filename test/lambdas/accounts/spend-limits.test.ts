@@ -5,7 +5,7 @@ import { DomainError } from '../../../lambdas/errors';
 const T0 = '2026-11-23T00:00:00.000Z';
 const NOW = '2026-11-25T10:00:00.000Z';
 
-/** The SPEC 7.1 refusal a change throws, as `parameter: message`. */
+/** The refusal, in the common error body (docs/reference.md#the-common-error-body), a change throws, as `parameter: message`. */
 function refusal(change: () => unknown): string {
   try {
     change();

@@ -440,7 +440,7 @@ describe('DynamoAccountStore: claims orphaned by a crash', () => {
   const clock = new FixedClock(new Date('2026-03-01T10:00:00.000Z'));
   const organization: Organization = { id: 'o-crash', name: 'o', plan: 'business', providerPreferences: DEFAULT_PROVIDER_PREFERENCES, privacy: DEFAULT_PRIVACY, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: null };
   const workspace = (id: string, slug: string): Workspace => ({ id, organizationId: organization.id, name: slug, slug, description: null, guardrailIds: [], createdAt: clock.now().toISOString(), updatedAt: null });
-  /** What the management API answers for a refusal (SPEC 7.1). */
+  /** What the management API answers for a refusal (docs/reference.md#the-common-error-body). */
   const answer = (promise: Promise<unknown>) => promise.then(() => 'accepted', (error: unknown) => toErrorBody(error));
 
   beforeAll(async () => {

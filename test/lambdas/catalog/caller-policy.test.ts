@@ -220,7 +220,7 @@ describe('buildCallerPolicy', () => {
     });
   });
 
-  describe('region (SPEC 4.1 rule 4)', () => {
+  describe('region (docs/reference.md#listing-rules rule 4)', () => {
     it('keeps only endpoints that serve in the caller region', () => {
       const eu = policy({ region: 'eu' });
 

@@ -4,7 +4,7 @@ import { snapshotCatalog } from '../../../local/seed';
 import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
 import { startTestService, type TestService } from '../../support/local-service';
 
-/** GET /models/user on the local runtime: query errors, paging links and catalog freshness (SPEC 2.10, 4.1, 7.1). */
+/** GET /models/user on the local runtime: query errors, paging links and catalog freshness (docs/reference.md#the-model-entry, docs/reference.md#the-catalog, docs/reference.md#the-common-error-body). */
 const CATALOG: CatalogEntry[] = snapshotCatalog();
 
 describe('GET /models/user', () => {
@@ -31,7 +31,7 @@ describe('GET /models/user', () => {
     return link.slice(API_BASE_PATH.length);
   };
 
-  describe('query errors (SPEC 7.1)', () => {
+  describe('query errors (docs/reference.md#the-common-error-body)', () => {
     it.each(['0', '1001', '-5', 'ten', '1.5', '1e3'])('400 names limit for limit=%j', async (limit) => {
       const response = await service.call(`/models/user?limit=${encodeURIComponent(limit)}`, { key });
 
@@ -64,7 +64,7 @@ describe('GET /models/user', () => {
     });
   });
 
-  describe('paging (SPEC 2.10, 4.1 rule 1)', () => {
+  describe('paging (docs/reference.md#the-model-entry, docs/reference.md#listing-rules rule 1)', () => {
     it('returns the full list with links.next null when neither offset nor limit is given', async () => {
       const response = await service.call('/models/user?output_modalities=all', { key });
 

@@ -5,7 +5,7 @@ import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
 import { startTestService, type TestService } from '../../support/local-service';
 
 /**
- * SPEC 1 and 4.1 end to end: the listing narrowed by the organization's provider
+ * docs/reference.md#workload-identity, docs/reference.md#the-catalog end to end: the listing narrowed by the organization's provider
  * preferences and privacy settings, by guardrails on the key and on its workspace, and by
  * the regional hostname, through real HTTP on the embedded DynamoDB. Settings are read per
  * request, so every change shows on the next call.
@@ -282,7 +282,7 @@ describe('the catalog listing follows who is asking', () => {
     });
   });
 
-  describe('regional hostnames (SPEC 4.1 rule 4)', () => {
+  describe('regional hostnames (docs/reference.md#listing-rules rule 4)', () => {
     const inEu = expectedListing((endpoint) => endpoint.regions.includes('eu'));
 
     it('lists through the EU hostname only models with an EU endpoint, priced by the first EU endpoint', async () => {

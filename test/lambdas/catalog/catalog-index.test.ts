@@ -83,7 +83,7 @@ function listIds(index: CatalogIndex, who: CallerPolicy, q: CatalogQuery): strin
 
 // --- tests ---
 
-describe('CatalogIndex.list (SPEC 4.1)', () => {
+describe('CatalogIndex.list (docs/reference.md#the-catalog)', () => {
   describe('output modality filter', () => {
     const index = new CatalogIndex([
       entry('a/text', { output: ['text'] }),

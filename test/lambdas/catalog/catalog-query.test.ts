@@ -24,7 +24,7 @@ function thrownBy(act: () => unknown): unknown {
   throw new Error('expected a throw');
 }
 
-describe('parseCatalogQuery (SPEC 4.1)', () => {
+describe('parseCatalogQuery (docs/reference.md#the-catalog)', () => {
   describe('defaults', () => {
     it('with no parameters returns text modality, no sort and the full list', () => {
       const query = parse(null);
@@ -55,7 +55,7 @@ describe('parseCatalogQuery (SPEC 4.1)', () => {
       expect(query.page).toEqual({ offset: 0, limit: 25 });
     });
 
-    it('accepts the bounds of SPEC 8: limit 1 and 1000, offset 0', () => {
+    it('accepts the bounds of docs/reference.md#limits: limit 1 and 1000, offset 0', () => {
       expect(parse({ offset: '0', limit: '1' }).page).toEqual({ offset: 0, limit: 1 });
       expect(parse({ offset: '0', limit: '1000' }).page).toEqual({ offset: 0, limit: 1000 });
       expect(MAX_LIMIT).toBe(1000);
@@ -80,7 +80,7 @@ describe('parseCatalogQuery (SPEC 4.1)', () => {
       expect(parse({ sort }).sort).toBe(sort);
     });
 
-    it('lists the twelve SPEC 4.1 sorts', () => {
+    it('lists the twelve docs/reference.md#the-catalog sorts', () => {
       expect(SORTS).toHaveLength(12);
     });
 
@@ -115,7 +115,7 @@ describe('parseCatalogQuery (SPEC 4.1)', () => {
     expect(error).toMatchObject({ kind: 'invalid_input', message: `Invalid ${parameter}: must be given once`, metadata: { parameter } });
   });
 
-  describe('invalid values are 400s naming the parameter (SPEC 7.1, 8)', () => {
+  describe('invalid values are 400s naming the parameter (docs/reference.md#the-common-error-body, docs/reference.md#limits)', () => {
     const limitMessage = 'Invalid limit: must be an integer from 1 to 1000';
     const offsetMessage = `Invalid offset: must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}`;
     const modalityMessage =
@@ -147,7 +147,7 @@ describe('parseCatalogQuery (SPEC 4.1)', () => {
   });
 });
 
-describe('nextPageLink (SPEC 2.10)', () => {
+describe('nextPageLink (docs/reference.md#the-model-entry)', () => {
   const paged = (offset: number, limit: number): CatalogQuery => ({
     outputModalities: new Set(['text']),
     sort: null,

@@ -10,7 +10,7 @@ import { startTestService, type TestService } from '../../support/local-service'
 
 /**
  * The live responses of the catalog routes against the public OpenAPI document the
- * official clients are generated from (DESIGN.md "Wire format"). The document is an
+ * official clients are generated from (its wire format). The document is an
  * OpenAPI 3.1 file, so its schemas are JSON Schema 2020-12.
  */
 const OPENAPI = parse(readFileSync(join(__dirname, '..', '..', 'fixtures', 'openapi.yaml'), 'utf8'));
@@ -19,7 +19,7 @@ const SNAPSHOT: PublicModel[] = JSON.parse(
   readFileSync(join(__dirname, '..', '..', '..', 'data', 'catalog-snapshot.json'), 'utf8'),
 ).data;
 
-// Every sort value, and the neutral alias of the arena order (DESIGN.md wire names).
+// Every sort value, and the neutral alias of the arena order (the wire names).
 const SORT_VALUES = [...SORTS, 'arena-elo-high-to-low'];
 
 /**
@@ -119,7 +119,7 @@ describe('catalog routes conform to the public OpenAPI document', () => {
     });
   });
 
-  describe('omitted, not invented (SPEC 2.1)', () => {
+  describe('omitted, not invented (docs/reference.md#the-model-entry)', () => {
     const snapshotById = new Map(SNAPSHOT.map((m) => [m.id, m]));
 
     it('has benchmarks exactly for the models the snapshot has them for, unchanged', () => {

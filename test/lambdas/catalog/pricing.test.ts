@@ -25,7 +25,7 @@ function promptAt(pricing: PublicPricing, at: string, promptTokens = 1000): stri
   return effectivePricing(pricing, { promptTokens, at: new Date(at) }).prompt;
 }
 
-describe('effectivePricing (SPEC 2.3)', () => {
+describe('effectivePricing (docs/reference.md#pricing-and-cost)', () => {
   it('returns the base prices untouched when there are no overrides', () => {
     const pricing: PublicPricing = {
       prompt: '0.00000300',

@@ -6,15 +6,15 @@ import { API_BASE_PATH } from '../../../lambdas/routes';
 import { startTestService, type TestService } from '../../support/local-service';
 
 /**
- * The official client of the service SPEC.md describes, unchanged, against the local
- * runtime (DESIGN.md "Wire format": its clients must work as they are).
+ * The official client of the public service this gateway is compatible with, unchanged, against the local
+ * runtime (its clients must work as they are).
  *
  * What the SDK (1.3.x) does with `models.listForUser`, read from
  * `esm/funcs/modelsListForUser.js`:
  * - security is per operation: `listForUser({ bearer }, request)`; the client's `apiKey` is
  *   not used for it (it is for operations such as `endpoints.list`);
  * - the request schema defaults `offset` to 0 and `limit` to 500, so the SDK always sends
- *   both and cannot ask for the unpaged list (SPEC 4.1 rule 1);
+ *   both and cannot ask for the unpaged list (docs/reference.md#listing-rules rule 1);
  * - it sends `offset`, `limit` and `output_modalities` only: there is no `sort`, and
  *   unknown request fields are stripped by its zod schema; a sort goes in through the
  *   HTTP client's `beforeRequest` hook, the SDK's own extension point;
@@ -70,7 +70,7 @@ describe('the official SDK against the catalog', () => {
     expect(page.result.links.next).toBeNull();
   });
 
-  it('parses the default (text) list and keeps the fields SPEC 2.1 names', async () => {
+  it('parses the default (text) list and keeps the fields docs/reference.md#the-model-entry names', async () => {
     const page = await client().models.listForUser({ bearer: key });
 
     expect(page.result.data.map((model) => model.id)).toEqual(await rawIds(''));

@@ -10,7 +10,7 @@ import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
 import { startTestService, type TestService } from '../../support/local-service';
 
 /**
- * Access tokens as bearer credentials through the real HTTP path (SPEC 5 rules 5 and 6):
+ * Access tokens as bearer credentials through the real HTTP path (docs/reference.md#scopes-and-access rules 5 and 6):
  * the acting key is read on every request, so its state decides at once; a token is only
  * as good as its signing-key record. Tokens are signed with the runtime's own key, as the
  * token exchange signs them.

@@ -91,7 +91,7 @@ describe('authenticate', () => {
     });
   });
 
-  it('refuses an access token whose key is disabled, expired or deleted (SPEC 5 rule 6: key state on every request)', async () => {
+  it('refuses an access token whose key is disabled, expired or deleted (docs/reference.md#scopes-and-access rule 6: key state on every request)', async () => {
     const accessTokens = { verify: async () => ({ keyHash: hashApiKey(SECRET), federationPolicyId: 'policy-1', boundKey: null }) };
     const asToken = (key: ApiKeyRecord | undefined) => failure(authenticate(presented('Bearer aaa.bbb.ccc'), { accounts: storeWith(key), clock, accessTokens }));
     expect(await asToken(keyRecord({ disabled: true }))).toEqual({ status: 401, message: 'API key is disabled' });

@@ -101,7 +101,7 @@ describe('evaluateCondition', () => {
     expect(evaluateCondition('token_type == ""', { ...github, token_type: '' })).toBe(true);
   });
 
-  it('matches case-sensitively (SPEC 2.12 rule 4)', () => {
+  it('matches case-sensitively (docs/reference.md#federation-policies rule 4)', () => {
     expect(evaluateCondition('subject == "REPO:acme/api:ref:refs/heads/main"', github)).toBe(false);
   });
 
@@ -120,7 +120,7 @@ describe('evaluateCondition', () => {
     );
   });
 
-  it('refuses wrongly typed variables before evaluating (SPEC 4.4 rule 4)', () => {
+  it('refuses wrongly typed variables before evaluating (docs/reference.md#conditions rule 4)', () => {
     const bad = { ...github, scopes: ['deploy', 7] } as unknown as ConditionVariables;
     expect(() => evaluateCondition('true', bad)).toThrow('wrongly typed variable: scopes');
     const worse = { ...github, token_type: 1, audience: 'sts' } as unknown as ConditionVariables;

@@ -90,7 +90,7 @@ describe('evaluateExchange: a token that satisfies the policy', () => {
   });
 });
 
-describe('evaluateExchange: SPEC 8 size limits come before any rule', () => {
+describe('evaluateExchange: docs/reference.md#limits size limits come before any rule', () => {
   it('refuses a 513-character sub before looking at the (paused) policy, and still names the policy for the event', async () => {
     await setPolicy({ enabled: false });
     const evaluation = await evaluate(token(claims({ sub: 'x'.repeat(513) })));
@@ -134,7 +134,7 @@ describe('evaluateExchange: SPEC 8 size limits come before any rule', () => {
   });
 });
 
-describe('evaluateExchange: the policy and what it stands on (SPEC 3)', () => {
+describe('evaluateExchange: the policy and what it stands on (docs/reference.md#lifecycle)', () => {
   const cases: Array<[string, () => unknown, string, string]> = [
     ['an unknown policy id', () => world.federation.deletePolicy(ORG_ID, POLICY_ID), 'policy_not_found', `No policy has the id "${POLICY_ID}"; it may have been deleted.`],
     ['a paused policy', () => setPolicy({ enabled: false }), 'policy_paused', 'The policy "Deploy from main" is paused.'],
@@ -236,7 +236,7 @@ describe('evaluateExchange: signature and validity', () => {
   });
 
   it.each([
-    ['no exp', { exp: undefined }, 'expired', 'The token has no exp claim; an expiry is required (SPEC 4.3 rule 2).'],
+    ['no exp', { exp: undefined }, 'expired', 'The token has no exp claim; an expiry is required.'],
     ['a string exp', { exp: String(NOW_S + 300) }, 'malformed_token', 'The token exp claim is not a number of seconds (NumericDate).'],
     ['nbf 31 s ahead', { nbf: NOW_S + 31 }, 'not_yet_valid', 'The token is not valid before 2026-11-21T12:00:31.000Z; it is now 2026-11-21T12:00:00.000Z (30 s leeway).'],
     ['iat 31 s ahead', { iat: NOW_S + 31 }, 'not_yet_valid', 'The token was issued in the future, at 2026-11-21T12:00:31.000Z; it is now 2026-11-21T12:00:00.000Z (30 s leeway).'],
@@ -264,7 +264,7 @@ describe('evaluateExchange: iss, aud and sub are compared exactly', () => {
     ['an audience differing in case', { aud: AUDIENCE.toUpperCase() }, 'aud', 'aud_mismatch', `No aud value of the token ("${AUDIENCE.toUpperCase()}") equals the policy audience "${AUDIENCE}" exactly.`],
     ['a numeric aud', { aud: 7 }, 'aud', 'aud_mismatch', 'The token has no aud, or aud is not a string or a list of strings.'],
     ['another subject', { sub: `${SUBJECT}x` }, 'sub', 'sub_mismatch', `The token sub "${SUBJECT}x" does not equal the policy subject "${SUBJECT}" (exact, case-sensitive).`],
-    ['no sub', { sub: undefined }, 'sub', 'sub_mismatch', 'The token has no sub, or sub is not a non-empty string (SPEC 4.3 rule 2).'],
+    ['no sub', { sub: undefined }, 'sub', 'sub_mismatch', 'The token has no sub, or sub is not a non-empty string.'],
   ] as const)('refuses %s', async (_name, overrides, failing, reason, detail) => {
     const evaluation = await evaluate(token(claims(overrides)));
     expect(evaluation.reason).toBe(reason);
@@ -280,7 +280,7 @@ describe('evaluateExchange: iss, aud and sub are compared exactly', () => {
   });
 });
 
-describe('evaluateExchange: claim checks (SPEC 2.12 rules 3-5)', () => {
+describe('evaluateExchange: claim checks (docs/reference.md#federation-policies rules 3-5)', () => {
   beforeEach(() => setPolicy({ claimChecks: { scopes: 'deploy', tokenType: 'workload' } }));
 
   it('passes when scopes contains the value and token_type equals it', async () => {
@@ -313,7 +313,7 @@ describe('evaluateExchange: claim checks (SPEC 2.12 rules 3-5)', () => {
   });
 });
 
-describe('evaluateExchange: the condition (SPEC 4.4)', () => {
+describe('evaluateExchange: the condition (docs/reference.md#conditions)', () => {
   it('evaluates over the four variables, with absent scopes and token_type as empty values', async () => {
     await setPolicy({ condition: 'subject.endsWith("main") && audience.size() == 1 && scopes.size() == 0 && token_type == ""' });
     const evaluation = await evaluate(token());
@@ -366,10 +366,10 @@ describe('evaluateExchange: the condition (SPEC 4.4)', () => {
   });
 
   it.each([
-    ['scopes as a string', { scopes: 'deploy' }, 'The token scopes claim is of type string; the condition needs a list of strings (SPEC 4.4 rule 4).'],
-    ['scopes with a number', { scopes: ['deploy', 3] }, 'The token scopes claim is of type list (not all strings); the condition needs a list of strings (SPEC 4.4 rule 4).'],
-    ['token_type as a number', { token_type: 3 }, 'The token token_type claim is of type number; the condition needs a string (SPEC 4.4 rule 4).'],
-    ['token_type as null', { token_type: null }, 'The token token_type claim is of type null; the condition needs a string (SPEC 4.4 rule 4).'],
+    ['scopes as a string', { scopes: 'deploy' }, 'The token scopes claim is of type string; the condition needs a list of strings.'],
+    ['scopes with a number', { scopes: ['deploy', 3] }, 'The token scopes claim is of type list (not all strings); the condition needs a list of strings.'],
+    ['token_type as a number', { token_type: 3 }, 'The token token_type claim is of type number; the condition needs a string.'],
+    ['token_type as null', { token_type: null }, 'The token token_type claim is of type null; the condition needs a string.'],
   ])('refuses %s fed to the condition as condition_error, without evaluating it', async (_name, overrides, detail) => {
     const evaluateCondition = jest.fn(() => true);
     deps.evaluateCondition = evaluateCondition;

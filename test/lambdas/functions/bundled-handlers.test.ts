@@ -352,7 +352,7 @@ describe('the synthesized stack, served from its function packages', () => {
       }
     });
 
-    it('list through the EU hostname only the models with an EU endpoint, and every model through the others (SPEC 4.1 rule 4)', async () => {
+    it('list through the EU hostname only the models with an EU endpoint, and every model through the others (docs/reference.md#listing-rules rule 4)', async () => {
       const listed = async (base: string) =>
         ((await call(`${base}/models/user?output_modalities=all`, { key: demo.keys.workspace })).body.data as { id: string }[]).map((model) => model.id).sort();
       const catalog = snapshotCatalog();
@@ -362,7 +362,7 @@ describe('the synthesized stack, served from its function packages', () => {
       for (const base of [apiUrl, stageUrl]) expect([base, (await listed(base)).length]).toEqual([base, catalog.length]);
     });
 
-    it('route a completion through the EU hostname only to a model with an EU endpoint (SPEC 4.1 rule 4)', async () => {
+    it('route a completion through the EU hostname only to a model with an EU endpoint (docs/reference.md#listing-rules rule 4)', async () => {
       const usOnly = snapshotCatalog().find((entry) => entry.endpoints.every((endpoint) => !endpoint.regions.includes('eu')))!.model.id;
       const completion = (base: string) =>
         call(`${base}/chat/completions`, { method: 'POST', key: demo.keys.workspace, json: { model: usOnly, messages: [{ role: 'user', content: 'where' }] } });

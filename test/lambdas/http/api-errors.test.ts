@@ -6,7 +6,7 @@ import { lambdaContext, recordingTelemetry } from '../../support/telemetry';
 
 const METADATA = 'https://api.example.com/api/v1/.well-known/oauth-protected-resource';
 
-describe('the SPEC 7.1 serializer: the Bearer challenge of a 401 (RFC 6750 §3, RFC 9728 §5.1)', () => {
+describe('the docs/reference.md#the-common-error-body serializer: the Bearer challenge of a 401 (RFC 6750 §3, RFC 9728 §5.1)', () => {
   const cases: [AuthenticationFailureReason, string, string][] = [
     ['missing_credential', 'Missing Authentication header', `Bearer resource_metadata="${METADATA}"`],
     ['malformed_header', 'Malformed Authorization header: expected "Bearer <API key>"', `Bearer error="invalid_request", resource_metadata="${METADATA}"`],
@@ -16,7 +16,7 @@ describe('the SPEC 7.1 serializer: the Bearer challenge of a 401 (RFC 6750 §3, 
     ['expired_key', 'API key has expired', `Bearer error="invalid_token", resource_metadata="${METADATA}"`],
   ];
 
-  it.each(cases)('answers %s with the SPEC 7.1 body and the challenge %#', (reason, message, challenge) => {
+  it.each(cases)('answers %s with the common error body (docs/reference.md#the-common-error-body) and the challenge %#', (reason, message, challenge) => {
     expect(toErrorBody(new UnauthenticatedError(reason, message), { resourceMetadataUrl: METADATA })).toEqual({
       status: 401,
       body: { error: { code: 401, message } },

@@ -5,7 +5,7 @@ import { startTestService, type TestService } from '../../support/local-service'
  * A JSON body is read only from a request that says it is JSON, on every route that declares
  * one (lambdas/http/request.ts jsonBody): the list comes from the route registry, so a new route
  * is covered as soon as it is declared. The token endpoint reads its form by its own rule, in
- * the OAuth error shape (SPEC 7.2).
+ * the OAuth error shape (docs/reference.md#oauth-errors).
  */
 const JSON_ROUTES = ROUTES.filter((route) => route.body);
 const FORM_ROUTES = ROUTES.filter((route) => route.form);
@@ -57,7 +57,7 @@ describe('the media type of request bodies', () => {
   });
 
   describe.each(JSON_ROUTES.map((route) => [`${route.method} ${resourcePath(route)}`, route] as const))('%s', (_name, route) => {
-    it.each(UNSUPPORTED)('answers a body sent as %s with 415 in the SPEC 7.1 shape', async (_case, contentType) => {
+    it.each(UNSUPPORTED)('answers a body sent as %s with 415 in the docs/reference.md#the-common-error-body shape', async (_case, contentType) => {
       const response = await send(route, '{"name":"x"}', contentType);
       expect(response).toEqual({ status: 415, body: { error: { code: 415, message: 'Content-Type must be application/json' } } });
     });

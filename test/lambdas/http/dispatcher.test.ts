@@ -69,7 +69,7 @@ function echoing<F extends FunctionId>(fn: F): Operations<F, unknown> {
   return Object.fromEntries(ROUTES.filter((route) => route.function === fn).map((route) => [route.operationId, echo])) as unknown as Operations<F, unknown>;
 }
 
-/** What the caller sees of a refusal: the SPEC 7.1 status and message. */
+/** What the caller sees of a refusal: the docs/reference.md#the-common-error-body status and message. */
 async function refusal(answer: Promise<unknown>): Promise<[number, string]> {
   const error = await answer.then(
     () => undefined,

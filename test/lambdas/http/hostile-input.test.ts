@@ -8,7 +8,7 @@ const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
 /**
  * Requests an attacker or a careless client sends, through real HTTP on the local service:
- * each gets a documented SPEC 7.1 error body (or its normal answer), never a 500.
+ * each gets a documented common error body (docs/reference.md#the-common-error-body) (or its normal answer), never a 500.
  */
 describe('hostile and malformed requests on the local service', () => {
   let service: TestService;

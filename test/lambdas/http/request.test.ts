@@ -83,7 +83,7 @@ describe('request media type', () => {
     expect(requestMediaType({ headers: { 'Content-Type': 'text/plain' }, multiValueHeaders: { 'Content-Type': ['application/json', 'text/plain'] } })).toBeUndefined();
   });
 
-  it('reads a JSON body only from a request that says it is JSON, as a 415 in the SPEC 7.1 shape', () => {
+  it('reads a JSON body only from a request that says it is JSON, as a 415 in the docs/reference.md#the-common-error-body shape', () => {
     const body = '{"name":"x"}';
     expect(jsonBody({ body, isBase64Encoded: false, headers: { 'Content-Type': 'application/json; charset=utf-8' } })).toEqual({ name: 'x' });
     let error: unknown;

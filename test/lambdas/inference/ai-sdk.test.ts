@@ -5,7 +5,7 @@ import { startTestService, type TestService } from '../../support/local-service'
 const MODEL = 'openai/gpt-4o-mini';
 
 /**
- * The AI SDK (`ai`) with the official provider for the service SPEC.md describes
+ * The AI SDK (`ai`) with the official provider for the public service this gateway is compatible with
  * (`@openrouter/ai-sdk-provider`), pointed at the gateway: its `streamText` reads the tokens
  * from the stream's last usage chunk, which every stream carries (the caller need not ask),
  * and the cost from that chunk's `usage.cost`, the provider's metadata.

@@ -72,7 +72,7 @@ describe('policy tester API on the local service', () => {
     expect(Object.keys(response.body.data)).toEqual(['result', 'expires_in', 'token_type', 'dpop_jkt', 'steps']);
     expect([response.body.data.token_type, response.body.data.dpop_jkt]).toEqual(['Bearer', null]);
     expect(response.body.data.result).toBe('pass');
-    // SPEC 5 rule 4: never beyond the exchanged token's exp.
+    // docs/reference.md#scopes-and-access rule 4: never beyond the exchanged token's exp.
     expect(response.body.data.expires_in).toBeGreaterThanOrEqual(298);
     expect(response.body.data.expires_in).toBeLessThanOrEqual(300);
     expect(response.body.data.steps.map((step: { name: string }) => step.name)).toEqual([...EXCHANGE_STEPS, 'dpop']);

@@ -108,7 +108,7 @@ describe('workload identity admin API on the local service', () => {
     });
   });
 
-  describe('entitlement (SPEC 1)', () => {
+  describe('entitlement (docs/reference.md#workload-identity)', () => {
     it.each(['free', 'pro'] as const)('refuses create on the %s plan with 403', async (plan) => {
       const org = await organization(plan);
       for (const [path, body] of [
@@ -395,7 +395,7 @@ describe('workload identity admin API on the local service', () => {
       expect((await call(`${ISSUERS}/${theirs.id}`, { key: other.admin })).status).toBe(200);
     });
 
-    it('deletes an issuer together with its policies (SPEC 3); a second delete is 404', async () => {
+    it('deletes an issuer together with its policies (docs/reference.md#lifecycle); a second delete is 404', async () => {
       const issuer = await createIssuer();
       const keep = await createIssuer();
       const p1 = await createPolicy(issuer.id);

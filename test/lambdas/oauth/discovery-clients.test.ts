@@ -139,7 +139,7 @@ describe('OAuth clients and resource servers discover modelgate', () => {
       };
 
       const parameters = new URLSearchParams({ subject_token: subjectToken(), subject_token_type: JWT_TYPE, federation_policy_id: policyId });
-      // RFC 8693 §2.1: several audiences are allowed (SPEC 4.2 ignores them).
+      // RFC 8693 §2.1: several audiences are allowed (docs/reference.md#the-token-exchange ignores them).
       parameters.append('audience', 'https://modelgate.example/a');
       parameters.append('audience', 'https://modelgate.example/b');
       const tokens = await client.genericGrantRequest(config, GRANT, parameters);

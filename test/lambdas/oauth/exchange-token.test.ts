@@ -100,7 +100,7 @@ async function refusal(promise: Promise<unknown>): Promise<OAuthError> {
 }
 
 describe('exchangeToken', () => {
-  it('issues an ES256 at+jwt with the SPEC 4.2 body and records the issued event', async () => {
+  it('issues an ES256 at+jwt with the docs/reference.md#the-token-exchange body and records the issued event', async () => {
     const h = harness(passingEvaluation({ exp: NOW_S + 3600, jti: 'subject-jti' }));
     const body = await h.run();
 

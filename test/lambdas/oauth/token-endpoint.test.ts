@@ -24,7 +24,7 @@ const LIMIT = 50;
 /**
  * `POST /oauth/token` through the local runtime's HTTP path: a real HTTPS identity provider
  * whose certificate comes from the runtime's development CA, issuers and policies in the
- * embedded DynamoDB, and every SPEC 7.2 answer with its exact body and headers.
+ * embedded DynamoDB, and every docs/reference.md#oauth-errors answer with its exact body and headers.
  */
 describe('POST /oauth/token on the local service', () => {
   let service: TestService;
@@ -36,7 +36,7 @@ describe('POST /oauth/token on the local service', () => {
   let management: FederationPolicy;
   /**
    * Requests counted against this address's limit, by the rate window they fell in: a run that
-   * crosses the hour's boundary starts a fresh counter (the windows are fixed, SPEC 7.2).
+   * crosses the hour's boundary starts a fresh counter (the windows are fixed, docs/reference.md#oauth-errors).
    */
   const sent = new Map<number, number>();
   const WINDOW_MS = 3600 * 1000;
@@ -115,7 +115,7 @@ describe('POST /oauth/token on the local service', () => {
     await service?.stop();
   });
 
-  it('issues an ES256 at+jwt with exactly the SPEC 4.2 body, verifiable against the JWKS URL', async () => {
+  it('issues an ES256 at+jwt with exactly the docs/reference.md#the-token-exchange body, verifiable against the JWKS URL', async () => {
     const response = await request(inference);
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
@@ -355,7 +355,7 @@ describe('POST /oauth/token on the local service', () => {
     throw new Error(`no token of exactly ${bytes} bytes`);
   }
 
-  it('takes a subject token of exactly 16 KB (SPEC 8) and refuses one byte more, before anything about the policy is read', async () => {
+  it('takes a subject token of exactly 16 KB (docs/reference.md#limits) and refuses one byte more, before anything about the policy is read', async () => {
     const claims = { sub: SUBJECT, aud: AUDIENCE, jti: randomUUID() };
     const largest = tokenOfSize(16 * 1024, claims);
     expect(Buffer.byteLength(largest)).toBe(16_384);

@@ -35,11 +35,11 @@ interface Row {
 }
 
 /**
- * SPEC 3 and SPEC 5 rules 6-7 through the real HTTP path: the token endpoint, the admin API,
+ * docs/reference.md#lifecycle, docs/reference.md#scopes-and-access rules 6-7 through the real HTTP path: the token endpoint, the admin API,
  * the management API and a bearer call with the issued token, on the local runtime with an
  * injected clock and a real HTTPS identity provider.
  */
-describe('SPEC 3 transitions: new exchanges and tokens issued before', () => {
+describe('docs/reference.md#lifecycle transitions: new exchanges and tokens issued before', () => {
   const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
   let service: TestService;
   let stores: RuntimeStores;

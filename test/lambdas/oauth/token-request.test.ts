@@ -24,7 +24,7 @@ function oauthFailure(body: string, contentType: string | undefined = FORM) {
   throw new Error('expected an OAuth error');
 }
 
-describe('token exchange request (SPEC 4.2, 7.2)', () => {
+describe('token exchange request (docs/reference.md#the-token-exchange, docs/reference.md#oauth-errors)', () => {
   it('accepts a complete request and the optional fields', () => {
     expect(parseTokenExchangeRequest(form(valid), FORM)).toEqual({ subjectToken: JWT, federationPolicyId: 'pol-1', scope: null });
     const full = form({ ...valid, scope: 'management', requested_token_type: 'urn:ietf:params:oauth:token-type:access_token', audience: 'x', resource: RESOURCE });
@@ -70,7 +70,7 @@ describe('token exchange request (SPEC 4.2, 7.2)', () => {
     },
   );
 
-  it('accepts several audience and resource parameters (RFC 8693 §2.1) and ignores them (SPEC 4.2)', () => {
+  it('accepts several audience and resource parameters (RFC 8693 §2.1) and ignores them (docs/reference.md#the-token-exchange)', () => {
     const body = `${form(valid)}&audience=https://a.example&audience=https://b.example&resource=https://r.example/1&resource=https://r.example/2`;
     expect(parseTokenExchangeRequest(body, 'application/x-www-form-urlencoded')).toEqual(parseTokenExchangeRequest(form(valid), 'application/x-www-form-urlencoded'));
   });

@@ -107,7 +107,7 @@ describe('the OpenAPI document of modelgate', () => {
     }
   });
 
-  it('describes the token endpoint as a form with every SPEC 4.2 field and RFC 6749 errors', () => {
+  it('describes the token endpoint as a form with every docs/reference.md#the-token-exchange field and RFC 6749 errors', () => {
     const token = operation('post', '/api/v1/oauth/token');
     expect(Object.keys(token.requestBody!.content)).toEqual(['application/x-www-form-urlencoded']);
     const schemas = (OPENAPI_DOCUMENT.components as { schemas: Record<string, { properties: object; required: string[] }> }).schemas;
@@ -128,7 +128,7 @@ describe('the OpenAPI document of modelgate', () => {
     }
   });
 
-  it('gives the other API operations the SPEC 7.1 error body, 413 where a body is read, 429 with Retry-After', () => {
+  it('gives the other API operations the common error body (docs/reference.md#the-common-error-body), 413 where a body is read, 429 with Retry-After', () => {
     const create = operation('post', '/api/v1/keys');
     expect(create.responses['403']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/ErrorResponse' });
     expect(create.responses).toHaveProperty('413');

@@ -288,7 +288,7 @@ describe('a client generated from the OpenAPI document', () => {
       });
     });
 
-    it('reads the SPEC 7.1 error body of a refusal', async () => {
+    it('reads the common error body (docs/reference.md#the-common-error-body) of a refusal', async () => {
       expect(await client().firstModels(origin, service.runtime.demo.keys.workspace, 0)).toEqual({
         status: 400,
         code: 400,
@@ -306,23 +306,23 @@ describe('a client generated from the OpenAPI document', () => {
       // Neither keys nor a key URL: the issuer's keys come from OpenID discovery.
       expect(issuer).toEqual({ status: 201, id: expect.stringMatching(UUID), issuerUrl: idp.issuerUrl, keys: null, checkJti: true });
       const policy = await client().createPolicy(origin, admin, { issuerId: issuer.id, subject: SUBJECT, audience: AUDIENCE, keyHash: key.hash });
-      // SPEC 2.12: a workspace key's policy issues inference tokens.
+      // docs/reference.md#federation-policies: a workspace key's policy issues inference tokens.
       expect(policy).toEqual({ status: 201, id: expect.stringMatching(UUID), scope: 'inference', enabled: true, actsAs: key.hash });
 
       const subjectToken = () => idp.sign({ sub: SUBJECT, aud: AUDIENCE, jti: randomUUID(), exp: Math.floor(Date.now() / 1000) + 3600 });
       const exchanged = await client().exchange(origin, subjectToken(), policy.id);
-      // The subject token outlives the 900-second maximum (SPEC 8), so the access token gets all of it.
+      // The subject token outlives the 900-second maximum (docs/reference.md#limits), so the access token gets all of it.
       expect(exchanged).toEqual({ status: 200, token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/), tokenType: 'Bearer', scope: 'inference', expiresIn: 900 });
       const raw = (await service.call('/models/user?limit=2', { key: key.secret })).body.data;
       expect(await client().firstModels(origin, exchanged.token, 2)).toMatchObject({ status: 200, ids: raw.map((model: { id: string }) => model.id) });
 
-      // SPEC 7.2: refusals of the token endpoint are RFC 6749 error bodies.
+      // docs/reference.md#oauth-errors: refusals of the token endpoint are RFC 6749 error bodies.
       expect(await client().exchange(origin, subjectToken(), randomUUID())).toEqual({
         status: 400,
         error: 'invalid_grant',
         description: expect.stringMatching(/^The subject token or federation policy is not valid \(request id [0-9a-f-]{36}\)$/),
       });
-      // SPEC 7.1 on the admin API: the same issuer URL twice in one organization.
+      // docs/reference.md#the-common-error-body on the admin API: the same issuer URL twice in one organization.
       expect(await client().createIssuer(origin, admin, idp.issuerUrl)).toEqual({
         status: 409,
         message: `An issuer with issuer_url ${idp.issuerUrl} already exists in this organization`,
@@ -341,7 +341,7 @@ describe('a client generated from the OpenAPI document', () => {
         status: 400,
         message: 'Invalid key_hashes: item 0 must be a key hash (64 lowercase hexadecimal characters)',
       });
-      // A management key that may only read is refused with 403 and the SPEC 7.1 body.
+      // A management key that may only read is refused with 403 and the common error body (docs/reference.md#the-common-error-body).
       expect(await client().createGuardrail(origin, service.runtime.demo.keys.managementReadOnly, name)).toEqual({
         status: 403,
         message: 'This management key is read-only',

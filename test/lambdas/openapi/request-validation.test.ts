@@ -5,7 +5,7 @@ import * as inference from '../../../lambdas/openapi/validators/inference.genera
 import * as management from '../../../lambdas/openapi/validators/management.generated';
 import { ROUTES } from '../../../lambdas/routes';
 
-/** The SPEC 7.1 refusal of a value, as `Invalid <parameter>: <reason>` and its parameter; `accepted` when valid. */
+/** The refusal, in the common error body (docs/reference.md#the-common-error-body), of a value, as `Invalid <parameter>: <reason>` and its parameter; `accepted` when valid. */
 function refusal(validate: RequestValidator<unknown>, value: unknown): string {
   try {
     validated(validate, value);
@@ -32,7 +32,7 @@ const query = (operationId: keyof management.RequestQueries | keyof catalog.Requ
 
 const HASH = 'a'.repeat(64);
 
-describe('request bodies, refused by their schemas in SPEC 7.1 words', () => {
+describe('request bodies, refused by their schemas in docs/reference.md#the-common-error-body words', () => {
   it.each([
     ['a missing field', management.createKeyBody, {}, 'Invalid name: is required'],
     ['an unknown field, named before a missing one', management.createKeyBody, { colour: 'red' }, 'Invalid colour: is not a known field'],

@@ -43,7 +43,7 @@ const CASES = ROUTES.filter((route) => route.body).flatMap((route) => {
 const nested = (path: readonly string[], value: unknown): Record<string, unknown> =>
   path.reduceRight<Record<string, unknown>>((inner, field, index) => (index === path.length - 1 ? { [field]: value } : { [field]: inner }), {});
 
-/** The refusal of the field at `path` among the validator's errors, in SPEC 7.1 words; null when the field passes. */
+/** The refusal of the field at `path` among the validator's errors, in docs/reference.md#the-common-error-body words; null when the field passes. */
 function refusalOf(operationId: string, path: readonly string[], value: unknown): string | null {
   const validate = BODY_VALIDATORS[operationId]!;
   validate(nested(path, value));

@@ -10,7 +10,7 @@ const record = (kid: string, status: SigningKeyRecord['status'], createdAt: stri
   retiredAt,
 });
 
-describe('publishedKeys (SPEC 4.6)', () => {
+describe('publishedKeys (docs/reference.md#verification-keys)', () => {
   const now = new Date('2026-11-21T12:00:00Z');
 
   it('publishes active keys first, and retired keys only while a token they signed may live', () => {

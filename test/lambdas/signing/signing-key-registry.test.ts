@@ -45,7 +45,7 @@ describe('registerSigningKey', () => {
       ['kid-a', 'retired'],
     ]);
     expect(store.get('kid-a')).toMatchObject({ status: 'retired', retiredAt: '2026-11-21T13:00:00.000Z', createdAt: '2026-11-21T12:00:00.000Z' });
-    // SPEC 4.6: both verify for the lifetime of the longest token; then only the new one.
+    // docs/reference.md#verification-keys: both verify for the lifetime of the longest token; then only the new one.
     expect(publishedKeys(await store.list(), clock.now(), 900).keys.map((k) => k.kid)).toEqual(['kid-b', 'kid-a']);
     clock.advance(901_000);
     expect(publishedKeys(await store.list(), clock.now(), 900).keys.map((k) => k.kid)).toEqual(['kid-b']);

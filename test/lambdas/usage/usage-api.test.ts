@@ -5,7 +5,7 @@ import { utcDate } from '../../../lambdas/usage/usage';
 import { startTestService, type TestService } from '../../support/local-service';
 
 /**
- * Usage attribution (SPEC 1) through the real HTTP path: completions by the development
+ * Usage attribution (docs/reference.md#keys-and-credentials) through the real HTTP path: completions by the development
  * provider, read back with the official SDK (`apiKeys.getCurrentKeyMetadata`,
  * `analytics.getUserActivity`) and the management API, and fed to the catalog's usage sorts.
  *
@@ -38,7 +38,7 @@ describe('usage attribution', () => {
         if (stream) for await (const _chunk of result as AsyncIterable<unknown>) void _chunk;
       });
 
-  it('counts every request of concurrent completions, streamed or not, against the key, priced per SPEC 2.3', async () => {
+  it('counts every request of concurrent completions, streamed or not, against the key, priced per docs/reference.md#pricing-and-cost', async () => {
     // 3 prompt + 3 completion tokens: 3 × 0.00000015 + 3 × 0.0000006 = 0.00000225 each.
     await Promise.all(Array.from({ length: 20 }, (_, i) => complete('openai/gpt-4o-mini', 'one two three', i % 2 === 0)));
 

@@ -2,7 +2,7 @@ import { periodStarts, requestCost } from '../../../lambdas/usage/usage';
 import { providerEndpoint } from '../../support/catalog-fixtures';
 
 describe('usage accounting', () => {
-  it('prices a request with SPEC 2.3 at its instant: overrides, discount and the per-request price', () => {
+  it('prices a request with docs/reference.md#pricing-and-cost at its instant: overrides, discount and the per-request price', () => {
     const endpoint = providerEndpoint('acme', {
       pricing: {
         prompt: '0.000003',

@@ -1,13 +1,24 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
-import { PATH_METADATA_ENABLE_CONTEXT } from 'aws-cdk-lib/cx-api';
-import { Modelgate, type ModelgateProps } from '../../../lib';
-import { buildModelgateApp } from '../../../lib/app';
-import { FEATURE_FLAGS, cdkJsonContext } from '../../lib/template-helpers';
-import { SYNTH_ENV, type StackTemplate } from '../cloud-assembly';
+import type { ModelgateProps } from '../../../lib';
+import type { StackTemplate } from '../cloud-assembly';
+
+/**
+ * The CDK and the app, loaded only to synthesize: a suite whose stack is in the cache (and a unit
+ * test, which needs none) does not pay for loading them.
+ */
+function cdk() {
+  return {
+    ...(require('aws-cdk-lib') as typeof import('aws-cdk-lib')),
+    ...(require('aws-cdk-lib/cx-api') as typeof import('aws-cdk-lib/cx-api')),
+    ...(require('../../../lib') as typeof import('../../../lib')),
+    ...(require('../../../lib/app') as typeof import('../../../lib/app')),
+    ...(require('../../lib/template-helpers') as typeof import('../../lib/template-helpers')),
+    ...(require('../cloud-assembly') as typeof import('../cloud-assembly')),
+  };
+}
 
 const ROOT = join(__dirname, '..', '..', '..');
 
@@ -24,10 +35,7 @@ export interface SynthesizedStack {
   readonly instancePath?: string;
 }
 
-/**
- * Where the jest run's global setup left the synthesized stack (a JSON file), so the suites of
- * one run share one synthesis (jest.config.js, `globalSetup`).
- */
+/** A synthesized stack (a JSON file) to use instead of the cache's, for a run that sets it. */
 export const STACK_FILE_ENV = 'MODELGATE_IAM_STACK_FILE';
 
 /**
@@ -36,6 +44,7 @@ export const STACK_FILE_ENV = 'MODELGATE_IAM_STACK_FILE';
  * the template's metadata as the CLI writes them, so functions are found by their path.
  */
 export function synthesizeStack(): SynthesizedStack {
+  const { buildModelgateApp, cdkJsonContext, PATH_METADATA_ENABLE_CONTEXT, SYNTH_ENV } = cdk();
   const outdir = mkdtempSync(join(tmpdir(), 'modelgate-iam-synth-'));
   try {
     const { app, stack } = buildModelgateApp({
@@ -58,6 +67,7 @@ export function synthesizeStack(): SynthesizedStack {
  * that instance.
  */
 export function synthesizeEmbeddedInstance(props: ModelgateProps): SynthesizedStack {
+  const { App, Stack, Modelgate, FEATURE_FLAGS, PATH_METADATA_ENABLE_CONTEXT, SYNTH_ENV } = cdk();
   const outdir = mkdtempSync(join(tmpdir(), 'modelgate-iam-synth-'));
   try {
     const app = new App({ context: { ...FEATURE_FLAGS, [PATH_METADATA_ENABLE_CONTEXT]: true, 'aws:cdk:bundling-stacks': [] }, outdir });
@@ -80,18 +90,41 @@ export function synthesizeEmbeddedInstance(props: ModelgateProps): SynthesizedSt
 export function cachedStackFile(): string {
   const cacheDir = join(ROOT, 'node_modules', '.cache', 'modelgate-iam');
   const file = join(cacheDir, `stack-${synthesisInputsHash()}.json`);
+  if (exists(file)) return file;
+  mkdirSync(cacheDir, { recursive: true });
+  // One synthesis per change, however many workers ask at once: the first takes the lock, the
+  // others wait for its file (a lock older than a synthesis can take is a dead worker's).
+  const lock = `${file}.lock`;
+  for (;;) {
+    if (exists(file)) return file;
+    try {
+      closeSync(openSync(lock, 'wx'));
+      break;
+    } catch {
+      if (Date.now() - (statOrUndefined(lock)?.mtimeMs ?? 0) > STALE_LOCK_MS) rmSync(lock, { force: true });
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
   try {
-    statSync(file);
-    return file;
-  } catch {
-    mkdirSync(cacheDir, { recursive: true });
     const partial = `${file}.${process.pid}.tmp`;
     writeFileSync(partial, JSON.stringify(synthesizeStack()));
     renameSync(partial, file);
     pruneOldStacks(cacheDir, file);
     return file;
+  } finally {
+    rmSync(lock, { force: true });
   }
 }
+
+const STALE_LOCK_MS = 120_000;
+const statOrUndefined = (path: string) => {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+};
+const exists = (path: string) => statOrUndefined(path) !== undefined;
 
 /** The synthesized stack of this jest run, or from the cache outside jest. */
 export function loadStack(): SynthesizedStack {

@@ -167,14 +167,14 @@ if (!browserAvailable) {
     await page.locator('#policy-subject').fill(SUBJECT);
     await page.locator('#policy-audience').fill(AUDIENCE);
 
-    // SPEC 2.12: workspace and management keys with the scope each gives; personal keys absent.
+    // docs/reference.md#federation-policies: workspace and management keys with the scope each gives; personal keys absent.
     const options = await page.locator('#policy-key option').allTextContents();
     expect(options.some((text) => /workspace key · scope inference/.test(text))).toBe(true);
     expect(options.some((text) => /management key · scope management/.test(text))).toBe(true);
     expect(options.some((text) => /personal/i.test(text))).toBe(false);
     await page.locator('#policy-key').selectOption(hashApiKey(service.runtime.demo.keys.workspace));
 
-    // SPEC 2.12 rule 3: the add menu offers only the checks not yet present.
+    // docs/reference.md#federation-policies rule 3: the add menu offers only the checks not yet present.
     const menu = () => page.locator('#claim-check-add option').allTextContents();
     await expect(menu()).resolves.toEqual(['Scopes claim contains', 'token_type claim equals']);
     await page.getByRole('button', { name: 'Add claim check' }).click();
