@@ -153,7 +153,7 @@ export type EnvironmentSettingName = { [K in SettingName]: (typeof SETTINGS)[K] 
 
 /** Every setting at its default. */
 export const DEFAULT_SETTINGS: Settings = Object.freeze(
-  Object.fromEntries(Object.entries(SETTINGS).map(([name, row]) => [name, row.default])) as unknown as Settings,
+  Object.fromEntries(Object.entries(SETTINGS).map(([name, row]) => [name, row.default])) as Settings,
 );
 
 /** The environment variables of `names`, as the functions read them, from `settings`. */

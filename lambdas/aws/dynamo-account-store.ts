@@ -316,9 +316,9 @@ export class DynamoAccountStore implements AccountStore {
   /** From the guardrails' copies, as every request that has guardrails reads them. */
   async getGuardrails(organizationId: string, ids: readonly string[]): Promise<Guardrail[]> {
     const unique = [...new Set(ids)];
-    const records = await this.copies.read(unique.map((id) => ({ item: { pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` }, count: ORGANIZATION_COPIES })));
+    const records = await this.copies.read<Guardrail>(unique.map((id) => ({ item: { pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` }, count: ORGANIZATION_COPIES })));
     // In the order asked, skipping ids whose guardrail is gone.
-    return records.filter((record): record is Record<string, unknown> => record !== undefined) as unknown as Guardrail[];
+    return records.filter((record): record is Guardrail => record !== undefined);
   }
 
   async listGuardrails(organizationId: string): Promise<Guardrail[]> {

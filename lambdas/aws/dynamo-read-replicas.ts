@@ -52,7 +52,7 @@ export class ReadReplicas {
    * strongly consistent; an item whose copy does not exist is read itself, in a second.
    * Undefined where an item does not exist or is deleted.
    */
-  async read(wanted: readonly { item: ItemKey; count: number }[]): Promise<(Record<string, unknown> | undefined)[]> {
+  async read<T = Record<string, unknown>>(wanted: readonly { item: ItemKey; count: number }[]): Promise<(T | undefined)[]> {
     const draw = this.random();
     const copies = wanted.map(({ item, count }) => copyKey(item, Math.min(count - 1, Math.floor(draw * count))));
     const found = await this.items.batchGet(copies);
@@ -66,7 +66,7 @@ export class ReadReplicas {
         records[i] = own ? strip(own) : null;
       });
     }
-    return records.map((record) => record ?? undefined);
+    return records.map((record) => (record ? (record as T) : undefined));
   }
 
   /**

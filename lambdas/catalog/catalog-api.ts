@@ -79,9 +79,10 @@ function inCallerView(deps: CatalogApiDeps): Operations<'catalog', CatalogApiDep
       const [policy, catalog] = await Promise.all([callerPolicy(request), deps.catalog.get()]);
       return operation({ ...request, policy, catalog });
     };
-    return [id, loaded] as const;
+    // Any operation's handler, whatever request it takes: what the dispatcher's table holds.
+    return [id, loaded as (request: never) => Promise<Answer> | Answer] as const;
   });
-  return Object.fromEntries(loading) as unknown as Operations<'catalog', CatalogApiDeps, Queries>;
+  return Object.fromEntries(loading) as Operations<'catalog', CatalogApiDeps, Queries>;
 }
 
 /**

@@ -241,7 +241,9 @@ interface EngineEvaluator {
  */
 export function meterEnvironment(environment: Environment): void {
   const probe = environment.parse('true');
-  const root = probe.ast as unknown as EngineNode;
+  // The engine's own node type: its evaluate hook is not in the library's declared AST type.
+  const ast: object = probe.ast;
+  const root = ast as EngineNode;
   let captured: EngineEvaluator | undefined;
   const original = root.evaluate;
   root.evaluate = function capture(evaluator, node, context) {
@@ -283,8 +285,9 @@ export function meterCalls(root: ASTNode): void {
     const engineNode = node as ASTNode & { handle?: CallHandle };
     const original = engineNode.handle;
     if ((node.op === 'rcall' || node.op === 'call') && typeof original === 'function') {
-      const name = (node.args as unknown as [string])[0];
-      const chargeOf = Object.hasOwn(CALL_CHARGES, name) ? CALL_CHARGES[name]! : undefined;
+      const args: unknown = node.args;
+      const name = Array.isArray(args) && typeof args[0] === 'string' ? args[0] : undefined;
+      const chargeOf = name !== undefined && Object.hasOwn(CALL_CHARGES, name) ? CALL_CHARGES[name]! : undefined;
       if (chargeOf) {
         engineNode.handle = function meteredCall(values: unknown, ...rest: unknown[]) {
           if (active) chargeCall(chargeOf, values as unknown[]);

@@ -88,7 +88,8 @@ export function createHttpsJsonFetcher(options: HttpsJsonFetcherOptions): JsonFe
           callback(error, '', 0);
           return;
         }
-        if (all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+        // With `all`, Node's callback takes the list (its type names the one-address form only).
+        if (all) Reflect.apply(callback, undefined, [null, allowed]);
         else callback(null, allowed[0]!.address, allowed[0]!.family);
       },
       (error: NodeJS.ErrnoException) => callback(error, '', 0),

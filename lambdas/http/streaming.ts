@@ -31,22 +31,25 @@ interface LambdaRuntimeGlobal {
 
 /** The Lambda runtime's helpers; the AWS SDK also creates an `awslambda` object, without them. */
 function runtimeGlobal(): LambdaRuntimeGlobal | undefined {
-  const runtime = (globalThis as unknown as { awslambda?: Partial<LambdaRuntimeGlobal> }).awslambda;
-  return typeof runtime?.streamifyResponse === 'function' && typeof runtime.HttpResponseStream?.from === 'function'
-    ? (runtime as LambdaRuntimeGlobal)
-    : undefined;
+  const runtime: unknown = Reflect.get(globalThis, 'awslambda');
+  return isRuntimeGlobal(runtime) ? runtime : undefined;
+}
+
+function isRuntimeGlobal(value: unknown): value is LambdaRuntimeGlobal {
+  const runtime = value as Partial<LambdaRuntimeGlobal> | undefined;
+  return typeof runtime?.streamifyResponse === 'function' && typeof runtime.HttpResponseStream?.from === 'function';
 }
 
 /** Marks a handler as streaming: through the Lambda runtime when present, else the same mark by hand. */
 export function streamingHandler(handler: StreamingHandler): StreamingHandler {
   const runtime = runtimeGlobal();
   if (runtime) return runtime.streamifyResponse(handler);
-  (handler as unknown as Record<symbol, string>)[STREAMING_HANDLER_MARK] = STREAM_RESPONSE;
+  Reflect.set(handler, STREAMING_HANDLER_MARK, STREAM_RESPONSE);
   return handler;
 }
 
 export function isStreamingHandler(handler: unknown): handler is StreamingHandler {
-  return typeof handler === 'function' && (handler as unknown as Record<symbol, unknown>)[STREAMING_HANDLER_MARK] === STREAM_RESPONSE;
+  return typeof handler === 'function' && Reflect.get(handler, STREAMING_HANDLER_MARK) === STREAM_RESPONSE;
 }
 
 /**

@@ -7,7 +7,11 @@ import { guardrailView, keyAssignmentView } from '../views';
 const guardrailId = (params: Record<string, string>) => pathId(params, 'id', 'uuid', 'Guardrail');
 
 /** A model or provider list as given, each name once; `null` (no list) and absent (unchanged) kept. */
-const distinct = <T extends readonly string[] | null | undefined>(list: T): T => (list ? ([...new Set(list)] as unknown as T) : list);
+function distinct(list: readonly string[]): string[];
+function distinct(list: readonly string[] | null | undefined): string[] | null | undefined;
+function distinct(list: readonly string[] | null | undefined): string[] | null | undefined {
+  return list ? [...new Set(list)] : list;
+}
 
 export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operations<typeof KEY_ASSIGNMENT_ROUTES> = {
   listGuardrails: async ({ principal, query, deps }) => {
