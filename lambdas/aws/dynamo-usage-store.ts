@@ -1,5 +1,5 @@
 import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { addDecimals } from '../catalog/pricing';
+import { addDecimals, expandExponent } from '../catalog/pricing';
 import { systemRandom, type Random } from '../clock';
 import { DynamoItems, itemId } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
@@ -289,13 +289,5 @@ function activityRow(item: Record<string, unknown>, cost: string, empty = false)
  * costs add up exactly, in whatever order they are read.
  */
 export function decimal(value: unknown): string {
-  const text = String(value ?? 0);
-  const match = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/i.exec(text);
-  if (!match) return text;
-  const [, sign, whole, fraction = '', exponent] = match;
-  const digits = `${whole}${fraction}`;
-  const point = whole!.length + Number(exponent);
-  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
-  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
-  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+  return expandExponent(String(value ?? 0));
 }

@@ -1,5 +1,5 @@
 import { invalidParameter } from '../errors';
-import { addDecimals } from '../catalog/pricing';
+import { addDecimals, expandExponent } from '../catalog/pricing';
 
 /**
  * Spending caps (docs/limits.md): a key's limit, a guardrail's budget and a workspace's budgets,
@@ -70,15 +70,4 @@ export function nextCap(current: SpendCap | null | undefined, wanted: { amountUs
 /** The decimal a double prints as, exponent resolved: `1e-7` is `0.0000001`. */
 export function plainDecimal(value: number): string {
   return addDecimals([expandExponent(String(value))]);
-}
-
-function expandExponent(text: string): string {
-  const match = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/i.exec(text);
-  if (!match) return text;
-  const [, sign, whole, fraction = '', exponent] = match;
-  const digits = `${whole}${fraction}`;
-  const point = whole!.length + Number(exponent);
-  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
-  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
-  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
 }

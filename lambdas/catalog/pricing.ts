@@ -339,3 +339,15 @@ function applyFactor(key: PriceKey | OverridablePriceKey, value: string, factor:
   if (price.units === 0n) return value;
   return formatDecimal(multiplyScaled(price, factor));
 }
+
+/** A number's text with its exponent resolved, as a plain decimal: `3e-7` is `0.0000003`; other text as it is. */
+export function expandExponent(text: string): string {
+  const match = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/i.exec(text);
+  if (!match) return text;
+  const [, sign, whole, fraction = '', exponent] = match;
+  const digits = `${whole}${fraction}`;
+  const point = whole!.length + Number(exponent);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
