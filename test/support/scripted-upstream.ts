@@ -4,8 +4,11 @@ import type { AddressInfo } from 'node:net';
 
 /** What the upstream does with the next request to one provider path. */
 export type UpstreamBehaviour =
-  /** Answers like an OpenAI-compatible provider: echo of the last user message, JSON or SSE. */
-  | { kind: 'answer'; delayMs?: number; shape?: AnswerShape }
+  /**
+   * Answers like an OpenAI-compatible provider: echo of the last user message, JSON or SSE, after
+   * `waitMs` (a model thinking), with `delayMs` between stream chunks.
+   */
+  | { kind: 'answer'; waitMs?: number; delayMs?: number; shape?: AnswerShape }
   /** Answers with this status and an OpenAI-style error body. */
   | { kind: 'status'; status: number; message?: string }
   /** Closes the connection without answering. */
@@ -131,6 +134,8 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
         if (behaviour.kind === 'cut-off') response.end();
         return;
       case 'answer':
+        if (behaviour.waitMs) await new Promise((resolve) => setTimeout(resolve, behaviour.waitMs));
+        if (response.destroyed) return;
         if (body.stream !== true) {
           response.writeHead(200, { 'Content-Type': 'application/json' });
           const message = content(words.join(' '));
