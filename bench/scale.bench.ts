@@ -12,7 +12,8 @@
 import { LOG_BYTES_PER_REQUEST, PRICES, XRAY_SAMPLED_SHARE, routeCost } from '../local/cost-model';
 import { describeHotspot, ITEM_SHARE, KMS_ECC_SIGN_QUOTA, PARTITION_SHARE, type ScaleLoad } from '../local/scale-model';
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
-import { measureScale, type MeasuredRow, type TrafficRowId } from '../test/support/scale-traffic';
+import type { MeasuredRow, TrafficRowId } from '../test/support/scale-rows';
+import { measureScale } from '../test/support/scale-traffic';
 import { containersOf, togetherLoad } from '../test/support/scale-scenarios';
 
 /** What a completion waits on its provider in the cost model: the provider's time is the model's, not the gateway's. */

@@ -1,6 +1,6 @@
 import { ALLOW_LOOPBACK_ISSUERS_ENV } from '../lambdas/config';
 import { SETTINGS, SettingProblem } from '../lambdas/settings';
-import type { LocalRuntimeOptions } from './runtime';
+import type { LocalRuntimeOptions } from './runtime-options';
 
 /**
  * `npm start`'s environment variables, read once here, so the runtime itself never reads

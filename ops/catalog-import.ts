@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validatePricing } from '../lambdas/catalog/pricing';
-import { deriveCatalogEntries, type EndpointsExcerptFile, type ModelStatsFile, type SeedSources } from './seed-endpoints';
+import { deriveCatalogEntries } from './seed-endpoints';
+import type { EndpointsExcerptFile, ModelStatsFile, SeedSources } from './seed-sources';
 import { MODEL_CATEGORIES, type CatalogEntry, type ModelCategory, type ProviderEndpoint, type PublicModel, type PublicPricing } from '../lambdas/catalog/types';
 import { DATA_DIR } from '../local/seed';
 

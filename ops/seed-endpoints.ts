@@ -13,124 +13,24 @@ import {
   OVERRIDABLE_PRICE_KEYS,
   PRICE_KEYS,
   type CatalogEntry,
-  type DataPolicy,
-  type PercentileStats,
   type PricingOverride,
   type ProviderEndpoint,
   type PublicModel,
   type PublicPricing,
 } from '../lambdas/catalog/types';
-
-/** One record of `data/endpoints-excerpt.json`: an OpenRouter `PublicEndpoint` plus bookkeeping. */
-export interface ExcerptEndpoint {
-  _snapshot_timestamp_utc: string;
-  _canonical_slug: string;
-  /** Position of this endpoint in the model's full endpoint list (the excerpt is a subset). */
-  _endpoint_index: number;
-  name: string;
-  model_id: string;
-  model_name: string;
-  context_length: number;
-  /** As published: prices already have `discount` applied (see {@link excerptPricing}). */
-  pricing: PublicPricing;
-  provider_name: string;
-  tag: string;
-  quantization: string;
-  max_completion_tokens: number | null;
-  max_prompt_tokens: number | null;
-  supported_parameters: string[];
-  status: number;
-  uptime_last_30m: number | null;
-  uptime_last_5m: number | null;
-  uptime_last_1d: number | null;
-  supports_implicit_caching: boolean;
-  latency_last_30m: PercentileStats | null;
-  throughput_last_30m: PercentileStats | null;
-}
-
-export interface EndpointsExcerptFile {
-  _source?: Record<string, string>;
-  endpoints: ExcerptEndpoint[];
-}
-
-export interface MinMaxMedian {
-  min: number | null;
-  max: number | null;
-  median: number | null;
-}
-
-/** One value of `data/model-stats.json`, keyed there by canonical slug. */
-export interface ModelStats {
-  /** Tokens per second across the model's providers. */
-  throughput: MinMaxMedian | null;
-  /** Time to first token, milliseconds. */
-  latency: MinMaxMedian | null;
-  e2eLatency: MinMaxMedian | null;
-  /** Percent. */
-  uptime: number | null;
-  topProvider: {
-    p50_throughput: number | null;
-    p50_latency: number | null;
-    request_count: number | null;
-  } | null;
-}
-
-export type ModelStatsFile = Record<string, ModelStats>;
-
-export interface SeedSources {
-  endpoints: ExcerptEndpoint[];
-  /** Keyed by canonical slug. */
-  stats: Record<string, ModelStats>;
-}
-
-/** The provider tag of a router model's single endpoint. */
-export const ROUTER_TAG = 'router';
-
-/**
- * Hosts for open-weight models. Extra endpoints of a model are drawn from here (or from
- * {@link CLOUD_HOSTS} for closed models), never repeating the model's own author.
- */
-const OPEN_WEIGHT_HOSTS = [
-  'together',
-  'fireworks',
-  'deepinfra',
-  'novita',
-  'groq',
-  'nebius',
-  'parasail',
-  'baseten',
-  'siliconflow',
-  'friendli',
-  'atlas-cloud',
-  'mistral',
-] as const;
-
-/** Hyperscalers that resell closed models. */
-const CLOUD_HOSTS = ['google-vertex', 'amazon-bedrock', 'azure'] as const;
-
-/** Authors whose models are only served by themselves and the hyperscalers. */
-const CLOSED_MODEL_AUTHORS = new Set(['anthropic', 'openai', 'google', 'x-ai', 'cohere', 'amazon', 'perplexity']);
-
-/** Hosts headquartered in the EU: their endpoints lean to EU regions. */
-const EU_HOSTS = new Set(['mistral', 'mistralai', 'nebius']);
-
-const DISPLAY_NAMES: Record<string, string> = {
-  'amazon-bedrock': 'Amazon Bedrock',
-  'atlas-cloud': 'AtlasCloud',
-  azure: 'Azure',
-  deepinfra: 'DeepInfra',
-  deepseek: 'DeepSeek',
-  'google-vertex': 'Google Vertex',
-  mistralai: 'Mistral',
-  minimax: 'MiniMax',
-  moonshotai: 'Moonshot AI',
-  openai: 'OpenAI',
-  openrouter: 'OpenRouter',
-  router: 'OpenRouter',
-  siliconflow: 'SiliconFlow',
-  'x-ai': 'xAI',
-  'z-ai': 'Z.ai',
-};
+import { hash, medianOnly, pick, round, unit, withinRange } from './seed-figures';
+import {
+  authorTag,
+  dataPolicyFor,
+  extraHosts,
+  isCloudHost,
+  isRouterModel,
+  providerDisplayName,
+  regionsFor,
+  ROUTER_POLICY,
+  ROUTER_TAG,
+} from './seed-providers';
+import type { ExcerptEndpoint, ModelStats, SeedSources } from './seed-sources';
 
 const QUANTIZATIONS = ['fp8', 'bf16', 'fp16', 'int4', 'fp4', 'unknown'] as const;
 
@@ -171,27 +71,6 @@ export function deriveCatalogEntries(models: PublicModel[], sources: SeedSources
       ...usageFigures(model, stats),
     };
   });
-}
-
-/** Router models pick another model per request; they have no provider of their own. */
-export function isRouterModel(model: PublicModel): boolean {
-  return model.id.startsWith('openrouter/') || model.pricing.prompt === '-1';
-}
-
-/** Author part of a model id, without the `~` that marks an alias (`~google/…` → `google`). */
-export function authorTag(modelId: string): string {
-  return modelId.split('/')[0].replace(/^~/, '');
-}
-
-/** Display form of a provider tag: `amazon-bedrock` → `Amazon Bedrock`. */
-export function providerDisplayName(tag: string): string {
-  return (
-    DISPLAY_NAMES[tag] ??
-    tag
-      .split('-')
-      .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
-      .join(' ')
-  );
 }
 
 function deriveEndpoints(model: PublicModel, excerpt: ExcerptEndpoint[], stats: ModelStats | undefined): ProviderEndpoint[] {
@@ -309,9 +188,7 @@ function syntheticEndpoint(model: PublicModel, host: string, stats: ModelStats |
     tag: host,
     provider_name: providerName,
     name: `${providerName} | ${model.canonical_slug}`,
-    quantization: CLOUD_HOSTS.includes(host as (typeof CLOUD_HOSTS)[number])
-      ? 'unknown'
-      : pick(key, 'quantization', QUANTIZATIONS),
+    quantization: isCloudHost(host) ? 'unknown' : pick(key, 'quantization', QUANTIZATIONS),
     context_length: contextLength,
     max_completion_tokens: maxCompletion === null ? null : Math.min(maxCompletion, contextLength),
     max_prompt_tokens: null,
@@ -350,45 +227,6 @@ function scalePricing(pricing: PublicPricing, factor: string): PublicPricing {
   return scaled;
 }
 
-/** 0–3 distinct hosts beside the author; `:free` models get at least one. */
-function extraHosts(model: PublicModel): string[] {
-  const author = authorTag(model.id);
-  const pool = (CLOSED_MODEL_AUTHORS.has(author) ? CLOUD_HOSTS : OPEN_WEIGHT_HOSTS).filter(
-    (host) => host !== author && !(author === 'mistralai' && host === 'mistral'),
-  );
-  const wanted = Math.max(isFreeVariant(model) ? 1 : 0, hash(`${model.id}|extra-count`) % 4);
-  return [...pool]
-    .sort((a, b) => hash(`${model.id}|host|${a}`) - hash(`${model.id}|host|${b}`) || a.localeCompare(b))
-    .slice(0, wanted);
-}
-
-const ROUTER_POLICY: DataPolicy = { training: false, retainsPrompts: false, zeroDataRetention: false };
-
-/**
- * Spread per endpoint: 8% train (and retain), 25% retain only (30-day abuse monitoring),
- * 27% neither, 40% zero data retention. A `:free` model's first endpoint always trains: the
- * price of free inference.
- */
-function dataPolicyFor(model: PublicModel, tag: string, position: number): DataPolicy {
-  if (position === 0 && isFreeVariant(model)) {
-    return { training: true, retainsPrompts: true, zeroDataRetention: false };
-  }
-  const bucket = hash(`${model.id}|${tag}|policy`) % 100;
-  if (bucket < 8) return { training: true, retainsPrompts: true, zeroDataRetention: false };
-  if (bucket < 33) return { training: false, retainsPrompts: true, zeroDataRetention: false };
-  if (bucket < 60) return { training: false, retainsPrompts: false, zeroDataRetention: false };
-  return { training: false, retainsPrompts: false, zeroDataRetention: true };
-}
-
-/** About 6% EU only, 30% US and EU, the rest US only; EU-based hosts lean to the EU. */
-function regionsFor(model: PublicModel, tag: string): string[] {
-  const bucket = hash(`${model.id}|${tag}|regions`) % 100;
-  if (EU_HOSTS.has(tag)) return bucket < 30 ? ['eu'] : ['us', 'eu'];
-  if (bucket < 6) return ['eu'];
-  if (bucket < 36) return ['us', 'eu'];
-  return ['us'];
-}
-
 /**
  * `popularity` is the real request count of the model's top provider where the stats have one
  * (base models only: `:free`/`:batch` variants share the slug but not the traffic); otherwise
@@ -409,60 +247,8 @@ function usageFigures(model: PublicModel, stats: ModelStats | undefined): { popu
   return { popularity, weeklyTokens: popularity * tokensPerRequest * 7 };
 }
 
-function isFreeVariant(model: PublicModel): boolean {
-  return model.id.endsWith(':free');
-}
-
 function publicContextLength(model: PublicModel): number {
   const length = model.top_provider.context_length ?? model.context_length;
   if (length === null) throw new RangeError(`model ${model.id} has no context length`);
   return length;
-}
-
-function medianOnly(range: MinMaxMedian | null | undefined): PercentileStats | null {
-  if (range?.median == null) return null;
-  return percentilesFrom(range.median);
-}
-
-/** A p50 somewhere between the model's min and max across providers. */
-function withinRange(range: MinMaxMedian | null | undefined, at: number): PercentileStats | null {
-  if (range?.min == null || range.max == null) return null;
-  return percentilesFrom(round(range.min + (range.max - range.min) * at, 1));
-}
-
-/**
- * The public `PercentileStats` has all four percentiles or none. The sources know a median
- * only, so the upper percentiles are spread from it by fixed ratios, as in the real
- * endpoint records (each percentile above the one before).
- */
-function percentilesFrom(p50: number): PercentileStats {
-  return { p50, p75: round(p50 * 1.25, 1), p90: round(p50 * 1.6, 1), p99: round(p50 * 2.4, 1) };
-}
-
-function round(value: number, digits: number): number {
-  const scale = 10 ** digits;
-  return Math.round(value * scale) / scale;
-}
-
-function pick<T>(key: string, salt: string, options: readonly T[]): T {
-  return options[hash(`${key}|${salt}`) % options.length];
-}
-
-function unit(key: string, salt: string): number {
-  return hash(`${key}|${salt}`) / 2 ** 32;
-}
-
-/** FNV-1a (32-bit) over UTF-16 code units, finished with murmur3's fmix32 to spread low bits. */
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i += 1) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }

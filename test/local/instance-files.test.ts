@@ -1,7 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime';
+import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
+import type { LocalRuntimeOptions } from '../../local/runtime-options';
 
 /**
  * demo.json and runtime.json describe a running instance: there once it is ready, gone once it

@@ -1,6 +1,7 @@
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import { ITEM_SHARE, KMS_ECC_SIGN_QUOTA, PARTITION_SHARE, describeHotspot, type ScaleLoad } from '../../local/scale-model';
-import { measureScale, TRAFFIC_ROWS, type MeasuredRow, type TrafficRowId } from '../support/scale-traffic';
+import { TRAFFIC_ROWS, type MeasuredRow, type TrafficRowId } from '../support/scale-rows';
+import { measureScale } from '../support/scale-traffic';
 import { togetherLoad, type BackgroundReads } from '../support/scale-scenarios';
 
 /**

@@ -1,15 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validatePricing } from '../../lambdas/catalog/pricing';
-import {
-  authorTag,
-  deriveCatalogEntries,
-  isRouterModel,
-  providerDisplayName,
-  ROUTER_TAG,
-  type EndpointsExcerptFile,
-  type ModelStatsFile,
-} from '../../ops/seed-endpoints';
+import { deriveCatalogEntries } from '../../ops/seed-endpoints';
+import { authorTag, isRouterModel, providerDisplayName, ROUTER_TAG } from '../../ops/seed-providers';
+import type { EndpointsExcerptFile, ModelStatsFile } from '../../ops/seed-sources';
 import type { CatalogEntry, PublicModel } from '../../lambdas/catalog/types';
 
 function readData<T>(file: string): T {

@@ -1,4 +1,4 @@
-import type { CatalogEntry, DataPolicy, ProviderEndpoint, PublicModel } from '../../lambdas/catalog/types';
+import type { CatalogEntry, DataPolicy, ModelBenchmarks, OutputModality, ProviderEndpoint, PublicModel } from '../../lambdas/catalog/types';
 
 /**
  * Builders for catalog fixtures. The defaults describe one plain text model served by one
@@ -75,4 +75,37 @@ export function catalogEntry(id: string, fields: CatalogEntryFields = {}): Catal
     popularity: fields.popularity ?? 0,
     weeklyTokens: fields.weeklyTokens ?? 0,
   };
+}
+
+/** What {@link indexEntry} takes from a test; the rest is its defaults. */
+export interface IndexEntryFields {
+  slug?: string;
+  created?: number;
+  popularity?: number;
+  weeklyTokens?: number;
+  output?: OutputModality[];
+  benchmarks?: ModelBenchmarks;
+  endpoints?: ProviderEndpoint[];
+}
+
+/**
+ * A catalog entry for CatalogIndex tests: canonical slug `<id>-20260101` unless given, and public
+ * pricing and top provider no endpoint has, so a caller's view shows which endpoint it took them from.
+ */
+export function indexEntry(id: string, fields: IndexEntryFields = {}): CatalogEntry {
+  const output = fields.output ?? ['text'];
+  const model = publicModel(id, {
+    canonical_slug: fields.slug ?? `${id}-20260101`,
+    name: `Model ${id}`,
+    created: fields.created ?? 1_760_000_000,
+    description: `About ${id}`,
+    context_length: 32000,
+    architecture: { modality: `text->${output.join('+')}`, input_modalities: ['text'], output_modalities: output },
+    // The public entry's own pricing and top provider: a caller's view replaces both.
+    pricing: { prompt: '0.5', completion: '0.5' },
+    top_provider: { context_length: 1, max_completion_tokens: 1, is_moderated: true },
+    supported_parameters: ['max_tokens'],
+    ...(fields.benchmarks ? { benchmarks: fields.benchmarks } : {}),
+  });
+  return catalogEntry(id, { ...fields, model });
 }

@@ -4,7 +4,7 @@ import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { ALL_TABLES } from '../../lambdas/aws/table-schemas';
 import { createDevCertificateAuthority } from '../../local/dev-certificates';
 import type { EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
-import { startApiGatewayStandIn, type ApiGatewayStandIn } from './api-gateway-stand-in';
+import { startApiGatewayStandIn, type ApiGatewayStandIn } from './api-gateway';
 import { startTestDynamoDb } from './dynamodb-local';
 import { TemplateResolver, type PhysicalResource, type StackAssembly, type TemplateFunction } from './cloud-assembly';
 import { startDynamoDbGate } from './iam/dynamodb-gate';

@@ -4,7 +4,8 @@ import { acceptedQueryMismatch, acceptedRequestMismatch, responseMismatch } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ObservedExchange } from '../../local/http-server';
-import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime';
+import { startLocalRuntime, type LocalRuntime } from '../../local/runtime';
+import type { LocalRuntimeOptions } from '../../local/runtime-options';
 import { startTestDynamoDb } from './dynamodb-local';
 import { startDynamoDbGate } from './iam/dynamodb-gate';
 import { IamGate } from './iam/iam-gate';

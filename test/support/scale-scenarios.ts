@@ -14,7 +14,7 @@ import { LOCAL_AWS_ENV } from '../../local/embedded-dynamodb';
 import { functionCredentials } from '../../local/function-principals';
 import type { LocalRuntime } from '../../local/runtime';
 import { combinedLoad, type ScaleLoad } from '../../local/scale-model';
-import type { MeasuredRow } from './scale-traffic';
+import type { MeasuredRow } from './scale-rows';
 import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, SPEND_SHARDS } from '../../lambdas/budgets/budget-ledgers';
 import type { SpendScope } from '../../lambdas/budgets/layers';
 import type { ItemAccess } from '../../local/dynamodb-capacity';

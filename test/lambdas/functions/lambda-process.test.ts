@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDevCertificateAuthority } from '../../../local/dev-certificates';
-import { startApiGatewayStandIn, type ApiGatewayStandIn } from '../../support/api-gateway-stand-in';
+import { startApiGatewayStandIn, type ApiGatewayStandIn } from '../../support/api-gateway';
 import { TemplateResolver, type StackTemplate } from '../../support/cloud-assembly';
 import { startLambdaProcess, type LambdaFunctionSpec, type LambdaProcess } from '../../support/lambda-process';
 

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { PROVIDER_CREDENTIALS_FILE } from '../../../local/runtime';
+import { PROVIDER_CREDENTIALS_FILE } from '../../../local/function-wiring';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../support/scripted-upstream';
 import { startTestService, type TestService } from '../../support/local-service';
 

@@ -5,7 +5,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { FunctionId } from '../../../lambdas/routes';
 import { Api } from '../../../lib/constructs/api';
 import { Firewall } from '../../../lib/constructs/firewall';
-import { renderMockTemplate } from '../../support/api-gateway-stand-in';
+import { renderMockTemplate } from '../../support/api-gateway';
 
 const FUNCTIONS: readonly FunctionId[] = ['catalog', 'tokenExchange', 'jwks', 'management', 'inference', 'settingsPage'];
 

@@ -1,6 +1,6 @@
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { InterposedDynamoDb } from '../../../local/runtime';
+import type { InterposedDynamoDb } from '../../../local/runtime-options';
 import { accessKeyIdOf, replyAwsJson } from '../aws-json-server';
 import { dynamoDbAuthorizations } from './dynamodb-authorizations';
 import type { IamGate } from './iam-gate';

@@ -1,0 +1,44 @@
+import type { Clock } from '../lambdas/clock';
+import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
+import { DynamoUsageFold } from '../lambdas/aws/dynamo-usage-fold';
+import type { Telemetry } from '../lambdas/observability/telemetry';
+import { rollUpUsage, type RollupSummary } from '../lambdas/usage/rollup';
+import type { FunctionContext } from '../lambdas/wiring/context';
+
+/** How often the local runtime runs the usage rollup, as the stack's schedule does. */
+export const LOCAL_ROLLUP_EVERY_MS = 60 * 60 * 1000;
+
+/** The usage rollup over the rollup function's own client, as its Lambda entry wires it. */
+export function usageRollup(context: FunctionContext<'keys' | 'usage'>, clock: Clock): () => Promise<RollupSummary> {
+  const accounts = new DynamoAccountStore(context.documentClient, context.tables.keys);
+  const folder = new DynamoUsageFold(context.documentClient, context.tables.usage);
+  return () => rollUpUsage({ organizations: () => accounts.listOrganizations(), folder, clock });
+}
+
+/**
+ * Runs the rollup at start and then every `everyMs` (0: never on its own), one run at a time;
+ * a run that fails is logged and the next one folds what it left.
+ */
+export function scheduleRollup(rollup: () => Promise<RollupSummary>, everyMs: number, telemetry: Telemetry): { stop(): Promise<void> } {
+  if (everyMs <= 0) return { stop: async () => undefined };
+  let running: Promise<void> = Promise.resolve();
+  const run = () => {
+    running = running.then(() =>
+      rollup().then(
+        (summary) => {
+          if (summary.days > 0) telemetry.logger.info('usage rolled up', { ...summary });
+        },
+        (error: Error) => telemetry.logger.warn('usage rollup failed; the next run folds what is left', { error: error.name, detail: error.message }),
+      ),
+    );
+  };
+  run();
+  const timer = setInterval(run, everyMs);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,161 @@
+import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { Workspace } from '../../../lambdas/accounts/types';
+import { UnfinishedWriteError } from '../../../lambdas/errors';
+import { toErrorBody } from '../../../lambdas/http/api-errors';
+import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
+import { useAccountStoreTables } from '../../support/embedded-tables';
+import { interceptSend } from '../../support/intercepted-client';
+
+describe('DynamoAccountStore on the embedded DynamoDB', () => {
+  const db = useAccountStoreTables();
+
+  /** A workspace named by its slug, without guardrails or description. */
+  const workspaceRecord = (organizationId: string, id: string, slug: string, createdAt: string): Workspace => ({
+    id,
+    organizationId,
+    name: slug,
+    slug,
+    description: null,
+    guardrailIds: [],
+    createdAt,
+    updatedAt: null,
+  });
+
+  it('claims workspace slugs per organization, and takes over a claim whose workspace never appeared', async () => {
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { organization } = await db.service.createOrganization({ name: 'Slugs', plan: 'enterprise' });
+    const workspace = (id: string, slug: string, createdAt: string) => workspaceRecord(organization.id, id, slug, createdAt);
+    await db.store.createWorkspace(workspace('w-1', 'prod', '2026-01-01T00:00:00.000Z'));
+    await expect(db.store.createWorkspace(workspace('w-2', 'prod', '2026-06-01T00:00:00.000Z'))).rejects.toThrow('A workspace with slug "prod" already exists');
+    expect(await db.store.getWorkspace(organization.id, 'w-2')).toBeUndefined();
+
+    // A claim left by a release before transactional creates, whose process died before writing its workspace.
+    await db.tables.documentClient.send(
+      new PutCommand({
+        TableName: TABLE_SCHEMAS.keys.localName,
+        Item: { pk: `ORG#${organization.id}`, sk: 'SLUG#ghost', workspaceId: 'w-dead', claimedAt: '2026-01-01T00:00:00.000Z' },
+      }),
+    );
+    // Within a minute it may still be a creation in flight: honoured, and the refusal says until when.
+    const refusal = await db.store.createWorkspace(workspace('w-3', 'ghost', '2026-01-01T00:00:30.000Z')).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(UnfinishedWriteError);
+    expect(toErrorBody(refusal)).toEqual({
+      status: 409,
+      body: {
+        error: {
+          code: 409,
+          message: 'The slug "ghost" is held by a write that has not finished: free again at 2026-01-01T00:01:01.000Z unless that write completes',
+          metadata: { free_at: '2026-01-01T00:01:01.000Z' },
+        },
+      },
+    });
+    await expect(db.store.createWorkspace(workspace('w-3', 'ghost', '2026-01-01T00:01:00.000Z'))).rejects.toBeInstanceOf(UnfinishedWriteError);
+    await db.store.createWorkspace(workspace('w-4', 'ghost', '2026-01-01T00:01:01.000Z'));
+    const created = (await db.store.listWorkspaces(organization.id)).filter((w) => w.slug !== 'default');
+    expect(created.map((w) => [w.id, w.slug]).sort()).toEqual([['w-1', 'prod'], ['w-4', 'ghost']]);
+  });
+
+  it('takes over, a minute on, the claim of a rename whose workspace kept its old slug', async () => {
+    const { organization } = await db.service.createOrganization({ name: 'Crashed renames', plan: 'enterprise' });
+    const workspace = (id: string, slug: string, createdAt: string) => workspaceRecord(organization.id, id, slug, createdAt);
+    await db.store.createWorkspace(workspace('w-1', 'before', '2026-01-01T00:00:00.000Z'));
+    // A rename of w-1 to "after" that a release before transactional renames left between claiming the new slug and writing the workspace.
+    await db.tables.documentClient.send(
+      new PutCommand({
+        TableName: TABLE_SCHEMAS.keys.localName,
+        Item: { pk: `ORG#${organization.id}`, sk: 'SLUG#after', workspaceId: 'w-1', claimedAt: '2026-01-01T00:10:00.000Z' },
+      }),
+    );
+
+    await expect(db.store.createWorkspace(workspace('w-2', 'after', '2026-01-01T00:10:59.000Z'))).rejects.toThrow(
+      'The slug "after" is held by a write that has not finished: free again at 2026-01-01T00:11:01.000Z unless that write completes',
+    );
+    await db.store.createWorkspace(workspace('w-2', 'after', '2026-01-01T00:11:01.000Z'));
+    expect((await db.store.findWorkspace(organization.id, 'after'))?.id).toBe('w-2');
+    expect((await db.store.findWorkspace(organization.id, 'before'))?.id).toBe('w-1');
+    await expect(db.store.createWorkspace(workspace('w-3', 'before', '2026-01-02T00:00:00.000Z'))).rejects.toThrow('A workspace with slug "before" already exists');
+  });
+
+  it('leaves a rename whose transaction failed undone, its new slug free and its old one held', async () => {
+    const { organization } = await db.service.createOrganization({ name: 'Renames', plan: 'enterprise' });
+    await db.store.createWorkspace(workspaceRecord(organization.id, 'w-1', 'before', '2026-01-01T00:00:00.000Z'));
+    // The test's client, its transactions failing.
+    const failing = interceptSend(db.tables.documentClient, async (command, send) => {
+      if (command instanceof TransactWriteCommand) throw new Error('transactions unavailable');
+      return send();
+    });
+
+    await expect(new DynamoAccountStore(failing, TABLE_SCHEMAS.keys.localName).updateWorkspace(organization.id, 'w-1', { slug: 'after' }, '2026-01-02T00:00:00.000Z')).rejects.toThrow(
+      'transactions unavailable',
+    );
+
+    expect((await db.store.getWorkspace(organization.id, 'w-1'))?.slug).toBe('before');
+    await db.store.createWorkspace(workspaceRecord(organization.id, 'w-2', 'after', '2026-01-03T00:00:00.000Z'));
+    await expect(db.store.createWorkspace(workspaceRecord(organization.id, 'w-3', 'before', '2026-01-03T00:00:00.000Z'))).rejects.toThrow(
+      'A workspace with slug "before" already exists',
+    );
+  });
+
+  describe('a workspace by its id or its slug, and the keys of one workspace', () => {
+    const table = TABLE_SCHEMAS.keys.localName;
+    const ids = { claimed: '6f1c2d3e-0000-4000-8000-000000000001', legacy: '6f1c2d3e-0000-4000-8000-000000000002', lookalike: '6f1c2d3e-0000-4000-8000-000000000003' };
+    let organizationId: string;
+    let defaultWorkspaceId: string;
+
+    beforeAll(async () => {
+      const created = await db.service.createOrganization({ name: 'Lookups', plan: 'enterprise' });
+      organizationId = created.organization.id;
+      defaultWorkspaceId = created.workspace.id;
+      await db.store.createWorkspace(workspaceRecord(organizationId, ids.claimed, 'claimed', '2030-01-01T00:00:00.000Z'));
+      // Written before slugs were claimed and before key places: no claim, no `keyHolds`.
+      await db.tables.documentClient.send(new PutCommand({ TableName: table, Item: { pk: `ORG#${organizationId}`, sk: `WORKSPACE#${ids.legacy}`, ...workspaceRecord(organizationId, ids.legacy, 'legacy', '2030-01-02T00:00:00.000Z') } }));
+      // Its slug has the shape of an id: the claimed workspace's.
+      await db.store.createWorkspace(workspaceRecord(organizationId, ids.lookalike, ids.claimed, '2030-01-03T00:00:00.000Z'));
+    });
+
+    it('finds a workspace by id first, by a claimed slug, and by the slug of a workspace from before claims', async () => {
+      const find = async (value: string) => (await db.store.findWorkspace(organizationId, value))?.id;
+      expect(await find(ids.claimed)).toBe(ids.claimed);
+      expect(await find('claimed')).toBe(ids.claimed);
+      expect(await find(ids.legacy)).toBe(ids.legacy);
+      expect(await find('legacy')).toBe(ids.legacy);
+      expect(await find(ids.lookalike)).toBe(ids.lookalike);
+      expect(await find('missing')).toBeUndefined();
+      expect(await find('Not A Slug')).toBeUndefined();
+      // A claim whose workspace has moved on to another slug names nothing.
+      await db.tables.documentClient.send(new PutCommand({ TableName: table, Item: { pk: `ORG#${organizationId}`, sk: 'SLUG#stale', workspaceId: ids.claimed, claimedAt: '2030-01-01T00:00:00.000Z' } }));
+      expect(await find('stale')).toBeUndefined();
+      // Another organization's workspace is not found, by id or by slug.
+      const other = await db.service.createOrganization({ name: 'Elsewhere', plan: 'enterprise' });
+      expect(await db.store.findWorkspace(other.organization.id, ids.claimed)).toBeUndefined();
+      expect(await db.store.findWorkspace(other.organization.id, 'claimed')).toBeUndefined();
+    });
+
+    it("lists a workspace's keys from its places, the default workspace's when none is named, and a workspace from before places from the listing", async () => {
+      const first = await db.service.createApiKey(organizationId, { kind: 'workspace', name: 'first' });
+      const second = await db.service.createApiKey(organizationId, { kind: 'workspace', name: 'second' });
+      const elsewhere = await db.service.createApiKey(organizationId, { kind: 'workspace', name: 'elsewhere', workspaceId: ids.claimed });
+      await db.service.createApiKey(organizationId, { kind: 'management', name: 'management' });
+      // A place whose key never came, and a key written without a place, in the legacy workspace.
+      await db.store.holdWorkspaceKey(organizationId, defaultWorkspaceId, 'f'.repeat(64), '2030-01-01T00:00:00.000Z');
+      const legacyKey = { ...first.key, hash: 'e'.repeat(64), name: 'legacy', workspaceId: ids.legacy };
+      await db.store.createApiKey(legacyKey);
+
+      const hashes = async (id?: string) => {
+        const listed = await db.store.listWorkspaceApiKeys(organizationId, id);
+        return listed && [listed.workspace.id, listed.keys.map((key) => key.hash)];
+      };
+      // Oldest first; two keys of the same millisecond in hash order, as the organization's listing.
+      const listingOrder = [first.key, second.key].sort((a, b) => `${a.createdAt}#${a.hash}`.localeCompare(`${b.createdAt}#${b.hash}`));
+      expect(await hashes()).toEqual([defaultWorkspaceId, listingOrder.map((key) => key.hash)]);
+      expect(await hashes(ids.claimed)).toEqual([ids.claimed, [elsewhere.key.hash]]);
+      expect(await hashes(ids.legacy)).toEqual([ids.legacy, [legacyKey.hash]]);
+      expect(await hashes('6f1c2d3e-0000-4000-8000-00000000ffff')).toBeUndefined();
+      expect(await db.service.listWorkspaceApiKeys(organizationId, '6f1c2d3e-0000-4000-8000-00000000ffff')).toEqual([]);
+      // A deleted key leaves the list even before its place is given back.
+      await db.store.deleteApiKey(second.key.hash);
+      expect(await hashes()).toEqual([defaultWorkspaceId, [first.key.hash]]);
+    });
+  });
+});
