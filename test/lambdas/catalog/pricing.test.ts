@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import {
   averageTokenPrice,
   effectivePricing,
-  multiplyDecimal,
   validatePricing,
 } from '../../../lambdas/catalog/pricing';
+import { multiplyDecimal } from '../../../lambdas/decimal';
 import type { PricingOverride, PublicModel, PublicPricing } from '../../../lambdas/catalog/types';
 
 const snapshot: { data: PublicModel[] } = JSON.parse(
