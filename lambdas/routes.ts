@@ -3,7 +3,7 @@
  * it (method and path, the function that serves it, who may call it, its operation id, the
  * schemas of what it takes and answers). Everything else is derived from it: API Gateway's
  * resources and methods (lib/constructs/api.ts), the local server's dispatch
- * ({@link matchRoute}), the OpenAPI document (lambdas/openapi/document.ts), the compiled
+ * ({@link matchRoute}), the OpenAPI document (lambdas/document/document.ts), the compiled
  * request validators (scripts/compile-request-schemas.ts) and each function's dispatch, whose
  * operations are bound by operation id (lambdas/http/dispatcher.ts).
  *

@@ -83,8 +83,8 @@ export interface Settings {
   readonly corsAllowedOrigins: readonly string[];
 }
 
-export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS, type LogLevel } from './observability/telemetry';
+import { LOG_LEVELS, type LogLevel } from './observability/telemetry';
 
 /** The upstream value that selects the deterministic in-process provider. */
 export const DEVELOPMENT_PROVIDER = 'development-echo';

@@ -37,7 +37,7 @@ export const PRICES = Object.freeze({
 /**
  * What each request writes to CloudWatch Logs, in bytes: the stage's access log line (a JSON
  * object of 17 fields, lib/constructs/api.ts), the function's request line (its JSON log line,
- * lambdas/observability/request-log.ts) and Lambda's own `START`, `END` and `REPORT` lines, as
+ * lambdas/http/request-log.ts) and Lambda's own `START`, `END` and `REPORT` lines, as
  * measured on sample lines of each.
  */
 export const LOG_BYTES_PER_REQUEST = 520 + 560 + 380;

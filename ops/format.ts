@@ -1,4 +1,4 @@
-import type { SpendCap } from '../lambdas/budgets/spend-caps';
+import type { SpendCap } from '../lambdas/accounts/spend-caps';
 import type { CommandInput, OpsIo } from './command';
 
 /** Aligned columns with a header; `right` lists the columns (by index) to right-align, e.g. counts. */

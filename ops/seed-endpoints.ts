@@ -8,7 +8,7 @@
  * statistics (`data/model-stats.json`) are used where they exist; the rest is synthetic but
  * shaped so that the data-policy and region filters have something to filter.
  */
-import { multiplyDecimal } from '../lambdas/catalog/pricing';
+import { multiplyDecimal } from '../lambdas/decimal';
 import {
   OVERRIDABLE_PRICE_KEYS,
   PRICE_KEYS,

@@ -13,7 +13,7 @@
  *
  *   npx tsx scripts/compile-request-schemas.ts
  *
- * The schemas are the OpenAPI document's (lambdas/openapi/document.ts), so what the document
+ * The schemas are the OpenAPI document's (lambdas/document/document.ts), so what the document
  * says a request may carry is what is accepted. test/scripts/compile-request-schemas.test.ts
  * fails when the committed files are not what this script writes.
  */
@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import standaloneCode from 'ajv/dist/standalone';
 import { ID_PATTERNS } from '../lambdas/ids';
-import { OPENAPI_DOCUMENT } from '../lambdas/openapi/document';
+import { OPENAPI_DOCUMENT } from '../lambdas/document/document';
 import type { Json } from '../lambdas/openapi/json-schema';
 import { ROUTES, type RouteDefinition } from '../lambdas/routes';
 
@@ -211,8 +211,8 @@ export function requestValidatorSources(): Record<string, string> {
 /** The OpenAPI document as served, serialized once here; keyed by the module's path below lambdas/openapi/. */
 export function documentBodySources(): Record<string, string> {
   return {
-    'document-body.generated.js': `${HEADER}/** The OpenAPI document (lambdas/openapi/document.ts) as \`GET /openapi.json\` serves it. */\nexport const OPENAPI_BODY = ${JSON.stringify(JSON.stringify(OPENAPI_DOCUMENT))};\n`,
-    'document-body.generated.d.ts': `${HEADER}/** The OpenAPI document (lambdas/openapi/document.ts) as \`GET /openapi.json\` serves it. */\nexport declare const OPENAPI_BODY: string;\n`,
+    'document-body.generated.js': `${HEADER}/** The OpenAPI document (lambdas/document/document.ts) as \`GET /openapi.json\` serves it. */\nexport const OPENAPI_BODY = ${JSON.stringify(JSON.stringify(OPENAPI_DOCUMENT))};\n`,
+    'document-body.generated.d.ts': `${HEADER}/** The OpenAPI document (lambdas/document/document.ts) as \`GET /openapi.json\` serves it. */\nexport declare const OPENAPI_BODY: string;\n`,
   };
 }
 

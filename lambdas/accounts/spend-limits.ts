@@ -1,6 +1,6 @@
 import { invalidParameter } from '../errors';
-import { BUDGET_INTERVALS, capAmount, nextCap, type BudgetInterval, type ResetInterval, type SpendCap, type WorkspaceBudgets } from '../budgets/spend-caps';
-import { compare } from '../budgets/usd';
+import { BUDGET_INTERVALS, capAmount, nextCap, type BudgetInterval, type ResetInterval, type SpendCap, type WorkspaceBudgets } from './spend-caps';
+import { compare } from '../usd';
 
 /**
  * How a request changes a spending cap (docs/limits.md): a key's limit, a guardrail's budget, one

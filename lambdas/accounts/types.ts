@@ -1,5 +1,5 @@
 /** Organizations, workspaces, users, API keys and guardrails: what authentication and the catalog stand on. */
-import type { SpendCap, WorkspaceBudgets } from '../budgets/spend-caps';
+import type { SpendCap, WorkspaceBudgets } from './spend-caps';
 
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];

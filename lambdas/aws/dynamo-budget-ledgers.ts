@@ -13,7 +13,7 @@ import {
   type SpendEntry,
 } from '../budgets/budget-ledgers';
 import type { SpendScope } from '../budgets/layers';
-import { ZERO, atMost, minus, negate, plus } from '../budgets/usd';
+import { ZERO, atMost, minus, negate, plus } from '../usd';
 import { DynamoItems, conditionalWriteSeeing, itemId } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
 

@@ -1,7 +1,8 @@
 import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { addDecimals } from '../catalog/pricing';
+import { addDecimals } from '../decimal';
 import { systemRandom, type Random } from '../clock';
-import { USAGE_SORT_DAYS, closedThrough, daysBefore, mondayOf, nextDate, type ModelUsage } from '../usage/usage';
+import { USAGE_SORT_DAYS, closedThrough, daysBefore, mondayOf, nextDate } from '../usage/usage';
+import type { ModelUsage } from '../catalog/types';
 import { DynamoItems, batchWriteAll, conditionalWrite, type BatchWrite } from './dynamo-items';
 import { activityPartition, foldMarkKey, monthAttribute, organizationShards, sumRows, totalsKey, weekAttribute, type SummedRow } from './dynamo-usage-store';
 

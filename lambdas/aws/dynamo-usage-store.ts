@@ -1,5 +1,5 @@
 import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { addDecimals, expandExponent } from '../catalog/pricing';
+import { addDecimals, expandExponent } from '../decimal';
 import { systemRandom, type Random } from '../clock';
 import { DynamoItems, itemId } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';

@@ -16,7 +16,7 @@ import {
 } from './budget-ledgers';
 import { startsFromSpend, type BudgetLayer, type SpendScope } from './layers';
 import { periodAt, type BudgetWindow } from './periods';
-import { ZERO, atMost, compare, larger, minus, plus, smaller, times } from './usd';
+import { ZERO, atMost, compare, larger, minus, plus, smaller, times } from '../usd';
 
 /**
  * What a scope spent in a window's current period as usage records it: the start of a ledger for

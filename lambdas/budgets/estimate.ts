@@ -1,6 +1,6 @@
 import type { ProviderEndpoint } from '../catalog/types';
 import { requestCost } from '../usage/usage';
-import { larger, ZERO } from './usd';
+import { larger, ZERO } from '../usd';
 
 /**
  * The most a completion can cost (docs/architecture.md, "Spending limits"), as its usage will be

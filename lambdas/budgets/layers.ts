@@ -1,6 +1,6 @@
 import type { Guardrail, Principal, Workspace } from '../accounts/types';
 import { periodAt, windowOf, type BudgetWindow } from './periods';
-import { BUDGET_INTERVALS, type BudgetInterval, type SpendCap } from './spend-caps';
+import { BUDGET_INTERVALS, type BudgetInterval, type SpendCap } from '../accounts/spend-caps';
 
 /** Whose spend a layer counts: one key's, or everything a workspace's keys spend. */
 export type SpendScope = { kind: 'key'; organizationId: string; keyHash: string } | { kind: 'workspace'; organizationId: string; workspaceId: string };

@@ -1,4 +1,4 @@
-import type { ResetInterval } from './spend-caps';
+import type { ResetInterval } from '../accounts/spend-caps';
 
 /**
  * The windows a cap counts spend over, in UTC: a day from midnight, a week from Monday midnight,

@@ -1,7 +1,7 @@
 import { SpendingLimitError } from '../errors';
 import type { BudgetLayer } from './layers';
 import { periodAt } from './periods';
-import { ZERO, compare } from './usd';
+import { ZERO, compare } from '../usd';
 
 /**
  * The 402 of a layer without room for a request: which layer, its cap, what is left, what the

@@ -2,8 +2,8 @@ import type { AccountStore } from '../accounts/account-store';
 import type { KeyUsage, UsageStore } from '../usage/usage';
 import type { SpendBefore } from './budget-gate';
 import type { BudgetWindow } from './periods';
-import { plainDecimal } from './spend-caps';
-import { plus, ZERO } from './usd';
+import { plainDecimal } from '../accounts/spend-caps';
+import { plus, ZERO } from '../usd';
 
 const IN_WINDOW: Readonly<Record<BudgetWindow, keyof KeyUsage>> = { day: 'daily', week: 'weekly', month: 'monthly', all: 'usage' };
 

@@ -1,5 +1,5 @@
 import type { Clock, Random } from '../clock';
-import type { ModelUsage } from '../usage/usage';
+import type { ModelUsage } from './types';
 import { CatalogIndex } from './catalog-index';
 import type { CatalogStore } from './catalog-store';
 import type { CatalogEntry } from './types';

@@ -14,6 +14,7 @@ import {
   type PricingOverride,
   type PublicPricing,
 } from './types';
+import { DECIMAL, formatDecimal, multiplyScaled, numberToScaled, parseDecimal, addScaled, subtractFromOne, type Scaled } from '../decimal';
 
 /** The price of each token kind for one request, after overrides and discount. */
 export type EffectivePrice = { prompt: string; completion: string } & Partial<
@@ -134,35 +135,6 @@ export function averageTokenPrice(pricing: PublicPricing): number | null {
   return Number(formatDecimal(sum)) / 2;
 }
 
-/**
- * Exact product of two decimal strings, normalised (no exponent, no trailing zeros, "0" for
- * zero). Throws a `RangeError` when either is not a decimal string.
- *
- * @example multiplyDecimal('0.0000003', '0.9') // '0.00000027'
- */
-export function multiplyDecimal(a: string, b: string): string {
-  const left = parseDecimal(a);
-  const right = parseDecimal(b);
-  if (left === null) throw new RangeError(`${JSON.stringify(a)} is not a decimal number`);
-  if (right === null) throw new RangeError(`${JSON.stringify(b)} is not a decimal number`);
-  return formatDecimal(multiplyScaled(left, right));
-}
-
-/**
- * Exact sum of decimal strings, normalised like {@link multiplyDecimal}. Throws a
- * `RangeError` when one is not a decimal string.
- *
- * @example addDecimals(['0.1', '0.2']) // '0.3'
- */
-export function addDecimals(values: readonly string[]): string {
-  let sum: Scaled = { units: 0n, scale: 0 };
-  for (const value of values) {
-    const parsed = parseDecimal(value);
-    if (parsed === null) throw new RangeError(`${JSON.stringify(value)} is not a decimal number`);
-    sum = addScaled(sum, parsed);
-  }
-  return formatDecimal(sum);
-}
 
 // --- override conditions (docs/reference.md#pricing-and-cost PricingOverride) ---
 
@@ -272,82 +244,9 @@ function checkOverride(path: string, override: PricingOverride, problems: string
   }
 }
 
-// --- exact decimal arithmetic ---
-
-const DECIMAL = /^-?\d+(\.\d+)?$/;
-
-/** value = units / 10^scale */
-interface Scaled {
-  units: bigint;
-  scale: number;
-}
-
-function parseDecimal(value: string): Scaled | null {
-  if (!DECIMAL.test(value)) return null;
-  const negative = value.startsWith('-');
-  const [whole, fraction = ''] = (negative ? value.slice(1) : value).split('.');
-  const units = BigInt(whole + fraction);
-  return { units: negative ? -units : units, scale: fraction.length };
-}
-
-/** The exact decimal a double prints as (its shortest round-trip form), exponent resolved. */
-function numberToScaled(value: number): Scaled {
-  const match = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(value));
-  if (match === null) throw new RangeError(`${value} is not a finite number`);
-  const [, sign, whole, fraction = '', exponent = '0'] = match;
-  let units = BigInt(whole + fraction);
-  let scale = fraction.length - Number(exponent);
-  if (scale < 0) {
-    units *= 10n ** BigInt(-scale);
-    scale = 0;
-  }
-  return { units: sign === '-' ? -units : units, scale };
-}
-
-function formatDecimal({ units, scale }: Scaled): string {
-  if (units === 0n) return '0';
-  const negative = units < 0n;
-  let digits = (negative ? -units : units).toString();
-  while (scale > 0 && digits.endsWith('0')) {
-    digits = digits.slice(0, -1);
-    scale -= 1;
-  }
-  if (digits.length <= scale) digits = '0'.repeat(scale - digits.length + 1) + digits;
-  const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
-  return negative ? `-${text}` : text;
-}
-
-function multiplyScaled(a: Scaled, b: Scaled): Scaled {
-  return { units: a.units * b.units, scale: a.scale + b.scale };
-}
-
-function addScaled(a: Scaled, b: Scaled): Scaled {
-  const scale = Math.max(a.scale, b.scale);
-  return {
-    units: a.units * 10n ** BigInt(scale - a.scale) + b.units * 10n ** BigInt(scale - b.scale),
-    scale,
-  };
-}
-
-function subtractFromOne(value: Scaled): Scaled {
-  return { units: 10n ** BigInt(value.scale) - value.units, scale: value.scale };
-}
-
 function applyFactor(key: PriceKey | OverridablePriceKey, value: string, factor: Scaled): string {
   const price = parseDecimal(value);
   if (price === null) throw new RangeError(`price ${key} ${JSON.stringify(value)} is not a decimal number`);
   if (price.units === 0n) return value;
   return formatDecimal(multiplyScaled(price, factor));
-}
-
-/** A number's text with its exponent resolved, as a plain decimal: `3e-7` is `0.0000003`; other text as it is. */
-export function expandExponent(text: string): string {
-  const match = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/i.exec(text);
-  if (!match) return text;
-  const [, sign, whole, fraction = '', exponent] = match;
-  const digits = `${whole}${fraction}`;
-  const point = whole!.length + Number(exponent);
-  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
-  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
-  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
 }

@@ -237,3 +237,6 @@ export interface CatalogEntry {
    */
   categories?: ModelCategory[];
 }
+
+/** Requests and tokens per model over a recent window: what the catalog's usage sorts read. */
+export type ModelUsage = ReadonlyMap<string, { requests: number; tokens: number }>;

@@ -1,6 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { powertools, requestLog } from '../observability/middleware';
+import { powertools } from '../observability/middleware';
+import { requestLog } from './request-log';
 import type { Telemetry } from '../observability/telemetry';
 import { toErrorBody, type ErrorSerializerOptions } from './api-errors';
 import { corsHeaders } from './cors';

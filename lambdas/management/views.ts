@@ -2,8 +2,8 @@ import { defaultGuardrailId } from '../accounts/derived-ids';
 import type { KeyAssignment } from '../accounts/guardrails-service';
 import type { WorkspaceBudgetOf } from '../accounts/workspace-budgets-service';
 import type { ApiKeyRecord, Guardrail, Principal, Workspace } from '../accounts/types';
-import { plainDecimal, type SpendCap } from '../budgets/spend-caps';
-import { compare, minus } from '../budgets/usd';
+import { plainDecimal, type SpendCap } from '../accounts/spend-caps';
+import { compare, minus } from '../usd';
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { NO_USAGE, type ActivityRow, type KeyUsage } from '../usage/usage';
 

@@ -2,7 +2,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { crossOrigin, requestIdHeader } from '../http/middleware';
 import { requestIdOf } from '../http/request';
-import { powertools, requestLog } from '../observability/middleware';
+import { powertools } from '../observability/middleware';
+import { requestLog } from '../http/request-log';
 import type { Telemetry } from '../observability/telemetry';
 import { OAuthError, toOAuthResponse } from './oauth-errors';
 

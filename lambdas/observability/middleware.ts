@@ -2,12 +2,11 @@ import type { MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { UnauthenticatedError } from '../errors';
-import { logRequest } from './request-log';
-import { METRIC, countMetric, type Telemetry } from './telemetry';
+import type { Telemetry } from './telemetry';
 import { traceHandler } from './tracing';
 
-type HttpMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
+/** A middy middleware of an API Gateway proxy function. */
+export type HttpMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
 
 /**
  * The Powertools middlewares every HTTP function runs, outermost first: the Lambda context
@@ -21,25 +20,4 @@ export function powertools(telemetry: Telemetry): HttpMiddleware[] {
     ...traceHandler<APIGatewayProxyEvent, APIGatewayProxyResult>(telemetry),
     logMetrics(telemetry.metrics, { captureColdStartMetric: true }),
   ];
-}
-
-/**
- * The request line ({@link logRequest}) after the protocol's error serializer has shaped the
- * reply, and refused credentials counted by reason.
- */
-export function requestLog(telemetry: Telemetry, now: () => number = () => performance.now()): HttpMiddleware {
-  const started = new WeakMap<object, number>();
-  const finish = (request: { event: APIGatewayProxyEvent; response?: APIGatewayProxyResult | null; error?: unknown }) => {
-    const begin = started.get(request) ?? now();
-    logRequest(telemetry, request.event, request.response?.statusCode ?? 500, now() - begin);
-    if (request.error instanceof UnauthenticatedError) {
-      countMetric(telemetry, METRIC.authenticationFailures, { reason: request.error.reason });
-    }
-  };
-  return {
-    before: async (request) => void started.set(request, now()),
-    after: async (request) => finish(request),
-    // Runs after the serializer (middy calls onError in reverse order of use): the response is set.
-    onError: async (request) => finish(request),
-  };
 }

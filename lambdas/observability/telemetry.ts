@@ -1,10 +1,14 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import type { LogLevel } from '../config';
 import { loadTracer, tracingEnabled } from './tracing';
 
 /** `service` of every log line and metric; the function name tells functions apart. */
+/** The levels a function may log at. */
+export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+/** One of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 export const SERVICE_NAME = 'modelgate';
 /** CloudWatch namespace of the service's EMF metrics (docs/operating.md lists them). */
 export const METRICS_NAMESPACE = 'modelgate';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import type { ModelUsage } from './usage';
+import type { ModelUsage } from '../catalog/types';
 
 /** What the rollup folds with (lambdas/aws/dynamo-usage-fold.ts). */
 export interface UsageFolder {

@@ -1,5 +1,6 @@
 import type { Principal } from '../accounts/types';
-import { VARIABLE_PRICE, addDecimals, effectivePricing, multiplyDecimal } from '../catalog/pricing';
+import { VARIABLE_PRICE, effectivePricing } from '../catalog/pricing';
+import { addDecimals, multiplyDecimal } from '../decimal';
 import type { ProviderEndpoint, PublicModel } from '../catalog/types';
 
 /**
@@ -58,9 +59,6 @@ export const USAGE_SORT_DAYS = 7;
 
 /** How often a deployed function reads the gateway's usage figures for the catalog sorts. */
 export const USAGE_FIGURES_SECONDS = 300;
-
-/** Requests and tokens per model over a recent window: what the catalog's usage sorts read. */
-export type ModelUsage = ReadonlyMap<string, { requests: number; tokens: number }>;
 
 export interface UsageStore {
   /**

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OPENAPI_DOCUMENT } from '../../lambdas/openapi/document';
+import { OPENAPI_DOCUMENT } from '../../lambdas/document/document';
 import { OPENAPI_BODY } from '../../lambdas/openapi/document-body.generated';
 import { DOCUMENT_OUTPUT, OUTPUT, documentBodySources, requestValidatorSources } from '../../scripts/compile-request-schemas';
 

@@ -1,6 +1,6 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { OPENAPI_DOCUMENT } from '../../lambdas/openapi/document';
+import { OPENAPI_DOCUMENT } from '../../lambdas/document/document';
 import { routeMethod } from '../../lambdas/routes';
 
 type Json = Record<string, any>;

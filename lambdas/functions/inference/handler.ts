@@ -1,7 +1,7 @@
 import type { FunctionRequirements } from '../../config';
 import { streamingHandler, type StreamingHandler } from '../../http/streaming';
 import { createInferenceApi, type InferenceApiDeps } from '../../inference/inference-api';
-import { logRequest } from '../../observability/request-log';
+import { logRequest } from '../../http/request-log';
 import type { Telemetry } from '../../observability/telemetry';
 
 /** docs/reference.md#scopes-and-access: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */

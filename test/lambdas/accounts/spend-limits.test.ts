@@ -1,5 +1,5 @@
 import { budgetInterval, budgetsWithPut, budgetsWithout, guardrailBudgetAfter, keyLimitAfter } from '../../../lambdas/accounts/spend-limits';
-import type { SpendCap } from '../../../lambdas/budgets/spend-caps';
+import type { SpendCap } from '../../../lambdas/accounts/spend-caps';
 import { DomainError } from '../../../lambdas/errors';
 
 const T0 = '2026-11-23T00:00:00.000Z';

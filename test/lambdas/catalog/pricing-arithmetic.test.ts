@@ -1,4 +1,5 @@
-import { averageTokenPrice, multiplyDecimal } from '../../../lambdas/catalog/pricing';
+import { averageTokenPrice } from '../../../lambdas/catalog/pricing';
+import { multiplyDecimal } from '../../../lambdas/decimal';
 
 describe('multiplyDecimal', () => {
   it.each([

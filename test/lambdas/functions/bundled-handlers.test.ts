@@ -11,7 +11,7 @@ import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { ACTING_KEY_CLAIM } from '../../../lambdas/credentials/access-token-verifier';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../../lambdas/oauth/discovery';
-import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
+import { OPENAPI_DOCUMENT } from '../../../lambdas/document/document';
 import { CORS_ALLOWED_HEADERS } from '../../../lambdas/http/cors';
 import { API_BASE_PATH, PAGES_BASE_PATH, ROUTES, resourcePath, servedMethods } from '../../../lambdas/routes';
 import { KmsSigner } from '../../../lambdas/aws/kms-signer';

@@ -1,6 +1,6 @@
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { WORKSPACE_SETTINGS } from '../../../lambdas/management/views';
-import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
+import { OPENAPI_DOCUMENT } from '../../../lambdas/document/document';
 import type { ObservedExchange } from '../../../local/http-server';
 import { startTestService, type TestService } from '../../support/local-service';
 import { acceptedQueryMismatch, acceptedRequestMismatch, responseMismatch } from '../../support/openapi-responses';

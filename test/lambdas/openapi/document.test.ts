@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { API_VERSION, OPENAPI_DOCUMENT, routeKeys } from '../../../lambdas/openapi/document';
+import { API_VERSION, OPENAPI_DOCUMENT, routeKeys } from '../../../lambdas/document/document';
 import { ROUTES, resourcePath } from '../../../lambdas/routes';
 import {
   ADAPTED,
@@ -14,7 +14,7 @@ import {
   UPDATE_KEY_ADAPTATION,
   type Adaptation,
   type Json,
-} from '../../../lambdas/openapi/schemas';
+} from '../../../lambdas/document/schemas';
 import { inlineSchema } from '../../../scripts/copy-public-schemas';
 
 type Operation = {

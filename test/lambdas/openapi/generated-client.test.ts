@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
-import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
+import { OPENAPI_DOCUMENT } from '../../../lambdas/document/document';
 import { readDevCertificateAuthority } from '../../../local/dev-ca';
 import { startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
 import { startTestService, type TestService } from '../../support/local-service';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
+import { OPENAPI_DOCUMENT } from '../../../lambdas/document/document';
 import { closed } from '../../support/openapi-responses';
 
 const ROOT = join(__dirname, '..', '..', '..');

@@ -1,4 +1,4 @@
-import { OPENAPI_DOCUMENT } from '../../../lambdas/openapi/document';
+import { OPENAPI_DOCUMENT } from '../../../lambdas/document/document';
 import type { Json } from '../../../lambdas/openapi/json-schema';
 import { invalidRequest, type RequestValidator } from '../../../lambdas/openapi/request-validation';
 import * as catalog from '../../../lambdas/openapi/validators/catalog.generated';

@@ -1,4 +1,4 @@
-import { addDecimals, multiplyDecimal } from '../catalog/pricing';
+import { addDecimals, multiplyDecimal } from './decimal';
 
 /**
  * Exact USD arithmetic on decimal strings (the pricing module's), for what a budget counts: a

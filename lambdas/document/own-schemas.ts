@@ -6,7 +6,7 @@
 import { CHAT_PARAMETERS, ROLES } from '../inference/chat-parameters';
 import { DISCOVERY_SCHEMAS } from './discovery-schemas';
 import { FEDERATION_SCHEMAS } from './federation-schemas';
-import { invalid, nonBlank, ref, type Json } from './json-schema';
+import { invalid, nonBlank, ref, type Json } from '../openapi/json-schema';
 
 const contentParts = invalid('must be a string or an array of content parts');
 

@@ -1,5 +1,5 @@
 import { invalidParameter } from '../errors';
-import { addDecimals, expandExponent } from '../catalog/pricing';
+import { addDecimals, expandExponent } from '../decimal';
 
 /**
  * Spending caps (docs/limits.md): a key's limit, a guardrail's budget and a workspace's budgets,

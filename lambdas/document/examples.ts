@@ -14,7 +14,7 @@
  * Alternatives (`anyOf`, `oneOf`) are kept as written: their examples are the public document's
  * own, of schemas modelgate does not change.
  */
-import type { Json } from './json-schema';
+import type { Json } from '../openapi/json-schema';
 
 type Schemas = Readonly<Record<string, Json>>;
 

@@ -10,11 +10,11 @@
  * Bounds and enumerations come from the modules that enforce them, not from copies.
  */
 import { ACCESS_LEVELS, GUARDRAIL_LIMITS, KEY_KINDS, KEY_NAME_MAX, WORKSPACE_LIMITS, WORKSPACE_SLUG } from '../accounts/types';
-import { MAX_CAP_USD } from '../budgets/spend-caps';
-import { KEY_HASH_PATTERN, NON_BLANK, SAFE_TEXT, invalid, ref, text, type Json } from './json-schema';
+import { MAX_CAP_USD } from '../accounts/spend-caps';
+import { KEY_HASH_PATTERN, NON_BLANK, SAFE_TEXT, invalid, ref, text, type Json } from '../openapi/json-schema';
 import { OWN_SCHEMAS } from './own-schemas';
-import completionCopy from './completion-schemas.json';
-import publicCopy from './public-schemas.json';
+import completionCopy from '../openapi/completion-schemas.json';
+import publicCopy from '../openapi/public-schemas.json';
 
 export { ref, type Json };
 

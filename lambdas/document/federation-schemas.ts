@@ -9,7 +9,7 @@ import { REFUSAL_REASONS, TESTER_STEP_NAMES } from '../federation/exchange-types
 import { MAX_DPOP_PROOF_BYTES } from '../credentials/dpop-wire';
 import { CLAIM_VALUE_MAX, CONDITION_VARIABLE_TYPES, ISSUER_FIELDS, JWKS_MAX_KEYS, MAX_CONDITION_LENGTH, NAME_MAX, POLICY_FIELDS, URL_MAX } from '../federation/limits';
 import { EVENTS_MAX_LIMIT } from '../management/exchange-events-api';
-import { KEY_HASH_PATTERN, NON_BLANK, READ_ONLY, invalid, nonBlank, ref, text, type Json } from './json-schema';
+import { KEY_HASH_PATTERN, NON_BLANK, READ_ONLY, invalid, nonBlank, ref, text, type Json } from '../openapi/json-schema';
 
 const timestamps = {
   created_at: { type: 'string', format: 'date-time' },

@@ -1,5 +1,5 @@
 import { DPOP_SIGNING_ALGS } from '../credentials/dpop-wire';
-import type { Json } from './json-schema';
+import type { Json } from '../openapi/json-schema';
 
 const url = (description: string): Json => ({ type: 'string', format: 'uri', description });
 const dpopAlgs: Json = {
