@@ -1,5 +1,7 @@
-import type { API_BASE_PATH, PAGES_BASE_PATH, WELL_KNOWN_BASE_PATH } from './base-paths';
-import type { Json } from './openapi/json-schema';
+import { API_BASE_PATH, type PAGES_BASE_PATH, type WELL_KNOWN_BASE_PATH } from './base-paths';
+
+/** A JSON Schema (or any JSON object) of the OpenAPI document. */
+export type Json = Record<string, any>;
 
 /**
  * What a route declaration says (lambdas/routes.ts collects the declarations). A module of its
@@ -81,3 +83,16 @@ export interface RouteDefinition {
   readonly verifiesSubjectTokens?: boolean;
 }
 
+/** The resource path of a route as API Gateway and the local server know it. */
+export function resourcePath(route: Pick<RouteDefinition, 'path' | 'base'>): string {
+  return `${route.base ?? API_BASE_PATH}${route.path}`;
+}
+
+/**
+ * The route method a request method is served by: HEAD by its GET route (RFC 9110 §9.3.2, GET
+ * without a body), every other method by its own. API Gateway declares HEAD beside each GET
+ * (lib/constructs/api.ts) and the functions dispatch with this.
+ */
+export function routeMethod(method: string): string {
+  return method === 'HEAD' ? 'GET' : method;
+}

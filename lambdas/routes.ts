@@ -30,18 +30,14 @@ import { SETTINGS_PAGE_ROUTES } from './pages/routes';
 export { API_BASE_PATH, PAGES_BASE_PATH, WELL_KNOWN_BASE_PATH };
 
 export type { Access, FunctionId, HttpMethod, QueryParameter, RouteDefinition, SuccessResponse } from './route-definition';
-import type { FunctionId, HttpMethod, RouteDefinition } from './route-definition';
+export { resourcePath, routeMethod } from './route-definition';
+import { resourcePath, routeMethod, type FunctionId, type HttpMethod, type RouteDefinition } from './route-definition';
 
 /**
  * Functions that stream their response (`awslambda.streamifyResponse`): API Gateway
  * relays their bytes as written (`responseTransferMode: STREAM`).
  */
 export const STREAMING_FUNCTIONS: readonly FunctionId[] = ['inference'];
-
-/** The resource path of a route as API Gateway and the local server know it. */
-export function resourcePath(route: Pick<RouteDefinition, 'path' | 'base'>): string {
-  return `${route.base ?? API_BASE_PATH}${route.path}`;
-}
 
 /**
  * Every route, with its literal types (operation ids). The order is the order API Gateway's
@@ -78,16 +74,12 @@ export const ROUTES: readonly RouteDefinition[] = DECLARED;
 /** Every route as declared, with its literal types: an operation's request is typed from its declaration. */
 export type DeclaredRoute = (typeof DECLARED)[number];
 
-/** The operation ids of the routes one function serves: its operations are bound by them. */
-export type OperationIdOf<F extends FunctionId> = Extract<DeclaredRoute, { function: F }>['operationId'];
+/** The declarations of the routes one function serves, with their literal types. */
+export type RouteOfFunction<F extends FunctionId> = Extract<DeclaredRoute, { function: F }>;
 
-/**
- * The route method a request method is served by: HEAD by its GET route (RFC 9110 §9.3.2, GET
- * without a body), every other method by its own. API Gateway declares HEAD beside each GET
- * (lib/constructs/api.ts) and the functions dispatch with this.
- */
-export function routeMethod(method: string): string {
-  return method === 'HEAD' ? 'GET' : method;
+/** The routes one function serves: what its entry hands its dispatcher. */
+export function routesOf<F extends FunctionId>(fn: F): readonly RouteOfFunction<F>[] {
+  return DECLARED.filter((route): route is RouteOfFunction<F> => route.function === fn);
 }
 
 /** The methods a resource answers, HEAD beside GET. */

@@ -4,7 +4,7 @@ import type { AccountsService } from '../lambdas/accounts/accounts-service';
 import type { AccountStore } from '../lambdas/accounts/account-store';
 import { hashApiKey } from '../lambdas/accounts/api-keys';
 import type { CatalogStore } from '../lambdas/catalog/catalog-store';
-import { deriveCatalogEntries } from '../ops/seed-endpoints';
+import { deriveCatalogEntries } from './seed-endpoints';
 import type { PublicModel } from '../lambdas/catalog/types';
 import { readJsonFile, writeFileAtomically } from './files';
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validatePricing } from '../lambdas/catalog/pricing';
-import { deriveCatalogEntries } from './seed-endpoints';
-import type { EndpointsExcerptFile, ModelStatsFile, SeedSources } from './seed-sources';
+import { deriveCatalogEntries } from '../local/seed-endpoints';
+import type { EndpointsExcerptFile, ModelStatsFile, SeedSources } from '../local/seed-sources';
 import { MODEL_CATEGORIES, type CatalogEntry, type ModelCategory, type ProviderEndpoint, type PublicModel, type PublicPricing } from '../lambdas/catalog/types';
 import { DATA_DIR } from '../local/seed';
 

@@ -6,7 +6,7 @@ import type { RollupSummary } from '../lambdas/usage/rollup';
 import type { SigningKeyRecord, SigningKeyStore } from '../lambdas/signing/signer';
 import type { SigningKeyRegistration } from '../lambdas/signing/signing-key-registry';
 import type { FederationService } from '../lambdas/federation/federation-service';
-import type { SeedSources } from './seed-sources';
+import type { SeedSources } from '../local/seed-sources';
 import { UsageError } from './errors';
 
 /** How the CLI is invoked, as usage lines show it. */

@@ -1,4 +1,4 @@
-import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NumberValue, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   LEDGER_PREFIX,
   SPEND_SHARDS,
@@ -14,7 +14,7 @@ import {
 } from '../budgets/budget-ledgers';
 import type { SpendScope } from '../budgets/layers';
 import { ZERO, atMost, minus, negate, plus } from '../usd';
-import { DynamoItems, conditionalWriteSeeing, itemId } from './dynamo-items';
+import { DynamoItems, conditionalWrite, itemId, updateItem } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
 
 /**
@@ -58,9 +58,8 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
       values[':back'] = NumberValue.from(negate(back));
       update += ', #back :back';
     }
-    const answer = await conditionalWriteSeeing(
-      this.client,
-      new UpdateCommand({
+    const answer = await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: ledgerKey(ref),
         UpdateExpression: update,
@@ -68,9 +67,8 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_OLD',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+      },
+    });
     if (answer.written) {
       const before = ledgerState(answer.item);
       const after = withGrant(before!, hold, amount, giveBack);
@@ -84,34 +82,31 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
   private async create(ref: LedgerRef, limit: string, amount: string, hold: HoldRef, base: string): Promise<GrantOutcome> {
     const fits = atMost(plus(base, amount), limit);
     const committed = fits ? plus(base, amount) : base;
-    const answer = await conditionalWriteSeeing(
-      this.client,
-      new UpdateCommand({
+    const answer = await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: ledgerKey(ref),
         UpdateExpression: fits ? 'SET committed = :committed, settled = :base, #hold = :amount' : 'SET committed = :committed, settled = :base',
         ConditionExpression: 'attribute_not_exists(committed)',
         ...(fits ? { ExpressionAttributeNames: { '#hold': holdAttribute(hold) } } : {}),
         ExpressionAttributeValues: { ':committed': NumberValue.from(committed), ':base': NumberValue.from(base), ...(fits ? { ':amount': NumberValue.from(amount) } : {}) },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+      },
+    });
     if (!answer.written) return { granted: false, state: ledgerState(answer.item) };
     const state: LedgerState = { committed, settled: base, holds: fits ? [{ hold, amount }] : [] };
     return fits ? { granted: true, before: undefined, after: state } : { granted: false, state };
   }
 
   async seed(ref: LedgerRef, base: string): Promise<boolean> {
-    const answer = await conditionalWriteSeeing(
-      this.client,
-      new UpdateCommand({
+    const answer = await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: ledgerKey(ref),
         UpdateExpression: 'SET committed = :base, settled = :base',
         ConditionExpression: 'attribute_not_exists(committed)',
         ExpressionAttributeValues: { ':base': NumberValue.from(base) },
-      }),
-    );
+      },
+    });
     return answer.written;
   }
 
@@ -129,15 +124,13 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
           values[`:a${i}`] = NumberValue.from(amount);
           return `#a${i} :a${i}`;
         });
-        return this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: spendKey(entry.scope, entry.shard, entry.hold),
-            UpdateExpression: `SET expiresAt = :expires ADD ${adds.join(', ')}`,
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-          }),
-        );
+        return updateItem(this.client, {
+          TableName: this.tableName,
+          Key: spendKey(entry.scope, entry.shard, entry.hold),
+          UpdateExpression: `SET expiresAt = :expires ADD ${adds.join(', ')}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        });
       }),
     );
   }
@@ -147,17 +140,16 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
     const shards = Array.from({ length: SPEND_SHARDS[scope.kind] }, (_, shard) => spendKey(scope, shard, hold));
     const found = await this.items.batchGet(shards);
     const spent = plus(...shards.map((key) => decimal(found.get(itemId(key.pk, key.sk))?.[attribute] ?? 0)));
-    const answer = await conditionalWriteSeeing(
-      this.client,
-      new UpdateCommand({
+    const answer = await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: ledgerKey(ref),
         UpdateExpression: 'ADD committed :change, settled :spent REMOVE #hold',
         ConditionExpression: '#hold = :amount',
         ExpressionAttributeNames: { '#hold': holdAttribute(hold) },
         ExpressionAttributeValues: { ':change': NumberValue.from(minus(spent, amount)), ':spent': NumberValue.from(spent), ':amount': NumberValue.from(amount) },
-      }),
-    );
+      },
+    });
     return answer.written;
   }
 }

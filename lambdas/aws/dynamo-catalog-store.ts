@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemRandom, type Random } from '../clock';
 import type { CatalogStore, StoredCatalog } from '../catalog/catalog-store';
 import type { CatalogEntry } from '../catalog/types';
-import { batchWriteAll, conditionalWrite, scanAll, transactWrite, type BatchWrite } from './dynamo-items';
+import { batchWriteAll, conditionalWrite, getItem, scanAll, transactWrite, type BatchWrite } from './dynamo-items';
 
 /**
  * The catalog in the models table: one item per model (`MODEL#<id>` / `ENTRY`, the
@@ -47,10 +47,9 @@ export class DynamoCatalogStore implements CatalogStore {
 
   async version(): Promise<string | undefined> {
     const copy = Math.min(VERSION_COPIES - 1, Math.floor(this.random() * VERSION_COPIES));
-    const read = (key: { pk: string; sk: string }) => this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
-    const copied = await read(versionCopyKey(copy));
-    if (copied.Item) return copied.Item.version as string | undefined;
-    return (await read(VERSION_KEY)).Item?.version as string | undefined;
+    const copied = await getItem(this.client, this.tableName, versionCopyKey(copy));
+    if (copied) return copied.version as string | undefined;
+    return (await getItem(this.client, this.tableName, VERSION_KEY))?.version as string | undefined;
   }
 
   async putEntries(entries: readonly { position: number; entry: CatalogEntry }[]): Promise<void> {
@@ -85,16 +84,15 @@ export class DynamoCatalogStore implements CatalogStore {
       values[':w'] = usage.weeklyTokens;
     }
     if (sets.length === 0) return true;
-    const written = await conditionalWrite(
-      this.client,
-      new UpdateCommand({
+    const { written } = await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: { pk: modelPk(modelId), sk: 'ENTRY' },
         UpdateExpression: `SET ${sets.join(', ')}`,
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: values,
-      }),
-    );
+      },
+    });
     if (!written) return false;
     await this.bumpVersion();
     return true;

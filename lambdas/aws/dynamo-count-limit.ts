@@ -1,6 +1,6 @@
-import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../clock';
-import { DynamoItems, conditionalWrite } from './dynamo-items';
+import { DynamoItems, conditionalWrite, strip } from './dynamo-items';
 import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces } from './dynamo-places';
 
 /** What one bound counts: items of one kind per organization. */
@@ -51,19 +51,19 @@ export class DynamoCountLimit {
    */
   async take(organizationId: string, id: string, limit: number): Promise<boolean> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const taken = await conditionalWrite(
-        this.client,
-        new UpdateCommand({
+      const taken = await conditionalWrite(this.client, {
+        Update: {
           TableName: this.tableName,
           Key: this.key(organizationId),
           UpdateExpression: 'SET holders.#id = :now',
           ConditionExpression: 'size(holders) < :limit',
           ExpressionAttributeNames: { '#id': id },
           ExpressionAttributeValues: { ':now': this.clock.now().toISOString(), ':limit': limit },
-        }),
-      );
-      if (taken) return true;
-      const places = await this.read(organizationId);
+        },
+      });
+      if (taken.written) return true;
+      // The places item as the condition found it: absent, or full.
+      const places = taken.item && strip<Places>(taken.item);
       if (!places) await this.start(organizationId);
       else if (Object.keys(places.holders).length >= limit && (await this.sweep(organizationId, places)) === 0) return false;
       // Otherwise places were given back or reclaimed meanwhile: try again.
@@ -126,14 +126,13 @@ export class DynamoCountLimit {
    */
   private async start(organizationId: string): Promise<void> {
     const existing = await this.counted.list(organizationId);
-    await conditionalWrite(
-      this.client,
-      new PutCommand({
+    await conditionalWrite(this.client, {
+      Put: {
         TableName: this.tableName,
         Item: { ...this.key(organizationId), holders: Object.fromEntries(existing.map((item) => [item.id, item.createdAt])) },
         ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+      },
+    });
   }
 
   private async update(
@@ -141,17 +140,16 @@ export class DynamoCountLimit {
     expression: string,
     attributes: { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> },
   ): Promise<void> {
-    await conditionalWrite(
-      this.client,
-      new UpdateCommand({
+    await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: this.key(organizationId),
         UpdateExpression: expression,
         // Never creates the places item: only `start` does, with the items that exist.
         ConditionExpression: 'attribute_exists(pk)',
         ...attributes,
-      }),
-    );
+      },
+    });
   }
 
   private async read(organizationId: string): Promise<Places | undefined> {

@@ -1,4 +1,4 @@
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   eventOrderKey,
   InvalidCursorError,
@@ -7,7 +7,7 @@ import {
   type ExchangeEventQuery,
   type ExchangeEventStore,
 } from '../federation/exchange-events';
-import { queryPage, strip } from './dynamo-items';
+import { putItem, queryPage, strip } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
 /**
@@ -28,12 +28,7 @@ export class DynamoExchangeEventStore implements ExchangeEventStore {
 
   async record(event: ExchangeEvent): Promise<void> {
     const order = eventOrderKey(event);
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { pk: policyPk(event.organizationId, event.policyId), sk: order, gsi1pk: orgPk(event.organizationId), gsi1sk: order, ...event },
-      }),
-    );
+    await putItem(this.client, this.tableName, { pk: policyPk(event.organizationId, event.policyId), sk: order, gsi1pk: orgPk(event.organizationId), gsi1sk: order, ...event });
   }
 
   async list({ organizationId, policyId, limit, cursor, now }: ExchangeEventQuery): Promise<ExchangeEventPage> {

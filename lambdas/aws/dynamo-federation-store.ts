@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
 import { UnfinishedWriteError } from '../errors';
 import {
@@ -13,7 +13,7 @@ import {
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { DynamoCountLimit } from './dynamo-count-limit';
 import { AlreadyExistsError } from '../accounts/account-store';
-import { DynamoItems, conditionalWrite, transactWrite, type QueryInput } from './dynamo-items';
+import { DynamoItems, conditionalWrite, strip, transactWrite, type QueryInput } from './dynamo-items';
 import { ABANDONED_PLACE_MS, abandonedAt, isAbandoned } from './dynamo-places';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
@@ -141,24 +141,27 @@ export class DynamoFederationStore implements FederationStore {
    * deleted issuer relied on, then gives its place back.
    */
   async deleteIssuer(organizationId: string, issuerId: string): Promise<boolean> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const current = await this.getIssuerItem(organizationId, issuerId);
-      if (!current) return false;
-      const deleted = await conditionalWrite(
-        this.client,
-        new DeleteCommand({
+    let current = await this.getIssuerItem(organizationId, issuerId);
+    for (let attempt = 0; attempt < 10 && current; attempt++) {
+      const deleted = await conditionalWrite(this.client, {
+        Delete: {
           TableName: this.tableName,
           Key: { pk: orgPk(organizationId), sk: issuerSk(issuerId) },
           ConditionExpression: '#version = :version',
           ExpressionAttributeNames: { '#version': 'version' },
           ExpressionAttributeValues: { ':version': current.issuer.version },
-        }),
-      );
-      if (!deleted) continue;
+        },
+      });
+      if (!deleted.written) {
+        // Changed meanwhile: go on from the issuer as the condition found it.
+        current = deleted.item && issuerRead(strip<IssuerItem>(deleted.item));
+        continue;
+      }
       await this.releaseUrl(organizationId, current.issuer.issuerUrl, issuerId, current.urlClaimId);
       await this.places.issuers.release(organizationId, issuerId);
       return true;
     }
+    if (!current) return false;
     throw new Error(`issuer ${issuerId} kept changing while it was deleted`);
   }
 
@@ -189,16 +192,15 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async deletePolicy(organizationId: string, policyId: string): Promise<boolean> {
-    const deleted = await conditionalWrite(
-      this.client,
-      new DeleteCommand({
+    const deleted = await conditionalWrite(this.client, {
+      Delete: {
         TableName: this.tableName,
         Key: { pk: policyPk(policyId), sk: POLICY_SK },
         ConditionExpression: 'organizationId = :org',
         ExpressionAttributeValues: { ':org': organizationId },
-      }),
-    );
-    if (!deleted) return false;
+      },
+    });
+    if (!deleted.written) return false;
     await this.places.policies.release(organizationId, policyId);
     return true;
   }
@@ -235,8 +237,8 @@ export class DynamoFederationStore implements FederationStore {
   private async claimUrl(issuer: FederationIssuer, claimId: string): Promise<boolean> {
     const key = { pk: orgPk(issuer.organizationId), sk: urlSk(issuer.issuerUrl) };
     const claim = { ...key, issuerId: issuer.id, issuerUrl: issuer.issuerUrl, claimId, claimedAt: this.clock.now().toISOString() };
+    let existing = await this.items.get<UrlClaim>(key.pk, key.sk);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const existing = await this.items.get<UrlClaim>(key.pk, key.sk);
       const holder = existing && (await this.claimHolder(issuer.organizationId, existing));
       if (existing && holder !== 'none') {
         if (existing.issuerId === issuer.id) return false;
@@ -244,7 +246,10 @@ export class DynamoFederationStore implements FederationStore {
         throw new UnfinishedWriteError(`The issuer_url ${issuer.issuerUrl} is held`, abandonedAt(Date.parse(existing.claimedAt)));
       }
       const condition = existing ? sameClaim(existing) : { ConditionExpression: 'attribute_not_exists(pk)' };
-      if (await conditionalWrite(this.client, new PutCommand({ TableName: this.tableName, Item: claim, ...condition }))) return true;
+      const claimed = await conditionalWrite(this.client, { Put: { TableName: this.tableName, Item: claim, ...condition } });
+      if (claimed.written) return true;
+      // Claimed or released meanwhile: go on from the claim the condition found.
+      existing = claimed.item && strip<UrlClaim>(claimed.item);
     }
     throw new IssuerUrlTakenError(issuer.issuerUrl);
   }
@@ -264,29 +269,27 @@ export class DynamoFederationStore implements FederationStore {
    * had ids is released by its issuer's write when that issuer's item names none.
    */
   private async releaseUrl(organizationId: string, issuerUrl: string, issuerId: string, claimId: string | undefined): Promise<void> {
-    await conditionalWrite(
-      this.client,
-      new DeleteCommand({ TableName: this.tableName, Key: { pk: orgPk(organizationId), sk: urlSk(issuerUrl) }, ...sameClaim({ issuerId, claimId }) }),
-    );
+    await conditionalWrite(this.client, {
+      Delete: { TableName: this.tableName, Key: { pk: orgPk(organizationId), sk: urlSk(issuerUrl) }, ...sameClaim({ issuerId, claimId }) },
+    });
   }
 
   private async getIssuerItem(organizationId: string, issuerId: string): Promise<{ issuer: FederationIssuer; urlClaimId?: string } | undefined> {
     const item = await this.items.get<IssuerItem>(orgPk(organizationId), issuerSk(issuerId));
-    return item && { issuer: issuerOf(item), urlClaimId: item.urlClaimId };
+    return item && issuerRead(item);
   }
 
   private async putIfVersion(item: Record<string, unknown>, expectedVersion: number): Promise<boolean> {
-    const written = await conditionalWrite(
-      this.client,
-      new PutCommand({
+    const { written } = await conditionalWrite(this.client, {
+      Put: {
         TableName: this.tableName,
         Item: item,
         ConditionExpression: '#version = :expected AND organizationId = :org',
         ExpressionAttributeNames: { '#version': 'version' },
         ExpressionAttributeValues: { ':expected': expectedVersion, ':org': item.organizationId },
-      }),
-    );
-    return written !== undefined;
+      },
+    });
+    return written;
   }
 }
 
@@ -312,6 +315,11 @@ interface UrlClaim {
 
 function issuerItem(issuer: FederationIssuer, urlClaimId: string | undefined): Record<string, unknown> {
   return { pk: orgPk(issuer.organizationId), sk: issuerSk(issuer.id), ...issuer, urlClaimId };
+}
+
+/** An issuer item as read: the issuer, and the claim it relies on. */
+function issuerRead(item: IssuerItem): { issuer: FederationIssuer; urlClaimId?: string } {
+  return { issuer: issuerOf(item), urlClaimId: item.urlClaimId };
 }
 
 function issuerOf(item: IssuerItem): FederationIssuer {

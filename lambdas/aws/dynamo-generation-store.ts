@@ -1,7 +1,7 @@
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../clock';
 import { GENERATION_ID, GENERATION_RETENTION_DAYS, type GenerationRecord, type GenerationStore } from '../usage/generations';
-import { DynamoItems, strip } from './dynamo-items';
+import { DynamoItems, putItem, strip } from './dynamo-items';
 
 /** The partition-key prefix of generations in the usage table: one item each, its own partition. */
 export const GENERATION_PREFIX = 'GEN#';
@@ -25,7 +25,7 @@ export class DynamoGenerationStore implements GenerationStore {
 
   async put(record: GenerationRecord): Promise<void> {
     const expiresAt = Math.floor(Date.parse(record.createdAt) / 1000) + GENERATION_RETENTION_DAYS * 86_400;
-    await this.client.send(new PutCommand({ TableName: this.tableName, Item: { pk: `${GENERATION_PREFIX}${record.id}`, sk: SORT_KEY, ...record, expiresAt } }));
+    await putItem(this.client, this.tableName, { pk: `${GENERATION_PREFIX}${record.id}`, sk: SORT_KEY, ...record, expiresAt });
   }
 
   /** Strongly consistent, as clients ask right after the answer; one past its time is gone even before TTL removes it. */

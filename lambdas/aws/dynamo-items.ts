@@ -11,21 +11,27 @@ import {
   UpdateCommand,
   paginateQuery,
   paginateScan,
+  type DeleteCommandInput,
   type DynamoDBDocumentClient,
+  type PutCommandInput,
   type QueryCommandInput,
   type ScanCommandInput,
   type TransactWriteCommandInput,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { AlreadyExistsError } from '../accounts/account-store';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
 /*
- * The one item access of the DynamoDB adapters: every listing follows DynamoDB's pages through
- * the SDK's paginators ({@link queryAll}, {@link scanAll}), or, for a listing handed out page by
- * page with a token, through {@link queryPage}; every write under a condition goes through
- * {@link conditionalWrite}; every record leaves the table through {@link strip}. No other module
- * follows a page's last key or reads DynamoDB's condition failure (test/lambdas/architecture.test.ts).
+ * The one item access of the DynamoDB adapters, and the one module that sends DynamoDB a request:
+ * every listing follows DynamoDB's pages through the SDK's paginators ({@link queryAll},
+ * {@link scanAll}), or, for a listing handed out page by page with a token, through
+ * {@link queryPage}; single items are read and written by {@link getItem}, {@link putItem} and
+ * {@link updateItem}, batches by {@link batchGetAll} and {@link batchWriteAll}; every write under a
+ * condition goes through {@link conditionalWrite}; every record leaves the table through
+ * {@link strip}. No other module sends a DynamoDB command, follows a page's last key or reads
+ * DynamoDB's condition failure (test/lambdas/architecture.test.ts).
  */
 
 /** A query or scan without its start key: the paginators set it. */
@@ -91,6 +97,49 @@ async function collect<T>(pages: AsyncIterable<{ Items?: T[] }>): Promise<T[]> {
   return items;
 }
 
+/** An item's key: its `pk`, and its `sk` in a table that has one. */
+export type ItemKey = Record<string, unknown>;
+
+/** One item by key, as stored; strongly consistent unless `consistent` is false. */
+export async function getItem(client: DynamoDBDocumentClient, tableName: string, key: ItemKey, { consistent = true }: { consistent?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
+  return (await client.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: consistent }))).Item;
+}
+
+/** Writes `item` whole, over whatever its key held: a write no condition guards (else {@link conditionalWrite}). */
+export async function putItem(client: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>): Promise<void> {
+  await client.send(new PutCommand({ TableName: tableName, Item: item }));
+}
+
+/**
+ * An update no condition guards (else {@link conditionalWrite}), such as a counter's `ADD`:
+ * `updateItem(client, { TableName, Key, UpdateExpression: 'ADD hits :one', ExpressionAttributeValues: { ':one': 1 } })`.
+ */
+export async function updateItem(client: DynamoDBDocumentClient, input: Omit<UpdateCommandInput, 'ConditionExpression'>): Promise<void> {
+  await client.send(new UpdateCommand(input));
+}
+
+/**
+ * Every item of `keys` that exists, read 100 a BatchGetItem (its limit), strongly consistent
+ * unless `consistent` is false, asking for unprocessed keys again as {@link batchWriteAll} does.
+ * The keys must be distinct: BatchGetItem refuses a repeated one.
+ */
+export async function batchGetAll(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  keys: readonly ItemKey[],
+  { consistent = true, pause = defaultSleep }: { consistent?: boolean; pause?: (ms: number) => Promise<void> } = {},
+): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  for (let start = 0; start < keys.length; start += 100) {
+    await untilProcessed(keys.slice(start, start + 100), pause, async (pending) => {
+      const result = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: consistent } } }));
+      found.push(...(result.Responses?.[tableName] ?? []));
+      return result.UnprocessedKeys?.[tableName]?.Keys ?? [];
+    });
+  }
+  return found;
+}
+
 /** One request of a BatchWriteItem: a put of an item, or a delete by key. */
 export type BatchWrite = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Record<string, unknown> } };
 
@@ -100,48 +149,59 @@ export type BatchWrite = { PutRequest: { Item: Record<string, unknown> } } | { D
  */
 export async function batchWriteAll(client: DynamoDBDocumentClient, tableName: string, requests: readonly BatchWrite[], pause = defaultSleep): Promise<void> {
   for (let start = 0; start < requests.length; start += 25) {
-    let pending: readonly BatchWrite[] = requests.slice(start, start + 25);
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 8) throw new Error('DynamoDB kept items unprocessed after 8 retries');
-      if (attempt > 0) await pause(Math.min(1000, 25 * 2 ** attempt));
-      const result = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: [...pending] } }));
-      pending = (result.UnprocessedItems?.[tableName] as BatchWrite[] | undefined) ?? [];
-    }
+    await untilProcessed(requests.slice(start, start + 25), pause, async (pending) => {
+      const result = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
+      return (result.UnprocessedItems?.[tableName] as BatchWrite[] | undefined) ?? [];
+    });
   }
 }
 
-/** What a write under a condition that held answered: the item's attributes where it asked for them (`ReturnValues`). */
-export interface Written {
-  Attributes?: Record<string, unknown>;
-}
-
-/**
- * A write under a condition: its answer when it was made, undefined when the condition did not
- * hold. Other errors propagate. The caller says what a failed condition means, in its own terms
- * (a domain error, a retry, `false`), as Powertools' DynamoDB persistence layer does.
- */
-export async function conditionalWrite(client: DynamoDBDocumentClient, command: PutCommand | UpdateCommand | DeleteCommand): Promise<Written | undefined> {
-  try {
-    return await client.send(command as UpdateCommand);
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return undefined;
-    throw error;
+/** Sends `pending` until DynamoDB leaves nothing unprocessed, pausing longer before each retry; fails after 8 retries. */
+async function untilProcessed<T>(pending: T[], pause: (ms: number) => Promise<void>, send: (pending: T[]) => Promise<T[]>): Promise<void> {
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt > 8) throw new Error('DynamoDB kept items unprocessed after 8 retries');
+    if (attempt > 0) await pause(Math.min(1000, 25 * 2 ** attempt));
+    pending = await send(pending);
   }
 }
 
+/** A write under a condition, shaped as a transaction's action: `{ Put: {...} }`, `{ Update: {...} }` or `{ Delete: {...} }`. */
+export type ConditionalAction = { Put: PutCommandInput } | { Update: UpdateCommandInput } | { Delete: DeleteCommandInput };
+
+/** How a write under a condition ended. */
+export interface WriteOutcome {
+  written: boolean;
+  /**
+   * Written: what the write answered where it asked for it (`ReturnValues`). Not written: the
+   * item as the failed condition found it, undefined when there was none.
+   */
+  item?: Record<string, unknown>;
+}
+
 /**
- * A write under a condition that asks for the item either way (`ReturnValues`,
- * `ReturnValuesOnConditionCheckFailure`): whether it was made, and the item before it (made) or
- * as the failed condition found it (not made; undefined when there was none).
+ * A write under a condition, e.g. `conditionalWrite(client, { Put: { TableName, Item, ConditionExpression: 'attribute_not_exists(pk)' } })`:
+ * `{ written: true }`, or `{ written: false, item }` with the item the condition failed on, so the
+ * caller need not read it again. Other errors propagate. The caller says what a failed condition
+ * means, in its own terms (a domain error, a retry, `false`), as Powertools' DynamoDB persistence
+ * layer does.
  */
-export async function conditionalWriteSeeing(client: DynamoDBDocumentClient, command: UpdateCommand): Promise<{ written: boolean; item?: Record<string, unknown> }> {
+export async function conditionalWrite(client: DynamoDBDocumentClient, action: ConditionalAction): Promise<WriteOutcome> {
   try {
-    return { written: true, item: (await client.send(command)).Attributes };
+    return { written: true, item: await send(client, action) };
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
+    // The document client leaves the exception's item as DynamoDB's attribute values.
     const found = (error as { Item?: Record<string, AttributeValue> }).Item;
     return { written: false, item: found ? unmarshall(found) : undefined };
   }
+}
+
+/** Sends the action, asking for the item as it was should its condition fail; answers the write's `Attributes`. */
+async function send(client: DynamoDBDocumentClient, action: ConditionalAction): Promise<Record<string, unknown> | undefined> {
+  const onFailure = { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } as const;
+  if ('Put' in action) return (await client.send(new PutCommand({ ...action.Put, ...onFailure }))).Attributes;
+  if ('Update' in action) return (await client.send(new UpdateCommand({ ...action.Update, ...onFailure }))).Attributes;
+  return (await client.send(new DeleteCommand({ ...action.Delete, ...onFailure }))).Attributes;
 }
 
 /** True when the error is DynamoDB's answer to a failed condition expression. */
@@ -162,22 +222,19 @@ export class DynamoItems {
 
   /** Writes a new item; one that exists already is an {@link AlreadyExistsError} naming `what`. */
   async create(item: Record<string, unknown>, what: string): Promise<void> {
-    const written = await conditionalWrite(
-      this.client,
-      new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-    );
+    const { written } = await conditionalWrite(this.client, { Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
     if (!written) throw new AlreadyExistsError(what);
   }
 
   async get<T>(pk: string, sk: string): Promise<T | undefined> {
     // Strongly consistent: a key disabled a moment ago must be refused on the next request.
-    const result = await this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true }));
-    return result.Item ? strip<T>(result.Item) : undefined;
+    const item = await getItem(this.client, this.tableName, { pk, sk });
+    return item ? strip<T>(item) : undefined;
   }
 
   /** The item as stored, key and revision included, read strongly consistently unless `consistent` is false. */
-  async getItem(key: { pk: string; sk: string }, { consistent = true }: { consistent?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
-    return (await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent }))).Item;
+  getItem(key: { pk: string; sk: string }, options: { consistent?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
+    return getItem(this.client, this.tableName, key, options);
   }
 
   async queryPrefix<T>(pk: string, prefix: string): Promise<T[]> {
@@ -211,21 +268,11 @@ export class DynamoItems {
     });
   }
 
-  /** Items by key, read consistently, 100 per call (BatchGetItem's limit), retrying unprocessed keys. */
+  /** Items by key, read consistently ({@link batchGetAll}), by their {@link itemId}; a key given twice is read once. */
   async batchGet(keys: readonly { pk: string; sk: string }[]): Promise<Map<string, Record<string, unknown>>> {
-    const found = new Map<string, Record<string, unknown>>();
     const unique = [...new Map(keys.map((key) => [itemId(key.pk, key.sk), key])).values()];
-    for (let start = 0; start < unique.length; start += 100) {
-      let pending: Record<string, unknown>[] = unique.slice(start, start + 100);
-      while (pending.length > 0) {
-        const result = await this.client.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
-        );
-        for (const item of result.Responses?.[this.tableName] ?? []) found.set(itemId(item.pk as string, item.sk as string), item);
-        pending = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-      }
-    }
-    return found;
+    const items = await batchGetAll(this.client, this.tableName, unique);
+    return new Map(items.map((item) => [itemId(item.pk as string, item.sk as string), item]));
   }
 
   /** Every record a query of this table matches, without key attributes. */

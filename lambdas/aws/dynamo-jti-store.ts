@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JtiStore } from '../federation/jti-replay';
 import { conditionalWrite } from './dynamo-items';
 
@@ -15,29 +15,27 @@ export class DynamoJtiStore implements JtiStore {
   ) {}
 
   async claim(issuerId: string, jti: string, expiresAt: number, claimant: string, now: Date): Promise<boolean> {
-    const claimed = await conditionalWrite(
-      this.client,
-      new PutCommand({
+    const claimed = await conditionalWrite(this.client, {
+      Put: {
         TableName: this.tableName,
         Item: { pk: jtiPk(issuerId, jti), sk: 'JTI', expiresAt, claimant },
         // An expired claim counts as absent (TTL deletes late).
         ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
         ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
-      }),
-    );
-    return claimed !== undefined;
+      },
+    });
+    return claimed.written;
   }
 
   async release(issuerId: string, jti: string, claimant: string): Promise<void> {
-    await conditionalWrite(
-      this.client,
-      new DeleteCommand({
+    await conditionalWrite(this.client, {
+      Delete: {
         TableName: this.tableName,
         Key: { pk: jtiPk(issuerId, jti), sk: 'JTI' },
         ConditionExpression: 'claimant = :claimant',
         ExpressionAttributeValues: { ':claimant': claimant },
-      }),
-    );
+      },
+    });
   }
 }
 

@@ -1,4 +1,4 @@
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conditionalWrite, itemId, type DynamoItems } from './dynamo-items';
 
 /**
@@ -59,16 +59,15 @@ export async function reclaimAbandonedPlaces(
   const gone = await withoutItems(items, old, placed);
   for (let start = 0; start < gone.length; start += REMOVALS_PER_WRITE) {
     const batch = gone.slice(start, start + REMOVALS_PER_WRITE);
-    await conditionalWrite(
-      client,
-      new UpdateCommand({
+    await conditionalWrite(client, {
+      Update: {
         TableName: tableName,
         Key: place.key,
         UpdateExpression: `REMOVE ${batch.map((_, i) => `${place.attribute}.#r${i}`).join(', ')}`,
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeNames: Object.fromEntries(batch.map((id, i) => [`#r${i}`, id])),
-      }),
-    );
+      },
+    });
   }
   return gone.length;
 }

@@ -1,4 +1,4 @@
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ProofReplayStore } from '../credentials/dpop-proof';
 import { conditionalWrite } from './dynamo-items';
 import { PROOF_REPLAY_PREFIX } from './table-schemas';
@@ -15,15 +15,14 @@ export class DynamoProofReplayStore implements ProofReplayStore {
   ) {}
 
   async claim(replayKey: string, acceptedUntil: number, now: Date): Promise<boolean> {
-    const claimed = await conditionalWrite(
-      this.client,
-      new PutCommand({
+    const claimed = await conditionalWrite(this.client, {
+      Put: {
         TableName: this.tableName,
         Item: { pk: `${PROOF_REPLAY_PREFIX}${replayKey}`, expiresAt: acceptedUntil },
         ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
         ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
-      }),
-    );
-    return claimed !== undefined;
+      },
+    });
+    return claimed.written;
   }
 }

@@ -1,4 +1,4 @@
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RateCounterStore } from '../oauth/exchange-rate-limit';
 import { conditionalWrite } from './dynamo-items';
 
@@ -17,17 +17,16 @@ export class DynamoRateCounterStore implements RateCounterStore {
   ) {}
 
   async incrementBelow(counterKey: string, limit: number, expiresAt: number, _now: Date): Promise<boolean> {
-    const counted = await conditionalWrite(
-      this.client,
-      new UpdateCommand({
+    const counted = await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: { pk: counterKey },
         UpdateExpression: 'SET #hits = if_not_exists(#hits, :zero) + :one, expiresAt = :expiresAt',
         ConditionExpression: 'attribute_not_exists(#hits) OR #hits < :limit',
         ExpressionAttributeNames: { '#hits': 'hits' },
         ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':limit': limit, ':expiresAt': expiresAt },
-      }),
-    );
-    return counted !== undefined;
+      },
+    });
+    return counted.written;
   }
 }

@@ -1,6 +1,6 @@
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SigningKeyRecord, SigningKeyStore } from '../signing/signer';
-import { queryAll, strip } from './dynamo-items';
+import { putItem, queryAll, strip } from './dynamo-items';
 import { SIGNING_KEY_PARTITION } from './table-schemas';
 
 /** Signing-key records in the keys table: pk {@link SIGNING_KEY_PARTITION}, sk the kid. */
@@ -11,7 +11,7 @@ export class DynamoSigningKeyStore implements SigningKeyStore {
   ) {}
 
   async put(record: SigningKeyRecord): Promise<void> {
-    await this.client.send(new PutCommand({ TableName: this.tableName, Item: { pk: SIGNING_KEY_PARTITION, sk: record.kid, ...record } }));
+    await putItem(this.client, this.tableName, { pk: SIGNING_KEY_PARTITION, sk: record.kid, ...record });
   }
 
   async list(): Promise<SigningKeyRecord[]> {

@@ -1,4 +1,4 @@
-import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NumberValue, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { addDecimals } from '../decimal';
 import { systemRandom, type Random } from '../clock';
 import { USAGE_SORT_DAYS, closedThrough, daysBefore, mondayOf, nextDate } from '../usage/usage';
@@ -79,31 +79,29 @@ export class DynamoUsageFold {
     // The totals keep the month and week a view may ask for, and the ones before them.
     const oldMonth = monthAttribute(`${monthsBefore(date, 2)}-01`);
     const oldWeek = weekAttribute(daysBefore(new Date(`${mondayOf(date)}T00:00:00Z`), 14));
-    await conditionalWrite(
-      this.client,
-      new UpdateCommand({
+    await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: totalsKey(keyHash),
         UpdateExpression: 'SET #folded = :date, #org = :org ADD #all :cost, #month :cost, #week :cost REMOVE #oldMonth, #oldWeek',
         ConditionExpression: 'attribute_not_exists(#folded) OR #folded < :date',
         ExpressionAttributeNames: { '#folded': 'foldedThrough', '#org': 'organizationId', '#all': 'all', '#month': month, '#week': week, '#oldMonth': oldMonth, '#oldWeek': oldWeek },
         ExpressionAttributeValues: { ':date': date, ':org': organizationId, ':cost': NumberValue.from(cost) },
-      }),
-    );
+      },
+    });
   }
 
   /** Moves the organization's fold mark forward to `date`; never back. */
   private async mark(organizationId: string, date: string): Promise<void> {
-    await conditionalWrite(
-      this.client,
-      new UpdateCommand({
+    await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: foldMarkKey(organizationId),
         UpdateExpression: 'SET foldedThrough = :date',
         ConditionExpression: 'attribute_not_exists(foldedThrough) OR foldedThrough < :date',
         ExpressionAttributeValues: { ':date': date },
-      }),
-    );
+      },
+    });
   }
 
   /**

@@ -1,7 +1,7 @@
-import { NumberValue, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NumberValue, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { addDecimals, expandExponent } from '../decimal';
 import { systemRandom, type Random } from '../clock';
-import { DynamoItems, itemId } from './dynamo-items';
+import { DynamoItems, itemId, updateItem } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 import { endpointId, nextDate, periodStarts, type ActivityRow, type KeyUsage, type UsageRecord, type UsageStore } from '../usage/usage';
 
@@ -45,29 +45,27 @@ export class DynamoUsageStore implements UsageStore {
   async record(record: UsageRecord): Promise<void> {
     const shard = Math.min(USAGE_SHARDS - 1, Math.floor(this.random() * USAGE_SHARDS));
     const viaAttribute = record.via.credential === 'api_key' ? 'via_api_key' : `via_policy_${record.via.policyId ?? 'unknown'}`;
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: `${keyPartition(record.keyHash)}#${shard % KEY_USAGE_PARTITIONS}`, sk: `${record.date}#${record.model.id}#${record.endpoint.tag}#${shard}` },
-        UpdateExpression:
-          'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider ' +
-          'ADD requests :one, promptTokens :prompt, completionTokens :completion, cost :cost, #via :one',
-        ExpressionAttributeNames: { '#date': 'date', '#via': viaAttribute },
-        ExpressionAttributeValues: {
-          ':org': `${organizationPartition(record.organizationId)}#${shard}`,
-          ':orgSk': `${record.date}#${record.keyHash}#${record.model.id}#${record.endpoint.tag}`,
-          ':date': record.date,
-          ':model': record.model.id,
-          ':permaslug': record.model.canonical_slug,
-          ':endpointId': endpointId(record.model, record.endpoint),
-          ':provider': record.endpoint.provider_name,
-          ':one': 1,
-          ':prompt': record.promptTokens,
-          ':completion': record.completionTokens,
-          ':cost': NumberValue.from(record.cost),
-        },
-      }),
-    );
+    await updateItem(this.client, {
+      TableName: this.tableName,
+      Key: { pk: `${keyPartition(record.keyHash)}#${shard % KEY_USAGE_PARTITIONS}`, sk: `${record.date}#${record.model.id}#${record.endpoint.tag}#${shard}` },
+      UpdateExpression:
+        'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider ' +
+        'ADD requests :one, promptTokens :prompt, completionTokens :completion, cost :cost, #via :one',
+      ExpressionAttributeNames: { '#date': 'date', '#via': viaAttribute },
+      ExpressionAttributeValues: {
+        ':org': `${organizationPartition(record.organizationId)}#${shard}`,
+        ':orgSk': `${record.date}#${record.keyHash}#${record.model.id}#${record.endpoint.tag}`,
+        ':date': record.date,
+        ':model': record.model.id,
+        ':permaslug': record.model.canonical_slug,
+        ':endpointId': endpointId(record.model, record.endpoint),
+        ':provider': record.endpoint.provider_name,
+        ':one': 1,
+        ':prompt': record.promptTokens,
+        ':completion': record.completionTokens,
+        ':cost': NumberValue.from(record.cost),
+      },
+    });
   }
 
   /**

@@ -1,4 +1,4 @@
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { WorkspaceDeletion } from '../accounts/account-store';
 import type { ApiKeyRecord, Workspace } from '../accounts/types';
 import { systemClock, type Clock } from '../clock';
@@ -43,35 +43,34 @@ export class WorkspaceKeyHolds {
 
   async hold(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<boolean> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const held = await conditionalWrite(
-        this.client,
-        new UpdateCommand({
+      const held = await conditionalWrite(this.client, {
+        Update: {
           TableName: this.tableName,
           Key: workspaceKey(organizationId, workspaceId),
           UpdateExpression: 'SET keyHolds.#hash = :at',
           ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
           ExpressionAttributeNames: { '#hash': keyHash },
           ExpressionAttributeValues: { ':at': at },
-        }),
-      );
-      if (held) return true;
-      if (!(await this.start(organizationId, workspaceId))) return false;
+        },
+      });
+      if (held.written) return true;
+      // Gone, or written before places existed.
+      if (!held.item || !(await this.start(organizationId, workspaceId))) return false;
     }
     throw new Error(`the key places of workspace ${workspaceId} could not be started`);
   }
 
   async release(organizationId: string, workspaceId: string, keyHash: string): Promise<void> {
-    await conditionalWrite(
-      this.client,
-      new UpdateCommand({
+    await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: workspaceKey(organizationId, workspaceId),
         UpdateExpression: 'REMOVE keyHolds.#hash',
         // Never write a workspace that is gone back into existence.
         ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
         ExpressionAttributeNames: { '#hash': keyHash },
-      }),
-    );
+      },
+    });
   }
 
   /** Deletes the workspace with its copies (`kind`), in one transaction, while it holds no key place. */
@@ -107,20 +106,17 @@ export class WorkspaceKeyHolds {
   /** Starts the places of a workspace written before they existed; false when it does not exist. */
   private async start(organizationId: string, workspaceId: string): Promise<boolean> {
     const keys = (await this.listKeys(organizationId)).filter((k) => k.workspaceId === workspaceId);
-    const started = await conditionalWrite(
-      this.client,
-      new UpdateCommand({
+    const started = await conditionalWrite(this.client, {
+      Update: {
         TableName: this.tableName,
         Key: workspaceKey(organizationId, workspaceId),
         UpdateExpression: 'SET keyHolds = :holds',
         ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(keyHolds)',
         ExpressionAttributeValues: { ':holds': Object.fromEntries(keys.map((k) => [k.hash, k.createdAt])) },
-      }),
-    );
-    if (started) return true;
-    // Started by another writer meanwhile, or the workspace is gone.
-    const key = workspaceKey(organizationId, workspaceId);
-    return (await this.items.get(key.pk, key.sk)) !== undefined;
+      },
+    });
+    // Not written: started by another writer meanwhile (the item is there), or the workspace is gone.
+    return started.written || started.item !== undefined;
   }
 
   /** Removes the places older than {@link ABANDONED_PLACE_MS} whose keys do not exist; how many. */

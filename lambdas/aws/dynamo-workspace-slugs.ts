@@ -1,4 +1,4 @@
-import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError } from '../accounts/account-store';
 import { UnfinishedWriteError } from '../errors';
 import { conditionalWrite, type TransactionAction } from './dynamo-items';
@@ -72,15 +72,14 @@ export class WorkspaceSlugs {
 
   /** Gives `slug` back, only if this workspace holds its claim. */
   async release(organizationId: string, slug: string, workspaceId: string): Promise<void> {
-    await conditionalWrite(
-      this.client,
-      new DeleteCommand({
+    await conditionalWrite(this.client, {
+      Delete: {
         TableName: this.tableName,
         Key: claimKey(organizationId, slug),
         ConditionExpression: 'workspaceId = :mine',
         ExpressionAttributeValues: { ':mine': workspaceId },
-      }),
-    );
+      },
+    });
   }
 }
 

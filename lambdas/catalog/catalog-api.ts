@@ -1,12 +1,13 @@
 import type { AuthenticationDeps } from '../credentials/authenticate';
 import { NotFoundError } from '../errors';
-import { createDispatcher, type Answer, type Operation, type Operations, type QueryParsers, type RouteRequest } from '../http/dispatcher';
+import { createDispatcher, type Answer, type Operation, type Operations, type QueryParsers, type RouteOf, type RouteRequest } from '../http/dispatcher';
 import { requestHost } from '../http/request';
-import { resourcePath, type OperationIdOf } from '../routes';
+import { resourcePath, type RouteDefinition } from '../route-definition';
 import type { CatalogCache } from './catalog-cache';
 import type { CatalogIndex } from './catalog-index';
 import { nextPageLink, parseCatalogQuery, parseModelCountQuery, parseModelListQuery, type CatalogQuery } from './catalog-query';
 import { OPEN_POLICY, loadCallerPolicy, regionForHost, type CallerPolicy } from './caller-policy';
+import type { CatalogRoute } from './routes';
 import type { PercentileStats, ProviderEndpoint } from './types';
 
 export interface CatalogApiDeps extends AuthenticationDeps {
@@ -29,13 +30,13 @@ const QUERIES = {
 type Queries = Record<keyof typeof QUERIES, CatalogQuery>;
 
 /** What an operation of the catalog function gets: the admitted request, and the catalog in the caller's view. */
-type CatalogRequest<Id extends string> = RouteRequest<Id, CatalogApiDeps, Queries> & {
+type CatalogRequest<Id extends CatalogRoute['operationId']> = RouteRequest<RouteOf<CatalogRoute, Id>, CatalogApiDeps, Queries> & {
   /** The caller's view (docs/reference.md#the-catalog), or the whole catalog for the public catalog's operations. */
   policy: CallerPolicy;
   catalog: CatalogIndex;
 };
 
-type CatalogOperations = { readonly [Id in OperationIdOf<'catalog'>]: Operation<CatalogRequest<Id>> };
+type CatalogOperations = { readonly [Id in CatalogRoute['operationId']]: Operation<CatalogRequest<Id>> };
 
 /** Each route's operation, bound by the operation id its declaration gives (lambdas/catalog/routes.ts). */
 const OPERATIONS: CatalogOperations = {
@@ -58,9 +59,9 @@ const OPERATIONS: CatalogOperations = {
  * answer from it. Only an admitted caller makes the catalog load: a refused one costs its key
  * read alone.
  */
-export function createCatalogApi(deps: CatalogApiDeps) {
+export function createCatalogApi(routes: readonly CatalogRoute[], deps: CatalogApiDeps) {
   return createDispatcher({
-    function: 'catalog',
+    routes,
     authentication: deps,
     publicCatalog: deps.publicCatalog,
     queries: QUERIES,
@@ -71,18 +72,18 @@ export function createCatalogApi(deps: CatalogApiDeps) {
 }
 
 /** Each operation, once the caller's view and the catalog are loaded, side by side. */
-function inCallerView(deps: CatalogApiDeps): Operations<'catalog', CatalogApiDeps, Queries> {
+function inCallerView(deps: CatalogApiDeps): Operations<CatalogRoute, CatalogApiDeps, Queries> {
   // Each operation takes the request of its own operation id, which the dispatcher hands it.
-  const operations = OPERATIONS as unknown as Readonly<Record<string, (request: CatalogRequest<string>) => Answer>>;
+  const operations: Readonly<Record<string, (request: never) => Answer>> = OPERATIONS;
   const loading = Object.entries(operations).map(([id, operation]) => {
-    const loaded = async (request: RouteRequest<string, CatalogApiDeps>) => {
+    const loaded = async (request: RouteRequest<RouteDefinition, CatalogApiDeps>) => {
       const [policy, catalog] = await Promise.all([callerPolicy(request), deps.catalog.get()]);
-      return operation({ ...request, policy, catalog });
+      return (operation as (request: object) => Answer)({ ...request, policy, catalog });
     };
     // Any operation's handler, whatever request it takes: what the dispatcher's table holds.
     return [id, loaded as (request: never) => Promise<Answer> | Answer] as const;
   });
-  return Object.fromEntries(loading) as Operations<'catalog', CatalogApiDeps, Queries>;
+  return Object.fromEntries(loading) as Operations<CatalogRoute, CatalogApiDeps, Queries>;
 }
 
 /**
@@ -90,7 +91,7 @@ function inCallerView(deps: CatalogApiDeps): Operations<'catalog', CatalogApiDep
  * preferences, privacy settings, guardrails and regional hostname; the public catalog's
  * routes show it whole, whoever asks.
  */
-function callerPolicy({ route, principal, event, deps }: RouteRequest<string, CatalogApiDeps>): Promise<CallerPolicy> | CallerPolicy {
+function callerPolicy({ route, principal, event, deps }: RouteRequest<RouteDefinition, CatalogApiDeps>): Promise<CallerPolicy> | CallerPolicy {
   if (route.access === 'catalog' || !principal) return OPEN_POLICY;
   return loadCallerPolicy(principal, deps.accounts, regionForHost(requestHost(event), deps.regionalHostnames));
 }

@@ -1,4 +1,4 @@
-import { API_BASE_PATH } from '../routes';
+import { API_BASE_PATH } from '../base-paths';
 import { endpointTraits, type CallerPolicy } from './caller-policy';
 import type { CatalogQuery, CatalogSort } from './catalog-query';
 import { endpointKeys, SORT_KEYS, sortOrder, type SortFields } from './catalog-sort';

@@ -76,3 +76,6 @@ export const PUBLIC_CATALOG_ROUTES = [
     ok: { status: 200, schema: ref('ListProvidersResponse') },
   },
 ] as const satisfies readonly RouteDefinition[];
+
+/** The declaration of a route the catalog function serves. */
+export type CatalogRoute = (typeof CATALOG_ROUTES)[number] | (typeof PUBLIC_CATALOG_ROUTES)[number];

@@ -123,7 +123,7 @@ const stringList = (maxItems: number) => ({
 });
 
 /**
- * A USD amount a request sets (docs/limits.md): a JSON number within the bounds lambdas/budgets/spend-caps.ts
+ * A USD amount a request sets (docs/limits.md): a JSON number within the bounds lambdas/accounts/spend-caps.ts
  * enforces, which also refuses more than six decimals. No `format: double`: the validators check no such format.
  */
 function usdAmount(description: string, { positive, nullable }: { positive: boolean; nullable: boolean }): Json {

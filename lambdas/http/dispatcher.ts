@@ -1,34 +1,21 @@
 /**
- * The one dispatcher of every function that serves API or page routes, built from the route
- * registry (lambdas/routes.ts), in the shape of oidc-provider's token action, which finds the
- * handler of a grant by its type and runs it once its parameters are checked. A request goes:
+ * The one dispatcher of every function that serves API or page routes, in the shape of
+ * oidc-provider's token action: the function's entry hands it the routes it serves
+ * (lambdas/routes.ts `routesOf`) and one operation per operation id; a request is matched to its
+ * route, its credential admitted against the route's `access`, its query and body checked by the
+ * route's compiled schemas, and the operation's result answered with the route's status.
  *
- *   route       its method (HEAD served by the GET route) and API Gateway resource template;
- *               nothing else in the functions reads the resource (the architecture test holds it)
- *   credential  authenticated and checked against the route's declared `access` (docs/reference.md#scopes-and-access)
- *   budget      counted against the token endpoint's per-address limit where the route verifies
- *               subject tokens (docs/reference.md#oauth-errors, docs/reference.md#limits)
- *   query       parsed by the route's query parser: its compiled schema, or the function's own
- *               (the catalog parses it before the credential is read: a bad request costs no I/O)
- *   body        read as JSON and validated by the route's compiled schema
- *   operation   called by operation id with the typed request; what it returns is answered with
- *               the route's declared status, cacheable where the route says so
+ * @example
+ * const dispatch = createDispatcher({ routes: routesOf('settingsPage'), operations, deps });
  *
- * The streaming inference function uses the front half ({@link requestAdmission}) and writes
- * its own answer. Errors are thrown as domain errors, for the API's one serializer.
- *
- * The token endpoint is not dispatched here: it speaks OAuth (RFC 6749 §5.2 errors, its own
- * serializer), reads its form by hand for the codes RFC 6749 §5.2 gives each fault
- * (`unsupported_grant_type`, `invalid_scope`, `invalid_request`), and counts the
- * per-address budget beside its first reads rather than before them, which keeps an exchange
- * to three sequential round trips (lambdas/oauth/exchange-token.ts).
+ * The token endpoint speaks OAuth and has its own handler (lambdas/oauth/exchange-token.ts).
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, requireInference, requireManagement, type AuthenticationDeps } from '../credentials/authenticate';
 import type { Principal } from '../accounts/types';
 import { NotFoundError, TooManyRequestsError } from '../errors';
 import { queryValues, validated, type QueryString, type RequestValidator } from '../openapi/request-validation';
-import { ROUTES, resourcePath, routeMethod, type Access, type DeclaredRoute, type FunctionId, type OperationIdOf, type RouteDefinition } from '../routes';
+import { resourcePath, routeMethod, type Access, type RouteDefinition } from '../route-definition';
 import { jsonBody, pathParameters, presentedCredential } from './request';
 import { json, rawJson } from './responses';
 
@@ -53,8 +40,6 @@ export type Answer = Representation | string | object | undefined;
 /** SuccessResponse.cacheable: caches may keep the answer briefly (RFC 9111 §5.2.2). */
 const CACHEABLE_HEADERS: Readonly<Record<string, string>> = { 'Cache-Control': 'public, max-age=300' };
 
-type AccessOf<Id> = Extract<DeclaredRoute, { operationId: Id }>['access'];
-
 /** Who calls a route of this access: nobody known on public routes; maybe nobody on the public catalog. */
 export type PrincipalOf<A extends Access> = A extends 'public' ? undefined : A extends 'catalog' ? Principal | undefined : Principal;
 
@@ -63,22 +48,22 @@ export type QueryParsers<Queries> = { readonly [Id in keyof Queries]: (query: Qu
 /** A route's compiled body or query schema, by operation id (lambdas/openapi/validators/). */
 export type CompiledSchemas<Values> = { readonly [Id in keyof Values]: RequestValidator<Values[Id]> };
 
-/** A request the route's access admits and its schemas accept, typed by its operation id. */
-export interface AdmittedRequest<Id extends string = string, Queries = {}, Bodies = {}> {
+/** A request the route's access admits and its schemas accept, typed by the route's declaration `R`. */
+export interface AdmittedRequest<R extends RouteDefinition = RouteDefinition, Queries = {}, Bodies = {}> {
   readonly route: RouteDefinition;
-  readonly principal: PrincipalOf<AccessOf<Id>>;
+  readonly principal: PrincipalOf<R['access']>;
   /** Path parameters, decoded. */
   readonly params: Record<string, string>;
   /** The declared query parameters, as the route's query parser read them. */
-  readonly query: Id extends keyof Queries ? Queries[Id] : Record<string, never>;
+  readonly query: R['operationId'] extends keyof Queries ? Queries[R['operationId']] : Record<string, never>;
   /** The JSON body, as the route's schema accepted it. */
-  readonly body: Id extends keyof Bodies ? Bodies[Id] : undefined;
+  readonly body: R['operationId'] extends keyof Bodies ? Bodies[R['operationId']] : undefined;
   readonly event: APIGatewayProxyEvent;
 }
 
-export interface AdmissionOptions<F extends FunctionId, Queries = {}, Bodies = {}> {
-  /** The function whose routes are served. */
-  readonly function: F;
+export interface AdmissionOptions<R extends RouteDefinition, Queries = {}, Bodies = {}> {
+  /** The routes served, as the function's entry wires them (lambdas/routes.ts `routesOf`). */
+  readonly routes: readonly R[];
   /** Reads credentials; needed by a function with a route that is not public. */
   readonly authentication?: AuthenticationDeps;
   /** The parser of each route that declares a query string. */
@@ -103,9 +88,9 @@ export interface AdmissionOptions<F extends FunctionId, Queries = {}, Bodies = {
  * and body, in the order {@link AdmissionOptions.queryFirst} says. A request that no route of
  * the function serves is a 404.
  */
-export function requestAdmission<F extends FunctionId, Queries = {}, Bodies = {}>(
-  options: AdmissionOptions<F, Queries, Bodies>,
-): (event: APIGatewayProxyEvent) => Promise<AdmittedRequest<OperationIdOf<F>, Queries, Bodies>> {
+export function requestAdmission<R extends RouteDefinition, Queries = {}, Bodies = {}>(
+  options: AdmissionOptions<R, Queries, Bodies>,
+): (event: APIGatewayProxyEvent) => Promise<AdmittedRequest<R, Queries, Bodies>> {
   const routes = servedRoutes(options);
   const queries = (options.queries ?? {}) as Readonly<Record<string, (query: QueryString) => unknown>>;
   const bodies = (options.bodies ?? {}) as Readonly<Record<string, RequestValidator<unknown>>>;
@@ -119,29 +104,33 @@ export function requestAdmission<F extends FunctionId, Queries = {}, Bodies = {}
     const query = options.queryFirst ? early : parseQuery();
     const body = route.body ? validated(bodies[route.operationId]!, jsonBody(event, options.maxBodyBytes)) : undefined;
     // Typed by operation id: the route declares the schemas its parsers and validators read.
-    return { route, principal, params: pathParameters(event), query, body, event } as AdmittedRequest<OperationIdOf<F>, Queries, Bodies>;
+    return { route, principal, params: pathParameters(event), query, body, event } as AdmittedRequest<R, Queries, Bodies>;
   };
 }
 
 /** What an operation gets: the admitted request and the function's dependencies. */
-export type RouteRequest<Id extends string, Deps, Queries = {}, Bodies = {}> = AdmittedRequest<Id, Queries, Bodies> & { readonly deps: Deps };
+export type RouteRequest<R extends RouteDefinition, Deps, Queries = {}, Bodies = {}> = AdmittedRequest<R, Queries, Bodies> & { readonly deps: Deps };
+
+/** The declaration among routes `R` of operation `Id`. */
+export type RouteOf<R extends RouteDefinition, Id> = Extract<R, { operationId: Id }>;
 
 /** One route's handler: call one domain function and return its result: handlers only wire. */
 export type Operation<Request> = (request: Request) => Promise<Answer> | Answer;
 
-/** The operations of a function's routes, one per operation id its declarations give. */
-export type Operations<F extends FunctionId, Deps, Queries = {}, Bodies = {}> = {
-  readonly [Id in OperationIdOf<F>]: Operation<RouteRequest<Id, Deps, Queries, Bodies>>;
+/** The operations of routes `R`, one per operation id their declarations give. */
+export type Operations<R extends RouteDefinition, Deps, Queries = {}, Bodies = {}> = {
+  readonly [Id in R['operationId']]: Operation<RouteRequest<RouteOf<R, Id>, Deps, Queries, Bodies>>;
 };
 
-export interface DispatcherOptions<F extends FunctionId, Deps, Queries = {}, Bodies = {}> extends AdmissionOptions<F, Queries, Bodies> {
-  readonly operations: Operations<F, Deps, Queries, Bodies>;
+/** What {@link createDispatcher} takes: the routes, their operations and what those depend on. */
+export interface DispatcherOptions<R extends RouteDefinition, Deps, Queries = {}, Bodies = {}> extends AdmissionOptions<R, Queries, Bodies> {
+  readonly operations: Operations<R, Deps, Queries, Bodies>;
   readonly deps: Deps;
 }
 
 /** The whole dispatcher: the front half, the operation named by the route, and its answer. */
-export function createDispatcher<F extends FunctionId, Deps, Queries = {}, Bodies = {}>(
-  options: DispatcherOptions<F, Deps, Queries, Bodies>,
+export function createDispatcher<R extends RouteDefinition, Deps, Queries = {}, Bodies = {}>(
+  options: DispatcherOptions<R, Deps, Queries, Bodies>,
 ): (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult> {
   const admitted = requestAdmission(options);
   // Each operation takes the request of its own operation id, which the route found names.
@@ -166,9 +155,9 @@ function answer(route: Pick<RouteDefinition, 'ok'>, result: Answer): APIGatewayP
  * Each route's query parser from its compiled schema (lambdas/openapi/validators/): the values
  * of the parameters the route declares, as lambdas/openapi/request-validation.ts reads them.
  */
-export function compiledQueries<Queries>(validators: CompiledSchemas<Queries>): QueryParsers<Queries> {
+export function compiledQueries<Queries>(routes: readonly RouteDefinition[], validators: CompiledSchemas<Queries>): QueryParsers<Queries> {
   const parsers = Object.entries(validators as Readonly<Record<string, RequestValidator<unknown>>>).map(([id, validate]) => {
-    const parameters = ROUTES.find((route) => route.operationId === id)?.query;
+    const parameters = routes.find((route) => route.operationId === id)?.query;
     if (!parameters) throw new Error(`No route ${id} declares a query string`);
     return [id, (query: QueryString) => validated(validate, queryValues(query, parameters))] as const;
   });
@@ -186,8 +175,8 @@ const routeKey = (method: string, resource: string) => `${method} ${resource}`;
  * The function's routes by method and resource. Fails the cold start when a route needs what
  * the function did not give: a credential reader, a query parser, a body schema, the budget.
  */
-function servedRoutes(options: AdmissionOptions<FunctionId, unknown, unknown>): ReadonlyMap<string, RouteDefinition> {
-  const served = ROUTES.filter((route) => route.function === options.function);
+function servedRoutes(options: AdmissionOptions<RouteDefinition, unknown, unknown>): ReadonlyMap<string, RouteDefinition> {
+  const served = options.routes;
   const missing = (route: RouteDefinition): string | undefined => {
     if (route.form) return 'a form body, which only the token endpoint reads';
     if (route.access !== 'public' && !options.authentication) return 'a credential reader';
@@ -198,7 +187,7 @@ function servedRoutes(options: AdmissionOptions<FunctionId, unknown, unknown>): 
   };
   for (const route of served) {
     const need = missing(route);
-    if (need) throw new Error(`Route ${route.operationId} of the ${options.function} function needs ${need}`);
+    if (need) throw new Error(`Route ${route.operationId} of the ${route.function} function needs ${need}`);
   }
   return new Map(served.map((route) => [routeKey(route.method, resourcePath(route)), route]));
 }
@@ -208,7 +197,7 @@ function servedRoutes(options: AdmissionOptions<FunctionId, unknown, unknown>): 
  * valid credential, and none where the deployment opens it; a credential that is sent is
  * checked either way, so a revoked key is refused there too.
  */
-async function admit(event: APIGatewayProxyEvent, route: RouteDefinition, options: AdmissionOptions<FunctionId, unknown, unknown>): Promise<Principal | undefined> {
+async function admit(event: APIGatewayProxyEvent, route: RouteDefinition, options: AdmissionOptions<RouteDefinition, unknown, unknown>): Promise<Principal | undefined> {
   if (route.access === 'public') return undefined;
   const credential = presentedCredential(event);
   if (route.access === 'catalog' && options.publicCatalog && credential.authorization === undefined) return undefined;

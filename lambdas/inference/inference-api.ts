@@ -20,6 +20,7 @@ import { cutShortUsage, promptCharacters, relayedCharacters, type CompletionUsag
 import { parseChatRequest, upstreamBody } from './chat-request';
 import { errorChunk, publicChunk, publicCompletion, publicUsage, type AnswerFacts } from './public-answer';
 import { openUpstream, sseEvents, type OpenedUpstream, type UpstreamOptions } from './upstream';
+import type { InferenceRoute } from './routes';
 
 export type { CompletionUsage };
 
@@ -75,10 +76,10 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  * invocation can leave a completion the client received uncounted. Either way the answer's
  * `usage` says what the acting key was charged (`cost`, public-answer.ts `publicUsage`).
  */
-export function createInferenceApi(deps: InferenceApiDeps): (...args: [...Parameters<StreamingHandler>, onAnswered?: () => void]) => Promise<number> {
+export function createInferenceApi(routes: readonly InferenceRoute[], deps: InferenceApiDeps): (...args: [...Parameters<StreamingHandler>, onAnswered?: () => void]) => Promise<number> {
   const newId = deps.newId ?? randomId;
   // The dispatcher's front half: the route, an inference credential (docs/reference.md#scopes-and-access), the body as its schema accepts it.
-  const admitted = requestAdmission({ function: 'inference', authentication: deps, bodies: bodyValidators, maxBodyBytes: MAX_REQUEST_BYTES });
+  const admitted = requestAdmission({ routes, authentication: deps, bodies: bodyValidators, maxBodyBytes: MAX_REQUEST_BYTES });
   return async (event, stream, context: Context, onAnswered) => {
     const requestId = requestIdOf(event, context);
     const response = new StreamingResponse(stream, { ...corsHeaders(deps.corsAllowedOrigins, header(event, 'origin')), 'X-Request-Id': requestId });

@@ -29,3 +29,6 @@ export const INFERENCE_ROUTES = [
     errors: [400, 402, 404, 502, 503, 504],
   },
 ] as const satisfies readonly RouteDefinition[];
+
+/** The declaration of a route the inference function serves. */
+export type InferenceRoute = (typeof INFERENCE_ROUTES)[number];

@@ -1,6 +1,7 @@
 import { compiledQueries, createDispatcher, type Operations } from '../http/dispatcher';
 import { bodyValidators, queryValidators, type RequestBodies, type RequestQueries } from '../openapi/validators/management.generated';
 import type { ManagementDeps } from './operation';
+import type { ManagementRoute } from './routes';
 import { ACTIVITY_OPERATIONS } from './operations/activity';
 import { CURRENT_KEY_OPERATIONS } from './operations/current-key';
 import { GENERATION_OPERATIONS } from './operations/generations';
@@ -15,7 +16,7 @@ import { WORKSPACE_OPERATIONS } from './operations/workspaces';
 export type { ManagementDeps } from './operation';
 
 /** The operation of every management route, bound by the operation id its declaration gives. */
-const OPERATIONS: Operations<'management', ManagementDeps, RequestQueries, RequestBodies> = {
+const OPERATIONS: Operations<ManagementRoute, ManagementDeps, RequestQueries, RequestBodies> = {
   ...CURRENT_KEY_OPERATIONS,
   ...GENERATION_OPERATIONS,
   ...ACTIVITY_OPERATIONS,
@@ -28,9 +29,6 @@ const OPERATIONS: Operations<'management', ManagementDeps, RequestQueries, Reque
   ...EVENT_OPERATIONS,
 };
 
-/** The query parsers are built once per container, from the compiled schemas. */
-const QUERIES = compiledQueries(queryValidators);
-
 /**
  * The management API, through the dispatcher (lambdas/http/dispatcher.ts): find the route,
  * authenticate, check the credential against the route's declared access, count a token
@@ -38,11 +36,11 @@ const QUERIES = compiledQueries(queryValidators);
  * tokens, validate the query string and body with the route's schemas, then run its
  * operation, which works on the caller's organization only.
  */
-export function createManagementApi(deps: ManagementDeps) {
+export function createManagementApi(routes: readonly ManagementRoute[], deps: ManagementDeps) {
   return createDispatcher({
-    function: 'management',
+    routes,
     authentication: deps,
-    queries: QUERIES,
+    queries: compiledQueries(routes, queryValidators),
     bodies: bodyValidators,
     exchangeRate: deps.exchangeRate,
     operations: OPERATIONS,

@@ -1,5 +1,6 @@
 import type { Principal } from '../accounts/types';
-import type { RateDecision, RouteRequest, Operation as RouteOperation } from '../http/dispatcher';
+import type { RateDecision, RouteOf, RouteRequest, Operation as RouteOperation } from '../http/dispatcher';
+import type { RouteDefinition } from '../route-definition';
 import type { RequestBodies, RequestQueries } from '../openapi/validators/management.generated';
 import type { AccountsService } from '../accounts/accounts-service';
 import type { AuthenticationDeps } from '../credentials/authenticate';
@@ -34,13 +35,13 @@ export interface ManagementDeps extends AuthenticationDeps {
  * What an operation of the management API gets once the caller may call it and its schemas
  * accept the request (lambdas/http/dispatcher.ts).
  */
-export type OperationRequest<Id extends string = string> = RouteRequest<Id, ManagementDeps, RequestQueries, RequestBodies>;
+export type OperationRequest<R extends RouteDefinition = RouteDefinition> = RouteRequest<R, ManagementDeps, RequestQueries, RequestBodies>;
 
 /** The handler of one route: call one domain function, return its result (handlers only wire); the route's declared status answers it. */
-export type Operation<Id extends string = string> = RouteOperation<OperationRequest<Id>>;
+export type Operation<R extends RouteDefinition = RouteDefinition> = RouteOperation<OperationRequest<R>>;
 
 /** The operations of the routes a route file declares, one per operation id. */
-export type Operations<Routes extends readonly { operationId: string }[]> = { readonly [Id in Routes[number]['operationId']]: Operation<Id> };
+export type Operations<Routes extends readonly RouteDefinition[]> = { readonly [Id in Routes[number]['operationId']]: Operation<RouteOf<Routes[number], Id>> };
 
 /** Every operation works on the caller's own organization only. */
 export const orgOf = (principal: Principal): string => principal.organization.id;

@@ -1,6 +1,11 @@
 import type { FederationScope } from '../federation/types';
-import { ROUTES } from '../routes';
+import type { RouteDefinition } from '../route-definition';
+import { OPENAPI_ROUTES } from '../openapi/routes';
 import { DPOP_SIGNING_ALGS } from '../credentials/dpop-wire';
+import { DISCOVERY_ROUTES, OAUTH_ROUTES } from './routes';
+
+/** The routes the discovery documents name. */
+const NAMED_ROUTES: readonly RouteDefinition[] = [...OAUTH_ROUTES, ...DISCOVERY_ROUTES, ...OPENAPI_ROUTES];
 import { TOKEN_EXCHANGE_GRANT } from './token-request';
 
 /** docs/reference.md#federation-policies, docs/reference.md#scopes-and-access: the scopes an access token may carry. */
@@ -37,7 +42,7 @@ export interface ProtectedResourceMetadata {
 
 /** The URL of a route below the API base path, which the issuer URL ends with (docs/reference.md#access-tokens). */
 function endpointUrl(issuer: string, operationId: string): string {
-  const route = ROUTES.find((candidate) => candidate.operationId === operationId);
+  const route = NAMED_ROUTES.find((candidate) => candidate.operationId === operationId);
   if (!route || route.base !== undefined) throw new Error(`${operationId} is not a route below the API base path`);
   return `${issuer}${route.path}`;
 }

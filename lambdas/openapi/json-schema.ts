@@ -1,7 +1,7 @@
 import { ID_PATTERNS } from '../ids';
+import type { Json } from '../route-definition';
 
-/** A JSON Schema (or any JSON object) of the OpenAPI document. */
-export type Json = Record<string, any>;
+export type { Json };
 
 /** A reference to a schema of the document's `components.schemas`. */
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

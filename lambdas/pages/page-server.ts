@@ -1,6 +1,7 @@
 import { NotFoundError } from '../errors';
 import { createDispatcher, Representation, type Operations } from '../http/dispatcher';
 import { PAGE_DOCUMENT, type PageAsset, type PageAssets } from './page-assets';
+import type { SettingsPageRoute } from './routes';
 
 /**
  * What every page response carries: the page runs only its own script and stylesheet, talks
@@ -23,13 +24,13 @@ export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fr
  * `GET /settings/workload-identity` is the page, `GET /settings/workload-identity/assets/{file}`
  * one of its built files. Nothing else.
  */
-export function createPageServer(assets: PageAssets) {
-  const operations: Operations<'settingsPage', PageAssets> = {
+export function createPageServer(routes: readonly SettingsPageRoute[], assets: PageAssets) {
+  const operations: Operations<SettingsPageRoute, PageAssets> = {
     getWorkloadIdentitySettingsPage: () => representation(assets.get(PAGE_DOCUMENT)),
     // The page document is served at its own path only, not as an asset.
     getWorkloadIdentitySettingsAsset: ({ params: { file } }) => representation(file === undefined || file === PAGE_DOCUMENT ? undefined : assets.get(file)),
   };
-  return createDispatcher({ function: 'settingsPage', operations, deps: assets });
+  return createDispatcher({ routes, operations, deps: assets });
 }
 
 function representation(asset: PageAsset | undefined): Representation {

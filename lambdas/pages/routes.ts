@@ -25,3 +25,6 @@ export const SETTINGS_PAGE_ROUTES = [
     errors: [404],
   },
 ] as const satisfies readonly RouteDefinition[];
+
+/** The declaration of a route the settings page function serves. */
+export type SettingsPageRoute = (typeof SETTINGS_PAGE_ROUTES)[number];

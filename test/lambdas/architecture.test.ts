@@ -141,16 +141,6 @@ describe('credentials', () => {
   });
 });
 
-describe('source files', () => {
-  it('stay under 400 lines each under lambdas/ (generated validators aside)', () => {
-    const long = sources(LAMBDAS)
-      .filter((file) => !file.includes('.generated.'))
-      .map((file) => [relative(LAMBDAS, file), readFileSync(file, 'utf8').split('\n').length - 1] as const)
-      .filter(([, lines]) => lines > 400);
-    expect(long).toEqual([]);
-  });
-});
-
 /**
  * One way to do each thing: one item access (lambdas/aws/dynamo-items.ts). Every DynamoDB page is followed by
  * its paginators, every conditional write goes through its one helper, every record leaves the
@@ -172,6 +162,24 @@ describe('DynamoDB item access', () => {
   it("reads DynamoDB's condition failure in the item-access module only", () => {
     expect(outside(/ConditionalCheckFailed|isConditionalCheckFailed/)).toEqual([]);
     expect(itemAccess).toMatch(/ConditionalCheckFailedException/);
+  });
+
+  it('sends every DynamoDB request: no other module under lambdas/ calls `.send(` on an AWS client but the KMS and Secrets Manager adapters', () => {
+    const OTHER_SERVICES = ['lambdas/aws/kms-signer.ts', 'lambdas/aws/secrets-manager-credentials.ts'];
+    const lambdas = code.filter((file) => file.startsWith('lambdas/'));
+    const source = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+    // A client's `send` takes a command the module imports from the SDK: a `.send(` in a module
+    // that imports none (a response stream's) is no AWS request.
+    const senders = lambdas.filter((file) => /\.send\(/.test(source(file)) && /from '@aws-sdk\//.test(source(file)));
+    expect(senders.filter((file) => file !== ITEM_ACCESS && !OTHER_SERVICES.includes(file))).toEqual([]);
+    const commandImporters = lambdas.filter((file) =>
+      [...source(file).matchAll(/import\s*\{([^}]*)\}\s*from\s*'@aws-sdk\/(client|lib)-dynamodb'/g)].some((match) =>
+        match[1]!.split(',').some((name) => /^\s*\w+Command\s*$/.test(name)),
+      ),
+    );
+    expect(commandImporters).toEqual([ITEM_ACCESS]);
+    // The rule is checked on real modules: these do send.
+    expect(senders.sort()).toEqual([ITEM_ACCESS, ...OTHER_SERVICES].sort());
   });
 
   it('has one strip of key attributes, and no second one', () => {

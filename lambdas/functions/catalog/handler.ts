@@ -18,6 +18,7 @@
 import type { FunctionRequirements } from '../../config';
 import { createCatalogApi, type CatalogApiDeps } from '../../catalog/catalog-api';
 import { apiHandler } from '../../http/middleware';
+import { routesOf } from '../../routes';
 import type { Telemetry } from '../../observability/telemetry';
 
 /** docs/reference.md#the-catalog: API keys, the catalog and the usage figures its sorts add, all read-only. */
@@ -38,5 +39,5 @@ export interface CatalogHandlerDeps extends CatalogApiDeps {
 /** `GET /models/user`, `GET /models/{author}/{slug}/endpoints` and the public catalog (`GET /models`, …). */
 export function createCatalogHandler(deps: CatalogHandlerDeps) {
   const { resourceMetadataUrl, corsAllowedOrigins } = deps;
-  return apiHandler(createCatalogApi(deps), deps.telemetry, { resourceMetadataUrl, corsAllowedOrigins });
+  return apiHandler(createCatalogApi(routesOf('catalog'), deps), deps.telemetry, { resourceMetadataUrl, corsAllowedOrigins });
 }

@@ -3,6 +3,7 @@ import { streamingHandler, type StreamingHandler } from '../../http/streaming';
 import { createInferenceApi, type InferenceApiDeps } from '../../inference/inference-api';
 import { logRequest } from '../../http/request-log';
 import type { Telemetry } from '../../observability/telemetry';
+import { routesOf } from '../../routes';
 
 /** docs/reference.md#scopes-and-access: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
 export const INFERENCE_FUNCTION = {
@@ -36,7 +37,7 @@ export interface InferenceHandlerDeps extends Omit<InferenceApiDeps, 'logger'> {
 export function createInferenceHandler(deps: InferenceHandlerDeps): StreamingHandler {
   const { telemetry } = deps;
   const elapsed = deps.elapsed ?? (() => performance.now());
-  const api = createInferenceApi({ ...deps, logger: { error: (message, fields) => telemetry.logger.error(message, fields) } });
+  const api = createInferenceApi(routesOf('inference'), { ...deps, logger: { error: (message, fields) => telemetry.logger.error(message, fields) } });
   return streamingHandler(async (event, stream, context) => {
     const started = elapsed();
     telemetry.logger.addContext(context);

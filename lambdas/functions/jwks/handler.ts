@@ -9,6 +9,7 @@ import { publishedKeys } from '../../signing/published-keys';
 import { OPENAPI_BODY } from '../../openapi/document-body.generated';
 import { servedOpenApiDocument } from '../../openapi/served-document';
 import type { SigningKeyStore } from '../../signing/signer';
+import { routesOf, type RouteOfFunction } from '../../routes';
 
 /**
  * docs/reference.md#verification-keys: only the signing-key records of the keys table (IAM narrows it to them), and the API
@@ -38,7 +39,7 @@ export function createJwksHandler(deps: JwksHandlerDeps) {
   const authorizationServer = JSON.stringify(authorizationServerMetadata(deps.issuer));
   const protectedResource = JSON.stringify(protectedResourceMetadata(deps.issuer));
   const openApiDocument = servedOpenApiDocument(OPENAPI_BODY);
-  const documents: Operations<'jwks', JwksHandlerDeps> = {
+  const documents: Operations<RouteOfFunction<'jwks'>, JwksHandlerDeps> = {
     getJwks: async () =>
       JSON.stringify(publishedKeys(await deps.signingKeys.list(), deps.clock.now(), deps.accessTokenMaxLifetimeSeconds)),
     getOpenApiDocument: ({ event }) => openApiDocument(gatewayBaseUrl(event), deps.issuer),
@@ -48,6 +49,6 @@ export function createJwksHandler(deps: JwksHandlerDeps) {
     getProtectedResourceMetadata: () => protectedResource,
     getProtectedResourceMetadataAtHostRoot: () => protectedResource,
   };
-  const dispatch = createDispatcher({ function: 'jwks', operations: documents, deps });
+  const dispatch = createDispatcher({ routes: routesOf('jwks'), operations: documents, deps });
   return apiHandler(dispatch, deps.telemetry, { corsAllowedOrigins: deps.corsAllowedOrigins });
 }

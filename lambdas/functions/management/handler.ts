@@ -2,6 +2,7 @@ import type { FunctionRequirements } from '../../config';
 import { apiHandler } from '../../http/middleware';
 import { createManagementApi, type ManagementDeps } from '../../management/management-api';
 import type { Telemetry } from '../../observability/telemetry';
+import { routesOf } from '../../routes';
 
 /**
  * Keys, workspaces and guardrails live in the keys table; issuers, policies and exchange
@@ -25,5 +26,5 @@ export interface ManagementHandlerDeps extends ManagementDeps {
 /** The management API: `/keys`, `/key`, `/activity`, `/workspaces`, `/guardrails`, `/workload-identity/*`. */
 export function createManagementHandler(deps: ManagementHandlerDeps) {
   const { resourceMetadataUrl, corsAllowedOrigins } = deps;
-  return apiHandler(createManagementApi(deps), deps.telemetry, { resourceMetadataUrl, corsAllowedOrigins });
+  return apiHandler(createManagementApi(routesOf('management'), deps), deps.telemetry, { resourceMetadataUrl, corsAllowedOrigins });
 }

@@ -3,6 +3,7 @@ import { apiHandler } from '../../http/middleware';
 import type { Telemetry } from '../../observability/telemetry';
 import type { PageAssets } from '../../pages/page-assets';
 import { createPageServer } from '../../pages/page-server';
+import { routesOf } from '../../routes';
 
 /** No table, no key: only the page's own built files, from the function package. */
 export const SETTINGS_PAGE_FUNCTION = { tables: [], settings: ['pageAssetsDir'] } as const satisfies FunctionRequirements;
@@ -14,5 +15,5 @@ export interface SettingsPageHandlerDeps {
 
 /** The Workload identity settings page (docs/reference.md#workload-identity): a client of the admin API, nothing more. */
 export function createSettingsPageHandler(deps: SettingsPageHandlerDeps) {
-  return apiHandler(createPageServer(deps.assets), deps.telemetry);
+  return apiHandler(createPageServer(routesOf('settingsPage'), deps.assets), deps.telemetry);
 }

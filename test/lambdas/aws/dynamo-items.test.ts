@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { conditionalWrite, queryAll, queryPage, scanAllAttributes, strip, transactWrite } from '../../../lambdas/aws/dynamo-items';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll, conditionalWrite, getItem, putItem, queryAll, queryPage, scanAllAttributes, strip, transactWrite, updateItem } from '../../../lambdas/aws/dynamo-items';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { InvalidInputError } from '../../../lambdas/errors';
 import { startEmbeddedTables } from '../../support/embedded-tables';
@@ -96,15 +96,13 @@ describe('DynamoDB item access', () => {
     expect(last.nextKey).toBeUndefined();
   });
 
-  it('conditionalWrite answers with the write, undefined when the condition fails, and lets other errors through', async () => {
+  it('conditionalWrite answers whether it wrote, with what the write returned, and lets other errors through', async () => {
     const key = { pk: `ITEM#${randomUUID()}`, sk: 'ITEM' };
-    const create = () => new PutCommand({ TableName: TABLE, Item: { ...key, count: 1 }, ConditionExpression: 'attribute_not_exists(pk)' });
+    const create = { Put: { TableName: TABLE, Item: { ...key, count: 1 }, ConditionExpression: 'attribute_not_exists(pk)' } };
 
-    expect(await conditionalWrite(tables.documentClient, create())).toBeDefined();
-    expect(await conditionalWrite(tables.documentClient, create())).toBeUndefined();
-    const counted = await conditionalWrite(
-      tables.documentClient,
-      new UpdateCommand({
+    expect(await conditionalWrite(tables.documentClient, create)).toEqual({ written: true, item: undefined });
+    const counted = await conditionalWrite(tables.documentClient, {
+      Update: {
         TableName: TABLE,
         Key: key,
         UpdateExpression: 'ADD #count :one',
@@ -112,13 +110,77 @@ describe('DynamoDB item access', () => {
         ExpressionAttributeNames: { '#count': 'count' },
         ExpressionAttributeValues: { ':one': 1 },
         ReturnValues: 'ALL_NEW',
-      }),
-    );
-    expect(counted?.Attributes).toEqual({ ...key, count: 2 });
+      },
+    });
+    expect(counted).toEqual({ written: true, item: { ...key, count: 2 } });
     // A malformed write is DynamoDB's ValidationException, turned into the client's error at the client's boundary.
     await expect(
-      conditionalWrite(tables.documentClient, new PutCommand({ TableName: TABLE, Item: { ...key, sk: 'x'.repeat(2000) }, ConditionExpression: 'attribute_not_exists(pk)' })),
+      conditionalWrite(tables.documentClient, { Put: { TableName: TABLE, Item: { ...key, sk: 'x'.repeat(2000) }, ConditionExpression: 'attribute_not_exists(pk)' } }),
     ).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it('conditionalWrite hands back the item a failed condition found, as the document client reads it, and none where there was none', async () => {
+    const key = { pk: `ITEM#${randomUUID()}`, sk: 'ITEM' };
+    const stored = { ...key, count: 3, tags: ['a', 'b'], nested: { at: '2026-01-01' } };
+    await putItem(tables.documentClient, TABLE, stored);
+    const { client, sent } = recording(tables.documentClient);
+
+    const put = await conditionalWrite(client, { Put: { TableName: TABLE, Item: { ...key, count: 1 }, ConditionExpression: 'attribute_not_exists(pk)' } });
+    const update = await conditionalWrite(client, {
+      Update: { TableName: TABLE, Key: key, UpdateExpression: 'SET #count = :one', ConditionExpression: '#count < :one', ExpressionAttributeNames: { '#count': 'count' }, ExpressionAttributeValues: { ':one': 1 } },
+    });
+    const remove = await conditionalWrite(client, { Delete: { TableName: TABLE, Key: key, ConditionExpression: 'attribute_not_exists(tags)' } });
+
+    expect([put, update, remove]).toEqual([
+      { written: false, item: stored },
+      { written: false, item: stored },
+      { written: false, item: stored },
+    ]);
+    expect(sent.map((call) => call.input.ReturnValuesOnConditionCheckFailure)).toEqual(['ALL_OLD', 'ALL_OLD', 'ALL_OLD']);
+    expect(await getItem(tables.documentClient, TABLE, key)).toEqual(stored);
+    // No item: the condition found none to hand back.
+    const missing = { pk: `ITEM#${randomUUID()}`, sk: 'ITEM' };
+    expect(await conditionalWrite(client, { Delete: { TableName: TABLE, Key: missing, ConditionExpression: 'attribute_exists(pk)' } })).toEqual({ written: false, item: undefined });
+  });
+
+  it('getItem, putItem and updateItem read and write one item, unconditionally', async () => {
+    const key = { pk: `ITEM#${randomUUID()}`, sk: 'ITEM' };
+    await putItem(tables.documentClient, TABLE, { ...key, hits: 1 });
+    await updateItem(tables.documentClient, { TableName: TABLE, Key: key, UpdateExpression: 'ADD hits :one', ExpressionAttributeValues: { ':one': 1 } });
+    expect(await getItem(tables.documentClient, TABLE, key, { consistent: false })).toEqual({ ...key, hits: 2 });
+    expect(await getItem(tables.documentClient, TABLE, { ...key, sk: 'NONE' })).toBeUndefined();
+  });
+
+  it('batchGetAll reads 100 keys a request, asks for unprocessed keys again after a growing pause, and gives up after 8 retries', async () => {
+    const pk = `BATCH#${randomUUID()}`;
+    const keys = Array.from({ length: 150 }, (_, n) => ({ pk, sk: `s${n}` }));
+    await Promise.all(keys.filter((_, n) => n % 2 === 0).map((key) => putItem(tables.documentClient, TABLE, { ...key, n: 1 })));
+    // DynamoDB leaves the last key of each request unprocessed, twice.
+    let unprocessed = 2;
+    const sizes: number[] = [];
+    const client = interceptSend(tables.documentClient, async (command, send) => {
+      if (!(command instanceof BatchGetCommand)) return send();
+      const { Keys, ConsistentRead } = command.input.RequestItems![TABLE]!;
+      sizes.push(Keys!.length);
+      if (Keys!.length === 1 || unprocessed-- <= 0) return send();
+      const kept = Keys!.slice(-1);
+      const result = await tables.documentClient.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: Keys!.slice(0, -1), ConsistentRead } } }));
+      return { ...result, UnprocessedKeys: { [TABLE]: { Keys: kept, ConsistentRead } } };
+    });
+    const pauses: number[] = [];
+
+    const items = await batchGetAll(client, TABLE, keys, { pause: async (ms) => void pauses.push(ms) });
+
+    expect(items.map((item) => item.sk).sort()).toEqual(keys.filter((_, n) => n % 2 === 0).map((key) => key.sk).sort());
+    expect(sizes).toEqual([100, 1, 50, 1]);
+    expect(pauses).toEqual([50, 50]);
+
+    const stuck = interceptSend(tables.documentClient, async (command, send) =>
+      command instanceof BatchGetCommand ? { Responses: {}, UnprocessedKeys: command.input.RequestItems } : send(),
+    );
+    pauses.length = 0;
+    await expect(batchGetAll(stuck, TABLE, keys.slice(0, 3), { pause: async (ms) => void pauses.push(ms) })).rejects.toThrow('unprocessed after 8 retries');
+    expect(pauses).toEqual([50, 100, 200, 400, 800, 1000, 1000, 1000]);
   });
 
   it('transactWrite sends a transaction cancelled by a conflict again under the same token, and answers which conditions failed', async () => {

@@ -16,7 +16,7 @@ import {
 } from '../../../lambdas/http/dispatcher';
 import { bodyValidators as inferenceBodies } from '../../../lambdas/openapi/validators/inference.generated';
 import { bodyValidators, queryValidators } from '../../../lambdas/openapi/validators/management.generated';
-import { ROUTES, type FunctionId } from '../../../lambdas/routes';
+import { ROUTES, routesOf, type FunctionId, type RouteOfFunction } from '../../../lambdas/routes';
 import { authenticationRecords } from '../../support/accounts';
 import { makeOrganization, makeWorkspaceKey } from '../../support/federation-fixtures';
 import { FixedClock } from '../../support/fixed-clock';
@@ -64,9 +64,9 @@ function event(method: string, resource: string, options: { key?: string; query?
 }
 
 /** Every operation of a function answers what it was handed, so the tests see the admitted request. */
-function echoing<F extends FunctionId>(fn: F): Operations<F, unknown> {
+function echoing<F extends FunctionId>(fn: F): Operations<RouteOfFunction<F>, unknown> {
   const echo = ({ route, principal, params, query, body }: AdmittedRequest) => ({ operation: route.operationId, key: principal?.key.hash ?? null, params: { ...params }, query, body: body ?? null });
-  return Object.fromEntries(ROUTES.filter((route) => route.function === fn).map((route) => [route.operationId, echo])) as unknown as Operations<F, unknown>;
+  return Object.fromEntries(ROUTES.filter((route) => route.function === fn).map((route) => [route.operationId, echo])) as unknown as Operations<RouteOfFunction<F>, unknown>;
 }
 
 /** What the caller sees of a refusal: the docs/reference.md#the-common-error-body status and message. */
@@ -84,7 +84,7 @@ describe('the dispatcher', () => {
   const management = (options: { exchangeRate?: (sourceIp: string) => Promise<RateDecision> } = {}) => {
     const { reads, authentication } = counted();
     const rate = options.exchangeRate ?? (async () => ({ allowed: true }) as const);
-    const dispatch = createDispatcher({ function: 'management', authentication, queries: compiledQueries(queryValidators), bodies: bodyValidators, exchangeRate: rate, operations: echoing('management'), deps: undefined });
+    const dispatch = createDispatcher({ routes: routesOf('management'), authentication, queries: compiledQueries(routesOf('management'), queryValidators), bodies: bodyValidators, exchangeRate: rate, operations: echoing('management'), deps: undefined });
     return { dispatch, reads };
   };
 
@@ -128,7 +128,7 @@ describe('the dispatcher', () => {
 
     it('inference takes inference credentials only', async () => {
       const { authentication } = counted();
-      const admit = requestAdmission({ function: 'inference', authentication, bodies: inferenceBodies });
+      const admit = requestAdmission({ routes: routesOf('inference'), authentication, bodies: inferenceBodies });
       const body = { model: 'acme/chat', messages: [{ role: 'user', content: 'hi' }] };
       expect(await refusal(admit(event('POST', '/api/v1/chat/completions', { key: KEYS.readWrite, body })))).toEqual([403, 'Management keys cannot be used for inference']);
       const admitted = await admit(event('POST', '/api/v1/chat/completions', { key: KEYS.workspace, body }));
@@ -136,7 +136,7 @@ describe('the dispatcher', () => {
     });
 
     it('public routes never read a credential, not even two Authorization headers', async () => {
-      const dispatch = createDispatcher({ function: 'jwks', operations: echoing('jwks'), deps: undefined });
+      const dispatch = createDispatcher({ routes: routesOf('jwks'), operations: echoing('jwks'), deps: undefined });
       const twoCredentials = { ...event('GET', '/api/v1/oauth/jwks'), multiValueHeaders: { Authorization: ['Bearer a', 'Bearer b'] } };
       expect((await dispatch(twoCredentials)).statusCode).toBe(200);
     });
@@ -144,7 +144,7 @@ describe('the dispatcher', () => {
     it('the public catalog answers without a credential only where the deployment opens it, and checks one that is sent', async () => {
       const open = counted();
       const dispatch = (publicCatalog: boolean, authentication = open.authentication) =>
-        createDispatcher({ function: 'catalog', authentication, publicCatalog, queries: catalogQueries(), operations: echoing('catalog'), deps: undefined });
+        createDispatcher({ routes: routesOf('catalog'), authentication, publicCatalog, queries: catalogQueries(), operations: echoing('catalog'), deps: undefined });
       expect(JSON.parse((await dispatch(true)(event('GET', '/api/v1/providers'))).body)).toMatchObject({ key: null });
       expect(open.reads.count).toBe(0);
       expect(await refusal(dispatch(true)(event('GET', '/api/v1/providers', { key: secret('9') })))).toEqual([401, 'Invalid API key']);
@@ -163,7 +163,7 @@ describe('the dispatcher', () => {
       expect(reads.count).toBe(1);
 
       const first = counted();
-      const catalog = createDispatcher({ function: 'catalog', authentication: first.authentication, queries: catalogQueries(), queryFirst: true, operations: echoing('catalog'), deps: undefined });
+      const catalog = createDispatcher({ routes: routesOf('catalog'), authentication: first.authentication, queries: catalogQueries(), queryFirst: true, operations: echoing('catalog'), deps: undefined });
       expect(await refusal(catalog(event('GET', '/api/v1/models/user', { query: { limit: '0' } })))).toEqual([400, 'Invalid limit: must be an integer from 1 to 1000']);
       // A bad request cost no I/O.
       expect(first.reads.count).toBe(0);
@@ -186,10 +186,10 @@ describe('the dispatcher', () => {
   });
 
   describe('answers what the operation returns', () => {
-    const pages = (result: Answer) => createDispatcher({ function: 'settingsPage', operations: { getWorkloadIdentitySettingsPage: () => result, getWorkloadIdentitySettingsAsset: () => result }, deps: undefined });
+    const pages = (result: Answer) => createDispatcher({ routes: routesOf('settingsPage'), operations: { getWorkloadIdentitySettingsPage: () => result, getWorkloadIdentitySettingsAsset: () => result }, deps: undefined });
 
     it('a pre-serialized JSON body as it is, and a cacheable route with Cache-Control', async () => {
-      const jwks = createDispatcher({ function: 'jwks', operations: { ...echoing('jwks'), getJwks: () => '{"keys":[]}' }, deps: undefined });
+      const jwks = createDispatcher({ routes: routesOf('jwks'), operations: { ...echoing('jwks'), getJwks: () => '{"keys":[]}' }, deps: undefined });
       expect(await jwks(event('GET', '/api/v1/oauth/jwks'))).toEqual({
         statusCode: 200,
         headers: { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300' },
@@ -213,11 +213,11 @@ describe('the dispatcher', () => {
 
   describe('fails the cold start', () => {
     it.each([
-      ['a credential reader', () => requestAdmission({ function: 'inference', bodies: inferenceBodies })],
-      ['a body schema', () => requestAdmission({ function: 'inference', authentication: counted().authentication })],
-      ['a query parser', () => requestAdmission({ function: 'catalog', authentication: counted().authentication })],
-      ['the per-address exchange budget', () => requestAdmission({ function: 'management', authentication: counted().authentication, queries: compiledQueries(queryValidators), bodies: bodyValidators })],
-      ['a form body, which only the token endpoint reads', () => requestAdmission({ function: 'tokenExchange' })],
+      ['a credential reader', () => requestAdmission({ routes: routesOf('inference'), bodies: inferenceBodies })],
+      ['a body schema', () => requestAdmission({ routes: routesOf('inference'), authentication: counted().authentication })],
+      ['a query parser', () => requestAdmission({ routes: routesOf('catalog'), authentication: counted().authentication })],
+      ['the per-address exchange budget', () => requestAdmission({ routes: routesOf('management'), authentication: counted().authentication, queries: compiledQueries(routesOf('management'), queryValidators), bodies: bodyValidators })],
+      ['a form body, which only the token endpoint reads', () => requestAdmission({ routes: routesOf('tokenExchange') })],
     ])('when a route needs %s the function did not give', (need, build) => {
       expect(build).toThrow(`needs ${need}`);
     });

@@ -5,6 +5,7 @@ import type { CatalogCache } from '../../../lambdas/catalog/catalog-cache';
 import { CatalogIndex } from '../../../lambdas/catalog/catalog-index';
 import { DEVELOPMENT_PROVIDER } from '../../../lambdas/config';
 import { createInferenceApi } from '../../../lambdas/inference/inference-api';
+import { INFERENCE_ROUTES } from '../../../lambdas/inference/routes';
 import { upstreamOptions } from '../../../lambdas/inference/upstream-options';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
 import { authenticationRecords } from '../../support/accounts';
@@ -95,7 +96,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
   const logged: { message: string; fields: Record<string, unknown> }[] = [];
   let usage: GatedUsage;
   const api = () =>
-    createInferenceApi({
+    createInferenceApi(INFERENCE_ROUTES, {
       accounts: authenticationRecords(organization, key),
       catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
       clock,

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validatePricing } from '../../lambdas/catalog/pricing';
-import { deriveCatalogEntries } from '../../ops/seed-endpoints';
-import { authorTag, isRouterModel, providerDisplayName, ROUTER_TAG } from '../../ops/seed-providers';
-import type { EndpointsExcerptFile, ModelStatsFile } from '../../ops/seed-sources';
+import { deriveCatalogEntries } from '../../local/seed-endpoints';
+import { authorTag, isRouterModel, providerDisplayName, ROUTER_TAG } from '../../local/seed-providers';
+import type { EndpointsExcerptFile, ModelStatsFile } from '../../local/seed-sources';
 import type { CatalogEntry, PublicModel } from '../../lambdas/catalog/types';
 
 function readData<T>(file: string): T {

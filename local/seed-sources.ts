@@ -14,7 +14,7 @@ export interface ExcerptEndpoint {
   model_id: string;
   model_name: string;
   context_length: number;
-  /** As published: prices already have `discount` applied (see `excerptPricing` in ops/seed-endpoints.ts). */
+  /** As published: prices already have `discount` applied (see `excerptPricing` in local/seed-endpoints.ts). */
   pricing: PublicPricing;
   provider_name: string;
   tag: string;
