@@ -1,4 +1,4 @@
-// The local runtime is tested on Node 20 as well as 22; the SDK's upgrade notice is noise in test logs.
+// The SDK's notice about the Node.js version in use is noise in test logs.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
 /** @type {import('jest').Config} */

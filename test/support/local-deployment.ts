@@ -182,7 +182,7 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
           AWS_ENDPOINT_URL_DYNAMODB: gatedDynamo?.endpoint ?? dynamo.endpoint,
           AWS_ENDPOINT_URL_KMS: kms.endpoint,
           AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
-          // Node 20 runs the packages here (24 in Lambda): the SDK's notice about it is noise.
+          // The SDK's notice about the Node.js version in use is noise here.
           AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
           ...options.extraEnvironment?.[fn.constructId],
         },
