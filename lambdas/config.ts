@@ -18,6 +18,7 @@ const WIRED_ENV: Readonly<Record<keyof WiredValues, string>> = {
 
 /** What a function may read beside its tables: settings of the table (lambdas/settings.ts), under their names, and wired values. */
 export type FunctionValues = Pick<Settings, EnvironmentSettingName> & WiredValues;
+/** The name of a setting or wired value a function may declare it reads. */
 export type FunctionValueName = keyof FunctionValues;
 
 /**
@@ -54,8 +55,13 @@ export const ALLOW_LOOPBACK_ISSUERS_ENV = 'MODELGATE_ALLOW_LOOPBACK_ISSUERS';
 /** The stage name of the local runtime, the one stage loopback issuers may be allowed on. */
 export const LOCAL_STAGE = 'local';
 
+/** A configuration value that is missing or malformed: it fails the cold start, naming its variable. */
 export class ConfigError extends Error {}
 
+/**
+ * Reads one function's configuration from its environment, as its requirements declare.
+ * @example loadConfig(process.env, { tables: ['keys'], settings: ['apiBaseUrl'] })
+ */
 export function loadConfig<T extends TableId, S extends FunctionValueName = never>(
   env: Readonly<Record<string, string | undefined>>,
   requirements: FunctionRequirements<T, S>,

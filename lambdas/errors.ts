@@ -21,6 +21,7 @@ export type DomainErrorKind =
 /** Structured detail for the caller, e.g. `{ parameter: 'limit' }`. */
 export type ErrorMetadata = Record<string, unknown> | null;
 
+/** An error of one of the domain's kinds, with structured detail a protocol may show the caller. */
 export class DomainError extends Error {
   constructor(
     readonly kind: DomainErrorKind,
@@ -70,6 +71,7 @@ export class ForbiddenError extends DomainError {
   }
 }
 
+/** The resource does not exist, or the caller may not know it does: a 404. */
 export class NotFoundError extends DomainError {
   constructor(message = 'Resource not found') {
     super('not_found', message);

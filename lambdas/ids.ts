@@ -22,14 +22,17 @@ export const ID_DESCRIPTIONS: Readonly<Record<IdShape, string>> = Object.freeze(
   'key-hash': 'a key hash (64 lowercase hexadecimal characters)',
 });
 
+/** Whether `value` is a lowercase UUID, the shape of every id the service mints. */
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && ID_PATTERNS.uuid.test(value);
 }
 
+/** Whether `value` is an API key's name: the lowercase hex SHA-256 of its secret. */
 export function isKeyHash(value: unknown): value is string {
   return typeof value === 'string' && ID_PATTERNS['key-hash'].test(value);
 }
 
+/** Whether `value` has the identifier shape `shape`. */
 export function hasIdShape(value: unknown, shape: IdShape): value is string {
   return typeof value === 'string' && ID_PATTERNS[shape].test(value);
 }

@@ -8,8 +8,11 @@ export type Json = Record<string, any>;
  * own, so each concern's `routes.ts` declares its routes without importing the registry that
  * imports it.
  */
+
+/** The Lambda function a route is served by: one per concern (docs/architecture.md, "Functions, routes and grants"). */
 export type FunctionId = 'catalog' | 'tokenExchange' | 'jwks' | 'management' | 'inference' | 'settingsPage';
 
+/** The methods a route may declare; HEAD is served by the GET route ({@link routeMethod}). */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Who may call a route (docs/reference.md#scopes-and-access). */
@@ -31,6 +34,7 @@ export type Access =
   /** Management keys and access tokens of scope `management` that may write. */
   | 'management-write';
 
+/** A query parameter a route reads, as the OpenAPI document describes it and the request validator checks it. */
 export interface QueryParameter {
   readonly name: string;
   readonly schema: Json;
@@ -50,6 +54,7 @@ export interface SuccessResponse {
   readonly cacheable?: boolean;
 }
 
+/** One route: its path and method, the function that serves it, who may call it, and its request and answer schemas. */
 export interface RouteDefinition {
   /** Unique; the OpenAPI operation id, and the key a function binds its handler to. */
   readonly operationId: string;

@@ -87,6 +87,7 @@ export function servedMethods(methods: readonly HttpMethod[]): string[] {
   return methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
 }
 
+/** The route a request found, with its resource template and path parameters. */
 export interface RouteMatch {
   readonly route: RouteDefinition;
   /** The API Gateway resource template, e.g. `/api/v1/keys/{hash}`. */

@@ -100,6 +100,7 @@ export interface SettingKind<T> {
   write(value: T): string;
 }
 
+/** One setting's row of {@link SETTINGS}: its environment variable, default and range. */
 export interface SettingRow<T> {
   /** The variable the functions read it from; none for what only the stack uses. */
   readonly env?: string;
@@ -147,6 +148,7 @@ export const SETTINGS = {
   corsAllowedOrigins: { env: 'CORS_ALLOWED_ORIGINS', default: Object.freeze([ANY_ORIGIN]), kind: origins() },
 } as const satisfies Rows;
 
+/** The name of a setting, as the CDK context (`modelgate:<name>`) and the props spell it. */
 export type SettingName = keyof Settings;
 /** The settings the functions read, each from its environment variable. */
 export type EnvironmentSettingName = { [K in SettingName]: (typeof SETTINGS)[K] extends { env: string } ? K : never }[SettingName];

@@ -3,6 +3,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { ModelgateStack } from './modelgate-stack';
 import { readSettingsFromContext } from './settings';
 
+/** How {@link buildModelgateApp} builds the app: extra context, environment and output folder. */
 export interface ModelgateAppOptions {
   /**
    * Context beside what the CLI passes (cdk.json, `-c`); tests give cdk.json's here, since an

@@ -13,4 +13,5 @@ export const FUNCTION_MEMORY_MB: Readonly<Partial<Record<FunctionId, number>>> =
   catalog: 512,
 };
 
+/** The memory of a function, in MB: its entry in {@link FUNCTION_MEMORY_MB}, else the default. */
 export const memoryOf = (fn: FunctionId): number => FUNCTION_MEMORY_MB[fn] ?? DEFAULT_FUNCTION_MEMORY_MB;

@@ -10,6 +10,7 @@ export { DEFAULT_SETTINGS };
  */
 export type ModelgateSettings = Settings;
 
+/** Settings the synth refuses: a value out of its range or form, or settings that do not go together. */
 export class SettingsError extends Error {}
 
 /** The context key of each setting, e.g. `modelgate:stageName`. */
@@ -17,6 +18,7 @@ export const contextKey = (name: keyof Settings): string => `modelgate:${name}`;
 
 /** The context key that names an instance of the service: its stack and every physical name. */
 export const INSTANCE_CONTEXT_KEY = contextKey('instance');
+/** The instance's name when `modelgate:instance` is not given (`Modelgate`). */
 export const DEFAULT_INSTANCE_NAME = DEFAULT_SETTINGS.instance;
 
 /**

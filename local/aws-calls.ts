@@ -40,6 +40,7 @@ export interface AwsCall {
   keyId?: string;
 }
 
+/** Receives each call as its answer (or error) arrives. */
 export type AwsCallObserver = (call: AwsCall) => void;
 
 /** The request each asynchronous path serves, set by the local server around every invocation. */

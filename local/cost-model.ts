@@ -65,6 +65,7 @@ export interface RouteSample {
   answerBytes?: readonly number[];
 }
 
+/** A route's modelled Lambda duration, its units and signatures per request, and its price per million requests, by charge. */
 export interface RouteCost {
   route: string;
   memoryMb: number;
@@ -73,9 +74,9 @@ export interface RouteCost {
   readUnits: number;
   writeUnits: number;
   signs: number;
-  /** US dollars per million requests. */
   /** The answer's median size, as sent. */
   answerBytes: number;
+  /** US dollars per million requests. */
   perMillion: {
     compute: number;
     lambdaRequests: number;
@@ -91,6 +92,7 @@ export interface RouteCost {
   };
 }
 
+/** Prices a million requests of a route from its samples on the local runtime, at {@link PRICES}. */
 export function routeCost(sample: RouteSample): RouteCost {
   const memoryMb = memoryOf(sample.functionName);
   const requests = sample.callsPerRequest.length;

@@ -11,12 +11,14 @@ import { exchangeForm } from './exchange-form';
 /** A model every demo organization can use; the development provider answers it locally. */
 const DEMO_MODEL = 'openai/gpt-4o-mini';
 
+/** Where {@link runDemo} finds the running service, and where it prints each step. */
 export interface DemoOptions {
   /** The running local service's data folder. @default '.local' */
   dataDir: string;
   out: (line: string) => void;
 }
 
+/** What the demo set up: the service, the running identity provider, the issuer and policy it created, and the access token it got. */
 export interface DemoResult {
   baseUrl: string;
   identityProvider: DevIdentityProvider;

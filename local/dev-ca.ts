@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { createDevCertificateAuthority, loadDevCertificateAuthority, type DevCertificateAuthority } from './dev-certificates';
 import { writeFileAtomically } from './files';
 
-/** The development CA's certificate and key, in the local runtime's data folder. */
+/** The development CA's certificate (PEM), in the local runtime's data folder. */
 export const DEV_CA_CERT_FILE = 'dev-ca.pem';
+/** The development CA's private key (PKCS #8 PEM) beside it, readable by the owner only. */
 export const DEV_CA_KEY_FILE = 'dev-ca-key.pem';
 
 /**

@@ -16,11 +16,13 @@ export interface DevCertificateAuthority {
   issueServerCertificate(names: readonly string[], options?: { days?: number; now?: Date }): DevServerCertificate;
 }
 
+/** A TLS server certificate and its private key, both PEM. */
 export interface DevServerCertificate {
   certPem: string;
   keyPem: string;
 }
 
+/** A new self-signed CA (ten years unless `days` says otherwise). */
 export function createDevCertificateAuthority(options: { commonName?: string; days?: number; now?: Date } = {}): DevCertificateAuthority {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const now = options.now ?? new Date();

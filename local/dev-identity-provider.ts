@@ -25,6 +25,7 @@ export interface DevIdentityProvider {
   close(): Promise<void>;
 }
 
+/** Starts the identity provider on a loopback port (any free one by default), its server certificate issued by `ca`. */
 export async function startDevIdentityProvider(ca: DevCertificateAuthority, port = 0): Promise<DevIdentityProvider> {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const kid = `demo-${randomBytes(4).toString('hex')}`;

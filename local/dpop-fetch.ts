@@ -12,6 +12,7 @@ export interface DpopKey {
   alg: string;
 }
 
+/** A fresh DPoP key pair for `alg` (ES256 by default) and its thumbprint. */
 export async function newDpopKey(alg = 'ES256', options: Parameters<typeof generateKeyPair>[1] = {}): Promise<DpopKey> {
   const { privateKey, publicKey } = await generateKeyPair(alg, options);
   const publicJwk = await exportJWK(publicKey);

@@ -7,17 +7,13 @@ import { ALL_TABLES, type GlobalIndexSchema, type TableSchema } from '../lambdas
  * from the table schemas), their sizes, and the read and write units each took. The local
  * runtime's call observer (local/aws-calls.ts) records it for every call; the scale model
  * (local/scale-model.ts) scales it to a request rate against DynamoDB's per-partition limits.
- *
- * Sizes follow DynamoDB's rules ("Item sizes and formats"): an attribute is its name's UTF-8
- * length plus its value's size; a string its UTF-8 length; a number about one byte per two
- * significant digits plus one; a list or map 3 bytes plus one per element; a set the sum of
- * its elements. An index entry is the item (every index here projects all attributes) plus
- * 100 bytes.
+ * An index entry is its item (every index here projects all attributes) plus 100 bytes.
  */
 
 /** DynamoDB's throughput per partition-key value, per second; one item is never split across partitions. */
 export const PARTITION_LIMITS = Object.freeze({ read: 3000, write: 1000 });
 
+/** One item, index entry or queried partition a call read or wrote, with its size and units. */
 export interface ItemAccess {
   /** The table, as the call named it. */
   table: string;
@@ -45,7 +41,12 @@ const INDEX_ENTRY_OVERHEAD = 100;
 
 type Item = Record<string, unknown>;
 
-/** The size DynamoDB gives an item. */
+/**
+ * The size DynamoDB gives an item ("Item sizes and formats"): each attribute its name's UTF-8
+ * length plus its value's size; a string its UTF-8 length; a number about one byte per two
+ * significant digits plus one; a list or map 3 bytes plus one per element; a set the sum of
+ * its elements.
+ */
 export function itemSize(item: Item | undefined): number {
   if (!item) return 0;
   let bytes = 0;

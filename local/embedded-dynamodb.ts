@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;
 
+/** A running embedded DynamoDB: its endpoint URL, a client for it, and how to stop it. */
 export interface EmbeddedDynamoDb {
   endpoint: string;
   client: DynamoDBClient;

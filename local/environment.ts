@@ -3,19 +3,14 @@ import { SETTINGS, SettingProblem } from '../lambdas/settings';
 import type { LocalRuntimeOptions } from './runtime-options';
 
 /**
- * `npm start`'s environment variables, read once here, so the runtime itself never reads
- * `process.env`:
- * - `PORT` (default 8787) and `MODELGATE_DATA_DIR` (default `.local`);
- * - `MODELGATE_ALLOW_LOOPBACK_ISSUERS=0` judges issuer hosts as a deployed stack does;
- * - `MODELGATE_EXCHANGE_LIMIT`: the setting `exchangeRateLimit`, token exchanges per address per
- *   minute (default and range of the table, lambdas/settings.ts);
- * - `MODELGATE_PUBLIC_CATALOG=1`: the setting `publicCatalog`, the public catalog answers callers
- *   without a key, as `modelgate:publicCatalog` does in AWS;
- * - `MODELGATE_CORS_ALLOWED_ORIGINS`: the setting `corsAllowedOrigins`, `*` (the default) or a
- *   comma-separated list of origins, as `modelgate:corsAllowedOrigins`;
- * - `MODELGATE_INFERENCE_UPSTREAMS`: the setting `inferenceUpstreams`, a JSON map of provider tag
- *   to base URL (`{"*":"https://api.example.com/v1"}`); the development provider when unset.
- * A malformed value fails the start with a message naming it.
+ * `npm start`'s environment variables, read once here so the runtime itself never reads
+ * `process.env`: `PORT` (default 8787), `MODELGATE_DATA_DIR` (default `.local`),
+ * `MODELGATE_ALLOW_LOOPBACK_ISSUERS=0` (judge issuer hosts as a deployed stack does), and the
+ * settings `exchangeRateLimit`, `publicCatalog`, `corsAllowedOrigins` and `inferenceUpstreams`
+ * as `MODELGATE_EXCHANGE_LIMIT`, `MODELGATE_PUBLIC_CATALOG=1`, `MODELGATE_CORS_ALLOWED_ORIGINS`
+ * (comma-separated) and `MODELGATE_INFERENCE_UPSTREAMS` (a JSON map), with the defaults and
+ * ranges of lambdas/settings.ts (docs/architecture.md#the-local-runtime describes each). A
+ * malformed value fails the start with a message naming it.
  */
 export function localRuntimeOptionsFromEnvironment(
   env: NodeJS.ProcessEnv,

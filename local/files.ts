@@ -32,6 +32,7 @@ export function writeFileAtomically(file: string, content: string, mode = 0o644)
   }
 }
 
+/** What {@link readJsonFile} found. */
 export type JsonFile = { status: 'missing' } | { status: 'damaged'; reason: string } | { status: 'ok'; value: unknown };
 
 /** A JSON file read without throwing: missing, damaged (with why), or its value. */

@@ -15,6 +15,7 @@ import { lambdaContext, proxyEvent } from './proxy-event';
 export { MAX_HEADER_BYTES } from './http-errors';
 export { proxyEventIdentity } from './proxy-event';
 
+/** A buffered function handler, as Lambda calls it behind an API Gateway proxy integration. */
 export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 /** What serves a function id: a buffered handler, or a streaming one (`awslambda.streamifyResponse`). */
@@ -35,6 +36,7 @@ export interface ObservedExchange {
   readonly body: string;
 }
 
+/** Told of each finished request, once its answer is sent. */
 export type ExchangeObserver = (exchange: ObservedExchange) => void;
 
 /** How much of a body past the cap is read and dropped before the 413 (see readBody). */
@@ -83,8 +85,10 @@ export interface RequestTimeouts {
 /** How long an idle connection stays open, as load balancers commonly keep them. */
 const KEEP_ALIVE_MS = 65_000;
 
+/** 10 s for the request head, 30 s for the whole request, checked every second. */
 export const DEFAULT_REQUEST_TIMEOUTS: RequestTimeouts = Object.freeze({ headersMs: 10_000, requestMs: 30_000, checkIntervalMs: 1_000 });
 
+/** The stage, request timeouts, observers and CORS origins of {@link createLocalApiServer}. */
 export interface LocalApiServerOptions {
   /** @default 'local' */
   stage?: string;
@@ -104,6 +108,7 @@ export interface LocalApiServerOptions {
   corsAllowedOrigins?: readonly string[];
 }
 
+/** The {@link LocalApiServer} over the functions' handlers; they may be a promise, built once the port is bound. */
 export function createLocalApiServer(
   handlers: Readonly<Record<FunctionId, FunctionHandler>> | Promise<Readonly<Record<FunctionId, FunctionHandler>>>,
   { stage = 'local', observe, scopeRequests = false, timeouts = DEFAULT_REQUEST_TIMEOUTS, corsAllowedOrigins = [ANY_ORIGIN] }: LocalApiServerOptions = {},

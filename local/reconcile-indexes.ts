@@ -4,6 +4,7 @@ import { ALL_TABLES, type TableSchema } from '../lambdas/aws/table-schemas';
 
 type Item = Record<string, AttributeValue>;
 
+/** What {@link reconcileIndexes} repaired, counted in index entries. */
 export interface ReconcileReport {
   /** Items whose index entry was missing or stale, written again so the index matches. */
   restored: number;

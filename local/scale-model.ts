@@ -17,6 +17,7 @@ import { PARTITION_LIMITS, type ItemAccess } from './dynamodb-capacity';
 
 /** An item may take half its partition's limits: room for the other items that share the partition. */
 export const ITEM_SHARE = 0.5;
+/** A partition-key value, of a table or an index, may take all of its limits. */
 export const PARTITION_SHARE = 1;
 
 /**
@@ -38,6 +39,7 @@ export interface Hotspot {
   percent: number;
 }
 
+/** What a request rate does: every item and partition-key value as a {@link Hotspot}, and the KMS signing rate. */
 export interface ScaleLoad {
   /** Every item and partition-key value the requests touched, hottest first. */
   items: Hotspot[];

@@ -41,8 +41,8 @@ const PRICE_FACTORS = ['0.8', '0.9', '1', '1', '1.1', '1.2', '1.25', '1.5', '1.6
 const CONTEXT_FACTORS = [1, 1, 1, 0.5, 0.25] as const;
 
 /**
- * One `CatalogEntry` per model, in input order.
- *
+ * One `CatalogEntry` per model, in input order. Pure: the sources are passed in, nothing is
+ * read or randomised.
  * - Endpoint 0 is the model's public entry (docs/reference.md#the-model-entry `pricing`, `top_provider`,
  *   `supported_parameters`), served by the model's author, or by the provider the excerpt
  *   lists first when it has the model's endpoint 0.
@@ -50,8 +50,6 @@ const CONTEXT_FACTORS = [1, 1, 1, 0.5, 0.25] as const;
  *   ones; other models get 0–3 extra synthetic endpoints (1–4 in all; at least 2 for `:free`).
  * - Router models (`openrouter/…` or prompt price "-1") get exactly one endpoint, tagged
  *   {@link ROUTER_TAG}.
- *
- * Pure: the sources are passed in, nothing is read or randomised.
  */
 export function deriveCatalogEntries(models: PublicModel[], sources: SeedSources): CatalogEntry[] {
   const excerptByModel = new Map<string, ExcerptEndpoint[]>();

@@ -8,6 +8,7 @@ import { deriveCatalogEntries } from './seed-endpoints';
 import type { PublicModel } from '../lambdas/catalog/types';
 import { readJsonFile, writeFileAtomically } from './files';
 
+/** The repository's `data/` folder: the public catalog snapshot, endpoints and model stats the demo catalog is seeded from. */
 export const DATA_DIR = join(__dirname, '..', 'data');
 
 /** The demo organization's credentials, as `.local/demo.json` holds them (docs/architecture.md, the local runtime). */

@@ -1,7 +1,10 @@
 import type { ApiKeyRecord, Guardrail, Organization, User, Workspace } from './types';
 
+/** The organization fields a management change may set. */
 export type OrganizationPatch = Partial<Pick<Organization, 'name' | 'plan' | 'providerPreferences' | 'privacy'>>;
+/** The key fields a management change may set: name, disabled, expiry and its spending limit. */
 export type ApiKeyPatch = Partial<Pick<ApiKeyRecord, 'name' | 'disabled' | 'expiresAt' | 'limit' | 'includeByokInLimit'>>;
+/** The workspace fields a management change may set; a new slug is claimed as on create. */
 export type WorkspacePatch = Partial<Pick<Workspace, 'name' | 'slug' | 'description'>>;
 /** A change of a workspace's budgets and its bring-your-own-key flag (docs/limits.md). */
 export type WorkspaceBudgetsPatch = Partial<Pick<Workspace, 'budgets' | 'includeByokInBudgets'>>;
@@ -27,6 +30,7 @@ export type GuardrailHolder =
  * `changed` only when this call changed the set, so counts reported to callers are real.
  */
 export type SetChange = 'changed' | 'unchanged' | 'missing';
+/** The guardrail fields a management change may set. */
 export type GuardrailPatch = Partial<
   Pick<Guardrail, 'name' | 'description' | 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders' | 'enforceZdr' | 'includeByokInBudgets'>
 >;
@@ -135,6 +139,7 @@ export function defaultWorkspaceOf<T extends Pick<Workspace, 'createdAt'>>(works
   return [...workspaces].sort((a, b) => a.createdAt.localeCompare(b.createdAt))[0];
 }
 
+/** A create found its item (or a workspace's slug) already there. */
 export class AlreadyExistsError extends Error {
   constructor(what: string) {
     super(`${what} already exists`);
@@ -150,6 +155,7 @@ export interface RecordIds {
   workspaceId?: string;
 }
 
+/** What {@link AccountStore.getRecords} found: what was not asked for or does not exist is absent. */
 export interface AccountRecords {
   key?: ApiKeyRecord;
   organization?: Organization;

@@ -23,6 +23,7 @@ import {
   WORKSPACE_SLUG,
 } from './types';
 
+/** The account store, and the clock, id and randomness sources tests replace. */
 export interface AccountsDeps {
   store: AccountStore;
   clock?: Clock;
@@ -30,6 +31,7 @@ export interface AccountsDeps {
   random?: RandomBytes;
 }
 
+/** What {@link AccountsService.createApiKey} takes: which fields apply depends on the key's kind. */
 export interface NewApiKey {
   kind: KeyKind;
   name: string;

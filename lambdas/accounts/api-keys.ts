@@ -5,8 +5,10 @@ export const API_KEY_PREFIX = 'sk-mg-v1-';
 
 const KEY_PATTERN = /^sk-mg-v1-[0-9a-f]{64}$/;
 
+/** A source of random bytes (`crypto.randomBytes`, or a fixed one in tests). */
 export type RandomBytes = (size: number) => Buffer;
 
+/** A freshly generated key: its secret, the hash it is stored under, and the label shown for it. */
 export interface NewApiKeySecret {
   /** Shown once at creation, never stored. */
   secret: string;
@@ -21,10 +23,12 @@ export function generateApiKey(random: RandomBytes = randomBytes): NewApiKeySecr
   return { secret, hash: hashApiKey(secret), label: labelFor(secret) };
 }
 
+/** The key's stored identifier: the hex SHA-256 of its secret. */
 export function hashApiKey(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
+/** Whether a credential has the shape of an API key secret (`sk-mg-v1-` and 64 hex digits). */
 export function isApiKeyFormat(value: string): boolean {
   return KEY_PATTERN.test(value);
 }

@@ -10,6 +10,7 @@ const NAMESPACES = Object.freeze({
   keyAssignment: '8a4e7c10-2d5b-4f93-b6e1-0c9f3a7d5e28',
 });
 
+/** The version 5 UUID of `name` in `namespace` (RFC 9562 §5.5). */
 export function nameBasedUuid(namespace: string, name: string): string {
   const hash = createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name, 'utf8').digest();
   const bytes = hash.subarray(0, 16);

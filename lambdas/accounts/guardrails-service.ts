@@ -142,15 +142,14 @@ export class GuardrailsService {
   /**
    * Deletes a guardrail and detaches it from the keys and workspaces it was on.
    *
-   * No dangling ids, in either order of a concurrent assignment (the guardrail and its holders
-   * are separate writes, so by ordering): the guardrail item goes first; then every key and workspace of the
-   * organization that holds the id, as read after that, loses it by a conditional
-   * `DELETE`. An assignment re-reads the guardrail after its write
-   * ({@link confirmGuardrailExists}): if it still saw the guardrail, its write came before
-   * the delete and so before the sweep's reads, which find and remove it; if not, it
-   * removes its own write. Readers also ignore ids whose guardrail is gone
-   * (`getGuardrails` returns existing ones only), so an id left by a crash mid-sweep
-   * restricts nothing. A workspace keeps the id of its own default guardrail (see the class).
+   * No dangling ids, in either order of a concurrent assignment (separate writes, so by order):
+   * the guardrail item goes first; then every key and workspace of the organization that holds
+   * the id, as read after that, loses it by a conditional `DELETE`. An assignment re-reads the
+   * guardrail after its write ({@link confirmGuardrailExists}): if it still saw the guardrail,
+   * its write came before the delete and so before the sweep's reads, which remove it; if not,
+   * it removes its own write. Readers ignore ids whose guardrail is gone (`getGuardrails`
+   * returns existing ones only), so an id left by a crash mid-sweep restricts nothing. A
+   * workspace keeps the id of its own default guardrail (see the class).
    */
   async delete(organizationId: string, id: string): Promise<void> {
     await this.get(organizationId, id);

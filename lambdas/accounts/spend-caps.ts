@@ -8,10 +8,12 @@ import { addDecimals, expandExponent } from '../decimal';
  */
 
 export const RESET_INTERVALS = ['daily', 'weekly', 'monthly'] as const;
+/** When a cap's window resets; `null` where a cap is stored means never (all time). */
 export type ResetInterval = (typeof RESET_INTERVALS)[number];
 
 /** A workspace budget's interval on the wire: `lifetime` is one that never resets. */
 export const BUDGET_INTERVALS = ['daily', 'weekly', 'monthly', 'lifetime'] as const;
+/** One of {@link BUDGET_INTERVALS}: a workspace has at most one budget of each. */
 export type BudgetInterval = (typeof BUDGET_INTERVALS)[number];
 
 /**
@@ -35,6 +37,7 @@ export interface WorkspaceBudget {
   updatedAt: string;
 }
 
+/** A workspace's budgets, at most one per interval. */
 export type WorkspaceBudgets = Partial<Record<BudgetInterval, WorkspaceBudget>>;
 
 /** The largest cap accepted: far above any real budget, far below where decimals lose digits. */

@@ -1,9 +1,12 @@
 /** Organizations, workspaces, users, API keys and guardrails: what authentication and the catalog stand on. */
 import type { SpendCap, WorkspaceBudgets } from './spend-caps';
 
+/** An organization's plans, lowest first: the two highest carry workload identity federation. */
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
+/** One of {@link PLANS}. */
 export type Plan = (typeof PLANS)[number];
 
+/** An organization's choice of providers, applied to every catalog it sees. */
 export interface ProviderPreferences {
   /** When set, only these providers (endpoint tags) are used. */
   allowedProviders: string[] | null;
@@ -11,6 +14,7 @@ export interface ProviderPreferences {
   ignoredProviders: string[];
 }
 
+/** An organization's privacy settings: which providers' data handling it accepts. */
 export interface PrivacySettings {
   /** Allow providers that may train on prompts. */
   allowTrainingProviders: boolean;
@@ -20,6 +24,7 @@ export interface PrivacySettings {
   zeroDataRetentionOnly: boolean;
 }
 
+/** An organization as stored: its plan, provider preferences and privacy settings. */
 export interface Organization {
   id: string;
   name: string;
@@ -30,17 +35,20 @@ export interface Organization {
   updatedAt: string | null;
 }
 
+/** A new organization's provider preferences: every provider allowed, none ignored. */
 export const DEFAULT_PROVIDER_PREFERENCES: ProviderPreferences = Object.freeze({
   allowedProviders: null,
   ignoredProviders: [],
 }) as ProviderPreferences;
 
+/** A new organization's privacy settings: every provider accepted. */
 export const DEFAULT_PRIVACY: PrivacySettings = Object.freeze({
   allowTrainingProviders: true,
   allowRetainingProviders: true,
   zeroDataRetentionOnly: false,
 });
 
+/** A workspace as stored: a group of keys, with the guardrails and budgets that apply to them all. */
 export interface Workspace {
   id: string;
   organizationId: string;
@@ -62,6 +70,7 @@ export interface Workspace {
   updatedAt: string | null;
 }
 
+/** A user of an organization, the owner of personal keys. */
 export interface User {
   id: string;
   organizationId: string;
@@ -70,10 +79,14 @@ export interface User {
   createdAt: string;
 }
 
+/** Workspace keys act in a workspace, personal keys are a user's own, management keys call the management API. */
 export const KEY_KINDS = ['workspace', 'management', 'personal'] as const;
+/** One of {@link KEY_KINDS}. */
 export type KeyKind = (typeof KEY_KINDS)[number];
 
+/** What a management key may do: read and change, or only read. */
 export const ACCESS_LEVELS = ['read-write', 'read-only'] as const;
+/** One of {@link ACCESS_LEVELS}. */
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 
 /** An API key as stored: never the secret, only its SHA-256 hash. */
@@ -146,7 +159,9 @@ export interface Principal {
 
 /** Longest values of the management API's text fields; workspaces and guardrails as the public shapes bound them. */
 export const WORKSPACE_LIMITS = Object.freeze({ name: 100, description: 500 });
+/** Longest guardrail name and description. */
 export const GUARDRAIL_LIMITS = Object.freeze({ name: 200, description: 1000 });
+/** Longest key name. */
 export const KEY_NAME_MAX = 256;
 
 /** Workspace slugs: safe in URLs and file names, unique per organization. */

@@ -19,19 +19,15 @@ import { decimal } from './dynamo-usage-store';
 
 /**
  * Spending-limit ledgers and spend items in the usage table (docs/architecture.md, "Spending
- * limits"):
+ * limits"): a ledger, `BUDGET#<ledger>` / `<period>`, holds `committed`, `settled` and one
+ * `h:<bucket>:<epoch>` per hold; a spend item, `SPEND#<scope>#<shard>` / `<bucket>:<epoch>`,
+ * one `<ledger>|<period>` sum per ledger of its scope, and `expiresAt`.
  *
- * | item          | pk                                   | sk                     | attributes                                        |
- * |---------------|--------------------------------------|------------------------|---------------------------------------------------|
- * | ledger        | `BUDGET#<ledger>`                    | `<period>`             | `committed`, `settled`, `h:<bucket>:<epoch>` each |
- * | spend         | `SPEND#<scope>#<shard>`              | `<bucket>:<epoch>`     | `<ledger>\|<period>` each, `expiresAt`             |
- *
- * A ledger is one item, written by single conditional updates: a grant adds its hold and its
- * amount to `committed` while `committed` stays within the cap (DynamoDB conditions compare, they
- * do not add, so the cap less the grant is computed here); a fold replaces a lapsed hold by what
- * its spend items add up to, under the condition that the hold is as read. Spend items take one
- * `ADD` per request and scope, spread over the scope's shards, and expire a day after their
- * holds can be folded.
+ * A ledger is one item, written by single conditional updates: a grant adds its hold and amount
+ * to `committed` while `committed` stays within the cap (conditions compare, they do not add, so
+ * the cap less the grant is computed here); a fold replaces a lapsed hold by what its spend items
+ * add up to, on condition that the hold is as read. Spend items take one `ADD` per request and
+ * scope, spread over the scope's shards, and expire a day after their holds can be folded.
  */
 export class DynamoBudgetLedgers implements BudgetLedgerStore {
   private readonly items: DynamoItems;
@@ -159,12 +155,15 @@ const SPEND_KEPT_SECONDS = 24 * 3600;
 
 const HOLD_PREFIX = 'h:';
 
+/** The key of a ledger's item for one period. */
 export const ledgerKey = (ref: LedgerRef) => ({ pk: `${LEDGER_PREFIX}${ref.ledger}`, sk: ref.period });
 
+/** The ledger attribute that counts the holds of one bucket and writer epoch. */
 export function holdAttribute(hold: HoldRef): string {
   return `${HOLD_PREFIX}${hold.bucket}:${hold.epoch}`;
 }
 
+/** The key of the spend item of a scope's shard for one bucket's holds. */
 export function spendKey(scope: SpendScope, shard: number, hold: HoldRef): { pk: string; sk: string } {
   const owner = scope.kind === 'key' ? `K#${scope.keyHash}` : `W#${scope.organizationId}#${scope.workspaceId}`;
   return { pk: `SPEND#${owner}#${shard}`, sk: `${hold.bucket}:${hold.epoch}` };

@@ -18,6 +18,7 @@ export interface CopiesCount {
   repaired: number;
 }
 
+/** What a check or repair found, per kind of copied item. */
 export type CopiesReport = Record<CopiedKindName, CopiesCount>;
 
 /** Items whose copies are read in one go: at most 64 copies each, 100 keys a BatchGetItem. */

@@ -16,20 +16,15 @@ export interface CountedKind {
 
 /**
  * A per-organization bound on how many items of one kind exist, exact under any number of
- * concurrent creates, with single-item conditional writes only.
+ * concurrent creates and after a crash, with single-item conditional writes only
+ * (docs/operating.md, "Per-organization limits").
  *
- * One item per organization and kind (`pk ORG#<org>`, `sk LIMIT#<kind>`) holds `holders`, a
- * map from the id of each counted item to when its place was taken. A create takes its place
- * first (`SET holders.<id>` on condition `size(holders) < limit`) and writes its item after;
- * a create that fails gives the place back, and a delete gives it back once the item is gone.
- * So there are never more items than places, and never more places than the limit: not
- * under concurrency (each place is one conditional write of the one item) and not after a
- * crash (a crash can only leave a place without its item, never an item without a place).
- *
- * Such a leaked place names an item that does not exist. When the bound is reached, places
- * older than {@link ABANDONED_PLACE_MS} whose items do not exist are reclaimed before a
- * create is refused (docs/operating.md, "Per-organization limits"). A sweep that finds
- * nothing is not repeated within that time, so creates refused at the limit stay cheap.
+ * One item per organization and kind (`ORG#<org>` / `LIMIT#<kind>`) holds `holders`, each counted
+ * id mapped to when its place was taken. A create takes its place first (`SET holders.<id>` on
+ * condition `size(holders) < limit`) and writes its item after; a failed create, or a delete once
+ * its item is gone, gives the place back. A crash can only leave a place without its item: at
+ * the bound, such places older than {@link ABANDONED_PLACE_MS} are reclaimed before a create is
+ * refused, and a sweep that finds nothing is not repeated within that time.
  */
 export class DynamoCountLimit {
   private readonly items: DynamoItems;

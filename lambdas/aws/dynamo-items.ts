@@ -36,6 +36,7 @@ import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
 /** A query or scan without its start key: the paginators set it. */
 export type QueryInput = Omit<QueryCommandInput, 'ExclusiveStartKey'>;
+/** A scan without its start key: the paginators set it. */
 export type ScanInput = Omit<ScanCommandInput, 'ExclusiveStartKey'>;
 
 /** Every item a query matches, page after page (`paginateQuery`). */
@@ -69,6 +70,7 @@ export interface PageRequest {
   startKey?: Record<string, unknown>;
 }
 
+/** One page of a listing, and where the next one starts. */
 export interface Page {
   items: Record<string, unknown>[];
   /** The key to go on from; undefined when the listing has no more items. */

@@ -34,6 +34,7 @@ export function abandonedAt(takenAt: number): Date {
 /** Names per UpdateItem when places are removed (the update expression is at most 4 KB). */
 const REMOVALS_PER_WRITE = 50;
 
+/** How to find the item a place stands for, to tell whether it was written. */
 export interface PlacedItems {
   /** The key of the item a place stands for. */
   keyOf(id: string): { pk: string; sk: string };

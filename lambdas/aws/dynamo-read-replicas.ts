@@ -17,23 +17,15 @@ export interface CopyKind {
 
 /**
  * Copies of an item that every request reads, so that no partition takes every read of one
- * key, organization or workspace (docs/architecture.md, "Data layout"). A request reads one
- * copy, chosen at random and read strongly consistently; each copy's partition-key value is its
- * own:
- *
- * | item                 | pk                                  | sk        |
- * |----------------------|-------------------------------------|-----------|
- * | copy `n` of an item  | `COPY#<item pk>#<item sk>#<n>`      | `COPY`    |
- *
- * Management reads and writes the item itself. Every write of it is one transaction with every
- * copy ({@link create}, {@link change}, {@link delete}): the item is changed under the
- * `revision` it was read at, counted up in the same write, and each copy put as the item now is.
- * So a change is answered only when the item and all of its copies hold it, and a change cut
- * short (a throttled write whose retries ran out, a timeout, a crash) left nothing behind: what
- * management shows is what every request meets. A deleted item's copies say so.
- *
- * A copy that does not exist (an item written by a release before copies) is read from the item
- * itself, one round trip more; `ops copies repair` writes them (lambdas/aws/dynamo-copies-check.ts).
+ * key, organization or workspace (docs/architecture.md, "Data layout"). Copy `n` of an item is
+ * `COPY#<item pk>#<item sk>#<n>` / `COPY`, each its own partition-key value; a request reads one,
+ * chosen at random, strongly consistently. Management reads and writes the item itself, each
+ * write one transaction with every copy ({@link create}, {@link change}, {@link delete}), under
+ * the `revision` read, counted up in the same write (docs/architecture.md, "One change, one
+ * transaction"): a change cut short leaves nothing behind, and what management shows is what
+ * every request meets. A deleted item's copies say so. A copy that does not exist (an item
+ * written by a release before copies) is read from the item itself, one round trip more;
+ * `ops copies repair` writes them (lambdas/aws/dynamo-copies-audit.ts).
  */
 export class ReadReplicas {
   private readonly items: DynamoItems;

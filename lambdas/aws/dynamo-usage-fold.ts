@@ -8,15 +8,10 @@ import { activityPartition, foldMarkKey, monthAttribute, organizationShards, sum
 
 /**
  * The fold of closed days (docs/architecture.md, "Usage over time"): an organization's usage
- * shards of each UTC day that is over (`closedThrough`), summed once, off the request path:
- *
- * 1. one activity row per key, day, model and endpoint (`ORG#<org>#ACTIVITY` / `<date>#...`);
- * 2. each key's day added to its running totals (`KEY#<hash>` / `USAGE_TOTALS`: `all`, the
- *    month's and the week's cost, `foldedThrough`), on condition that its totals do not hold the
- *    day yet;
- * 3. the organization's requests and tokens per model that day, for the popularity figures
- *    (`POPULARITY_DAY#<date>` / `<org>`);
- * 4. the organization's fold mark moved to the day.
+ * shards of each UTC day that is over (`closedThrough`), summed once, off the request path, into
+ * activity rows, each key's running totals (`KEY#<hash>` / `USAGE_TOTALS`: `all`, the month's and
+ * the week's cost, `foldedThrough`; added on condition that they do not hold the day yet), the
+ * day's requests and tokens per model for the popularity figures, and last the fold mark.
  *
  * Days are folded in order, each one's writes before its mark, each write idempotent (puts of
  * what the shards sum to, additions conditional on the day): a fold sent twice, two at once, or

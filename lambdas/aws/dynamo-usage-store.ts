@@ -6,29 +6,16 @@ import { BY_ORGANIZATION_INDEX } from './table-schemas';
 import { endpointId, nextDate, periodStarts, type ActivityRow, type KeyUsage, type UsageRecord, type UsageStore } from '../usage/usage';
 
 /**
- * Usage in the usage table (docs/architecture.md, "Usage over time"). A completion's usage is
- * one item, written by one atomic `UpdateItem` (every counter an `ADD`; costs are exact
- * decimals, which DynamoDB numbers hold to 38 digits), so a crash leaves it counted whole or not
- * at all:
- *
- * - `KEY#<hash>#<shard % 16>` / `<date>#<model>#<provider tag>#<shard>`: a key's requests,
- *   tokens and cost per UTC day, model and endpoint, with requests split by credential
- *   (`via_api_key`, `via_policy_<id>`); indexed by organization and date (`ORG#<org>#<shard>` /
- *   `<date>#<hash>#<model>#<tag>`). Each completion writes one of {@link USAGE_SHARDS} shards,
- *   chosen at random, in one of the key's {@link KEY_USAGE_PARTITIONS} partitions and one of the
- *   organization's {@link USAGE_SHARDS} index partitions.
- *
- * Closed days are folded (dynamo-usage-fold.ts), off the request path: into one activity row
- * per key, day, model and endpoint (`ORG#<org>#ACTIVITY` / `<date>#<hash>#<model>#<tag>`), and
- * into running totals per key (`KEY#<hash>` / `USAGE_TOTALS`: all time, by month and by week,
- * and the last day folded); the organization's fold mark (`ORG#<org>#ACTIVITY` / `FOLDED`) says
- * through which day every key's usage is folded. A view reads the totals and the rows, and the
- * shards of the days after the fold only: what it reads does not grow with history. A view is
- * exact whatever the fold has reached, the fold's every write conditional on the day it adds.
- *
- * Earlier releases wrote the day items unsharded (`KEY#<hash>`, indexed under `ORG#<org>`):
- * every read of shards reads those partitions too, and the first fold of an organization folds
- * its whole history, theirs included.
+ * Usage in the usage table (docs/architecture.md, "Data layout", "Usage over time"). A
+ * completion's usage is one item, one atomic `UpdateItem` (every counter an `ADD`; costs exact
+ * decimals, which DynamoDB numbers hold to 38 digits), so a crash counts it whole or not at all:
+ * `KEY#<hash>#<shard % 16>` / `<date>#<model>#<provider tag>#<shard>`, a key's requests (split by
+ * credential: `via_api_key`, `via_policy_<id>`), tokens and cost per UTC day, model and endpoint,
+ * indexed under `ORG#<org>#<shard>` / `<date>#<hash>#<model>#<tag>`, in one of
+ * {@link USAGE_SHARDS} shards chosen at random. Closed days are folded (dynamo-usage-fold.ts): a
+ * view reads the folded rows and totals and the shards after them, never the whole history.
+ * Earlier releases wrote the day items unsharded (`KEY#<hash>`, indexed under `ORG#<org>`): every
+ * read of shards reads those partitions too, and an organization's first fold folds them all.
  */
 export class DynamoUsageStore implements UsageStore {
   private readonly items: DynamoItems;
@@ -194,6 +181,7 @@ const organizationPartition = (organizationId: string) => `ORG#${organizationId}
 export const totalsKey = (keyHash: string) => ({ pk: keyPartition(keyHash), sk: 'USAGE_TOTALS' });
 /** The organization's folded activity rows, and its fold mark among them (`FOLDED` sorts after every date). */
 export const activityPartition = (organizationId: string) => `ORG#${organizationId}#ACTIVITY`;
+/** The organization's fold mark: through which day every key's usage is folded. */
 export const foldMarkKey = (organizationId: string) => ({ pk: activityPartition(organizationId), sk: 'FOLDED' });
 
 const ofOrganization = (organizationId: string) => (item: Record<string, unknown>) => {
@@ -204,8 +192,9 @@ const ofOrganization = (organizationId: string) => (item: Record<string, unknown
 const dateOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const laterDate = (a: string | undefined, b: string | undefined): string | undefined => (a === undefined ? b : b === undefined || a > b ? a : b);
 
-/** The attribute of a month's (`YYYY-MM`) and a week's (its Monday) folded cost in a key's totals. */
+/** The attribute of a month's (`YYYY-MM`) folded cost in a key's totals. */
 export const monthAttribute = (date: string) => `m:${date.slice(0, 7)}`;
+/** The attribute of a week's (its Monday's date) folded cost in a key's totals. */
 export const weekAttribute = (monday: string) => `w:${monday}`;
 
 /** All-time, day, week and month usage per key: its totals, and its shards after them, summed exactly. */

@@ -11,20 +11,16 @@ const workspaceKey = (organizationId: string, id: string) => ({ pk: `ORG#${organ
 const apiKeyKey = (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
 
 /**
- * Which keys a workspace holds, on the workspace item itself, so that deleting a workspace
- * and creating a key in it cannot both succeed: one item both conditions read.
- *
- * `keyHolds` maps the hash of each key of the workspace to when its place was taken. A key
- * takes its place (`SET keyHolds.<hash>` on condition that the workspace exists) before it is
- * written and gives it back once it is deleted; the workspace is deleted on condition that
- * `keyHolds` is empty. Of a concurrent create and delete, whichever writes the workspace item
- * first wins: the delete then finds the place and refuses, or the create finds no workspace.
- *
- * A workspace written before places existed has no `keyHolds`: the first write that needs it
- * starts it from the keys the organization's listing shows in the workspace (old keys, long in
- * the index). A crash can leave a place whose key was never written; a delete that finds only
- * such places older than {@link ABANDONED_PLACE_MS} reclaims them, as organization limits do,
- * and one that finds younger ones says when they lapse (`keys-unfinished`).
+ * Which keys a workspace holds, on the workspace item itself, so that deleting a workspace and
+ * creating a key in it cannot both succeed: one item both conditions read. `keyHolds` maps each
+ * key's hash to when its place was taken. A key takes its place (`SET keyHolds.<hash>` on
+ * condition that the workspace exists) before it is written and gives it back once deleted; the
+ * workspace is deleted on condition that `keyHolds` is empty, so of a concurrent create and
+ * delete, whichever writes the workspace item first wins. A workspace written before places
+ * existed has none: the first write that needs them starts them from the keys the organization's
+ * listing shows in it. A place whose key a crash never wrote is reclaimed by a delete once older
+ * than {@link ABANDONED_PLACE_MS}, as organization limits do; a younger one makes the delete say
+ * when it lapses (`keys-unfinished`).
  */
 export class WorkspaceKeyHolds {
   private readonly items: DynamoItems;

@@ -5,18 +5,16 @@ import { conditionalWrite, type TransactionAction } from './dynamo-items';
 import { ABANDONED_PLACE_MS, abandonedAt, isAbandoned } from './dynamo-places';
 
 /**
- * Workspace slugs, unique per organization: one claim item per slug (`pk ORG#<org>`,
- * `sk SLUG#<slug>`) naming the workspace that holds it. A claim is put in the transaction that
- * creates or renames its workspace ({@link claimAction}), on condition that the slug is free or
- * already the workspace's, so of two concurrent claims of one slug exactly one wins and no claim
- * is ever written without its workspace. A rename gives the old slug back in the same
- * transaction; a deleted workspace gives its slug back once it is gone ({@link release}).
- *
- * A claim whose workspace does not hold the slug (the process died between deleting a workspace
- * and giving its slug back, or a release before claims were transactional left one) is taken
- * over once it is older than {@link ABANDONED_PLACE_MS}, or at once when its writer is provably
- * gone ({@link isAbandoned}), so a crash cannot lock a slug. Until then the refusal says so, and
- * when the slug is free again ({@link UnfinishedWriteError}).
+ * Workspace slugs, unique per organization: one claim item per slug (`ORG#<org>` /
+ * `SLUG#<slug>`) naming the workspace that holds it, put in the transaction that creates or
+ * renames its workspace ({@link claimAction}) on condition that the slug is free or already the
+ * workspace's: of two concurrent claims exactly one wins, and no claim exists without its
+ * workspace. A rename gives the old slug back in the same transaction; a deleted workspace gives
+ * it back once gone ({@link release}). A claim whose workspace does not hold the slug (a crash
+ * between a delete and the release, or a release before claims were transactional left one) is
+ * taken over once older than {@link ABANDONED_PLACE_MS}, or at once when its writer is provably
+ * gone ({@link isAbandoned}), so a crash cannot lock a slug; until then the refusal says when it
+ * is free ({@link UnfinishedWriteError}).
  */
 export class WorkspaceSlugs {
   constructor(

@@ -6,12 +6,14 @@
  */
 export type TableId = 'models' | 'policies' | 'keys' | 'rateCounters' | 'usage';
 
+/** A global secondary index: its name and key attributes. */
 export interface GlobalIndexSchema {
   readonly indexName: string;
   readonly partitionKey: string;
   readonly sortKey: string;
 }
 
+/** One table as the stack and the local runtime create it. */
 export interface TableSchema {
   readonly id: TableId;
   /** Environment variable that carries the physical table name to the functions. */
@@ -27,6 +29,7 @@ export interface TableSchema {
   readonly holdsConfiguration: boolean;
 }
 
+/** The index (`gsi1pk` / `gsi1sk`) that lists an organization's items: keys, policies, usage. */
 export const BY_ORGANIZATION_INDEX = 'byOrganization';
 
 /** The partition-key prefix of seen DPoP proofs in the rate-counters table (lambdas/aws/dynamo-proof-replay-store.ts). */
@@ -44,6 +47,7 @@ const byOrganization: GlobalIndexSchema = {
   sortKey: 'gsi1sk',
 };
 
+/** Every table's schema, by id. */
 export const TABLE_SCHEMAS: Readonly<Record<TableId, TableSchema>> = {
   models: {
     id: 'models',
@@ -100,4 +104,5 @@ export const TABLE_SCHEMAS: Readonly<Record<TableId, TableSchema>> = {
   },
 };
 
+/** Every table's schema, in one list. */
 export const ALL_TABLES: readonly TableSchema[] = Object.values(TABLE_SCHEMAS);

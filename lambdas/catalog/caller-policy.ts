@@ -40,6 +40,7 @@ interface GuardrailSets {
 
 const lower = (values: readonly string[]) => new Set(values.map((v) => v.toLowerCase()));
 
+/** The caller's policy from its organization's settings, its guardrails and the region it called. */
 export function buildCallerPolicy(input: {
   organization: Pick<Organization, 'providerPreferences' | 'privacy'>;
   guardrails: readonly Pick<Guardrail, 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders' | 'enforceZdr'>[];

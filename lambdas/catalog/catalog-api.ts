@@ -10,6 +10,7 @@ import { OPEN_POLICY, loadCallerPolicy, regionForHost, type CallerPolicy } from 
 import type { CatalogRoute } from './routes';
 import type { PercentileStats, ProviderEndpoint } from './types';
 
+/** What the catalog function's operations read: the authentication stores, the catalog cache and the regional hostnames. */
 export interface CatalogApiDeps extends AuthenticationDeps {
   catalog: CatalogCache;
   regionalHostnames: Readonly<Record<string, string>>;

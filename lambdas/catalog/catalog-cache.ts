@@ -15,6 +15,7 @@ export interface UsageFigures {
 /** Told when the cache (re)loads the catalog, e.g. to count reloads as a metric. */
 export type CatalogLoadListener = (loaded: { version: string | undefined; entries: number }) => void;
 
+/** How a cache spreads its checks and reloads, and whom it tells of a failed background read. */
 export interface CatalogCacheOptions {
   /** Spreads each container's checks over ±20% of their interval, and its reloads over the spread. @default Math.random */
   random?: Random;
@@ -31,19 +32,14 @@ export interface CatalogCacheOptions {
 const RETRY_AFTER_MS = 5000;
 
 /**
- * The catalog of one Lambda container, held in memory. For about `maxAgeSeconds` after a
- * check it is served as is (each interval drawn within ±20%, so that a fleet of containers
- * does not read the version item in step); after that the next request reads the version item
- * and reloads the catalog only when the version moved. A catalog change is therefore visible
- * within 1.2 × `maxAgeSeconds`, plus the reload spread, plus one load, on every container.
- *
- * With usage figures, the `most-popular` and `top-weekly` sorts also count the requests and
- * tokens the gateway served in the last week (docs/reference.md#listing-rules rule 2), read about every
- * `usage.maxAgeSeconds`.
- *
- * A background read that fails (a throttled version read, a reload, the figures) never fails
- * a request: the catalog held is served, the failure reported, and the read tried again a few
- * seconds on. Only a container that holds no catalog yet fails its request.
+ * The catalog of one Lambda container, held in memory and served as is for about
+ * `maxAgeSeconds` after a check (each interval drawn within ±20%); then a request reads the
+ * version item, and the catalog reloads only when the version moved (docs/architecture.md,
+ * "Following one request"). A change is visible on every container within 1.2 ×
+ * `maxAgeSeconds`, plus the reload spread, plus one load. With usage figures, the `most-popular`
+ * and `top-weekly` sorts also count the gateway's own last week (docs/reference.md#listing-rules
+ * rule 2). A background read that fails never fails a request: the catalog held is served and
+ * the read tried again a few seconds on. Only a container that holds no catalog yet fails.
  */
 export class CatalogCache {
   private index: CatalogIndex | undefined;

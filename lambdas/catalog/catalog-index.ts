@@ -44,6 +44,7 @@ interface KeptList {
 /** Whether a caller reaches an endpoint, by its position in the index's endpoint arrays. */
 type Reaches = (endpoint: number, model: number) => boolean;
 
+/** One caller's listing: how many models it holds, and the page asked for. */
 export interface ListResult {
   total: number;
   /** The `data` array, already serialized. */

@@ -13,6 +13,7 @@ import { OUTPUT_MODALITIES, type ModelCategory, type OutputModality, type Suppor
 
 export { DEFAULT_LIMIT, MAX_LIMIT, SORTS, SORT_ALIASES, type CatalogSort } from './query-parameters';
 
+/** A catalog listing's query, parsed: which modalities, in which order, which page, and the public catalog's filters. */
 export interface CatalogQuery {
   /** null: every modality (`all`). */
   outputModalities: ReadonlySet<OutputModality> | null;

@@ -16,12 +16,14 @@ export interface SortFields {
   endpointKeys: EndpointKeys[];
 }
 
+/** What the price, throughput and latency sorts read of one endpoint; null: no score. */
 export interface EndpointKeys {
   price: number | null;
   throughput: number | null;
   latency: number | null;
 }
 
+/** An endpoint's sort keys: its average token price and its recent median throughput and latency (docs/reference.md#listing-rules rule 2). */
 export function endpointKeys(endpoint: ProviderEndpoint): EndpointKeys {
   return {
     price: averageTokenPrice(endpoint.pricing),
@@ -35,6 +37,7 @@ type Direction = 'asc' | 'desc';
 /** A sort key of one listed model, from its fields, its top endpoint's position and its context length. */
 type SortKey = (model: SortFields, top: number, contextLength: number) => number | null;
 
+/** Each `sort` value's direction, and the key it orders a listed model by. */
 export const SORT_KEYS: Record<CatalogSort, { direction: Direction; key: SortKey }> = {
   'most-popular': { direction: 'desc', key: (m) => m.popularity },
   newest: { direction: 'desc', key: (m) => m.created },

@@ -7,6 +7,7 @@ export interface StoredCatalog {
   entries: CatalogEntry[];
 }
 
+/** Where the catalog is kept: the models table in AWS (lambdas/aws/dynamo-catalog-store.ts). The functions only read it; seeding and the operator CLI write it. */
 export interface CatalogStore {
   /** The whole catalog, in default order. */
   load(): Promise<StoredCatalog>;

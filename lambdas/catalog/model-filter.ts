@@ -22,6 +22,7 @@ const bitsOf = (values: Iterable<string> | undefined, bits: ReadonlyMap<string, 
   return out;
 };
 
+/** The filter fields of a catalog, built once per catalog version. */
 export function filterFields(catalog: readonly CatalogEntry[]): FilterFields {
   const parameters = Int32Array.from(catalog, (entry) => bitsOf(entry.model.supported_parameters, PARAMETER_BIT));
   const categories = Int32Array.from(catalog, (entry) => bitsOf(entry.categories, CATEGORY_BIT));
@@ -41,4 +42,5 @@ export function filterFields(catalog: readonly CatalogEntry[]): FilterFields {
 
 const MODALITY_BIT = new Map<string, number>(OUTPUT_MODALITIES.map((modality, i) => [modality, 1 << i]));
 
+/** A set of output modalities as bits, one per modality: what the index compares a model's with. */
 export const modalityBits = (modalities: Iterable<OutputModality>): number => bitsOf(modalities, MODALITY_BIT);

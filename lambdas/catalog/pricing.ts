@@ -21,6 +21,7 @@ export type EffectivePrice = { prompt: string; completion: string } & Partial<
   Record<Exclude<PriceKey, 'prompt' | 'completion'>, string>
 >;
 
+/** What of a request its price depends on: its prompt size and its instant. */
 export interface PricingRequest {
   /** Total prompt tokens of the request (docs/reference.md#pricing-and-cost `min_prompt_tokens`). */
   promptTokens: number;
@@ -39,26 +40,15 @@ const KNOWN_WEEKDAYS = new Set<string>(WEEKDAYS);
 const MINUTES_PER_DAY = 24 * 60;
 
 /**
- * Effective price per token kind for one request (docs/reference.md#pricing-and-cost).
- *
- * - An override applies only when every condition field it carries holds; an override whose
- *   condition fields are malformed (see {@link validatePricing}) never applies.
- * - Among applicable overrides, later entries win per price key; keys an entry does not name
- *   keep the base (or earlier override's) price.
- * - `discount` multiplies every price by (1 − discount). Prices it does not change (no
- *   discount, discount 0, a zero price, the router's "-1") are returned exactly as given.
- *
- * The result holds the keys of `PRICE_KEYS` present in the base pricing or in an applicable
- * override, in `PRICE_KEYS` order.
- *
- * Input is expected to have passed {@link validatePricing}; a discount outside [0, 1] or a
- * malformed price that the discount must be applied to throws a `RangeError`.
+ * Effective price per token kind for one request (docs/reference.md#pricing-and-cost, rules 1
+ * and 4). An override whose condition fields are malformed never applies; a price the discount
+ * does not change (no discount, a zero price, the router's "-1") comes back exactly as given;
+ * keys come in `PRICE_KEYS` order. A discount outside [0, 1], or a malformed price to discount,
+ * throws a `RangeError`: input is expected to have passed {@link validatePricing}.
  *
  * @example
- * effectivePricing(
- *   { prompt: '0.000003', completion: '0.000015', overrides: [{ min_prompt_tokens: 200000, prompt: '0.000006' }] },
- *   { promptTokens: 250000, at: new Date() },
- * ); // { prompt: '0.000006', completion: '0.000015' }
+ * effectivePricing({ prompt: '0.000003', completion: '0.000015', overrides: [{ min_prompt_tokens: 200000, prompt: '0.000006' }] },
+ *   { promptTokens: 250000, at: new Date() }); // { prompt: '0.000006', completion: '0.000015' }
  */
 export function effectivePricing(pricing: PublicPricing, request: PricingRequest): EffectivePrice {
   const chosen = new Map<PriceKey, string>();

@@ -22,11 +22,15 @@ export const SORTS = [
   'agentic-high-to-low',
   'design-arena-elo-high-to-low',
 ] as const;
+/** One `sort` value. */
 export type CatalogSort = (typeof SORTS)[number];
 
+/** Other names a `sort` value is accepted under: the arena order's wire name. */
 export const SORT_ALIASES: Readonly<Record<string, CatalogSort>> = { 'arena-elo-high-to-low': 'design-arena-elo-high-to-low' };
 
+/** The largest page `limit` takes (docs/reference.md#listing-rules rule 1). */
 export const MAX_LIMIT = 1000;
+/** The page size when only `offset` is given (docs/reference.md#listing-rules rule 1). */
 export const DEFAULT_LIMIT = 500;
 
 /** The longest `q` a search takes: longer than any model name or id. */
@@ -42,6 +46,7 @@ const OUTPUT_MODALITIES_PARAMETER = {
 /** One supported parameter, with the spaces a hand-written list may hold around commas. */
 const PARAMETER_NAME = `(${SUPPORTED_PARAMETERS.join('|')})`;
 
+/** The query parameters of `GET /models/user`: the page, the order and the output modalities. */
 export const CATALOG_QUERY_PARAMETERS = [
   {
     name: 'offset',

@@ -6,6 +6,7 @@
 
 export type InputModality = 'text' | 'image' | 'file' | 'audio' | 'video';
 
+/** docs/reference.md#the-model-entry: what a model may produce, in the order of the public API. */
 export const OUTPUT_MODALITIES = [
   'text',
   'image',
@@ -17,6 +18,7 @@ export const OUTPUT_MODALITIES = [
   'speech',
   'transcription',
 ] as const;
+/** One output modality; `GET /models/user` lists text models unless asked for others. */
 export type OutputModality = (typeof OUTPUT_MODALITIES)[number];
 
 /** docs/reference.md#the-model-entry: the values a model's `supported_parameters` may hold. */
@@ -48,6 +50,7 @@ export const SUPPORTED_PARAMETERS = [
   'web_search_options',
   'verbosity',
 ] as const;
+/** One request parameter a model may support. */
 export type SupportedParameter = (typeof SUPPORTED_PARAMETERS)[number];
 
 /** The use-case categories of the public catalog (`GET /models?category=`). */
@@ -65,8 +68,10 @@ export const MODEL_CATEGORIES = [
   'trivia',
   'academia',
 ] as const;
+/** One use-case category. */
 export type ModelCategory = (typeof MODEL_CATEGORIES)[number];
 
+/** What a model takes and produces: its input and output modalities, tokenizer and instruction format. */
 export interface ModelArchitecture {
   modality: string | null;
   input_modalities: InputModality[];
@@ -85,8 +90,10 @@ export const OVERRIDABLE_PRICE_KEYS = [
   'input_cache_write',
   'input_cache_write_1h',
 ] as const;
+/** One price key an override may replace. */
 export type OverridablePriceKey = (typeof OVERRIDABLE_PRICE_KEYS)[number];
 
+/** docs/reference.md#pricing-and-cost: every price key a pricing may hold, in the order prices are returned. */
 export const PRICE_KEYS = [
   'prompt',
   'completion',
@@ -103,11 +110,15 @@ export const PRICE_KEYS = [
   'internal_reasoning',
   'web_search',
 ] as const;
+/** One price key. */
 export type PriceKey = (typeof PRICE_KEYS)[number];
 
+/** The weekdays an override's `utc_days` may name, in `Date.getUTCDay` order. */
 export const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const;
+/** One weekday of `utc_days`. */
 export type Weekday = (typeof WEEKDAYS)[number];
 
+/** A conditional price (docs/reference.md#pricing-and-cost rules 1 to 3): the prices it replaces, and when it applies. */
 export type PricingOverride = Partial<Record<OverridablePriceKey, string>> & {
   min_prompt_tokens?: number;
   utc_start?: number;
@@ -115,6 +126,7 @@ export type PricingOverride = Partial<Record<OverridablePriceKey, string>> & {
   utc_days?: Weekday[];
 };
 
+/** A model's or an endpoint's `pricing`: decimal USD strings per unit under default conditions, a discount and overrides. */
 export type PublicPricing = { prompt: string; completion: string } & Partial<
   Record<Exclude<PriceKey, 'prompt' | 'completion'>, string>
 > & {
@@ -122,12 +134,14 @@ export type PublicPricing = { prompt: string; completion: string } & Partial<
     overrides?: PricingOverride[];
   };
 
+/** The limits of a model's top provider: its context, its longest completion and whether it moderates. */
 export interface TopProviderInfo {
   is_moderated: boolean;
   context_length?: number | null;
   max_completion_tokens?: number | null;
 }
 
+/** A model's rating in one category of a design arena; the arena sort reads the best. */
 export interface ArenaEntry {
   arena: string;
   category: string;
@@ -136,6 +150,7 @@ export interface ArenaEntry {
   rank: number;
 }
 
+/** A model's third-party scores: the three indices and the arena ratings the index and arena sorts read. */
 export interface ModelBenchmarks {
   artificial_analysis?: {
     intelligence_index: number | null;
@@ -145,8 +160,10 @@ export interface ModelBenchmarks {
   design_arena: ArenaEntry[];
 }
 
+/** A reasoning effort a model accepts; null where it names none. */
 export type ReasoningEffort = 'max' | 'xhigh' | 'high' | 'medium' | 'low' | 'minimal' | 'none' | null;
 
+/** A reasoning model's options: whether reasoning is mandatory or on by default, and which efforts it takes. */
 export interface ModelReasoning {
   mandatory: boolean;
   default_enabled?: boolean;
@@ -155,6 +172,7 @@ export interface ModelReasoning {
   supports_max_tokens?: boolean;
 }
 
+/** A model entry as the catalog answers it (docs/reference.md#the-model-entry). */
 export interface PublicModel {
   id: string;
   canonical_slug: string;
@@ -178,6 +196,7 @@ export interface PublicModel {
   reasoning?: ModelReasoning;
 }
 
+/** Percentiles of an endpoint's recent latency or throughput; null where unmeasured. */
 export interface PercentileStats {
   p50: number | null;
   p75: number | null;

@@ -13,6 +13,7 @@ import { ROUTES, resourcePath, type RouteDefinition } from '../routes';
 import { conformingExamples } from './examples';
 import { componentSchemas, ref, type Json } from './schemas';
 
+/** The document's `info.version`: the API's version (docs/reference.md#versioning). */
 export const API_VERSION = '1.0.0';
 
 const STATUS_TEXT: Record<number, string> = {

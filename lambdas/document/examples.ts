@@ -1,18 +1,13 @@
 /**
  * The examples of the public schemas, made to follow modelgate's. A schema modelgate adapts
- * (schemas.ts `adapt`) loses members, gains some and types others differently, and the examples
- * of the public schemas around it (a list of guardrails, a workspace answer) still show the
- * public shape: a guardrail with `content_filters`, which modelgate refuses; a workspace without
- * the `guardrail_ids` it always has. Each example is walked with its schema, as the test suites hold
- * answers to it (an object lists every member it may have), and made to fit:
- * - a member the schema does not describe is left out;
- * - a required member that is missing, or a value of another type, is the schema's own example
- *   when it has one, else the plainest value of its type (null where allowed, the first value of
- *   an enumeration, `false`, `0` or its minimum, `""` or a value of its format, `[]`, an object
- *   of its required members);
- * - the rest is kept as the public document has it.
- * Alternatives (`anyOf`, `oneOf`) are kept as written: their examples are the public document's
- * own, of schemas modelgate does not change.
+ * (schemas.ts `adapt`) loses members, gains some and types others differently, while the
+ * examples around it (a list of guardrails, a workspace answer) still show the public shape: a
+ * guardrail with `content_filters`, which modelgate refuses; a workspace without the
+ * `guardrail_ids` it always has. Each example is walked with its schema, as the test suites hold
+ * answers to it (an object lists every member it may have), and made to fit: a member the schema
+ * does not describe is left out; a required member that is missing, or a value of another type,
+ * becomes `plainest`; the rest is kept. Alternatives (`anyOf`, `oneOf`) are kept as written:
+ * their examples are the public document's own, of schemas modelgate does not change.
  */
 import type { Json } from '../openapi/json-schema';
 
@@ -83,7 +78,12 @@ function conform(value: unknown, raw: Json, schemas: Schemas): unknown {
   return out;
 }
 
-/** A value of the schema for a member an example lacks. */
+/**
+ * A value of the schema for a member an example lacks or has of another type: the schema's own
+ * example, else the plainest value of its type (null where allowed, the first value of an
+ * enumeration, `false`, `0` or its minimum, `""` or a value of its format, `[]`, an object of its
+ * required members).
+ */
 function plainest(raw: Json, schemas: Schemas): unknown {
   const schema = resolved(raw, schemas);
   if ('example' in schema) return conform(schema.example, schema, schemas);

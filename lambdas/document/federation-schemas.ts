@@ -130,6 +130,7 @@ const notRemovable = (fields: Json, names: readonly string[]): Json => {
 const issuerInput = onlyFields(issuerFields, ISSUER_FIELDS);
 const policyInput = onlyFields({ ...policyFields, claim_checks: claimChecks(true) }, POLICY_FIELDS);
 
+/** The component schemas of workload identity federation, by name. */
 export const FEDERATION_SCHEMAS: Json = {
   Issuer: {
     type: 'object',

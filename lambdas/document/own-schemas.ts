@@ -10,6 +10,7 @@ import { invalid, nonBlank, ref, type Json } from '../openapi/json-schema';
 
 const contentParts = invalid('must be a string or an array of content parts');
 
+/** The component schemas that are modelgate's own, by name. */
 export const OWN_SCHEMAS: Json = {
   /** docs/reference.md#the-common-error-body. */
   ErrorResponse: {

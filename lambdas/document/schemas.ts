@@ -43,6 +43,7 @@ export interface Adaptation {
   readonly extra?: Json;
 }
 
+/** The public schema with an adaptation's differences applied, and its example dropped. */
 export function adapt(schema: Json, adaptation: Adaptation): Json {
   const { omit = [], change = {}, add = {}, optional = [] } = adaptation;
   const { example: _example, properties: publicProperties = {}, required: publicRequired = [], ...rest } = schema;
@@ -289,6 +290,7 @@ const keyLimitInput = {
   limit: usdAmount("The key's spending limit in USD over limit_reset's window; null for none.", { positive: false, nullable: true }),
 };
 
+/** The key creation request: the public one, with the key's kind, access level and owner, and its spending limit (docs/limits.md). */
 export const CREATE_KEY_ADAPTATION: Adaptation = {
   omit: ['creator_user_id'],
   add: {
@@ -301,6 +303,7 @@ export const CREATE_KEY_ADAPTATION: Adaptation = {
   closed: true,
 };
 
+/** The key update request: the public one, closed, changing at least one field. */
 export const UPDATE_KEY_ADAPTATION: Adaptation = {
   change: { name: text(KEY_NAME_MAX), ...keyLimitInput },
   closed: true,
@@ -308,6 +311,7 @@ export const UPDATE_KEY_ADAPTATION: Adaptation = {
 };
 
 const currentKeyData = PUBLIC_INLINE['GET /key 200']!.properties.data as Json;
+/** The answer of `GET /key`: the public one, with the key's organization and workspace, its data regions and its daily free-model requests. */
 export const CURRENT_KEY_ADAPTATION: Adaptation = {
   add: {
     organization_id: { type: 'string', description: 'The organization the key belongs to.' },

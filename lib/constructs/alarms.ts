@@ -7,6 +7,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { instanceName } from './instance';
 
+/** What {@link ServiceAlarms} watches, and where it sends alarms. */
 export interface ServiceAlarmsProps {
   /** The API stage whose 5XX rate is watched. */
   readonly stage: apigateway.Stage;

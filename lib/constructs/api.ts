@@ -9,6 +9,7 @@ import { nagName } from './nag';
 import { ANY_ORIGIN, CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../lambdas/http/cors';
 import { PAGES_BASE_PATH, ROUTES, STREAMING_FUNCTIONS, resourcePath, type FunctionId } from '../../lambdas/routes';
 
+/** The functions behind the route table, the stage and its access logging, for {@link Api}. */
 export interface ApiProps {
   /** The function that serves each function id of the route table. */
   readonly functions: Readonly<Record<FunctionId, lambda.IFunction>>;

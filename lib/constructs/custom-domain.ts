@@ -6,6 +6,7 @@ import * as targets from 'aws-cdk-lib/aws-route53-targets';
 import { Construct } from 'constructs';
 import { SettingsError } from '../settings';
 
+/** The hostnames of {@link CustomDomain}, the API it maps, and where its certificate and DNS records come from. */
 export interface CustomDomainProps {
   /** The API's hostname, e.g. `api.example.com`. */
   readonly domainName: string;

@@ -4,6 +4,7 @@ import { Construct } from 'constructs';
 import { CORS_EXPOSED_HEADERS } from '../../lambdas/http/cors';
 import { instanceName } from './instance';
 
+/** The stage {@link Firewall} protects, its token endpoint, and the per-address rate limits. */
 export interface FirewallProps {
   /** The REST API stage the web ACL protects. */
   readonly stage: apigateway.Stage;

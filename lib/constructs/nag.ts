@@ -2,15 +2,12 @@ import { Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 
 /**
- * The string cdk-nag names a value by in a finding's id (`AwsSolutions-IAM5[Resource::…]`),
- * for the environment `scope`'s stack is built in: the value resolved, then flattened the way
- * cdk-nag does it (`Ref` as `<Name>`, `Fn::GetAtt` as `<Resource.Attribute>`, `Fn::Join` joined).
- *
- * An acknowledgement written against a literal such as `arn:<AWS::Partition>:kms:<AWS::Region>:…`
- * matches only the environment-agnostic stack: built for an account and region (as the CLI
- * always builds it), the partition and region are literals and the finding no longer matches.
- * Deriving the id from the very value the statement uses holds in every environment.
- *
+ * The string cdk-nag names a value by in a finding's id (`AwsSolutions-IAM5[Resource::…]`), for
+ * the environment `scope`'s stack is built in: resolved, then flattened as cdk-nag does (`Ref` as
+ * `<Name>`, `Fn::GetAtt` as `<Resource.Attribute>`, `Fn::Join` joined). An id written as a literal
+ * (`arn:<AWS::Partition>:kms:…`) matches only the environment-agnostic stack: the CLI builds for
+ * an account and region, where partition and region are literals. One derived from the statement's
+ * own value matches in every environment (docs/deploying.md#cdk-nag).
  * @example
  * const arn = stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*' });
  * Validations.of(policy).acknowledge({ id: `AwsSolutions-IAM5[Resource::${nagName(policy, arn)}]`, reason });

@@ -27,6 +27,7 @@ export function functionEntry(name: string): string {
 export const CREATE_REQUIRE_BANNER =
   "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
+/** What {@link ServiceFunction.bindTable} grants on a table: reads only, or reads and item writes. */
 export type TableAccessMode = 'read' | 'readWrite';
 
 /**
@@ -59,6 +60,7 @@ export const SERVICE_BUNDLING = {
   logLevel: LogLevel.WARNING,
 } as const satisfies BundlingOptions;
 
+/** The code, purpose, stage and sizing of a {@link ServiceFunction}. */
 export interface ServiceFunctionProps {
   /** Entry file exporting `handler`, e.g. `functionEntry('catalog')`. */
   readonly entry: string;
@@ -125,6 +127,7 @@ const TABLE_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Delet
  */
 const KEYED_READS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'];
 
+/** Narrows the grant {@link ServiceFunction.bindTable} makes. */
 export interface BindTableOptions {
   /**
    * Restricts every granted action to items whose partition key is one of these values
@@ -135,24 +138,6 @@ export interface BindTableOptions {
   readonly partitionKeys?: readonly string[];
 }
 
-/**
- * A modelgate Lambda function: the newest Node.js runtime on arm64, bundled by esbuild into
- * minified ESM with source maps, X-Ray tracing, and a log group of its own with bounded
- * retention.
- *
- * Least privilege by construction: the function's role starts empty (no AWS managed
- * policy), may write logs to its own log group only, and gets table access only through
- * {@link bindTable}, which sets the table-name environment variable and the IAM grant in one
- * call, so a function can never know a table it cannot use, nor use one it was not told about.
- *
- * @example
- * const catalog = new ServiceFunction(this, 'Catalog', {
- *   entry: functionEntry('catalog'),
- *   description: 'Per-caller model catalog',
- *   stageName: 'v1',
- * });
- * catalog.bindTable(tables.get('models'), 'read');
- */
 /**
  * Active tracing's two X-Ray actions, in a policy of their own, so the one wildcard they need is
  * acknowledged there and nowhere else: one policy for every function built in `scope` (an
@@ -197,6 +182,16 @@ class ExecutionRole extends iam.Role {
   }
 }
 
+/**
+ * A modelgate Lambda function: the newest Node.js runtime on arm64, minified ESM with source
+ * maps, X-Ray tracing, and a log group of its own with bounded retention. Its role starts empty
+ * and gets a table only through {@link bindTable}, which sets the table-name variable and the
+ * grant in one call: a function never knows a table it cannot use, nor uses one it was not told
+ * about (docs/deploying.md#least-privilege).
+ * @example
+ * const catalog = new ServiceFunction(this, 'Catalog', { entry: functionEntry('catalog'), description: 'Per-caller model catalog', stageName: 'v1' });
+ * catalog.bindTable(tables.get('models'), 'read');
+ */
 export class ServiceFunction extends NodejsFunction {
   /** The function's own log group; its role may write there and nowhere else. */
   readonly functionLogs: logs.LogGroup;

@@ -10,6 +10,7 @@ import { instanceLogGroupName } from './service-function';
 import { SIGNING_KEY_REGISTRATION_PROPERTIES } from '../../lambdas/signing/registration-properties';
 import type { SigningKey } from './signing-key';
 
+/** The key {@link SigningKeyRegistration} records, and the function that records it. */
 export interface SigningKeyRegistrationProps {
   /** The key whose public half is recorded. */
   readonly signingKey: SigningKey;

@@ -6,6 +6,12 @@ import { instanceName } from './instance';
 import { nagName } from './nag';
 
 /**
+ * The tag that marks an instance's signing keys: its own key, and every key the rotate
+ * command (`npm run ops -- signing-key rotate`) creates. Its value is the instance name.
+ */
+export const SIGNING_KEY_TAG = 'modelgate:access-token-signing';
+
+/**
  * The KMS key that signs issued access tokens (ES256). The private key never leaves
  * KMS; verifiers use the public key as recorded in the keys table by the signing-key
  * registrar, so only the registrar reads it from KMS.
@@ -14,12 +20,6 @@ import { nagName } from './nag';
  * adding a new key and a new signing-key record, which JWKS publishes beside the old one
  * until every token it signed has expired.
  */
-/**
- * The tag that marks an instance's signing keys: its own key, and every key the rotate
- * command (`npm run ops -- signing-key rotate`) creates. Its value is the instance name.
- */
-export const SIGNING_KEY_TAG = 'modelgate:access-token-signing';
-
 export class SigningKey extends Construct {
   readonly key: kms.Key;
 
