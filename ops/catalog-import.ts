@@ -27,6 +27,7 @@ export interface ImportItem {
   categories?: ModelCategory[];
 }
 
+/** What an import would store, and how many models and endpoints it adds, updates, keeps or derives. */
 export interface ImportPlan {
   /** Every model of the file, at its position in the file. */
   entries: { position: number; entry: CatalogEntry }[];
@@ -197,6 +198,7 @@ function checkPricing(value: unknown, path: string): string[] {
   return validatePricing(value as PublicPricing).map((problem) => (prefix ? `${prefix}.${problem}` : problem));
 }
 
+/** The problems of one model of the file, each starting with the field it concerns; none when the model can be stored. */
 export function checkModel(model: unknown): string[] {
   if (!isRecord(model)) return ['model: must be an object'];
   const problems = checkFields(

@@ -38,8 +38,10 @@ export interface OpsServices {
   seedSources?: () => SeedSources;
 }
 
+/** Everything a command's action works with: the target's stores and the output. */
 export type OpsContext = OpsServices & OpsIo;
 
+/** One `--flag` of a command: its kind, how usage shows it, and its help. */
 export interface OptionSpec {
   type: 'string' | 'boolean';
   /** Placeholder in the usage line: `--name <name>`. */
@@ -51,6 +53,7 @@ export interface OptionSpec {
   help: string;
 }
 
+/** One positional argument of a command, named in its usage line. */
 export interface ArgumentSpec {
   name: string;
   help: string;
@@ -58,6 +61,7 @@ export interface ArgumentSpec {
   variadic?: boolean;
 }
 
+/** A command (`<group> <name>`): its help, its arguments and options, and how it parses them. */
 export interface CommandSpec {
   group: string;
   name: string;
@@ -75,6 +79,7 @@ export interface CommandSpec {
   parse(input: CommandInput): CommandAction;
 }
 
+/** The work of a command, run against the target once its arguments have been checked. */
 export type CommandAction = (ctx: OpsContext) => Promise<void>;
 
 /** Options every command accepts; the CLI reads `aws` and `data-dir` to pick its target. */
@@ -85,6 +90,7 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec & { short?: stri
   help: { type: 'boolean', short: 'h', help: 'show help' },
 };
 
+/** The {@link GLOBAL_OPTIONS} as given on the command line. */
 export interface GlobalFlags {
   json: boolean;
   aws: boolean;
@@ -271,6 +277,7 @@ export function synopsis(spec: CommandSpec): string {
   return parts.join(' ');
 }
 
+/** `Usage: npm run ops -- <synopsis>`. */
 export function usageLine(spec: CommandSpec): string {
   return `Usage: ${PROGRAM} ${synopsis(spec)}`;
 }
@@ -290,6 +297,7 @@ export function commandHelp(spec: CommandSpec): string[] {
   return lines;
 }
 
+/** The {@link GLOBAL_OPTIONS} as help rows: the flag (with its short form) and its help. */
 export function globalOptionRows(): (readonly [string, string])[] {
   return Object.entries(GLOBAL_OPTIONS).map(([name, option]) => {
     const flag = option.type === 'boolean' ? `--${name}` : `--${name} <${option.value ?? name}>`;

@@ -22,8 +22,11 @@ export class OperationError extends Error {
   }
 }
 
+/** Exit status of a command that did its work. */
 export const EXIT_OK = 0;
+/** Exit status of an {@link OperationError}. */
 export const EXIT_FAILED = 1;
+/** Exit status of a {@link UsageError}. */
 export const EXIT_USAGE = 2;
 
 /**

@@ -34,6 +34,7 @@ export function capOrDash(cap: SpendCap | null | undefined, byokIncluded = false
   return `${cap.amountUsd} USD ${cap.reset ?? 'all time'}${byokIncluded ? ' (BYOK included)' : ''}`;
 }
 
+/** `1 model`, `3 models`. */
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }

@@ -32,6 +32,7 @@ const TARGET_HELP = [
 
 const EXIT_HELP = ['Exit status: 0 done; 1 the operation failed (not found, conflict, rejected import, target unreachable); 2 bad usage.'];
 
+/** The help of `npm run ops -- --help`: every command, the global options, the target and the exit status. */
 export function overallHelp(): string[] {
   const rows = GROUPS.flatMap((group) => group.commands.map((spec) => [`${spec.group} ${spec.name}`, spec.summary.replace(/\.$/, '')] as const));
   return [

@@ -25,6 +25,7 @@ import { localDataDir } from '../local/environment';
 import { OperationError, UsageError } from './errors';
 import type { ConnectedServices } from './run';
 
+/** The failure when no local service runs for the data folder; the reason follows in parentheses. */
 export const LOCAL_NOT_RUNNING = 'the local service is not running: start it with npm start';
 
 /** How long the local DynamoDB may take to answer the first request. */

@@ -2,7 +2,7 @@ import type { Organization, User } from '../lambdas/accounts/types';
 
 export { guardrailView, issuerView, keyView, policyView, workspaceBudgetAnswer, workspaceBudgetsAnswer, workspaceView } from '../lambdas/management/views';
 
-/** JSON shapes of `--json` output: the management API's wire names (snake_case), as its views use. */
+/** An organization as `--json` prints it: the management API's wire names (snake_case), as its views use. */
 export function organizationView(organization: Organization) {
   return {
     id: organization.id,
@@ -22,6 +22,7 @@ export function organizationView(organization: Organization) {
   };
 }
 
+/** A user as `--json` prints it, in the management API's wire names. */
 export function userView(user: User) {
   return { id: user.id, email: user.email, name: user.name, created_at: user.createdAt };
 }

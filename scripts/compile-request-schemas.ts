@@ -1,21 +1,14 @@
 /**
- * Compiles the request schemas of the route registry, each JSON body and each query string,
- * into standalone validators (ajv standalone code), so that no schema is compiled when a
- * function starts and no validator library ships in a bundle:
- *
- *   lambdas/openapi/validators/<function>.generated.js    the validators of a function's routes, an ES module
- *   lambdas/openapi/validators/<function>.generated.d.ts  their types, and a type per request
- *
- * and the OpenAPI document as `GET /openapi.json` serves it, one string, so that the function
- * serving it neither builds nor serializes it when it starts:
- *
- *   lambdas/openapi/document-body.generated.js   (and .d.ts)
- *
- *   npx tsx scripts/compile-request-schemas.ts
- *
- * The schemas are the OpenAPI document's (lambdas/document/document.ts), so what the document
- * says a request may carry is what is accepted. test/scripts/compile-request-schemas.test.ts
- * fails when the committed files are not what this script writes.
+ * Compiles the request schemas of the route registry (each JSON body and query string, the
+ * OpenAPI document's own, lambdas/document/document.ts) into standalone ajv validators, so no
+ * schema compiles when a function starts and no validator library ships in a bundle:
+ * `lambdas/openapi/validators/<function>.generated.js` (an ES module per function, with its
+ * `.d.ts`: their types and a type per request). Also writes the document `GET /openapi.json`
+ * serves, as one string, to `lambdas/openapi/document-body.generated.js` (and `.d.ts`), so the
+ * function serving it neither builds nor serializes it at start (docs/api.md, "The interface
+ * description"). test/scripts/compile-request-schemas.test.ts fails when the committed files
+ * are not what this writes.
+ * @example npx tsx scripts/compile-request-schemas.ts
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +19,7 @@ import { OPENAPI_DOCUMENT } from '../lambdas/document/document';
 import type { Json } from '../lambdas/openapi/json-schema';
 import { ROUTES, type RouteDefinition } from '../lambdas/routes';
 
+/** Where the validators of each function are written. */
 export const OUTPUT = join(__dirname, '..', 'lambdas', 'openapi', 'validators');
 /** Where the served OpenAPI document is written. */
 export const DOCUMENT_OUTPUT = join(__dirname, '..', 'lambdas', 'openapi');

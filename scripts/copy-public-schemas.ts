@@ -56,6 +56,7 @@ export const INLINE = ['GET /keys 200', 'POST /keys request', 'POST /keys 201', 
 type Json = Record<string, any>;
 const root = join(__dirname, '..');
 
+/** The JSON schema of one {@link INLINE} entry in the public document, verbatim. */
 export function inlineSchema(source: Json, entry: string): Json {
   const [method, path, part] = entry.split(' ') as [string, string, string];
   const operation = source.paths[path][method.toLowerCase()];

@@ -23,28 +23,16 @@ import { WorkspaceKeyHolds } from './dynamo-workspace-keys';
 import { WorkspaceSlugs, claimKey, type SlugClaim } from './dynamo-workspace-slugs';
 
 /**
- * Accounts in the keys table, one item per fact:
- *
- * | item         | pk                | sk                | gsi1pk                  | gsi1sk              |
- * |--------------|-------------------|-------------------|-------------------------|---------------------|
- * | organization | `ORG#<id>`        | `ORG`             | `ORGS`                  | `<id>`              |
- * | workspace    | `ORG#<org>`       | `WORKSPACE#<id>`  |                         |                     |
- * | slug claim   | `ORG#<org>`       | `SLUG#<slug>`     |                         |                     |
- * | user         | `ORG#<org>`       | `USER#<id>`       |                         |                     |
- * | guardrail    | `ORG#<org>`       | `GUARDRAIL#<id>`  |                         |                     |
- * | API key      | `APIKEY#<hash>`   | `APIKEY`          | `ORG#<org>#APIKEYS`     | `<createdAt>#<hash>`|
- *
- * A key is fetched by its hash alone. A workspace item also holds the places of its keys
- * (`keyHolds`, {@link WorkspaceKeyHolds}).
+ * Accounts in the keys table, one item per fact (docs/architecture.md, "Data layout", lists the
+ * items and their keys). A key is fetched by its hash alone. A workspace item also holds the
+ * places of its keys (`keyHolds`, {@link WorkspaceKeyHolds}).
  *
  * What every request reads (a key, its organization and workspace, their guardrails) is read
  * from copies ({@link ReadReplicas}): {@link KEY_COPIES} of each key and
  * {@link ORGANIZATION_COPIES} of each organization, workspace (without its key places) and
  * guardrail. Every create, change and delete of such an item is one transaction with all of its
- * copies; management reads and writes the items themselves.
- *
- * `guardrailIds` of keys and workspaces is a string set, each assignment's time beside it
- * ({@link withGuardrailChange}; the record's `guardrailAssignedAt`).
+ * copies; management reads and writes the items themselves. `guardrailIds` of keys and
+ * workspaces is a string set, each assignment's time beside it ({@link withGuardrailChange}).
  */
 export class DynamoAccountStore implements AccountStore {
   private readonly items: DynamoItems;
@@ -351,10 +339,13 @@ export const KEY_COPIES = 16;
  */
 export const ORGANIZATION_COPIES = 64;
 
-/** How each kind of item is copied: a workspace's key places grow with its keys and only management reads them. */
+/** How a key is copied: whole, {@link KEY_COPIES} times. */
 export const KEY_KIND: CopyKind = { count: KEY_COPIES, withheld: [] };
+/** How an organization is copied: whole, {@link ORGANIZATION_COPIES} times. */
 export const ORGANIZATION_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: [] };
+/** How a workspace is copied: without its key places, which grow with its keys and only management reads. */
 export const WORKSPACE_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: ['keyHolds'] };
+/** How a guardrail is copied: whole, {@link ORGANIZATION_COPIES} times. */
 export const GUARDRAIL_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: [] };
 
 /** The kinds of items that have copies. */

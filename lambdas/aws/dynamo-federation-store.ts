@@ -18,26 +18,16 @@ import { ABANDONED_PLACE_MS, abandonedAt, isAbandoned } from './dynamo-places';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
 /**
- * Issuers and policies in the policies table, one item per fact:
+ * Issuers and policies in the policies table, one item per fact (docs/architecture.md, "Data
+ * layout", lists the items, their keys and why). Issuer URLs are unique per organization through
+ * a claim item keyed by the URL's hash; the number of issuers and policies of an organization is
+ * bounded by a places item each ({@link DynamoCountLimit}).
  *
- * | item             | pk             | sk                       | gsi1pk                | gsi1sk                         |
- * |------------------|----------------|--------------------------|-----------------------|--------------------------------|
- * | issuer           | `ORG#<org>`    | `ISSUER#<id>`            |                       |                                |
- * | issuer URL claim | `ORG#<org>`    | `ISSUER_URL#<sha256>`    |                       |                                |
- * | policy           | `POLICY#<id>`  | `POLICY`                 | `ORG#<org>#POLICIES`  | `<issuerId>#<createdAt>#<id>`  |
- * | places (limits)  | `ORG#<org>`    | `LIMIT#issuers`, `LIMIT#policies` |              |                                |
- *
- * The token exchange names a policy by id alone: one GetItem finds it, a second its issuer
- * (both strongly consistent). Issuer URLs are unique per organization through a claim item
- * keyed by the URL's hash (bounded key length, any URL). The number of issuers and policies
- * of an organization is bounded by a places item each ({@link DynamoCountLimit}). Other facts
- * in this table (exchange events, replay markers) use other key prefixes.
- *
- * A URL claim belongs to one write, not to the issuer: it records the `claimId` of the write
- * that made it, and the issuer item records (`urlClaimId`) the claim its URL relies on. A
- * claim is deleted only under a condition on that id: by the write that made it when that
- * write did not commit, or by the write that moved the issuer off the URL once it committed.
- * Two writes of one issuer can therefore never release each other's claim.
+ * A URL claim belongs to one write, not to the issuer: it records the `claimId` of the write that
+ * made it, and the issuer item (`urlClaimId`) the claim its URL relies on. A claim is deleted only
+ * under a condition on that id: by the write that made it when that write did not commit, or by
+ * the write that moved the issuer off the URL once it committed. Two writes of one issuer can
+ * therefore never release each other's claim.
  */
 export class DynamoFederationStore implements FederationStore {
   private readonly items: DynamoItems;

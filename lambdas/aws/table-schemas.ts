@@ -29,7 +29,7 @@ export interface TableSchema {
   readonly holdsConfiguration: boolean;
 }
 
-/** The index (`gsi1pk` / `gsi1sk`) that lists an organization's items: keys, policies, usage. */
+/** The secondary index (`gsi1pk` / `gsi1sk`) of the keys, policies and usage tables: items listed by organization. */
 export const BY_ORGANIZATION_INDEX = 'byOrganization';
 
 /** The partition-key prefix of seen DPoP proofs in the rate-counters table (lambdas/aws/dynamo-proof-replay-store.ts). */

@@ -24,6 +24,7 @@ import { ZERO, atMost, compare, larger, minus, plus, smaller, times } from '../u
  */
 export type SpendBefore = (scope: SpendScope, window: BudgetWindow, at: Date) => Promise<string>;
 
+/** What the gate works with: the ledgers, what usage says a scope spent before its ledger began, and the clock and randomness tests pin. */
 export interface BudgetGateDeps {
   ledgers: BudgetLedgerStore;
   spendBefore: SpendBefore;

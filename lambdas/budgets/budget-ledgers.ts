@@ -26,12 +26,14 @@ export interface HoldRef {
   epoch: string;
 }
 
+/** A ledger as read: what it has committed, what of that is settled spend, and its holds by bucket. */
 export interface LedgerState {
   committed: string;
   settled: string;
   holds: Array<{ hold: HoldRef; amount: string }>;
 }
 
+/** A hold asked of a ledger: how much, under which cap, in which bucket, with what the holder gives back. */
 export interface Grant {
   ref: LedgerRef;
   /** The cap, USD: the grant lands only while committed − giveBack + amount stays within it. */
@@ -42,6 +44,7 @@ export interface Grant {
   giveBack?: { hold: HoldRef; amount: string };
 }
 
+/** Whether a grant landed, with the ledger as it then stands. */
 export type GrantOutcome =
   /** `before`: the ledger as the grant found it (undefined: the grant created it). */
   | { granted: true; before: LedgerState | undefined; after: LedgerState }
@@ -58,6 +61,7 @@ export interface SpendEntry {
   amounts: ReadonlyMap<string, string>;
 }
 
+/** Where the ledgers and spend items are kept: the usage table in AWS (lambdas/aws/dynamo-budget-ledgers.ts). */
 export interface BudgetLedgerStore {
   /**
    * One conditional write. A ledger that does not exist is created at `base` (what the scope spent
@@ -92,6 +96,7 @@ export function foldableAt(hold: HoldRef): number {
   return ((hold.bucket + 1) * HOLD_BUCKET_SECONDS + HOLD_SECONDS + RUNNING_REQUEST_SECONDS) * 1000;
 }
 
+/** The hold bucket an instant falls in. */
 export function bucketOf(at: Date): number {
   return Math.floor(at.getTime() / 1000 / HOLD_BUCKET_SECONDS);
 }
@@ -105,4 +110,5 @@ export const spendAttribute = (ref: LedgerRef): string => `${ref.ledger}|${ref.p
 /** How many spend shards a scope's writers spread over: a key takes 10,000 completions a second, a workspace 50,000. */
 export const SPEND_SHARDS: Readonly<Record<SpendScope['kind'], number>> = { key: 32, workspace: 128 };
 
+/** Whether two refs name the same bucket of the same writer epoch. */
 export const sameHold = (a: HoldRef, b: HoldRef): boolean => a.bucket === b.bucket && a.epoch === b.epoch;

@@ -5,6 +5,7 @@ import { BUDGET_INTERVALS, type BudgetInterval, type SpendCap } from '../account
 /** Whose spend a layer counts: one key's, or everything a workspace's keys spend. */
 export type SpendScope = { kind: 'key'; organizationId: string; keyHash: string } | { kind: 'workspace'; organizationId: string; workspaceId: string };
 
+/** Which of the three layers a cap is: a workspace budget, a guardrail budget, or the key's limit. */
 export type LayerKind = 'workspace_budget' | 'guardrail_budget' | 'key_limit';
 
 /**

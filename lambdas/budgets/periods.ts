@@ -6,6 +6,7 @@ import type { ResetInterval } from '../accounts/spend-caps';
  */
 export type BudgetWindow = 'day' | 'week' | 'month' | 'all';
 
+/** The window of a reset interval; no interval counts all time. */
 export function windowOf(reset: ResetInterval | null): BudgetWindow {
   if (reset === 'daily') return 'day';
   if (reset === 'weekly') return 'week';
@@ -22,6 +23,10 @@ export interface Period {
   resetsAt: Date | null;
 }
 
+/**
+ * The period of `window` that `at` falls in.
+ * @example periodAt('week', new Date('2026-11-27T12:00:00Z')).id // 'w2026-11-23'
+ */
 export function periodAt(window: BudgetWindow, at: Date): Period {
   const year = at.getUTCFullYear();
   const month = at.getUTCMonth();

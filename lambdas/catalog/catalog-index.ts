@@ -22,9 +22,8 @@ interface IndexedEntry extends SortFields {
 /** How many callers' ordered lists an index keeps (each an array of model positions). */
 const RECENT_LISTS = 64;
 /**
- * Bytes of answered pages and full lists kept with those lists: a repeated request (a
- * caller's full list, the page a client polls) costs no serialization. The oldest lists'
- * bytes go first past the budget.
+ * Bytes of answered pages and full lists kept with those lists: a repeated request (a caller's
+ * full list, the page a client polls) costs no serialization. Past it, the oldest lists' go first.
  */
 export const KEPT_ANSWER_BYTES = 32 * 1024 * 1024;
 

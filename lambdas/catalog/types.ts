@@ -6,7 +6,7 @@
 
 export type InputModality = 'text' | 'image' | 'file' | 'audio' | 'video';
 
-/** docs/reference.md#the-model-entry: what a model may produce, in the order of the public API. */
+/** docs/reference.md#the-model-entry: what a model may produce. */
 export const OUTPUT_MODALITIES = [
   'text',
   'image',
@@ -160,7 +160,7 @@ export interface ModelBenchmarks {
   design_arena: ArenaEntry[];
 }
 
-/** A reasoning effort a model accepts; null where it names none. */
+/** A reasoning effort a model may take, or default to. */
 export type ReasoningEffort = 'max' | 'xhigh' | 'high' | 'medium' | 'low' | 'minimal' | 'none' | null;
 
 /** A reasoning model's options: whether reasoning is mandatory or on by default, and which efforts it takes. */

@@ -39,6 +39,7 @@ function refused(reason: TokenRefusalReason): AccessTokenError {
   return new AccessTokenError(ERROR_CODES[reason] ?? 'claims');
 }
 
+/** Where the verifier finds the signing keys, and how long it keeps them. */
 export interface AccessTokenVerifierOptions {
   signingKeys: Pick<SigningKeyStore, 'list'>;
   clock: Clock;
@@ -65,18 +66,16 @@ function boundKeyOf(cnf: unknown): string | null {
 }
 
 /**
- * Verifies the service's own access tokens (docs/reference.md#access-tokens, docs/reference.md#scopes-and-access rule 5). jose's `jwtVerify` checks
- * the JWS and the JWT: ES256 only, header `typ` `at+jwt` (RFC 9068 §2.1, also in its
- * `application/` form), the signature with the key of the header `kid` among the keys the
- * JWKS publishes (active ones, and retired ones while their tokens live), our `iss` and
- * `aud`. The service then applies its time rules (token-time-rules.ts, shared with the
- * exchange: no leeway on `exp`, {@link CLOCK_LEEWAY_SECONDS} on `nbf` and `iat`) and reads
- * the acting key. jose runs its own time checks with that tolerance first; they can never
- * refuse what the shared rules accept, and the shared rules decide.
- *
- * Keys are cached per container and re-read on an unknown `kid` at most every 30 s, so a
- * flood of forged kids costs one query per 30 s. No decision is cached: the acting key is
- * read on every request by the caller ({@link authenticate}).
+ * Verifies the service's own access tokens (docs/reference.md#access-tokens,
+ * docs/reference.md#scopes-and-access rule 5). jose's `jwtVerify` checks ES256 only, header
+ * `typ` `at+jwt` (RFC 9068 §2.1, also in its `application/` form), the signature with the key of
+ * the header `kid` among those the JWKS publishes (active ones, and retired ones while their
+ * tokens live), our `iss` and `aud`. The service's time rules then decide (token-time-rules.ts,
+ * shared with the exchange: no leeway on `exp`, {@link CLOCK_LEEWAY_SECONDS} on `nbf` and `iat`;
+ * jose's own checks, run first with that tolerance, never refuse what they accept). Keys are
+ * cached per container and re-read on an unknown `kid` at most every 30 s, so a flood of forged
+ * kids costs one query per 30 s. No decision is cached: the caller reads the acting key on
+ * every request ({@link authenticate}).
  */
 export class SigningKeyAccessTokenVerifier implements AccessTokenVerifier {
   private keySet: ReturnType<typeof createLocalJWKSet> = createLocalJWKSet({ keys: [] });

@@ -13,6 +13,7 @@ export interface AccessTokenVerifier {
   verify(token: string): Promise<VerifiedAccessToken>;
 }
 
+/** What a verified access token says: the key it acts as, the policy behind it, the key it is bound to. */
 export interface VerifiedAccessToken {
   /** The API key the token acts as. */
   keyHash: string;
@@ -55,6 +56,7 @@ export interface PresentedCredential extends RequestProofs {
   authorization: string | undefined;
 }
 
+/** The account store and clock {@link authenticate} reads with, and the verifiers of tokens and proofs. */
 export interface AuthenticationDeps {
   accounts: AccountStore;
   clock: Clock;
@@ -69,6 +71,10 @@ const SCHEME = /^(Bearer|DPoP)[ ]+(\S+)\s*$/i;
 /** What kind of credential a request presents, for logs: never the credential itself. */
 export type CredentialKind = 'none' | 'api_key' | 'access_token' | 'dpop_access_token' | 'unrecognized';
 
+/**
+ * The kind of credential an `Authorization` value carries, judged by its shape alone.
+ * @example credentialKind('DPoP eyJh.eyJz.c2ln') // 'dpop_access_token'
+ */
 export function credentialKind(authorization: string | undefined): CredentialKind {
   if (authorization === undefined || authorization.trim() === '') return 'none';
   const match = SCHEME.exec(authorization);

@@ -4,6 +4,7 @@ import { normalizeHostname } from '../hostname';
 import type { ProofChecker, ProofRequest } from './authenticate';
 import { verifyDpopProof, type ProofReplayStore, type VerifiedProof } from './dpop-proof';
 
+/** What a deployment's DPoP checks need: the URLs it serves, the replay store and the clock. */
 export interface DpopCheckerOptions {
   /** The API base URL (`API_BASE_URL`): the public URL of every route, as clients are told it. */
   apiBaseUrl: string;
@@ -47,6 +48,7 @@ export interface ServedHosts {
   hostnames: ReadonlySet<string>;
 }
 
+/** The {@link ServedHosts} of a deployment: the API base URL's host and its other hostnames. */
 export function servedHosts(apiBaseUrl: string, others: readonly string[]): ServedHosts {
   const base = new URL(apiBaseUrl);
   return { scheme: base.protocol, hostnames: new Set([base.host, ...others].map(normalizeHostname)) };

@@ -46,6 +46,7 @@ export interface ProofContext {
   now: Date;
 }
 
+/** A proof that passed every check but replay: its key's thumbprint, and what its replay record needs. */
 export interface VerifiedProof {
   /** RFC 7638 SHA-256 thumbprint of the proof's key: the `cnf.jkt` of a bound token. */
   jkt: string;

@@ -7,11 +7,10 @@ import type { JWK } from 'jose';
  * a private one, one encoding per key, and the RSA bounds. Each caller adds what its protocol
  * allows (algorithms, other members) and words the refusal for its reader.
  *
- * One encoding per public key: a JWK's key members are base64url byte strings, and a decoder
- * forgives what RFC 7518 does not: a 33-byte EC coordinate with a leading zero, an RSA modulus
- * with leading zero bytes, padding, or stray bits in the last character all decode to the same
- * key. Each would give one key several RFC 7638 thumbprints (so several `cnf.jkt` values, several
- * replay records for one proof key) and several spellings in a key set.
+ * One encoding per public key: a base64url decoder forgives what RFC 7518 does not (a 33-byte EC
+ * coordinate with a leading zero, an RSA modulus with leading zero bytes, padding, stray bits in
+ * the last character), so one key would have several RFC 7638 thumbprints (several `cnf.jkt`
+ * values, several replay records for one proof key) and several spellings in a key set.
  */
 
 /** The members that define a public key, by type (RFC 7518 §6.2.1, §6.3.1; RFC 8037 §2). */
@@ -64,8 +63,9 @@ function canonicalBase64url(value: string): Buffer | null {
   return bytes.toString('base64url') === value ? bytes : null;
 }
 
-/** docs/reference.md#subject-tokens rule 1: the RSA keys the service verifies with, from identity providers and in DPoP proofs alike. */
+/** docs/reference.md#subject-tokens rule 1: the shortest RSA modulus, in bits, verified with, from identity providers and in DPoP proofs alike. */
 export const MIN_RSA_BITS = 2048;
+/** The longest RSA modulus, in bits, verified with (the same rule). */
 export const MAX_RSA_BITS = 8192;
 /**
  * The one RSA public exponent admitted, 65537 (base64url `AQAB`), which every major provider

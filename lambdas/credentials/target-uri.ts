@@ -3,14 +3,13 @@ import { isIPv6 } from 'node:net';
 /**
  * The target URI a DPoP proof names (RFC 9449 §4.3 step 9, `htu`), in one normal form, or null.
  *
- * Two grammars read URLs: RFC 3986, which RFC 9449 cites, and the WHATWG URL Standard, which
- * `new URL()` and every browser implement. They disagree on spellings a proof could use to look
- * like another URL: WHATWG reads `0x7f000001`, `127.1` and `127.0.0.1.` as the address
- * 127.0.0.1 (RFC 3986 reads each as a registered name), turns `\` into `/`, and drops tabs, line
- * breaks and surrounding spaces (RFC 3986 allows none of them). So a value is normalised by
- * both, as RFC 3986 §6.2.2 and §6.2.3 say (scheme and host in lower case, the default port
- * dropped, percent-encodings of unreserved characters decoded and the others in upper case, dot
- * segments removed, an empty path as `/`), and is a target only when both parse it and agree
+ * Two grammars read URLs: RFC 3986, which RFC 9449 cites, and the WHATWG URL Standard of `new URL()`
+ * and browsers. They disagree on spellings a proof could use to look like another URL: WHATWG reads
+ * `0x7f000001`, `127.1` and `127.0.0.1.` as 127.0.0.1 (RFC 3986 as registered names), turns `\`
+ * into `/`, and drops tabs, line breaks and surrounding spaces (RFC 3986 allows none). So a value
+ * is normalised by both, as RFC 3986 §6.2.2 and §6.2.3 say (scheme and host in lower case, default
+ * port dropped, percent-encodings of unreserved characters decoded and the others in upper case,
+ * dot segments removed, an empty path as `/`), and is a target only when both parse it and agree
  * on scheme, host, port and path. Query and fragment are not part of it (RFC 9449 §4.2).
  */
 export function normalisedTargetUri(value: string): string | null {

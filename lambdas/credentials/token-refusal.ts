@@ -17,6 +17,7 @@ export const TOKEN_REFUSAL_REASONS = [
   'aud_mismatch',
   'sub_mismatch',
 ] as const;
+/** One of {@link TOKEN_REFUSAL_REASONS}. */
 export type TokenRefusalReason = (typeof TOKEN_REFUSAL_REASONS)[number];
 
 /**

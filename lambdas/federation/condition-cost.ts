@@ -20,21 +20,19 @@ import {
 export { ConditionCostError, type Shape };
 
 /**
- * The save-time half of the condition budget (docs/reference.md#conditions, the "tenant-written code runs under a
- * budget" rule): an upper bound on what one evaluation of a condition can cost, computed from
- * its syntax tree and the largest variables an exchange admits (`CONDITION_INPUT_BOUNDS`).
- * A condition whose bound exceeds {@link CONDITION_BUDGET} is refused when the policy is saved.
+ * The save-time half of the condition budget (docs/reference.md#conditions; docs/workload-identity.md,
+ * "Conditions"): an upper bound on one evaluation's cost, from the syntax tree and the largest
+ * variables an exchange admits (`CONDITION_INPUT_BOUNDS`); past {@link CONDITION_BUDGET}, saving fails.
  *
- * The bound counts in the units the run-time meter (`condition-meter.ts`) counts: every node
- * evaluated is one step, and every value a node yields weighs its characters and elements, and
- * each list or map in it more, because whatever consumes it may read all of it; comparing lists
- * or maps adds each pair of them it can compare; a function call adds its charge
- * (condition-functions.ts) for the largest values it can be called with, and a node that can
- * fail (a conversion, an index, `substring`, integer arithmetic) adds an error; bytes are what
- * strings and lists built on the way occupy. The estimate is sound only if it is never below
- * the meter on any input: a test holds the two against each other.
+ * The bound counts in the run-time meter's units (`condition-meter.ts`): a step per node; each
+ * value's characters and elements, and more per list or map in it, since its consumer may read
+ * all of it; each pair of lists or maps a comparison can meet; each call's charge
+ * (condition-functions.ts) at the largest values it can meet; an error per node that can fail (a
+ * conversion, an index, `substring`, integer arithmetic); the bytes built. It is sound only if
+ * never below the meter on any input: a test holds the two against each other.
  */
 
+/** What an evaluation costs, in the budget's two measures. */
 export interface Cost {
   /** Steps and characters read, in the meter's work units. */
   work: number;
@@ -42,6 +40,7 @@ export interface Cost {
   bytes: number;
 }
 
+/** A condition's worst-case cost, and the shape of what it yields. */
 export interface ConditionCost extends Cost {
   /** What the expression yields in the worst case (always a scalar for a valid condition). */
   shape: Shape;

@@ -1,18 +1,14 @@
 /**
- * What each function a condition may call costs, in the condition budget's work units (docs/reference.md#conditions,
- * limits.ts): the one table the save-time bound (condition-cost.ts) reads with the largest sizes
- * an exchange admits, and the run-time meter (condition-meter.ts) with the sizes of the values
- * each call is made with, before the call runs.
+ * What each function a condition may call costs, in work units (docs/reference.md#conditions,
+ * limits.ts): the one table the save-time bound (condition-cost.ts) reads at the largest sizes an
+ * exchange admits, and the run-time meter (condition-meter.ts) at each call's, before it runs.
  *
  * A work unit costs about the same time whatever spends it (0.6 ns on the bench's machine; a node
- * evaluated is {@link CONDITION_STEP_WORK} units). Each charge is the function's worst case
- * measured on the largest inputs, not its typical one: V8 searches a string in n·m steps for a
- * needle such as `aaa…abaaa…a` (`contains`, `indexOf` and `split` as well as `lastIndexOf`),
- * changes the case of `ﬃ` or `İ` about forty times slower than of ASCII, counts code points one
- * by one, and allocates each piece `split` makes. The lists and maps a condition builds and
- * compares are charged here too. A test times every function's worst case, and list and map
- * literals, against their charges (test/lambdas/federation/condition-calibration.test.ts), and
- * docs/workload-identity.md lists the charges.
+ * evaluated is {@link CONDITION_STEP_WORK} units). Each charge is the function's measured worst
+ * case on the largest inputs, not its typical one (V8's n·m substring search, case changes of `ﬃ`
+ * or `İ`), and so are those of the lists and maps a condition builds and compares:
+ * test/lambdas/federation/condition-calibration.test.ts times each against its charge, and
+ * docs/workload-identity.md ("Conditions") lists them and says why.
  */
 import { CONDITION_STEP_WORK } from './limits';
 
@@ -65,6 +61,7 @@ export function splitPieces(n: number, separator: number): number {
   return separator === 0 ? n : Math.floor(n / separator) + 1;
 }
 
+/** Each callable function's charge, by name, from the sizes of its receiver and arguments. */
 export const CALL_CHARGES: Readonly<Record<string, Charge>> = Object.freeze({
   size: (self) => (self.kind === 'string' ? CODE_POINT_WORK * self.characters : 1),
   contains: (self, args) => searchCost(self.characters, needle(args)),

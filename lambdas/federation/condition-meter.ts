@@ -4,26 +4,19 @@ import { buildWithEveryKey } from './condition-maps';
 import { CONDITION_BUDGET, CONDITION_ERROR_WORK, CONDITION_STEP_WORK, CONDITION_TIME_LIMIT_MS } from './limits';
 
 /**
- * The run-time half of the condition budget: every node the CEL engine evaluates passes through
- * its evaluator's `run`, which this module meters. Each node costs {@link CONDITION_STEP_WORK}
- * plus the characters and elements of the value it yields, and more for each list, map and map
- * entry in it (whatever consumes the value may read all of it); a function call also costs its
- * charge (condition-functions.ts), computed from the values it is called with before it runs, and
- * an `==`, `!=` or `in` of lists or maps the pairs of them it can compare; an error costs
- * {@link CONDITION_ERROR_WORK}; strings, lists and maps a node builds count their bytes. Past
- * either limit of {@link CONDITION_BUDGET}, or past {@link CONDITION_TIME_LIMIT_MS} of wall-clock
- * time (checked between nodes: the backstop for whatever the cost model misses), every further
- * node throws, so even an engine construct that catches errors (`||`, `exists`) cannot go on, and
- * the evaluation is refused however it ends.
- *
- * The engine (`@marcbachmann/cel-js`, pinned) evaluates a parsed expression as
- * `ast.evaluate(evaluator, ast, context)` and each node evaluates its operands with
- * `evaluator.run(node, context)` or `evaluator.tryEval`, which calls `run`: the meter replaces
- * `run` on the one evaluator of the environment. A checked call or comparison node calls its
- * function through its own `handle`, which {@link meterCalls} wraps. A test proves that the meter
- * still sees every node and every call.
+ * The run-time half of the condition budget (docs/workload-identity.md, "Conditions"): each node
+ * the CEL engine evaluates is charged {@link CONDITION_STEP_WORK} and what the save-time bound
+ * counts for its value (condition-cost.ts), a call its charge (condition-functions.ts) from its
+ * values before it runs, an error {@link CONDITION_ERROR_WORK}. Past either limit of
+ * {@link CONDITION_BUDGET} or {@link CONDITION_TIME_LIMIT_MS} of wall-clock time (checked between
+ * nodes: the backstop for what the model misses) every further node throws, so not even a
+ * construct that catches errors (`||`, `exists`) goes on. The engine (`@marcbachmann/cel-js`,
+ * pinned) runs each operand through `evaluator.run` (`tryEval` calls it too): the meter replaces
+ * `run` on the environment's one evaluator, and {@link meterCalls} wraps the `handle` a checked
+ * call or comparison node calls its function through. A test proves it sees every node and call.
  */
 
+/** An evaluation stopped by the budget: what it had used, and which limit it passed. */
 export class ConditionBudgetExceeded extends Error {
   constructor(
     readonly usage: ConditionUsage,
@@ -38,11 +31,13 @@ export class ConditionBudgetExceeded extends Error {
   }
 }
 
+/** What an evaluation used: work units and bytes built. */
 export interface ConditionUsage {
   work: number;
   bytes: number;
 }
 
+/** The meter's clock and time limit, which tests replace. */
 export interface MeterOptions {
   /** Milliseconds from some fixed point (`performance.now`); injected by tests. */
   now?: () => number;

@@ -23,6 +23,7 @@ export class ConditionCostError extends Error {
   }
 }
 
+/** The shape of a number, a bool or null: its size never matters. */
 export const SCALAR: Shape = Object.freeze({ kind: 'scalar' });
 /** `string(x)` of a number or a bool: the longest is a double's exponent form. */
 export const NUMBER_TEXT_LENGTH = 32;
@@ -98,6 +99,7 @@ export function sizeOf(shape: Shape): ValueSize {
   }
 }
 
+/** The shape of a literal; `bytes` are not available in conditions. */
 export function literalShape(value: unknown): Shape {
   if (typeof value === 'string') return { kind: 'string', length: value.length };
   if (value instanceof Uint8Array) return unsupported('bytes');
@@ -107,6 +109,11 @@ export function literalShape(value: unknown): Shape {
 /** The element of an empty list literal: joins with anything. */
 const NOTHING: Shape = Object.freeze({ kind: 'string', length: 0 });
 
+/**
+ * The smallest shape that bounds both, where an expression can yield either (a conditional, a
+ * list's elements); values of different kinds in one place are not available.
+ * @example join({ kind: 'string', length: 3 }, { kind: 'string', length: 8 }) // { kind: 'string', length: 8 }
+ */
 export function join(a: Shape, b: Shape): Shape {
   if (a === NOTHING) return b;
   if (b === NOTHING) return a;
@@ -121,10 +128,12 @@ export function join(a: Shape, b: Shape): Shape {
   return unsupported('values of different types in one place');
 }
 
+/** The shape that bounds every one of `shapes` (an empty list's element for none). */
 export function joinAll(shapes: Shape[]): Shape {
   return shapes.reduce(join, NOTHING);
 }
 
+/** Refuses a construct the bound cannot count, naming it. */
 export function unsupported(what: string): never {
   throw new ConditionCostError(`${what} is not available in conditions`);
 }

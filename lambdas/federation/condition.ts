@@ -50,6 +50,7 @@ export class ConditionEvaluationError extends Error {
   }
 }
 
+/** A condition that passed the save-time checks, with what the policy rules need to know of it. */
 export interface CheckedCondition {
   /** The source as given: stored verbatim. */
   source: string;

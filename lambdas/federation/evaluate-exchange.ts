@@ -16,6 +16,7 @@ import { hasFederationEntitlement, type ConditionVariables, type FederationIssue
  * exception: only an infrastructure failure (a store that cannot be read) throws.
  */
 
+/** What an evaluation reads: the policies and issuers, the acting key and its organization, the issuer's keys. */
 export interface ExchangeDependencies {
   federation: FederationReader;
   accounts: Pick<AccountStore, 'getApiKey' | 'getOrganization'>;
@@ -25,6 +26,7 @@ export interface ExchangeDependencies {
   evaluateCondition: (source: string, variables: ConditionVariables) => boolean;
 }
 
+/** The exchange request: the subject token, the policy it names, and when it may be evaluated. */
 export interface ExchangeRequestInput {
   subjectToken: string;
   policyId: string;
@@ -71,6 +73,10 @@ class Trace {
   }
 }
 
+/**
+ * Evaluates one exchange request, every step in {@link EXCHANGE_STEPS} order: `pass`, or `fail`
+ * with the reason and the step that refused; steps after a refusal are `not_reached`.
+ */
 export async function evaluateExchange(deps: ExchangeDependencies, input: ExchangeRequestInput): Promise<ExchangeEvaluation> {
   const trace = new Trace();
   // The policy is read first, beside whatever admits the request; every outcome needs it (a

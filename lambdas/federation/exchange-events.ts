@@ -36,12 +36,14 @@ export interface ExchangeEvent {
   expiresAt: number;
 }
 
+/** One page of an organization's or a policy's exchange events, newest first. */
 export interface ExchangeEventPage {
   events: ExchangeEvent[];
   /** Opaque; absent on the last page. */
   nextCursor: string | null;
 }
 
+/** Which exchange events to list: an organization's, or one policy's of it, a page at a time. */
 export interface ExchangeEventQuery {
   organizationId: string;
   policyId?: string;
@@ -58,6 +60,7 @@ export class InvalidCursorError extends Error {
   }
 }
 
+/** Where exchange events are recorded, and listed for the organization's admin. */
 export interface ExchangeEventStore {
   /** One write. */
   record(event: ExchangeEvent): Promise<void>;

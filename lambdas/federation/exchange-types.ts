@@ -30,6 +30,7 @@ export const REFUSAL_REASONS = [
   'dpop_proof_replayed',
   'dpop_proof_required',
 ] as const;
+/** One of {@link REFUSAL_REASONS}. */
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 /**
@@ -38,6 +39,7 @@ export type RefusalReason = (typeof REFUSAL_REASONS)[number];
  * with the exchange's reasons.
  */
 export type Refusal = TokenRefusal<RefusalReason>;
+/** The shared refusal class, constructed with one of the exchange's reasons. */
 export const Refusal: new (reason: RefusalReason, detail: string) => Refusal = TokenRefusal;
 
 /** Step names, in evaluation order, as the policy tester shows them. */
@@ -52,11 +54,13 @@ export const EXCHANGE_STEP_NAMES = [
   'claim_check:token_type',
   'condition',
 ] as const;
+/** One of {@link EXCHANGE_STEP_NAMES}. */
 export type ExchangeStepName = (typeof EXCHANGE_STEP_NAMES)[number];
 
 /** The policy tester's steps: the exchange's, then the token's binding (RFC 9449 DPoP). */
 export const TESTER_STEP_NAMES = [...EXCHANGE_STEP_NAMES, 'dpop'] as const;
 
+/** One step of an evaluation as the policy tester shows it: passed, failed, or not reached. */
 export interface ExchangeStep {
   name: ExchangeStepName | 'dpop';
   status: 'passed' | 'failed' | 'not_reached';
@@ -77,6 +81,7 @@ export interface SubjectClaims {
   token_type: unknown;
 }
 
+/** The outcome of an evaluation: the result, the reason of a refusal, every step, and what was resolved. */
 export interface ExchangeEvaluation {
   result: 'pass' | 'fail';
   /** Null when the result is `pass`. */

@@ -17,6 +17,7 @@ import {
 } from './federation-validation';
 import { hasFederationEntitlement, type FederationIssuer, type FederationPolicy, type FederationScope } from './types';
 
+/** The stores the service works on, the issuer host rules, and the limits per organization. */
 export interface FederationServiceDeps {
   store: FederationStore;
   accounts: AccountStore;
@@ -30,6 +31,7 @@ export interface FederationServiceDeps {
   limits?: { issuers: number; policies: number };
 }
 
+/** The 403's message when an organization's plan lacks workload identity federation. */
 export const ENTITLEMENT_MESSAGE = 'Workload identity federation requires the Business or Enterprise plan';
 
 /**

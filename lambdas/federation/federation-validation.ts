@@ -30,7 +30,7 @@ import type { ClaimChecks, FederationIssuer, FederationPolicy } from './types';
 
 type Body = Record<string, unknown>;
 
-
+/** Which hosts an issuer's URLs may name, beyond the public ones. */
 export interface HostRules {
   /** The local runtime only: accept loopback hosts for a development identity provider. */
   allowLoopback: boolean;
@@ -39,6 +39,7 @@ export interface HostRules {
 /** What an admin writes of an issuer; the service adds its id, organization, version and times. */
 export type IssuerInput = Pick<FederationIssuer, 'name' | 'issuerUrl' | 'jwksUrl' | 'jwks' | 'checkJti'>;
 
+/** A change of an issuer: the fields given, validated as on create. */
 export type IssuerPatch = Partial<IssuerInput>;
 
 /** What an admin writes of a policy; the service derives its scope from the acting key. */
@@ -47,6 +48,7 @@ export type PolicyInput = Pick<
   'name' | 'issuerId' | 'subject' | 'audience' | 'condition' | 'apiKeyHash' | 'enabled' | 'claimChecks' | 'requireDpop'
 >;
 
+/** A change of a policy: the fields given, each claim check set or removed on its own. */
 export type PolicyPatch = Partial<Omit<PolicyInput, 'claimChecks'>> & { claimChecks?: Partial<ClaimChecks> };
 
 /**
@@ -74,6 +76,7 @@ export function multiTenantProvider(issuerUrl: string): string | undefined {
   return MULTI_TENANT_ISSUERS[normalised];
 }
 
+/** A create-issuer body, validated: its schema, the host rules of its URLs, its inline keys. */
 export function parseIssuerCreate(input: Body, hosts: HostRules): IssuerInput {
   const body = validated(createIssuerBody, input);
   const issuer: IssuerInput = {
@@ -87,6 +90,7 @@ export function parseIssuerCreate(input: Body, hosts: HostRules): IssuerInput {
   return issuer;
 }
 
+/** An update-issuer body, validated as on create; `null` clears `jwks_url` or `jwks`. */
 export function parseIssuerPatch(input: Body, hosts: HostRules): IssuerPatch {
   const body: UpdateIssuerBody = validated(updateIssuerBody, input);
   return {
@@ -105,6 +109,7 @@ export function checkKeySource(issuer: Pick<IssuerInput, 'jwksUrl' | 'jwks'>): v
   }
 }
 
+/** A create-policy body, validated, its condition checked; unset options take their defaults. */
 export function parsePolicyCreate(input: Body): PolicyInput {
   const body = validated(createFederationPolicyBody, input);
   return {
@@ -120,6 +125,7 @@ export function parsePolicyCreate(input: Body): PolicyInput {
   };
 }
 
+/** An update-policy body, validated, its condition checked; absent fields stay as they are. */
 export function parsePolicyPatch(input: Body): PolicyPatch {
   const body = validated(updateFederationPolicyBody, input);
   const checks = body.claim_checks;

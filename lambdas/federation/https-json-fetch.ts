@@ -27,8 +27,10 @@ export class DocumentFetchError extends Error {
   override name = 'DocumentFetchError';
 }
 
+/** Resolves a hostname to every address it has, as `dns.lookup` with `all` does. */
 export type HostLookup = (hostname: string) => Promise<LookupAddress[]>;
 
+/** What the fetcher trusts and allows: loopback hosts, extra CAs, its deadline and size cap. */
 export interface HttpsJsonFetcherOptions {
   /** Loopback addresses are refused unless this is set (the local runtime only). */
   allowLoopback: boolean;
@@ -46,7 +48,9 @@ export interface HttpsJsonFetcherOptions {
   resolveHost?: HostLookup;
 }
 
+/** The deadline of one whole fetch, connection to last byte. */
 export const FETCH_TIMEOUT_MS = 3000;
+/** The largest document read; a longer one is refused. */
 export const MAX_DOCUMENT_BYTES = 256 * 1024;
 
 const defaultResolveHost: HostLookup = (hostname) =>
@@ -54,6 +58,11 @@ const defaultResolveHost: HostLookup = (hostname) =>
     dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
   });
 
+/**
+ * A {@link JsonFetcher} under the exchange's rules (HTTPS, no redirects, one deadline, a size cap),
+ * each address checked as it is connected to.
+ * @example const fetchJson = createHttpsJsonFetcher({ allowLoopback: false });
+ */
 export function createHttpsJsonFetcher(options: HttpsJsonFetcherOptions): JsonFetcher {
   const timeoutMs = options.timeoutMs ?? FETCH_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? MAX_DOCUMENT_BYTES;

@@ -9,6 +9,7 @@ import type { FederationIssuer } from './types';
  * sets are cached per container.
  */
 
+/** An issuer's key set as the exchange verifies with it, and where and when it was had. */
 export interface IssuerKeySet {
   /** Public members only, as published. */
   keys: readonly JWK[];
@@ -18,11 +19,13 @@ export interface IssuerKeySet {
   fetchedAt: string | null;
 }
 
+/** The issuer's key set, or why there is none to verify with. */
 export type IssuerKeyLookup =
   | { status: 'available'; set: IssuerKeySet }
   /** Nothing usable: the reason is for the admin (docs/reference.md#oauth-errors: 503 `temporarily_unavailable`). */
   | { status: 'unavailable'; problem: string };
 
+/** Where the exchange gets an issuer's keys. */
 export interface IssuerKeySource {
   /**
    * The issuer's current key set. When `kid` is given and the cached set lacks it, the set is
@@ -32,8 +35,9 @@ export interface IssuerKeySource {
   getKeys(issuer: FederationIssuer, kid: string | null): Promise<IssuerKeyLookup>;
 }
 
-/** Cache bounds for a fetched set, whatever its `Cache-Control` says. */
+/** The shortest a fetched set is cached, whatever its `Cache-Control` says. */
 export const MIN_CACHE_SECONDS = 5 * 60;
+/** The longest a fetched set is cached, whatever its `Cache-Control` says. */
 export const MAX_CACHE_SECONDS = 24 * 60 * 60;
 /** At most one fetch per issuer in this interval while a set is cached (unknown kids, refresh failures). */
 export const REFETCH_INTERVAL_MS = 30_000;
@@ -52,6 +56,7 @@ interface CacheEntry {
   lastProblem: string | null;
 }
 
+/** How a {@link CachingIssuerKeySource} fetches documents, and its clock. */
 export interface CachingIssuerKeySourceOptions {
   fetchJson: JsonFetcher;
   clock: Clock;
@@ -68,6 +73,12 @@ export function createIssuerKeySource(options: { clock: Clock } & Pick<HttpsJson
   });
 }
 
+/**
+ * Issuer key sets cached per container, between {@link MIN_CACHE_SECONDS} and
+ * {@link MAX_CACHE_SECONDS} whatever `Cache-Control` says: an unknown `kid` or a failed
+ * refresh fetches again at most once per {@link REFETCH_INTERVAL_MS}, and a set whose refresh
+ * fails stays usable up to {@link STALE_LIMIT_MS} after it was fetched.
+ */
 export class CachingIssuerKeySource implements IssuerKeySource {
   private readonly cache = new Map<string, CacheEntry>();
   /** One fetch per issuer at a time: concurrent exchanges share it. */

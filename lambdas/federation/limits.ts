@@ -23,12 +23,13 @@ export const MAX_CLAIM_CHARS = 512;
 /** docs/reference.md#limits: entries of the `scopes` claim. */
 export const MAX_SCOPES = 16;
 
+/** The most a subject token's payload can decode to: base64url carries 3 bytes in 4 characters. */
+const PAYLOAD_BYTES = (MAX_SUBJECT_TOKEN_BYTES * 3) / 4;
 /**
  * The largest variables a condition can meet (docs/reference.md#conditions, docs/reference.md#limits). The limits cap each value; the count of
  * `aud` values and the length of `token_type` are capped by the token itself: a 16 KB JWT's
  * payload decodes to at most 12,288 bytes, and each `aud` value takes at least three of them.
  */
-const PAYLOAD_BYTES = (MAX_SUBJECT_TOKEN_BYTES * 3) / 4;
 export const CONDITION_INPUT_BOUNDS = Object.freeze({
   subjectLength: MAX_CLAIM_CHARS,
   audienceCount: PAYLOAD_BYTES / 3,
@@ -65,11 +66,16 @@ export const CONDITION_ERROR_WORK = 20_000;
  */
 export const CONDITION_TIME_LIMIT_MS = 250;
 
+/** The longest name of an issuer or a policy. */
 export const NAME_MAX = 100;
 /** docs/reference.md#limits: `sub` and `aud` values are at most 512 characters, so configured ones are too. */
 export const CLAIM_VALUE_MAX = MAX_CLAIM_CHARS;
+/** The longest issuer URL or JWKS URL. */
 export const URL_MAX = 512;
+/** The most keys an issuer's inline JWK Set may hold. */
 export const JWKS_MAX_KEYS = 20;
 
+/** The fields of an issuer an admin writes, in the API's wire names. */
 export const ISSUER_FIELDS = ['name', 'issuer_url', 'jwks_url', 'jwks', 'check_jti'] as const;
+/** The fields of a policy an admin writes, in the API's wire names. */
 export const POLICY_FIELDS = ['name', 'issuer_id', 'subject', 'audience', 'condition', 'api_key_hash', 'enabled', 'claim_checks', 'require_dpop'] as const;

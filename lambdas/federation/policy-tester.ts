@@ -22,6 +22,7 @@ export interface PolicyTesterDeps {
   proofs: Pick<ProofChecker, 'check'>;
 }
 
+/** What the tester answers: whether the exchange would pass, the token it would issue, every step. */
 export interface PolicyTestResult {
   result: 'pass' | 'fail';
   /** The lifetime the issued token would get; null when the exchange would be refused. */

@@ -1,26 +1,22 @@
 import type { ASTNode } from '@marcbachmann/cel-js';
 
 /**
- * The shared-issuer rule: a policy on an issuer that signs tokens for every customer of a
- * provider (GitHub Actions, GitLab, ...) must pin the subject, or every workflow in the world
- * matches it. Reading `subject` is not pinning it (`subject.size() >= 0`, `subject == subject`,
- * `true || subject == "x"` all read it); a condition pins the subject when one clause of its
- * top-level conjunction (`a && b && ...`) is one of:
- *
- * - `subject == "repo:acme/app:ref:refs/heads/main"` (either side): one subject;
- * - `subject in ["repo:acme/app:...", "repo:acme/web:..."]`: a list of literal subjects;
- * - `subject.startsWith("repo:acme/")`: a prefix that names an owner, that is, a literal with a
- *   non-empty segment after its first `:` that ends at a `/` or `:` (`repo:acme/`,
- *   `project_path:acme/`, `organization:acme:`), so `repo:` or `repo:acme` (which `acme-evil`
- *   also starts with) do not pin.
- *
- * The caller also evaluates the condition for a random subject: a pinning condition is never
- * true for it.
+ * The shared-issuer rule (docs/workload-identity.md, "The admin API", shared issuers): a policy
+ * on an issuer that signs tokens for every customer of a provider (GitHub Actions, GitLab, ...)
+ * must pin the subject, or every workflow in the world matches it. Reading `subject` is not
+ * pinning it (`subject.size() >= 0`, `true || subject == "x"`); one clause of the condition's
+ * top-level conjunction (`a && b && ...`) must be `subject == "<literal>"` (either side),
+ * `subject in [<literals>]`, or `subject.startsWith("<literal>")` where the literal names an
+ * owner: a non-empty segment after its first `:`, ending at a `/` or `:` (`repo:acme/`,
+ * `organization:acme:`), so `repo:` or `repo:acme` (which `acme-evil` also starts with) do not
+ * pin. The caller also evaluates the condition for a random subject: a pinning condition is
+ * never true for it.
  */
 
 /** An accepted form, shown in the refusal. */
 export const SUBJECT_PINNING_EXAMPLE = 'subject.startsWith("repo:acme/") or subject == "repo:acme/app:ref:refs/heads/main"';
 
+/** Whether one clause of the condition's top-level conjunction pins `subject` (the forms above). */
 export function pinsSubject(root: ASTNode): boolean {
   return conjuncts(root).some(isPinningClause);
 }

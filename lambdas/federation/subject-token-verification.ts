@@ -22,12 +22,14 @@ import type { FederationIssuer } from './types';
 
 const VERIFY_OPTIONS: VerifyOptions = { algorithms: [...ACCEPTED_ALGORITHMS] };
 
+/** A subject token that passed the signature step: its payload, and the step's detail for the admin. */
 export interface VerifiedSubjectToken {
   /** The verified payload. */
   claims: Record<string, unknown>;
   detail: string;
 }
 
+/** Where the issuer's keys come from, and the clock the time rules read. */
 export interface SubjectTokenVerificationDeps {
   issuerKeys: IssuerKeySource;
   clock: Clock;

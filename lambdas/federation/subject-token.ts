@@ -8,6 +8,7 @@ import { MAX_RSA_BITS, MIN_RSA_BITS, RSA_PUBLIC_EXPONENT, keyEncodingProblem, pu
  * token's header alone. Verification itself is jose's (see subject-token-verification.ts).
  */
 
+/** The algorithms a subject token may be signed with: ES256 (EC P-256) or RS256. */
 export type SubjectTokenAlgorithm = 'ES256' | 'RS256';
 
 /** docs/reference.md#subject-tokens rule 1. */
@@ -18,6 +19,7 @@ export const ACCEPTED_ALGORITHMS: readonly SubjectTokenAlgorithm[] = ['ES256', '
  */
 export const MAX_KIDLESS_CANDIDATES = 4;
 
+/** A token's header and payload, decoded without trust. */
 export interface DecodedToken {
   header: Record<string, unknown>;
   payload: Record<string, unknown>;

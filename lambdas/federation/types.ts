@@ -81,6 +81,7 @@ export interface FederationReader {
 /** docs/reference.md#organizations-workspaces-and-guardrails: federation is available on the two highest plans only. */
 export const FEDERATION_PLANS: readonly Plan[] = ['business', 'enterprise'];
 
+/** Whether an organization on `plan` may configure workload identity federation. */
 export function hasFederationEntitlement(plan: Plan): boolean {
   return FEDERATION_PLANS.includes(plan);
 }

@@ -33,6 +33,7 @@ export const STATUS_OF_KIND: Readonly<Record<DomainErrorKind, number>> = {
   upstream_timeout: 504,
 };
 
+/** The common error body (docs/reference.md#the-common-error-body). */
 export interface ErrorBody {
   error: { code: number; message: string; metadata?: ErrorMetadata };
 }
@@ -46,6 +47,7 @@ export interface ErrorSerializerOptions {
   readonly resourceMetadataUrl?: string;
 }
 
+/** The status, body and headers that answer an error: a domain error by its kind, anything else a bare 500. */
 export function toErrorBody(
   error: unknown,
   options: ErrorSerializerOptions = {},

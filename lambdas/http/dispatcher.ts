@@ -61,6 +61,7 @@ export interface AdmittedRequest<R extends RouteDefinition = RouteDefinition, Qu
   readonly event: APIGatewayProxyEvent;
 }
 
+/** What a function's dispatcher admits requests with: its routes, how it reads credentials, and its query and body parsers. */
 export interface AdmissionOptions<R extends RouteDefinition, Queries = {}, Bodies = {}> {
   /** The routes served, as the function's entry wires them (lambdas/routes.ts `routesOf`). */
   readonly routes: readonly R[];

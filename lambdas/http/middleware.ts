@@ -48,6 +48,7 @@ export function requestIdHeader(): MiddlewareObj<APIGatewayProxyEvent, APIGatewa
   return { after: add, onError: add };
 }
 
+/** What {@link apiHandler} adds to every answer beyond the error body: the challenge's metadata URL and the CORS origins. */
 export interface ApiHandlerOptions extends ErrorSerializerOptions {
   /** The origins whose pages may read the answers; none for a same-origin page (the settings page). */
   readonly corsAllowedOrigins?: readonly string[];

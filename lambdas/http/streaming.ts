@@ -12,6 +12,7 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
  */
 export type StreamingHandler = (event: APIGatewayProxyEvent, responseStream: Writable, context: Context) => Promise<void>;
 
+/** The status and headers a streamed answer starts with. */
 export interface ResponsePrelude {
   statusCode: number;
   headers: Record<string, string>;
@@ -48,6 +49,7 @@ export function streamingHandler(handler: StreamingHandler): StreamingHandler {
   return handler;
 }
 
+/** Whether a handler was marked streaming: the local server relays its stream as it comes. */
 export function isStreamingHandler(handler: unknown): handler is StreamingHandler {
   return typeof handler === 'function' && Reflect.get(handler, STREAMING_HANDLER_MARK) === STREAM_RESPONSE;
 }

@@ -4,13 +4,11 @@ import { schemaInstance, SchemaInstanceError } from './schema-instance';
 /**
  * What the development provider answers a chat request, decided from the request alone:
  * - a call of one tool when `tools` are offered and `tool_choice` is not `none`, unless the last
- *   message is a tool result (then it answers with text, so an agent loop ends). A named
- *   `tool_choice` calls that tool; `auto` and `required` the first tool whose name the last user
- *   message mentions, else the first tool. Its arguments are the minimal value the tool's
- *   parameters schema accepts (schema-instance.ts);
+ *   message is a tool result (then text, so an agent loop ends); its arguments are the minimal
+ *   value the tool's parameters schema accepts (schema-instance.ts);
  * - otherwise text: JSON when `response_format` asks for it (`json_object`: `{"echo": <text>}`;
- *   `json_schema`: the minimal value its schema accepts), else the echoed text itself. The text
- *   echoed is the trailing tool results after a tool call, else the last user message.
+ *   `json_schema`: the minimal value its schema accepts), else the echoed text itself: the
+ *   trailing tool results after a tool call, else the last user message.
  * Text is in pieces, one token each, as it is streamed: words (with their leading space), or a
  * JSON text's lexical tokens (strings, numbers, literals, punctuation).
  */
@@ -29,6 +27,7 @@ interface FunctionDefinition {
   parameters?: unknown;
 }
 
+/** The development provider's answer to a chat request's body; a {@link DevelopmentRefusal} where a provider would refuse it. */
 export function developmentAnswer(body: Readonly<Record<string, unknown>>): DevelopmentAnswer {
   const messages = (Array.isArray(body.messages) ? body.messages : []).filter((m): m is Message => typeof m === 'object' && m !== null);
   const lastUser = contentText([...messages].reverse().find((m) => m.role === 'user')?.content);
@@ -43,6 +42,7 @@ export function developmentAnswer(body: Readonly<Record<string, unknown>>): Deve
   return { kind: 'text', pieces: wordsOf(echoed).map((word, i) => (i === 0 ? word : ` ${word}`)) };
 }
 
+/** The words of a text, split at whitespace. */
 export function wordsOf(text: string): string[] {
   return text.split(/\s+/).filter(Boolean);
 }

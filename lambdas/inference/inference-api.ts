@@ -24,6 +24,7 @@ import type { InferenceRoute } from './routes';
 
 export type { CompletionUsage };
 
+/** What the inference operation uses: credentials, the catalog, the providers, and the stores a completion is counted and charged in. */
 export interface InferenceApiDeps extends AuthenticationDeps {
   catalog: CatalogCache;
   regionalHostnames: Readonly<Record<string, string>>;
@@ -60,21 +61,16 @@ const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
 
 /**
- * `POST /chat/completions` (docs/reference.md#scopes-and-access), OpenAI-compatible: an inference credential, a model
- * the caller may reach under its preferences, privacy settings, guardrails and region,
- * sent to the first eligible provider endpoint. `"stream": true` answers
- * `text/event-stream` chunks as the provider sends them, ending with `data: [DONE]`. Either
- * way the answer is in the public response shapes whatever the provider sent
- * (public-answer.ts), with the routed model and the provider that answered.
- *
- * A streaming handler in Lambda and locally alike; a client that disconnects aborts the
- * upstream request.
+ * `POST /chat/completions` (docs/reference.md#scopes-and-access), OpenAI-compatible: a model the
+ * caller may reach under its preferences, privacy settings, guardrails and region, sent to the
+ * first eligible provider endpoint and answered in the public shapes whatever the provider sent
+ * (public-answer.ts); `"stream": true` relays `text/event-stream` chunks as they come, ending
+ * with `data: [DONE]`. A client that disconnects aborts the upstream request.
  *
  * A completion is acknowledged only once its usage is durable: the JSON body, or a stream's
- * usage chunk and `data: [DONE]`, is written after the usage write has succeeded, and the
- * response (the Lambda response stream) ends after that, so neither a crash nor a frozen
- * invocation can leave a completion the client received uncounted. Either way the answer's
- * `usage` says what the acting key was charged (`cost`, public-answer.ts `publicUsage`).
+ * usage chunk and `data: [DONE]`, is written after the usage write succeeded, and the response
+ * ends after that, so neither a crash nor a frozen invocation leaves a completion the client
+ * received uncounted. The answer's `usage` says what the acting key was charged (`cost`).
  */
 export function createInferenceApi(routes: readonly InferenceRoute[], deps: InferenceApiDeps): (...args: [...Parameters<StreamingHandler>, onAnswered?: () => void]) => Promise<number> {
   const newId = deps.newId ?? randomId;

@@ -31,6 +31,7 @@ export class CachedProviderCredentials implements ProviderCredentials {
   }
 }
 
+/** The credentials document as a map of provider to API key; an empty key is left out, and a malformed document fails without showing its content. */
 export function parseCredentials(text: string | undefined): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
   if (text === undefined || text.trim() === '') return out;

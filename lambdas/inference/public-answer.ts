@@ -1,20 +1,14 @@
 /**
  * A provider's answer in the public response shapes (the public document's `ChatResult` and
- * `ChatStreamChunk`, copied verbatim into completion-schemas.json), whatever the provider sent:
- * the official SDK parses every answer with those schemas and refuses one that lacks a
- * required member (`system_fingerprint`, which many providers omit) or holds a null where the
- * schema has none (`usage: null` in OpenAI-style chunks).
- *
- * One walk over the public schema decides everything, member by member:
- * - a required member that is missing, or not of its schema's type, is filled in: null where
- *   the schema allows it, the single value of a one-value enumeration (`object`), an object
- *   or array built the same way, or what the gateway knows ({@link AnswerFacts}: the id and
- *   time of the answer, a choice's position, token counts);
- * - an optional member of the wrong type (a null the schema does not allow) is left out;
- * - members the schema does not name, the provider's own, are kept as sent.
- * The id, the routed model and the provider that answered are always the gateway's (`id`, one
- * generation id for every chunk; `model`; and `provider`, which modelgate adds as the public
- * service does).
+ * `ChatStreamChunk`, completion-schemas.json), whatever the provider sent: the official SDK
+ * refuses an answer that lacks a required member (`system_fingerprint`, which many providers
+ * omit) or holds a null the schema does not allow (`usage: null` in OpenAI-style chunks).
+ * One walk over the public schema decides, member by member: a required member missing or of
+ * another type is filled in (null where allowed, a one-value enumeration's value, an object or
+ * array built the same way, or what the gateway knows: {@link AnswerFacts}); an optional member
+ * of the wrong type is left out; the provider's own members are kept as sent. `id` (one
+ * generation id for every chunk), `model` and `provider` (added, as the public service does)
+ * are always the gateway's.
  */
 import completionSchemas from '../openapi/completion-schemas.json';
 import type { UsageRecord } from '../usage/usage';

@@ -13,6 +13,7 @@ export interface CompletionUsage {
  */
 export const CHARACTERS_PER_TOKEN = 4;
 
+/** The tokens estimated for a text of `characters` characters, rounded up. */
 export function estimatedTokens(characters: number): number {
   return Math.ceil(characters / CHARACTERS_PER_TOKEN);
 }

@@ -22,6 +22,7 @@ export function lookupByProvider<T>(map: Readonly<Record<string, T>>, tag: strin
   return undefined;
 }
 
+/** How completions reach the providers: where each is, how it is called, its key, and how long its answer may take. */
 export interface UpstreamOptions {
   /** Provider to base URL (or the development provider), as configured. */
   upstreams: Readonly<Record<string, string>>;

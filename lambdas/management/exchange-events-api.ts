@@ -2,9 +2,12 @@ import type { Clock } from '../clock';
 import { InvalidCursorError, type ExchangeEvent, type ExchangeEventStore } from '../federation/exchange-events';
 import { invalidParameter } from '../errors';
 
+/** The page size of `GET /workload-identity/events` without `limit`. */
 export const EVENTS_DEFAULT_LIMIT = 50;
+/** The largest `limit` `GET /workload-identity/events` takes. */
 export const EVENTS_MAX_LIMIT = 100;
 
+/** One token exchange as `GET /workload-identity/events` answers it: who asked under which policy, and what came of it. */
 export interface ExchangeEventView {
   id: string;
   time: string;
@@ -21,6 +24,7 @@ export interface ExchangeEventView {
   dpop_jkt: string | null;
 }
 
+/** An exchange event in its wire form. */
 export function exchangeEventView(event: ExchangeEvent): ExchangeEventView {
   return {
     id: event.id,

@@ -24,6 +24,7 @@ export interface LimitSeeds {
 /** At most this many keys are seeded after one change; the rest start on their first request. */
 const MAX_SEEDED_KEYS = 100;
 
+/** The seeds over the accounts service and the ledgers; a failed seed never fails the change. */
 export function limitSeeds(service: AccountsService, ledgers: Pick<BudgetLedgerStore, 'seed'>, spendBefore: SpendBefore, clock: Clock): LimitSeeds {
   const seed = async (layers: readonly BudgetLayer[]) => {
     // A failed seed costs only the first request's read of usage: never the change that landed.

@@ -11,6 +11,7 @@ import type { PolicyTesterDeps } from '../federation/policy-tester';
 import type { GenerationStore } from '../usage/generations';
 import type { UsageStore } from '../usage/usage';
 
+/** What the management operations use: the accounts and federation services, the usage and event stores, the policy tester and the exchange's rate limit. */
 export interface ManagementDeps extends AuthenticationDeps {
   service: AccountsService;
   federation: FederationService;

@@ -77,6 +77,7 @@ export const WORKSPACE_SETTINGS = Object.freeze({
   created_by: null,
 });
 
+/** A workspace's wire shape (public `Workspace`), with its default guardrail's id and the settings modelgate does not have. */
 export function workspaceView(workspace: Workspace) {
   return {
     id: workspace.id,
@@ -116,6 +117,7 @@ export function workspaceBudgetsAnswer({ workspace, budgets }: { workspace: Work
   return { data: budgets.map(workspaceBudgetView), include_byok_in_budgets: workspace.includeByokInBudgets ?? false };
 }
 
+/** A guardrail's wire shape (public `Guardrail`): its model and provider lists, and its budget. */
 export function guardrailView(guardrail: Guardrail) {
   return {
     id: guardrail.id,

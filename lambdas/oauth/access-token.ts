@@ -26,6 +26,7 @@ export interface AccessTokenClaims {
   cnf?: { jkt: string };
 }
 
+/** What an access token is minted from: the exchange's decision (subject, policy, issuer, acting key, scope), the subject token's expiry and the clock. */
 export interface MintInput {
   issuer: string;
   subject: string;
@@ -44,6 +45,7 @@ export interface MintInput {
   boundKey?: string;
 }
 
+/** A signed access token, its claims, and its lifetime for the `expires_in` of the answer. */
 export interface MintedToken {
   token: string;
   claims: AccessTokenClaims;

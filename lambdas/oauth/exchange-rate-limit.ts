@@ -53,12 +53,14 @@ export class RememberingRateCounters implements RateCounterStore {
   }
 }
 
+/** The token endpoint's per-address limit: how many exchanges an address may ask for in each window. */
 export interface ExchangeRateLimit {
   /** Exchanges one address may request per window. */
   readonly limit: number;
   readonly windowSeconds: number;
 }
 
+/** Whether a request fits its address's limit; when not, how long until its window ends. */
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 /**

@@ -23,10 +23,12 @@ export interface TokenResponse {
   scope: 'inference' | 'management';
 }
 
+/** Where the exchange logs a failure on its side (a store or the signer unavailable), by request id and error name. */
 export interface ExchangeLogger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+/** What the exchange issues tokens under: their issuer, their longest lifetime, and the per-address limit. */
 export interface TokenExchangeConfig {
   /** `iss` and `aud` of issued tokens: the service's API base URL. */
   readonly issuer: string;
@@ -34,6 +36,7 @@ export interface TokenExchangeConfig {
   readonly rateLimit: ExchangeRateLimit;
 }
 
+/** What one exchange uses: its configuration, the rate counters, the policy decision, the replay stores, the event store and the signer. */
 export interface TokenExchangeDeps {
   readonly config: TokenExchangeConfig;
   readonly clock: Clock;
@@ -52,6 +55,7 @@ export interface TokenExchangeDeps {
   readonly onOutcome?: (outcome: 'issued' | 'refused', reason: RefusalReason | null) => void;
 }
 
+/** One request to the token endpoint, as the handler takes it from the proxy event. */
 export interface TokenExchangeInput extends RequestProofs {
   body: string;
   contentType: string | undefined;

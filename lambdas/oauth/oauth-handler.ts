@@ -7,6 +7,7 @@ import { requestLog } from '../http/request-log';
 import type { Telemetry } from '../observability/telemetry';
 import { OAuthError, toOAuthResponse } from './oauth-errors';
 
+/** An OAuth route's handler: the proxy event in, the answer out; a refusal thrown as an {@link OAuthError}. */
 export type OAuthRouteHandler = (event: APIGatewayProxyEvent, context: Context, requestId: string) => Promise<APIGatewayProxyResult>;
 
 /**

@@ -2,12 +2,15 @@ import { FORM_MEDIA_TYPE, mediaType } from '../http/request';
 import { MAX_SUBJECT_TOKEN_BYTES } from '../federation/limits';
 import { invalidRequest, invalidScope, invalidTarget, unsupportedGrantType } from './oauth-errors';
 
+/** RFC 8693 §2.1: the `grant_type` of a token exchange, the one grant the endpoint serves. */
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+/** RFC 8693 §3: a JWT subject token. */
 export const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
 /** RFC 8693 §3: an OpenID Connect ID token, which is a JWT its issuer signed: verified as one. */
 export const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
 /** The subject token types taken: both name a JWT, and the federation policy checks it as one. */
 export const SUBJECT_TOKEN_TYPES: readonly string[] = [JWT_TOKEN_TYPE, ID_TOKEN_TYPE];
+/** RFC 8693 §3: the `issued_token_type` of every answer, an access token. */
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 /** Limits (docs/reference.md#limits). */
@@ -16,6 +19,7 @@ export const MAX_BODY_BYTES = 32 * 1024;
 /** RFC 8693 §2.1: the parameters a token-exchange request may send more than once. */
 const MAY_REPEAT: ReadonlySet<string> = new Set(['audience', 'resource']);
 
+/** A token exchange request as the form sent it, its shape checked: the subject token, the policy it names, and the scope asked for. */
 export interface TokenExchangeRequest {
   subjectToken: string;
   federationPolicyId: string;

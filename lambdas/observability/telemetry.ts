@@ -3,12 +3,12 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { loadTracer, tracingEnabled } from './tracing';
 
-/** `service` of every log line and metric; the function name tells functions apart. */
 /** The levels a function may log at. */
 export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 /** One of {@link LOG_LEVELS}. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** `service` of every log line and metric; the function name tells functions apart. */
 export const SERVICE_NAME = 'modelgate';
 /** CloudWatch namespace of the service's EMF metrics (docs/operating.md lists them). */
 export const METRICS_NAMESPACE = 'modelgate';
@@ -49,6 +49,7 @@ export interface Telemetry {
   readonly counts: Metrics;
 }
 
+/** How a function's telemetry is built: its name, its log level, and the local runtime's logger. */
 export interface TelemetryOptions {
   /** The function's name in logs and metric dimensions, e.g. `catalog`. */
   readonly functionName: string;

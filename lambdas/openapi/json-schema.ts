@@ -43,7 +43,7 @@ export const SAFE_TEXT: Json = {
 
 /**
  * What a request refused by this schema is told (docs/reference.md#the-common-error-body: `Invalid <parameter>: <reason>`),
- * where the generic reason of lambdas/http/request-validation.ts would not say it best: one
+ * where the generic reason of lambdas/openapi/request-validation.ts would not say it best: one
  * reason for any failure of the schema's own keywords, or one per keyword (`null`: the value is
  * null where the schema does not allow it). A reason may name the failure's parameters, e.g.
  * `{limit}` or `{additionalProperty}`.

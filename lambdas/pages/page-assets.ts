@@ -20,6 +20,7 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.png': 'image/png',
 };
 
+/** The `Content-Type` a page file is served with, by its extension; undefined for a file that is not served. */
 export function contentTypeOf(fileName: string): string | undefined {
   return CONTENT_TYPES[extname(fileName)];
 }

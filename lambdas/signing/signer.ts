@@ -22,6 +22,7 @@ export interface SigningKeyRecord {
   retiredAt: string | null;
 }
 
+/** Where signing-key records are kept (the keys table, `SIGNING_KEY` partition). */
 export interface SigningKeyStore {
   put(record: SigningKeyRecord): Promise<void>;
   list(): Promise<SigningKeyRecord[]>;

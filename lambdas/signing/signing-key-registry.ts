@@ -10,6 +10,7 @@ export interface SigningKeyRegistration {
   publicJwk: JWK;
 }
 
+/** What a registration did: the active record, those it retired, and whether it wrote anything. */
 export interface RegistrationResult {
   /** The record that now signs. */
   active: SigningKeyRecord;

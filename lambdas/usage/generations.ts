@@ -2,7 +2,7 @@ import type { Principal } from '../accounts/types';
 import type { UsageRecord } from './usage';
 
 /**
- * One completion as `GET /generation?id=` reports it (docs/usage.md, "Generations"): what was
+ * One completion as `GET /generation?id=` reports it (docs/api.md, "Generations and request ids"): what was
  * asked of whom, what it cost and how long it took. Written beside the usage, kept
  * {@link GENERATION_RETENTION_DAYS} days.
  */
@@ -44,12 +44,14 @@ export interface GenerationRecord {
   externalUser: string | null;
 }
 
+/** Where each completion's stats are kept, by generation id, for `GET /generation`. */
 export interface GenerationStore {
   /** Records a completion; resolves once durable. */
   put(record: GenerationRecord): Promise<void>;
   get(id: string): Promise<GenerationRecord | undefined>;
 }
 
+/** How long a generation's stats are kept, in days; then they expire. */
 export const GENERATION_RETENTION_DAYS = 30;
 
 /** What a generation id looks like: `gen-` and the gateway's random id. Anything else is not one. */

@@ -9,6 +9,7 @@ export interface UsageFolder {
   buildPopularity(now: Date): Promise<ModelUsage>;
 }
 
+/** What the rollup works with: the organizations, the folder, and the clock. */
 export interface RollupDeps {
   /** Every organization. */
   organizations(): Promise<readonly { id: string }[]>;
@@ -16,6 +17,7 @@ export interface RollupDeps {
   clock: Clock;
 }
 
+/** What one run of the rollup did, for its log line. */
 export interface RollupSummary {
   organizations: number;
   /** Organization days folded. */

@@ -35,6 +35,7 @@ export interface KeyUsage {
   monthly: number;
 }
 
+/** A key that spent nothing. */
 export const NO_USAGE: KeyUsage = Object.freeze({ usage: 0, daily: 0, weekly: 0, monthly: 0 });
 
 /** One row of the activity listing: a day, a model and the endpoint that served it. */
@@ -60,6 +61,7 @@ export const USAGE_SORT_DAYS = 7;
 /** How often a deployed function reads the gateway's usage figures for the catalog sorts. */
 export const USAGE_FIGURES_SECONDS = 300;
 
+/** Where usage is counted and read: the usage table in AWS (lambdas/aws/dynamo-usage-store.ts; docs/architecture.md, "Usage over time"). */
 export interface UsageStore {
   /**
    * Adds one request to the key's counters in one atomic single-item write (DynamoDB `ADD`s):
@@ -120,6 +122,7 @@ export function requestCharge(endpoint: ProviderEndpoint, promptTokens: number, 
   return { cost: addDecimals([prompt, completion, known(price.request)]), costParts: { prompt, completion } };
 }
 
+/** The usage record of one completion: the acting key, the model and endpoint, the tokens and their cost, and the credential that made it. */
 export function usageRecord(input: {
   principal: Principal;
   model: PublicModel;
@@ -145,6 +148,7 @@ export function usageRecord(input: {
   };
 }
 
+/** The UTC date of an instant, `YYYY-MM-DD`. */
 export function utcDate(at: Date): string {
   return at.toISOString().slice(0, 10);
 }

@@ -7,6 +7,7 @@ import type { Signer, SigningKeyRecord } from '../signing/signer';
 /** `keyRef` of a local key: `local:<file name>` in the local key folder. */
 export const LOCAL_KEY_REF_PREFIX = 'local:';
 
+/** What signers are built from: KMS in AWS, the local key folder in the local runtime. */
 export interface SignerSources {
   /** Signs with KMS keys (`keyRef` a key ARN). */
   kms?: KMSClient;

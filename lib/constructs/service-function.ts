@@ -185,9 +185,10 @@ class ExecutionRole extends iam.Role {
 /**
  * A modelgate Lambda function: the newest Node.js runtime on arm64, minified ESM with source
  * maps, X-Ray tracing, and a log group of its own with bounded retention. Its role starts empty
- * and gets a table only through {@link bindTable}, which sets the table-name variable and the
- * grant in one call: a function never knows a table it cannot use, nor uses one it was not told
- * about (docs/deploying.md#least-privilege).
+ * (no AWS managed policy), may write only its own log group, and gets a table only through
+ * {@link bindTable}, which sets the table-name variable and the grant in one call: a function
+ * never knows a table it cannot use, nor uses one it was not told about
+ * (docs/deploying.md#least-privilege).
  * @example
  * const catalog = new ServiceFunction(this, 'Catalog', { entry: functionEntry('catalog'), description: 'Per-caller model catalog', stageName: 'v1' });
  * catalog.bindTable(tables.get('models'), 'read');

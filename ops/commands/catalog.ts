@@ -25,6 +25,7 @@ function readJsonFile(file: string): unknown {
   }
 }
 
+/** `catalog import`, `catalog set-usage` and `catalog list`: the model catalog. */
 export const catalogCommands: CommandSpec[] = [
   {
     group: 'catalog',

@@ -24,6 +24,7 @@ const DESCRIPTION = [
   'MISSING and BEHIND count those copies, ORPHANED the copies still readable whose item is gone.',
 ];
 
+/** `copies check` and `copies repair`: the read copies of keys, organizations, workspaces and guardrails against their items. */
 export const copiesCommands: CommandSpec[] = [
   {
     group: 'copies',

@@ -164,6 +164,7 @@ function policySwitch(enabled: boolean): CommandSpec {
   };
 }
 
+/** `issuer create`, `issuer list` and `issuer delete`: the identity providers an organization trusts. */
 export const issuerCommands: CommandSpec[] = [
   {
     group: 'issuer',
@@ -237,6 +238,7 @@ export const issuerCommands: CommandSpec[] = [
   },
 ];
 
+/** The `policy` commands: which tokens of an issuer act as which key, and whether a policy is paused. */
 export const policyCommands: CommandSpec[] = [
   {
     group: 'policy',

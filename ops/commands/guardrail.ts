@@ -22,6 +22,7 @@ function restriction(allowed: string[] | null, ignored: string[] | null): string
   return parts.length > 0 ? parts.join('; ') : 'any';
 }
 
+/** A guardrail as text output shows it, one field a line. */
 export function guardrailFields(guardrail: Guardrail): string[] {
   return fields([
     ['ID', guardrail.id],
@@ -85,6 +86,7 @@ function workspaceAttachment(attached: boolean): CommandSpec {
   };
 }
 
+/** The `guardrail` commands: guardrails, their budgets, and the keys and workspaces they apply to. */
 export const guardrailCommands: CommandSpec[] = [
   {
     group: 'guardrail',

@@ -10,6 +10,7 @@ const ORG_ARG = { name: 'org', help: 'organization id' };
 const LIMIT_FLAGS = { limit: '--limit', limit_reset: '--limit-reset' };
 const HASH_ARG = { name: 'hash', help: "the key's hash as key list shows it: its id, not the secret" };
 
+/** Printed with every new key: only its hash is stored. */
 export const ONE_TIME_SECRET_WARNING = 'The secret is shown only this once and cannot be recovered: store it now.';
 
 function keyFields(key: ApiKeyRecord): (readonly [string, string])[] {
@@ -46,6 +47,7 @@ function setDisabled(disabled: boolean): CommandSpec {
   };
 }
 
+/** The `key` commands: API keys, their limits, and whether they are enabled. */
 export const keyCommands: CommandSpec[] = [
   {
     group: 'key',

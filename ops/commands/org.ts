@@ -27,6 +27,7 @@ export function organizationFields(organization: Organization): string[] {
 
 const updated = (organization: Organization) => [`Updated organization ${organization.id}.`, ...organizationFields(organization)];
 
+/** The `org` commands: organizations, their plan, provider preferences and privacy settings. */
 export const orgCommands: CommandSpec[] = [
   {
     group: 'org',

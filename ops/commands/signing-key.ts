@@ -18,6 +18,7 @@ function recordView(record: SigningKeyRecord) {
   return { kid: record.kid, status: record.status, key_ref: record.keyRef, created_at: record.createdAt, retired_at: record.retiredAt };
 }
 
+/** `signing-key rotate` and `signing-key list`: the keys that sign access tokens. */
 export const signingKeyCommands: CommandSpec[] = [
   {
     group: 'signing-key',

@@ -2,6 +2,7 @@ import type { CommandSpec } from '../command';
 import { OperationError } from '../errors';
 import { fields, respond } from '../format';
 
+/** `usage roll-up`: the rollup the hourly schedule runs, run by hand. */
 export const usageCommands: CommandSpec[] = [
   {
     group: 'usage',

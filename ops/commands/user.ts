@@ -3,6 +3,7 @@ import { UsageError } from '../errors';
 import { fields, respond } from '../format';
 import { userView } from '../views';
 
+/** `user create`: the users that own personal keys. */
 export const userCommands: CommandSpec[] = [
   {
     group: 'user',

@@ -10,6 +10,7 @@ const ORG_ARG = { name: 'org', help: 'organization id' };
 const WORKSPACE_ARG = { name: 'workspace', help: 'workspace id or slug' };
 const INTERVAL_ARG = { name: 'interval', help: `${BUDGET_INTERVALS.join(', ')} (lifetime never resets)` };
 
+/** A workspace as text output shows it, one field a line. */
 export function workspaceFields(workspace: Workspace): string[] {
   return fields([
     ['ID', workspace.id],
@@ -22,6 +23,7 @@ export function workspaceFields(workspace: Workspace): string[] {
   ]);
 }
 
+/** The `workspace` commands: workspaces and their budgets. */
 export const workspaceCommands: CommandSpec[] = [
   {
     group: 'workspace',

@@ -9,14 +9,17 @@ const KEY_STORAGE = 'modelgate.managementKey';
 /** `/v1/settings/workload-identity` is served beside `/v1/api/v1` (the same stage). */
 export const API_BASE = `${location.pathname.replace(/\/settings\/workload-identity\/?$/, '')}/api/v1`;
 
+/** The management key the page signed in with, for this tab's session; null before sign-in. */
 export function storedKey(): string | null {
   return sessionStorage.getItem(KEY_STORAGE);
 }
 
+/** Keeps the management key for this tab's session (`sessionStorage`). */
 export function storeKey(key: string): void {
   sessionStorage.setItem(KEY_STORAGE, key);
 }
 
+/** Signs out: the key leaves `sessionStorage`. */
 export function forgetKey(): void {
   sessionStorage.removeItem(KEY_STORAGE);
 }
@@ -37,6 +40,11 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Calls the admin API with the stored key and answers the parsed JSON, or throws an
+ * {@link ApiFailure} (status 0 when the service cannot be reached).
+ * @example const { data } = await api<{ data: Issuer[] }>('GET', '/workload-identity/issuers');
+ */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const key = storedKey();
   const headers: Record<string, string> = { Accept: 'application/json' };
@@ -69,12 +77,14 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   return parsed as T;
 }
 
+/** `GET /workload-identity/entitlement`: whether the plan includes workload identity federation, and whether this key may change anything. */
 export interface Entitlement {
   entitled: boolean;
   plan: string;
   access_level: 'read-write' | 'read-only' | null;
 }
 
+/** A trusted identity provider, as the API lists it. */
 export interface Issuer {
   id: string;
   name: string;
@@ -84,11 +94,13 @@ export interface Issuer {
   check_jti: boolean;
 }
 
+/** A policy's checks of the token's `scopes` and `token_type` claims; null where it checks none. */
 export interface ClaimChecks {
   scopes: string | null;
   token_type: string | null;
 }
 
+/** A federation policy, as the API lists it: which tokens of an issuer act as which key. */
 export interface Policy {
   id: string;
   name: string;
@@ -104,6 +116,7 @@ export interface Policy {
   require_dpop: boolean;
 }
 
+/** An API key as the keys listing gives it: a policy names one by its hash. */
 export interface ApiKey {
   hash: string;
   name: string;
@@ -113,12 +126,14 @@ export interface ApiKey {
   disabled: boolean;
 }
 
+/** One check of the policy tester, in order; those after a failure are `not_reached`. */
 export interface TestStep {
   name: string;
   status: 'passed' | 'failed' | 'not_reached';
   detail: string;
 }
 
+/** What the policy tester answers for a token (`POST /workload-identity/policies/{id}/evaluate`): the outcome and each step. */
 export interface TestResult {
   result: 'pass' | 'fail';
   expires_in: number | null;
@@ -129,11 +144,13 @@ export interface TestResult {
   steps: TestStep[];
 }
 
+/** Whether a CEL condition compiles (`POST /workload-identity/conditions/check`), and why not. */
 export interface ConditionCheck {
   valid: boolean;
   message: string | null;
 }
 
+/** One token exchange under a policy, issued or refused, as the events listing gives it. */
 export interface ExchangeEvent {
   id: string;
   time: string;

@@ -6,6 +6,11 @@
 type Child = Node | string | number | null | undefined | false;
 type Attributes = Record<string, string | number | boolean | null | undefined | EventListener>;
 
+/**
+ * An HTML element with its attributes and children: `on…` functions become listeners, `true`
+ * an empty attribute; null, undefined and false are left out.
+ * @example h('button', { type: 'button', onclick: save }, 'Save')
+ */
 export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
@@ -31,6 +36,7 @@ export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Re
   return element;
 }
 
+/** Appends children, strings and numbers as text nodes; null, undefined and false are skipped. */
 export function append(parent: Node, ...children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
@@ -38,10 +44,12 @@ export function append(parent: Node, ...children: Child[]): void {
   }
 }
 
+/** Removes every child of the element. */
 export function clear(element: Element): void {
   while (element.firstChild) element.removeChild(element.firstChild);
 }
 
+/** The element's children replaced by these, as {@link append} takes them. */
 export function replaceChildren(element: Element, ...children: Child[]): void {
   clear(element);
   append(element, ...children);

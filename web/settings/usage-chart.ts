@@ -6,6 +6,7 @@
 import { append, h, svg } from './dom';
 import { formatUsd, niceCeiling, type DailySpend, type Series } from './usage-model';
 
+/** What the chart's bars are stacked by: API key or model. */
 export type Grouping = 'key' | 'model';
 
 /** The drawing's own units (viewBox): the stylesheet scales it to the card's width. */

@@ -40,6 +40,7 @@ export interface GuardrailView {
   reset_interval: ResetInterval | null;
 }
 
+/** One `GET /workspaces` item: the guardrails attached to it. */
 export interface WorkspaceView {
   id: string;
   name: string;

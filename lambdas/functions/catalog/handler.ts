@@ -1,19 +1,9 @@
 /**
- * Handler factory of the catalog function, and the model for every function's handler
- * module in this folder. Each one exports:
- * - `<NAME>_FUNCTION`: the tables (and settings) the function reads. Its Lambda entry passes
- *   it to `loadConfig`, so the cold start fails without one; the stack binds exactly these
- *   tables (`ServiceFunction.bindTable`), which the synth test checks.
- * - `<Name>HandlerDeps`: everything the handler uses (stores, services, clock, settings,
- *   telemetry), already built: no environment, no AWS client construction here.
- * - `create<Name>Handler(deps)`: the route adapter wrapped in its protocol's wrapper
- *   (`apiHandler` or `oauthHandler`, which add Powertools, the request log line and the
- *   error serializer).
- *
- * Adding a function: a folder in lambdas/functions/ with its handler module, its Lambda entry
- * (which reads as catalog/entry.ts does) and its dependencies; its routes in lambdas/routes.ts; a `serviceFunction(...)` with its
- * `bindTable` calls in lib/modelgate-stack.ts (alarms follow automatically); the same
- * factory called in local/runtime.ts; a line in test/support/function-requirements.ts.
+ * Handler factory of the catalog function, the model for every handler module in this folder
+ * (docs/architecture.md, "Functions, routes and grants"): `<NAME>_FUNCTION`, the tables and
+ * settings the function reads, which its entry passes to `loadConfig` and the stack binds;
+ * `<Name>HandlerDeps`, everything the handler uses, already built (no environment, no AWS
+ * client construction here); `create<Name>Handler(deps)`, its routes in their protocol's wrapper.
  */
 import type { FunctionRequirements } from '../../config';
 import { createCatalogApi, type CatalogApiDeps } from '../../catalog/catalog-api';
@@ -29,6 +19,7 @@ export const CATALOG_FUNCTION = {
   settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'catalogCacheSeconds', 'catalogReloadSpreadSeconds', 'publicCatalog', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;
 
+/** What the catalog function's handler uses: its operations' dependencies, and what the API wrapper adds to every answer. */
 export interface CatalogHandlerDeps extends CatalogApiDeps {
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;

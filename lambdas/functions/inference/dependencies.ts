@@ -14,6 +14,7 @@ import { catalogCache } from '../../wiring/catalog-cache';
 import { accessTokenVerifier, dpopChecker } from '../../wiring/credentials';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
+/** What the inference function's dependencies are built from beside its context: its settings, the providers' keys and the id generator. */
 export interface InferenceSettings extends AccessTokenSettings, CatalogSettings, ApiSettings, Pick<Settings, 'inferenceUpstreams' | 'upstreamTimeoutSeconds'> {
   /** The providers' API keys: Secrets Manager in AWS, a file locally; none: unauthenticated upstreams. */
   readonly credentials: ProviderCredentials | undefined;

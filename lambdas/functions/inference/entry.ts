@@ -10,6 +10,7 @@ import { INFERENCE_FUNCTION, createInferenceHandler } from './handler';
 
 const { config, telemetry, context } = lambdaEntry('inference', INFERENCE_FUNCTION);
 
+/** The inference function's Lambda handler, streaming its answers. */
 export const handler = createInferenceHandler(
   inferenceDependencies(context, {
     ...config,

@@ -22,6 +22,7 @@ export const INFERENCE_FUNCTION = {
   ],
 } as const satisfies FunctionRequirements;
 
+/** What the inference handler uses: its operation's dependencies (their logger is the telemetry's), and a clock for the request line. */
 export interface InferenceHandlerDeps extends Omit<InferenceApiDeps, 'logger'> {
   telemetry: Telemetry;
   /** Milliseconds on a monotonic clock, for the request line's latency. @default performance.now */

@@ -5,4 +5,5 @@ import { JWKS_FUNCTION, createJwksHandler } from './handler';
 
 const { config, context } = lambdaEntry('jwks', JWKS_FUNCTION);
 
+/** The JWKS function's Lambda handler. */
 export const handler = createJwksHandler(jwksDependencies(context, config));

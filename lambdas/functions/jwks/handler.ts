@@ -17,6 +17,7 @@ import { routesOf, type RouteOfFunction } from '../../routes';
  */
 export const JWKS_FUNCTION = { tables: ['keys'], settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'corsAllowedOrigins'] } as const satisfies FunctionRequirements;
 
+/** What the JWKS handler uses: the signing-key records and what the documents name. */
 export interface JwksHandlerDeps {
   signingKeys: Pick<SigningKeyStore, 'list'>;
   clock: Clock;

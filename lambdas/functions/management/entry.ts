@@ -7,6 +7,7 @@ import { MANAGEMENT_FUNCTION, createManagementHandler } from './handler';
 
 const { config, context } = lambdaEntry('management', MANAGEMENT_FUNCTION);
 
+/** The management function's Lambda handler. */
 export const handler = createManagementHandler(
   managementDependencies(context, {
     // allowLoopbackIssuers is false on every deployed stage: loadConfig refuses the flag outside the local one.

@@ -16,6 +16,7 @@ export const MANAGEMENT_FUNCTION = {
   settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'exchangeRateLimit', 'exchangeRateWindowSeconds', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;
 
+/** What the management handler uses: its operations' dependencies, and what the API wrapper adds to every answer. */
 export interface ManagementHandlerDeps extends ManagementDeps {
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;

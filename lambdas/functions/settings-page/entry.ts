@@ -10,4 +10,5 @@ const telemetry = createTelemetry({ functionName: 'settingsPage', logLevel: conf
 // Relative to the function package (Lambda's working folder), where the bundling step put the built page.
 const assets = readPageAssets(resolve(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), config.pageAssetsDir));
 
+/** The settings page function's Lambda handler. */
 export const handler = createSettingsPageHandler({ assets, telemetry });

@@ -8,6 +8,7 @@ import { routesOf } from '../../routes';
 /** No table, no key: only the page's own built files, from the function package. */
 export const SETTINGS_PAGE_FUNCTION = { tables: [], settings: ['pageAssetsDir'] } as const satisfies FunctionRequirements;
 
+/** What the settings page handler uses: the page's built files, read once per container. */
 export interface SettingsPageHandlerDeps {
   assets: PageAssets;
   telemetry: Telemetry;

@@ -7,6 +7,7 @@ import { SIGNING_KEY_REGISTRAR_FUNCTION, createSigningKeyRegistrar } from './han
 
 const { config, telemetry, context } = lambdaEntry('signingKeyRegistrar', SIGNING_KEY_REGISTRAR_FUNCTION);
 
+/** The signing-key registrar's Lambda handler, run by CloudFormation at deploy. */
 export const handler = createSigningKeyRegistrar({
   signingKeys: new DynamoSigningKeyStore(context.documentClient, config.tables.keys),
   kms: traced(telemetry, new KMSClient({})),

@@ -14,6 +14,7 @@ import { registerDeployedSigningKey, retireSigningKey, type DeployedKeyChange } 
 /** Writes signing-key records to the keys table; the key's ARN comes with the event. */
 export const SIGNING_KEY_REGISTRAR_FUNCTION = { tables: ['keys'] } as const satisfies FunctionRequirements;
 
+/** What the registrar uses: the signing-key records and KMS. */
 export interface SigningKeyRegistrarDeps {
   signingKeys: SigningKeyStore;
   /** Reads the key's public half (`kms:GetPublicKey`). */

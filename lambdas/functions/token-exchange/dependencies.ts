@@ -12,6 +12,7 @@ import { exchangeEvaluator, exchangeRateLimit } from '../../wiring/exchange';
 import { dpopChecker } from '../../wiring/credentials';
 import { RememberingRateCounters } from '../../oauth/exchange-rate-limit';
 
+/** What the token exchange's dependencies are built from beside its context: its settings, the issuers' keys, the signers and the id generator. */
 export interface TokenExchangeSettings extends AccessTokenSettings, ServedHostSettings, ExchangeRateSettings, ApiSettings {
   /** Where the issuers' keys come from: HTTPS with the address rules, cached. */
   readonly issuerKeys: IssuerKeySource;

@@ -13,6 +13,7 @@ const { config, telemetry, context } = lambdaEntry('tokenExchange', TOKEN_EXCHAN
 // Signing keys are KMS keys named by their records, so a rotated key needs no redeploy.
 const kms = traced(telemetry, new KMSClient({}));
 
+/** The token exchange function's Lambda handler. */
 export const handler = createTokenExchangeHandler(
   tokenExchangeDependencies(context, {
     ...config,

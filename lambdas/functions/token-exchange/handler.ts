@@ -16,6 +16,7 @@ export const TOKEN_EXCHANGE_FUNCTION = {
   settings: ['apiBaseUrl', 'accessTokenMaxLifetimeSeconds', 'regionalHostnames', 'exchangeRateLimit', 'exchangeRateWindowSeconds', 'corsAllowedOrigins'],
 } as const satisfies FunctionRequirements;
 
+/** What the token exchange handler uses: the exchange's dependencies (their logger and outcome metric are the telemetry's) and the origins whose pages may call it. */
 export interface TokenExchangeHandlerDeps extends Omit<TokenExchangeDeps, 'logger' | 'onOutcome'> {
   corsAllowedOrigins: readonly string[];
   telemetry: Telemetry;

@@ -7,6 +7,7 @@ import { USAGE_ROLLUP_FUNCTION, createUsageRollupHandler } from './handler';
 const { config, telemetry, context } = lambdaEntry('usageRollup', USAGE_ROLLUP_FUNCTION);
 const accounts = new DynamoAccountStore(context.documentClient, config.tables.keys);
 
+/** The usage rollup's Lambda handler, run every hour by its schedule. */
 export const handler = createUsageRollupHandler({
   organizations: () => accounts.listOrganizations(),
   folder: new DynamoUsageFold(context.documentClient, config.tables.usage),

@@ -9,6 +9,7 @@ import { RollupError, rollUpUsage, type RollupDeps, type RollupSummary } from '.
 /** Reads the organizations from the keys table; folds and rebuilds in the usage table. */
 export const USAGE_ROLLUP_FUNCTION = { tables: ['keys', 'usage'] } as const satisfies FunctionRequirements;
 
+/** What the rollup handler uses: the rollup's dependencies and the telemetry. */
 export interface UsageRollupDeps extends RollupDeps {
   telemetry: Telemetry;
 }

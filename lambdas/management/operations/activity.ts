@@ -7,6 +7,7 @@ import { activityView } from '../views';
 /** How far back `GET /activity` reaches, in UTC days before today. */
 const ACTIVITY_DAYS = 30;
 
+/** `GET /activity`: the organization's usage per day, model and endpoint over the last 30 UTC days, of one key or all. */
 export const ACTIVITY_OPERATIONS: Operations<typeof ACTIVITY_ROUTES> = {
   getUserActivity: async ({ principal, query, deps }) => {
     const today = utcDate(deps.clock.now());

@@ -3,6 +3,7 @@ import type { CURRENT_KEY_ROUTES } from '../routes/current-key';
 import { orgOf, type Operations } from '../operation';
 import { currentKeyView } from '../views';
 
+/** `GET /key`: the calling key, with its usage. */
 export const CURRENT_KEY_OPERATIONS: Operations<typeof CURRENT_KEY_ROUTES> = {
   getCurrentKey: async ({ principal, deps }) => {
     const usage = await deps.usage.keyUsage(orgOf(principal), [principal.key.hash], deps.clock.now());

@@ -3,6 +3,7 @@ import { mayReadGeneration, publicGeneration } from '../../usage/generations';
 import type { GENERATION_ROUTES } from '../routes/generations';
 import type { Operations } from '../operation';
 
+/** `GET /generation`: one completion's stats, for the key that made it. */
 export const GENERATION_OPERATIONS: Operations<typeof GENERATION_ROUTES> = {
   getGeneration: async ({ principal, query, deps }) => {
     const record = await deps.generations.get(query.id);

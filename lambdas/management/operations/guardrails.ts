@@ -13,6 +13,7 @@ function distinct(list: readonly string[] | null | undefined): string[] | null |
   return list ? [...new Set(list)] : list;
 }
 
+/** `/guardrails…`: the organization's guardrails, and their assignments to keys. */
 export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operations<typeof KEY_ASSIGNMENT_ROUTES> = {
   listGuardrails: async ({ principal, query, deps }) => {
     const guardrails = (await deps.service.listGuardrails(orgOf(principal))).filter((guardrail) => !query.workspace_id || guardrail.workspaceId === query.workspace_id);

@@ -32,6 +32,7 @@ async function listedKeys(deps: ManagementDeps, organizationId: string, query: {
 
 const keyHash = (params: Record<string, string>) => pathId(params, 'hash', 'key-hash', 'API key');
 
+/** `/keys…`: the organization's API keys, with their usage. */
 export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
   listKeys: async ({ principal, query, deps }) => {
     // The keys, and the day their usage is folded through, at once: neither needs the other first.

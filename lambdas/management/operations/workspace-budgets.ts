@@ -6,6 +6,7 @@ import { workspaceRef } from './workspaces';
 
 const interval = (params: Record<string, string>) => budgetInterval(params.interval);
 
+/** `/workspaces/{id}/budgets…`: a workspace's spending budgets, one per reset interval; setting one starts its ledgers. */
 export const WORKSPACE_BUDGET_OPERATIONS: Operations<typeof WORKSPACE_BUDGET_ROUTES> = {
   listWorkspaceBudgets: async ({ principal, params, deps }) => workspaceBudgetsAnswer(await deps.service.listWorkspaceBudgets(orgOf(principal), workspaceRef(params))),
   getWorkspaceBudget: async ({ principal, params, deps }) => workspaceBudgetAnswer(await deps.service.getWorkspaceBudget(orgOf(principal), workspaceRef(params), interval(params))),

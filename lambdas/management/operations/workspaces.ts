@@ -15,6 +15,7 @@ export function workspaceRef(params: Record<string, string>): string {
   return value;
 }
 
+/** `/workspaces…`: the organization's workspaces, each named by its id or its slug. */
 export const WORKSPACE_OPERATIONS: Operations<typeof WORKSPACE_ROUTES> & Operations<typeof WORKSPACE_CHANGE_ROUTES> = {
   listWorkspaces: async ({ principal, query, deps }) => {
     const { items, total } = pageOf(await deps.service.listWorkspaces(orgOf(principal)), query);

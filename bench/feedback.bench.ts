@@ -1,0 +1,49 @@
+/**
+ * How fast one test file answers (`npm run bench`): `npx jest <one unit test file>` as a
+ * maintainer runs it, timed as a whole process (median of 5), against the aim of 5 s and
+ * against jest's own start (`jest --listTests` of the same file: no test runs); and which tests
+ * `jest --findRelatedTests <source>` finds for a source file.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..');
+const JEST = join(ROOT, 'node_modules', '.bin', 'jest');
+const RUNS = 5;
+const AIM_SECONDS = 5;
+/** Unit test files of three kinds: pure functions, the embedded DynamoDB, the architecture rules. */
+const FILES = ['test/lambdas/catalog/pricing-effective.test.ts', 'test/lambdas/aws/dynamo-items.test.ts', 'test/layers.test.ts'];
+const SOURCES = ['lambdas/catalog/pricing.ts', 'lambdas/budgets/budget-gate.ts', 'lambdas/http/dispatcher.ts'];
+
+function jest(args: string[]): { seconds: number; stdout: string } {
+  const started = process.hrtime.bigint();
+  const run = spawnSync(JEST, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (run.status !== 0) throw new Error(`jest ${args.join(' ')} failed:\n${run.stderr}`);
+  return { seconds, stdout: run.stdout };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function main(): void {
+  console.log(`One test file, as \`npx jest <file>\` runs it: median of ${RUNS} runs, aim ${AIM_SECONDS} s`);
+  console.log('| file | run | jest start alone | run / aim |');
+  console.log('|---|---|---|---|');
+  for (const file of FILES) {
+    const start = median(Array.from({ length: RUNS }, () => jest(['--listTests', file]).seconds));
+    const run = median(Array.from({ length: RUNS }, () => jest([file]).seconds));
+    console.log(`| ${file} | ${run.toFixed(2)} s | ${start.toFixed(2)} s | ${(run / AIM_SECONDS).toFixed(2)} |`);
+  }
+  console.log('\n`jest --findRelatedTests <source>`: the test files that import it');
+  console.log('| source | test files found |');
+  console.log('|---|---|');
+  for (const source of SOURCES) {
+    const found = jest(['--listTests', '--findRelatedTests', source]).stdout.split('\n').filter((line) => line.endsWith('.test.ts'));
+    console.log(`| ${source} | ${found.length} |`);
+  }
+}
+
+main();
