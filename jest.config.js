@@ -23,9 +23,9 @@ module.exports = {
     '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
   },
   testTimeout: 30000,
-  // Jest's default on 2 cores is one worker; the integration suites spend much of their time
-  // waiting on their servers and child processes, so two workers finish the run about 30% sooner.
-  maxWorkers: 2,
+  // Most suites wait on their servers and child processes more than they compute: on 2 cores,
+  // three workers finish the run about 17% sooner than two (445 s against 538 s, one run each).
+  maxWorkers: 3,
   // What the functions were seen to use behind the IAM gate is summarized after the last suite;
   // the stack the gate reads is synthesized by the first suite that needs it.
   globalSetup: '<rootDir>/test/support/iam/jest-global-setup.ts',

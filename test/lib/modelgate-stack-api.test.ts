@@ -6,7 +6,8 @@ import { functionLogicalId, logicalIdOf, resourcesOfType, synthModelgate } from 
 let template: Template;
 
 beforeAll(() => {
-  ({ template } = synthModelgate());
+  // The API and the firewall read no function code: the functions are not bundled here.
+  ({ template } = synthModelgate({ 'aws:cdk:bundling-stacks': [] }));
 });
 
 describe('API', () => {
