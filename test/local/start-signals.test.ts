@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { followStart } from '../support/local-process';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -43,15 +44,7 @@ describe('npm start, stopped by a signal to its pid', () => {
       closed: new Promise<void>((resolve) => child.once('close', () => resolve())),
       ready: undefined as unknown as Promise<boolean>,
     };
-    run.ready = new Promise<boolean>((resolve) => {
-      const collect = (chunk: Buffer) => {
-        run.output += chunk.toString();
-        if (run.output.includes('\ntry: curl')) resolve(true);
-      };
-      child.stdout.on('data', collect);
-      child.stderr.on('data', collect);
-      void run.closed.then(() => resolve(false));
-    });
+    run.ready = followStart(run, run.closed);
     return run;
   }
 

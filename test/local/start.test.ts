@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { followStart } from '../support/local-process';
 
 const ROOT = join(__dirname, '..', '..');
 /** The command `npm start` runs (package.json), word by word. */
@@ -38,15 +39,7 @@ describe('npm start', () => {
       /** True once the service printed its hints (after writing demo.json), false if it exited first. */
       ready: undefined as unknown as Promise<boolean>,
     };
-    run.ready = new Promise<boolean>((resolve) => {
-      const collect = (chunk: Buffer) => {
-        run.output += chunk.toString();
-        if (run.output.includes('\ntry: curl')) resolve(true);
-      };
-      child.stdout.on('data', collect);
-      child.stderr.on('data', collect);
-      void run.exited.then(() => resolve(false));
-    });
+    run.ready = followStart(run, run.exited);
     return run;
   }
 

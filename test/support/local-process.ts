@@ -62,3 +62,19 @@ export async function startLocalProcess(dataDir: string, env: Readonly<Record<st
     },
   };
 }
+
+/**
+ * Collects what a started service prints into `run.output`, and resolves true once it printed
+ * its hints (ready, demo.json written), false if `ended` settles first.
+ */
+export function followStart(run: { child: ChildProcess; output: string }, ended: Promise<unknown>): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const collect = (chunk: Buffer) => {
+      run.output += chunk.toString();
+      if (run.output.includes('\ntry: curl')) resolve(true);
+    };
+    run.child.stdout!.on('data', collect);
+    run.child.stderr!.on('data', collect);
+    void ended.then(() => resolve(false));
+  });
+}

@@ -1,6 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { developmentProvider } from '../../../lambdas/inference/development-provider';
 import { FixedClock } from '../../support/fixed-clock';
+import { weatherTool } from '../../support/chat-tools';
 
 type Json = Record<string, any>;
 
@@ -20,19 +21,7 @@ async function stream(body: Json): Promise<Json[]> {
   return events.slice(0, -1).map((event) => JSON.parse(event.slice('data: '.length)));
 }
 
-const WEATHER = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'The weather in a city',
-    parameters: {
-      type: 'object',
-      properties: { city: { type: 'string', minLength: 2 }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] }, days: { type: 'integer', minimum: 1, maximum: 7 } },
-      required: ['city', 'unit', 'days'],
-      additionalProperties: false,
-    },
-  },
-};
+const WEATHER = weatherTool(2);
 const TIME = { type: 'function', function: { name: 'get_time' } };
 const user = (content: string) => ({ role: 'user', content });
 const fits = (schema: object, value: unknown) => new Ajv2020({ strict: false }).validate(schema, value);

@@ -3,22 +3,11 @@ import { zodFunction, zodResponseFormat } from 'openai/helpers/zod';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { z } from 'zod';
 import { startTestService, type TestService } from '../../support/local-service';
+import { weatherTool } from '../../support/chat-tools';
 
 const MODEL = 'openai/gpt-4o-mini';
 
-const WEATHER: ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'The weather in a city',
-    parameters: {
-      type: 'object',
-      properties: { city: { type: 'string', minLength: 1 }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] }, days: { type: 'integer', minimum: 1, maximum: 7 } },
-      required: ['city', 'unit', 'days'],
-      additionalProperties: false,
-    },
-  },
-};
+const WEATHER: ChatCompletionTool = weatherTool(1);
 const WEATHER_ARGUMENTS = '{"city":"a","unit":"celsius","days":1}';
 
 const Review = z.object({
