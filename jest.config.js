@@ -22,7 +22,8 @@ module.exports = {
   moduleNameMapper: {
     '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
   },
-  testTimeout: 30000,
+  // Three workers share two cores: a suite that synthesizes or starts servers may wait its turn.
+  testTimeout: 60000,
   // Most suites wait on their servers and child processes more than they compute: on 2 cores,
   // three workers finish the run about 17% sooner than two (445 s against 538 s, one run each).
   maxWorkers: 3,
