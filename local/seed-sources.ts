@@ -2,33 +2,20 @@
  * The shapes of the seed's source files: `data/endpoints-excerpt.json` (real endpoint records)
  * and `data/model-stats.json` (per-model statistics), as the catalog seed reads them.
  */
-import type { PercentileStats, PublicPricing } from '../lambdas/catalog/types';
+import type { ProviderEndpoint } from '../lambdas/catalog/types';
 
-/** One record of `data/endpoints-excerpt.json`: an OpenRouter `PublicEndpoint` plus bookkeeping. */
-export interface ExcerptEndpoint {
+/**
+ * One record of `data/endpoints-excerpt.json`: an OpenRouter `PublicEndpoint` (the catalog's
+ * endpoint without what the gateway adds to it) plus bookkeeping. Its `pricing` is as published:
+ * prices already have `discount` applied (see `excerptPricing` in local/seed-endpoints.ts).
+ */
+export interface ExcerptEndpoint extends Omit<ProviderEndpoint, 'is_moderated' | 'dataPolicy' | 'regions'> {
   _snapshot_timestamp_utc: string;
   _canonical_slug: string;
   /** Position of this endpoint in the model's full endpoint list (the excerpt is a subset). */
   _endpoint_index: number;
-  name: string;
   model_id: string;
   model_name: string;
-  context_length: number;
-  /** As published: prices already have `discount` applied (see `excerptPricing` in local/seed-endpoints.ts). */
-  pricing: PublicPricing;
-  provider_name: string;
-  tag: string;
-  quantization: string;
-  max_completion_tokens: number | null;
-  max_prompt_tokens: number | null;
-  supported_parameters: string[];
-  status: number;
-  uptime_last_30m: number | null;
-  uptime_last_5m: number | null;
-  uptime_last_1d: number | null;
-  supports_implicit_caching: boolean;
-  latency_last_30m: PercentileStats | null;
-  throughput_last_30m: PercentileStats | null;
 }
 
 /** The whole of `data/endpoints-excerpt.json`. */
