@@ -1,6 +1,7 @@
 import ts from 'typescript';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { filesBelow } from './support/source-tree';
 
 /**
  * Comments that a maintainer reads: a short doc comment on each exported name, a line of why
@@ -11,13 +12,8 @@ const SOURCES = ['lambdas', 'lib', 'local', 'ops', 'web', 'bin', 'scripts'];
 /** The longest comment block, in lines: a doc comment with an example fits, an essay does not. */
 const MAX_COMMENT_LINES = 12;
 
-function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : files(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !entry.name.includes('.generated.') ? [path] : [];
-  });
-}
+/** The TypeScript sources below `dir`, declarations and generated code aside. */
+const files = (dir: string): string[] => filesBelow(dir, (name) => name.endsWith('.ts') && !name.endsWith('.d.ts') && !name.includes('.generated.'));
 
 const sourceFiles = SOURCES.flatMap((dir) => files(join(ROOT, dir)));
 

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { filesBelow } from './support/source-tree';
 import { dirname, join, normalize, relative } from 'node:path';
 
 /**
@@ -33,13 +34,8 @@ const FEATURES = ['management/', 'inference/', 'oauth/', 'pages/', 'catalog/', '
 /** The top folders, top first, as the same rule reads them. */
 const TOP_LAYERS = [['bench/', 'scripts/', 'bin/'], ['ops/'], ['local/'], ['lib/'], ['web/'], ['lambdas/']] as const;
 
-function files(dir: string, ending: RegExp): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === 'fixtures' || entry.name === '__snapshots__' ? [] : files(path, ending);
-    return ending.test(entry.name) && !entry.name.includes('.generated.') ? [path] : [];
-  });
-}
+/** The files below `dir` whose name ends as `ending` says, generated code aside. */
+const files = (dir: string, ending: RegExp): string[] => filesBelow(dir, (name) => ending.test(name) && !name.includes('.generated.'));
 
 /** Every relative import of a file (type imports and re-exports included), as a path from the root. */
 function importsOf(file: string): string[] {

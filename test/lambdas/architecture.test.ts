@@ -1,6 +1,7 @@
 import ts from 'typescript';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { filesBelow } from '../support/source-tree';
 
 const LAMBDAS = join(__dirname, '..', '..', 'lambdas');
 
@@ -16,11 +17,8 @@ const HTTP_LAYER = [
   /^management\/operations\//,
 ];
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
-  );
-}
+/** Every TypeScript file below `dir`. */
+const sources = (dir: string): string[] => filesBelow(dir, (name) => name.endsWith('.ts'));
 
 /**
  * Where the AWS SDK may be imported: the AWS adapters, the functions' entries and
@@ -261,21 +259,10 @@ describe('functions', () => {
 describe('citations', () => {
   const ROOT_DIR = join(__dirname, '..', '..');
   const CODE_FOLDERS = ['lambdas', 'lib', 'local', 'ops', 'web', 'bin', 'scripts', 'bench'];
-  const tsFiles = (dir: string): string[] => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return [];
-    }
-    return entries.flatMap((entry) =>
-      entry.name === 'node_modules' ? [] : entry.isDirectory() ? tsFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
-    );
-  };
   const docs = readdirSync(join(ROOT_DIR, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => join(ROOT_DIR, 'docs', name));
-  const files = [...CODE_FOLDERS.flatMap((dir) => tsFiles(join(ROOT_DIR, dir))), ...docs, join(ROOT_DIR, 'README.md')];
+  const files = [...CODE_FOLDERS.flatMap((dir) => sources(join(ROOT_DIR, dir))), ...docs, join(ROOT_DIR, 'README.md')];
   const text = (file: string) => readFileSync(file, 'utf8');
 
   /** GitHub's heading anchors: lowercase, punctuation dropped, spaces to '-'. */

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccountStore, RecordIds } from '../../lambdas/accounts/account-store';
-import { AccountsService } from '../../lambdas/accounts/accounts-service';
+import { AccountsService, type GuardrailInput } from '../../lambdas/accounts/accounts-service';
 import { DEFAULT_PRIVACY, type ApiKeyRecord, type Organization } from '../../lambdas/accounts/types';
 import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../../lambdas/aws/dynamo-catalog-store';
@@ -55,4 +55,9 @@ export function authenticationRecords(organization: Organization, ...keys: ApiKe
       organization: organizationId === organization.id ? organization : undefined,
     }),
   } as Partial<AccountStore> as AccountStore;
+}
+
+/** A guardrail that restricts nothing, with `fields` over it: what a guardrail test starts from. */
+export function guardrailInput(fields: Partial<GuardrailInput> = {}): GuardrailInput {
+  return { name: 'g', description: null, workspaceId: null, allowedModels: null, ignoredModels: null, allowedProviders: null, ignoredProviders: null, enforceZdr: false, ...fields };
 }

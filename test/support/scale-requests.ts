@@ -9,7 +9,7 @@ import { budgetLayers, type BudgetLayer } from '../../lambdas/budgets/layers';
 import { daysBefore } from '../../lambdas/usage/usage';
 import { exchangeForm } from '../../local/exchange-form';
 import type { LocalRuntime } from '../../local/runtime';
-import type { RuntimeStores } from './accounts';
+import { guardrailInput, type RuntimeStores } from './accounts';
 import { makeIssuer, makePolicy } from './federation-fixtures';
 import type { TestIdentityProvider } from './identity-provider';
 import type { TrafficRowId } from './scale-rows';
@@ -47,17 +47,7 @@ export class Traffic {
         // A key of its own with a monthly limit, under a guardrail with a daily budget: two ledgers of one key.
         const organizationId = demo.organizationId;
         const { key, secret } = await this.stores.accounts.createApiKey(organizationId, { kind: 'workspace', name: 'scale limited', limit: LIMIT_USD, limitReset: 'monthly' });
-        const guardrail = await this.stores.accounts.createGuardrail(organizationId, {
-          name: 'scale budget',
-          description: null,
-          workspaceId: null,
-          allowedModels: null,
-          ignoredModels: null,
-          allowedProviders: null,
-          ignoredProviders: null,
-          enforceZdr: false,
-          budget: { amount: LIMIT_USD, reset: 'daily' },
-        });
+        const guardrail = await this.stores.accounts.createGuardrail(organizationId, guardrailInput({ name: 'scale budget', budget: { amount: LIMIT_USD, reset: 'daily' } }));
         await this.stores.accounts.assignGuardrailToKeys(organizationId, guardrail.id, [key.hash]);
         this.limited.set(row, async () => [await this.layersOf(organizationId, key.hash)]);
         return this.warmed([secret], (credential) => this.completion(credential));

@@ -7,6 +7,7 @@ import { CopiesAudit, needsRepair } from '../../../lambdas/aws/dynamo-copies-aud
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { ConflictError, NotFoundError } from '../../../lambdas/errors';
 import { startEmbeddedTables } from '../../support/embedded-tables';
+import { guardrailInput } from '../../support/accounts';
 
 const TABLE = TABLE_SCHEMAS.keys.localName;
 
@@ -41,7 +42,7 @@ function faultyClient(endpoint: string, failAt: number | undefined, mode: Failur
   return { documentClient: createDocumentClient(client), counted, destroy: () => client.destroy() };
 }
 
-const RESTRICTIVE: GuardrailInput = { name: 'mistral only', description: null, workspaceId: null, allowedModels: null, ignoredModels: null, allowedProviders: ['mistral'], ignoredProviders: null, enforceZdr: false };
+const RESTRICTIVE: GuardrailInput = guardrailInput({ name: 'mistral only', allowedProviders: ['mistral'] });
 
 interface Fixture {
   organizationId: string;

@@ -2,6 +2,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { useAccountStoreTables } from '../../support/embedded-tables';
+import { guardrailInput } from '../../support/accounts';
 
 describe('DynamoAccountStore on the embedded DynamoDB', () => {
   const db = useAccountStoreTables();
@@ -10,16 +11,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     const { organization } = await db.service.createOrganization({ name: 'Guard Org', plan: 'enterprise' });
     const ids: string[] = [];
     for (let i = 0; i < 105; i++) {
-      const g = await db.service.createGuardrail(organization.id, {
-        name: `g${i}`,
-        description: null,
-        workspaceId: null,
-        allowedModels: null,
-        ignoredModels: null,
-        allowedProviders: null,
-        ignoredProviders: null,
-        enforceZdr: false,
-      });
+      const g = await db.service.createGuardrail(organization.id, guardrailInput({ name: `g${i}` }));
       ids.push(g.id);
     }
     const wanted = [ids[104]!, 'nope', ids[0]!, ...ids.slice(1, 103)];
@@ -28,16 +20,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
   });
 
   describe('guardrail updates, written only at the version read', () => {
-    const input = {
-      name: 'Lists',
-      description: null,
-      workspaceId: null,
-      allowedModels: null,
-      ignoredModels: null,
-      allowedProviders: null,
-      ignoredProviders: null,
-      enforceZdr: false,
-    };
+    const input = guardrailInput({ name: 'Lists' });
 
     it('replaces a guardrail at its version, and refuses a second writer from the same read', async () => {
       const { organization } = await db.service.createOrganization({ name: 'Versions', plan: 'enterprise' });

@@ -3,6 +3,7 @@ import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { useAccountStoreTables } from '../../support/embedded-tables';
+import { guardrailInput } from '../../support/accounts';
 
 describe('DynamoAccountStore on the embedded DynamoDB', () => {
   const db = useAccountStoreTables();
@@ -52,7 +53,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
 
     it("keeps a guardrail budget's window across a concurrent change of something else", async () => {
       const { organization } = await db.service.createOrganization({ name: 'Guardrail budgets', plan: 'enterprise' });
-      const input = { name: 'Budget', description: null, workspaceId: null, allowedModels: null, ignoredModels: null, allowedProviders: null, ignoredProviders: null, enforceZdr: false };
+      const input = guardrailInput({ name: 'Budget' });
       const created = await db.service.createGuardrail(organization.id, { ...input, budget: { amount: 20, reset: 'weekly' } });
       const since = db.clock.now().toISOString();
       db.clock.advance(60_000);

@@ -7,6 +7,7 @@ import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { FixedClock } from '../../support/fixed-clock';
 import { startEmbeddedTables } from '../../support/embedded-tables';
 import { interceptSend } from '../../support/intercepted-client';
+import { guardrailInput } from '../../support/accounts';
 
 const TABLE = TABLE_SCHEMAS.keys.localName;
 
@@ -143,7 +144,7 @@ describe('read copies of keys, organizations, workspaces and guardrails', () => 
 
   it('reads guardrails from their copies: a change on every copy, a deleted one on none', async () => {
     const { organization } = await service.createOrganization({ name: 'Guarded', plan: 'pro' });
-    const input = { name: 'g', description: null, workspaceId: null, allowedModels: null, ignoredModels: null, allowedProviders: null, ignoredProviders: null, enforceZdr: false };
+    const input = guardrailInput();
     const kept = await service.createGuardrail(organization.id, input);
     const gone = await service.createGuardrail(organization.id, input);
     const changed = await service.updateGuardrail(organization.id, kept.id, { allowedModels: ['acme/chat'] });
