@@ -10,7 +10,8 @@ import { requestScope } from './aws-calls';
 import { errorBody, ownAnswerCors, requestUrl, send, type Answer } from './http-answers';
 import { MAX_BODY_BYTES, MAX_HEADER_BYTES, answerHeadersTooLarge, bodyTooLarge, clientErrorAnswerer, headBytes, type SocketRequest } from './http-errors';
 import { serveStreaming } from './http-streaming';
-import { lambdaContext, proxyEvent } from './proxy-event';
+import { lambdaContext, proxyEvent, type LocalContext } from './proxy-event';
+import { INFERENCE_TIMEOUT_SECONDS } from '../lambdas/budgets/budget-ledgers';
 
 export { MAX_HEADER_BYTES } from './http-errors';
 export { proxyEventIdentity } from './proxy-event';
@@ -114,6 +115,8 @@ export function createLocalApiServer(
   { stage = 'local', observe, scopeRequests = false, timeouts = DEFAULT_REQUEST_TIMEOUTS, corsAllowedOrigins = [ANY_ORIGIN] }: LocalApiServerOptions = {},
 ): LocalApiServer {
   const pending = new Set<Promise<void>>();
+  // The invocations under way, whose deadline a stop brings forward.
+  const contexts = new Set<LocalContext>();
   const serverOptions = {
     maxHeaderSize: MAX_HEADER_BYTES,
     headersTimeout: timeouts.headersMs,
@@ -133,7 +136,7 @@ export function createLocalApiServer(
     // Handlers built once the port is bound (the API base URL is their issuer): a request that
     // comes first waits for them.
     const invocation = Promise.resolve(handlers)
-      .then((ready) => serve(request, response, ready, { stage, observe, scopeRequests, corsAllowedOrigins }))
+      .then((ready) => serve(request, response, ready, { stage, observe, scopeRequests, corsAllowedOrigins, contexts }))
       .catch((error: Error) => {
         console.error(JSON.stringify({ level: 'error', message: 'local server error', error: error.message }));
         if (!response.headersSent) send(response, { statusCode: 500, headers: cors, body: errorBody(500, 'Internal Server Error') });
@@ -156,6 +159,8 @@ export function createLocalApiServer(
     server.closeIdleConnections();
     await settledWithin(server.idle(), drainMs - settleMs);
     server.closeAllConnections();
+    // What is still under way has the last moment left, as a function has at its timeout.
+    for (const context of contexts) context.endBy(Date.now() + settleMs);
     await closed;
     await settledWithin(server.idle(), settleMs);
   };
@@ -202,13 +207,14 @@ interface ServeOptions {
   observe: ExchangeObserver | undefined;
   scopeRequests: boolean;
   corsAllowedOrigins: readonly string[];
+  contexts: Set<LocalContext>;
 }
 
 async function serve(
   request: IncomingMessage,
   response: ServerResponse,
   handlers: Readonly<Record<FunctionId, FunctionHandler>>,
-  { stage, observe, scopeRequests, corsAllowedOrigins }: ServeOptions,
+  { stage, observe, scopeRequests, corsAllowedOrigins, contexts }: ServeOptions,
 ): Promise<void> {
   const url = requestUrl(request.url);
   const method = request.method ?? 'GET';
@@ -239,11 +245,17 @@ async function serve(
   const requestId = randomUUID();
   const event = proxyEvent(request, { url, method, match, body, stage, requestId });
   const handler = handlers[match.route.function];
-  const context = lambdaContext(match.route.function, requestId);
+  // The streaming function is the inference function, whose timeout is longer than the others'.
+  const context = lambdaContext(match.route.function, requestId, isStreamingHandler(handler) ? INFERENCE_TIMEOUT_SECONDS * 1000 : undefined);
+  contexts.add(context);
   const invoke = async () => {
-    if (isStreamingHandler(handler)) return serveStreaming(handler, event, context, response, ownAnswerCors(url.pathname, request.headers.origin, corsAllowedOrigins));
-    const result = await (handler as LambdaHandler)(event, context);
-    send(response, result);
+    try {
+      if (isStreamingHandler(handler)) return await serveStreaming(handler, event, context, response, ownAnswerCors(url.pathname, request.headers.origin, corsAllowedOrigins));
+      const result = await (handler as LambdaHandler)(event, context);
+      send(response, result);
+    } finally {
+      contexts.delete(context);
+    }
   };
   // The functions' AWS calls are attributed to the request they serve (local/aws-calls.ts).
   await (scopeRequests ? requestScope.run(requestId, invoke) : invoke());

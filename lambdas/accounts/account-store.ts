@@ -117,7 +117,10 @@ export interface AccountStore {
    * stored one, docs/limits.md): applied to a fresh read, written under that read's revision.
    */
   updateApiKey(hash: string, patch: ApiKeyPatch | ((current: ApiKeyRecord) => ApiKeyPatch), updatedAt: string): Promise<ApiKeyRecord | undefined>;
+  /** Deletes the key; a key of a workspace leaves its hash among the workspace's former keys, in the same write. */
   deleteApiKey(hash: string): Promise<boolean>;
+  /** The hashes of the keys a workspace held and that were deleted: their spend still counts in its budgets. */
+  formerWorkspaceKeys(organizationId: string, workspaceId: string): Promise<string[]>;
 
   createGuardrail(guardrail: Guardrail): Promise<void>;
   getGuardrail(organizationId: string, id: string): Promise<Guardrail | undefined>;

@@ -38,6 +38,8 @@ export class DynamoAccountStore implements AccountStore {
   private readonly items: DynamoItems;
   private readonly copies: ReadReplicas;
   private readonly keyHolds: WorkspaceKeyHolds;
+  private readonly tableName: string;
+  private readonly clock: Clock;
   private readonly slugs: WorkspaceSlugs;
 
   /**
@@ -51,6 +53,8 @@ export class DynamoAccountStore implements AccountStore {
     tableName: string,
     { random = systemRandom, clock = systemClock, writersSince }: { random?: Random; clock?: Clock; writersSince?: Date } = {},
   ) {
+    this.tableName = tableName;
+    this.clock = clock;
     this.items = new DynamoItems(client, tableName);
     this.copies = new ReadReplicas(client, tableName, random);
     this.keyHolds = new WorkspaceKeyHolds(client, tableName, this.copies, (organizationId) => this.listApiKeys(organizationId), clock, writersSince);
@@ -288,8 +292,16 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   /** The key and its copies' deletion marks in one transaction: from then on no request is let in with it. */
+  /** Deletes the key with its copies and, when it was in a workspace, leaves its mark there in the same transaction (formerWorkspaceKeys). */
   async deleteApiKey(hash: string): Promise<boolean> {
-    return (await this.copies.delete({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND)).outcome === 'deleted';
+    const mark = ({ organizationId: org, workspaceId: ws }: Partial<ApiKeyRecord>) =>
+      org && ws ? [{ Put: { TableName: this.tableName, Item: { pk: orgPk(org), sk: `${FORMER_KEY_PREFIX}${ws}#${hash}`, keyHash: hash, workspaceId: ws, deletedAt: this.clock.now().toISOString() } } }] : [];
+    return (await this.copies.delete({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND, undefined, mark)).outcome === 'deleted';
+  }
+
+  async formerWorkspaceKeys(organizationId: string, workspaceId: string): Promise<string[]> {
+    const marks = await this.items.queryPrefix<{ keyHash: string }>(orgPk(organizationId), `${FORMER_KEY_PREFIX}${workspaceId}#`);
+    return marks.map((mark) => mark.keyHash);
   }
 
   async createGuardrail(guardrail: Guardrail): Promise<void> {
@@ -367,6 +379,8 @@ function defined<T extends object>(patch: T): Partial<T> {
 }
 
 const orgPk = (id: string) => `ORG#${id}`;
+/** The mark a deleted key leaves beside its workspace, `FORMERKEY#<workspace>#<hash>`: its spend still counts in the workspace's budgets. */
+const FORMER_KEY_PREFIX = 'FORMERKEY#';
 const keyPk = (hash: string) => `APIKEY#${hash}`;
 
 function holderKey(holder: GuardrailHolder): { pk: string; sk: string } {

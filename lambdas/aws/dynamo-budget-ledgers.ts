@@ -14,7 +14,7 @@ import {
 } from '../budgets/budget-ledgers';
 import type { SpendScope } from '../budgets/layers';
 import { ZERO, atMost, minus, negate, plus } from '../usd';
-import { DynamoItems, conditionalWrite, itemId, updateItem } from './dynamo-items';
+import { DynamoItems, conditionalWrite, isThrottling, itemId, updateItem } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
 
 /**
@@ -39,7 +39,17 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
     this.items = new DynamoItems(client, tableName);
   }
 
+  /** A throttled grant (the SDK's retries spent) is an outcome, `busy`, never an error. */
   async grant(grant: Grant, base?: string): Promise<GrantOutcome> {
+    try {
+      return await this.grantNow(grant, base);
+    } catch (error) {
+      if (isThrottling(error)) return { granted: false, busy: true };
+      throw error;
+    }
+  }
+
+  private async grantNow(grant: Grant, base?: string): Promise<GrantOutcome> {
     const { ref, limit, amount, hold, giveBack } = grant;
     const back = giveBack?.amount ?? ZERO;
     const names: Record<string, string> = { '#hold': holdAttribute(hold) };

@@ -206,6 +206,14 @@ async function send(client: DynamoDBDocumentClient, action: ConditionalAction): 
   return (await client.send(new DeleteCommand({ ...action.Delete, ...onFailure }))).Attributes;
 }
 
+/** Errors of a table or partition past its throughput, once the SDK's own retries are spent. */
+const THROTTLING_ERRORS = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+
+/** True when DynamoDB refused the request for throughput, not for anything in it. */
+export function isThrottling(error: unknown): boolean {
+  return THROTTLING_ERRORS.has((error as { name?: string } | null)?.name ?? '');
+}
+
 /** True when the error is DynamoDB's answer to a failed condition expression. */
 function isConditionalCheckFailed(error: unknown): boolean {
   return (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';

@@ -128,19 +128,22 @@ export class ReadReplicas {
    * expression with its values) holds; the marks are written also when the item is already gone,
    * so a deletion sent again always reaches what requests read. The item as it was when deleted;
    * `missing` when there was none; `refused` with the item when the condition did not hold.
+   * `along` gives, from the item as read, writes that land in the same transaction.
    */
   delete(
     key: ItemKey,
     kind: CopyKind,
     condition?: { expression: string; values: Record<string, unknown> },
+    along: (item: Record<string, unknown>) => readonly TransactionAction[] = () => [],
   ): Promise<{ outcome: 'deleted' | 'refused'; item: Record<string, unknown> } | { outcome: 'missing' }> {
-    return this.inTurn(key, () => this.deleteNow(key, kind, condition));
+    return this.inTurn(key, () => this.deleteNow(key, kind, condition, along));
   }
 
   private async deleteNow(
     key: ItemKey,
     kind: CopyKind,
-    condition?: { expression: string; values: Record<string, unknown> },
+    condition: { expression: string; values: Record<string, unknown> } | undefined,
+    along: (item: Record<string, unknown>) => readonly TransactionAction[],
   ): Promise<{ outcome: 'deleted' | 'refused'; item: Record<string, unknown> } | { outcome: 'missing' }> {
     let current = await this.items.getItem(key);
     for (let attempt = 1; current && attempt <= CHANGE_ATTEMPTS; attempt++) {
@@ -156,6 +159,7 @@ export class ReadReplicas {
           },
         },
         ...this.deletionPuts(key, kind),
+        ...along(current),
       ]);
       if (outcome.written) return { outcome: 'deleted', item: current };
       const found = outcome.failed[0]?.item;

@@ -1,5 +1,5 @@
 import { systemClock, systemRandom, type Clock, type Random } from '../clock';
-import { UnavailableError } from '../errors';
+import { TooManyRequestsError, UnavailableError } from '../errors';
 import { refusal } from './refusal';
 import {
   HOLD_SECONDS,
@@ -7,14 +7,13 @@ import {
   bucketOf,
   foldableAt,
   sameHold,
-  spendAttribute,
   type BudgetLedgerStore,
   type HoldRef,
   type LedgerRef,
   type LedgerState,
-  type SpendEntry,
 } from './budget-ledgers';
 import { startsFromSpend, type BudgetLayer, type SpendScope } from './layers';
+import { periodOfRef, refKey, roomIn, scopeKey, spendEntries, type Generation, type Lease, type Refusal, type ScopeHolds } from './container-holds';
 import { periodAt, type BudgetWindow } from './periods';
 import { ZERO, atMost, compare, larger, minus, plus, smaller, times } from '../usd';
 
@@ -53,6 +52,12 @@ const NOTHING_TO_CHECK: Admission = Object.freeze({ estimate: ZERO, settle: asyn
 const MAX_ROUNDS = 1000;
 /** A refusal is remembered this long before the ledger is read again. */
 export const REFUSAL_MEMORY_SECONDS = 10;
+/**
+ * A ledger found past its throughput is left alone this long, and a little more at random, so
+ * the containers that met it together do not come back together: their requests meanwhile are
+ * answered 429 with this `Retry-After`, from memory.
+ */
+export const BUSY_MEMORY_SECONDS = 1;
 /** A hold's first size, in requests' estimates; later ones follow what the previous hold spent. */
 const FIRST_HOLD_ESTIMATES = '4';
 /** No hold is larger than this share of what the ledger had left, so containers share the room. */
@@ -60,36 +65,6 @@ const ROOM_SHARE = '0.125';
 /** A renewed hold is this many times what the previous one used. */
 const GROWTH = '1.5';
 
-interface Lease {
-  readonly scope: SpendScope;
-  readonly ref: LedgerRef;
-  readonly limit: string;
-  granted: string;
-  reserved: string;
-  spent: string;
-}
-
-/** One scope's holds in this container: granted together, in one bucket, each ledger's lease in it. */
-interface Generation {
-  readonly hold: HoldRef;
-  readonly usableUntil: number;
-  readonly leases: Map<string, Lease>;
-}
-
-interface ScopeHolds {
-  current?: Generation;
-  renewing?: Promise<void>;
-  /** What the last generation's leases used (spent and reserved), by ledger: the next hold's size. */
-  used: Map<string, string>;
-  /** The estimates of this container's requests waiting for room in the scope: no hold is smaller. */
-  demand: string;
-}
-
-interface Refusal {
-  until: number;
-  limit: string;
-  room: string;
-}
 
 /**
  * Admission against spending caps (docs/architecture.md, "Spending limits"). A request is let in
@@ -112,12 +87,16 @@ export class BudgetGate {
   private readonly shards: Readonly<Record<SpendScope['kind'], number>>;
   private readonly scopes = new Map<string, ScopeHolds>();
   private readonly refusals = new Map<string, Refusal>();
+  /** Ledgers past their throughput, by ledger: until when they are left alone. */
+  private readonly busy = new Map<string, number>();
+  private readonly random: Random;
 
   constructor(deps: BudgetGateDeps) {
     this.ledgers = deps.ledgers;
     this.spendBefore = deps.spendBefore;
     this.clock = deps.clock ?? systemClock;
     const random = deps.random ?? systemRandom;
+    this.random = random;
     this.shards = {
       key: Math.min(SPEND_SHARDS.key - 1, Math.floor(random() * SPEND_SHARDS.key)),
       workspace: Math.min(SPEND_SHARDS.workspace - 1, Math.floor(random() * SPEND_SHARDS.workspace)),
@@ -281,6 +260,11 @@ export class BudgetGate {
     for (let attempt = 0; attempt < 6; attempt++) {
       if (compare(amount, ZERO) <= 0) return false;
       const outcome = await this.ledgers.grant({ ref, limit, amount, hold, ...(back ? { giveBack: back } : {}) }, base);
+      if ('busy' in outcome) {
+        this.busy.set(key, now + BUSY_MEMORY_SECONDS * 1000 * (1 + this.random()));
+        if (!layer) return false;
+        throw busyLedger();
+      }
       if (outcome.granted) {
         if (back && before) before.granted = minus(before.granted, back.amount);
         const lease = generation.leases.get(key);
@@ -337,9 +321,12 @@ export class BudgetGate {
    */
   private async checkRemembered(layer: BudgetLayer, ref: LedgerRef, estimate: string, at: Date): Promise<void> {
     const key = refKey(ref);
+    const now = this.clock.now().getTime();
+    const busyUntil = this.busy.get(key);
+    if (busyUntil !== undefined && busyUntil > now) throw busyLedger();
+    this.busy.delete(key);
     const remembered = this.refusals.get(key);
     if (!remembered) return;
-    const now = this.clock.now().getTime();
     if (remembered.limit !== layer.amountUsd) {
       this.refusals.delete(key);
       return;
@@ -367,25 +354,7 @@ export class BudgetGate {
   }
 }
 
-function roomIn(lease: Lease): string {
-  return minus(minus(lease.granted, lease.reserved), lease.spent);
-}
-
-function spendEntries(parts: ReadonlyArray<{ scope: SpendScope; lease: Lease; hold: HoldRef }>, cost: string, shards: Readonly<Record<SpendScope['kind'], number>>): SpendEntry[] {
-  const entries = new Map<string, SpendEntry & { amounts: Map<string, string> }>();
-  for (const { scope, lease, hold } of parts) {
-    const key = `${scopeKey(scope)}|${hold.bucket}|${hold.epoch}`;
-    let entry = entries.get(key);
-    if (!entry) entries.set(key, (entry = { scope, hold, shard: shards[scope.kind], amounts: new Map() }));
-    entry.amounts.set(spendAttribute(lease.ref), cost);
-  }
-  return [...entries.values()];
-}
-
-const refKey = (ref: LedgerRef) => `${ref.ledger}|${ref.period}`;
-const scopeKey = (scope: SpendScope) => (scope.kind === 'key' ? `K#${scope.keyHash}` : `W#${scope.organizationId}#${scope.workspaceId}`);
-/** The period id a lease's window has at `at`: a lease of an earlier period is not carried over. */
-function periodOfRef(ref: LedgerRef, at: Date): string {
-  const window: BudgetWindow = ref.period === 'all' ? 'all' : ref.period.startsWith('d') ? 'day' : ref.period.startsWith('w') ? 'week' : 'month';
-  return periodAt(window, at).id;
+/** The answer while a ledger is past its throughput: a retry shortly, never a server error. */
+function busyLedger(): TooManyRequestsError {
+  return new TooManyRequestsError('Too many requests are checking this spending limit at once; retry shortly', BUSY_MEMORY_SECONDS);
 }

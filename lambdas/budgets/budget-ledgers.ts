@@ -49,7 +49,9 @@ export type GrantOutcome =
   /** `before`: the ledger as the grant found it (undefined: the grant created it). */
   | { granted: true; before: LedgerState | undefined; after: LedgerState }
   /** `state`: the ledger as it stands (undefined: it does not exist yet). */
-  | { granted: false; state: LedgerState | undefined };
+  | { granted: false; state: LedgerState | undefined }
+  /** The ledger's partition was past its throughput: nothing was written. */
+  | { granted: false; busy: true };
 
 /** What one request spent, written before its completion is acknowledged. */
 export interface SpendEntry {

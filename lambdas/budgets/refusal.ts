@@ -16,3 +16,17 @@ export function refusal(layer: BudgetLayer, at: Date, estimate: string, room: st
     { layer: layer.kind, id: layer.id, interval: layer.interval, limit_usd: Number(layer.amountUsd), remaining_usd: Number(left), request_max_cost_usd: Number(estimate), resets_at: resetsAt },
   );
 }
+
+/**
+ * The 402 of a request whose cost nothing bounds (a variable price) under a layer: a limit can
+ * hold only what can be estimated, so such a request is refused under any limit, saying why.
+ */
+export function unboundedRefusal(layer: BudgetLayer, reason: string): SpendingLimitError {
+  return new SpendingLimitError(`Spending limit in force: ${layer.description} admits only requests whose cost can be bounded, and ${reason}`, {
+    layer: layer.kind,
+    id: layer.id,
+    interval: layer.interval,
+    limit_usd: Number(layer.amountUsd),
+    reason: 'cost_not_bounded',
+  });
+}

@@ -9,15 +9,20 @@ const IN_WINDOW: Readonly<Record<BudgetWindow, keyof KeyUsage>> = { day: 'daily'
 
 /**
  * What a scope has spent in a window's current period, from usage: a key's own, or the sum of
- * the keys a workspace holds now. Read when a layer that began during the period first counts
+ * the keys a workspace holds now and of those it held that were deleted. Read when a layer that began during the period first counts
  * the scope (budget-gate.ts); its keys' usage in one read of the organization's usage.
  */
-export function spendBeforeFrom(accounts: Pick<AccountStore, 'listWorkspaceApiKeys'>, usage: Pick<UsageStore, 'keyUsage'>): SpendBefore {
+export function spendBeforeFrom(accounts: Pick<AccountStore, 'listWorkspaceApiKeys' | 'formerWorkspaceKeys'>, usage: Pick<UsageStore, 'keyUsage'>): SpendBefore {
   return async (scope, window, at) => {
-    const hashes =
-      scope.kind === 'key' ? [scope.keyHash] : ((await accounts.listWorkspaceApiKeys(scope.organizationId, scope.workspaceId))?.keys.map((key) => key.hash) ?? []);
+    const hashes = scope.kind === 'key' ? [scope.keyHash] : await workspaceKeys(accounts, scope.organizationId, scope.workspaceId);
     if (hashes.length === 0) return ZERO;
     const spent = await usage.keyUsage(scope.organizationId, hashes, at);
     return plus(...[...spent.values()].map((figures) => plainDecimal(figures[IN_WINDOW[window]])));
   };
+}
+
+/** Every key a workspace holds or held: its keys, and the marks its deleted keys left. */
+async function workspaceKeys(accounts: Pick<AccountStore, 'listWorkspaceApiKeys' | 'formerWorkspaceKeys'>, organizationId: string, workspaceId: string): Promise<string[]> {
+  const [current, former] = await Promise.all([accounts.listWorkspaceApiKeys(organizationId, workspaceId), accounts.formerWorkspaceKeys(organizationId, workspaceId)]);
+  return [...(current?.keys.map((key) => key.hash) ?? []), ...former];
 }

@@ -255,8 +255,15 @@ export const ADAPTED: Readonly<Record<string, Adaptation>> = {
   GenerationResponse: {
     change: {
       data: adapt(PUBLIC_SCHEMAS.GenerationResponse!.properties.data, {
-        add: { api_key_hash: { type: 'string', pattern: KEY_HASH_PATTERN, description: 'The key the generation was charged to: the key itself, or the key an access token acted as.' } },
-        required: ['api_key_hash'],
+        add: {
+          api_key_hash: { type: 'string', pattern: KEY_HASH_PATTERN, description: 'The key the generation was charged to: the key itself, or the key an access token acted as.' },
+          charge_basis: {
+            type: 'string',
+            enum: ['provider_usage', 'maximum_cost'],
+            description: "What the charge rests on: the usage the provider reported, or, when none came after the provider began to answer, the most the request could cost.",
+          },
+        },
+        required: ['api_key_hash', 'charge_basis'],
       }),
     },
   },

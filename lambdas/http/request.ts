@@ -146,10 +146,38 @@ export function requestMediaType(event: HeaderEvent): string | undefined {
 }
 
 /**
+ * How deep a JSON body may nest objects and arrays (docs/api.md, "Request bodies"): far more
+ * than any request shape needs (tool schemas included), and few enough that nothing that walks
+ * the parsed body (validation, copies, the answer) runs out of stack.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The deepest nesting of objects and arrays in a JSON text, counted in one pass over it before
+ * it is parsed, brackets inside strings skipped. A malformed text gets some number: the parser refuses it next.
+ */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
+
+/**
  * The body parsed as a JSON object, the one reader of every route that declares a JSON `body`:
  * 413 past `maxBytes`, 415 unless the request says the body is `application/json` (a form or
  * text body is never read as JSON, so a browser's simple cross-site request cannot create
- * anything), 400 for anything but a JSON object.
+ * anything), 400 for a body nested deeper than {@link MAX_JSON_DEPTH} and for anything but a
+ * JSON object.
  */
 export function jsonBody(
   event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded' | 'headers'> & Partial<Pick<APIGatewayProxyEvent, 'multiValueHeaders'>>,
@@ -161,6 +189,7 @@ export function jsonBody(
   }
   if (requestMediaType(event) !== JSON_MEDIA_TYPE) throw new UnsupportedMediaTypeError(`Content-Type must be ${JSON_MEDIA_TYPE}`);
   if (text.trim() === '') throw new InvalidInputError('Request body must be a JSON object');
+  if (jsonDepth(text) > MAX_JSON_DEPTH) throw new InvalidInputError(`Request body nests deeper than ${MAX_JSON_DEPTH} levels`, { limit: MAX_JSON_DEPTH });
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

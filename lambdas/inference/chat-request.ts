@@ -29,16 +29,6 @@ export function parseChatRequest(body: CreateChatCompletionBody): ChatRequest {
   return { model: body.model, stream, body };
 }
 
-/**
- * The body sent upstream: the routed model's id in place of the caller's spelling, and for
- * streams the usage chunk forced on, since usage is accounted from it (docs/reference.md#keys-and-credentials).
- */
-export function upstreamBody(request: ChatRequest, modelId: string): string {
-  const body: Record<string, unknown> = { ...request.body, model: modelId };
-  if (request.stream) body.stream_options = { ...(request.body.stream_options as object | undefined), include_usage: true };
-  return JSON.stringify(body);
-}
-
 /** The text of a message's content: the string, or its `text` parts joined. */
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;

@@ -64,6 +64,7 @@ export function generationRecord(input: {
     reasoningTokens: count(object(observed.usage?.completion_tokens_details)?.reasoning_tokens),
     cachedTokens: count(object(observed.usage?.prompt_tokens_details)?.cached_tokens),
     cost: record.cost,
+    chargeBasis: record.charge === 'maximum' ? 'maximum_cost' : 'provider_usage',
     latencyMs: Math.max(0, times.ended.getTime() - times.at.getTime()),
     generationTimeMs: Math.max(0, times.ended.getTime() - times.answering.getTime()),
     serviceTier: observed.serviceTier,

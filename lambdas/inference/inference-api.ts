@@ -3,7 +3,8 @@ import { randomId, type IdGenerator } from '../clock';
 import type { AuthenticationDeps } from '../credentials/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
 import { budgetLayers } from '../budgets/layers';
-import { maximumCost } from '../budgets/estimate';
+import { maximumCost, tokenBounds, type BillableRequest } from '../budgets/estimate';
+import { unboundedRefusal } from '../budgets/refusal';
 import type { Admission, BudgetGate } from '../budgets/budget-gate';
 import { buildCallerPolicy, loadCallerGuardrails, regionForHost } from '../catalog/caller-policy';
 import { NotFoundError, UnavailableError, UpstreamError } from '../errors';
@@ -14,10 +15,13 @@ import { header, requestHost, requestIdOf } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { bodyValidators } from '../openapi/validators/inference.generated';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
+import type { ProviderEndpoint } from '../catalog/types';
+import { ZERO } from '../usd';
 import type { GenerationStore } from '../usage/generations';
 import { generationRecord, noteChunk, type Observed } from './generation-facts';
-import { cutShortUsage, promptCharacters, relayedCharacters, type CompletionUsage } from './relayed-usage';
-import { parseChatRequest, upstreamBody } from './chat-request';
+import type { CompletionUsage } from './relayed-usage';
+import { parseChatRequest } from './chat-request';
+import { billableChatRequest, upstreamBody } from './billable-request';
 import { errorChunk, publicChunk, publicCompletion, publicUsage, type AnswerFacts } from './public-answer';
 import { openUpstream, sseEvents, type OpenedUpstream, type UpstreamOptions } from './upstream';
 import type { InferenceRoute } from './routes';
@@ -62,15 +66,15 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
 
 /**
  * `POST /chat/completions` (docs/reference.md#scopes-and-access), OpenAI-compatible: a model the
- * caller may reach under its preferences, privacy settings, guardrails and region, sent to the
- * first eligible provider endpoint and answered in the public shapes whatever the provider sent
- * (public-answer.ts); `"stream": true` relays `text/event-stream` chunks as they come, ending
- * with `data: [DONE]`. A client that disconnects aborts the upstream request.
+ * caller may reach, sent to the first eligible endpoint and answered in the public shapes
+ * whatever the provider sent (public-answer.ts); streams relay chunks as they come. A client that
+ * leaves stops receiving, but the provider's answer is read to its end and charged; one that
+ * fails after it began is charged the most it could cost (docs/limits.md, "Leaving early and failures").
  *
  * A completion is acknowledged only once its usage is durable: the JSON body, or a stream's
- * usage chunk and `data: [DONE]`, is written after the usage write succeeded, and the response
- * ends after that, so neither a crash nor a frozen invocation leaves a completion the client
- * received uncounted. The answer's `usage` says what the acting key was charged (`cost`).
+ * usage chunk and `data: [DONE]`, is written after the usage write succeeded, so neither a crash
+ * nor a frozen invocation leaves a completion the client received uncounted. The answer's
+ * `usage` says what the acting key was charged (`cost`).
  */
 export function createInferenceApi(routes: readonly InferenceRoute[], deps: InferenceApiDeps): (...args: [...Parameters<StreamingHandler>, onAnswered?: () => void]) => Promise<number> {
   const newId = deps.newId ?? randomId;
@@ -85,6 +89,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
     let facts: AnswerFacts | undefined;
     let counted: UsageRecord | undefined;
     let admission: Admission | undefined;
+    let stopWatch: (() => void) | undefined;
     try {
       const { principal, body } = await admitted(event);
       const request = parseChatRequest(body);
@@ -93,35 +98,38 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       const found = catalog.endpointsFor(request.model, policy);
       if (!found) throw new NotFoundError(`No endpoints found for model ${request.model} that your settings and guardrails allow`);
       const at = deps.clock.now();
-      const sent = upstreamBody(request, found.model.id);
       // Workspace budgets, guardrail budgets, the key's limit: the first without room refuses (402).
       const layers = budgetLayers(principal, guardrails);
-      if (layers.length > 0) admission = await deps.budgets.admit(layers, maximumCost(request.body, Buffer.byteLength(sent), found.endpoints, at), at);
+      const bodyFor = sentBodies(request, found.model.id, layers.length > 0);
+      const billable = billableChatRequest(request, Math.max(...found.endpoints.map((endpoint) => Buffer.byteLength(bodyFor(endpoint)))));
+      if (layers.length > 0) {
+        const bound = maximumCost(billable, found.endpoints, at);
+        if (!bound.bounded) throw unboundedRefusal(layers[0]!, bound.reason);
+        admission = await deps.budgets.admit(layers, bound.cost, at);
+      }
 
-      const upstream = await openUpstream(found.endpoints, sent, clientGone, deps.upstream);
+      const upstream = await openUpstream(found.endpoints, bodyFor, clientGone, deps.upstream);
+      stopWatch = stopBeforeTimeUp(context, upstream);
       const answering = deps.clock.now();
-      // Under a limit an answer whose client left is read to its end, so what it cost is charged;
-      // a stream stops where the client left it (relayStream).
-      if (admission && !request.stream) upstream.outliveClient();
       facts = { id: generationId, created: Math.floor(at.getTime() / 1000), model: found.model.id, provider: upstream.endpoint.provider_name };
       const observed: Observed = { upstreamId: null, finishReason: null, serviceTier: null, usage: undefined };
-      const relayed = request.stream
-        ? await relayStream(upstream, response, facts, observed, promptCharacters(request.body.messages))
-        : await relayJson(upstream, response, facts, observed);
-      if (relayed.usage) {
-        // docs/reference.md#pricing-and-cost: priced at the request instant, whichever credential made the call.
-        const record = usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at });
-        if (admission) await chargeLimits(admission, record.cost, deps, context);
-        const times = { at, answering, ended: deps.clock.now() };
-        const headers = { origin: header(event, 'origin'), referer: header(event, 'referer'), userAgent: header(event, 'user-agent') };
-        const generation = generationRecord({ record, headers, body: request.body, requestId, facts, observed, times, streamed: request.stream, cancelled: clientGone.aborted, principal });
-        await Promise.all([recordUsage(record, deps, context), recordGeneration(generation, deps, context)]);
-        counted = record;
-      }
+      const relayed = request.stream ? await relayStream(upstream, response, facts, observed) : await relayJson(upstream, response, facts, observed);
+      // docs/reference.md#pricing-and-cost: priced at the request instant, whichever credential made the call.
+      const record = relayed.usage
+        ? usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at })
+        : maximumRecord(usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, promptTokens: 0, completionTokens: 0, at }), billable, at);
+      if (admission) await chargeLimits(admission, record.cost, deps, context);
+      const times = { at, answering, ended: deps.clock.now() };
+      const headers = { origin: header(event, 'origin'), referer: header(event, 'referer'), userAgent: header(event, 'user-agent') };
+      const generation = generationRecord({ record, headers, body: request.body, requestId, facts, observed, times, streamed: request.stream, cancelled: clientGone.aborted, principal });
+      await Promise.all([recordUsage(record, deps, context), recordGeneration(generation, deps, context)]);
+      counted = record;
+      if (relayed.failure) throw relayed.failure;
       relayed.acknowledge(counted);
     } catch (error) {
       if (!clientGone.aborted) reportError(error, response, deps, context, facts);
     } finally {
+      stopWatch?.();
       // A completion not charged gives its reservation back.
       admission?.release();
     }
@@ -134,6 +142,51 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
 /** What went wrong with a usage write, by name and message: never the request. */
 function logFailure(deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined, message: string, error: Error): void {
   deps.logger.error(message, { requestId: context?.awsRequestId, error: error.name, detail: error.message });
+}
+
+/** The time a completion keeps, before its function's timeout, to record what it cost. */
+export const RECORD_MARGIN_MS = 1500;
+const TIME_CHECK_MS = 100;
+
+/**
+ * Stops reading the provider's answer when the function's time is all but up (its timeout; a
+ * local stop brings it forward), so the completion is charged, the most it could cost when no
+ * usage came, rather than killed uncharged. Returns what ends the watch.
+ */
+function stopBeforeTimeUp(context: Context, upstream: OpenedUpstream): () => void {
+  const check = () => {
+    if (context.getRemainingTimeInMillis() > RECORD_MARGIN_MS) return;
+    clearInterval(timer);
+    upstream.abort();
+  };
+  const timer = setInterval(check, TIME_CHECK_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * The body each endpoint is sent (billable-request.ts), made once for each distinct completion
+ * limit among the endpoints: bodies differ in their capped token counts alone.
+ */
+function sentBodies(request: ReturnType<typeof parseChatRequest>, modelId: string, limited: boolean): (endpoint: ProviderEndpoint) => string {
+  const made = new Map<number, string>();
+  return (endpoint) => {
+    const limit = tokenBounds({ bodyBytes: 0, completionCap: undefined, choices: 1, images: 0, unsizedParts: 0 }, endpoint).completion;
+    let body = made.get(limit);
+    if (body === undefined) made.set(limit, (body = upstreamBody(request, modelId, endpoint, limited)));
+    return body;
+  };
+}
+
+/**
+ * A completion whose provider reported no usage after it began to answer: charged the most it
+ * could have cost on the endpoint that served it, the tokens at their bounds, marked so.
+ */
+function maximumRecord(record: UsageRecord, billable: BillableRequest, at: Date): UsageRecord {
+  const bound = maximumCost(billable, [record.endpoint], at);
+  const { prompt, completion } = tokenBounds(billable, record.endpoint);
+  const cost = bound.bounded ? bound.cost : ZERO;
+  return { ...record, promptTokens: prompt * billable.choices, completionTokens: completion * billable.choices, cost, costParts: { prompt: ZERO, completion: cost }, charge: 'maximum' };
 }
 
 /** The spend written to each limit's ledger, before the usage write: a failed write fails the answer, not charged. */
@@ -166,11 +219,18 @@ async function recordUsage(record: UsageRecord, deps: Pick<InferenceApiDeps, 'us
 }
 
 
-/** What a relay leaves for after the usage write: the usage, and the bytes that complete the answer, with what it was charged. */
+/**
+ * What a relay leaves for after the usage write: the usage the provider reported (undefined when
+ * none came: the completion is charged its maximum), the bytes that complete the answer with
+ * what it was charged, and the provider's failure after it began to answer, reported once charged.
+ */
 interface Relayed {
   usage: CompletionUsage | undefined;
-  acknowledge(charged: UsageRecord | undefined): void;
+  acknowledge(charged: UsageRecord): void;
+  failure?: unknown;
 }
+
+const NOTHING_MORE = (): void => undefined;
 
 /** Reads the provider's answer; the body goes out in `acknowledge`, once its usage is recorded. */
 async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed): Promise<Relayed> {
@@ -180,17 +240,15 @@ async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, 
     body = JSON.parse(await upstream.reader.text(MAX_UPSTREAM_JSON_BYTES));
   } catch (error) {
     upstream.abort();
-    if (error instanceof UpstreamError) throw error;
-    throw new UpstreamError('upstream_failed', `Provider ${name} sent an answer that is not JSON`);
+    return { usage: undefined, acknowledge: NOTHING_MORE, failure: error instanceof UpstreamError ? error : new UpstreamError('upstream_failed', `Provider ${name} sent an answer that is not JSON`) };
   }
   if (typeof body !== 'object' || body === null || !Array.isArray(body.choices)) {
-    throw new UpstreamError('upstream_failed', `Provider ${name} sent an answer without choices`);
+    return { usage: undefined, acknowledge: NOTHING_MORE, failure: new UpstreamError('upstream_failed', `Provider ${name} sent an answer without choices`) };
   }
   noteChunk(observed, body);
   return {
     usage: usageOf(body.usage) ?? { promptTokens: 0, completionTokens: 0 },
-    acknowledge: (charged) =>
-      response.json(200, publicCompletion(charged ? { ...body, usage: publicUsage(body.usage, charged) } : body, facts), { 'X-Generation-Id': facts.id }),
+    acknowledge: (charged) => response.json(200, publicCompletion({ ...body, usage: publicUsage(body.usage, charged) }, facts), { 'X-Generation-Id': facts.id }),
   };
 }
 
@@ -201,39 +259,37 @@ async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, 
  * (no choices, the usage with its cost) and the final `data: [DONE]` go out in `acknowledge`,
  * once the usage is recorded.
  *
- * The provider is read no faster than the client takes the answer (backpressure), so when the
- * client leaves, what was read is what it was sent: the provider is told to stop, and the
- * stream is charged what it had generated (relayed-usage.ts), never the rest.
+ * The provider is read no faster than the client takes the answer (backpressure). A client that
+ * leaves stops receiving, and the rest of the provider's answer is read without being sent, for
+ * the usage it reports: the provider bills the whole completion, and so is the key.
  */
-async function relayStream(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed, promptChars: number): Promise<Relayed> {
+async function relayStream(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   const type = upstream.response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/event-stream')) {
     upstream.abort();
-    throw new UpstreamError('upstream_failed', `Provider ${name} did not answer with an event stream`);
+    return { usage: undefined, acknowledge: NOTHING_MORE, failure: new UpstreamError('upstream_failed', `Provider ${name} did not answer with an event stream`) };
   }
   response.start(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Generation-Id': facts.id });
   let usage: CompletionUsage | undefined;
   /** The provider's last usage object, whose own members (token details) the usage chunk keeps. */
   let reportedUsage: unknown;
-  let relayedChars = 0;
-  const cutShort = (): Relayed => {
+  const failed = (failure: unknown): Relayed => {
     upstream.abort();
-    return { usage: cutShortUsage(usage, promptChars, relayedChars), acknowledge: () => undefined };
+    return { usage, acknowledge: NOTHING_MORE, failure };
   };
   try {
     for await (const event of sseEvents(upstream.reader)) {
-      if (response.closed) return cutShort();
       if (event.data === null) {
         // Comments keep idle connections open; pass them on.
-        await response.send(`${event.raw}\n\n`);
+        if (!response.closed) await response.send(`${event.raw}\n\n`);
         continue;
       }
       if (event.data.trim() === '[DONE]') {
         return {
           usage: usage ?? { promptTokens: 0, completionTokens: 0 },
           acknowledge: (charged) => {
-            if (charged) response.write(`data: ${JSON.stringify(publicChunk({ choices: [], usage: publicUsage(reportedUsage, charged) }, facts))}\n\n`);
+            response.write(`data: ${JSON.stringify(publicChunk({ choices: [], usage: publicUsage(reportedUsage, charged) }, facts))}\n\n`);
             response.write('data: [DONE]\n\n');
           },
         };
@@ -242,17 +298,17 @@ async function relayStream(upstream: OpenedUpstream, response: StreamingResponse
       try {
         chunk = JSON.parse(event.data);
       } catch {
-        throw new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not JSON`);
+        return failed(new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not JSON`));
       }
       if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
-        throw new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not a JSON object`);
+        return failed(new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not a JSON object`));
       }
       noteChunk(observed, chunk);
       if (chunk.error) {
-        // The provider reports its own failure mid-stream: pass it on and stop.
+        // The provider reports its own failure mid-stream: pass it on and stop; it is charged, and nothing more is sent.
         response.write(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
         upstream.abort();
-        return { usage, acknowledge: () => undefined };
+        return { usage, acknowledge: NOTHING_MORE };
       }
       const reported = usageOf(chunk.usage);
       if (reported) {
@@ -262,17 +318,12 @@ async function relayStream(upstream: OpenedUpstream, response: StreamingResponse
         const { usage: _usage, ...rest } = chunk;
         chunk = rest;
       }
-      relayedChars += relayedCharacters(chunk);
-      await response.send(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
+      if (!response.closed) await response.send(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
     }
   } catch (error) {
-    // The client left while the provider was still to answer: its reading was called off.
-    if (response.closed) return cutShort();
-    upstream.abort();
-    throw error;
+    return failed(error);
   }
-  if (response.closed) return cutShort();
-  throw new UpstreamError('upstream_failed', `Provider ${name} ended the stream early`);
+  return failed(new UpstreamError('upstream_failed', `Provider ${name} ended the stream early`));
 }
 
 function usageOf(value: unknown): CompletionUsage | undefined {

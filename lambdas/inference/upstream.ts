@@ -42,13 +42,8 @@ export interface OpenedUpstream {
   response: Response;
   /** Reads the body within the idle timeout; aborts the upstream request when it passes. */
   reader: TimedReader;
-  /** Stops the upstream request (client gone, or a bad answer). */
+  /** Stops the upstream request (a bad answer): never because the client left, which the provider bills all the same. */
   abort(): void;
-  /**
-   * Keeps the upstream request going when the client goes: its answer is read to the end for
-   * the usage it reports, which is charged (a completion under a spending limit).
-   */
-  outliveClient(): void;
 }
 
 /** Why an attempt failed, for the caller's error and the next attempt's decision. */
@@ -59,10 +54,14 @@ type AttemptFailure = { retry: boolean; error: UpstreamError };
  * first that answers 2xx wins. A 5xx or a connection failure moves on to the next
  * endpoint; nothing has been sent to the client yet, so the switch is invisible. A timeout
  * (504) or a provider's refusal of the request (4xx) ends the attempt.
+ *
+ * `bodyFor` gives the body each endpoint is sent. A client gone before an attempt ends the
+ * attempts (nothing was asked of that provider); once a provider has the request it runs to its
+ * end whatever the client does, since the provider bills it (docs/limits.md, "Leaving early and failures").
  */
 export async function openUpstream(
   endpoints: readonly ProviderEndpoint[],
-  body: string,
+  bodyFor: (endpoint: ProviderEndpoint) => string,
   clientSignal: AbortSignal,
   options: UpstreamOptions,
 ): Promise<OpenedUpstream> {
@@ -72,7 +71,8 @@ export async function openUpstream(
     const baseUrl = lookupByProvider(options.upstreams, endpoint.tag);
     if (baseUrl === undefined) continue;
     routable++;
-    const outcome = await attempt(endpoint, baseUrl, body, clientSignal, options);
+    if (clientSignal.aborted) throw clientSignal.reason;
+    const outcome = await attempt(endpoint, baseUrl, bodyFor(endpoint), options);
     if ('response' in outcome) return outcome;
     if (!outcome.retry) throw outcome.error;
     lastFailure = outcome.error;
@@ -85,13 +85,9 @@ async function attempt(
   endpoint: ProviderEndpoint,
   baseUrl: string,
   body: string,
-  clientSignal: AbortSignal,
   options: UpstreamOptions,
 ): Promise<OpenedUpstream | AttemptFailure> {
   const controller = new AbortController();
-  const onClientGone = () => controller.abort(clientSignal.reason);
-  if (clientSignal.aborted) throw clientSignal.reason;
-  clientSignal.addEventListener('abort', onClientGone, { once: true });
   const deadline = new Deadline(controller, options.timeoutMs);
 
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
@@ -99,7 +95,6 @@ async function attempt(
   try {
     credential = await options.credentials.forProvider(endpoint.tag);
   } catch {
-    clientSignal.removeEventListener('abort', onClientGone);
     // The credential store (Secrets Manager) is a dependency, not a fault of the request.
     throw new UpstreamError('unavailable', 'Provider credentials are unavailable; retry shortly');
   }
@@ -112,8 +107,6 @@ async function attempt(
   try {
     response = await transport(`${baseUrl}/chat/completions`, { method: 'POST', headers, body, signal: controller.signal });
   } catch (error) {
-    clientSignal.removeEventListener('abort', onClientGone);
-    if (clientSignal.aborted) throw clientSignal.reason;
     if (deadline.expired) return { retry: false, error: new UpstreamError('upstream_timeout', `Provider ${endpoint.provider_name} did not answer in time`) };
     void error;
     return { retry: true, error: new UpstreamError('upstream_failed', `Provider ${endpoint.provider_name} could not be reached`) };
@@ -125,15 +118,10 @@ async function attempt(
     return {
       endpoint,
       response,
-      reader: new TimedReader(response, deadline, clientSignal, endpoint.provider_name),
-      abort: () => {
-        clientSignal.removeEventListener('abort', onClientGone);
-        controller.abort();
-      },
-      outliveClient: () => clientSignal.removeEventListener('abort', onClientGone),
+      reader: new TimedReader(response, deadline, endpoint.provider_name),
+      abort: () => controller.abort(),
     };
   }
-  clientSignal.removeEventListener('abort', onClientGone);
   const detail = await errorMessage(response, deadline);
   controller.abort();
   if (response.status >= 500) {
@@ -196,7 +184,6 @@ export class TimedReader {
   constructor(
     response: Response,
     private readonly deadline: Deadline,
-    private readonly clientSignal: AbortSignal,
     private readonly providerName: string,
   ) {
     this.reader = response.body?.getReader();
@@ -210,7 +197,6 @@ export class TimedReader {
       const { done, value } = await this.reader.read();
       return done ? undefined : value;
     } catch (error) {
-      if (this.clientSignal.aborted) throw this.clientSignal.reason;
       if (this.deadline.expired) throw new UpstreamError('upstream_timeout', `Provider ${this.providerName} stopped answering`);
       void error;
       throw new UpstreamError('upstream_failed', `Provider ${this.providerName} broke off the answer`);

@@ -32,6 +32,8 @@ export interface GenerationRecord {
   cachedTokens: number | null;
   /** USD, exact decimal: what the key was charged. */
   cost: string;
+  /** `provider_usage`: the usage the provider reported; `maximum_cost`: none came after it began to answer, and the most it could cost was charged. */
+  chargeBasis?: 'provider_usage' | 'maximum_cost';
   /** Milliseconds from the request's arrival to the answer's end. */
   latencyMs: number;
   /** Milliseconds from the provider's first byte to the answer's end. */
@@ -124,5 +126,6 @@ export function publicGeneration(record: GenerationRecord): Record<string, unkno
     session_id: null,
     response_cache_source_id: null,
     api_key_hash: record.keyHash,
+    charge_basis: record.chargeBasis ?? 'provider_usage',
   };
 }

@@ -25,6 +25,11 @@ export interface UsageRecord {
   date: string;
   /** `api_key`, or the federation policy whose token made the call. */
   via: { credential: 'api_key' } | { credential: 'access_token'; policyId: string | null };
+  /**
+   * `maximum` when the provider reported no usage after it began to answer (it failed, or its
+   * answer broke off): the completion was charged the most it could cost (docs/limits.md, "Leaving early and failures").
+   */
+  charge?: 'maximum';
 }
 
 /** USD spent by one key: all time and in the current UTC day, week (from Monday) and month. */

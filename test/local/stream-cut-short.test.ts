@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually } from '../support/eventually';
 import { startLocalProcess, type LocalProcess } from '../support/local-process';
 
 /**
@@ -61,9 +62,10 @@ async function slowReader(service: LocalProcess): Promise<{ id: string; socket: 
 }
 
 /**
- * A stream is charged what was generated until it ended, never the rest: the provider is read no
- * faster than the client reads, and told to stop when the client leaves or the service stops
- * (Ctrl-C), within the drain's bound. Read back after a restart on the same data.
+ * A stream is charged what the provider bills, whatever its client does: one whose client left
+ * is read to its end and charged the provider's usage; those a stop (Ctrl-C) cuts off are read
+ * until the drain's last moment and charged the usage if it came, else the most they could cost,
+ * never nothing. Read back after a restart on the same data.
  */
 describe('streams cut short', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-cut-short-'));
@@ -73,11 +75,13 @@ describe('streams cut short', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('charges a client that left after 100 KB, and slow readers a stop cut off, only what they were sent', async () => {
+  it('charges a client that left after 100 KB the whole answer, and slow readers a stop cut off what the provider billed or the most it could', async () => {
     service = await startLocalProcess(dataDir);
     const abort = new AbortController();
     const left = await openStream(service, 100 * 1024, abort.signal);
     abort.abort();
+    // The answer it left is read to its end and recorded without it.
+    await eventually(async () => expect((await fetch(`${service!.baseUrl}/generation?id=${left}`, { headers: { Authorization: `Bearer ${service!.keys.workspace}` } })).status).toBe(200), 30_000);
     const slow = await Promise.all(Array.from({ length: STREAMS }, () => slowReader(service!)));
 
     const stopping = Date.now();
@@ -91,15 +95,17 @@ describe('streams cut short', () => {
       [left, ...slow.map(({ id }) => id)].map(async (id) => {
         const answer = await fetch(`${service!.baseUrl}/generation?id=${id}`, { headers: { Authorization: `Bearer ${service!.keys.workspace}` } });
         expect(answer.status).toBe(200);
-        return ((await answer.json()) as { data: { cancelled: boolean; tokens_completion: number; total_cost: number } }).data;
+        return ((await answer.json()) as { data: { cancelled: boolean; tokens_completion: number; total_cost: number; charge_basis: string } }).data;
       }),
     );
     for (const { socket } of slow) socket.destroy();
+    // The client that left: the development provider's whole answer, a token a word.
+    expect(generations[0]).toMatchObject({ cancelled: true, charge_basis: 'provider_usage', tokens_completion: WORDS });
     for (const generation of generations) {
       expect(generation.cancelled).toBe(true);
-      // Far from the whole answer: what the socket and the client's buffers took, at 4 characters a token.
-      expect(generation.tokens_completion).toBeGreaterThan(0);
-      expect(generation.tokens_completion).toBeLessThan(WORDS / 2);
+      expect(generation.total_cost).toBeGreaterThan(0);
+      if (generation.charge_basis === 'provider_usage') expect(generation.tokens_completion).toBe(WORDS);
+      else expect(generation.charge_basis).toBe('maximum_cost');
     }
   }, 120_000);
 });

@@ -53,6 +53,14 @@ export interface ScriptedUpstreamOptions {
    * @default plain HTTP
    */
   tls?: { certPem: string; keyPem: string };
+  /**
+   * What answers report as usage. `echo`: 11 prompt tokens and a token a word. `as-asked`: as a
+   * provider that bills what it was allowed would: every byte of the body a prompt token, and
+   * the larger of `max_tokens` and `max_completion_tokens` (else a token a word) for each of `n`
+   * choices, which it answers.
+   * @default echo
+   */
+  bills?: 'echo' | 'as-asked';
 }
 
 export interface ScriptedUpstream {
@@ -86,7 +94,8 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       return;
     }
     const provider = match[1]!;
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const raw = Buffer.concat(chunks);
+    const body = JSON.parse(raw.toString('utf8'));
     let closed!: () => void;
     const record: ReceivedRequest = { provider, headers: request.headers, body, abortedByGateway: false, closed: new Promise<void>((resolve) => (closed = resolve)) };
     received.push(record);
@@ -101,7 +110,8 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     const contentChunk = (word: string, i: number) =>
       event({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: i === 0 ? word : ` ${word}` }, finish_reason: null }] });
     const streamHead = () => response.writeHead(200, { 'Content-Type': 'text/event-stream' });
-    const usage = { prompt_tokens: 11, completion_tokens: words.length, total_tokens: 11 + words.length };
+    const usage = options.bills === 'as-asked' ? billedAsAsked(body, raw.length, words.length) : { prompt_tokens: 11, completion_tokens: words.length, total_tokens: 11 + words.length };
+    const choices = options.bills === 'as-asked' && Number.isInteger(body.n) ? (body.n as number) : 1;
 
     const shape = behaviour.kind === 'answer' ? (behaviour.shape ?? 'full') : 'full';
     const extras = shape === 'extras' ? { system_fingerprint: null, x_provider_trace: 'trace-1' } : {};
@@ -147,7 +157,12 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
                     ...base,
                     object: 'chat.completion',
                     ...extras,
-                    choices: [{ index: 0, message: shape === 'extras' ? { ...message, annotations: [] } : message, finish_reason: 'stop', ...(shape === 'extras' ? { native_finish_reason: 'end_turn' } : {}) }],
+                    choices: Array.from({ length: choices }, (_, index) => ({
+                      index,
+                      message: shape === 'extras' ? { ...message, annotations: [] } : message,
+                      finish_reason: 'stop',
+                      ...(shape === 'extras' ? { native_finish_reason: 'end_turn' } : {}),
+                    })),
                     usage: shape === 'extras' ? { ...usage, cost_in_credits: 3 } : usage,
                   },
             ),
@@ -191,6 +206,13 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The usage of a provider that bills all it was allowed: the body's bytes, and the largest cap for each choice. */
+function billedAsAsked(body: { max_tokens?: unknown; max_completion_tokens?: unknown; n?: unknown }, bytes: number, words: number): Record<string, number> {
+  const caps = [body.max_tokens, body.max_completion_tokens].filter((cap): cap is number => typeof cap === 'number');
+  const completion = (caps.length > 0 ? Math.max(...caps) : words) * (typeof body.n === 'number' ? body.n : 1);
+  return { prompt_tokens: bytes, completion_tokens: completion, total_tokens: bytes + completion };
 }
 
 function lastUserWords(body: { messages?: { role: string; content: unknown }[] }): string[] {

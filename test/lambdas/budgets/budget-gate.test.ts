@@ -1,10 +1,11 @@
 import { DynamoBudgetLedgers } from '../../../lambdas/aws/dynamo-budget-ledgers';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
-import { BudgetGate, REFUSAL_MEMORY_SECONDS, type Admission, type SpendBefore } from '../../../lambdas/budgets/budget-gate';
+import { BUSY_MEMORY_SECONDS, BudgetGate, REFUSAL_MEMORY_SECONDS, type Admission, type SpendBefore } from '../../../lambdas/budgets/budget-gate';
 import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, RUNNING_REQUEST_SECONDS } from '../../../lambdas/budgets/budget-ledgers';
 import type { BudgetLayer, SpendScope } from '../../../lambdas/budgets/layers';
 import { periodAt, type BudgetWindow } from '../../../lambdas/budgets/periods';
-import { SpendingLimitError } from '../../../lambdas/errors';
+import { SpendingLimitError, TooManyRequestsError } from '../../../lambdas/errors';
+import { interceptSend } from '../../support/intercepted-client';
 import { startEmbeddedTables } from '../../support/embedded-tables';
 import { FixedClock } from '../../support/fixed-clock';
 
@@ -86,6 +87,31 @@ describe('the budget gate', () => {
     const { admitted } = await run(gates, [layer], 200, 64, '0.001', '0.001', () => clock.now());
     expect(admitted).toBeLessThanOrEqual(50);
     expect(admitted).toBeGreaterThanOrEqual(50 - gates.length);
+  });
+
+  it('answers a herd on a throttled ledger with 429s from memory, one write per container, and admits again once it recovers', async () => {
+    const clock = new FixedClock();
+    let throttling = true;
+    let updates = 0;
+    // The ledger's partition past its throughput: DynamoDB's own error, after the SDK's retries.
+    const client = interceptSend(tables.documentClient, async (command, send) => {
+      if (command.constructor.name !== 'UpdateCommand') return send();
+      updates++;
+      if (!throttling) return send();
+      throw Object.assign(new Error('The level of configured provisioned throughput for the table was exceeded'), { name: 'ProvisionedThroughputExceededException' });
+    });
+    const gate = new BudgetGate({ ledgers: new DynamoBudgetLedgers(client, TABLE), spendBefore: nothingBefore, clock, random: () => 0.5 });
+    const layer = keyLayer('0.05');
+    const answers = await Promise.allSettled(Array.from({ length: 64 }, () => gate.admit([layer], '0.001', clock.now())));
+    expect(answers.every((answer) => answer.status === 'rejected' && answer.reason instanceof TooManyRequestsError && answer.reason.retryAfterSeconds === BUSY_MEMORY_SECONDS)).toBe(true);
+    expect(updates).toBe(1);
+    await expect(gate.admit([layer], '0.001', clock.now())).rejects.toThrow(TooManyRequestsError);
+    expect(updates).toBe(1);
+    throttling = false;
+    clock.advance(BUSY_MEMORY_SECONDS * 1500 + 1);
+    const admission = await gate.admit([layer], '0.001', clock.now());
+    await admission.settle('0.001');
+    expect(updates).toBeGreaterThan(1);
   });
 
   it("frees what a stopped container held once its holds lapse, charging what it spent", async () => {

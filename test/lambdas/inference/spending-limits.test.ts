@@ -12,11 +12,8 @@ import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
 import { makeIssuer, makePolicy } from '../../support/federation-fixtures';
 import { startIdentityProvider, type TestIdentityProvider } from '../../support/identity-provider';
 import { startTestService, type TestService } from '../../support/local-service';
-import { startScriptedUpstream, type ScriptedUpstream } from '../../support/scripted-upstream';
 
 const MODEL = 'openai/gpt-4o-mini';
-/** Routed to the scripted upstream (DeepSeek's endpoints), whose streams can be slow. */
-const SLOW_MODEL = 'deepseek/deepseek-v4-flash';
 const CONTENT = 'one two three four';
 
 /**
@@ -27,7 +24,6 @@ const CONTENT = 'one two three four';
  */
 describe('spending limits on POST /chat/completions', () => {
   let service: TestService;
-  let upstream: ScriptedUpstream;
   let stores: RuntimeStores;
   let idp: TestIdentityProvider;
   /** What one request of {@link complete}'s shape may cost at most, USD, as a refusal says. */
@@ -54,8 +50,7 @@ describe('spending limits on POST /chat/completions', () => {
   const capFor = (n: number) => Math.ceil(((n - 1) * cost + estimate) * 1e6) / 1e6;
 
   beforeAll(async () => {
-    upstream = await startScriptedUpstream();
-    service = await startTestService({ inferenceUpstreams: { deepseek: upstream.baseUrl('slow'), '*': DEVELOPMENT_PROVIDER } });
+    service = await startTestService({ inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER } });
     stores = connectToRuntime(service.runtime);
     idp = await startIdentityProvider({ ca: readDevCertificateAuthority(service.runtime.dataDir) });
     const probe = await newKey({ limit: 0 });
@@ -71,7 +66,6 @@ describe('spending limits on POST /chat/completions', () => {
     await idp?.close();
     stores?.destroy();
     await service?.stop();
-    await upstream?.stop();
   });
 
   it('refuses past a key limit with a 402 naming it and when it resets, read by the official SDK and the openai client', async () => {
@@ -147,6 +141,18 @@ describe('spending limits on POST /chat/completions', () => {
     expect((await complete(key.secret)).body.error.metadata).toMatchObject({ layer: 'key_limit', interval: 'daily' });
   });
 
+  it("counts what the workspace's deleted keys spent in the window when its budget is set later", async () => {
+    const workspace = (await manage('POST', '/workspaces', { name: `former ${randomUUID().slice(0, 8)}` })).data;
+    const gone = await newKey({}, workspace.id);
+    for (let i = 0; i < 3; i++) expect((await complete(gone.secret)).status).toBe(200);
+    await manage('DELETE', `/keys/${gone.hash}`);
+    const kept = await newKey({}, workspace.id);
+    // Room for one more request today after what the deleted key spent, not for two.
+    await manage('PUT', `/workspaces/${workspace.id}/budgets/daily`, { limit_usd: capFor(4) });
+    expect((await complete(kept.secret)).status).toBe(200);
+    expect((await complete(kept.secret)).body.error.metadata).toMatchObject({ layer: 'workspace_budget', interval: 'daily' });
+  });
+
   it('charges an access token to the limit of the key it acts as', async () => {
     const key = await newKey({ limit: capFor(1) });
     const federation = new DynamoFederationStore(stores.documentClient, TABLE_SCHEMAS.policies.localName);
@@ -162,32 +168,5 @@ describe('spending limits on POST /chat/completions', () => {
     expect((await complete(token)).status).toBe(200);
     expect((await complete(key.secret)).body.error.metadata).toMatchObject({ layer: 'key_limit', id: key.hash });
     expect((await complete(token)).status).toBe(402);
-  });
-
-  it('charges a stream its client abandons what it had generated when the client left: the provider is told to stop', async () => {
-    const key = await newKey({ limit: capFor(5) });
-    // The whole answer, read to its end, for comparison.
-    upstream.script('slow', { kind: 'answer' });
-    const whole = await service.call('/chat/completions', { method: 'POST', key: key.secret, body: { model: SLOW_MODEL, max_tokens: 8, messages: [{ role: 'user', content: CONTENT }] } });
-    const wholeCost = whole.body.usage.cost as number;
-    upstream.script('slow', { kind: 'answer', delayMs: 100 });
-    const abort = new AbortController();
-    const response = await fetch(`${service.runtime.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key.secret}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ model: SLOW_MODEL, stream: true, max_tokens: 8, messages: [{ role: 'user', content: CONTENT }] }),
-      signal: abort.signal,
-    });
-    await response.body!.getReader().read();
-    abort.abort();
-    const received = upstream.received.at(-1)!;
-    await received.closed;
-    expect(received.abortedByGateway).toBe(true);
-    await service.runtime.idle();
-    const spent = ((await manage('GET', `/keys/${key.hash}`)).data.usage as number) - wholeCost;
-    // The prompt and what was relayed, estimated at 4 characters a token: more than nothing,
-    // less than the whole answer the provider would have reported (11 prompt and 4 completion tokens).
-    expect(spent).toBeGreaterThan(0);
-    expect(spent).toBeLessThan(wholeCost);
   });
 });

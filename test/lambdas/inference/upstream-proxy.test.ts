@@ -148,8 +148,8 @@ describe('POST /chat/completions through a provider upstream', () => {
     ).rejects.toThrow(error.message);
   });
 
-  it('stops the upstream request when the client disconnects mid-stream', async () => {
-    upstream.script('first', { kind: 'answer', delayMs: 200 });
+  it('reads the upstream answer to its end when the client disconnects mid-stream: the provider bills it all the same', async () => {
+    upstream.script('first', { kind: 'answer', delayMs: 20 });
     const controller = new AbortController();
     const response = await fetch(`${service.runtime.baseUrl}/chat/completions`, {
       method: 'POST',
@@ -161,9 +161,8 @@ describe('POST /chat/completions through a provider upstream', () => {
     await reader.read();
     controller.abort();
     expect(upstream.received).toHaveLength(1);
-    // The upstream connection closes when the gateway stops it, long before its 200 ms pauses end.
     await upstream.received[0]!.closed;
-    expect(upstream.received[0]!.abortedByGateway).toBe(true);
+    expect(upstream.received[0]!.abortedByGateway).toBe(false);
   });
 
   it('refuses a model the caller cannot see, and a management key, before any upstream call', async () => {

@@ -20,14 +20,14 @@ describe('openUpstream', () => {
       credentials: { forProvider: async () => Promise.reject(new Error('AccessDeniedException: secret sk-provider-leak')) },
       transport: async () => (sent++, Response.json({ choices: [] })),
     });
-    const error = await openUpstream([providerEndpoint('acme')], '{}', new AbortController().signal, failing).catch((e: unknown) => e);
+    const error = await openUpstream([providerEndpoint('acme')], () => '{}', new AbortController().signal, failing).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamError);
     expect(toErrorBody(error)).toEqual({ status: 503, body: { error: { code: 503, message: 'Provider credentials are unavailable; retry shortly' } } });
     expect(sent).toBe(0);
   });
 
   it('answers 503 when no configured upstream serves any of the model\'s providers', async () => {
-    const error = await openUpstream([providerEndpoint('acme')], '{}', new AbortController().signal, options({ upstreams: { other: 'https://x.example.com/v1' } })).catch((e: unknown) => e);
+    const error = await openUpstream([providerEndpoint('acme')], () => '{}', new AbortController().signal, options({ upstreams: { other: 'https://x.example.com/v1' } })).catch((e: unknown) => e);
     expect(toErrorBody(error)).toEqual({ status: 503, body: { error: { code: 503, message: 'No provider upstream is configured for this model' } } });
   });
 });

@@ -1,36 +1,5 @@
 import type { ApiKeyRecord, Guardrail, Workspace } from '../../../lambdas/accounts/types';
-import { maximumCost } from '../../../lambdas/budgets/estimate';
 import { budgetLayers } from '../../../lambdas/budgets/layers';
-import { requestCost } from '../../../lambdas/usage/usage';
-import { providerEndpoint } from '../../support/catalog-fixtures';
-
-const at = new Date('2026-11-27T12:00:00Z');
-
-describe('the estimated maximum cost of a completion', () => {
-  const cheap = providerEndpoint('cheap', { pricing: { prompt: '0.000001', completion: '0.000002' }, context_length: 1000, max_completion_tokens: 100 });
-  const dear = providerEndpoint('dear', { pricing: { prompt: '0.000003', completion: '0.00001', request: '0.001' }, context_length: 1000, max_completion_tokens: 200 });
-
-  it('covers every prompt of that many bytes and every completion allowed, on the dearest endpoint it may fall back to', () => {
-    const estimate = maximumCost({ max_tokens: 50 }, 400, [cheap, dear], at);
-    expect(estimate).toBe(requestCost(dear, 400, 50, at));
-    // Any actual usage within the bounds costs no more.
-    for (const [prompt, completion] of [[400, 50], [1, 1], [399, 0]] as const) {
-      expect(Number(requestCost(dear, prompt, completion, at))).toBeLessThanOrEqual(Number(estimate));
-      expect(Number(requestCost(cheap, prompt, completion, at))).toBeLessThanOrEqual(Number(estimate));
-    }
-  });
-
-  it('takes the smaller of max_tokens and max_completion_tokens, else the endpoint maximum, and never more than the context', () => {
-    expect(maximumCost({ max_tokens: 80, max_completion_tokens: 20 }, 10, [cheap], at)).toBe(requestCost(cheap, 10, 20, at));
-    expect(maximumCost({}, 10, [cheap], at)).toBe(requestCost(cheap, 10, 100, at));
-    expect(maximumCost({ max_tokens: 5000 }, 10, [cheap], at)).toBe(requestCost(cheap, 10, 100, at));
-    expect(maximumCost({}, 50_000, [cheap], at)).toBe(requestCost(cheap, 1000, 100, at));
-  });
-
-  it('ignores bounds a hostile body sends as anything but positive safe integers', () => {
-    for (const bad of [-1, 0, 1.5, 1e300, '10', null]) expect(maximumCost({ max_tokens: bad }, 10, [cheap], at)).toBe(requestCost(cheap, 10, 100, at));
-  });
-});
 
 describe('the layers a request must fit', () => {
   const base = { organizationId: 'org', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: null };
