@@ -57,10 +57,12 @@ export interface ScriptedUpstreamOptions {
    * What answers report as usage. `echo`: 11 prompt tokens and a token a word. `as-asked`: as a
    * provider that bills what it was allowed would: every byte of the body a prompt token, and
    * the larger of `max_tokens` and `max_completion_tokens` (else a token a word) for each of `n`
-   * choices, which it answers.
+   * choices, which it answers, and {@link IMAGE_TOKENS} for each image.
    * @default echo
    */
   bills?: 'echo' | 'as-asked';
+  /** The most prompt tokens an `as-asked` provider bills: its context, which no prompt passes. @default no bound */
+  contextTokens?: number;
 }
 
 export interface ScriptedUpstream {
@@ -110,7 +112,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     const contentChunk = (word: string, i: number) =>
       event({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: i === 0 ? word : ` ${word}` }, finish_reason: null }] });
     const streamHead = () => response.writeHead(200, { 'Content-Type': 'text/event-stream' });
-    const usage = options.bills === 'as-asked' ? billedAsAsked(body, raw.length, words.length) : { prompt_tokens: 11, completion_tokens: words.length, total_tokens: 11 + words.length };
+    const usage = options.bills === 'as-asked' ? billedAsAsked(body, raw.length, words.length, options.contextTokens) : { prompt_tokens: 11, completion_tokens: words.length, total_tokens: 11 + words.length };
     const choices = options.bills === 'as-asked' && Number.isInteger(body.n) ? (body.n as number) : 1;
 
     const shape = behaviour.kind === 'answer' ? (behaviour.shape ?? 'full') : 'full';
@@ -208,11 +210,17 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
   };
 }
 
-/** The usage of a provider that bills all it was allowed: the body's bytes, and the largest cap for each choice. */
-function billedAsAsked(body: { max_tokens?: unknown; max_completion_tokens?: unknown; n?: unknown }, bytes: number, words: number): Record<string, number> {
+/** What OpenAI counts for the largest image gpt-4o is sent in high detail. */
+export const IMAGE_TOKENS = 1445;
+
+/** The usage of a provider that bills all it was allowed: the body's bytes and its images within its context, and the largest cap for each choice. */
+function billedAsAsked(body: { max_tokens?: unknown; max_completion_tokens?: unknown; n?: unknown; messages?: unknown }, bytes: number, words: number, context = Infinity): Record<string, number> {
   const caps = [body.max_tokens, body.max_completion_tokens].filter((cap): cap is number => typeof cap === 'number');
   const completion = (caps.length > 0 ? Math.max(...caps) : words) * (typeof body.n === 'number' ? body.n : 1);
-  return { prompt_tokens: bytes, completion_tokens: completion, total_tokens: bytes + completion };
+  const parts = (Array.isArray(body.messages) ? body.messages : []).flatMap((message: { content?: unknown }) => (Array.isArray(message.content) ? message.content : []));
+  const images = parts.filter((part: { type?: unknown }) => part.type === 'image_url').length;
+  const prompt = Math.min(bytes + images * IMAGE_TOKENS, context);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 function lastUserWords(body: { messages?: { role: string; content: unknown }[] }): string[] {
