@@ -13,7 +13,7 @@ import {
   type LedgerState,
 } from './budget-ledgers';
 import { startsFromSpend, type BudgetLayer, type SpendScope } from './layers';
-import { periodOfRef, refKey, roomIn, scopeKey, spendEntries, type Generation, type Lease, type Refusal, type ScopeHolds } from './container-holds';
+import { periodOfRef, refKey, roomIn, scopeKey, spendEntries, withinCap, type Generation, type Lease, type Refusal, type ScopeHolds } from './container-holds';
 import { periodAt, type BudgetWindow } from './periods';
 import { ZERO, atMost, compare, larger, minus, plus, smaller, times } from '../usd';
 
@@ -58,6 +58,12 @@ export const REFUSAL_MEMORY_SECONDS = 10;
  * answered 429 with this `Retry-After`, from memory.
  */
 export const BUSY_MEMORY_SECONDS = 1;
+/**
+ * How long before a window resets a container takes its first hold of the next period, each at
+ * a moment of its own in that time, so the fleet's first grants of a period spread over it
+ * rather than landing together at the reset.
+ */
+export const AHEAD_OF_RESET_SECONDS = 60;
 /** A hold's first size, in requests' estimates; later ones follow what the previous hold spent. */
 const FIRST_HOLD_ESTIMATES = '4';
 /** No hold is larger than this share of what the ledger had left, so containers share the room. */
@@ -90,6 +96,10 @@ export class BudgetGate {
   /** Ledgers past their throughput, by ledger: until when they are left alone. */
   private readonly busy = new Map<string, number>();
   private readonly random: Random;
+  /** Where in the {@link AHEAD_OF_RESET_SECONDS} before a reset this container takes its next period's holds. */
+  private readonly aheadAt: number;
+  /** Next periods' ledgers this container has asked ahead, by ledger and period. */
+  private readonly ahead = new Set<string>();
 
   constructor(deps: BudgetGateDeps) {
     this.ledgers = deps.ledgers;
@@ -101,6 +111,7 @@ export class BudgetGate {
       key: Math.min(SPEND_SHARDS.key - 1, Math.floor(random() * SPEND_SHARDS.key)),
       workspace: Math.min(SPEND_SHARDS.workspace - 1, Math.floor(random() * SPEND_SHARDS.workspace)),
     };
+    this.aheadAt = random();
     this.writersSince = deps.writersSince?.getTime();
     this.epoch = deps.writersSince ? deps.writersSince.getTime().toString(36) : '-';
   }
@@ -119,6 +130,7 @@ export class BudgetGate {
         const leases = wanted.map(({ layer, ref }) => this.leaseOf(layer.scope, ref, layer.amountUsd));
         const short = wanted.findIndex((_, i) => leases[i] === undefined || !atMost(estimate, roomIn(leases[i]!)));
         if (short < 0) {
+          this.holdAhead(layers, estimate, at);
           return this.reserve(wanted.map(({ layer }, i) => ({ scope: layer.scope, lease: leases[i]!, hold: this.scopeHolds(layer.scope).current!.hold })), estimate);
         }
         // Layers in order: the first without room is asked for more, and refuses when its ledger has none.
@@ -134,6 +146,27 @@ export class BudgetGate {
       for (const holds of waiting) holds.demand = minus(holds.demand, estimate);
     }
     throw new UnavailableError('Too many requests of this container competed for the same spending limit; retry the request');
+  }
+
+  /**
+   * In the last {@link AHEAD_OF_RESET_SECONDS} of a window's period, at this container's moment,
+   * asks each layer's ledger of the next period for a hold, in the background: at the reset its
+   * requests find room already held, and the fleet's grants of the new period have been spread.
+   */
+  private holdAhead(layers: readonly BudgetLayer[], estimate: string, at: Date): void {
+    const now = this.clock.now().getTime();
+    for (const layer of layers) {
+      const resetsAt = periodAt(layer.window, at).resetsAt?.getTime();
+      if (resetsAt === undefined || now >= resetsAt || now < resetsAt - AHEAD_OF_RESET_SECONDS * 1000 * (1 - this.aheadAt)) continue;
+      const next = new Date(resetsAt);
+      const ref: LedgerRef = { ledger: layer.ledger, period: periodAt(layer.window, next).id };
+      const key = refKey(ref);
+      if (this.ahead.has(key) || this.leaseOf(layer.scope, ref, layer.amountUsd)) continue;
+      if (this.ahead.size > 1000) this.ahead.clear();
+      this.ahead.add(key);
+      // A refusal or a failure ahead changes nothing: the reset asks again as it would have.
+      void this.obtain(layer, ref, estimate, next).catch(() => undefined);
+    }
   }
 
   private reserve(parts: Array<{ scope: SpendScope; lease: Lease; hold: HoldRef }>, estimate: string): Admission {
@@ -161,13 +194,16 @@ export class BudgetGate {
     };
   }
 
-  /** The current lease of the ledger, while its generation is usable and it was granted under this cap. */
+  /**
+   * The current lease of the ledger, while its generation is usable and it was granted under this
+   * cap or a lower one: what was granted under a lower cap fits a raised one, so a raise sends no
+   * container back to the ledger until it runs short. A lowered cap asks the ledger again.
+   */
   private leaseOf(scope: SpendScope, ref: LedgerRef, limit: string): Lease | undefined {
     const current = this.scopeHolds(scope).current;
     if (!current || current.usableUntil <= this.clock.now().getTime()) return undefined;
     const lease = current.leases.get(refKey(ref));
-    // A lowered cap asks the ledger again; a raised one too, to use it.
-    return lease && lease.limit === limit ? lease : undefined;
+    return lease && withinCap(lease, limit) ? lease : undefined;
   }
 
   private scopeHolds(scope: SpendScope): ScopeHolds {
@@ -247,13 +283,13 @@ export class BudgetGate {
     const now = this.clock.now().getTime();
     // What is left of the previous hold goes back in the same write, while it cannot have been folded.
     const giveBack =
-      before && previous !== generation && before.limit === limit && now < foldableAt(previous!.hold) - HOLD_SECONDS * 1000
+      before && previous !== generation && withinCap(before, limit) && now < foldableAt(previous!.hold) - HOLD_SECONDS * 1000
         ? { hold: previous!.hold, amount: roomIn(before) }
         : undefined;
     const back = giveBack && compare(giveBack.amount, ZERO) > 0 ? giveBack : undefined;
     // What this request lacks: the estimate, less what the current lease still has when the grant adds to it.
     const current = previous === generation ? generation.leases.get(key) : undefined;
-    const leftover = current && current.limit === limit ? roomIn(current) : ZERO;
+    const leftover = current && withinCap(current, limit) ? roomIn(current) : ZERO;
     const need = compare(leftover, ZERO) > 0 ? minus(estimate, leftover) : estimate;
     let amount = larger(larger(need, holds.demand), times(holds.used.get(key) ?? times(estimate, FIRST_HOLD_ESTIMATES), GROWTH));
     let base: string | undefined;
@@ -268,8 +304,10 @@ export class BudgetGate {
       if (outcome.granted) {
         if (back && before) before.granted = minus(before.granted, back.amount);
         const lease = generation.leases.get(key);
-        if (lease && lease.limit === limit) lease.granted = plus(lease.granted, amount);
-        else generation.leases.set(key, { scope, ref, limit, granted: amount, reserved: ZERO, spent: ZERO });
+        if (lease && withinCap(lease, limit)) {
+          lease.granted = plus(lease.granted, amount);
+          lease.limit = limit;
+        } else generation.leases.set(key, { scope, ref, limit, granted: amount, reserved: ZERO, spent: ZERO });
         this.refusals.delete(key);
         // The first grant of a bucket folds what has lapsed, so a ledger holds a few buckets at most.
         if (outcome.before && !outcome.before.holds.some((h) => sameHold(h.hold, hold))) await this.foldLapsed(ref, scope, outcome.after);

@@ -1,7 +1,7 @@
 import { spendAttribute, type HoldRef, type LedgerRef, type SpendEntry } from './budget-ledgers';
 import type { SpendScope } from './layers';
 import { periodAt, type BudgetWindow } from './periods';
-import { minus } from '../usd';
+import { atMost, minus } from '../usd';
 
 /**
  * What one container keeps of its spending holds (budget-gate.ts): the leases of each ledger,
@@ -12,7 +12,8 @@ import { minus } from '../usd';
 export interface Lease {
   readonly scope: SpendScope;
   readonly ref: LedgerRef;
-  readonly limit: string;
+  /** The cap it was last granted under: a raised cap keeps the lease, and is this from its next grant. */
+  limit: string;
   granted: string;
   reserved: string;
   spent: string;
@@ -67,4 +68,9 @@ export const scopeKey = (scope: SpendScope) => (scope.kind === 'key' ? `K#${scop
 export function periodOfRef(ref: LedgerRef, at: Date): string {
   const window: BudgetWindow = ref.period === 'all' ? 'all' : ref.period.startsWith('d') ? 'day' : ref.period.startsWith('w') ? 'week' : 'month';
   return periodAt(window, at).id;
+}
+
+/** A lease granted under `limit` or a lower cap: everything it holds fits `limit`. */
+export function withinCap(lease: Lease, limit: string): boolean {
+  return atMost(lease.limit, limit);
 }

@@ -6,6 +6,7 @@ import type { BudgetLayer, SpendScope } from '../../../lambdas/budgets/layers';
 import { periodAt, type BudgetWindow } from '../../../lambdas/budgets/periods';
 import { SpendingLimitError, TooManyRequestsError } from '../../../lambdas/errors';
 import { interceptSend } from '../../support/intercepted-client';
+import { eventually } from '../../support/eventually';
 import { startEmbeddedTables } from '../../support/embedded-tables';
 import { FixedClock } from '../../support/fixed-clock';
 
@@ -112,6 +113,52 @@ describe('the budget gate', () => {
     const admission = await gate.admit([layer], '0.001', clock.now());
     await admission.settle('0.001');
     expect(updates).toBeGreaterThan(1);
+  });
+
+  it('keeps its holds across a raised cap: no container goes back to the ledger until it runs short', async () => {
+    const clock = new FixedClock();
+    let updates = 0;
+    const client = interceptSend(tables.documentClient, async (command, send) => {
+      if (command.constructor.name === 'UpdateCommand') updates++;
+      return send();
+    });
+    const gate = new BudgetGate({ ledgers: new DynamoBudgetLedgers(client, TABLE), spendBefore: nothingBefore, clock });
+    const layer = keyLayer('0.05');
+    await (await gate.admit([layer], '0.001', clock.now())).settle('0.001');
+    const granted = updates;
+    // The raise: the hold granted under 0.05 fits 0.10.
+    const raised = { ...layer, amountUsd: '0.10' };
+    for (let i = 0; i < 2; i++) (await gate.admit([raised], '0.001', clock.now())).release();
+    expect(updates).toBe(granted);
+    // A lowered cap goes back to the ledger, whose condition holds the new cap.
+    (await gate.admit([{ ...layer, amountUsd: '0.02' }], '0.001', clock.now())).release();
+    expect(updates).toBeGreaterThan(granted);
+  });
+
+  it("takes the next period's hold ahead of a daily reset, at the container's own moment, so the reset finds room held", async () => {
+    const clock = new FixedClock(new Date('2026-11-21T23:58:00Z'));
+    let updates = 0;
+    const client = interceptSend(tables.documentClient, async (command, send) => {
+      if (command.constructor.name === 'UpdateCommand') updates++;
+      return send();
+    });
+    // This container's moment: halfway through the last minute.
+    const gate = new BudgetGate({ ledgers: new DynamoBudgetLedgers(client, TABLE), spendBefore: nothingBefore, clock, random: () => 0.5 });
+    const layer = keyLayer('0.05', 'day');
+    const admitAndSettle = async () => (await gate.admit([layer], '0.001', clock.now())).settle('0.001');
+    await admitAndSettle();
+    clock.set('2026-11-21T23:59:20Z');
+    await admitAndSettle();
+    expect(await committed(layer, new Date('2026-11-22T00:00:01Z'))).toBeUndefined();
+    clock.set('2026-11-21T23:59:40Z');
+    await admitAndSettle();
+    await eventually(async () => expect(await committed(layer, new Date('2026-11-22T00:00:01Z'))).toBeDefined());
+    const before = updates;
+    clock.set('2026-11-22T00:00:01Z');
+    const admission = await gate.admit([layer], '0.001', clock.now());
+    // Only the spend write: the new period's room was held already.
+    await admission.settle('0.001');
+    expect(updates).toBe(before + 1);
   });
 
   it("frees what a stopped container held once its holds lapse, charging what it spent", async () => {
