@@ -1,6 +1,6 @@
 import { VARIABLE_PRICE, effectivePricing, type EffectivePrice } from '../catalog/pricing';
 import type { PriceKey, ProviderEndpoint } from '../catalog/types';
-import { ZERO, compare, larger, plus, times } from '../usd';
+import { ZERO, compare, plus, times } from '../usd';
 
 /**
  * What of a request can make a provider bill, as the protocol that carries it reads its body
@@ -31,7 +31,7 @@ const PROMPT_PRICES: readonly PriceKey[] = ['prompt', 'input_cache_write', 'inpu
 const COMPLETION_PRICES: readonly PriceKey[] = ['completion', 'internal_reasoning', 'audio_output', 'image_output', 'image_token'];
 
 /** The most a request may cost, or why nothing bounds it. */
-export type CostBound = { bounded: true; cost: string } | { bounded: false; reason: string };
+export type CostBound = { bounded: true; cost: string; /** What of it the prompt tokens cost. */ promptCost: string } | { bounded: false; reason: string };
 
 /**
  * The most a completion can cost on whichever of `endpoints` serves it, at the prices of the
@@ -42,22 +42,20 @@ export type CostBound = { bounded: true; cost: string } | { bounded: false; reas
  */
 export function maximumCost(request: BillableRequest, endpoints: readonly ProviderEndpoint[], at: Date): CostBound {
   let most = ZERO;
+  let promptCost = ZERO;
   for (const endpoint of endpoints) {
     const { prompt, completion } = tokenBounds(request, endpoint);
     for (const promptTokens of tierStarts(endpoint, prompt)) {
       const price = effectivePricing(endpoint.pricing, { promptTokens, at });
       const variable = [...PROMPT_PRICES, ...COMPLETION_PRICES, 'request', 'image'].find((key) => price[key as PriceKey] === VARIABLE_PRICE);
       if (variable !== undefined) return { bounded: false, reason: `${endpoint.provider_name}'s ${variable} price for this model is variable` };
-      const each = plus(
-        times(dearest(price, PROMPT_PRICES), String(prompt)),
-        times(dearest(price, COMPLETION_PRICES), String(completion)),
-        price.request ?? ZERO,
-        times(price.image ?? ZERO, String(request.images)),
-      );
-      most = larger(most, times(each, String(request.choices)));
+      const promptPart = times(dearest(price, PROMPT_PRICES), String(prompt));
+      const each = plus(promptPart, times(dearest(price, COMPLETION_PRICES), String(completion)), price.request ?? ZERO, times(price.image ?? ZERO, String(request.images)));
+      const cost = times(each, String(request.choices));
+      if (compare(cost, most) > 0) [most, promptCost] = [cost, times(promptPart, String(request.choices))];
     }
   }
-  return { bounded: true, cost: most };
+  return { bounded: true, cost: most, promptCost };
 }
 
 /**

@@ -1,6 +1,9 @@
 import { completionLimit, type BillableRequest } from '../budgets/estimate';
-import type { ProviderEndpoint } from '../catalog/types';
+import { SUPPORTED_PARAMETERS, type ProviderEndpoint, type SupportedParameter } from '../catalog/types';
 import type { ChatRequest } from './chat-request';
+
+/** Parameters a model may support that bill beyond the estimate: web search per search, rejected predictions beyond the completion. */
+const UNPRICED_PARAMETERS: ReadonlySet<string> = new Set<SupportedParameter>(['web_search_options', 'prediction']);
 
 /**
  * The fields of a chat request the gateway can price (docs/limits.md, "What a request may cost"):
@@ -13,43 +16,8 @@ import type { ChatRequest } from './chat-request';
  * the gateway does not know.
  */
 export const PRICED_FIELDS: ReadonlySet<string> = new Set([
-  'model',
-  'messages',
-  'stream',
-  'stream_options',
-  'max_tokens',
-  'max_completion_tokens',
-  'n',
-  'temperature',
-  'top_p',
-  'top_k',
-  'min_p',
-  'top_a',
-  'frequency_penalty',
-  'presence_penalty',
-  'repetition_penalty',
-  'seed',
-  'logit_bias',
-  'logprobs',
-  'top_logprobs',
-  'stop',
-  'tools',
-  'tool_choice',
-  'parallel_tool_calls',
-  'response_format',
-  'structured_outputs',
-  'reasoning',
-  'reasoning_effort',
-  'include_reasoning',
-  'verbosity',
-  'modalities',
-  'audio',
-  'user',
-  'metadata',
-  'store',
-  'transforms',
-  'provider',
-  'usage',
+  ...SUPPORTED_PARAMETERS.filter((name) => !UNPRICED_PARAMETERS.has(name)),
+  ...['model', 'messages', 'stream', 'stream_options', 'n', 'modalities', 'audio', 'user', 'metadata', 'store', 'transforms', 'provider', 'usage'],
 ]);
 
 /** The token caps of a chat request, each sent no higher than the serving endpoint generates. */

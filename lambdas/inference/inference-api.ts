@@ -16,7 +16,7 @@ import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { bodyValidators } from '../openapi/validators/inference.generated';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
 import type { ProviderEndpoint } from '../catalog/types';
-import { ZERO } from '../usd';
+import { ZERO, minus } from '../usd';
 import type { GenerationStore } from '../usage/generations';
 import { generationRecord, noteChunk, type Observed } from './generation-facts';
 import type { CompletionUsage } from './relayed-usage';
@@ -185,8 +185,9 @@ function sentBodies(request: ReturnType<typeof parseChatRequest>, modelId: strin
 function maximumRecord(record: UsageRecord, billable: BillableRequest, at: Date): UsageRecord {
   const bound = maximumCost(billable, [record.endpoint], at);
   const { prompt, completion } = tokenBounds(billable, record.endpoint);
-  const cost = bound.bounded ? bound.cost : ZERO;
-  return { ...record, promptTokens: prompt * billable.choices, completionTokens: completion * billable.choices, cost, costParts: { prompt: ZERO, completion: cost }, charge: 'maximum' };
+  const [cost, promptCost] = bound.bounded ? [bound.cost, bound.promptCost] : [ZERO, ZERO];
+  const costParts = { prompt: promptCost, completion: minus(cost, promptCost) };
+  return { ...record, promptTokens: prompt * billable.choices, completionTokens: completion * billable.choices, cost, costParts, charge: 'maximum' };
 }
 
 /** The spend written to each limit's ledger, before the usage write: a failed write fails the answer, not charged. */
@@ -221,7 +222,7 @@ async function recordUsage(record: UsageRecord, deps: Pick<InferenceApiDeps, 'us
 
 /**
  * What a relay leaves for after the usage write: the usage the provider reported (undefined when
- * none came: the completion is charged its maximum), the bytes that complete the answer with
+ * none came, a whole answer without usage included: the completion is charged its maximum), the bytes that complete the answer with
  * what it was charged, and the provider's failure after it began to answer, reported once charged.
  */
 interface Relayed {
@@ -247,7 +248,7 @@ async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, 
   }
   noteChunk(observed, body);
   return {
-    usage: usageOf(body.usage) ?? { promptTokens: 0, completionTokens: 0 },
+    usage: usageOf(body.usage),
     acknowledge: (charged) => response.json(200, publicCompletion({ ...body, usage: publicUsage(body.usage, charged) }, facts), { 'X-Generation-Id': facts.id }),
   };
 }
@@ -287,7 +288,7 @@ async function relayStream(upstream: OpenedUpstream, response: StreamingResponse
       }
       if (event.data.trim() === '[DONE]') {
         return {
-          usage: usage ?? { promptTokens: 0, completionTokens: 0 },
+          usage,
           acknowledge: (charged) => {
             response.write(`data: ${JSON.stringify(publicChunk({ choices: [], usage: publicUsage(reportedUsage, charged) }, facts))}\n\n`);
             response.write('data: [DONE]\n\n');

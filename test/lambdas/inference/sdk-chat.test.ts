@@ -173,16 +173,18 @@ describe('the official SDK on POST /chat/completions', () => {
         model: UPSTREAM_MODEL,
         systemFingerprint: null,
         choices: [{ index: 0, message: { role: 'assistant', content: 'three small words' }, finishReason: null }],
-        // A provider that reports no usage is charged nothing, and the answer says so.
+        // A provider that reports no usage is charged the most the request could cost, and the answer says so.
         usage: {
-          promptTokens: 0,
-          completionTokens: 0,
-          totalTokens: 0,
-          cost: 0,
-          costDetails: { upstreamInferenceCost: null, upstreamInferencePromptCost: 0, upstreamInferenceCompletionsCost: 0 },
+          promptTokens: expect.any(Number),
+          completionTokens: expect.any(Number),
+          totalTokens: expect.any(Number),
+          cost: expect.any(Number),
+          costDetails: { upstreamInferenceCost: null, upstreamInferencePromptCost: expect.any(Number), upstreamInferenceCompletionsCost: expect.any(Number) },
           isByok: false,
         },
       });
+      expect(result.usage!.promptTokens).toBeGreaterThan(0);
+      expect(result.usage!.cost).toBeCloseTo(result.usage!.costDetails!.upstreamInferencePromptCost! + result.usage!.costDetails!.upstreamInferenceCompletionsCost!, 12);
       expect(Math.abs(result.created - Date.now() / 1000)).toBeLessThan(60);
 
       const response = await raw({});
@@ -194,8 +196,10 @@ describe('the official SDK on POST /chat/completions', () => {
         provider: 'DeepSeek',
         system_fingerprint: null,
         choices: [{ index: 0, message: { role: 'assistant', content: 'three small words' }, finish_reason: null }],
-        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0, cost_details: expect.any(Object), is_byok: false },
+        usage: { prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number), total_tokens: expect.any(Number), cost: expect.any(Number), cost_details: expect.any(Object), is_byok: false },
       });
+      const generation = (await service.call(`/generation?id=${response.body.id}`, { key: service.runtime.demo.keys.workspace })).body.data;
+      expect(generation).toMatchObject({ charge_basis: 'maximum_cost', total_cost: response.body.usage.cost });
     });
 
     it('fills in every chunk of a bare stream, all with one id', async () => {
