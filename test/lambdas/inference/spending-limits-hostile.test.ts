@@ -45,7 +45,8 @@ describe('spending limits against hostile requests', () => {
   };
 
   beforeAll(async () => {
-    upstream = await startScriptedUpstream({ bills: 'as-asked' });
+    // gpt-4o-mini's context: no provider bills a prompt beyond it.
+    upstream = await startScriptedUpstream({ bills: 'as-asked', contextTokens: 128_000 });
     service = await startTestService({ inferenceUpstreams: { '*': upstream.baseUrl('billing') } });
   });
   afterAll(async () => {
@@ -77,6 +78,18 @@ describe('spending limits against hostile requests', () => {
     expect(await untilRefused(key.secret, shape)).toBeGreaterThanOrEqual(2);
     expect(await spent(key.hash)).toBeLessThanOrEqual(limit);
     expect(upstream.received.every((received) => received.body.n === 128)).toBe(true);
+  });
+
+  it('counts a prompt carried in tools and images: a 400 KB tool description and eight images by URL stay within the limit', async () => {
+    const tools = [{ type: 'function', function: { name: 'f', description: 'x'.repeat(400_000), parameters: { type: 'object' } } }];
+    const images = Array.from({ length: 8 }, () => ({ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }));
+    for (const shape of [{ max_tokens: 16, tools }, { max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'text', text: 'what are these' }, ...images] }] }]) {
+      const estimate = await estimateOf(shape);
+      const limit = Math.ceil(estimate * 2.5 * 1e6) / 1e6;
+      const key = await newKey(limit);
+      expect(await untilRefused(key.secret, shape)).toBeGreaterThanOrEqual(2);
+      expect(await spent(key.hash)).toBeLessThanOrEqual(limit);
+    }
   });
 
   it('forwards under a limit only the fields it can price; without one, every field', async () => {
