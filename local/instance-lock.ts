@@ -105,13 +105,28 @@ function isRunning(holder: LockHolder, self: LockHolder): boolean {
   return started === undefined || started === holder.started;
 }
 
-/** Whether a process with this id exists (signal 0 checks without sending; EPERM: it exists, as another user's). */
+/**
+ * Whether a process with this id runs (signal 0 checks without sending; EPERM: it exists, as
+ * another user's). A zombie, a process that has exited and waits for its parent to collect it
+ * (state `Z` in `/proc/<pid>/stat`; where nothing collects them, a container without an init,
+ * it stays so for good), runs no more.
+ */
 function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !['Z', 'X'].includes(processState(pid) ?? '');
+}
+
+/** The state letter of `/proc/<pid>/stat` (field 3: `R`, `S`, `Z`, ...); undefined without /proc. */
+export function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
   }
 }
 

@@ -112,11 +112,11 @@ export const OWN_SCHEMAS: Json = {
         items: {
           type: 'object',
           properties: { role: { type: 'string', enum: [...ROLES] }, content: { type: ['string', 'array', 'null'], ...contentParts } },
-          required: ['role', 'content'],
+          required: ['role'],
           additionalProperties: true,
-          // Only an assistant turn that calls tools has no content.
+          // Only an assistant turn may go without content, null or left out (one that calls tools).
           if: { properties: { role: { not: { const: 'assistant' } } } },
-          then: { properties: { content: { type: ['string', 'array'], ...contentParts } } },
+          then: { properties: { content: { type: ['string', 'array'], ...contentParts } }, required: ['content'] },
         },
       },
       stream_options: {

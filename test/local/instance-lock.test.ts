@@ -2,7 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AlreadyRunningError, LOCK_FILE, claimDataFolder, currentProcess, processStartTime } from '../../local/instance-lock';
+import { AlreadyRunningError, LOCK_FILE, claimDataFolder, currentProcess, processStartTime, processState } from '../../local/instance-lock';
+import { eventually } from '../support/eventually';
 
 /** One local service per data folder (local/instance-lock.ts). */
 describe('claiming a data folder', () => {
@@ -69,6 +70,20 @@ describe('claiming a data folder', () => {
     it('is taken over when that process only has the id the holder had (another start)', () => {
       writeFileSync(join(dataDir, LOCK_FILE), JSON.stringify({ pid: other.pid, started: 'an-earlier-boot/12345', command: 'node local/start.ts' }));
       claimDataFolder(dataDir)();
+    });
+
+    it('is taken over when that process is a zombie its parent never collects, as after kill -9 in a container without an init', async () => {
+      // The shell's background child exits; its parent, the shell turned into a sleep, never waits for it.
+      const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      try {
+        const pid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (data: Buffer) => resolve(data.toString().trim()))));
+        const started = processStartTime(pid);
+        await eventually(async () => expect(processState(pid)).toBe('Z'));
+        writeFileSync(join(dataDir, LOCK_FILE), JSON.stringify({ pid, started, command: 'node local/start.ts' }));
+        claimDataFolder(dataDir)();
+      } finally {
+        parent.kill();
+      }
     });
   });
 });

@@ -51,6 +51,14 @@ describe('chat completion parameter ranges', () => {
     });
   });
 
+  it('takes an assistant turn with tool calls and no content member, as the public schema does, and refuses any other role without content', () => {
+    const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
+    const withoutContent = [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [call] }, { role: 'tool', tool_call_id: 'c1', content: 'y' }];
+    expect(refusal({ messages: withoutContent })).toBe('accepted');
+    expect(refusal({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [call] }] })).toBe('accepted');
+    for (const role of ['user', 'system', 'developer', 'tool']) expect(refusal({ messages: [{ role }] })).toMatchObject({ message: expect.stringContaining('content') });
+  });
+
   it('takes logit_bias values from -100 to 100, and names the token whose bias is out of range', () => {
     expect(refusal({ logit_bias: { '50256': -100, '15': 100, '7': 0.5 } })).toBe('accepted');
     expect(refusal({ logit_bias: null })).toBe('accepted');

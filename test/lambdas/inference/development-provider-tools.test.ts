@@ -69,6 +69,13 @@ describe('the development provider with tools', () => {
     expect(after.json.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: 'sunny 21C' }, finish_reason: 'stop' });
   });
 
+  it('answers after an assistant turn that calls tools with no content member at all', async () => {
+    const call = { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{}' } };
+    const after = await send({ tools: [WEATHER], messages: [user('weather in Oslo'), { role: 'assistant', tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_2', content: 'snow' }] });
+    expect(after.status).toBe(200);
+    expect(after.json.choices[0].message.content).toBe('snow');
+  });
+
   it.each<[string, Json, RegExp]>([
     ['a named function not among the tools', { tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'nope' } } }, /"nope", which is not among tools/],
     ['required with no tools', { tool_choice: 'required' }, /no function tools were given/],
