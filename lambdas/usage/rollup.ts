@@ -44,7 +44,9 @@ export async function rollUpUsage(deps: RollupDeps): Promise<RollupSummary> {
     await Promise.all(
       organizations.slice(start, start + PARALLEL_FOLDS).map(async ({ id }) => {
         try {
-          days += (await deps.folder.foldOrganization(id, now)).length;
+          // Read once the fold is done: `days += await …` would add to the count as it was before the await, losing the others'.
+          const folded = (await deps.folder.foldOrganization(id, now)).length;
+          days += folded;
         } catch {
           failed.push(id);
         }
