@@ -92,6 +92,7 @@ export function observeClientCalls(client: MiddlewareClient, functionName: strin
     try {
       return await next(args);
     } finally {
+      // eslint-disable-next-line require-atomic-updates -- the context is this one call's: nothing else writes it.
       context.modelgateServiceEnd = performance.now();
     }
   };

@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 // dynalite ships no types; its factory returns an http.Server.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;
 
 /** A running embedded DynamoDB: its endpoint URL, a client for it, and how to stop it. */

@@ -223,14 +223,14 @@ export class BudgetGate {
       await holds.renewing.catch(() => undefined);
       return;
     }
-    // Set before anything is awaited: one renewal of the scope at a time.
-    const renewal = this.checkRemembered(layer, ref, estimate, at).then(() => this.renew(holds, layer, ref, estimate, at));
+    // Set before anything is awaited, and cleared as it settles: one renewal of the scope at a time.
+    const renewal: Promise<void> = this.checkRemembered(layer, ref, estimate, at)
+      .then(() => this.renew(holds, layer, ref, estimate, at))
+      .finally(() => {
+        if (holds.renewing === renewal) holds.renewing = undefined;
+      });
     holds.renewing = renewal;
-    try {
-      await renewal;
-    } finally {
-      holds.renewing = undefined;
-    }
+    await renewal;
   }
 
   /**
@@ -248,6 +248,7 @@ export class BudgetGate {
     const granted = await this.grant(layer.amountUsd, ref, estimate, hold, previous, generation, holds, at, layer.scope, layer);
     if (!sameGeneration) {
       for (const lease of previous?.leases.values() ?? []) holds.used.set(refKey(lease.ref), plus(lease.spent, lease.reserved));
+      // eslint-disable-next-line require-atomic-updates -- a scope's renewals run one at a time (obtain): nothing else set it meanwhile.
       holds.current = generation;
     }
     if (!granted) return;

@@ -106,6 +106,7 @@ export async function evaluateExchange(deps: ExchangeDependencies, input: Exchan
   const verified = await verifySubjectToken(deps, input.subjectToken, token.header, state.issuer);
   if (verified instanceof Refusal) return trace.refused('signature', verified);
   const payload = verified.claims;
+  // eslint-disable-next-line require-atomic-updates -- the trace is this exchange's own: nothing else writes it.
   trace.outcome.claims = verifiedClaims(payload);
   trace.passed('signature', verified.detail);
 

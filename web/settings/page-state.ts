@@ -37,13 +37,15 @@ export const readOnly = () => state?.entitlement.access_level !== 'read-write';
 
 /** Reloads the issuers and policies. */
 export async function refresh(): Promise<void> {
-  if (!state) return;
+  const reloaded = state;
+  if (!reloaded) return;
   const [issuers, policies] = await Promise.all([
     api<{ data: Issuer[] }>('GET', '/workload-identity/issuers'),
     api<{ data: Policy[] }>('GET', '/workload-identity/policies'),
   ]);
-  state.issuers = issuers.data;
-  state.policies = policies.data;
+  // Signed out, or in with another key, meanwhile: these lists are another session's.
+  if (state !== reloaded) return;
+  state = { ...reloaded, issuers: issuers.data, policies: policies.data };
 }
 
 /** Runs a change, then reloads and re-renders; an error goes next to its field. */

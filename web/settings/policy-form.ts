@@ -117,7 +117,7 @@ function conditionField(policy: Policy | null) {
   const condition = field('Condition (optional, CEL)', input, 'Variables: subject, audience, scopes, token_type. Must yield a bool.');
   const status = h('p', { class: 'condition-status', id: 'policy-condition-status', 'aria-live': 'polite' });
   condition.wrapper.insertBefore(status, condition.error);
-  const check = debounce(async (source: string) => {
+  const checkNow = async (source: string) => {
     if (source.trim() === '') {
       status.textContent = '';
       status.removeAttribute('data-valid');
@@ -132,7 +132,9 @@ function conditionField(policy: Policy | null) {
     } catch (error) {
       status.textContent = `Cannot check the condition: ${messageOf(error)}`;
     }
-  }, 300);
+  };
+  // Every failure is shown beside the field (checkNow catches it): nothing is left to reject.
+  const check = debounce((source: string) => void checkNow(source), 300);
   input.addEventListener('input', () => check(input.value));
   if (input.value !== '') check(input.value);
   return condition;
