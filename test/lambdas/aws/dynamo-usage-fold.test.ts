@@ -85,6 +85,31 @@ describe('the usage fold', () => {
     expect(await views('org-twice', KEYS, now)).toEqual(before);
   });
 
+  it('never moves the fold mark back: a fold that began earlier and marks last leaves the later mark', async () => {
+    await seedOrganization('org-mark');
+    // The earlier fold (through the 1st) is held at its last write, the mark, until the later one (through the 2nd) is done.
+    let release!: () => void;
+    let reached!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const atMark = new Promise<void>((resolve) => (reached = resolve));
+    let marks = 0;
+    const slow = interceptSend(tables.documentClient, async (command, send) => {
+      const input = command.input as { Key?: { sk?: string }; ExpressionAttributeValues?: Record<string, unknown> };
+      if (command.constructor.name === 'UpdateCommand' && input.Key?.sk === 'FOLDED' && input.ExpressionAttributeValues?.[':date'] === '2026-12-01' && ++marks === 2) {
+        reached();
+        await held;
+      }
+      return send();
+    });
+    const earlier = new DynamoUsageFold(slow, TABLE).foldOrganization('org-mark', now);
+    await atMark;
+    await fold.foldOrganization('org-mark', new Date('2026-12-03T01:00:00Z'));
+    expect(await store.foldMark('org-mark')).toEqual({ foldedThrough: '2026-12-02' });
+    release();
+    await earlier;
+    expect(await store.foldMark('org-mark')).toEqual({ foldedThrough: '2026-12-02' });
+  });
+
   it('leaves every view exact when a fold is cut short at any of its writes, and the next fold completes it', async () => {
     const WRITES = new Set(['UpdateCommand', 'BatchWriteCommand', 'PutCommand']);
     // Two closed days and today: a fold of two days, each with every kind of write.

@@ -161,6 +161,17 @@ describe('the budget gate', () => {
     expect(updates).toBe(before + 1);
   });
 
+  it('starts a ledger near its cap at what the scope already spent, and refuses what does not fit on top of it', async () => {
+    const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
+    // A daily limit set at 10:00 on a key that had spent 0.049 that morning.
+    const layer = keyLayer('0.05', 'day', { since: '2026-11-21T10:00:00.000Z' });
+    const spentBefore: SpendBefore = async () => '0.049';
+    await expect(new BudgetGate({ ledgers, spendBefore: spentBefore, clock }).admit([layer], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
+    const admission = await new BudgetGate({ ledgers, spendBefore: spentBefore, clock }).admit([layer], '0.001', clock.now());
+    await admission.settle('0.001');
+    expect(await committed(layer, clock.now())).toBe('0.05');
+  });
+
   it("frees what a stopped container held once its holds lapse, charging what it spent", async () => {
     const clock = new FixedClock();
     const layer = keyLayer('0.01');

@@ -2,6 +2,7 @@ import { HTTPClient, OpenRouter } from '@openrouter/sdk';
 import { NotFoundResponseError } from '@openrouter/sdk/models/errors';
 import OpenAI from 'openai';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import { connectToRuntime } from '../../support/accounts';
 import { startTestService, type TestService } from '../../support/local-service';
 
 /**
@@ -83,6 +84,15 @@ describe('generations and request ids', () => {
     // The personal key is another key of the same organization: as absent as an id that never was.
     expect(await status(demo.keys.personal)).toBe(404);
     await expect(sdk(demo.keys.personal).generations.getGeneration({ id: completion.id })).rejects.toBeInstanceOf(NotFoundResponseError);
+    // Another organization's management key: its generations are its own only.
+    const stores = connectToRuntime(service.runtime);
+    try {
+      const { organization } = await stores.accounts.createOrganization({ name: `Other ${completion.id.slice(-8)}`, plan: 'business' });
+      const { secret } = await stores.accounts.createApiKey(organization.id, { kind: 'management', name: 'Admin' });
+      expect(await status(secret)).toBe(404);
+    } finally {
+      stores.destroy();
+    }
   });
 
   it('answers 404 for an id that never was, and 400 without one', async () => {
