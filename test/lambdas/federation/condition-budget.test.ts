@@ -1,6 +1,6 @@
 import { Environment } from '@marcbachmann/cel-js';
 import { ConditionError, ConditionEvaluationError, checkCondition, evaluateCondition, evaluateConditionMetered } from '../../../lambdas/federation/condition';
-import { ConditionBudgetExceeded, meterEnvironment, metered } from '../../../lambdas/federation/condition-meter';
+import { ConditionBudgetExceeded, meterEnvironment, metered, type MeterOptions } from '../../../lambdas/federation/condition-meter';
 import { CODE_POINT_WORK, COMPARE_WORK, CONTAINER_WEIGHT, MAP_ENTRY_WEIGHT, reverseSearchCost } from '../../../lambdas/federation/condition-functions';
 import { CONDITION_BUDGET, CONDITION_ERROR_WORK, CONDITION_INPUT_BOUNDS, CONDITION_STEP_WORK, CONDITION_TIME_LIMIT_MS, CONDITION_VARIABLE_TYPES } from '../../../lambdas/federation/limits';
 import type { ConditionVariables } from '../../../lambdas/federation/types';
@@ -143,11 +143,11 @@ describe('the static bound is never below what evaluation costs', () => {
 });
 
 /** An environment with the meter but without the save-time bound, as a stored condition saved before it would meet. */
-function unchecked(): (source: string, variables: ConditionVariables) => unknown {
+function unchecked(options: MeterOptions = {}): (source: string, variables: ConditionVariables) => unknown {
   const environment = new Environment({ unlistedVariablesAreDyn: false });
   for (const [name, type] of Object.entries(CONDITION_VARIABLE_TYPES)) environment.registerVariable(name, type);
   meterEnvironment(environment);
-  return (source, variables) => metered(() => environment.parse(source)({ ...variables })).result;
+  return (source, variables) => metered(() => environment.parse(source)({ ...variables }), options).result;
 }
 
 describe('evaluating: the meter', () => {
@@ -174,9 +174,22 @@ describe('evaluating: the meter', () => {
     ['list growth', 'audience.map(a, audience + audience).map(l, l + l + l).exists(l, l.size() == 0)'],
     ['split and join', 'audience.map(a, subject.split("").join(subject)).exists(y, y.contains("zzz"))'],
     ['many cheap steps', 'audience' + '.filter(a, a != "x")'.repeat(80) + '.size() < 0'],
-  ])('stops %s', (_name, source) => {
+  ])('stops %s for its work, however long the time limit', (_name, source) => {
     const wide = { ...attack, audience: Array.from({ length: 2048 }, (_, i) => `a${i}`) };
-    expect(() => evaluate(source, wide)).toThrow(ConditionBudgetExceeded);
+    // The time limit out of the way: what stops it is the work it charged, within the budget's bounds.
+    const untimed = unchecked({ timeLimitMs: 10 * 60 * 1000 });
+    let thrown: unknown;
+    try {
+      untimed(source, wide);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConditionBudgetExceeded);
+    expect((thrown as ConditionBudgetExceeded).limit).toBe('work');
+    // Stopped at the first node past the budget: within one node's charge of it.
+    const { work, bytes } = (thrown as ConditionBudgetExceeded).usage;
+    expect(work).toBeLessThanOrEqual(2 * CONDITION_BUDGET.maxWork);
+    expect(bytes).toBeLessThanOrEqual(2 * CONDITION_BUDGET.maxBytes + 2 * 1024 * 1024);
   });
 
   it('is not swallowed by the operators that absorb errors (|| and exists)', () => {
