@@ -63,6 +63,11 @@ export interface AuthenticationDeps {
   accessTokens?: AccessTokenVerifier;
   /** DPoP-bound access tokens are refused without it. */
   proofs?: ProofChecker;
+  /**
+   * Where the keys this container has seen live, one per container, made where the function is
+   * composed: without it every request reads its key, then the key's organization and workspace.
+   */
+  placements?: KeyPlacements;
 }
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -126,7 +131,7 @@ export async function authenticate(request: PresentedCredential, deps: Authentic
   }
 
   const [{ key, organization, workspace }, fresh] = await Promise.all([
-    readRecords(deps.accounts, keyHash),
+    readRecords(deps.accounts, keyHash, deps.placements),
     proof ? deps.proofs!.claim(proof) : true,
   ]);
   if (!fresh) throw new UnauthenticatedError('invalid_dpop_proof', 'The DPoP proof was used before: sign a new proof for every request', 'DPoP');
@@ -177,25 +182,38 @@ async function verifiedAccessToken(accessTokens: AccessTokenVerifier, credential
   }
 }
 
+/** Far more keys than one container serves; the oldest is forgotten first. */
+export const KEY_PLACEMENT_CACHE_SIZE = 10_000;
+
 /**
  * Where each key seen by this container lives: its organization and workspace, which never
  * change for a key. Knowing them, the key, its organization and its workspace are read in one
  * round trip; the key's own state (disabled, deleted, expired) is still read on every request.
  */
-const placements = new Map<string, { organizationId: string; workspaceId: string | null }>();
-/** Far more keys than one container serves; the oldest is forgotten first. */
-export const KEY_PLACEMENT_CACHE_SIZE = 10_000;
+export class KeyPlacements {
+  private readonly placed = new Map<string, { organizationId: string; workspaceId: string | null }>();
+
+  /** Where the key was last seen to live. */
+  get(keyHash: string): { organizationId: string; workspaceId: string | null } | undefined {
+    return this.placed.get(keyHash);
+  }
+
+  /** Remembers where the key lives, forgetting the oldest past {@link KEY_PLACEMENT_CACHE_SIZE}. */
+  set(keyHash: string, placement: { organizationId: string; workspaceId: string | null }): void {
+    if (this.placed.size >= KEY_PLACEMENT_CACHE_SIZE) this.placed.delete(this.placed.keys().next().value!);
+    this.placed.set(keyHash, placement);
+  }
+}
 
 /** The key and, beside it when its placement is known, its organization and workspace. */
-async function readRecords(accounts: AccountStore, keyHash: string): Promise<AccountRecords> {
-  const known = placements.get(keyHash);
+async function readRecords(accounts: AccountStore, keyHash: string, placements: KeyPlacements | undefined): Promise<AccountRecords> {
+  const known = placements?.get(keyHash);
   const records = await accounts.getRecords({ keyHash, organizationId: known?.organizationId, workspaceId: known?.workspaceId ?? undefined });
   const { key } = records;
   if (!key) return records;
   if (known && known.organizationId === key.organizationId && known.workspaceId === key.workspaceId) return records;
   // First seen here (or placed elsewhere than remembered): one more round trip, remembered.
-  if (placements.size >= KEY_PLACEMENT_CACHE_SIZE) placements.delete(placements.keys().next().value!);
-  placements.set(keyHash, { organizationId: key.organizationId, workspaceId: key.workspaceId });
+  placements?.set(keyHash, { organizationId: key.organizationId, workspaceId: key.workspaceId });
   const placed = await accounts.getRecords({ organizationId: key.organizationId, workspaceId: key.workspaceId ?? undefined });
   return { ...placed, key };
 }

@@ -1,3 +1,4 @@
+import { KeyPlacements } from '../../credentials/authenticate';
 import type { CatalogHandlerDeps } from './handler';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
@@ -14,6 +15,7 @@ export function catalogDependencies(
   return {
     accounts: new DynamoAccountStore(context.documentClient, context.tables.keys, { random: context.random }),
     accessTokens: accessTokenVerifier(context, settings),
+    placements: new KeyPlacements(),
     proofs: dpopChecker(context, settings),
     catalog: catalogCache(context, settings, { popularity: true }),
     clock: context.clock,

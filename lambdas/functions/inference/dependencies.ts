@@ -1,3 +1,4 @@
+import { KeyPlacements } from '../../credentials/authenticate';
 import type { IdGenerator } from '../../clock';
 import type { Settings } from '../../settings';
 import type { InferenceHandlerDeps } from './handler';
@@ -32,6 +33,7 @@ export function inferenceDependencies(
   return {
     accounts,
     accessTokens: accessTokenVerifier(context, settings),
+    placements: new KeyPlacements(),
     proofs: dpopChecker(context, settings),
     usage,
     generations: new DynamoGenerationStore(documentClient, tables.usage, clock),

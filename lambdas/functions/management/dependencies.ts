@@ -1,3 +1,4 @@
+import { KeyPlacements } from '../../credentials/authenticate';
 import { AccountsService } from '../../accounts/accounts-service';
 import { FederationService } from '../../federation/federation-service';
 import type { IssuerKeySource } from '../../federation/issuer-keys';
@@ -36,6 +37,7 @@ export function managementDependencies(
   return {
     accounts,
     accessTokens: accessTokenVerifier(context, settings),
+    placements: new KeyPlacements(),
     proofs,
     service,
     usage,
