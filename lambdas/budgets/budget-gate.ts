@@ -38,7 +38,7 @@ export interface BudgetGateDeps {
   writersSince?: Date;
 }
 
-/** A request let in: `settle` charges what it cost, `release` gives its reservation back when it was not charged. Exactly one is called. */
+/** A request let in: `settle` charges what it cost; `release` gives back the reservation of one not settled, and does nothing after `settle`. */
 export interface Admission {
   /** USD, the estimate reserved on every layer. */
   readonly estimate: string;

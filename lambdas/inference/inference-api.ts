@@ -196,7 +196,7 @@ async function chargeLimits(admission: Admission, cost: string, deps: Pick<Infer
     await admission.settle(cost);
   } catch (error) {
     logFailure(deps, context, 'spend not recorded', error as Error);
-    throw new UnavailableError('The completion could not be recorded and was not charged; retry the request');
+    throw new UnavailableError('The completion could not be charged to its spending limits, and was not recorded; retry the request');
   }
 }
 
@@ -215,7 +215,7 @@ async function recordUsage(record: UsageRecord, deps: Pick<InferenceApiDeps, 'us
     await deps.usage.record(record);
   } catch (error) {
     logFailure(deps, context, 'usage not recorded', error as Error);
-    throw new UnavailableError('The completion could not be recorded and was not charged; retry the request');
+    throw new UnavailableError('The completion could not be recorded; retry the request');
   }
 }
 

@@ -149,7 +149,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
     await response.end;
     expect(response.status()).toBe(503);
     expect(JSON.parse(response.body())).toEqual({
-      error: { code: 503, message: 'The completion could not be recorded and was not charged; retry the request' },
+      error: { code: 503, message: 'The completion could not be recorded; retry the request' },
     });
     expect(logged).toEqual([
       { message: 'usage not recorded', fields: { requestId: 'req-1', error: 'ProvisionedThroughputExceededException', detail: 'throughput exceeded' } },
@@ -172,7 +172,7 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
       model: 'acme/chat',
       provider: 'Acme',
       choices: [],
-      error: { code: 503, message: 'The completion could not be recorded and was not charged; retry the request' },
+      error: { code: 503, message: 'The completion could not be recorded; retry the request' },
     });
     expect(response.body()).not.toContain('[DONE]');
   });
