@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import { parseCatalogQuery, parseModelCountQuery, parseModelListQuery } from '../../../lambdas/catalog/catalog-query';
 import type { ApiKeyRecord } from '../../../lambdas/accounts/types';
+import { KeyPlacements } from '../../../lambdas/credentials/authenticate';
 import { DomainError, TooManyRequestsError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
 import {
@@ -40,7 +41,7 @@ const accounts = authenticationRecords(
 function counted() {
   const reads = { count: 0 };
   const store = { ...accounts, getRecords: (ids: Parameters<typeof accounts.getRecords>[0]) => (reads.count++, accounts.getRecords(ids)) };
-  return { reads, authentication: { accounts: store as typeof accounts, clock: new FixedClock() } };
+  return { reads, authentication: { accounts: store as typeof accounts, clock: new FixedClock(), placements: new KeyPlacements() } };
 }
 
 /** A REST API proxy event as API Gateway sends it for the route at `resource`. */
@@ -160,7 +161,8 @@ describe('the dispatcher', () => {
       expect(await refusal(dispatch(event('GET', '/api/v1/workspaces', { query: { limit: '0' } })))).toEqual([401, 'Missing Authentication header']);
       expect(await refusal(dispatch(event('POST', '/api/v1/workspaces', { body: {} })))).toEqual([401, 'Missing Authentication header']);
       expect(await refusal(dispatch(event('GET', '/api/v1/workspaces', { key: KEYS.readOnly, query: { limit: '0' } })))).toEqual([400, 'Invalid limit: must be an integer from 1 to 100']);
-      expect(reads.count).toBe(1);
+      // The credential was read (the key, then its organization and workspace, first seen) before the query was refused.
+      expect(reads.count).toBe(2);
 
       const first = counted();
       const catalog = createDispatcher({ routes: routesOf('catalog'), authentication: first.authentication, queries: catalogQueries(), queryFirst: true, operations: echoing('catalog'), deps: undefined });
