@@ -3,7 +3,7 @@ import { randomId, type IdGenerator } from '../clock';
 import type { AuthenticationDeps } from '../credentials/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
 import { budgetLayers } from '../budgets/layers';
-import { maximumCost, tokenBounds, type BillableRequest } from '../budgets/estimate';
+import { completionLimit, maximumCost, tokenBounds, type BillableRequest } from '../budgets/estimate';
 import { unboundedRefusal } from '../budgets/refusal';
 import type { Admission, BudgetGate } from '../budgets/budget-gate';
 import { buildCallerPolicy, loadCallerGuardrails, regionForHost } from '../catalog/caller-policy';
@@ -171,7 +171,7 @@ function stopBeforeTimeUp(context: Context, upstream: OpenedUpstream): () => voi
 function sentBodies(request: ReturnType<typeof parseChatRequest>, modelId: string, limited: boolean): (endpoint: ProviderEndpoint) => string {
   const made = new Map<number, string>();
   return (endpoint) => {
-    const limit = tokenBounds({ bodyBytes: 0, completionCap: undefined, choices: 1, images: 0, unsizedParts: 0 }, endpoint).completion;
+    const limit = completionLimit(endpoint);
     let body = made.get(limit);
     if (body === undefined) made.set(limit, (body = upstreamBody(request, modelId, endpoint, limited)));
     return body;

@@ -142,6 +142,16 @@ describe('the static bound is never below what evaluation costs', () => {
   });
 });
 
+/** What `run` throws; undefined when it returns. */
+function thrownBy(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
 /** An environment with the meter but without the save-time bound, as a stored condition saved before it would meet. */
 function unchecked(options: MeterOptions = {}): (source: string, variables: ConditionVariables) => unknown {
   const environment = new Environment({ unlistedVariablesAreDyn: false });
@@ -156,12 +166,7 @@ describe('evaluating: the meter', () => {
 
   it('stops the doubling condition before it builds more than a few megabytes', () => {
     const heapBefore = process.memoryUsage().heapUsed;
-    let thrown: unknown;
-    try {
-      evaluate(DOUBLING, attack);
-    } catch (error) {
-      thrown = error;
-    }
+    const thrown = thrownBy(() => evaluate(DOUBLING, attack));
     expect(thrown).toBeInstanceOf(ConditionBudgetExceeded);
     const { usage } = thrown as ConditionBudgetExceeded;
     // Stopped at the first node past the budget: at most one doubling beyond it.
@@ -178,12 +183,7 @@ describe('evaluating: the meter', () => {
     const wide = { ...attack, audience: Array.from({ length: 2048 }, (_, i) => `a${i}`) };
     // The time limit out of the way: what stops it is the work it charged, within the budget's bounds.
     const untimed = unchecked({ timeLimitMs: 10 * 60 * 1000 });
-    let thrown: unknown;
-    try {
-      untimed(source, wide);
-    } catch (error) {
-      thrown = error;
-    }
+    const thrown = thrownBy(() => untimed(source, wide));
     expect(thrown).toBeInstanceOf(ConditionBudgetExceeded);
     expect((thrown as ConditionBudgetExceeded).limit).toBe('work');
     // Stopped at the first node past the budget: within one node's charge of it.
