@@ -16,3 +16,19 @@ export function normalizeHostname(raw: string): string {
   host = host.replace(/:\d*$/, '');
   return host.endsWith('.') ? host.slice(0, -1) : host;
 }
+
+/**
+ * Whether `raw` is a base URL a service may be configured with: `https://`, or `http://` on a
+ * loopback host; no query or fragment; a trailing slash only when `trailingSlash` allows it.
+ */
+export function isServiceBaseUrl(raw: string, trailingSlash = false): boolean {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return false;
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  const scheme = url.protocol === 'https:' || (url.protocol === 'http:' && loopback);
+  return scheme && !url.search && !url.hash && !raw.includes('#') && !raw.includes('?') && (trailingSlash || !raw.endsWith('/'));
+}

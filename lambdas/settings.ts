@@ -1,5 +1,6 @@
 import { ANY_ORIGIN, parseCorsOrigins } from './http/cors';
-import { normalizeHostname } from './hostname';
+import { isServiceBaseUrl, normalizeHostname } from './hostname';
+import { TargetProblem, readApiTarget, type UpstreamTarget } from './providers/targets';
 
 /**
  * The settings of one modelgate instance, one name each from the CDK context
@@ -27,11 +28,13 @@ export interface Settings {
    */
   readonly catalogReloadSpreadSeconds: number;
   /**
-   * Provider tag, provider or `*` to the OpenAI-compatible base URL that serves it (`https://`,
-   * or `http://` on a loopback host), or `development-echo` for the built-in development provider.
+   * Provider tag, provider or `*` to its upstream (docs/providers.md): a base URL of an upstream
+   * that speaks the public API (`https://`, or `http://` on a loopback host), `development-echo`
+   * for the built-in development provider, or a provider's own API (`{ "api": "openai" |
+   * "anthropic" | "bedrock", "baseUrl"?, "region"?, "models"? }`).
    * @default {} (no upstream: completions answer 503)
    */
-  readonly inferenceUpstreams: Readonly<Record<string, string>>;
+  readonly inferenceUpstreams: Readonly<Record<string, UpstreamTarget>>;
   /** Seconds to wait for a provider's first byte, and between two streamed chunks, 1 to 300. @default 60 */
   readonly upstreamTimeoutSeconds: number;
   /** Level of every function's logger: DEBUG, INFO, WARN or ERROR. @default 'INFO' */
@@ -281,7 +284,7 @@ function baseUrl(): SettingKind<string> {
   return {
     read(raw) {
       if (raw === '') return '';
-      if (typeof raw !== 'string' || !isBaseUrl(raw)) {
+      if (typeof raw !== 'string' || !isServiceBaseUrl(raw)) {
         throw new SettingProblem(`must be an https:// URL (http:// on a loopback host) without query, fragment or trailing slash, got ${JSON.stringify(raw)}`);
       }
       return raw;
@@ -290,16 +293,21 @@ function baseUrl(): SettingKind<string> {
   };
 }
 
-function isBaseUrl(raw: string, trailingSlash = false): boolean {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return false;
+/** One entry of `inferenceUpstreams`: a base URL, the development provider, or a provider API (lambdas/providers/targets.ts). */
+function upstreamTarget(provider: string, target: unknown): UpstreamTarget {
+  if (target === DEVELOPMENT_PROVIDER) return target;
+  if (typeof target === 'string' && isServiceBaseUrl(target, true)) return target.replace(/\/+$/, '');
+  if (typeof target === 'object' && target !== null && !Array.isArray(target)) {
+    try {
+      return readApiTarget(target as Record<string, unknown>);
+    } catch (error) {
+      if (error instanceof TargetProblem) throw new SettingProblem(`"${provider}" ${error.message}`);
+      throw error;
+    }
   }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  const scheme = url.protocol === 'https:' || (url.protocol === 'http:' && loopback);
-  return scheme && !url.search && !url.hash && !raw.includes('#') && !raw.includes('?') && (trailingSlash || !raw.endsWith('/'));
+  throw new SettingProblem(
+    `"${provider}" must map to an https:// base URL (http:// on a loopback host), "${DEVELOPMENT_PROVIDER}" or an object with "api", got ${JSON.stringify(target)}`,
+  );
 }
 
 /** A JSON object (or its text, as `-c` and environment variables give it) of string values, keyed without a prototype. */
@@ -332,19 +340,14 @@ function hostnameMap(): SettingKind<Readonly<Record<string, string>>> {
   };
 }
 
-/** Provider to base URL, keyed without a prototype, so a tag such as `constructor` finds nothing inherited. */
-function upstreamMap(): SettingKind<Readonly<Record<string, string>>> {
+/** Provider to its upstream, keyed without a prototype, so a tag such as `constructor` finds nothing inherited. */
+function upstreamMap(): SettingKind<Readonly<Record<string, UpstreamTarget>>> {
   return {
     read(raw) {
-      const upstreams: Record<string, string> = Object.create(null);
-      for (const [provider, target] of Object.entries(objectOf(raw, 'provider to base URL'))) {
+      const upstreams: Record<string, UpstreamTarget> = Object.create(null);
+      for (const [provider, target] of Object.entries(objectOf(raw, 'provider to upstream'))) {
         if (!/^(\*|[a-z0-9][a-z0-9._-]*(\/[a-z0-9._-]+)?)$/i.test(provider)) throw new SettingProblem(`"${provider}" is not a provider tag`);
-        if (target !== DEVELOPMENT_PROVIDER && (typeof target !== 'string' || !isBaseUrl(target, true))) {
-          throw new SettingProblem(
-            `"${provider}" must map to an https:// base URL (http:// on a loopback host) or "${DEVELOPMENT_PROVIDER}", got ${JSON.stringify(target)}`,
-          );
-        }
-        upstreams[provider] = target === DEVELOPMENT_PROVIDER ? target : target.replace(/\/+$/, '');
+        upstreams[provider] = upstreamTarget(provider, target);
       }
       return Object.freeze(upstreams);
     },

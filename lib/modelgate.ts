@@ -20,6 +20,7 @@ import { Api } from './constructs/api';
 import { CustomDomain } from './constructs/custom-domain';
 import { Firewall } from './constructs/firewall';
 import { nameInstance } from './constructs/instance';
+import { grantBedrockModels } from './constructs/bedrock-access';
 import { ProviderCredentials } from './constructs/provider-credentials';
 import { ServiceFunction, functionEntry, type ServiceFunctionProps } from './constructs/service-function';
 import { SigningKey } from './constructs/signing-key';
@@ -370,6 +371,7 @@ function inferenceFunction(scope: Construct, serviceFunction: FunctionFactory, t
     .bindTableItems(tables.get('rateCounters'), PROOF_REPLAY_WRITES, [PROOF_REPLAY_PREFIX]);
   const providerCredentials = new ProviderCredentials(scope, 'ProviderCredentials');
   providerCredentials.bindReader(inference);
+  grantBedrockModels(inference, settings.inferenceUpstreams);
   return { inference, providerCredentials };
 }
 

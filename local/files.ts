@@ -7,6 +7,9 @@ import { basename, dirname, join } from 'node:path';
  */
 export const RUNTIME_FILE = 'runtime.json';
 
+/** Provider API keys of the local runtime, under the data folder: `{"<provider or *>": "<key>"}`. */
+export const PROVIDER_CREDENTIALS_FILE = 'provider-credentials.json';
+
 /**
  * Writes a file so that readers, and a process killed at any instant (`kill -9`), see
  * either the old content or the new one, never a prefix: the content goes to a temporary

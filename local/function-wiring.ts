@@ -32,8 +32,9 @@ import { ReadableLogger } from './readable-logger';
 import { LOCAL_TABLES } from './runtime-data';
 import type { LocalRuntimeOptions, LocalSettingName } from './runtime-options';
 
-/** Provider API keys of the local runtime, under the data folder: `{"<provider or *>": "<key>"}`. */
-export const PROVIDER_CREDENTIALS_FILE = 'provider-credentials.json';
+import { PROVIDER_CREDENTIALS_FILE } from './files';
+
+export { PROVIDER_CREDENTIALS_FILE };
 
 /**
  * Each function's context, as its Lambda entry builds it: its own DynamoDB client, signed with
@@ -91,6 +92,8 @@ export async function buildHandlers(
         ...catalog,
         credentials: fileCredentials(join(dataDir, PROVIDER_CREDENTIALS_FILE), clock),
         newId: randomId,
+        // Bedrock signs with the SDK's default credentials chain, in the configured or the shell's region.
+        providers: { region: process.env.AWS_REGION, bedrock: options.bedrock },
       }),
     ),
     // Built from the page's sources at start, with the same build the stack's bundling step runs.

@@ -1,3 +1,4 @@
+import type { BedrockRuntimeClientConfig } from '@aws-sdk/client-bedrock-runtime';
 import type { Clock, Random } from '../lambdas/clock';
 import { settingsFromEnvironment } from '../lambdas/config';
 import { DEFAULT_SETTINGS, DEVELOPMENT_PROVIDER, SETTINGS, settingsEnvironment, type EnvironmentSettingName, type SettingName, type Settings } from '../lambdas/settings';
@@ -74,6 +75,11 @@ export interface LocalRuntimeOptions extends Partial<Pick<Settings, LocalSetting
    * signature (KMS `Sign` in AWS): what a request costs in round trips (local/aws-calls.ts).
    */
   observeAwsCalls?: AwsCallObserver;
+  /**
+   * Added to the inference function's Bedrock clients (lambdas/aws/bedrock-converse.ts): a request
+   * handler that trusts a local stand-in's CA, credentials. @default the AWS SDK's defaults
+   */
+  bedrock?: Partial<BedrockRuntimeClientConfig>;
   /** How often the usage rollup runs on its own; 0: only when the runtime's `rollUpUsage()` is called. @default an hour */
   usageRollupEveryMs?: number;
   /**

@@ -95,7 +95,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       await server.shutdown(0);
       throw error;
     }
-    writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: functionsEndpoint, baseUrl, pid: process.pid }, null, 2)}\n`);
+    // The upstreams too: `ops upstreams check` reports what this runtime routes.
+    writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: functionsEndpoint, baseUrl, pid: process.pid, inferenceUpstreams: settings.inferenceUpstreams }, null, 2)}\n`);
     const demo = await ensureDemoOrganization(new AccountsService({ store: operatorAccounts, clock }), operatorAccounts, join(dataDir, DEMO_CREDENTIALS_FILE), baseUrl, warn);
     const rollup = usageRollup(contextOf('usageRollup'), clock);
     const scheduled = scheduleRollup(rollup, options.usageRollupEveryMs ?? LOCAL_ROLLUP_EVERY_MS, telemetryOf('usageRollup'));

@@ -7,6 +7,8 @@ import type { SigningKeyRecord, SigningKeyStore } from '../lambdas/signing/signe
 import type { SigningKeyRegistration } from '../lambdas/signing/signing-key-registry';
 import type { FederationService } from '../lambdas/federation/federation-service';
 import type { SeedSources } from '../local/seed-sources';
+import type { ProviderCredentials, UpstreamOptions } from '../lambdas/inference/upstream';
+import type { UpstreamTarget } from '../lambdas/providers/targets';
 import { UsageError } from './errors';
 
 /** How the CLI is invoked, as usage lines show it. */
@@ -34,6 +36,11 @@ export interface OpsServices {
   copies?: { check(): Promise<CopiesReport>; repair(): Promise<CopiesReport> };
   /** Issuers and policies; absent on a deployed stack when POLICIES_TABLE is not set. */
   federation?: FederationService;
+  /**
+   * The inference upstreams as the target's inference function reads them, the providers' keys,
+   * and how it calls them; absent on a deployed stack when INFERENCE_UPSTREAMS is not set.
+   */
+  upstreams?: { targets: Readonly<Record<string, UpstreamTarget>>; credentials: ProviderCredentials; options(): UpstreamOptions };
   /** Real endpoint records and model statistics for deriving demo endpoints. @default the files in data/ */
   seedSources?: () => SeedSources;
 }

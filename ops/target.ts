@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { createKmsSigningKeyLike } from '../lambdas/aws/kms-signer';
@@ -14,12 +14,19 @@ import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
 import { CopiesAudit } from '../lambdas/aws/dynamo-copies-audit';
 import { DynamoUsageFold } from '../lambdas/aws/dynamo-usage-fold';
-import { systemClock } from '../lambdas/clock';
+import { randomId, systemClock } from '../lambdas/clock';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { secretsManagerCredentials } from '../lambdas/aws/secrets-manager-credentials';
+import { fileCredentials } from '../lambdas/inference/provider-credentials';
+import { NO_CREDENTIALS, type ProviderCredentials } from '../lambdas/inference/upstream';
+import { upstreamOptions } from '../lambdas/wiring/upstream-options';
+import type { UpstreamTarget } from '../lambdas/providers/targets';
+import { SETTINGS } from '../lambdas/settings';
 import { rollUpUsage } from '../lambdas/usage/rollup';
 import { createDocumentClient } from '../lambdas/aws/dynamo-client';
 import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
 import { LOCAL_AWS_ENV } from '../local/embedded-dynamodb';
-import { RUNTIME_FILE } from '../local/files';
+import { PROVIDER_CREDENTIALS_FILE, RUNTIME_FILE } from '../local/files';
 import type { GlobalFlags } from './command';
 import { localDataDir } from '../local/environment';
 import { OperationError, UsageError } from './errors';
@@ -57,8 +64,11 @@ export function connectAws(env: NodeJS.ProcessEnv): ConnectedServices {
     );
   }
   const kms = new KMSClient({});
+  const secretArn = env.PROVIDER_CREDENTIALS_SECRET_ARN;
+  const credentials = secretArn ? secretsManagerCredentials(new SecretsManagerClient({}), secretArn, systemClock) : NO_CREDENTIALS;
+  const upstreams = env.INFERENCE_UPSTREAMS ? upstreamsService(env.INFERENCE_UPSTREAMS, credentials) : undefined;
   // A deployed service never trusts loopback issuers.
-  return services(new DynamoDBClient({}), { keys: env[KEYS.envVar]!, models: env[MODELS.envVar]!, policies: env[POLICIES.envVar] || undefined, usage: env[USAGE.envVar] || undefined }, false, {
+  return withUpstreams(upstreams, services(new DynamoDBClient({}), { keys: env[KEYS.envVar]!, models: env[MODELS.envVar]!, policies: env[POLICIES.envVar] || undefined, usage: env[USAGE.envVar] || undefined }, false, {
     createKey: async (active) => {
       if (!active || active.keyRef.startsWith(LOCAL_KEY_REF_PREFIX)) {
         throw new OperationError('the deployed stack has no active KMS signing key to rotate from: deploy it first');
@@ -67,15 +77,36 @@ export function connectAws(env: NodeJS.ProcessEnv): ConnectedServices {
       return { kid, keyRef: keyArn, publicJwk };
     },
     close: () => kms.destroy(),
-  });
+  }));
 }
+
+const withUpstreams = (upstreams: ConnectedServices['upstreams'], connected: ConnectedServices): ConnectedServices => ({ ...connected, upstreams });
+
+/**
+ * The upstreams of `inferenceUpstreams` (its JSON or its object), read as the inference function
+ * reads its environment, with the keys and clients it calls them with.
+ */
+function upstreamsService(raw: unknown, credentials: ProviderCredentials): NonNullable<ConnectedServices['upstreams']> {
+  let targets: Readonly<Record<string, UpstreamTarget>>;
+  try {
+    targets = SETTINGS.inferenceUpstreams.kind.read(raw);
+  } catch (error) {
+    throw new UsageError(`INFERENCE_UPSTREAMS ${(error as Error).message}`);
+  }
+  const settings = { inferenceUpstreams: targets, upstreamTimeoutSeconds: PROBE_TIMEOUT_SECONDS };
+  return { targets, credentials, options: () => upstreamOptions(settings, { clock: systemClock, newId: randomId, credentials, providers: { region: process.env.AWS_REGION } }) };
+}
+
+/** How long a probe waits for an upstream's first byte. */
+const PROBE_TIMEOUT_SECONDS = 30;
 
 /** The local runtime: the embedded DynamoDB that `<dataDir>/runtime.json` names, checked to answer. */
 export async function connectLocal(dataDir: string): Promise<ConnectedServices> {
   const file = resolve(dataDir, RUNTIME_FILE);
   let endpoint: unknown;
+  let upstreams: unknown;
   try {
-    endpoint = (JSON.parse(readFileSync(file, 'utf8')) as { dynamoEndpoint?: unknown }).dynamoEndpoint;
+    ({ dynamoEndpoint: endpoint, inferenceUpstreams: upstreams } = JSON.parse(readFileSync(file, 'utf8')) as { dynamoEndpoint?: unknown; inferenceUpstreams?: unknown });
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? `${file} does not exist` : `${file} is unreadable`;
     throw new OperationError(`${LOCAL_NOT_RUNNING} (${reason})`);
@@ -102,9 +133,12 @@ export async function connectLocal(dataDir: string): Promise<ConnectedServices> 
     );
   }
   // As the local runtime: loopback issuers are accepted unless MODELGATE_ALLOW_LOOPBACK_ISSUERS=0.
-  return services(client, { keys: KEYS.localName, models: MODELS.localName, policies: POLICIES.localName, usage: USAGE.localName }, process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0', {
+  const local = services(client, { keys: KEYS.localName, models: MODELS.localName, policies: POLICIES.localName, usage: USAGE.localName }, process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0', {
     createKey: () => createLocalSigningKey(resolve(dataDir), new Date()),
   });
+  // What the running service routes, as it published it; its keys from the file it reads them from.
+  const credentials = fileCredentials(join(resolve(dataDir), PROVIDER_CREDENTIALS_FILE), systemClock);
+  return { ...local, upstreams: upstreamsService(upstreams ?? {}, credentials) };
 }
 
 function services(

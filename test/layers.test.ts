@@ -21,6 +21,7 @@ const LAMBDA_LAYERS = [
   ['budgets/'],
   ['usage/'],
   ['oauth/', 'pages/', 'catalog/', 'settings.ts'],
+  ['providers/'],
   ['federation/', 'http/'],
   ['credentials/'],
   ['accounts/', 'openapi/'],

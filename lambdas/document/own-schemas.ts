@@ -128,7 +128,10 @@ export const OWN_SCHEMAS: Json = {
       // Sampling parameters within their ranges, or null (not set); a flag true or false.
       ...CHAT_PARAMETERS,
     },
-    required: ['model', 'messages'],
+    required: ['messages'],
+    // `model` may be left out when `models` names the models to try.
+    if: { not: { properties: { models: true }, required: ['models'] } },
+    then: { properties: { model: true }, required: ['model'] },
     additionalProperties: true,
   },
   CreateKeyResponse: {

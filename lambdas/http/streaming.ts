@@ -96,8 +96,12 @@ export class StreamingResponse {
     this.body = startHttpResponse(this.stream, { statusCode, headers: { ...headers, ...this.headers } });
   }
 
+  /** How many writes the body has had: what shows a stream has been silent. */
+  writes = 0;
+
   write(text: string): void {
     if (!this.body) throw new Error('response not started');
+    this.writes++;
     if (!this.closed) this.body.write(text);
   }
 
@@ -108,6 +112,7 @@ export class StreamingResponse {
    */
   async send(text: string): Promise<void> {
     if (!this.body) throw new Error('response not started');
+    this.writes++;
     if (this.closed || this.body.write(text)) return;
     const body = this.body;
     await new Promise<void>((resolve) => {

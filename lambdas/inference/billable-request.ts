@@ -20,6 +20,9 @@ export const PRICED_FIELDS: ReadonlySet<string> = new Set([
   ...['model', 'messages', 'stream', 'stream_options', 'n', 'modalities', 'audio', 'user', 'metadata', 'store', 'transforms', 'provider', 'usage'],
 ]);
 
+/** The gateway's own routing fields: the gateway routes by them, so no upstream is sent them. */
+const ROUTING_FIELDS: ReadonlySet<string> = new Set(['models', 'route', 'provider']);
+
 /** The token caps of a chat request, each sent no higher than the serving endpoint generates. */
 const TOKEN_CAPS = ['max_tokens', 'max_completion_tokens'] as const;
 
@@ -61,12 +64,12 @@ export function billableChatRequest(request: ChatRequest, sentBytes: number): Bi
  * The body one endpoint is sent: the routed model's id in place of the caller's spelling; each
  * token cap the request gives no higher than the endpoint generates (so a provider cannot be
  * asked for more than was estimated); for streams the usage chunk forced on, since usage is
- * accounted from it (docs/reference.md#keys-and-credentials); and under a spending limit
- * (`limited`) only the {@link PRICED_FIELDS}.
+ * accounted from it (docs/reference.md#keys-and-credentials); never the routing fields
+ * (`models`, `route`, `provider`); and under a spending limit (`limited`) only the {@link PRICED_FIELDS}.
  */
 export function upstreamBody(request: ChatRequest, modelId: string, endpoint: ProviderEndpoint, limited: boolean): string {
   const body: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(request.body)) if (!limited || PRICED_FIELDS.has(name)) body[name] = value;
+  for (const [name, value] of Object.entries(request.body)) if ((!limited || PRICED_FIELDS.has(name)) && !ROUTING_FIELDS.has(name)) body[name] = value;
   body.model = modelId;
   const most = completionLimit(endpoint);
   for (const name of TOKEN_CAPS) if (isCount(body[name]) && (body[name] as number) > most) body[name] = most;

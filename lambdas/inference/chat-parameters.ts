@@ -9,6 +9,20 @@ type Json = Record<string, unknown>;
 /** Every integer parameter stays within the integers a double holds exactly (and JavaScript reads as they were sent). */
 export const MAX_SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
 
+/** The most models a request's `models` may name. */
+export const MAX_FALLBACK_MODELS = 16;
+/** How `provider.sort` may order endpoints. */
+export const PROVIDER_SORTS = ['price', 'throughput', 'latency'] as const;
+/** A list of provider slugs or names (or quantizations), at most 64 of at most 128 characters. */
+const providerNames = (): Json => ({ type: ['array', 'null'], maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 128 } });
+/** A price ceiling: a non-negative number, or its decimal string as the public document writes it. */
+const PRICE_LIMIT: Json = {
+  anyOf: [
+    { type: 'number', minimum: 0, 'x-invalid': 'must be a non-negative number of USD' },
+    { type: 'string', pattern: '^\\d{1,9}(\\.\\d{1,12})?$', 'x-invalid': 'must be a non-negative number of USD' },
+  ],
+};
+
 /** A number parameter within [min, max]; null means not set. */
 const number = (minimum: number, maximum: number): Json => ({ type: ['number', 'null'], minimum, maximum });
 const integer = (minimum: number, maximum: number): Json => ({ type: ['integer', 'null'], minimum, maximum });
@@ -56,4 +70,42 @@ export const CHAT_PARAMETERS: Readonly<Record<string, Json>> = {
   logprobs: { type: 'boolean' },
   parallel_tool_calls: { type: 'boolean' },
   include_reasoning: { type: 'boolean' },
+  models: {
+    type: 'array',
+    description: 'Models to try in order when the one before cannot serve; `model` may be left out when this is given.',
+    minItems: 1,
+    maxItems: MAX_FALLBACK_MODELS,
+    items: { type: 'string', minLength: 1, maxLength: 256, pattern: '\\S' },
+  },
+  provider: {
+    type: ['object', 'null'],
+    description: 'Routing preferences for this request, within what the organization and guardrails allow (docs/providers.md, "Routing a request").',
+    properties: {
+      order: providerNames(),
+      only: providerNames(),
+      ignore: providerNames(),
+      quantizations: providerNames(),
+      allow_fallbacks: { type: ['boolean', 'null'] },
+      require_parameters: { type: ['boolean', 'null'] },
+      zdr: { type: ['boolean', 'null'] },
+      enforce_distillable_text: { type: ['boolean', 'null'] },
+      data_collection: { type: ['string', 'null'], enum: ['allow', 'deny', null] },
+      sort: {
+        anyOf: [
+          { type: 'string', enum: [...PROVIDER_SORTS] },
+          { type: 'object', properties: { by: { type: 'string', enum: [...PROVIDER_SORTS] }, partition: { type: ['string', 'null'] } }, required: ['by'] },
+          { type: 'null' },
+        ],
+      },
+      max_price: {
+        type: ['object', 'null'],
+        description: 'USD per million prompt or completion tokens, per request, per image.',
+        properties: Object.fromEntries(['prompt', 'completion', 'request', 'image', 'audio'].map((name) => [name, PRICE_LIMIT])),
+        additionalProperties: false,
+      },
+      preferred_min_throughput: { type: ['number', 'object', 'null'] },
+      preferred_max_latency: { type: ['number', 'object', 'null'] },
+    },
+    additionalProperties: false,
+  },
 };

@@ -7,8 +7,11 @@ import type { CreateChatCompletionBody } from '../openapi/validators/inference.g
  * the provider unchanged, so clients keep the parameters they know.
  */
 export interface ChatRequest {
-  /** Model id or canonical slug as the caller wrote it. */
-  model: string;
+  /**
+   * The models to try, in order, each an id or canonical slug as the caller wrote it: `model`,
+   * then those of `models` not already named (docs/providers.md, "Routing a request").
+   */
+  models: string[];
   stream: boolean;
   /** The body as received, for forwarding. */
   body: Readonly<Record<string, unknown>>;
@@ -26,7 +29,8 @@ export function parseChatRequest(body: CreateChatCompletionBody): ChatRequest {
   if (body.stream_options != null && !stream) throw invalidParameter('stream_options', 'is only allowed when stream is true');
   // `stream_options.include_usage` changes nothing: every stream ends with its usage, as the
   // public document says of it ("Full usage details are always included").
-  return { model: body.model, stream, body };
+  const models = [...new Set([...(typeof body.model === 'string' ? [body.model] : []), ...((body.models as string[] | undefined) ?? [])])];
+  return { models, stream, body };
 }
 
 /** The text of a message's content: the string, or its `text` parts joined. */

@@ -7,7 +7,7 @@ import { completionLimit, maximumCost, tokenBounds, type BillableRequest } from 
 import { unboundedRefusal } from '../budgets/refusal';
 import type { Admission, BudgetGate } from '../budgets/budget-gate';
 import { buildCallerPolicy, loadCallerGuardrails, regionForHost } from '../catalog/caller-policy';
-import { NotFoundError, UnavailableError, UpstreamError } from '../errors';
+import { UnavailableError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
 import { corsHeaders } from '../http/cors';
 import { requestAdmission } from '../http/dispatcher';
@@ -18,12 +18,15 @@ import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
 import type { ProviderEndpoint } from '../catalog/types';
 import { ZERO, minus } from '../usd';
 import type { GenerationStore } from '../usage/generations';
-import { generationRecord, noteChunk, type Observed } from './generation-facts';
+import { generationRecord, type Observed } from './generation-facts';
 import type { CompletionUsage } from './relayed-usage';
 import { parseChatRequest } from './chat-request';
 import { billableChatRequest, upstreamBody } from './billable-request';
-import { errorChunk, publicChunk, publicCompletion, publicUsage, type AnswerFacts } from './public-answer';
-import { openUpstream, sseEvents, type OpenedUpstream, type UpstreamOptions } from './upstream';
+import { errorChunk, type AnswerFacts } from './public-answer';
+import { KEEPALIVE_MS, relayJson, relayStream } from './relay';
+import { openFirstModel, routeOf, type OpenedUpstream, type UpstreamOptions } from './upstream';
+import { routeCandidates, routingAsk } from './request-routing';
+import { API_PARAMETERS } from '../providers/clients';
 import type { InferenceRoute } from './routes';
 
 export type { CompletionUsage };
@@ -53,6 +56,8 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   logger: ErrorLogger;
   /** The answer's id when the provider sends none. @default randomId */
   newId?: IdGenerator;
+  /** The longest a stream goes without a byte to the client: an SSE comment fills a longer silence. @default 15,000 */
+  keepaliveMs?: number;
 }
 
 /** Where unexpected errors go: names and messages only, never a request body or header. */
@@ -62,7 +67,6 @@ export interface ErrorLogger {
 
 /** API Gateway's request payload cap is 10 MB; prompts with images stay well below this. */
 const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
-const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
 
 /**
  * `POST /chat/completions` (docs/reference.md#scopes-and-access), OpenAI-compatible: a model the
@@ -95,25 +99,27 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       const request = parseChatRequest(body);
       const [guardrails, catalog] = await Promise.all([loadCallerGuardrails(principal, deps.accounts), deps.catalog.get()]);
       const policy = buildCallerPolicy({ organization: principal.organization, guardrails, region: regionForHost(requestHost(event), deps.regionalHostnames) });
-      const found = catalog.endpointsFor(request.model, policy);
-      if (!found) throw new NotFoundError(`No endpoints found for model ${request.model} that your settings and guardrails allow`);
       const at = deps.clock.now();
+      const candidates = routeCandidates(request.models, routingAsk(request.body), (slug) => catalog.endpointsFor(slug, policy), carriesFor(deps.upstream), at);
       // Workspace budgets, guardrail budgets, the key's limit: the first without room refuses (402).
       const layers = budgetLayers(principal, guardrails);
-      const bodyFor = sentBodies(request, found.model.id, layers.length > 0);
-      const billable = billableChatRequest(request, Math.max(...found.endpoints.map((endpoint) => Buffer.byteLength(bodyFor(endpoint)))));
+      const requests = candidates.map(({ model, endpoints }) => ({ modelId: model.id, endpoints, bodyFor: sentBodies(request, model.id, layers.length > 0) }));
+      const allEndpoints = requests.flatMap(({ endpoints }) => endpoints);
+      const billable = billableChatRequest(request, Math.max(...requests.flatMap(({ endpoints, bodyFor }) => endpoints.map((endpoint) => Buffer.byteLength(bodyFor(endpoint))))));
       if (layers.length > 0) {
-        const bound = maximumCost(billable, found.endpoints, at);
+        // Whichever model and endpoint serves: the estimate covers them all.
+        const bound = maximumCost(billable, allEndpoints, at);
         if (!bound.bounded) throw unboundedRefusal(layers[0]!, bound.reason);
         admission = await deps.budgets.admit(layers, bound.cost, at);
       }
 
-      const upstream = await openUpstream(found.endpoints, bodyFor, clientGone, deps.upstream);
+      const { index, upstream } = await openFirstModel(requests, clientGone, deps.upstream);
+      const found = candidates[index]!;
       stopWatch = stopBeforeTimeUp(context, upstream);
       const answering = deps.clock.now();
       facts = { id: generationId, created: Math.floor(at.getTime() / 1000), model: found.model.id, provider: upstream.endpoint.provider_name };
       const observed: Observed = { upstreamId: null, finishReason: null, serviceTier: null, usage: undefined };
-      const relayed = request.stream ? await relayStream(upstream, response, facts, observed) : await relayJson(upstream, response, facts, observed);
+      const relayed = request.stream ? await relayStream(upstream, response, facts, observed, deps.keepaliveMs ?? KEEPALIVE_MS) : await relayJson(upstream, response, facts, observed);
       // docs/reference.md#pricing-and-cost: priced at the request instant, whichever credential made the call.
       const record = relayed.usage
         ? usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at })
@@ -162,6 +168,18 @@ function stopBeforeTimeUp(context: Context, upstream: OpenedUpstream): () => voi
   const timer = setInterval(check, TIME_CHECK_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Whether the upstream of a model's endpoint carries a parameter (`provider.require_parameters`):
+ * an upstream that speaks the public API carries them all, a provider API those it translates.
+ */
+function carriesFor(upstream: UpstreamOptions): (modelId: string) => (endpoint: ProviderEndpoint, parameter: string) => boolean {
+  return (modelId) => (endpoint, parameter) => {
+    const route = routeOf(endpoint, modelId, upstream.upstreams);
+    if ('unroutable' in route) return true;
+    return typeof route.target === 'string' || API_PARAMETERS[route.target.api].has(parameter);
+  };
 }
 
 /**
@@ -219,120 +237,6 @@ async function recordUsage(record: UsageRecord, deps: Pick<InferenceApiDeps, 'us
   }
 }
 
-
-/**
- * What a relay leaves for after the usage write: the usage the provider reported (undefined when
- * none came, a whole answer without usage included: the completion is charged its maximum), the bytes that complete the answer with
- * what it was charged, and the provider's failure after it began to answer, reported once charged.
- */
-interface Relayed {
-  usage: CompletionUsage | undefined;
-  acknowledge(charged: UsageRecord): void;
-  failure?: unknown;
-}
-
-const NOTHING_MORE = (): void => undefined;
-
-/** Reads the provider's answer; the body goes out in `acknowledge`, once its usage is recorded. */
-async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed): Promise<Relayed> {
-  const name = upstream.endpoint.provider_name;
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(await upstream.reader.text(MAX_UPSTREAM_JSON_BYTES));
-  } catch (error) {
-    upstream.abort();
-    return { usage: undefined, acknowledge: NOTHING_MORE, failure: error instanceof UpstreamError ? error : new UpstreamError('upstream_failed', `Provider ${name} sent an answer that is not JSON`) };
-  }
-  if (typeof body !== 'object' || body === null || !Array.isArray(body.choices)) {
-    return { usage: undefined, acknowledge: NOTHING_MORE, failure: new UpstreamError('upstream_failed', `Provider ${name} sent an answer without choices`) };
-  }
-  noteChunk(observed, body);
-  return {
-    usage: usageOf(body.usage),
-    acknowledge: (charged) => response.json(200, publicCompletion({ ...body, usage: publicUsage(body.usage, charged) }, facts), { 'X-Generation-Id': facts.id }),
-  };
-}
-
-/**
- * Relays the provider's events as they arrive. The usage chunk is always requested upstream
- * (docs/reference.md#keys-and-credentials: usage is accounted from it) and always sent, as the public API does whatever
- * `stream_options.include_usage` says: the provider's usage is held back, and the last chunk
- * (no choices, the usage with its cost) and the final `data: [DONE]` go out in `acknowledge`,
- * once the usage is recorded.
- *
- * The provider is read no faster than the client takes the answer (backpressure). A client that
- * leaves stops receiving, and the rest of the provider's answer is read without being sent, for
- * the usage it reports: the provider bills the whole completion, and so is the key.
- */
-async function relayStream(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed): Promise<Relayed> {
-  const name = upstream.endpoint.provider_name;
-  const type = upstream.response.headers.get('content-type') ?? '';
-  if (!type.startsWith('text/event-stream')) {
-    upstream.abort();
-    return { usage: undefined, acknowledge: NOTHING_MORE, failure: new UpstreamError('upstream_failed', `Provider ${name} did not answer with an event stream`) };
-  }
-  response.start(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Generation-Id': facts.id });
-  let usage: CompletionUsage | undefined;
-  /** The provider's last usage object, whose own members (token details) the usage chunk keeps. */
-  let reportedUsage: unknown;
-  const failed = (failure: unknown): Relayed => {
-    upstream.abort();
-    return { usage, acknowledge: NOTHING_MORE, failure };
-  };
-  try {
-    for await (const event of sseEvents(upstream.reader)) {
-      if (event.data === null) {
-        // Comments keep idle connections open; pass them on.
-        if (!response.closed) await response.send(`${event.raw}\n\n`);
-        continue;
-      }
-      if (event.data.trim() === '[DONE]') {
-        return {
-          usage,
-          acknowledge: (charged) => {
-            response.write(`data: ${JSON.stringify(publicChunk({ choices: [], usage: publicUsage(reportedUsage, charged) }, facts))}\n\n`);
-            response.write('data: [DONE]\n\n');
-          },
-        };
-      }
-      let chunk: { choices?: unknown; usage?: unknown; error?: unknown };
-      try {
-        chunk = JSON.parse(event.data);
-      } catch {
-        return failed(new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not JSON`));
-      }
-      if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
-        return failed(new UpstreamError('upstream_failed', `Provider ${name} sent an event that is not a JSON object`));
-      }
-      noteChunk(observed, chunk);
-      if (chunk.error) {
-        // The provider reports its own failure mid-stream: pass it on and stop; it is charged, and nothing more is sent.
-        response.write(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
-        upstream.abort();
-        return { usage, acknowledge: NOTHING_MORE };
-      }
-      const reported = usageOf(chunk.usage);
-      if (reported) {
-        usage = reported;
-        reportedUsage = chunk.usage;
-        if (Array.isArray(chunk.choices) && chunk.choices.length === 0) continue;
-        const { usage: _usage, ...rest } = chunk;
-        chunk = rest;
-      }
-      if (!response.closed) await response.send(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
-    }
-  } catch (error) {
-    return failed(error);
-  }
-  return failed(new UpstreamError('upstream_failed', `Provider ${name} ended the stream early`));
-}
-
-function usageOf(value: unknown): CompletionUsage | undefined {
-  const usage = value as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
-  if (!usage || typeof usage !== 'object') return undefined;
-  const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0);
-  return { promptTokens: count(usage.prompt_tokens), completionTokens: count(usage.completion_tokens) };
-}
 
 /**
  * common error body (docs/reference.md#the-common-error-body) before the response has started; once the stream is open the status

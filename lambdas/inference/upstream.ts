@@ -1,8 +1,11 @@
 import type { ProviderEndpoint } from '../catalog/types';
-import { UpstreamError } from '../errors';
+import { DomainError, TooManyRequestsError, UpstreamError } from '../errors';
+import { completionLimit } from '../budgets/estimate';
+import type { HttpTransport, ProviderClient } from '../providers/provider-client';
+import { providerModelId, type ApiTarget, type UpstreamTarget } from '../providers/targets';
 
 /** How a request reaches a provider: Node's HTTP client for HTTP providers (http-transport.ts), in process for the development one. */
-export type UpstreamTransport = (url: string, init: RequestInit & { signal: AbortSignal }) => Promise<Response>;
+export type UpstreamTransport = HttpTransport;
 
 /** Provider API keys, by provider tag. Never logged, never returned. */
 export interface ProviderCredentials {
@@ -15,19 +18,24 @@ export interface ProviderCredentials {
  * provider (`novita`), then `*`. Maps built from configuration have no prototype.
  */
 export function lookupByProvider<T>(map: Readonly<Record<string, T>>, tag: string): T | undefined {
+  const key = upstreamEntryOf(map, tag);
+  return key === undefined ? undefined : map[key];
+}
+
+/** The key of {@link lookupByProvider}'s entry for a tag, or undefined. */
+export function upstreamEntryOf(map: Readonly<Record<string, unknown>>, tag: string): string | undefined {
   const provider = tag.split('/')[0]!;
-  for (const key of [tag, provider, '*']) {
-    if (Object.prototype.hasOwnProperty.call(map, key)) return map[key];
-  }
-  return undefined;
+  return [tag, provider, '*'].find((key) => Object.prototype.hasOwnProperty.call(map, key));
 }
 
 /** How completions reach the providers: where each is, how it is called, its key, and how long its answer may take. */
 export interface UpstreamOptions {
-  /** Provider to base URL (or the development provider), as configured. */
-  upstreams: Readonly<Record<string, string>>;
+  /** Provider to its upstream, as configured: a base URL, the development provider, or a provider API. */
+  upstreams: Readonly<Record<string, UpstreamTarget>>;
   /** For HTTP providers. */
   transport: UpstreamTransport;
+  /** The client of a provider API target (lambdas/providers/clients.ts). */
+  clientFor: (target: ApiTarget) => ProviderClient;
   /** For base URLs that name the development provider. */
   development: UpstreamTransport;
   developmentName: string;
@@ -47,32 +55,51 @@ export interface OpenedUpstream {
 }
 
 /** Why an attempt failed, for the caller's error and the next attempt's decision. */
-type AttemptFailure = { retry: boolean; error: UpstreamError };
+type AttemptFailure = { retry: boolean; error: DomainError };
+
+/** Where one endpoint's completions go (its upstream and the model id it is sent), or why they cannot go anywhere. */
+export type EndpointRoute = { target: UpstreamTarget; modelId: string } | { unroutable: 'no upstream' | 'no model id' };
+
+/**
+ * The route of an endpoint of a catalog model (docs/providers.md): the most specific upstream
+ * entry for its provider tag; an upstream that speaks the public API takes the catalog id, a
+ * provider API the provider's id of the model, without which the endpoint is not routable.
+ */
+export function routeOf(endpoint: Pick<ProviderEndpoint, 'tag'>, catalogId: string, upstreams: Readonly<Record<string, UpstreamTarget>>): EndpointRoute {
+  const target = lookupByProvider(upstreams, endpoint.tag);
+  if (target === undefined) return { unroutable: 'no upstream' };
+  if (typeof target === 'string') return { target, modelId: catalogId };
+  const modelId = providerModelId(target, catalogId);
+  return modelId === undefined ? { unroutable: 'no model id' } : { target, modelId };
+}
+
+/** A completion to send: the catalog model, its eligible endpoints in routing order, and the body each endpoint is sent. */
+export interface UpstreamRequest {
+  modelId: string;
+  endpoints: readonly ProviderEndpoint[];
+  bodyFor: (endpoint: ProviderEndpoint) => string;
+}
 
 /**
  * Sends the request to the caller's eligible endpoints in routing order (docs/reference.md#what-narrows-a-catalog): the
- * first that answers 2xx wins. A 5xx or a connection failure moves on to the next
- * endpoint; nothing has been sent to the client yet, so the switch is invisible. A timeout
- * (504) or a provider's refusal of the request (4xx) ends the attempt.
+ * first that answers 2xx wins. A failure before the first byte (a 5xx, Anthropic's 529, a
+ * provider's 429, a connection failure) moves on to the next endpoint; nothing has been sent to
+ * the client yet, so the switch is invisible. A timeout (504) or a provider's refusal of the
+ * request (4xx) ends the attempts. An endpoint without a route is skipped.
  *
- * `bodyFor` gives the body each endpoint is sent. A client gone before an attempt ends the
- * attempts (nothing was asked of that provider); once a provider has the request it runs to its
- * end whatever the client does, since the provider bills it (docs/limits.md, "Leaving early and failures").
+ * A client gone before an attempt ends the attempts (nothing was asked of that provider); once
+ * a provider has the request it runs to its end whatever the client does, since the provider
+ * bills it (docs/limits.md, "Leaving early and failures").
  */
-export async function openUpstream(
-  endpoints: readonly ProviderEndpoint[],
-  bodyFor: (endpoint: ProviderEndpoint) => string,
-  clientSignal: AbortSignal,
-  options: UpstreamOptions,
-): Promise<OpenedUpstream> {
-  let lastFailure: UpstreamError | undefined;
+export async function openUpstream(request: UpstreamRequest, clientSignal: AbortSignal, options: UpstreamOptions): Promise<OpenedUpstream> {
+  let lastFailure: DomainError | undefined;
   let routable = 0;
-  for (const endpoint of endpoints) {
-    const baseUrl = lookupByProvider(options.upstreams, endpoint.tag);
-    if (baseUrl === undefined) continue;
+  for (const endpoint of request.endpoints) {
+    const route = routeOf(endpoint, request.modelId, options.upstreams);
+    if ('unroutable' in route) continue;
     routable++;
     if (clientSignal.aborted) throw clientSignal.reason;
-    const outcome = await attempt(endpoint, baseUrl, bodyFor(endpoint), options);
+    const outcome = await attempt(endpoint, route, request.bodyFor(endpoint), options);
     if ('response' in outcome) return outcome;
     if (!outcome.retry) throw outcome.error;
     lastFailure = outcome.error;
@@ -81,34 +108,50 @@ export async function openUpstream(
   throw lastFailure!;
 }
 
+/** Failures of every endpoint of a model that the next model of a request's `models` may not meet. */
+const NEXT_MODEL_KINDS = new Set(['upstream_failed', 'rate_limited', 'unavailable']);
+
+/**
+ * Opens the first model of `requests` (a request's `models`, in order) that any of its endpoints
+ * serves: when every endpoint of one fails before the first byte, or none is routable, the next
+ * model is tried; a refusal of the request itself or a timeout ends the attempts. Returns the
+ * position of the model that answered.
+ */
+export async function openFirstModel(requests: readonly UpstreamRequest[], clientSignal: AbortSignal, options: UpstreamOptions): Promise<{ index: number; upstream: OpenedUpstream }> {
+  for (let index = 0; ; index++) {
+    try {
+      return { index, upstream: await openUpstream(requests[index]!, clientSignal, options) };
+    } catch (error) {
+      if (index + 1 >= requests.length || !(error instanceof DomainError) || !NEXT_MODEL_KINDS.has(error.kind)) throw error;
+    }
+  }
+}
+
 async function attempt(
   endpoint: ProviderEndpoint,
-  baseUrl: string,
+  route: { target: UpstreamTarget; modelId: string },
   body: string,
   options: UpstreamOptions,
 ): Promise<OpenedUpstream | AttemptFailure> {
   const controller = new AbortController();
   const deadline = new Deadline(controller, options.timeoutMs);
-
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const { target } = route;
   let credential: string | undefined;
   try {
-    credential = await options.credentials.forProvider(endpoint.tag);
+    credential = typeof target === 'object' && target.api === 'bedrock' ? undefined : await options.credentials.forProvider(endpoint.tag);
   } catch {
     // The credential store (Secrets Manager) is a dependency, not a fault of the request.
     throw new UpstreamError('unavailable', 'Provider credentials are unavailable; retry shortly');
   }
-  if (credential) headers.Authorization = `Bearer ${credential}`;
-  const development = baseUrl === options.developmentName;
-  const transport = development ? options.development : options.transport;
 
   let response: Response;
   deadline.arm();
   try {
-    response = await transport(`${baseUrl}/chat/completions`, { method: 'POST', headers, body, signal: controller.signal });
+    response = await send(target, route.modelId, endpoint, body, credential, controller.signal, options);
   } catch (error) {
+    // A request the provider's API cannot carry (lambdas/providers): the caller's to fix.
+    if (error instanceof DomainError) throw error;
     if (deadline.expired) return { retry: false, error: new UpstreamError('upstream_timeout', `Provider ${endpoint.provider_name} did not answer in time`) };
-    void error;
     return { retry: true, error: new UpstreamError('upstream_failed', `Provider ${endpoint.provider_name} could not be reached`) };
   } finally {
     deadline.disarm();
@@ -124,18 +167,43 @@ async function attempt(
   }
   const detail = await errorMessage(response, deadline);
   controller.abort();
+  return failureOf(response, detail, endpoint.provider_name);
+}
+
+/** The request to one upstream: the public API's chat completions (or the development provider) as sent, or a provider API's client. */
+function send(target: UpstreamTarget, modelId: string, endpoint: ProviderEndpoint, body: string, credential: string | undefined, signal: AbortSignal, options: UpstreamOptions): Promise<Response> {
+  if (typeof target === 'object') {
+    return options.clientFor(target)({ modelId, body: JSON.parse(body) as Record<string, unknown>, maxCompletionTokens: completionLimit(endpoint), credential, signal });
+  }
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  if (credential) headers.Authorization = `Bearer ${credential}`;
+  const transport = target === options.developmentName ? options.development : options.transport;
+  return transport(`${target}/chat/completions`, { method: 'POST', headers, body, signal });
+}
+
+/** What a provider's failure status means for the caller and for the next endpoint. */
+function failureOf(response: Response, detail: string, name: string): AttemptFailure {
+  if (response.status === 429) {
+    const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
+    const message = `Provider ${name} refused the request: ${detail}`;
+    return { retry: true, error: retryAfter === undefined ? new UpstreamError('rate_limited', message) : new TooManyRequestsError(message, retryAfter) };
+  }
   if (response.status >= 500) {
-    return { retry: true, error: new UpstreamError('upstream_failed', `Provider ${endpoint.provider_name} failed (HTTP ${response.status})`) };
+    return { retry: true, error: new UpstreamError('upstream_failed', `Provider ${name} failed (HTTP ${response.status})`) };
   }
   // The caller can fix these: relay the provider's reason.
-  if (response.status === 429) {
-    return { retry: false, error: new UpstreamError('rate_limited', `Provider ${endpoint.provider_name} refused the request: ${detail}`) };
-  }
   if ([400, 413, 422].includes(response.status)) {
-    return { retry: false, error: new UpstreamError('invalid_input', `Provider ${endpoint.provider_name} refused the request: ${detail}`) };
+    return { retry: false, error: new UpstreamError('invalid_input', `Provider ${name} refused the request: ${detail}`) };
   }
-  // 401/403 and the rest concern the gateway's own provider account, not the caller.
-  return { retry: false, error: new UpstreamError('upstream_failed', `Provider ${endpoint.provider_name} refused the gateway (HTTP ${response.status})`) };
+  // 401/403, a 404 (a model id the provider does not know), and the rest concern the gateway's own provider account, not the caller.
+  return { retry: false, error: new UpstreamError('upstream_failed', `Provider ${name} refused the gateway (HTTP ${response.status})`) };
+}
+
+/** `Retry-After` in whole seconds (RFC 9110 §10.2.3: seconds or an HTTP date), within a day; undefined when absent or malformed. */
+function retryAfterSeconds(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const seconds = /^\d{1,6}$/.test(value.trim()) ? Number(value.trim()) : Math.ceil((Date.parse(value) - Date.now()) / 1000);
+  return Number.isFinite(seconds) ? Math.min(86_400, Math.max(0, seconds)) : undefined;
 }
 
 /** The provider's error message, short and without echoing a request body. */
@@ -217,39 +285,6 @@ export class TimedReader {
     }
     return out + decoder.decode();
   }
-}
-
-/** One server-sent event: its `data` (lines joined), or null for a comment-only event. */
-export interface SseEvent {
-  data: string | null;
-  /** The event as received, without the blank line that ended it. */
-  raw: string;
-}
-
-/** Splits an upstream `text/event-stream` body into events (WHATWG HTML §9.2 framing). */
-export async function* sseEvents(reader: TimedReader): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (let chunk = await reader.next(); chunk; chunk = await reader.next()) {
-    buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
-    let end = buffer.indexOf('\n\n');
-    while (end >= 0) {
-      const raw = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      if (raw !== '') yield parseEvent(raw);
-      end = buffer.indexOf('\n\n');
-    }
-  }
-  const rest = (buffer + decoder.decode()).trim();
-  if (rest !== '') yield parseEvent(rest);
-}
-
-function parseEvent(raw: string): SseEvent {
-  const data: string[] = [];
-  for (const line of raw.split('\n')) {
-    if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-  }
-  return { data: data.length > 0 ? data.join('\n') : null, raw };
 }
 
 /** No provider credentials at all (every configured upstream is open or in-process). */

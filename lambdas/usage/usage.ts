@@ -115,14 +115,34 @@ export function mondayOf(date: string): string {
  * A router's variable price ("-1") is not known here and counts as zero.
  */
 export function requestCost(endpoint: ProviderEndpoint, promptTokens: number, completionTokens: number, at: Date): string {
-  return requestCharge(endpoint, promptTokens, completionTokens, at).cost;
+  return requestCharge(endpoint, { promptTokens, completionTokens }, at).cost;
 }
 
-/** {@link requestCost}, and what of it the prompt and the completion tokens cost. */
-export function requestCharge(endpoint: ProviderEndpoint, promptTokens: number, completionTokens: number, at: Date): Pick<UsageRecord, 'cost' | 'costParts'> {
+/** The tokens of one request as priced: every prompt token, and of them those read from and written to a cache. */
+export interface PricedTokens {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
+}
+
+/**
+ * {@link requestCost}, and what of it the prompt and the completion tokens cost. Prompt tokens
+ * read from a cache are priced at `input_cache_read`, those written to one at
+ * `input_cache_write`, each at the prompt price where the endpoint publishes none.
+ */
+export function requestCharge(endpoint: ProviderEndpoint, tokens: PricedTokens, at: Date): Pick<UsageRecord, 'cost' | 'costParts'> {
+  const { promptTokens, completionTokens } = tokens;
+  const cached = tokens.cachedTokens ?? 0;
+  const written = tokens.cacheWriteTokens ?? 0;
   const price = effectivePricing(endpoint.pricing, { promptTokens, at });
   const known = (value: string | undefined) => (value === undefined || value === VARIABLE_PRICE ? '0' : value);
-  const prompt = multiplyDecimal(known(price.prompt), String(promptTokens));
+  const promptPrice = known(price.prompt);
+  const prompt = addDecimals([
+    multiplyDecimal(promptPrice, String(promptTokens - cached - written)),
+    multiplyDecimal(price.input_cache_read === undefined ? promptPrice : known(price.input_cache_read), String(cached)),
+    multiplyDecimal(price.input_cache_write === undefined ? promptPrice : known(price.input_cache_write), String(written)),
+  ]);
   const completion = multiplyDecimal(known(price.completion), String(completionTokens));
   return { cost: addDecimals([prompt, completion, known(price.request)]), costParts: { prompt, completion } };
 }
@@ -134,6 +154,8 @@ export function usageRecord(input: {
   endpoint: ProviderEndpoint;
   promptTokens: number;
   completionTokens: number;
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
   at: Date;
 }): UsageRecord {
   const { principal } = input;
@@ -144,7 +166,7 @@ export function usageRecord(input: {
     endpoint: input.endpoint,
     promptTokens: input.promptTokens,
     completionTokens: input.completionTokens,
-    ...requestCharge(input.endpoint, input.promptTokens, input.completionTokens, input.at),
+    ...requestCharge(input.endpoint, input, input.at),
     date: utcDate(input.at),
     via:
       principal.credential === 'api_key'

@@ -2,6 +2,7 @@ import type { CommandSpec } from '../command';
 import { catalogCommands } from './catalog';
 import { copiesCommands } from './copies';
 import { usageCommands } from './usage';
+import { upstreamsCommands } from './upstreams';
 import { issuerCommands, policyCommands } from './federation';
 import { guardrailCommands } from './guardrail';
 import { keyCommands } from './key';
@@ -22,5 +23,6 @@ export const GROUPS: readonly { name: string; summary: string; commands: readonl
   { name: 'catalog', summary: 'the model catalog', commands: catalogCommands },
   { name: 'signing-key', summary: 'the keys that sign access tokens', commands: signingKeyCommands },
   { name: 'usage', summary: 'usage records: fold closed days, rebuild the popularity figures', commands: usageCommands },
+  { name: 'upstreams', summary: 'the inference upstreams: what each catalog endpoint is routed to', commands: upstreamsCommands },
   { name: 'copies', summary: 'the read copies of keys, organizations, workspaces and guardrails: check and repair', commands: copiesCommands },
 ];

@@ -12,7 +12,7 @@ const HTTP_LAYER = [
   /^functions\//,
   /^observability\//,
   // Route adapters: parse the event, call the domain, format the reply: handlers only wire.
-  /^(catalog\/catalog-api|management\/management-api|management\/operation|inference\/inference-api|pages\/page-server)\.ts$/,
+  /^(catalog\/catalog-api|management\/management-api|management\/operation|inference\/inference-api|inference\/relay|pages\/page-server)\.ts$/,
   // The management API's handlers, one file per resource, bound to their routes by operation id.
   /^management\/operations\//,
 ];
@@ -162,8 +162,8 @@ describe('DynamoDB item access', () => {
     expect(itemAccess).toMatch(/ConditionalCheckFailedException/);
   });
 
-  it('sends every DynamoDB request: no other module under lambdas/ calls `.send(` on an AWS client but the KMS and Secrets Manager adapters', () => {
-    const OTHER_SERVICES = ['lambdas/aws/kms-signer.ts', 'lambdas/aws/secrets-manager-credentials.ts'];
+  it('sends every DynamoDB request: no other module under lambdas/ calls `.send(` on an AWS client but the KMS, Secrets Manager and Bedrock adapters', () => {
+    const OTHER_SERVICES = ['lambdas/aws/kms-signer.ts', 'lambdas/aws/secrets-manager-credentials.ts', 'lambdas/aws/bedrock-converse.ts'];
     const lambdas = code.filter((file) => file.startsWith('lambdas/'));
     const source = (file: string) => readFileSync(join(ROOT, file), 'utf8');
     // A client's `send` takes a command the module imports from the SDK: a `.send(` in a module

@@ -118,9 +118,14 @@ describe('loadConfig', () => {
 
   it.each([
     [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60' }, 'INFERENCE_UPSTREAMS is not set'],
-    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"*":"ftp://x"}' }, 'INFERENCE_UPSTREAMS "*" must map to an https:// base URL (http:// on a loopback host) or "development-echo", got "ftp://x"'],
-    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"*":"http://llm.example.com/v1"}' }, 'INFERENCE_UPSTREAMS "*" must map to an https:// base URL (http:// on a loopback host) or "development-echo", got "http://llm.example.com/v1"'],
-    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '"https://x"' }, 'INFERENCE_UPSTREAMS must be an object of provider to base URL'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"*":"ftp://x"}' }, 'INFERENCE_UPSTREAMS "*" must map to an https:// base URL (http:// on a loopback host), "development-echo" or an object with "api", got "ftp://x"'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"*":"http://llm.example.com/v1"}' }, 'INFERENCE_UPSTREAMS "*" must map to an https:// base URL (http:// on a loopback host), "development-echo" or an object with "api", got "http://llm.example.com/v1"'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '"https://x"' }, 'INFERENCE_UPSTREAMS must be an object of provider to upstream'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"anthropic":{"api":"claude"}}' }, 'INFERENCE_UPSTREAMS "anthropic" "api" must be one of openai, anthropic, bedrock, got "claude"'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"openai":{"api":"openai","baseUrl":"http://api.example.com/v1"}}' }, 'INFERENCE_UPSTREAMS "openai" "baseUrl" must be an https:// URL (http:// on a loopback host), got "http://api.example.com/v1"'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"amazon-bedrock":{"api":"bedrock","models":{"anthropic/claude-sonnet-4":7}}}' }, 'INFERENCE_UPSTREAMS "amazon-bedrock" "models"."anthropic/claude-sonnet-4" must be a provider model id, got 7'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"amazon-bedrock":{"api":"bedrock","regoin":"us-west-2"}}' }, 'INFERENCE_UPSTREAMS "amazon-bedrock" has an unknown member "regoin" (known: api, baseUrl, region, models)'],
+    [{ ...COMMON, UPSTREAM_TIMEOUT_SECONDS: '60', INFERENCE_UPSTREAMS: '{"openai":{"api":"openai","region":"us-west-2"}}' }, 'INFERENCE_UPSTREAMS "openai" "region" is for the bedrock api only'],
     [{ ...COMMON, INFERENCE_UPSTREAMS: '{}', UPSTREAM_TIMEOUT_SECONDS: '301' }, 'UPSTREAM_TIMEOUT_SECONDS must be an integer from 1 to 300, got "301"'],
   ])('fails fast on the inference settings: %p', (env, message) => {
     expect(() => loadConfig(env, { tables: [], settings: ['inferenceUpstreams', 'upstreamTimeoutSeconds'] })).toThrow(new ConfigError(message));

@@ -48,8 +48,20 @@ describe('readSettingsFromContext', () => {
       upstreamTimeoutSeconds: 20,
     });
     expect(() => read({ 'modelgate:inferenceUpstreams': '{' })).toThrow(
-      new SettingsError('modelgate:inferenceUpstreams must be a JSON object of provider to base URL'),
+      new SettingsError('modelgate:inferenceUpstreams must be a JSON object of provider to upstream'),
     );
+  });
+
+  it('reads the example upstreams cdk.json shows into their one form: provider APIs with their model ids', () => {
+    const example = cdkJsonContext()['example:modelgate:inferenceUpstreams'];
+    expect(read({ 'modelgate:inferenceUpstreams': example }).inferenceUpstreams).toEqual({
+      openai: { api: 'openai', models: {} },
+      anthropic: { api: 'anthropic', models: {} },
+      'amazon-bedrock': { api: 'bedrock', models: { 'anthropic/claude-sonnet-4': 'us.anthropic.claude-sonnet-4-20250514-v1:0' } },
+      '*': 'development-echo',
+    });
+    const given = { api: 'anthropic', baseUrl: 'https://proxy.example.com/anthropic/v1/', models: { 'anthropic/claude-sonnet-4': 'claude-sonnet-4-20250514' } };
+    expect(read({ 'modelgate:inferenceUpstreams': { anthropic: given } }).inferenceUpstreams.anthropic).toEqual({ ...given, baseUrl: 'https://proxy.example.com/anthropic/v1' });
   });
 
   it('reads the public catalog switch and the CORS origins, as values or as `-c` strings', () => {
@@ -109,7 +121,7 @@ describe('validateSettings', () => {
     [{ catalogCacheSeconds: -1 }, 'modelgate:catalogCacheSeconds must be an integer from 0 to 3600, got -1'],
     [
       { inferenceUpstreams: { '*': 'http://llm.example.com/v1' } },
-      'modelgate:inferenceUpstreams "*" must map to an https:// base URL (http:// on a loopback host) or "development-echo", got "http://llm.example.com/v1"',
+      'modelgate:inferenceUpstreams "*" must map to an https:// base URL (http:// on a loopback host), "development-echo" or an object with "api", got "http://llm.example.com/v1"',
     ],
     [{ inferenceUpstreams: { 'a b': 'https://llm.example.com/v1' } }, 'modelgate:inferenceUpstreams "a b" is not a provider tag'],
     [{ upstreamTimeoutSeconds: 301 }, 'modelgate:upstreamTimeoutSeconds must be an integer from 1 to 300, got 301'],

@@ -3,7 +3,7 @@ import type { IdGenerator } from '../../clock';
 import type { Settings } from '../../settings';
 import type { InferenceHandlerDeps } from './handler';
 import type { ProviderCredentials } from '../../inference/upstream';
-import { upstreamOptions } from '../../inference/upstream-options';
+import { upstreamOptions, type ProviderClientSettings } from '../../wiring/upstream-options';
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import { DynamoGenerationStore } from '../../aws/dynamo-generation-store';
@@ -20,6 +20,8 @@ export interface InferenceSettings extends AccessTokenSettings, CatalogSettings,
   /** The providers' API keys: Secrets Manager in AWS, a file locally; none: unauthenticated upstreams. */
   readonly credentials: ProviderCredentials | undefined;
   readonly newId: IdGenerator;
+  /** The function's region and Bedrock client settings. */
+  readonly providers?: ProviderClientSettings;
 }
 
 /** The inference function's dependencies (`POST /chat/completions`). */
@@ -48,7 +50,7 @@ export function inferenceDependencies(
     catalog: catalogCache(context, settings, { popularity: false }),
     clock,
     regionalHostnames: settings.regionalHostnames,
-    upstream: upstreamOptions(settings, { clock, newId: settings.newId, credentials: settings.credentials }),
+    upstream: upstreamOptions(settings, { clock, newId: settings.newId, credentials: settings.credentials, providers: settings.providers }),
     resourceMetadataUrl: protectedResourceMetadataUrl(settings.apiBaseUrl),
     corsAllowedOrigins: settings.corsAllowedOrigins,
     telemetry: context.telemetry,

@@ -17,5 +17,6 @@ export const handler = createInferenceHandler(
     usageFiguresSeconds: USAGE_FIGURES_SECONDS,
     credentials: secretsManagerCredentials(traced(telemetry, new SecretsManagerClient({})), config.providerCredentialsSecretArn, systemClock),
     newId: randomId,
+    providers: { region: process.env.AWS_REGION },
   }),
 );

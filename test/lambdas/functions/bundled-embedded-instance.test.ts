@@ -9,12 +9,16 @@ import { AUDIENCE, CONSTRUCT_IDS, SUBJECT, closeBundleWorkspace, loopbackIssuerE
 import { synthesizeEmbeddedModelgate } from '../../support/cloud-assembly';
 import { IamGate } from '../../support/iam/iam-gate';
 import { deployLocally, type LocalDeployment } from '../../support/local-deployment';
+import { functionCredentials } from '../../../local/function-principals';
+import { SYNTH_ENV } from '../../support/cloud-assembly';
+import { CLAUDE, CLAUDE_ON_BEDROCK } from '../../support/provider-apis';
+import { startBedrockStandIn, type BedrockStandIn } from '../../support/providers/bedrock-stand-in';
 
 /**
  * The construct as a user's own CDK app holds it, `new Modelgate(stack, 'Gateway', { instance:
  * 'Embedded', exchangeRateLimit: 30, corsAllowedOrigins: [two origins], publicCatalog: true })`
  * in their stack `Platform`, deployed as `useBundledStack` deploys the stack, from its own cloud
- * assembly, behind its own IAM gate.
+ * assembly, behind its own IAM gate, which also decides its Bedrock calls (one model configured).
  */
 describe('an instance in a stack of its user, served from its packages', () => {
   let workspace: BundleWorkspace;
@@ -22,6 +26,7 @@ describe('an instance in a stack of its user, served from its packages', () => {
   let embeddedIam: IamGate;
   let embeddedStores: RuntimeStores;
   let embeddedDemo: DemoCredentials;
+  let bedrock: BedrockStandIn;
   const pageOrigins = ['https://app.example.com', 'https://admin.example.com'];
   const embeddedCall = async (path: string, init: ApiRequest & { method?: string } = {}) => {
     // The instance has no custom domain: its stage URL is its API base URL.
@@ -32,20 +37,31 @@ describe('an instance in a stack of its user, served from its packages', () => {
 
   beforeAll(async () => {
     workspace = await openBundleWorkspace();
+    // Bedrock as AWS serves it: signed by the function's own credentials, decided by the instance's IAM gate.
+    bedrock = await startBedrockStandIn({
+      region: SYNTH_ENV.region,
+      credentials: functionCredentials('inference'),
+      models: [CLAUDE_ON_BEDROCK, 'anthropic.claude-unconfigured-v1:0'],
+      ca: workspace.ca,
+      authorize: (request) => embeddedIam.standInAuthorizer()(request),
+    });
     const assembly = synthesizeEmbeddedModelgate(join(workspace.outdir, 'embedded.out'), {
       instance: 'Embedded',
       exchangeRateLimit: 30,
       corsAllowedOrigins: pageOrigins,
       publicCatalog: true,
+      inferenceUpstreams: { 'amazon-bedrock': { api: 'bedrock', baseUrl: bedrock.baseUrl, models: { [CLAUDE]: CLAUDE_ON_BEDROCK } } },
     });
     embeddedIam = new IamGate({ stackName: assembly.stackName, template: assembly.template });
-    embedded = await deployLocally(assembly, { iam: embeddedIam, extraEnvironment: loopbackIssuerEnvironment(workspace.caFile) });
+    const extraEnvironment = { ...loopbackIssuerEnvironment(workspace.caFile), Inference: { NODE_EXTRA_CA_CERTS: workspace.caFile } };
+    embedded = await deployLocally(assembly, { iam: embeddedIam, extraEnvironment });
     ({ stores: embeddedStores, demo: embeddedDemo } = await seedDemo(embedded, join(workspace.outdir, 'embedded-demo.json'), 'https://unused'));
   }, 180_000);
 
   afterAll(async () => {
     embeddedStores?.destroy();
     await embedded?.stop();
+    await bedrock?.stop();
     await closeBundleWorkspace(workspace);
   });
 
@@ -110,10 +126,35 @@ describe('an instance in a stack of its user, served from its packages', () => {
     expect([unknown.status, unknown.headers.get('access-control-allow-origin')]).toEqual([404, pageOrigins[0]]);
   });
 
+  it('serves a Bedrock completion from its package, signed with its own role and allowed by its policy for the configured model only', async () => {
+    for (const stream of [false, true]) {
+      const answer = await embedded.gateway.fetch(`${embedded.gateway.origin}/${embedded.gateway.stageName}/api/v1/chat/completions`, apiRequestInit('POST', {
+        key: embeddedDemo.keys.workspace,
+        json: { model: CLAUDE, messages: [{ role: 'user', content: 'hello there' }], stream, provider: { only: ['amazon-bedrock'] } },
+      }));
+      const text = await answer.text();
+      expect([answer.status, text]).toEqual([200, expect.stringContaining('"provider":"Amazon Bedrock"')]);
+      expect(text).toContain(stream ? '"content":"hello "' : '"content":"echo: hello there"');
+    }
+    expect(bedrock.received.map((request) => [request.modelId, request.httpVersion, /Credential=([^/]+)/.exec(String(request.headers.authorization))![1]])).toEqual([
+      [CLAUDE_ON_BEDROCK, '2.0', 'Inference'],
+      [CLAUDE_ON_BEDROCK, '2.0', 'Inference'],
+    ]);
+    expect(embeddedIam.seenActions().Inference).toMatchObject({ 'bedrock:InvokeModel': { allowed: 1, denied: 0 }, 'bedrock:InvokeModelWithResponseStream': { allowed: 1, denied: 0 } });
+    // The same policy, asked apart from the suite's gate: another model, or another function, is refused.
+    const gate = new IamGate({ stackName: embedded.assembly.stackName, template: embedded.assembly.template });
+    const ask = (fn: string, resource: string) => gate.standInAuthorizer()({ action: 'bedrock:InvokeModel', accessKeyId: fn, resource });
+    const region = SYNTH_ENV.region;
+    await expect(ask('Inference', `arn:aws:bedrock:${region}:${SYNTH_ENV.account}:inference-profile/${CLAUDE_ON_BEDROCK}`)).resolves.toBe(true);
+    await expect(ask('Inference', 'arn:aws:bedrock:eu-west-1::foundation-model/anthropic.claude-sonnet-5-v1:0')).resolves.toBe(true);
+    await expect(ask('Inference', `arn:aws:bedrock:${region}::foundation-model/anthropic.claude-unconfigured-v1:0`)).resolves.toMatch(/is not authorized to perform: bedrock:InvokeModel/);
+    await expect(ask('Management', `arn:aws:bedrock:${region}:${SYNTH_ENV.account}:inference-profile/${CLAUDE_ON_BEDROCK}`)).resolves.toMatch(/is not authorized/);
+  });
+
   it("makes no AWS request the instance's roles deny", () => {
     expect(embeddedIam.errors).toEqual([]);
     expect(embeddedIam.denials).toEqual([]);
-    expect(Object.keys(embeddedIam.seenActions()).sort()).toEqual(['Catalog', 'Jwks', 'Management', 'SigningKeyRegistrar', 'TokenExchange']);
+    expect(Object.keys(embeddedIam.seenActions()).sort()).toEqual(['Catalog', 'Inference', 'Jwks', 'Management', 'SigningKeyRegistrar', 'TokenExchange']);
     expect(embeddedIam.principal('TokenExchange')!.roleArn).toMatch(/:role\/GatewayTokenExchangeRole[0-9A-F]{8}$/);
   });
 });

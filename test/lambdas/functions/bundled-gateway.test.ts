@@ -240,7 +240,7 @@ describe('the synthesized stack, served from its function packages', () => {
       stack.upstream.script('alpha', { kind: 'answer', delayMs: 0 });
       expect((await completion(stack.apiUrl)).status).toBe(200);
       const refused = await completion(`${EU_ORIGIN}/api/v1`);
-      expect([refused.status, refused.body.error.message]).toEqual([404, `No endpoints found for model ${usOnly} that your settings and guardrails allow`]);
+      expect([refused.status, refused.body.error.message]).toEqual([404, `No endpoints found for model ${usOnly} that your settings, guardrails and routing preferences allow`]);
     });
   });
 

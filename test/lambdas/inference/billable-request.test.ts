@@ -43,6 +43,14 @@ describe('what of a chat request a provider may bill', () => {
     expect(Object.keys(limited).sort()).toEqual(['messages', 'model', 'tools']);
     expect(Object.keys(limited).every((name) => PRICED_FIELDS.has(name))).toBe(true);
     const open = JSON.parse(upstreamBody(chat(hostile), 'acme/model', endpoint, false));
-    expect(Object.keys(open)).toEqual(expect.arrayContaining(Object.keys(hostile)));
+    expect(Object.keys(open)).toEqual(expect.arrayContaining(Object.keys(hostile).filter((name) => name !== 'models' && name !== 'route')));
+  });
+
+  it('never sends the routing fields, which the gateway routes by: `models`, `route`, `provider`', () => {
+    const routed = { models: ['acme/other'], route: 'fallback', provider: { order: ['acme'], allow_fallbacks: false } };
+    for (const limited of [true, false]) {
+      const sent = JSON.parse(upstreamBody(chat(routed), 'acme/model', endpoint, limited));
+      expect(Object.keys(sent).sort()).toEqual(['messages', 'model']);
+    }
   });
 });

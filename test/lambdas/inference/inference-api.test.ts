@@ -65,7 +65,10 @@ describe('POST /chat/completions on the local service (development provider)', (
     ['stream_options without a stream', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: true } }, 400, 'Invalid stream_options: is only allowed when stream is true'],
     ['a content that is a number', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 7 }] }, 400, 'Invalid messages[0].content: must be a string or an array of content parts'],
     ['max_tokens 0', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 400, 'Invalid max_tokens: must be an integer from 1 to 9007199254740991'],
-    ['an unknown model', { model: 'acme/none', messages: [{ role: 'user', content: 'x' }] }, 404, 'No endpoints found for model acme/none that your settings and guardrails allow'],
+    ['a routing preference it does not know', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], provider: { prefer: ['x'] } }, 400, 'Invalid provider: has no field "prefer"'],
+    ['a price ceiling below zero', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], provider: { max_price: { prompt: -1 } } }, 400, 'Invalid provider.max_price.prompt: must be a non-negative number of USD'],
+    ['an empty list of models', { messages: [{ role: 'user', content: 'x' }], models: [] }, 400, 'Invalid models: must be a non-empty array'],
+    ['an unknown model', { model: 'acme/none', messages: [{ role: 'user', content: 'x' }] }, 404, 'No endpoints found for model acme/none that your settings, guardrails and routing preferences allow'],
   ])('answers %s with a clear error', async (_name, body, status, message) => {
     const response = await chat(service.runtime.demo.keys.workspace, body);
     expect(response.status).toBe(status);

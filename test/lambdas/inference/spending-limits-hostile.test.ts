@@ -92,8 +92,8 @@ describe('spending limits against hostile requests', () => {
     }
   });
 
-  it('forwards under a limit only the fields it can price; without one, every field', async () => {
-    const extras = { plugins: [{ id: 'web', max_results: 100 }], web_search_options: { search_context_size: 'high' }, service_tier: 'priority', route: 'fallback' };
+  it('forwards under a limit only the fields it can price; without one, every field but the routing ones', async () => {
+    const extras = { plugins: [{ id: 'web', max_results: 100 }], web_search_options: { search_context_size: 'high' }, service_tier: 'priority' };
     const limited = await newKey(1);
     expect((await complete(limited.secret, { max_tokens: 8, ...extras })).status).toBe(200);
     expect(Object.keys(upstream.received.at(-1)!.body).filter((name) => name in extras)).toEqual([]);

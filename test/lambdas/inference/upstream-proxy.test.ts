@@ -108,9 +108,25 @@ describe('POST /chat/completions through a provider upstream', () => {
     expect(upstream.received).toHaveLength(6);
   });
 
+  it('gives way to the next endpoint when one is rate limited, and relays the 429 when none other may serve', async () => {
+    upstream.script('first', { kind: 'status', status: 429, message: 'slow down' });
+    const served = await raw({ model: MODEL, messages });
+    expect(served.status).toBe(200);
+    expect(upstream.received.map((r) => r.provider)).toEqual(['first', 'second']);
+    upstream.reset();
+    const only = await raw({ model: MODEL, messages, provider: { order: ['deepseek'], allow_fallbacks: false } });
+    expect(only.status).toBe(200);
+    upstream.reset();
+    upstream.script('first', { kind: 'status', status: 429, message: 'slow down' });
+    const refused = await raw({ model: MODEL, messages, provider: { order: ['deepseek'], allow_fallbacks: false } });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ error: { code: 429, message: 'Provider DeepSeek refused the request: slow down' } });
+    expect(upstream.received.map((r) => r.provider)).toEqual(['first']);
+    expect(upstream.received[0]!.body).not.toHaveProperty('provider');
+  });
+
   it.each([
     [{ kind: 'status', status: 400, message: 'max_tokens too large' } as const, 400, 'Provider DeepSeek refused the request: max_tokens too large'],
-    [{ kind: 'status', status: 429, message: 'slow down' } as const, 429, 'Provider DeepSeek refused the request: slow down'],
     [{ kind: 'status', status: 401, message: 'bad key' } as const, 502, 'Provider DeepSeek refused the gateway (HTTP 401)'],
     [{ kind: 'garbage' } as const, 502, 'Provider DeepSeek sent an answer that is not JSON'],
     [{ kind: 'stall' } as const, 504, 'Provider DeepSeek did not answer in time'],
@@ -168,7 +184,7 @@ describe('POST /chat/completions through a provider upstream', () => {
   it('refuses a model the caller cannot see, and a management key, before any upstream call', async () => {
     const hidden = await raw({ model: 'acme/none', messages });
     expect(hidden.status).toBe(404);
-    expect(hidden.body).toEqual({ error: { code: 404, message: 'No endpoints found for model acme/none that your settings and guardrails allow' } });
+    expect(hidden.body).toEqual({ error: { code: 404, message: 'No endpoints found for model acme/none that your settings, guardrails and routing preferences allow' } });
     const management = await raw({ model: MODEL, messages }, service.runtime.demo.keys.managementReadWrite);
     expect(management.status).toBe(403);
     expect(management.body).toEqual({ error: { code: 403, message: 'Management keys cannot be used for inference' } });

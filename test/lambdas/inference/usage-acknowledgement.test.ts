@@ -6,7 +6,7 @@ import { CatalogIndex } from '../../../lambdas/catalog/catalog-index';
 import { DEVELOPMENT_PROVIDER } from '../../../lambdas/config';
 import { createInferenceApi } from '../../../lambdas/inference/inference-api';
 import { INFERENCE_ROUTES } from '../../../lambdas/inference/routes';
-import { upstreamOptions } from '../../../lambdas/inference/upstream-options';
+import { upstreamOptions } from '../../../lambdas/wiring/upstream-options';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
 import { authenticationRecords } from '../../support/accounts';
 import { catalogEntry, providerEndpoint } from '../../support/catalog-fixtures';
@@ -185,5 +185,51 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
     expect(await handled).toBe(200);
     expect(response.ended).toBe(true);
     expect(usage.events).toEqual(['record 3+3']);
+  });
+});
+
+describe('a stream whose provider falls silent', () => {
+  const clock = new FixedClock(new Date('2026-11-18T12:00:00Z'));
+  const chunk = (body: Record<string, unknown>) => `data: ${JSON.stringify(body)}\n\n`;
+  /** A provider that sends one word, thinks for `silentMs`, then ends its answer. */
+  const thinking = (silentMs: number) => async () => {
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(encoder.encode(chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'one' } }] })));
+        await new Promise((resolve) => setTimeout(resolve, silentMs));
+        controller.enqueue(encoder.encode(chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }) + 'data: [DONE]\n\n'));
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: { 'Content-Type': 'text/event-stream' } });
+  };
+  const api = (silentMs: number) =>
+    createInferenceApi(INFERENCE_ROUTES, {
+      accounts: authenticationRecords(organization, key),
+      catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
+      clock,
+      regionalHostnames: {},
+      corsAllowedOrigins: ['*'],
+      upstream: { ...upstreamOptions({ inferenceUpstreams: { '*': 'https://llm.example.com/v1' }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }), transport: thinking(silentMs) },
+      usage: { record: async () => undefined },
+      generations: { put: async () => undefined },
+      budgets: { admit: () => Promise.reject(new Error('no spending limit applies here')) },
+      resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
+      logger: { error: () => undefined },
+      keepaliveMs: 90,
+    });
+
+  it('gets an SSE comment in every gap longer than the keepalive, and none when it does not fall silent', async () => {
+    const silent = responseStream();
+    expect(await api(400)(completionEvent({ stream: true }), silent.stream, lambdaContext('inference', 'req-2') as Context)).toBe(200);
+    const events = silent.body().split('\n\n').filter(Boolean);
+    const comments = events.filter((event) => event === ': keep-alive').length;
+    expect(comments).toBeGreaterThanOrEqual(3);
+    expect(events[0]).toContain('"content":"one"');
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const busy = responseStream();
+    await api(0)(completionEvent({ stream: true }), busy.stream, lambdaContext('inference', 'req-3') as Context);
+    expect(busy.body()).not.toContain(': keep-alive');
   });
 });

@@ -210,7 +210,8 @@ export class IamGate {
         request: {
           principal: principal.sessionArn,
           action,
-          resource: { resource, accountId: resource === '*' ? this.policies.account : (resource.split(':')[4] ?? this.policies.account) },
+          // An ARN without an account (a Bedrock foundation model) is AWS's own: decided by the identity's policies alone.
+          resource: { resource, accountId: resource === '*' ? this.policies.account : resource.split(':')[4] || this.policies.account },
           contextVariables: context,
         },
         identityPolicies: principal.policies.map(({ name, document }) => ({ name, policy: document })),

@@ -1,0 +1,190 @@
+import {
+  BedrockRuntimeClient,
+  BedrockRuntimeServiceException,
+  ConverseCommand,
+  ConverseStreamCommand,
+  type BedrockRuntimeClientConfig,
+  type ContentBlock,
+  type ConverseCommandInput,
+  type ConverseStreamOutput,
+  type Message,
+  type SystemContentBlock,
+  type Tool,
+} from '@aws-sdk/client-bedrock-runtime';
+import { invalidParameter } from '../errors';
+import { chatCallOf, type ChatCall } from '../providers/chat-call';
+import { chatResponse, type AnswerEvent, type FinishReason, type TokenUsage } from '../providers/chat-answer';
+import type { Part } from '../providers/conversation';
+import { failureResponse, type ProviderClient } from '../providers/provider-client';
+
+type Json = Record<string, unknown>;
+
+const IMAGE_FORMATS: Readonly<Record<string, 'png' | 'jpeg' | 'gif' | 'webp'>> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const CACHE_POINT = { cachePoint: { type: 'default' as const } };
+const EFFORT_SHARE = { minimal: 0.1, low: 0.2, medium: 0.5, high: 0.8 } as const;
+
+/**
+ * The Converse request of a call (docs/providers.md, "Amazon Bedrock"): `system` blocks, turns
+ * of content blocks (images as bytes: Converse takes no image address), `cachePoint` after a
+ * part the client marked with `cache_control`, `toolConfig` (a JSON answer as a forced tool),
+ * `inferenceConfig`, and for Anthropic's models `top_k` and `thinking` in
+ * `additionalModelRequestFields`.
+ */
+export function converseInput(call: ChatCall, modelId: string, maxCompletionTokens: number): { input: ConverseCommandInput; answerTool: string | undefined } {
+  const messages: Message[] = call.conversation.turns.map((turn) => ({ role: turn.role, content: turn.parts.flatMap(contentBlocks) }));
+  const system: SystemContentBlock[] = call.conversation.system.flatMap((part) => (part.cache ? [{ text: part.text }, CACHE_POINT] : [{ text: part.text }]));
+  const anthropicModel = /anthropic\.|claude/i.test(modelId);
+  const additional: Json = {};
+  const input: ConverseCommandInput = { modelId, messages };
+  if (system.length > 0) input.system = system;
+  const maxTokens = Math.min(maxCompletionTokens, (call.maxTokens ?? maxCompletionTokens) + (call.reasoning?.maxTokens ?? 0));
+  const inference: NonNullable<ConverseCommandInput['inferenceConfig']> = { maxTokens };
+  const tools: Tool[] = call.tools.flatMap((tool) => {
+    const spec: Tool = { toolSpec: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), inputSchema: { json: tool.parameters as never } } };
+    return tool.cache ? [spec, CACHE_POINT] : [spec];
+  });
+  let toolChoice: NonNullable<ConverseCommandInput['toolConfig']>['toolChoice'];
+  if (call.toolChoice === 'required') toolChoice = { any: {} };
+  else if (typeof call.toolChoice === 'object') toolChoice = { tool: { name: call.toolChoice.name } };
+  if (call.json) {
+    tools.push({ toolSpec: { name: call.json.name, description: 'Answer with JSON of this schema.', inputSchema: { json: call.json.schema as never } } });
+    toolChoice = { tool: { name: call.json.name } };
+  }
+  const toolsInHistory = call.conversation.turns.some((turn) => turn.parts.some((part) => part.type === 'tool_call' || part.type === 'tool_result'));
+  // Converse has no "none": the tools are left out, unless the history's tool blocks need them declared.
+  if (tools.length > 0 && (call.toolChoice !== 'none' || toolsInHistory || call.json)) input.toolConfig = { tools, ...(toolChoice ? { toolChoice } : {}) };
+  const forced = toolChoice !== undefined;
+  const thinking = anthropicModel && call.reasoning && !forced ? Math.max(1024, call.reasoning.maxTokens ?? Math.floor(maxTokens * EFFORT_SHARE[call.reasoning.effort ?? 'medium'])) : undefined;
+  if (thinking !== undefined && thinking < maxTokens) {
+    additional.thinking = { type: 'enabled', budget_tokens: thinking };
+  } else {
+    if (call.temperature !== undefined) inference.temperature = Math.min(1, Math.max(0, call.temperature));
+    if (call.topP !== undefined) inference.topP = call.topP;
+    if (call.topK !== undefined && anthropicModel) additional.top_k = call.topK;
+  }
+  if (call.stop.length > 0) inference.stopSequences = call.stop.slice(0, 4);
+  input.inferenceConfig = inference;
+  if (Object.keys(additional).length > 0) input.additionalModelRequestFields = additional as never;
+  return { input, answerTool: call.json?.name };
+}
+
+function contentBlocks(part: Part): ContentBlock[] {
+  switch (part.type) {
+    case 'text':
+      if (part.text.trim() === '') return [];
+      return part.cache ? [{ text: part.text }, CACHE_POINT] : [{ text: part.text }];
+    case 'image': {
+      if (part.source.kind !== 'data') throw invalidParameter('messages', 'Amazon Bedrock takes images as data URLs only, not by address');
+      const image: ContentBlock = { image: { format: IMAGE_FORMATS[part.source.mediaType]!, source: { bytes: Buffer.from(part.source.data, 'base64') } } };
+      return part.cache ? [image, CACHE_POINT] : [image];
+    }
+    case 'tool_call':
+      return [{ toolUse: { toolUseId: part.id, name: part.name, input: part.input as never } }];
+    case 'tool_result': {
+      const content = part.content.flatMap(contentBlocks).filter((block) => 'text' in block || 'image' in block) as never[];
+      const result: ContentBlock = { toolResult: { toolUseId: part.id, content: content.length > 0 ? content : [{ text: '(empty)' }] } };
+      return part.cache ? [result, CACHE_POINT] : [result];
+    }
+    case 'reasoning':
+      return part.signature ? [{ reasoningContent: { reasoningText: { text: part.text, signature: part.signature } } }] : [];
+  }
+}
+
+/** The public finish reason of a Converse `stopReason`. */
+export function bedrockFinish(reason: unknown): FinishReason {
+  switch (reason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'guardrail_intervened':
+    case 'content_filtered':
+      return 'content_filter';
+    default:
+      return 'stop';
+  }
+}
+
+function usageOf(raw: { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; cacheWriteInputTokens?: number } | undefined): Partial<TokenUsage> {
+  const out: Partial<TokenUsage> = {};
+  if (raw?.inputTokens !== undefined) out.input = raw.inputTokens;
+  if (raw?.outputTokens !== undefined) out.output = raw.outputTokens;
+  if (raw?.cacheReadInputTokens !== undefined) out.cacheRead = raw.cacheReadInputTokens;
+  if (raw?.cacheWriteInputTokens !== undefined) out.cacheWrite = raw.cacheWriteInputTokens;
+  return out;
+}
+
+/** The events of a whole Converse answer. */
+export function converseEvents(output: { output?: { message?: Message }; stopReason?: string; usage?: Parameters<typeof usageOf>[0] }): AnswerEvent[] {
+  const events: AnswerEvent[] = [];
+  (output.output?.message?.content ?? []).forEach((block, index) => {
+    if (block.text !== undefined) events.push({ type: 'text', text: block.text });
+    else if (block.reasoningContent?.reasoningText) {
+      const { text, signature } = block.reasoningContent.reasoningText;
+      events.push({ type: 'reasoning', text: text ?? '', ...(signature ? { signature } : {}) });
+    } else if (block.toolUse) {
+      events.push({ type: 'tool_start', block: index, id: String(block.toolUse.toolUseId), name: String(block.toolUse.name) });
+      events.push({ type: 'tool_input', block: index, json: JSON.stringify(block.toolUse.input ?? {}) });
+    }
+  });
+  events.push({ type: 'usage', usage: usageOf(output.usage) }, { type: 'finish', reason: bedrockFinish(output.stopReason) });
+  return events;
+}
+
+/** The events of a ConverseStream answer; an exception frame ends it with an error event. */
+export async function* converseStreamEvents(stream: AsyncIterable<ConverseStreamOutput>): AsyncGenerator<AnswerEvent> {
+  try {
+    for await (const event of stream) {
+      if (event.contentBlockStart?.start?.toolUse) {
+        const { toolUseId, name } = event.contentBlockStart.start.toolUse;
+        yield { type: 'tool_start', block: event.contentBlockStart.contentBlockIndex ?? 0, id: String(toolUseId), name: String(name) };
+      } else if (event.contentBlockDelta?.delta) {
+        const { delta, contentBlockIndex } = event.contentBlockDelta;
+        if (delta.text !== undefined) yield { type: 'text', text: delta.text };
+        else if (delta.toolUse) yield { type: 'tool_input', block: contentBlockIndex ?? 0, json: delta.toolUse.input ?? '' };
+        else if (delta.reasoningContent?.text !== undefined) yield { type: 'reasoning', text: delta.reasoningContent.text };
+        else if (delta.reasoningContent?.signature !== undefined) yield { type: 'reasoning', signature: delta.reasoningContent.signature };
+      } else if (event.messageStop) {
+        yield { type: 'finish', reason: bedrockFinish(event.messageStop.stopReason) };
+      } else if (event.metadata) {
+        yield { type: 'usage', usage: usageOf(event.metadata.usage) };
+      } else {
+        const exception = Object.entries(event).find(([name]) => name.endsWith('Exception'));
+        if (exception) {
+          yield { type: 'error', message: `Provider failed mid-answer (${exception[0]}): ${String((exception[1] as Json | undefined)?.message ?? '').slice(0, 300)}` };
+          return;
+        }
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof BedrockRuntimeServiceException)) throw error;
+    yield { type: 'error', message: `Provider failed mid-answer (${error.name}): ${error.message.slice(0, 300)}` };
+  }
+}
+
+/**
+ * A client of Bedrock's Converse API, signed with the function's own AWS credentials (its role;
+ * locally the SDK's default chain), at `endpoint` in `region`. A service error becomes its
+ * status with the error's name and message; `config` adds client settings (a request handler).
+ */
+export function bedrockClient(endpoint: string, region: string, config: Partial<BedrockRuntimeClientConfig> = {}): ProviderClient {
+  const client = new BedrockRuntimeClient({ region, endpoint, maxAttempts: 1, ...config });
+  return async ({ modelId, body, maxCompletionTokens, signal }) => {
+    const call = chatCallOf(body);
+    const { input, answerTool } = converseInput(call, modelId, maxCompletionTokens);
+    try {
+      if (!call.stream) {
+        const output = await client.send(new ConverseCommand(input), { abortSignal: signal });
+        return chatResponse((async function* () { yield* converseEvents(output); })(), false, { answerTool });
+      }
+      const output = await client.send(new ConverseStreamCommand(input), { abortSignal: signal });
+      if (!output.stream) return failureResponse(502, 'Bedrock answered without a stream');
+      return chatResponse(converseStreamEvents(output.stream), true, { answerTool });
+    } catch (error) {
+      if (!(error instanceof BedrockRuntimeServiceException)) throw error;
+      const status = error.$metadata.httpStatusCode ?? 500;
+      return failureResponse(status, `${error.name}: ${error.message}`.slice(0, 300));
+    }
+  };
+}
