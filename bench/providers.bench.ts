@@ -103,11 +103,12 @@ async function main(): Promise<void> {
     {
       'OpenAI body (pass-through)': () => JSON.stringify(openAiBody(body, 'gpt-5.6-luna')),
       'Anthropic Messages body': () => JSON.stringify(anthropicBody(chatCallOf(body), 'claude-sonnet-5', 128000).body),
-      'Bedrock Converse input': () => converseInput(chatCallOf(body), 'us.anthropic.claude-sonnet-5-v1:0', 128000),
+      // Serialized as the SDK sends it: the same work as the others' JSON.
+      'Bedrock Converse input': () => JSON.stringify(converseInput(chatCallOf(body), 'us.anthropic.claude-sonnet-5-v1:0', 128000).input),
     },
     2000,
   );
-  console.log('\nPer request (system, 10 turns, 2 tools; µs, median of 9 runs):');
+  console.log('\nPer request, the body as sent (system, 10 turns, 2 tools; µs, median of 9 runs; aim: translated at most 3x):');
   for (const [row, us] of Object.entries(request)) console.log(`  ${row.padEnd(30)} ${us.toFixed(1).padStart(7)} µs  ${(us / request['OpenAI body (pass-through)']).toFixed(2)}x`);
   const chunk = await perCall(
     {

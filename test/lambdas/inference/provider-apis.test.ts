@@ -142,6 +142,18 @@ describe('completions in each provider API', () => {
     expect(answer.choices[0]!.finish_reason).toBe(finish);
   });
 
+  it('marks the public cache_control as Bedrock cache points after the parts it closes', async () => {
+    const cached = { type: 'text', text: 'A long document.', cache_control: { type: 'ephemeral' } };
+    await apis.client.chat.completions.create({
+      model: CLAUDE,
+      messages: [{ role: 'system', content: [cached] }, { role: 'user', content: [cached, { type: 'text', text: 'Summarize it.' }] }],
+      provider: { only: ['amazon-bedrock'] },
+    } as never);
+    const sent = apis.bedrock.received[0]!.body;
+    expect(sent.system).toEqual([{ text: 'A long document.' }, { cachePoint: { type: 'default' } }]);
+    expect(sent.messages[0].content).toEqual([{ text: 'A long document.' }, { cachePoint: { type: 'default' } }, { text: 'Summarize it.' }]);
+  });
+
   it('maps a Bedrock guardrail intervention to content_filter', async () => {
     apis.bedrock.script({ kind: 'text', text: 'blocked', stopReason: 'guardrail_intervened' });
     const answer = await apis.client.chat.completions.create({ model: CLAUDE, messages, provider: { only: ['amazon-bedrock'] } } as never);
