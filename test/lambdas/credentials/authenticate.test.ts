@@ -7,6 +7,9 @@ import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { authenticationRecords } from '../../support/accounts';
 import { makeOrganization, makeWorkspaceKey, ORG_ID } from '../../support/federation-fixtures';
 import { FixedClock } from '../../support/fixed-clock';
+import { DpopChecker } from '../../../lambdas/credentials/dpop-binding';
+import { proofKey, signProof } from '../../support/dpop';
+import { MemoryProofReplayStore } from '../../support/memory-proof-replay-store';
 
 const SECRET = `sk-mg-v1-${'1'.repeat(64)}`;
 /** A request with this Authorization value and no DPoP proof. */
@@ -89,6 +92,25 @@ describe('authenticate', () => {
       status: 401,
       message: 'Invalid or expired access token',
     });
+  });
+
+  it('takes a DPoP proof once: the same proof sent again is a 401, a new one passes', async () => {
+    const key = await proofKey();
+    const token = 'aaa.bbb.bound';
+    const accessTokens = { verify: async () => ({ keyHash: hashApiKey(SECRET), federationPolicyId: 'policy-1', boundKey: key.jkt }) };
+    const deps = {
+      accounts: storeWith(keyRecord()),
+      clock: { now: () => new Date() },
+      accessTokens,
+      proofs: new DpopChecker({ apiBaseUrl: 'https://api.modelgate.example/api/v1', servedHostnames: [], replays: new MemoryProofReplayStore(), clock: { now: () => new Date() } }),
+    };
+    const request = async (proof: string) =>
+      authenticate({ authorization: `DPoP ${token}`, proofs: [proof], method: 'GET', path: '/api/v1/models/user', stageUrl: undefined, host: undefined }, deps);
+    const proof = await signProof(key, { htm: 'GET', htu: 'https://api.modelgate.example/api/v1/models/user', accessToken: token });
+    expect((await request(proof)).credential).toBe('access_token');
+    expect(await failure(request(proof))).toEqual({ status: 401, message: 'The DPoP proof was used before: sign a new proof for every request' });
+    const next = await signProof(key, { htm: 'GET', htu: 'https://api.modelgate.example/api/v1/models/user', accessToken: token });
+    expect((await request(next)).credential).toBe('access_token');
   });
 
   it('refuses an access token whose key is disabled, expired or deleted (docs/reference.md#scopes-and-access rule 6: key state on every request)', async () => {
