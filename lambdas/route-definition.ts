@@ -81,6 +81,13 @@ export interface RouteDefinition {
   readonly ok: SuccessResponse;
   /** Refusals beyond the ones every route of its access can give (401, 403, 413, 429, 500). */
   readonly errors?: readonly number[];
+  /** The component schema of its refusals, for a route that speaks another API's errors. @default the common error body */
+  readonly errorSchema?: string;
+  /**
+   * A header that may carry the API key in place of `Authorization: Bearer` (`x-api-key`, as
+   * Anthropic's clients send it); both at once must name the same key.
+   */
+  readonly keyHeader?: 'x-api-key';
   /**
    * The route verifies subject tokens as the exchange does, so each request counts against the
    * token endpoint's per-address budget before its body is read (docs/reference.md#oauth-errors, docs/reference.md#limits): 429 past it.

@@ -42,11 +42,11 @@ const challenge = {
   },
 };
 
-function errorResponse(status: number, oauth: boolean): Json {
+function errorResponse(status: number, schema: string): Json {
   return {
     description: STATUS_TEXT[status] ?? 'Error',
     ...(status === 429 || status === 503 ? { headers: retryAfter } : status === 401 ? { headers: challenge } : {}),
-    content: { 'application/json': { schema: ref(oauth ? 'OAuthError' : 'ErrorResponse') } },
+    content: { 'application/json': { schema: ref(schema) } },
   };
 }
 
@@ -76,7 +76,7 @@ function security(access: RouteDefinition['access']): Json[] {
 
 function operationObject(route: RouteDefinition): Json {
   const path = resourcePath(route);
-  // One error shape per protocol: the token endpoint speaks OAuth errors, every other route the common error body (docs/reference.md#the-common-error-body).
+  // One error shape per protocol: the token endpoint speaks OAuth errors, another API's route its own, every other route the common error body (docs/reference.md#the-common-error-body).
   const oauth = route.function === 'tokenExchange';
   const statuses = new Set<number>(route.errors ?? []);
   if (route.access !== 'public') [401, 403].forEach((s) => statuses.add(s));
@@ -94,7 +94,7 @@ function operationObject(route: RouteDefinition): Json {
       content: ok.media ?? { 'application/json': { schema: ok.schema } },
     },
   };
-  for (const status of [...statuses].sort()) responses[status] = errorResponse(status, oauth);
+  for (const status of [...statuses].sort()) responses[status] = errorResponse(status, route.errorSchema ?? (oauth ? 'OAuthError' : 'ErrorResponse'));
   const query = (route.query ?? []).map(({ name, schema, description, required }) => ({ name, in: 'query', required: required === true, schema, description }));
   const parameters = [...pathParameters(path, route), ...query];
   return {

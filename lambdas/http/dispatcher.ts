@@ -200,7 +200,7 @@ function servedRoutes(options: AdmissionOptions<RouteDefinition, unknown, unknow
  */
 async function admit(event: APIGatewayProxyEvent, route: RouteDefinition, options: AdmissionOptions<RouteDefinition, unknown, unknown>): Promise<Principal | undefined> {
   if (route.access === 'public') return undefined;
-  const credential = presentedCredential(event);
+  const credential = presentedCredential(event, route.keyHeader);
   if (route.access === 'catalog' && options.publicCatalog && credential.authorization === undefined) return undefined;
   const principal = await authenticate(credential, options.authentication!);
   if (route.access === 'inference') requireInference(principal);

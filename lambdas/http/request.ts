@@ -54,8 +54,15 @@ export function credentialHeader(event: HeaderEvent): string | undefined {
  * `requestContext` gives the host and full path the client used (the stage URL); the local
  * runtime gives none, and the API base URL is the only public URL.
  */
-export function presentedCredential(event: ProofEvent): PresentedCredential {
-  return { authorization: credentialHeader(event), ...proofRequest(event) };
+export function presentedCredential(event: ProofEvent, keyHeader?: 'x-api-key'): PresentedCredential {
+  const authorization = credentialHeader(event);
+  const keys = keyHeader ? headerValues(event, keyHeader) : [];
+  if (keys.length === 0) return { authorization, ...proofRequest(event) };
+  // The key in its own header is a bearer credential; sent beside another, both must be the same.
+  if (keys.length > 1 || (authorization !== undefined && authorization !== `Bearer ${keys[0]}`)) {
+    throw new UnauthenticatedError('malformed_header', `Send one credential: ${keyHeader} or Authorization, not two`);
+  }
+  return { authorization: `Bearer ${keys[0]}`, ...proofRequest(event) };
 }
 
 type ProofEvent = HeaderEvent &

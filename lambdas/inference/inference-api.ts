@@ -24,6 +24,8 @@ import { parseChatRequest } from './chat-request';
 import { billableChatRequest, upstreamBody } from './billable-request';
 import { errorChunk, type AnswerFacts } from './public-answer';
 import { KEEPALIVE_MS, relayJson, relayStream } from './relay';
+import { CHAT_SHAPE, messagesShape, type AnswerShape } from './answer-shapes';
+import { chatBodyOfMessages } from './messages-request';
 import { openFirstModel, routeOf, type OpenedUpstream, type UpstreamOptions } from './upstream';
 import { routeCandidates, routingAsk } from './request-routing';
 import { API_PARAMETERS } from '../providers/clients';
@@ -86,6 +88,8 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
   const admitted = requestAdmission({ routes, authentication: deps, bodies: bodyValidators, maxBodyBytes: MAX_REQUEST_BYTES });
   return async (event, stream, context: Context, onAnswered) => {
     const requestId = requestIdOf(event, context);
+    // The API the caller speaks, known from its path before the route is (a refusal of its credential is in its shape too).
+    const shape = /\/messages$/.test(event.path ?? '') ? messagesShape() : CHAT_SHAPE;
     const response = new StreamingResponse(stream, { ...corsHeaders(deps.corsAllowedOrigins, header(event, 'origin')), 'X-Request-Id': requestId });
     const clientGone = response.disconnectSignal();
     // One id for the whole answer: every chunk's `id`, `X-Generation-Id`, and the key of its stats.
@@ -95,8 +99,9 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
     let admission: Admission | undefined;
     let stopWatch: (() => void) | undefined;
     try {
-      const { principal, body } = await admitted(event);
-      const request = parseChatRequest(body);
+      const { principal, body, route } = await admitted(event);
+      // Another API's request is read as the chat request it means (messages-request.ts).
+      const request = parseChatRequest(route.operationId === 'createMessages' ? (chatBodyOfMessages(body as Record<string, unknown>) as typeof body) : body);
       const [guardrails, catalog] = await Promise.all([loadCallerGuardrails(principal, deps.accounts), deps.catalog.get()]);
       const policy = buildCallerPolicy({ organization: principal.organization, guardrails, region: regionForHost(requestHost(event), deps.regionalHostnames) });
       const at = deps.clock.now();
@@ -119,7 +124,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       const answering = deps.clock.now();
       facts = { id: generationId, created: Math.floor(at.getTime() / 1000), model: found.model.id, provider: upstream.endpoint.provider_name };
       const observed: Observed = { upstreamId: null, finishReason: null, serviceTier: null, usage: undefined };
-      const relayed = request.stream ? await relayStream(upstream, response, facts, observed, deps.keepaliveMs ?? KEEPALIVE_MS) : await relayJson(upstream, response, facts, observed);
+      const relayed = request.stream ? await relayStream(upstream, response, facts, observed, deps.keepaliveMs ?? KEEPALIVE_MS, shape) : await relayJson(upstream, response, facts, observed, shape);
       // docs/reference.md#pricing-and-cost: priced at the request instant, whichever credential made the call.
       const record = relayed.usage
         ? usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at })
@@ -133,7 +138,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       if (relayed.failure) throw relayed.failure;
       relayed.acknowledge(counted);
     } catch (error) {
-      if (!clientGone.aborted) reportError(error, response, deps, context, facts);
+      if (!clientGone.aborted) reportError(error, response, deps, context, facts, shape);
     } finally {
       stopWatch?.();
       // A completion not charged gives its reservation back.
@@ -249,13 +254,16 @@ function reportError(
   { logger, resourceMetadataUrl }: Pick<InferenceApiDeps, 'logger' | 'resourceMetadataUrl'>,
   context: Context | undefined,
   facts: AnswerFacts | undefined,
+  shape: AnswerShape,
 ): void {
-  const { status, body, headers } = toErrorBody(error, { resourceMetadataUrl });
+  const { status, body } = toErrorBody(error, { resourceMetadataUrl });
   if (status === 500) {
     const e = error as Error | undefined;
     // Names and messages only: never the request body (prompts) or headers (credentials).
     logger.error('unhandled error', { requestId: context?.awsRequestId, error: e?.name, detail: e?.message });
   }
-  if (!response.started) response.json(status, body, headers);
-  else response.write(`data: ${JSON.stringify(facts ? errorChunk(body.error, facts) : body)}\n\n`);
+  if (!response.started) {
+    const shaped = shape.error(error, { resourceMetadataUrl });
+    response.json(shaped.status, shaped.body, shaped.headers);
+  } else response.write(shape.streamError(facts ? errorChunk(body.error, facts) : { error: body.error }));
 }

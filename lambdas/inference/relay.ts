@@ -6,6 +6,7 @@ import { noteChunk, type Observed } from './generation-facts';
 import { publicChunk, publicCompletion, publicUsage, type AnswerFacts } from './public-answer';
 import type { CompletionUsage } from './relayed-usage';
 import type { OpenedUpstream } from './upstream';
+import type { AnswerShape } from './answer-shapes';
 
 const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
 
@@ -23,7 +24,7 @@ export interface Relayed {
 const NOTHING_MORE = (): void => undefined;
 
 /** Reads the provider's answer; the body goes out in `acknowledge`, once its usage is recorded. */
-export async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed): Promise<Relayed> {
+export async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed, shape: AnswerShape): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   let body: Record<string, unknown>;
   try {
@@ -38,7 +39,7 @@ export async function relayJson(upstream: OpenedUpstream, response: StreamingRes
   noteChunk(observed, body);
   return {
     usage: usageOf(body.usage),
-    acknowledge: (charged) => response.json(200, publicCompletion({ ...body, usage: publicUsage(body.usage, charged) }, facts), { 'X-Generation-Id': facts.id }),
+    acknowledge: (charged) => response.json(200, shape.completion(publicCompletion({ ...body, usage: publicUsage(body.usage, charged) }, facts)), { 'X-Generation-Id': facts.id }),
   };
 }
 
@@ -53,7 +54,7 @@ export async function relayJson(upstream: OpenedUpstream, response: StreamingRes
  * leaves stops receiving, and the rest of the provider's answer is read without being sent, for
  * the usage it reports: the provider bills the whole completion, and so is the key.
  */
-export async function relayStream(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed, keepaliveMs: number): Promise<Relayed> {
+export async function relayStream(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed, keepaliveMs: number, shape: AnswerShape): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   const type = upstream.response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/event-stream')) {
@@ -63,7 +64,7 @@ export async function relayStream(upstream: OpenedUpstream, response: StreamingR
   response.start(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Generation-Id': facts.id });
   const stopKeepalive = keepAlive(response, keepaliveMs);
   try {
-    return await relayEvents(upstream, response, facts, observed);
+    return await relayEvents(upstream, response, facts, observed, shape);
   } finally {
     stopKeepalive();
   }
@@ -95,7 +96,7 @@ function keepAlive(response: StreamingResponse, everyMs: number): () => void {
 }
 
 /** The events of an open stream, relayed (see {@link relayStream}). */
-async function relayEvents(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed): Promise<Relayed> {
+async function relayEvents(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed, shape: AnswerShape): Promise<Relayed> {
   const name = upstream.endpoint.provider_name;
   let usage: CompletionUsage | undefined;
   /** The provider's last usage object, whose own members (token details) the usage chunk keeps. */
@@ -114,10 +115,7 @@ async function relayEvents(upstream: OpenedUpstream, response: StreamingResponse
       if (event.data.trim() === '[DONE]') {
         return {
           usage,
-          acknowledge: (charged) => {
-            response.write(`data: ${JSON.stringify(publicChunk({ choices: [], usage: publicUsage(reportedUsage, charged) }, facts))}\n\n`);
-            response.write('data: [DONE]\n\n');
-          },
+          acknowledge: (charged) => response.write(shape.end(publicChunk({ choices: [], usage: publicUsage(reportedUsage, charged) }, facts))),
         };
       }
       let chunk: { choices?: unknown; usage?: unknown; error?: unknown };
@@ -132,7 +130,7 @@ async function relayEvents(upstream: OpenedUpstream, response: StreamingResponse
       noteChunk(observed, chunk);
       if (chunk.error) {
         // The provider reports its own failure mid-stream: pass it on and stop; it is charged, and nothing more is sent.
-        response.write(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
+        response.write(shape.streamError(publicChunk(chunk, facts)));
         upstream.abort();
         return { usage, acknowledge: NOTHING_MORE };
       }
@@ -144,7 +142,10 @@ async function relayEvents(upstream: OpenedUpstream, response: StreamingResponse
         const { usage: _usage, ...rest } = chunk;
         chunk = rest;
       }
-      if (!response.closed) await response.send(`data: ${JSON.stringify(publicChunk(chunk, facts))}\n\n`);
+      if (!response.closed) {
+        const written = shape.chunk(publicChunk(chunk, facts));
+        if (written !== '') await response.send(written);
+      }
     }
   } catch (error) {
     return failed(error);

@@ -28,6 +28,30 @@ export const INFERENCE_ROUTES = [
     // configured for the model, or its usage could not be recorded.
     errors: [400, 402, 404, 502, 503, 504],
   },
+  {
+    operationId: 'createMessages',
+    method: 'POST',
+    path: '/messages',
+    function: 'inference',
+    access: 'inference',
+    summary: "Anthropic's Messages API on the same routing, limits and accounting; the key as `x-api-key` or a bearer token",
+    body: ref('MessagesRequest'),
+    keyHeader: 'x-api-key',
+    errorSchema: 'MessagesError',
+    ok: {
+      status: 200,
+      media: {
+        'application/json': { schema: ref('MessagesResult') },
+        'text/event-stream': {
+          schema: {
+            type: 'string',
+            description: 'Server-sent events as Anthropic sends them: `message_start`, `content_block_start`/`_delta`/`_stop` per block, `message_delta`, `message_stop`; a failure after the stream started is an `error` event.',
+          },
+        },
+      },
+    },
+    errors: [400, 402, 404, 502, 503, 504],
+  },
 ] as const satisfies readonly RouteDefinition[];
 
 /** The declaration of a route the inference function serves. */

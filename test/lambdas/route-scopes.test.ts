@@ -130,7 +130,8 @@ describe('every route against every kind of credential', () => {
   const cases = ROUTES.flatMap((route) => CREDENTIALS.map((credential) => [routeKey(route), credential, route] as const));
   it.each(cases)('%s with a %s', async (_key, credential, route) => {
     const access = route.access;
-    const body = route.path === '/chat/completions' ? { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } : route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
+    const completion = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+    const body = route.path === '/chat/completions' ? completion : route.path === '/messages' ? { ...completion, max_tokens: 8 } : route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
     // A page, or a discovery document at its path-inserted location, is outside the API base path: the same server, from its root.
     const path = route.base ? `${service.runtime.baseUrl.slice(0, -API_BASE_PATH.length)}${concretePath(route)}` : concretePath(route);
     const response = route.base
@@ -143,7 +144,9 @@ describe('every route against every kind of credential', () => {
     expect(responseMismatch(route.method, resourcePath(route), response.status, response.headers.get('content-type'), response.body)).toBeNull();
     const refusal = expectedRefusal(access, credential);
     if (refusal) {
-      expect([response.status, response.body]).toEqual([403, { error: { code: 403, message: refusal } }]);
+      // Another API's route refuses in its own shape (the Messages API's).
+      const refused = route.errorSchema === 'MessagesError' ? { type: 'error', error: { type: 'permission_error', message: refusal } } : { error: { code: 403, message: refusal } };
+      expect([response.status, response.body]).toEqual([403, refused]);
     } else {
       expect(response.status).not.toBe(401);
       expect(response.status).not.toBe(403);

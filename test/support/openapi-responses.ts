@@ -100,10 +100,18 @@ export function responseMismatch(method: string, resource: string, status: numbe
   return validate(body) ? null : `${method} ${resource} ${status}: ${explain(validate, body)}`;
 }
 
-/** Each event's data of a streamed completion is a ChatStreamChunk, and `[DONE]` comes last (if at all). */
+/**
+ * Each event's data of a streamed completion is a ChatStreamChunk, and `[DONE]` comes last (if at
+ * all); an event that names its type (the Messages API's) carries that `type`, its
+ * `message_start` a MessagesResult and its `error` a MessagesError.
+ */
 function streamMismatch(key: string, body: unknown): string | null {
   if (typeof body !== 'string') return `${key}: a stream, but its text was not given`;
   const validate = validator('ChatStreamChunk', { $ref: '#/components/schemas/ChatStreamChunk' });
+  const named: Readonly<Record<string, [string, (data: { message?: unknown }) => unknown]>> = {
+    message_start: ['MessagesResult', (data) => data.message],
+    error: ['MessagesError', (data) => data],
+  };
   const events = body.split('\n\n').filter((event) => event.trim() !== '' && !event.startsWith(':'));
   for (const [i, event] of events.entries()) {
     const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n');
@@ -117,7 +125,16 @@ function streamMismatch(key: string, body: unknown): string | null {
     } catch {
       return `${key}: event ${i} is not JSON: ${data.slice(0, 80)}`;
     }
-    if (!validate(parsed)) return `${key}: event ${i}: ${explain(validate, parsed)}`;
+    const name = /^event: *(\S+)/m.exec(event)?.[1];
+    if (name === undefined) {
+      if (!validate(parsed)) return `${key}: event ${i}: ${explain(validate, parsed)}`;
+      continue;
+    }
+    if ((parsed as { type?: unknown }).type !== name) return `${key}: event ${i} is named ${name} but its type is ${JSON.stringify((parsed as { type?: unknown }).type)}`;
+    const [schema, part] = named[name] ?? [];
+    if (!schema) continue;
+    const validateNamed = validator(schema, { $ref: `#/components/schemas/${schema}` });
+    if (!validateNamed(part!(parsed as { message?: unknown }))) return `${key}: event ${i}: ${explain(validateNamed, part!(parsed as { message?: unknown }))}`;
   }
   return null;
 }

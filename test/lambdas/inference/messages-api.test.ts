@@ -1,0 +1,82 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { startTestService, type TestService } from '../../support/local-service';
+import { CLAUDE, startProviderApis, type ProviderApis } from '../../support/provider-apis';
+
+const MODEL = 'openai/gpt-4o-mini';
+const weather = { name: 'weather', description: 'Weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
+
+/** What a key has spent, in USD, as `GET /key` says. */
+const spent = async (service: TestService, key: string) => (await service.call('/key', { key })).body.data.usage as number;
+
+/**
+ * `POST /messages`, Anthropic's Messages API, driven by Anthropic's own client: the same
+ * admission, routing, limits and accounting as chat completions, in Anthropic's shapes.
+ */
+describe('POST /messages with the Anthropic client', () => {
+  let service: TestService;
+  let client: Anthropic;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    // Anthropic's clients send the key as x-api-key (`apiKey`) or as a bearer token (`authToken`).
+    client = new Anthropic({ apiKey: service.runtime.demo.keys.workspace, baseURL: `${service.runtime.baseUrl.replace(/\/v1$/, '')}`, maxRetries: 0 });
+  });
+  afterAll(() => service?.stop());
+
+  it('answers a message, its usage charged to the key as a chat completion is', async () => {
+    const before = await spent(service, service.runtime.demo.keys.workspace);
+    const message = await client.messages.create({ model: MODEL, max_tokens: 50, system: 'Be brief.', messages: [{ role: 'user', content: 'one two three' }] });
+    expect(message).toMatchObject({ type: 'message', role: 'assistant', model: MODEL, stop_reason: 'end_turn', content: [{ type: 'text', text: 'one two three' }] });
+    expect(message.id).toMatch(/^msg_/);
+    expect(message.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: 3, cache_read_input_tokens: 0 });
+    const cost = (message.usage as unknown as { cost: number }).cost;
+    expect(cost).toBeGreaterThan(0);
+    expect((await spent(service, service.runtime.demo.keys.workspace)) - before).toBeCloseTo(cost, 12);
+  });
+
+  it('streams a tool call as a tool_use block, and takes its result back, with the key as a bearer token', async () => {
+    const bearer = new Anthropic({ authToken: service.runtime.demo.keys.workspace, apiKey: null, baseURL: service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
+    const asked = { model: MODEL, max_tokens: 200, tools: [weather], tool_choice: { type: 'any' as const }, messages: [{ role: 'user' as const, content: 'Weather in Paris?' }] };
+    const final = await bearer.messages.stream(asked).finalMessage();
+    expect(final.stop_reason).toBe('tool_use');
+    const call = final.content.find((block) => block.type === 'tool_use');
+    expect(call).toMatchObject({ type: 'tool_use', name: 'weather', id: expect.any(String), input: expect.any(Object) });
+    const answer = await bearer.messages.create({
+      ...asked,
+      tool_choice: { type: 'auto' },
+      messages: [...asked.messages, { role: 'assistant', content: final.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call!.type === 'tool_use' ? call!.id : '', content: 'sunny' }] }],
+    });
+    expect(answer.content.find((block) => block.type === 'text')).toBeDefined();
+  });
+
+  it("refuses in Anthropic's shapes, so the client raises its typed errors", async () => {
+    await expect(new Anthropic({ apiKey: 'sk-mg-v1-nope', baseURL: service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 }).messages.create({ model: MODEL, max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    await expect(client.messages.create({ model: 'acme/none', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    const refused = await service.call('/messages', { method: 'POST', key: service.runtime.demo.keys.workspace, body: { model: MODEL, messages: [{ role: 'user', content: 'x' }] } });
+    expect(refused).toMatchObject({ status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'Invalid max_tokens: is required' } } });
+    const two = await service.call('/messages', { method: 'POST', key: service.runtime.demo.keys.workspace, headers: { 'x-api-key': 'sk-mg-v1-other' }, body: { model: MODEL, max_tokens: 5, messages: [{ role: 'user', content: 'x' }] } });
+    expect(two).toMatchObject({ status: 401, body: { type: 'error', error: { type: 'authentication_error' } } });
+  });
+});
+
+describe('POST /messages routed to a provider API', () => {
+  let apis: ProviderApis;
+  beforeAll(async () => {
+    apis = await startProviderApis();
+  });
+  afterAll(() => apis?.stop());
+
+  it("reaches Anthropic and Bedrock in their own APIs, thinking and cache counts coming back in Anthropic's shape", async () => {
+    const client = new Anthropic({ apiKey: apis.service.runtime.demo.keys.workspace, baseURL: apis.service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
+    apis.anthropic.script({ kind: 'thinking', thinking: 'Colours first.', text: 'red', usage: { input: 10, output: 5, cacheRead: 100, cacheWrite: 20 } });
+    const message = await client.messages.create({ model: CLAUDE, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'a colour' }], provider: { only: ['anthropic'] } } as never);
+    expect(message.content).toEqual([{ type: 'thinking', thinking: 'Colours first.', signature: expect.any(String) }, { type: 'text', text: 'red' }]);
+    expect(message.usage).toMatchObject({ input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 });
+    expect(apis.anthropic.received[0]!.body).toMatchObject({ model: 'claude-sonnet-5', thinking: { type: 'enabled', budget_tokens: 1024 } });
+    apis.bedrock.script({ kind: 'tools', calls: [{ name: 'weather', input: { city: 'Oslo' } }, { name: 'weather', input: { city: 'Lima' } }] });
+    const stream = client.messages.stream({ model: CLAUDE, max_tokens: 100, tools: [weather], messages: [{ role: 'user', content: 'Weather?' }], provider: { only: ['amazon-bedrock'] } } as never);
+    const final = await stream.finalMessage();
+    expect(final.content.filter((block) => block.type === 'tool_use').map((block) => (block.type === 'tool_use' ? block.input : null))).toEqual([{ city: 'Oslo' }, { city: 'Lima' }]);
+    expect(final.stop_reason).toBe('tool_use');
+  });
+});
