@@ -102,8 +102,8 @@ export function resourcePath(route: Pick<RouteDefinition, 'path' | 'base'>): str
 
 /**
  * The route method a request method is served by: HEAD by its GET route (RFC 9110 §9.3.2, GET
- * without a body), every other method by its own. API Gateway declares HEAD beside each GET
- * (lib/constructs/api.ts) and the functions dispatch with this.
+ * without a body), every other method by its own. API Gateway sends HEAD where it sends GET
+ * (lib/constructs/api.ts: a HEAD method, or one ANY) and the functions dispatch with this.
  */
 export function routeMethod(method: string): string {
   return method === 'HEAD' ? 'GET' : method;

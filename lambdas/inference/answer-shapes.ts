@@ -68,6 +68,28 @@ function messagesError(status: number, message: string): Json {
   return { type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message } };
 }
 
+/** A whole answer as the Messages API's `message`: thinking, text and `tool_use` blocks, its stop reason and usage. */
+function messagesCompletion(completion: Json): Json {
+  const choice = completion.choices?.[0] ?? {};
+  const message = choice.message ?? {};
+  const content: Json[] = [];
+  for (const detail of message.reasoning_details ?? []) {
+    if (detail?.type === 'reasoning.text') content.push({ type: 'thinking', thinking: detail.text ?? '', signature: detail.signature ?? '' });
+  }
+  if (typeof message.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
+  for (const call of message.tool_calls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.function?.name, input: parsed(call.function?.arguments) });
+  return {
+    id: messageId(completion.id),
+    type: 'message',
+    role: 'assistant',
+    model: completion.model,
+    content,
+    stop_reason: STOP_REASONS[choice.finish_reason] ?? 'end_turn',
+    stop_sequence: null,
+    usage: messagesUsage(completion.usage),
+  };
+}
+
 /**
  * The Messages API (Anthropic's reference): a `message` of content blocks (thinking, text,
  * `tool_use`) with its `stop_reason` and usage; a stream of `message_start`, one
@@ -93,26 +115,7 @@ export function messagesShape(): AnswerShape {
     return event('content_block_stop', { index });
   };
   return {
-    completion(completion) {
-      const choice = completion.choices?.[0] ?? {};
-      const message = choice.message ?? {};
-      const content: Json[] = [];
-      for (const detail of message.reasoning_details ?? []) {
-        if (detail?.type === 'reasoning.text') content.push({ type: 'thinking', thinking: detail.text ?? '', signature: detail.signature ?? '' });
-      }
-      if (typeof message.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
-      for (const call of message.tool_calls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.function?.name, input: parsed(call.function?.arguments) });
-      return {
-        id: messageId(completion.id),
-        type: 'message',
-        role: 'assistant',
-        model: completion.model,
-        content,
-        stop_reason: STOP_REASONS[choice.finish_reason] ?? 'end_turn',
-        stop_sequence: null,
-        usage: messagesUsage(completion.usage),
-      };
-    },
+    completion: messagesCompletion,
     chunk(chunk) {
       let out = '';
       if (!started) {

@@ -154,8 +154,9 @@ function addGatewayResponses(restApi: apigateway.RestApi, origins: readonly stri
 }
 
 /**
- * One method per route of the route table, each a Lambda proxy to the route's function, HEAD
- * beside every GET, and a preflight on every resource under the API base path.
+ * The methods of the route table, each a Lambda proxy to the route's function, HEAD beside
+ * every GET: one `ANY` on a resource whose methods one function serves; and a preflight on
+ * every resource under the API base path.
  */
 function addRoutes(restApi: apigateway.RestApi, functions: Readonly<Record<FunctionId, lambda.IFunction>>, origins: readonly string[]): void {
   const integrations = new Map<FunctionId, apigateway.LambdaIntegration>();
@@ -178,19 +179,27 @@ function addRoutes(restApi: apigateway.RestApi, functions: Readonly<Record<Funct
     }
     return integration;
   };
-  const methodsOf = new Map<apigateway.IResource, string[]>();
+  // Each resource's routes, in table order: one function serves a resource's every method.
+  const routesOf = new Map<apigateway.IResource, (typeof ROUTES)[number][]>();
   for (const route of ROUTES) {
     const resource = restApi.root.resourceForPath(resourcePath(route));
-    resource.addMethod(route.method, integrationFor(route.function));
-    const methods = methodsOf.get(resource) ?? [];
-    methods.push(route.method);
+    routesOf.set(resource, [...(routesOf.get(resource) ?? []), route]);
+  }
+  const methodsOf = new Map<apigateway.IResource, string[]>();
+  for (const [resource, routes] of routesOf) {
     // RFC 9110 §9.3.2: HEAD is GET without a body. The function answers it as the GET it
     // stands for, and API Gateway, like any HTTP server, sends no body with it.
-    if (route.method === 'GET') {
-      resource.addMethod('HEAD', integrationFor(route.function));
-      methods.push('HEAD');
+    const methods = routes.flatMap((route) => (route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]));
+    const functions = new Set(routes.map((route) => route.function));
+    if (methods.length > 1 && functions.size === 1) {
+      // One ANY method where one function serves several: CloudFormation's 500 resources must
+      // hold two instances. The function's dispatcher answers a method it has no route for with 404.
+      resource.addMethod('ANY', integrationFor(routes[0]!.function));
+    } else {
+      for (const route of routes) resource.addMethod(route.method, integrationFor(route.function));
+      if (methods.includes('HEAD')) resource.addMethod('HEAD', integrationFor(routes.find((route) => route.method === 'GET')!.function));
     }
-    if (route.base !== PAGES_BASE_PATH) methodsOf.set(resource, methods);
+    if (routes[0]!.base !== PAGES_BASE_PATH) methodsOf.set(resource, methods);
   }
   // Preflights are answered by API Gateway itself (a mock integration): no function runs for them.
   for (const [resource, methods] of methodsOf) {

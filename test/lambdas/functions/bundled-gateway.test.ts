@@ -67,12 +67,22 @@ describe('the synthesized stack, served from its function packages', () => {
 
     it('routes each method of the template to the function its integration names, the one the route table means', () => {
       const constructOf = (logicalId: string) => stack.deployment.assembly.functions.find((fn) => fn.logicalId === logicalId)!.constructId;
-      const served = stack.deployment.gateway.routes.map((route) => `${route.method} ${route.resourcePath} -> ${constructOf(route.functionLogicalId)}${route.streaming ? ' (stream)' : ''}`);
-      // HEAD beside each GET, served by the GET route's function (RFC 9110 §9.3.2).
+      const served = stack.deployment.gateway.routes;
+      // HEAD beside each GET, served by the GET route's function (RFC 9110 §9.3.2); an ANY method
+      // serves every method of a resource whose routes one function serves.
       const meant = ROUTES.flatMap((route) =>
         servedMethods([route.method]).map((method) => `${method} ${resourcePath(route)} -> ${FUNCTION_REQUIREMENTS[route.function].construct}${route.function === 'inference' ? ' (stream)' : ''}`),
       );
-      expect(served.sort()).toEqual(meant.sort());
+      const servedAs = meant.map((line) => {
+        const [method, path] = line.split(' ') as [string, string];
+        const route = served.find((candidate) => candidate.resourcePath === path && candidate.method === method) ?? served.find((candidate) => candidate.resourcePath === path && candidate.method === 'ANY');
+        return route ? `${method} ${path} -> ${constructOf(route.functionLogicalId)}${route.streaming ? ' (stream)' : ''}` : `${method} ${path} -> nothing`;
+      });
+      expect(servedAs).toEqual(meant);
+      // And no method of the template reaches a function that serves no route of its resource.
+      const functionsOf = (path: string) => new Set(ROUTES.filter((route) => resourcePath(route) === path).map((route) => FUNCTION_REQUIREMENTS[route.function].construct));
+      expect(served.filter((route) => !functionsOf(route.resourcePath).has(constructOf(route.functionLogicalId)))).toEqual([]);
+      expect(served.some((route) => route.method === 'ANY')).toBe(true);
     });
   });
 
@@ -202,11 +212,12 @@ describe('the synthesized stack, served from its function packages', () => {
       }
     });
 
-    it("answers an unknown path and an unknown method with the template's gateway response, and another stage with 403", async () => {
+    it("answers an unknown path with the template's gateway response, an unknown method with its function's 404, and another stage with 403", async () => {
       const unknownPath = await call('/no/such/path', { key: stack.demo.keys.workspace });
       expect([unknownPath.status, unknownPath.body]).toEqual([404, { error: { code: 404, message: 'Not found' } }]);
+      // The resource's ANY method takes it to the catalog function, whose dispatcher has no such route.
       const unknownMethod = await call('/models/user', { method: 'DELETE', key: stack.demo.keys.workspace });
-      expect([unknownMethod.status, unknownMethod.body]).toEqual([404, { error: { code: 404, message: 'Not found' } }]);
+      expect([unknownMethod.status, unknownMethod.body]).toEqual([404, { error: { code: 404, message: 'Resource not found' } }]);
       const otherStage = await call(`${stack.deployment.gateway.origin}/prod/api/v1/models/user`);
       expect([otherStage.status, otherStage.body]).toEqual([403, { message: 'Forbidden' }]);
     });

@@ -57,9 +57,11 @@ describe('the media type of request bodies', () => {
   });
 
   describe.each(JSON_ROUTES.map((route) => [`${route.method} ${resourcePath(route)}`, route] as const))('%s', (_name, route) => {
-    it.each(UNSUPPORTED)('answers a body sent as %s with 415 in the docs/reference.md#the-common-error-body shape', async (_case, contentType) => {
+    it.each(UNSUPPORTED)("answers a body sent as %s with 415 in the docs/reference.md#the-common-error-body shape (or its API's own)", async (_case, contentType) => {
       const response = await send(route, '{"name":"x"}', contentType);
-      expect(response).toEqual({ status: 415, body: { error: { code: 415, message: 'Content-Type must be application/json' } } });
+      const message = 'Content-Type must be application/json';
+      const body = route.errorSchema === 'MessagesError' ? { type: 'error', error: { type: 'invalid_request_error', message } } : { error: { code: 415, message } };
+      expect(response).toEqual({ status: 415, body });
     });
 
     it.each(['application/json', 'Application/JSON; charset=utf-8', 'application/json;charset="UTF-8"'])('reads a body sent as %s', async (contentType) => {
