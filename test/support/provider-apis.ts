@@ -40,13 +40,14 @@ export async function startProviderApis(options: TestServiceOptions = {}): Promi
     startAnthropicStandIn({ apiKey: KEYS.anthropic, models: ['claude-sonnet-5'] }),
     startBedrockStandIn({ region: 'us-west-2', credentials: AWS_CREDENTIALS, models: [CLAUDE_ON_BEDROCK] }),
   ]);
+  const requestHandler = new NodeHttp2Handler({ nodeHttp2ConnectOptions: { ca: bedrock.caPem } });
   const service = await startTestService({
     inferenceUpstreams: {
       openai: { api: 'openai', baseUrl: openai.baseUrl, models: {} },
       anthropic: { api: 'anthropic', baseUrl: anthropic.baseUrl, models: {} },
       'amazon-bedrock': { api: 'bedrock', baseUrl: bedrock.baseUrl, region: 'us-west-2', models: { [CLAUDE]: CLAUDE_ON_BEDROCK } },
     },
-    bedrock: { requestHandler: new NodeHttp2Handler({ nodeHttp2ConnectOptions: { ca: bedrock.caPem } }), credentials: AWS_CREDENTIALS },
+    bedrock: { requestHandler, credentials: AWS_CREDENTIALS },
     ...options,
   });
   writeFileSync(join(service.dataDir, PROVIDER_CREDENTIALS_FILE), JSON.stringify(KEYS));
@@ -60,6 +61,8 @@ export async function startProviderApis(options: TestServiceOptions = {}): Promi
     reset: () => [openai, anthropic, bedrock].forEach((standIn) => standIn.reset()),
     stop: async () => {
       await service.stop();
+      // The gateway's HTTP/2 sessions to Bedrock: closed, so the worker ends with the suite.
+      requestHandler.destroy();
       await Promise.all([openai.stop(), anthropic.stop(), bedrock.stop()]);
     },
   };
