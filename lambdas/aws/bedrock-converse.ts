@@ -12,8 +12,8 @@ import {
   type Tool,
 } from '@aws-sdk/client-bedrock-runtime';
 import { invalidParameter } from '../errors';
-import { chatCallOf, type ChatCall } from '../providers/chat-call';
-import { chatResponse, type AnswerEvent, type FinishReason, type TokenUsage } from '../providers/chat-answer';
+import { chatCallOf, completionTokens, thinkingBudget, type ChatCall } from '../providers/chat-call';
+import { chatResponse, finishOfStop, type AnswerEvent, type TokenUsage } from '../providers/chat-answer';
 import type { Part } from '../providers/conversation';
 import { failureResponse, type ProviderClient } from '../providers/provider-client';
 
@@ -21,7 +21,6 @@ type Json = Record<string, unknown>;
 
 const IMAGE_FORMATS: Readonly<Record<string, 'png' | 'jpeg' | 'gif' | 'webp'>> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
 const CACHE_POINT = { cachePoint: { type: 'default' as const } };
-const EFFORT_SHARE = { minimal: 0.1, low: 0.2, medium: 0.5, high: 0.8 } as const;
 
 /**
  * The Converse request of a call (docs/providers.md, "Amazon Bedrock"): `system` blocks, turns
@@ -37,7 +36,7 @@ export function converseInput(call: ChatCall, modelId: string, maxCompletionToke
   const additional: Json = {};
   const input: ConverseCommandInput = { modelId, messages };
   if (system.length > 0) input.system = system;
-  const maxTokens = Math.min(maxCompletionTokens, (call.maxTokens ?? maxCompletionTokens) + (call.reasoning?.maxTokens ?? 0));
+  const maxTokens = completionTokens(call, maxCompletionTokens);
   const inference: NonNullable<ConverseCommandInput['inferenceConfig']> = { maxTokens };
   const tools: Tool[] = call.tools.flatMap((tool) => {
     const spec: Tool = { toolSpec: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), inputSchema: { json: tool.parameters as never } } };
@@ -54,7 +53,7 @@ export function converseInput(call: ChatCall, modelId: string, maxCompletionToke
   // Converse has no "none": the tools are left out, unless the history's tool blocks need them declared.
   if (tools.length > 0 && (call.toolChoice !== 'none' || toolsInHistory || call.json)) input.toolConfig = { tools, ...(toolChoice ? { toolChoice } : {}) };
   const forced = toolChoice !== undefined;
-  const thinking = anthropicModel && call.reasoning && !forced ? Math.max(1024, call.reasoning.maxTokens ?? Math.floor(maxTokens * EFFORT_SHARE[call.reasoning.effort ?? 'medium'])) : undefined;
+  const thinking = anthropicModel && !forced ? thinkingBudget(call, maxCompletionTokens) : undefined;
   if (thinking !== undefined && thinking < maxTokens) {
     additional.thinking = { type: 'enabled', budget_tokens: thinking };
   } else {
@@ -90,22 +89,6 @@ function contentBlocks(part: Part): ContentBlock[] {
   }
 }
 
-/** The public finish reason of a Converse `stopReason`. */
-export function bedrockFinish(reason: unknown): FinishReason {
-  switch (reason) {
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length';
-    case 'tool_use':
-      return 'tool_calls';
-    case 'guardrail_intervened':
-    case 'content_filtered':
-      return 'content_filter';
-    default:
-      return 'stop';
-  }
-}
-
 function usageOf(raw: { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; cacheWriteInputTokens?: number } | undefined): Partial<TokenUsage> {
   const out: Partial<TokenUsage> = {};
   if (raw?.inputTokens !== undefined) out.input = raw.inputTokens;
@@ -128,7 +111,7 @@ export function converseEvents(output: { output?: { message?: Message }; stopRea
       events.push({ type: 'tool_input', block: index, json: JSON.stringify(block.toolUse.input ?? {}) });
     }
   });
-  events.push({ type: 'usage', usage: usageOf(output.usage) }, { type: 'finish', reason: bedrockFinish(output.stopReason) });
+  events.push({ type: 'usage', usage: usageOf(output.usage) }, { type: 'finish', reason: finishOfStop(output.stopReason) });
   return events;
 }
 
@@ -146,7 +129,7 @@ export async function* converseStreamEvents(stream: AsyncIterable<ConverseStream
         else if (delta.reasoningContent?.text !== undefined) yield { type: 'reasoning', text: delta.reasoningContent.text };
         else if (delta.reasoningContent?.signature !== undefined) yield { type: 'reasoning', signature: delta.reasoningContent.signature };
       } else if (event.messageStop) {
-        yield { type: 'finish', reason: bedrockFinish(event.messageStop.stopReason) };
+        yield { type: 'finish', reason: finishOfStop(event.messageStop.stopReason) };
       } else if (event.metadata) {
         yield { type: 'usage', usage: usageOf(event.metadata.usage) };
       } else {

@@ -1,5 +1,5 @@
-import { chatCallOf, type ChatCall } from './chat-call';
-import { chatResponse, type AnswerEvent, type FinishReason, type TokenUsage } from './chat-answer';
+import { chatCallOf, completionTokens, thinkingBudget, type ChatCall } from './chat-call';
+import { chatResponse, finishOfStop, type AnswerEvent, type TokenUsage } from './chat-answer';
 import type { Part } from './conversation';
 import type { HttpTransport, ProviderClient } from './provider-client';
 import { bodySource, sseEvents } from './sse';
@@ -14,11 +14,6 @@ export const ANTHROPIC_PARAMETERS: ReadonlySet<string> = new Set([
   'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'top_k', 'stop', 'tools', 'tool_choice',
   'parallel_tool_calls', 'response_format', 'structured_outputs', 'reasoning', 'include_reasoning', 'reasoning_effort', 'user',
 ]);
-
-/** Shares of the completion limit each reasoning effort may think for. */
-const EFFORT_SHARE = { minimal: 0.1, low: 0.2, medium: 0.5, high: 0.8 } as const;
-/** Anthropic's smallest thinking budget. */
-const MIN_THINKING_TOKENS = 1024;
 
 /**
  * The Messages API body of a call (docs/providers.md, "Anthropic"): `system` blocks, user and
@@ -40,7 +35,7 @@ export function anthropicBody(call: ChatCall, modelId: string, maxCompletionToke
   if (toolChoice && tools.length > 0) body.tool_choice = toolChoice;
   const forced = toolChoice?.type === 'any' || toolChoice?.type === 'tool';
   const budget = forced ? undefined : thinkingBudget(call, maxCompletionTokens);
-  body.max_tokens = Math.min(maxCompletionTokens, (call.maxTokens ?? maxCompletionTokens) + (call.reasoning?.maxTokens ?? 0));
+  body.max_tokens = completionTokens(call, maxCompletionTokens);
   if (budget !== undefined && budget < (body.max_tokens as number)) {
     body.thinking = { type: 'enabled', budget_tokens: budget };
   } else {
@@ -53,13 +48,6 @@ export function anthropicBody(call: ChatCall, modelId: string, maxCompletionToke
   if (call.user) body.metadata = { user_id: call.user.slice(0, 256) };
   if (call.stream) body.stream = true;
   return { body, answerTool };
-}
-
-function thinkingBudget(call: ChatCall, maxCompletionTokens: number): number | undefined {
-  const ask = call.reasoning;
-  if (!ask) return undefined;
-  const budget = ask.maxTokens ?? Math.floor((call.maxTokens ?? maxCompletionTokens) * EFFORT_SHARE[ask.effort ?? 'medium']);
-  return Math.max(MIN_THINKING_TOKENS, budget);
 }
 
 function toolChoiceOf(call: ChatCall): Json | undefined {
@@ -98,21 +86,6 @@ function block(part: Part): Json[] {
   }
 }
 
-/** The public finish reason of an Anthropic `stop_reason`. */
-export function anthropicFinish(reason: unknown): FinishReason {
-  switch (reason) {
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length';
-    case 'tool_use':
-      return 'tool_calls';
-    case 'refusal':
-      return 'content_filter';
-    default:
-      return 'stop';
-  }
-}
-
 function usageOf(raw: unknown): Partial<TokenUsage> {
   const usage = (raw ?? {}) as Json;
   const out: Partial<TokenUsage> = {};
@@ -135,7 +108,7 @@ export function anthropicMessageEvents(message: Json): AnswerEvent[] {
       events.push({ type: 'tool_input', block: index, json: JSON.stringify(item.input ?? {}) });
     }
   });
-  events.push({ type: 'usage', usage: usageOf(message.usage) }, { type: 'finish', reason: anthropicFinish(message.stop_reason) });
+  events.push({ type: 'usage', usage: usageOf(message.usage) }, { type: 'finish', reason: finishOfStop(message.stop_reason) });
   return events;
 }
 
@@ -166,7 +139,7 @@ export async function* anthropicStreamEvents(response: Response): AsyncGenerator
       }
       case 'message_delta':
         yield { type: 'usage', usage: usageOf(data.usage) };
-        yield { type: 'finish', reason: anthropicFinish((data.delta as Json | undefined)?.stop_reason) };
+        yield { type: 'finish', reason: finishOfStop((data.delta as Json | undefined)?.stop_reason) };
         break;
       case 'message_stop':
         return;

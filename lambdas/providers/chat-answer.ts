@@ -16,6 +16,21 @@ export interface TokenUsage {
 /** The public finish reasons a translated answer ends with. */
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
+/** Stop reasons that are not `stop`, in Anthropic's words, which Bedrock's Converse shares. */
+const FINISH_OF_STOP: Readonly<Record<string, FinishReason>> = {
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+  guardrail_intervened: 'content_filter',
+  content_filtered: 'content_filter',
+};
+
+/** The public finish reason of an Anthropic or Bedrock stop reason: `end_turn`, `stop_sequence` and the rest are `stop`. */
+export function finishOfStop(reason: unknown): FinishReason {
+  return typeof reason === 'string' && Object.prototype.hasOwnProperty.call(FINISH_OF_STOP, reason) ? FINISH_OF_STOP[reason]! : 'stop';
+}
+
 /** One step of a provider's answer, in the terms every API shares. */
 export type AnswerEvent =
   | { type: 'text'; text: string }

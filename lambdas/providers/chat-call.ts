@@ -104,3 +104,25 @@ function reasoningOf(raw: unknown, effortField: unknown): ReasoningAsk | undefin
   if (effort === undefined && maxTokens === undefined && ask.enabled !== true) return undefined;
   return { effort, maxTokens };
 }
+
+/** Shares of the completion cap each reasoning effort may think for. */
+const EFFORT_SHARE = { minimal: 0.1, low: 0.2, medium: 0.5, high: 0.8 } as const;
+/** Anthropic's smallest thinking budget. */
+const MIN_THINKING_TOKENS = 1024;
+
+/**
+ * The thinking budget of a call for Anthropic's models (direct or on Bedrock): its reasoning
+ * tokens, else its effort's share of its completion cap (the endpoint's limit when it gives
+ * none), at least {@link MIN_THINKING_TOKENS}; undefined when it asks for no reasoning.
+ */
+export function thinkingBudget(call: ChatCall, maxCompletionTokens: number): number | undefined {
+  const ask = call.reasoning;
+  if (!ask) return undefined;
+  const budget = ask.maxTokens ?? Math.floor((call.maxTokens ?? maxCompletionTokens) * EFFORT_SHARE[ask.effort ?? 'medium']);
+  return Math.max(MIN_THINKING_TOKENS, budget);
+}
+
+/** The completion tokens a call may take, reasoning included: its cap plus its reasoning tokens, within the endpoint's limit. */
+export function completionTokens(call: ChatCall, maxCompletionTokens: number): number {
+  return Math.min(maxCompletionTokens, (call.maxTokens ?? maxCompletionTokens) + (call.reasoning?.maxTokens ?? 0));
+}

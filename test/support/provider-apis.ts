@@ -67,3 +67,14 @@ export async function startProviderApis(options: TestServiceOptions = {}): Promi
     },
   };
 }
+
+/** The provider APIs for one suite: started before its tests, their stand-ins reset before each, stopped after. */
+export function useProviderApis(): () => ProviderApis {
+  let apis: ProviderApis | undefined;
+  beforeAll(async () => {
+    apis = await startProviderApis();
+  });
+  afterAll(() => apis?.stop());
+  beforeEach(() => apis!.reset());
+  return () => apis!;
+}

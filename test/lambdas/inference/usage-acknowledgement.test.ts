@@ -4,7 +4,7 @@ import { hashApiKey } from '../../../lambdas/accounts/api-keys';
 import type { CatalogCache } from '../../../lambdas/catalog/catalog-cache';
 import { CatalogIndex } from '../../../lambdas/catalog/catalog-index';
 import { DEVELOPMENT_PROVIDER } from '../../../lambdas/config';
-import { createInferenceApi } from '../../../lambdas/inference/inference-api';
+import { createInferenceApi, type InferenceApiDeps } from '../../../lambdas/inference/inference-api';
 import { INFERENCE_ROUTES } from '../../../lambdas/inference/routes';
 import { upstreamOptions } from '../../../lambdas/wiring/upstream-options';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
@@ -79,6 +79,27 @@ function completionEvent(body: Record<string, unknown>): APIGatewayProxyEvent {
 }
 
 /**
+ * The inference operation over one key and one model (`acme/chat`, served by Acme), the key
+ * without a spending limit, with what a suite gives on top: its upstream, usage store, logger.
+ */
+function inferenceApi(clock: FixedClock, deps: Pick<InferenceApiDeps, 'upstream'> & Partial<InferenceApiDeps>) {
+  return createInferenceApi(INFERENCE_ROUTES, {
+    accounts: authenticationRecords(organization, key),
+    catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
+    clock,
+    regionalHostnames: {},
+    corsAllowedOrigins: ['*'],
+    usage: { record: async () => undefined },
+    generations: { put: async () => undefined },
+    // The key has no spending limit: no request asks.
+    budgets: { admit: () => Promise.reject(new Error('no spending limit applies here')) },
+    resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
+    logger: { error: () => undefined },
+    ...deps,
+  });
+}
+
+/**
  * Lets every pending promise, stream event and I/O callback run: a few turns of the event loop,
  * no clock. What the handler can do without the gated write it has done by then.
  */
@@ -96,18 +117,9 @@ describe('POST /chat/completions acknowledges a completion only after its usage 
   const logged: { message: string; fields: Record<string, unknown> }[] = [];
   let usage: GatedUsage;
   const api = () =>
-    createInferenceApi(INFERENCE_ROUTES, {
-      accounts: authenticationRecords(organization, key),
-      catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
-      clock,
-      regionalHostnames: {},
-      corsAllowedOrigins: ['*'],
+    inferenceApi(clock, {
       upstream: upstreamOptions({ inferenceUpstreams: { '*': DEVELOPMENT_PROVIDER }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }),
       usage,
-      generations: { put: async () => undefined },
-      // The key has no spending limit: no request asks.
-      budgets: { admit: () => Promise.reject(new Error('no spending limit applies here')) },
-      resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
       logger: { error: (message, fields) => void logged.push({ message, fields }) },
       newId: () => 'answer-1',
     });
@@ -205,18 +217,8 @@ describe('a stream whose provider falls silent', () => {
     return new Response(body, { headers: { 'Content-Type': 'text/event-stream' } });
   };
   const api = (silentMs: number) =>
-    createInferenceApi(INFERENCE_ROUTES, {
-      accounts: authenticationRecords(organization, key),
-      catalog: { get: async () => new CatalogIndex([catalogEntry('acme/chat', { endpoints: [providerEndpoint('acme', { provider_name: 'Acme' })] })]) } as unknown as CatalogCache,
-      clock,
-      regionalHostnames: {},
-      corsAllowedOrigins: ['*'],
+    inferenceApi(clock, {
       upstream: { ...upstreamOptions({ inferenceUpstreams: { '*': 'https://llm.example.com/v1' }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }), transport: thinking(silentMs) },
-      usage: { record: async () => undefined },
-      generations: { put: async () => undefined },
-      budgets: { admit: () => Promise.reject(new Error('no spending limit applies here')) },
-      resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
-      logger: { error: () => undefined },
       keepaliveMs: 90,
     });
 
