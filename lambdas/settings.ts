@@ -37,6 +37,8 @@ export interface Settings {
   readonly inferenceUpstreams: Readonly<Record<string, UpstreamTarget>>;
   /** Seconds to wait for a provider's first byte, and between two streamed chunks, 1 to 300. @default 60 */
   readonly upstreamTimeoutSeconds: number;
+  /** Days a kept response stays (docs/api.md#the-responses-api). */
+  readonly responseRetentionDays: number;
   /** Level of every function's logger: DEBUG, INFO, WARN or ERROR. @default 'INFO' */
   readonly logLevel: LogLevel;
   /** ARN of an existing SNS topic every alarm notifies, on ALARM and on OK. @default none */
@@ -134,6 +136,8 @@ export const SETTINGS = {
   inferenceUpstreams: { env: 'INFERENCE_UPSTREAMS', default: Object.freeze(Object.create(null)), kind: upstreamMap() },
   // The inference function's own timeout is 5 minutes: a longer wait could never end in an answer.
   upstreamTimeoutSeconds: { env: 'UPSTREAM_TIMEOUT_SECONDS', default: 60, kind: integer(1, 300) },
+  // How long a kept response (`store`) stays for `GET /responses/{id}` and `previous_response_id`.
+  responseRetentionDays: { env: 'RESPONSE_RETENTION_DAYS', default: 30, kind: integer(1, 365) },
   logLevel: { env: 'LOG_LEVEL', default: 'INFO', kind: choice(LOG_LEVELS) },
   alarmTopicArn: { default: undefined, kind: optional(text(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/, 'the ARN of an SNS topic')) },
   apiBaseUrl: { env: 'API_BASE_URL', default: '', kind: baseUrl() },

@@ -192,7 +192,6 @@ function checkUniqueInstance(gateway: Modelgate): void {
     );
   }
 }
-
 const sameEnvironment = (a: Stack, b: Stack) => a.account === b.account && a.region === b.region;
 
 /**
@@ -355,7 +354,7 @@ function tokenExchangeFunction(serviceFunction: FunctionFactory, tables: Tables,
 /** The inference function, and the secret only it may read: the providers' API keys. */
 function inferenceFunction(scope: Construct, serviceFunction: FunctionFactory, tables: Tables, settings: ModelgateSettings) {
   const inference = serviceFunction('Inference', 'inference', {
-    description: 'POST /chat/completions',
+    description: 'POST /chat/completions, /messages and /responses; kept responses',
     // A streamed completion may run for minutes; API Gateway streams for up to 15. Spending-limit
     // holds lapse only once no completion admitted under them can still run (docs/limits.md).
     timeout: Duration.seconds(INFERENCE_TIMEOUT_SECONDS),
@@ -363,11 +362,12 @@ function inferenceFunction(scope: Construct, serviceFunction: FunctionFactory, t
     // surge of them takes the account's concurrency from the token exchange, JWKS and catalog.
     reservedConcurrentExecutions: settings.inferenceReservedConcurrency,
     // Completions are routed within the region of the hostname called, over the same catalog.
-    environment: settingsEnvironment(settings, ['inferenceUpstreams', 'upstreamTimeoutSeconds', ...CATALOG_SETTINGS]),
+    environment: settingsEnvironment(settings, ['inferenceUpstreams', 'upstreamTimeoutSeconds', 'responseRetentionDays', ...CATALOG_SETTINGS]),
   })
     .bindTable(tables.get('keys'), 'read')
     .bindTable(tables.get('models'), 'read')
     .bindTable(tables.get('usage'), 'readWrite')
+    .bindTable(tables.get('responses'), 'readWrite')
     .bindTableItems(tables.get('rateCounters'), PROOF_REPLAY_WRITES, [PROOF_REPLAY_PREFIX]);
   const providerCredentials = new ProviderCredentials(scope, 'ProviderCredentials');
   providerCredentials.bindReader(inference);

@@ -4,7 +4,7 @@
  *
  * Every key attribute is a string. Items use generic `pk`/`sk` keys, one item per fact.
  */
-export type TableId = 'models' | 'policies' | 'keys' | 'rateCounters' | 'usage';
+export type TableId = 'models' | 'policies' | 'keys' | 'rateCounters' | 'usage' | 'responses';
 
 /** A global secondary index: its name and key attributes. */
 export interface GlobalIndexSchema {
@@ -27,6 +27,10 @@ export interface TableSchema {
   readonly timeToLiveAttribute?: string;
   /** Configuration and secrets: point-in-time recovery and retained on stack deletion. */
   readonly holdsConfiguration: boolean;
+  /** Callers' content (prompts and answers): encrypted at rest with the deployment's own KMS key, which it can audit and revoke. */
+  readonly holdsContent?: boolean;
+  /** Why a table that is not configuration has no point-in-time recovery. */
+  readonly noRecoveryReason?: string;
 }
 
 /** The secondary index (`gsi1pk` / `gsi1sk`) of the keys, policies and usage tables: items listed by organization. */
@@ -101,6 +105,18 @@ export const TABLE_SCHEMAS: Readonly<Record<TableId, TableSchema>> = {
     timeToLiveAttribute: 'expiresAt',
     // What callers were charged: kept like configuration.
     holdsConfiguration: true,
+  },
+  // Kept responses (lambdas/aws/dynamo-response-store.ts): one item each, expiring.
+  responses: {
+    id: 'responses',
+    envVar: 'RESPONSES_TABLE',
+    localName: 'modelgate-responses',
+    partitionKey: 'pk',
+    globalIndexes: [],
+    timeToLiveAttribute: 'expiresAt',
+    holdsConfiguration: false,
+    holdsContent: true,
+    noRecoveryReason: 'holds conversations callers may delete and that expire; a restore would bring deleted ones back',
   },
 };
 

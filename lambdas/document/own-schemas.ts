@@ -7,6 +7,7 @@ import { CHAT_PARAMETERS, ROLES } from '../inference/chat-parameters';
 import { DISCOVERY_SCHEMAS } from './discovery-schemas';
 import { FEDERATION_SCHEMAS } from './federation-schemas';
 import { MESSAGES_SCHEMAS } from './messages-schemas';
+import { RESPONSES_SCHEMAS } from './responses-schemas';
 import { invalid, nonBlank, ref, type Json } from '../openapi/json-schema';
 
 const contentParts = invalid('must be a string or an array of content parts');
@@ -136,6 +137,7 @@ export const OWN_SCHEMAS: Json = {
     additionalProperties: true,
   },
   ...MESSAGES_SCHEMAS,
+  ...RESPONSES_SCHEMAS,
   CreateKeyResponse: {
     type: 'object',
     properties: { data: ref('ApiKey'), key: { type: 'string', description: 'The secret, shown once.' } },

@@ -128,9 +128,11 @@ export class StreamingResponse {
     });
   }
 
+  /** A whole JSON answer, its length known: a HEAD answer says it too, without the body. */
   json(statusCode: number, value: unknown, headers: Record<string, string> = {}): void {
-    this.start(statusCode, { 'Content-Type': 'application/json', ...headers });
-    this.write(JSON.stringify(value));
+    const text = JSON.stringify(value);
+    this.start(statusCode, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)), ...headers });
+    this.write(text);
   }
 
   /** Ends the response and waits until the bytes are handed over. */

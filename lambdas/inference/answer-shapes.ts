@@ -17,6 +17,10 @@ export interface AnswerShape {
   end(usageChunk: Json): string;
   /** A failure after the stream began, from the public error chunk. */
   streamError(errorChunk: Json): string;
+  /** The whole answer once written by `completion` or `end`, where the API keeps answers (the Responses API). */
+  final?(): Json | undefined;
+  /** The end of the stream again, saying the answer was not kept (`store: false`). */
+  unkept?(): string;
   /** A failure before the answer began: the status, body and headers. */
   error(error: unknown, options: ErrorSerializerOptions): { status: number; body: unknown; headers?: Readonly<Record<string, string>> };
 }

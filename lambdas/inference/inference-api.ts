@@ -13,7 +13,7 @@ import { corsHeaders } from '../http/cors';
 import { requestAdmission } from '../http/dispatcher';
 import { header, requestHost, requestIdOf } from '../http/request';
 import { StreamingResponse, type StreamingHandler } from '../http/streaming';
-import { bodyValidators } from '../openapi/validators/inference.generated';
+import { bodyValidators, type CreateChatCompletionBody } from '../openapi/validators/inference.generated';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
 import type { ProviderEndpoint } from '../catalog/types';
 import { ZERO, minus } from '../usd';
@@ -26,6 +26,9 @@ import { errorChunk, type AnswerFacts } from './public-answer';
 import { KEEPALIVE_MS, relayJson, relayStream } from './relay';
 import { CHAT_SHAPE, messagesShape, type AnswerShape } from './answer-shapes';
 import { chatBodyOfMessages } from './messages-request';
+import { responsesShape, type ResponsesShape } from './responses-shape';
+import { decideKeeping, deleteKeptResponse, keeper, keptResponse, readResponsesRequest } from './responses-api';
+import type { ResponseStore } from '../usage/stored-responses';
 import { openFirstModel, routeOf, type OpenedUpstream, type UpstreamOptions } from './upstream';
 import { routeCandidates, routingAsk } from './request-routing';
 import { API_PARAMETERS } from '../providers/clients';
@@ -46,6 +49,8 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   usage: Pick<UsageStore, 'record'>;
   /** Each completion's stats, by generation id (`GET /generation`), written beside its usage; a failure is logged. */
   generations: Pick<GenerationStore, 'put'>;
+  /** Kept responses of the Responses API (`store`, `previous_response_id`, `GET`/`DELETE /responses/{id}`). */
+  responses: ResponseStore;
   /**
    * Spending limits (docs/limits.md): a completion starts only when its maximum cost fits every
    * cap on its key, and is charged to them before it is acknowledged.
@@ -89,7 +94,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
   return async (event, stream, context: Context, onAnswered) => {
     const requestId = requestIdOf(event, context);
     // The API the caller speaks, known from its path before the route is (a refusal of its credential is in its shape too).
-    const shape = /\/messages$/.test(event.path ?? '') ? messagesShape() : CHAT_SHAPE;
+    const shape = answerShape(event.path ?? '', deps.clock);
     const response = new StreamingResponse(stream, { ...corsHeaders(deps.corsAllowedOrigins, header(event, 'origin')), 'X-Request-Id': requestId });
     const clientGone = response.disconnectSignal();
     // One id for the whole answer: every chunk's `id`, `X-Generation-Id`, and the key of its stats.
@@ -99,10 +104,18 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
     let admission: Admission | undefined;
     let stopWatch: (() => void) | undefined;
     try {
-      const { principal, body, route } = await admitted(event);
-      // Another API's request is read as the chat request it means (messages-request.ts).
-      const request = parseChatRequest(route.operationId === 'createMessages' ? (chatBodyOfMessages(body as Record<string, unknown>) as typeof body) : body);
+      const { principal, body, route, params } = await admitted(event);
+      if (route.operationId === 'getResponse' || route.operationId === 'deleteResponse') {
+        const kept = route.operationId === 'getResponse' ? keptResponse(params.id!, principal, deps.responses) : deleteKeptResponse(params.id!, principal, deps.responses);
+        response.json(200, await kept);
+        return await finish();
+      }
+      // Another API's request is read as the chat request it means (messages-request.ts, responses-api.ts).
+      const fields = (body ?? {}) as Record<string, unknown>;
+      const responses = route.operationId === 'createResponses' ? await readResponsesRequest(fields, principal, deps.responses) : undefined;
+      const request = parseChatRequest((responses?.chat ?? (route.operationId === 'createMessages' ? chatBodyOfMessages(fields) : fields)) as CreateChatCompletionBody);
       const [guardrails, catalog] = await Promise.all([loadCallerGuardrails(principal, deps.accounts), deps.catalog.get()]);
+      const keeps = responses !== undefined && decideKeeping(shape as ResponsesShape, fields, principal, guardrails);
       const policy = buildCallerPolicy({ organization: principal.organization, guardrails, region: regionForHost(requestHost(event), deps.regionalHostnames) });
       const at = deps.clock.now();
       const candidates = routeCandidates(request.models, routingAsk(request.body), (slug) => catalog.endpointsFor(slug, policy), carriesFor(deps.upstream), at);
@@ -136,7 +149,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       await Promise.all([recordUsage(record, deps, context), recordGeneration(generation, deps, context)]);
       counted = record;
       if (relayed.failure) throw relayed.failure;
-      relayed.acknowledge(counted);
+      await relayed.acknowledge(counted, keeps ? keeper(responses, principal, at, deps.responses, (e) => logFailure(deps, context, 'response not kept', e)) : undefined);
     } catch (error) {
       if (!clientGone.aborted) reportError(error, response, deps, context, facts, shape);
     } finally {
@@ -144,10 +157,20 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       // A completion not charged gives its reservation back.
       admission?.release();
     }
-    await response.end();
-    onAnswered?.();
-    return response.status;
+    return finish();
+    async function finish(): Promise<number> {
+      await response.end();
+      onAnswered?.();
+      return response.status;
+    }
   };
+}
+
+/** How the API a path belongs to writes its answers (answer-shapes.ts). */
+function answerShape(path: string, clock: InferenceApiDeps['clock']): AnswerShape {
+  if (/\/messages$/.test(path)) return messagesShape();
+  if (/\/responses(\/[^/]*)?$/.test(path)) return responsesShape(() => clock.now());
+  return CHAT_SHAPE;
 }
 
 /** What went wrong with a usage write, by name and message: never the request. */

@@ -17,11 +17,14 @@ const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
  */
 export interface Relayed {
   usage: CompletionUsage | undefined;
-  acknowledge(charged: UsageRecord): void;
+  acknowledge(charged: UsageRecord, keep?: Keep): Promise<void>;
   failure?: unknown;
 }
 
-const NOTHING_MORE = (): void => undefined;
+/** What keeps a whole answer before it is written (a kept response); false when it was not kept, and the answer says so. */
+export type Keep = (answer: Record<string, unknown>) => Promise<boolean>;
+
+const NOTHING_MORE = async (): Promise<void> => undefined;
 
 /** Reads the provider's answer; the body goes out in `acknowledge`, once its usage is recorded. */
 export async function relayJson(upstream: OpenedUpstream, response: StreamingResponse, facts: AnswerFacts, observed: Observed, shape: AnswerShape): Promise<Relayed> {
@@ -39,7 +42,11 @@ export async function relayJson(upstream: OpenedUpstream, response: StreamingRes
   noteChunk(observed, body);
   return {
     usage: usageOf(body.usage),
-    acknowledge: (charged) => response.json(200, shape.completion(publicCompletion({ ...body, usage: publicUsage(body.usage, charged) }, facts)), { 'X-Generation-Id': facts.id }),
+    acknowledge: async (charged, keep) => {
+      let answer = shape.completion(publicCompletion({ ...body, usage: publicUsage(body.usage, charged) }, facts));
+      if (keep && !(await keep(answer))) answer = { ...answer, store: false };
+      response.json(200, answer, { 'X-Generation-Id': facts.id });
+    },
   };
 }
 
@@ -115,7 +122,11 @@ async function relayEvents(upstream: OpenedUpstream, response: StreamingResponse
       if (event.data.trim() === '[DONE]') {
         return {
           usage,
-          acknowledge: (charged) => response.write(shape.end(publicChunk({ choices: [], usage: publicUsage(reportedUsage, charged) }, facts))),
+          acknowledge: async (charged, keep) => {
+            const end = shape.end(publicChunk({ choices: [], usage: publicUsage(reportedUsage, charged) }, facts));
+            const answer = shape.final?.();
+            response.write(keep && answer && !(await keep(answer)) ? shape.unkept!() : end);
+          },
         };
       }
       let chunk: { choices?: unknown; usage?: unknown; error?: unknown };

@@ -1,5 +1,8 @@
 import { ref } from '../openapi/json-schema';
 import type { RouteDefinition } from '../route-definition';
+import { RESPONSE_ID } from '../usage/stored-responses';
+
+const RESPONSE_ID_SCHEMA = { type: 'string', pattern: RESPONSE_ID.source, description: 'A response id, `resp_…`.' };
 
 /** docs/reference.md#scopes-and-access: inference. */
 export const INFERENCE_ROUTES = [
@@ -51,6 +54,53 @@ export const INFERENCE_ROUTES = [
       },
     },
     errors: [400, 402, 404, 502, 503, 504],
+  },
+  {
+    operationId: 'createResponses',
+    method: 'POST',
+    path: '/responses',
+    function: 'inference',
+    access: 'inference',
+    summary: "OpenAI's Responses API on the same routing, limits and accounting; kept for its organization unless `store` is false",
+    body: ref('ResponsesRequest'),
+    errorSchema: 'ResponsesError',
+    ok: {
+      status: 200,
+      media: {
+        'application/json': { schema: ref('ResponsesResult') },
+        'text/event-stream': {
+          schema: {
+            type: 'string',
+            description: 'Server-sent events as OpenAI sends them, each named by its `type` and numbered by `sequence_number`: `response.created`, `response.in_progress`, the output items\' events, then `response.completed` (or `response.incomplete`); a failure after the stream started is an `error` event and `response.failed`.',
+          },
+        },
+      },
+    },
+    errors: [400, 402, 404, 502, 503, 504],
+  },
+  {
+    operationId: 'getResponse',
+    method: 'GET',
+    path: '/responses/{id}',
+    function: 'inference',
+    access: 'inference',
+    summary: "A kept response of the caller's organization",
+    pathParameters: { id: RESPONSE_ID_SCHEMA },
+    errorSchema: 'ResponsesError',
+    ok: { status: 200, schema: ref('ResponsesResult') },
+    errors: [404],
+  },
+  {
+    operationId: 'deleteResponse',
+    method: 'DELETE',
+    path: '/responses/{id}',
+    function: 'inference',
+    access: 'inference',
+    summary: "Deletes a kept response of the caller's organization",
+    pathParameters: { id: RESPONSE_ID_SCHEMA },
+    errorSchema: 'ResponsesError',
+    ok: { status: 200, schema: ref('ResponseDeleted') },
+    errors: [404],
   },
 ] as const satisfies readonly RouteDefinition[];
 

@@ -265,6 +265,9 @@ export class ServiceFunction extends NodejsFunction {
           : undefined,
       }),
     );
+    // A table of callers' content is encrypted with the deployment's own key: reads decrypt, writes encrypt too; no wildcard action.
+    const key = binding.table.encryptionKey;
+    if (key) key.grant(this, 'kms:Decrypt', 'kms:DescribeKey', ...(accessMode === 'readWrite' ? ['kms:Encrypt', 'kms:GenerateDataKey'] : []));
     return this;
   }
 

@@ -1,5 +1,6 @@
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { ALL_TABLES, type TableId, type TableSchema } from '../../lambdas/aws/table-schemas';
 
@@ -50,11 +51,12 @@ function buildTable(scope: Construct, schema: TableSchema): dynamodb.Table {
     // bad write and a stack deletion; rate counters are disposable.
     pointInTimeRecoverySpecification: schema.holdsConfiguration ? { pointInTimeRecoveryEnabled: true } : undefined,
     removalPolicy: schema.holdsConfiguration ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    ...(schema.holdsContent ? { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey: contentKey(scope, id) } : {}),
   });
   if (!schema.holdsConfiguration) {
     Validations.of(table).acknowledge({
       id: 'AwsSolutions-DDB3',
-      reason: `${schema.id} holds counters that expire within minutes; restoring them to an earlier time would be wrong, not safer`,
+      reason: `${schema.id} ${schema.noRecoveryReason ?? 'holds nothing worth restoring'}`,
     });
   }
   for (const index of schema.globalIndexes) {
@@ -65,4 +67,13 @@ function buildTable(scope: Construct, schema: TableSchema): dynamodb.Table {
     });
   }
   return table;
+}
+
+/** The key a table of callers' content is encrypted with: the deployment's own, rotated yearly, destroyed with the table. */
+function contentKey(scope: Construct, tableId: string): kms.Key {
+  return new kms.Key(scope, `${tableId}Key`, {
+    description: `Encrypts ${tableId} at rest`,
+    enableKeyRotation: true,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
 }

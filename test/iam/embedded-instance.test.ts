@@ -53,7 +53,7 @@ describe('an instance in a stack of its user, behind the IAM gate', () => {
       const gate = new IamGate(embedded);
       kms = await startKmsStandIn({ authorize: gate.standInAuthorizer() });
       const keyArn = await createStackSigningKey(kms, gate);
-      const key = gate.resources.find((resource) => resource.type === 'AWS::KMS::Key')!;
+      const key = gate.resources.find((resource) => resource.type === 'AWS::KMS::Key' && resource.keyUsage === 'SIGN_VERIFY')!;
       expect(key.tags).toEqual({ 'modelgate:access-token-signing': 'Embedded' });
       const rotated = await createRotatedSigningKey(kms, key.policy, { 'modelgate:access-token-signing': 'Embedded' });
       const foreign = await createRotatedSigningKey(kms, key.policy, { 'modelgate:access-token-signing': 'Modelgate' });

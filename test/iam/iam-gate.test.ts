@@ -144,7 +144,7 @@ describe('the IAM gate', () => {
 
     it("lets the token exchange sign with a rotated key tagged with the stack's name, and not with another stack's", async () => {
       const { gate: kmsGate } = await standIn(stack);
-      const key = kmsGate.resources.find((resource) => resource.type === 'AWS::KMS::Key')!;
+      const key = kmsGate.resources.find((resource) => resource.type === 'AWS::KMS::Key' && resource.keyUsage === 'SIGN_VERIFY')!;
       const rotated = await createRotatedSigningKey(kms, key.policy, { 'modelgate:access-token-signing': 'Modelgate' });
       const foreign = await createRotatedSigningKey(kms, key.policy, { 'modelgate:access-token-signing': 'Staging' });
       await expect(sign('tokenExchange', rotated)).resolves.toMatchObject({ KeyId: rotated });

@@ -12,7 +12,7 @@ const HTTP_LAYER = [
   /^functions\//,
   /^observability\//,
   // Route adapters: parse the event, call the domain, format the reply: handlers only wire.
-  /^(catalog\/catalog-api|management\/management-api|management\/operation|inference\/inference-api|inference\/relay|inference\/answer-shapes|pages\/page-server)\.ts$/,
+  /^(catalog\/catalog-api|management\/management-api|management\/operation|inference\/inference-api|inference\/relay|inference\/answer-shapes|inference\/responses-shape|pages\/page-server)\.ts$/,
   // The management API's handlers, one file per resource, bound to their routes by operation id.
   /^management\/operations\//,
 ];

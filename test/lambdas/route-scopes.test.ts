@@ -7,6 +7,7 @@ import { LOCAL_SIGNING_KEY_FILE } from '../../local/signing-keys';
 import { signJwt } from '../support/access-tokens';
 import { startTestService, type TestService } from '../support/local-service';
 import { responseMismatch } from '../support/openapi-responses';
+import { refusalBody } from '../support/refusal-shapes';
 
 /**
  * docs/reference.md#scopes-and-access over every route of the route registry, against each kind of credential:
@@ -131,7 +132,8 @@ describe('every route against every kind of credential', () => {
   it.each(cases)('%s with a %s', async (_key, credential, route) => {
     const access = route.access;
     const completion = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
-    const body = route.path === '/chat/completions' ? completion : route.path === '/messages' ? { ...completion, max_tokens: 8 } : route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
+    const bodies: Readonly<Record<string, unknown>> = { '/chat/completions': completion, '/messages': { ...completion, max_tokens: 8 }, '/responses': { model: completion.model, input: 'hi' } };
+    const body = bodies[route.path] ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {});
     // A page, or a discovery document at its path-inserted location, is outside the API base path: the same server, from its root.
     const path = route.base ? `${service.runtime.baseUrl.slice(0, -API_BASE_PATH.length)}${concretePath(route)}` : concretePath(route);
     const response = route.base
@@ -144,16 +146,17 @@ describe('every route against every kind of credential', () => {
     expect(responseMismatch(route.method, resourcePath(route), response.status, response.headers.get('content-type'), response.body)).toBeNull();
     const refusal = expectedRefusal(access, credential);
     if (refusal) {
-      // Another API's route refuses in its own shape (the Messages API's).
-      const refused = route.errorSchema === 'MessagesError' ? { type: 'error', error: { type: 'permission_error', message: refusal } } : { error: { code: 403, message: refusal } };
-      expect([response.status, response.body]).toEqual([403, refused]);
+      // Another API's route refuses in its own shape (the Messages and Responses APIs').
+      expect([response.status, response.body]).toEqual([403, refusalBody(route, 403, refusal)]);
     } else {
       expect(response.status).not.toBe(401);
       expect(response.status).not.toBe(403);
       expect(response.status).toBeLessThan(500);
       // Called without its query string: a route that requires one answers 400 once the caller is let in.
       const needsQuery = route.query?.some((parameter) => parameter.required) === true;
-      if (access === 'any' || access === 'catalog' || access === 'inference') expect(response.status).toBe(needsQuery ? 400 : 200);
+      // One that names a kept thing by an id that names none (a response) answers 404 once the caller is let in.
+      const namesNothing = route.path.includes('{id}');
+      if (access === 'any' || access === 'catalog' || access === 'inference') expect(response.status).toBe(needsQuery ? 400 : namesNothing ? 404 : 200);
     }
   });
 });

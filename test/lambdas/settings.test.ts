@@ -24,6 +24,7 @@ const SAMPLES: Record<EnvironmentSettingName, readonly unknown[]> = {
     { '*': 'https://llm.example.com/v1?key=1' },
   ],
   upstreamTimeoutSeconds: [1, 300, 0, 301, 900],
+  responseRetentionDays: [1, 365, 0, 366, 1.5],
   logLevel: ['INFO', 'debug', 'verbose'],
   apiBaseUrl: ['https://api.example.com/api/v1', 'http://127.0.0.1:8787/api/v1', 'http://api.example.com/api/v1', 'https://api.example.com/api/v1/', 'https://api.example.com/api/v1?x=1'],
   exchangeRateLimit: [1, 1_000_000, 0, 1_000_001],

@@ -32,13 +32,23 @@ describe('snapshot', () => {
 
 describe('signing key', () => {
   it('is one ECC_NIST_P256 SIGN_VERIFY key, retained on deletion, never rotated by KMS', () => {
-    template.resourceCountIs('AWS::KMS::Key', 1);
+    // The other key encrypts the kept responses' table (its own test below).
+    expect(Object.values(template.findResources('AWS::KMS::Key', { Properties: { KeyUsage: 'SIGN_VERIFY' } }))).toHaveLength(1);
     template.hasResource('AWS::KMS::Key', {
       Properties: { KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY', EnableKeyRotation: false },
       DeletionPolicy: 'Retain',
       UpdateReplacePolicy: 'Retain',
     });
     template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/Modelgate/access-token-signing' });
+  });
+
+  it("encrypts the kept responses with the deployment's own rotated key, which only the inference function may use, through DynamoDB", () => {
+    const [keyId, ...others] = Object.keys(template.findResources('AWS::KMS::Key', { Properties: { EnableKeyRotation: true } }));
+    expect(others).toEqual([]);
+    template.hasResourceProperties('AWS::DynamoDB::Table', { SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } } });
+    expect([...rolesAllowed(template, 'kms:Decrypt'), ...rolesAllowed(template, 'kms:Encrypt')]).toEqual(Array(2).fill(roleLogicalIdOf(template, FUNCTION_PREFIX.inference)));
+    const granted = functionStatements(template, FUNCTION_PREFIX.inference).filter((statement) => JSON.stringify(statement.Resource).includes(`"${keyId}"`));
+    expect(granted.flatMap((statement) => statement.Action).sort()).toEqual(['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey']);
   });
 
   it("lets only the token exchange function sign: with this key, and with rotated keys carrying the stack's signing tag", () => {
@@ -193,6 +203,7 @@ describe('cdk-nag AwsSolutions', () => {
         ['SigningKeyRegistration/Provider', 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]'],
         ['SigningKeyRegistration/Provider', `AwsSolutions-IAM5[Resource::<${functionLogicalId(template, FUNCTION_PREFIX.signingKeyRegistrar)}.Arn>:*]`],
         ['Tables/RateCountersTable', 'AwsSolutions-DDB3'],
+        ['Tables/ResponsesTable', 'AwsSolutions-DDB3'],
         ['ProviderCredentials/Secret', 'AwsSolutions-SMG4'],
         ['TokenExchangeRole/DefaultPolicy', 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]'],
       ].sort(),

@@ -66,10 +66,10 @@ describe('Modelgate inside a stack of its user', () => {
     expect(stack.resolve(gateway!.webAcl.attrArn)).toEqual({ 'Fn::GetAtt': [Object.keys(resourcesOfType(template, 'AWS::WAFv2::WebACL'))[0], 'Arn'] });
     const tables = Object.keys(resourcesOfType(template, 'AWS::DynamoDB::Table')).sort();
     expect(Object.values(gateway!.tables).map((table) => stack.resolve(table.tableName).Ref).sort()).toEqual(tables);
-    expect(Object.keys(gateway!.tables).sort()).toEqual(['keys', 'models', 'policies', 'rateCounters', 'usage']);
+    expect(Object.keys(gateway!.tables).sort()).toEqual(['keys', 'models', 'policies', 'rateCounters', 'responses', 'usage']);
     const alias = stack.resolve(gateway!.signingKeyAlias.aliasName) as { Ref: string };
     expect(resourcesOfType(template, 'AWS::KMS::Alias')[alias.Ref]!.Properties).toMatchObject({ AliasName: 'alias/Embedded/access-token-signing' });
-    expect(stack.resolve(gateway!.signingKeyAlias.aliasTargetKey.keyArn)).toEqual({ 'Fn::GetAtt': [Object.keys(resourcesOfType(template, 'AWS::KMS::Key'))[0], 'Arn'] });
+    expect(stack.resolve(gateway!.signingKeyAlias.aliasTargetKey.keyArn)).toEqual({ 'Fn::GetAtt': [Object.entries(resourcesOfType(template, 'AWS::KMS::Key')).find(([, key]) => key.Properties?.KeyUsage === 'SIGN_VERIFY')![0], 'Arn'] });
   });
 });
 

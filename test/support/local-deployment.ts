@@ -118,6 +118,12 @@ export async function deployLocally(assembly: StackAssembly, options: LocalDeplo
     const kmsClient = kms.client();
     for (const [logicalId, key] of ofType('AWS::KMS::Key')) {
       const properties = key.Properties!;
+      // A table's encryption key is DynamoDB's to use, server side, which the embedded DynamoDB does not do: named, not created.
+      if (properties.KeyUsage !== 'SIGN_VERIFY') {
+        const arn = `arn:${resolver.partition}:kms:${region}:${account}:key/${logicalId}`;
+        resolver.created(logicalId, { ref: logicalId, attributes: { Arn: arn, KeyId: logicalId } });
+        continue;
+      }
       // Created as CloudFormation creates it: spec, usage, key policy and tags from the template.
       const { KeyMetadata } = await kmsClient.send(
         new CreateKeyCommand({

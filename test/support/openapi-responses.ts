@@ -108,10 +108,10 @@ export function responseMismatch(method: string, resource: string, status: numbe
 function streamMismatch(key: string, body: unknown): string | null {
   if (typeof body !== 'string') return `${key}: a stream, but its text was not given`;
   const validate = validator('ChatStreamChunk', { $ref: '#/components/schemas/ChatStreamChunk' });
-  const named: Readonly<Record<string, [string, (data: { message?: unknown }) => unknown]>> = {
-    message_start: ['MessagesResult', (data) => data.message],
-    error: ['MessagesError', (data) => data],
-  };
+  // The Responses API names its events too: its ends carry the whole response, its errors are its own.
+  const named: Readonly<Record<string, [string, (data: { message?: unknown; response?: unknown }) => unknown]>> = key.includes('/responses')
+    ? { 'response.completed': ['ResponsesResult', (data) => data.response], 'response.incomplete': ['ResponsesResult', (data) => data.response] }
+    : { message_start: ['MessagesResult', (data) => data.message], error: ['MessagesError', (data) => data] };
   const events = body.split('\n\n').filter((event) => event.trim() !== '' && !event.startsWith(':'));
   for (const [i, event] of events.entries()) {
     const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n');

@@ -7,6 +7,7 @@ import { upstreamOptions, type ProviderClientSettings } from '../../wiring/upstr
 import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import { DynamoGenerationStore } from '../../aws/dynamo-generation-store';
+import { DynamoResponseStore } from '../../aws/dynamo-response-store';
 import { DynamoBudgetLedgers } from '../../aws/dynamo-budget-ledgers';
 import { BudgetGate } from '../../budgets/budget-gate';
 import { spendBeforeFrom } from '../../budgets/spend-before';
@@ -16,7 +17,7 @@ import { accessTokenVerifier, dpopChecker } from '../../wiring/credentials';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
 /** What the inference function's dependencies are built from beside its context: its settings, the providers' keys and the id generator. */
-export interface InferenceSettings extends AccessTokenSettings, CatalogSettings, ApiSettings, Pick<Settings, 'inferenceUpstreams' | 'upstreamTimeoutSeconds'> {
+export interface InferenceSettings extends AccessTokenSettings, CatalogSettings, ApiSettings, Pick<Settings, 'inferenceUpstreams' | 'upstreamTimeoutSeconds' | 'responseRetentionDays'> {
   /** The providers' API keys: Secrets Manager in AWS, a file locally; none: unauthenticated upstreams. */
   readonly credentials: ProviderCredentials | undefined;
   readonly newId: IdGenerator;
@@ -26,7 +27,7 @@ export interface InferenceSettings extends AccessTokenSettings, CatalogSettings,
 
 /** The inference function's dependencies (`POST /chat/completions`). */
 export function inferenceDependencies(
-  context: FunctionContext<'keys' | 'models' | 'usage' | 'rateCounters'>,
+  context: FunctionContext<'keys' | 'models' | 'usage' | 'rateCounters' | 'responses'>,
   settings: InferenceSettings,
 ): InferenceHandlerDeps {
   const { documentClient, tables, clock } = context;
@@ -39,6 +40,7 @@ export function inferenceDependencies(
     proofs: dpopChecker(context, settings),
     usage,
     generations: new DynamoGenerationStore(documentClient, tables.usage, clock),
+    responses: new DynamoResponseStore(documentClient, tables.responses, clock, settings.responseRetentionDays),
     // One per container: what it holds of each spending limit lives as long as it does.
     budgets: new BudgetGate({
       ledgers: new DynamoBudgetLedgers(documentClient, tables.usage),

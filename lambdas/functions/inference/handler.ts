@@ -7,7 +7,7 @@ import { routesOf } from '../../routes';
 
 /** docs/reference.md#scopes-and-access: API keys and the catalog, read-only; usage counters; the upstreams configuration names. */
 export const INFERENCE_FUNCTION = {
-  tables: ['keys', 'models', 'usage', 'rateCounters'],
+  tables: ['keys', 'models', 'usage', 'rateCounters', 'responses'],
   settings: [
     'apiBaseUrl',
     'accessTokenMaxLifetimeSeconds',
@@ -17,6 +17,7 @@ export const INFERENCE_FUNCTION = {
     'catalogReloadSpreadSeconds',
     'inferenceUpstreams',
     'upstreamTimeoutSeconds',
+    'responseRetentionDays',
     'providerCredentialsSecretArn',
     'corsAllowedOrigins',
   ],

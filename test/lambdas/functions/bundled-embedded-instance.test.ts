@@ -76,7 +76,7 @@ describe('an instance in a stack of its user, served from its packages', () => {
   });
 
   it('registers its own signing key, tagged with the instance, and exchanges a workload token signed with it that its catalog accepts', async () => {
-    const [key] = Object.values(embedded.assembly.template.Resources).filter((resource) => resource.Type === 'AWS::KMS::Key');
+    const [key] = Object.values(embedded.assembly.template.Resources).filter((resource) => resource.Type === 'AWS::KMS::Key' && resource.Properties?.KeyUsage === 'SIGN_VERIFY');
     expect(key!.Properties!.Tags).toEqual([{ Key: 'modelgate:access-token-signing', Value: 'Embedded' }]);
     const kid = Object.values(embedded.customResources)[0]!.PhysicalResourceId;
     expect((await embeddedCall('/oauth/jwks')).body.keys.map((jwk: { kid: string }) => jwk.kid)).toEqual([kid]);

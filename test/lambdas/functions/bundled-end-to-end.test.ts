@@ -308,7 +308,7 @@ describe('the synthesized stack, served from its function packages', () => {
       const oldProperties = stack.deployment.resolver.resolve(resource.Properties) as Record<string, string>;
       // CloudFormation replaces the key (a property that cannot change in place changed): the
       // template's references to it, and the registrar's grant on it, name the new key.
-      const [keyId, key] = Object.entries(stack.deployment.assembly.template.Resources).find(([, r]) => r.Type === 'AWS::KMS::Key')!;
+      const [keyId, key] = Object.entries(stack.deployment.assembly.template.Resources).find(([, r]) => r.Type === 'AWS::KMS::Key' && r.Properties?.KeyUsage === 'SIGN_VERIFY')!;
       const replacement = await stack.deployment.kms.client().send(
         new CreateKeyCommand({
           KeySpec: key.Properties!.KeySpec,

@@ -1,5 +1,6 @@
 import { ROUTES, resourcePath, type RouteDefinition } from '../../../lambdas/routes';
 import { startTestService, type TestService } from '../../support/local-service';
+import { refusalBody } from '../../support/refusal-shapes';
 
 /**
  * A JSON body is read only from a request that says it is JSON, on every route that declares
@@ -60,8 +61,7 @@ describe('the media type of request bodies', () => {
     it.each(UNSUPPORTED)("answers a body sent as %s with 415 in the docs/reference.md#the-common-error-body shape (or its API's own)", async (_case, contentType) => {
       const response = await send(route, '{"name":"x"}', contentType);
       const message = 'Content-Type must be application/json';
-      const body = route.errorSchema === 'MessagesError' ? { type: 'error', error: { type: 'invalid_request_error', message } } : { error: { code: 415, message } };
-      expect(response).toEqual({ status: 415, body });
+      expect(response).toEqual({ status: 415, body: refusalBody(route, 415, message) });
     });
 
     it.each(['application/json', 'Application/JSON; charset=utf-8', 'application/json;charset="UTF-8"'])('reads a body sent as %s', async (contentType) => {

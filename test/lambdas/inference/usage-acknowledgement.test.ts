@@ -91,6 +91,7 @@ function inferenceApi(clock: FixedClock, deps: Pick<InferenceApiDeps, 'upstream'
     corsAllowedOrigins: ['*'],
     usage: { record: async () => undefined },
     generations: { put: async () => undefined },
+    responses: { put: async () => 'stored', get: async () => undefined, delete: async () => false },
     // The key has no spending limit: no request asks.
     budgets: { admit: () => Promise.reject(new Error('no spending limit applies here')) },
     resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',

@@ -40,6 +40,8 @@ export interface StackResource {
   readonly arn: string;
   readonly policy?: PolicyDocument;
   readonly tags: Readonly<Record<string, string>>;
+  /** A KMS key's `KeyUsage`: `SIGN_VERIFY` for the signing key, `ENCRYPT_DECRYPT` (the default) for a table's. */
+  readonly keyUsage?: string;
 }
 
 /** The stack's IAM, resolved: what the gate evaluates each request against. */
@@ -142,6 +144,7 @@ export function resolveStackPolicies(stack: SynthesizedStack, bound: readonly Bo
         type: resource.Type,
         arn: resolver.resolve(isKey ? { 'Fn::GetAtt': [logicalId, 'Arn'] } : { Ref: logicalId }) as string,
         ...(policy ? { policy: resolver.resolve(policy) as PolicyDocument } : {}),
+        ...(isKey ? { keyUsage: (resource.Properties?.KeyUsage as string | undefined) ?? 'ENCRYPT_DECRYPT' } : {}),
         tags: Object.fromEntries(tags),
       };
     });

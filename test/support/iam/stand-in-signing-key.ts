@@ -9,8 +9,9 @@ import type { IamGate } from './iam-gate';
  * Returns its ARN.
  */
 export async function createStackSigningKey(kms: KmsStandIn, gate: IamGate): Promise<string> {
-  const keys = gate.resources.filter((resource) => resource.type === 'AWS::KMS::Key');
-  if (keys.length !== 1) throw new Error(`the stack has ${keys.length} KMS keys, expected its one signing key`);
+  // The tables' encryption keys are DynamoDB's to use, server side; the signing key is the functions'.
+  const keys = gate.resources.filter((resource) => resource.type === 'AWS::KMS::Key' && resource.keyUsage === 'SIGN_VERIFY');
+  if (keys.length !== 1) throw new Error(`the stack has ${keys.length} signing keys, expected one`);
   const [key] = keys as [(typeof keys)[number]];
   const { KeyMetadata } = await kms.client().send(
     new CreateKeyCommand({

@@ -28,6 +28,7 @@ describe('inference handler telemetry', () => {
       regionalHostnames: {},
       corsAllowedOrigins: ['*'],
       upstream: { upstreams: {} } as never,
+      responses: {} as never,
       usage: { record: async () => undefined },
       generations: { put: async () => undefined },
       budgets: { admit: () => Promise.reject(new Error('no spending limit applies here')) },
