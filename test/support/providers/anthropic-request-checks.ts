@@ -277,6 +277,21 @@ function checkThinking(value: unknown, maxTokens: number): boolean {
 }
 
 /**
+ * With thinking enabled, the assistant turn of the tool use a request continues (the last
+ * assistant message, when tool results follow it) must start with its thinking, as Anthropic
+ * refuses it otherwise.
+ */
+function checkThinkingFirst(messages: readonly Json[]): void {
+  const index = messages.findLastIndex((message) => message.role === 'assistant');
+  const content = messages[index]?.content;
+  if (index < 0 || !Array.isArray(content) || !content.some((block) => (block as Json).type === 'tool_use')) return;
+  const first = (content[0] as Json).type;
+  if (first !== 'thinking' && first !== 'redacted_thinking') {
+    invalid(`messages.${index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`);
+  }
+}
+
+/**
  * Checks a Messages API request body as the API does (members, types, turn order, tool
  * pairing, thinking limits) and that its model is one of `models`; throws an
  * {@link AnthropicRefusal} naming the first problem found.
@@ -308,6 +323,7 @@ export function checkMessagesRequest(body: unknown, models: readonly string[]): 
   if (body.top_k !== undefined) integer(body.top_k, 'top_k', 0);
   if (body.service_tier !== undefined) oneOf(body.service_tier, ['auto', 'standard_only'], 'service_tier');
   if (thinking && body.temperature !== undefined) invalid('temperature: may not be set when thinking is enabled');
+  if (thinking) checkThinkingFirst(body.messages as Json[]);
   if (walk.cacheBreakpoints > MAX_CACHE_BREAKPOINTS) invalid(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${walk.cacheBreakpoints}.`);
   if (!models.includes(model)) throw new AnthropicRefusal(404, 'not_found_error', `model: ${model}`);
   return body as unknown as CheckedRequest;

@@ -19,7 +19,7 @@ export interface StandInUsage {
  */
 export type AnthropicReply =
   | { kind: 'text'; text?: string; stopReason?: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'refusal'; usage?: StandInUsage }
-  | { kind: 'tools'; calls: { name: string; input: Record<string, unknown> }[]; text?: string; usage?: StandInUsage }
+  | { kind: 'tools'; calls: { name: string; input: Record<string, unknown> }[]; text?: string; thinking?: string; usage?: StandInUsage }
   | { kind: 'thinking'; thinking: string; text: string; usage?: StandInUsage }
   | { kind: 'status'; status: number; errorType: string; message: string; headers?: Record<string, string> }
   | { kind: 'stream-error'; afterDeltas: number; errorType: string; message: string };
@@ -96,6 +96,7 @@ function answerTo(request: CheckedRequest, reply: Exclude<AnthropicReply, { kind
     content.push({ type: 'text', text: reply.text ?? `echo: ${lastUserText(request)}` });
     stopReason = reply.stopReason ?? 'end_turn';
   } else if (reply.kind === 'tools') {
+    if (reply.thinking !== undefined) content.push({ type: 'thinking', thinking: reply.thinking, signature: randomBytes(96).toString('base64') });
     if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
     for (const call of reply.calls) content.push({ type: 'tool_use', id: newId('toolu_'), name: call.name, input: call.input });
     stopReason = 'tool_use';

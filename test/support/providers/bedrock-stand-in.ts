@@ -19,7 +19,7 @@ export interface StandInUsage {
 /** One scripted answer to the next request. Unscripted requests get { kind: 'text' }. */
 export type BedrockReply =
   | { kind: 'text'; text?: string; stopReason?: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'guardrail_intervened' | 'content_filtered'; usage?: StandInUsage }
-  | { kind: 'tools'; calls: { name: string; input: Record<string, unknown> }[]; text?: string; usage?: StandInUsage }
+  | { kind: 'tools'; calls: { name: string; input: Record<string, unknown> }[]; text?: string; thinking?: string; usage?: StandInUsage }
   | { kind: 'thinking'; thinking: string; text: string; usage?: StandInUsage }
   | { kind: 'status'; status: number; errorType: string; message: string } // e.g. 429 ThrottlingException, 503 ServiceUnavailableException, 400 ValidationException
   | { kind: 'stream-error'; afterDeltas: number; errorType: string; message: string }; // exception frame mid-stream, e.g. modelStreamErrorException

@@ -312,6 +312,7 @@ export function planAnswer(reply: Extract<BedrockReply, { kind: 'text' | 'tools'
   } else if (reply.kind === 'thinking') {
     blocks.push({ reasoning: reply.thinking, signature: Buffer.from(`signature of ${reply.thinking}`).toString('base64') }, { text: reply.text });
   } else {
+    if (reply.thinking !== undefined) blocks.push({ reasoning: reply.thinking, signature: Buffer.from(`signature of ${reply.thinking}`).toString('base64') });
     if (reply.text !== undefined) blocks.push({ text: reply.text });
     for (const call of reply.calls) blocks.push({ toolUse: { toolUseId: `tooluse_${randomBytes(16).toString('base64url').slice(0, 22)}`, ...call } });
     stopReason = 'tool_use';
