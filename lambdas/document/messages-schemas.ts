@@ -9,38 +9,13 @@ const anyObject: Json = { type: 'object', additionalProperties: true };
  * not act on (beta fields) are accepted and not sent on. The answer and the error in its shapes.
  */
 export const MESSAGES_SCHEMAS: Readonly<Record<string, Json>> = {
-  MessagesRequest: {
+  MessagesRequest: messagesRequest(),
+  MessagesCountTokensRequest: { ...messagesRequest(), description: 'A Messages API request to count: `max_tokens` and `stream` are not needed.', required: ['model', 'messages'] },
+  MessagesTokenCount: {
     type: 'object',
-    description: "Anthropic's Messages API request, with the public API's `provider` and `models`.",
-    properties: {
-      model: nonBlank(256, { description: 'A model id or canonical slug from the catalog.' }),
-      max_tokens: { type: 'integer', minimum: 1, maximum: MAX_SAFE_INTEGER },
-      messages: {
-        type: 'array',
-        minItems: 1,
-        ...invalid('must be a non-empty array'),
-        items: {
-          type: 'object',
-          properties: { role: { type: 'string', enum: ['user', 'assistant'] }, content: { type: ['string', 'array'], items: anyObject } },
-          required: ['role', 'content'],
-          additionalProperties: true,
-        },
-      },
-      system: { type: ['string', 'array'], items: anyObject },
-      stream: { type: 'boolean' },
-      temperature: { type: 'number', minimum: 0, maximum: 1 },
-      top_p: { type: 'number', minimum: 0, maximum: 1 },
-      top_k: { type: 'integer', minimum: 0, maximum: MAX_SAFE_INTEGER },
-      stop_sequences: { type: 'array', items: { type: 'string' } },
-      tools: { type: 'array', items: anyObject },
-      tool_choice: anyObject,
-      thinking: anyObject,
-      metadata: anyObject,
-      provider: CHAT_PARAMETERS.provider!,
-      models: CHAT_PARAMETERS.models!,
-    },
-    required: ['model', 'max_tokens', 'messages'],
-    additionalProperties: true,
+    description: 'An estimate of the input tokens, not any model\'s own count.',
+    properties: { input_tokens: { type: 'integer', minimum: 0 } },
+    required: ['input_tokens'],
   },
   MessagesResult: {
     type: 'object',
@@ -77,3 +52,40 @@ export const MESSAGES_SCHEMAS: Readonly<Record<string, Json>> = {
     required: ['type', 'error'],
   },
 };
+
+/** Anthropic's Messages API request, as `POST /messages` takes it. */
+function messagesRequest(): Json {
+  return {
+      type: 'object',
+      description: "Anthropic's Messages API request, with the public API's `provider` and `models`.",
+      properties: {
+        model: nonBlank(256, { description: 'A model id or canonical slug from the catalog.' }),
+        max_tokens: { type: 'integer', minimum: 1, maximum: MAX_SAFE_INTEGER },
+        messages: {
+          type: 'array',
+          minItems: 1,
+          ...invalid('must be a non-empty array'),
+          items: {
+            type: 'object',
+            properties: { role: { type: 'string', enum: ['user', 'assistant'] }, content: { type: ['string', 'array'], items: anyObject } },
+            required: ['role', 'content'],
+            additionalProperties: true,
+          },
+        },
+        system: { type: ['string', 'array'], items: anyObject },
+        stream: { type: 'boolean' },
+        temperature: { type: 'number', minimum: 0, maximum: 1 },
+        top_p: { type: 'number', minimum: 0, maximum: 1 },
+        top_k: { type: 'integer', minimum: 0, maximum: MAX_SAFE_INTEGER },
+        stop_sequences: { type: 'array', items: { type: 'string' } },
+        tools: { type: 'array', items: anyObject },
+        tool_choice: anyObject,
+        thinking: anyObject,
+        metadata: anyObject,
+        provider: CHAT_PARAMETERS.provider!,
+        models: CHAT_PARAMETERS.models!,
+      },
+      required: ['model', 'max_tokens', 'messages'],
+      additionalProperties: true,
+    };
+}

@@ -26,9 +26,11 @@ import { errorChunk, type AnswerFacts } from './public-answer';
 import { KEEPALIVE_MS, relayJson, relayStream } from './relay';
 import { CHAT_SHAPE, messagesShape, type AnswerShape } from './answer-shapes';
 import { chatBodyOfMessages } from './messages-request';
+import { estimatedPromptTokens } from './token-count';
 import { responsesShape, type ResponsesShape } from './responses-shape';
 import { decideKeeping, deleteKeptResponse, keeper, keptResponse, readResponsesRequest } from './responses-api';
 import type { ResponseStore } from '../usage/stored-responses';
+import type { Principal } from '../accounts/types';
 import { openFirstModel, routeOf, type OpenedUpstream, type UpstreamOptions } from './upstream';
 import { routeCandidates, routingAsk } from './request-routing';
 import { API_PARAMETERS } from '../providers/clients';
@@ -105,20 +107,22 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
     let stopWatch: (() => void) | undefined;
     try {
       const { principal, body, route, params } = await admitted(event);
-      if (route.operationId === 'getResponse' || route.operationId === 'deleteResponse') {
-        const kept = route.operationId === 'getResponse' ? keptResponse(params.id!, principal, deps.responses) : deleteKeptResponse(params.id!, principal, deps.responses);
+      const kept = keptResponseOperation(route.operationId, params.id, principal, deps.responses);
+      if (kept) {
         response.json(200, await kept);
         return await finish();
       }
-      // Another API's request is read as the chat request it means (messages-request.ts, responses-api.ts).
-      const fields = (body ?? {}) as Record<string, unknown>;
-      const responses = route.operationId === 'createResponses' ? await readResponsesRequest(fields, principal, deps.responses) : undefined;
-      const request = parseChatRequest((responses?.chat ?? (route.operationId === 'createMessages' ? chatBodyOfMessages(fields) : fields)) as CreateChatCompletionBody);
+      const { fields, responses, request } = await chatRequestOf(route.operationId, body, principal, deps.responses);
       const [guardrails, catalog] = await Promise.all([loadCallerGuardrails(principal, deps.accounts), deps.catalog.get()]);
       const keeps = responses !== undefined && decideKeeping(shape as ResponsesShape, fields, principal, guardrails);
       const policy = buildCallerPolicy({ organization: principal.organization, guardrails, region: regionForHost(requestHost(event), deps.regionalHostnames) });
       const at = deps.clock.now();
       const candidates = routeCandidates(request.models, routingAsk(request.body), (slug) => catalog.endpointsFor(slug, policy), carriesFor(deps.upstream), at);
+      // A count is admitted as the request would be, a model the caller may reach included, and asks no provider.
+      if (route.operationId === 'countMessageTokens') {
+        response.json(200, { input_tokens: estimatedPromptTokens(request.body) });
+        return await finish();
+      }
       // Workspace budgets, guardrail budgets, the key's limit: the first without room refuses (402).
       const layers = budgetLayers(principal, guardrails);
       const requests = candidates.map(({ model, endpoints }) => ({ modelId: model.id, endpoints, bodyFor: sentBodies(request, model.id, layers.length > 0) }));
@@ -166,9 +170,25 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
   };
 }
 
+/** `GET` and `DELETE /responses/{id}`, which answer from the kept responses alone; undefined for every other operation. */
+function keptResponseOperation(operationId: string, id: string | undefined, principal: Principal, store: ResponseStore): Promise<Record<string, unknown>> | undefined {
+  if (operationId === 'getResponse') return keptResponse(id!, principal, store);
+  if (operationId === 'deleteResponse') return deleteKeptResponse(id!, principal, store);
+  return undefined;
+}
+
+/** The chat request an operation's body means: another API's is read as the chat request it means (messages-request.ts, responses-api.ts). */
+async function chatRequestOf(operationId: string, body: unknown, principal: Principal, store: ResponseStore) {
+  const fields = (body ?? {}) as Record<string, unknown>;
+  const responses = operationId === 'createResponses' ? await readResponsesRequest(fields, principal, store) : undefined;
+  const messagesApi = operationId === 'createMessages' || operationId === 'countMessageTokens';
+  const request = parseChatRequest((responses?.chat ?? (messagesApi ? chatBodyOfMessages(fields) : fields)) as CreateChatCompletionBody);
+  return { fields, responses, request };
+}
+
 /** How the API a path belongs to writes its answers (answer-shapes.ts). */
 function answerShape(path: string, clock: InferenceApiDeps['clock']): AnswerShape {
-  if (/\/messages$/.test(path)) return messagesShape();
+  if (/\/messages(\/count_tokens)?$/.test(path)) return messagesShape();
   if (/\/responses(\/[^/]*)?$/.test(path)) return responsesShape(() => clock.now());
   return CHAT_SHAPE;
 }

@@ -132,7 +132,7 @@ describe('every route against every kind of credential', () => {
   it.each(cases)('%s with a %s', async (_key, credential, route) => {
     const access = route.access;
     const completion = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
-    const bodies: Readonly<Record<string, unknown>> = { '/chat/completions': completion, '/messages': { ...completion, max_tokens: 8 }, '/responses': { model: completion.model, input: 'hi' } };
+    const bodies: Readonly<Record<string, unknown>> = { '/chat/completions': completion, '/messages': { ...completion, max_tokens: 8 }, '/messages/count_tokens': completion, '/responses': { model: completion.model, input: 'hi' } };
     const body = bodies[route.path] ?? (route.method === 'GET' || route.method === 'DELETE' ? undefined : {});
     // A page, or a discovery document at its path-inserted location, is outside the API base path: the same server, from its root.
     const path = route.base ? `${service.runtime.baseUrl.slice(0, -API_BASE_PATH.length)}${concretePath(route)}` : concretePath(route);

@@ -49,6 +49,17 @@ describe('POST /messages with the Anthropic client', () => {
     expect(answer.content.find((block) => block.type === 'text')).toBeDefined();
   });
 
+  it('counts the input tokens of a request it would admit, asking no provider and charging nothing', async () => {
+    const before = await spent(service, service.runtime.demo.keys.workspace);
+    const short = await client.messages.countTokens({ model: MODEL, messages: [{ role: 'user', content: 'one two three' }] });
+    const long = await client.messages.countTokens({ model: MODEL, system: 'Be brief.', tools: [weather], messages: [{ role: 'user', content: 'one two three '.repeat(100) }] });
+    expect(short.input_tokens).toBeGreaterThan(0);
+    expect(long.input_tokens).toBeGreaterThan(short.input_tokens + 300);
+    expect(await spent(service, service.runtime.demo.keys.workspace)).toBe(before);
+    await expect(client.messages.countTokens({ model: 'acme/none', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    await expect(new Anthropic({ apiKey: 'sk-mg-v1-nope', baseURL: service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 }).messages.countTokens({ model: MODEL, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+  });
+
   it("refuses in Anthropic's shapes, so the client raises its typed errors", async () => {
     await expect(new Anthropic({ apiKey: 'sk-mg-v1-nope', baseURL: service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 }).messages.create({ model: MODEL, max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
     await expect(client.messages.create({ model: 'acme/none', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
