@@ -67,7 +67,7 @@ function messagesRequest(): Json {
           ...invalid('must be a non-empty array'),
           items: {
             type: 'object',
-            properties: { role: { type: 'string', enum: ['user', 'assistant'] }, content: { type: ['string', 'array'], items: anyObject } },
+            properties: { role: { type: 'string', enum: ['user', 'assistant', 'system'] }, content: { type: ['string', 'array'], items: anyObject } },
             required: ['role', 'content'],
             additionalProperties: true,
           },

@@ -52,13 +52,18 @@ export function jsonPieces(json: string): string[] {
   return json.match(/"(?:[^"\\]|\\.)*"|[{}[\]:,]|[^{}[\]:,"]+/g) ?? [];
 }
 
-/** The text of the tool results that end the conversation, joined; undefined when the last message is no tool result. */
+/**
+ * The text of the tool results that end the conversation, joined; undefined when the last
+ * message (system and developer messages a client adds after the results aside) is no tool result.
+ */
 function trailingToolResults(messages: readonly Message[]): string | undefined {
-  let first = messages.length;
+  let end = messages.length;
+  while (end > 0 && (messages[end - 1]!.role === 'system' || messages[end - 1]!.role === 'developer')) end--;
+  let first = end;
   while (first > 0 && messages[first - 1]!.role === 'tool') first--;
-  if (first === messages.length) return undefined;
+  if (first === end) return undefined;
   return messages
-    .slice(first)
+    .slice(first, end)
     .map((m) => contentText(m.content))
     .join(' ');
 }
@@ -89,13 +94,22 @@ function chosenTool(tools: unknown, choice: unknown, lastUser: string): Function
   return pick(functions, mode === 'required', lastUser);
 }
 
-/** The first function the user's message names, else the first one. */
+/**
+ * The function the user's message names last (its own words come after what a client prepends
+ * to them), else the first one.
+ */
 function pick(functions: readonly FunctionDefinition[], required: boolean, lastUser: string): FunctionDefinition | undefined {
   if (functions.length === 0) {
     if (required) throw new DevelopmentRefusal('tool_choice requires a tool call, but no function tools were given');
     return undefined;
   }
-  return functions.find((definition) => lastUser.includes(definition.name)) ?? functions[0];
+  let named: FunctionDefinition | undefined;
+  let at = -1;
+  for (const definition of functions) {
+    const where = lastUser.lastIndexOf(definition.name);
+    if (where > at) [named, at] = [definition, where];
+  }
+  return named ?? functions[0];
 }
 
 function argumentsOf(tool: FunctionDefinition): unknown {

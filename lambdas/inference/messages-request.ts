@@ -10,6 +10,7 @@ const SAME_MEANING = ['temperature', 'top_p', 'top_k', 'stream', 'provider', 'mo
  * gateway routes, limits and accounts: `system` as a system message, content blocks as parts,
  * `tool_use` blocks as the assistant's `tool_calls` and `tool_result` blocks as `tool` messages,
  * thinking blocks as `reasoning_details` (their signatures kept), `thinking` as `reasoning`,
+ * a `system` turn within the conversation as a system message,
  * `stop_sequences` as `stop`, `metadata.user_id` as `user`. What has no chat form (beta fields
  * such as `context_management`) is left out, so no provider is sent what it would refuse.
  */
@@ -29,11 +30,24 @@ export function chatBodyOfMessages(body: Readonly<Json>): Json {
   const choice = toolChoice(body.tool_choice);
   if (choice !== undefined && tools.length > 0) chat.tool_choice = choice;
   if ((body.tool_choice as Json | undefined)?.disable_parallel_tool_use === true) chat.parallel_tool_calls = false;
-  const thinking = body.thinking as Json | undefined;
-  if (thinking?.type === 'enabled' && Number.isSafeInteger(thinking.budget_tokens)) chat.reasoning = { max_tokens: thinking.budget_tokens };
+  const reasoning = reasoningOf(body.thinking as Json | undefined, (body.output_config as Json | undefined)?.effort);
+  if (reasoning) chat.reasoning = reasoning;
   const user = (body.metadata as Json | undefined)?.user_id;
   if (typeof user === 'string' && user !== '') chat.user = user;
   return chat;
+}
+
+/** Anthropic's efforts (`output_config.effort`) as the chat reasoning efforts. */
+const EFFORTS: Readonly<Record<string, string>> = { low: 'low', medium: 'medium', high: 'high', max: 'high' };
+
+/**
+ * `thinking` as chat reasoning: `enabled` with its budget; `adaptive` (the model decides how
+ * much) at the request's `output_config.effort`, else medium; `disabled` as none.
+ */
+function reasoningOf(thinking: Json | undefined, effort: unknown): Json | undefined {
+  if (thinking?.type === 'enabled' && Number.isSafeInteger(thinking.budget_tokens)) return { max_tokens: thinking.budget_tokens };
+  if (thinking?.type === 'adaptive') return { effort: EFFORTS[String(effort)] ?? 'medium' };
+  return undefined;
 }
 
 function chatTool(tool: Json): Json {
@@ -62,8 +76,10 @@ function toolChoice(raw: unknown): unknown {
 function chatMessages(raw: unknown, where: string): Json[] {
   const turn = asObject(raw, where);
   const role = turn.role;
-  if (role !== 'user' && role !== 'assistant') throw invalidParameter(`${where}.role`, 'must be user or assistant');
+  if (role !== 'user' && role !== 'assistant' && role !== 'system') throw invalidParameter(`${where}.role`, 'must be user, assistant or system');
   if (typeof turn.content === 'string') return [{ role, content: turn.content }];
+  // A system turn within the conversation (what newer clients send as their context changes): its text only.
+  if (role === 'system' && Array.isArray(turn.content)) return [{ role, content: turn.content.map((block, j) => textPart(block, `${where}.content[${j}]`)) }];
   if (!Array.isArray(turn.content)) throw invalidParameter(`${where}.content`, 'must be a string or an array of content blocks');
   const blocks = turn.content.map((block, j) => asObject(block, `${where}.content[${j}]`));
   if (role === 'assistant') return [assistantMessage(blocks, where)];

@@ -36,7 +36,7 @@ export function chatBodyOfResponses(body: Readonly<Json>, previous: readonly Jso
   previous.forEach((item, i) => conversation.add(item, `previous_response_id (item ${i})`));
   inputItems(body.input).forEach((item, i) => conversation.add(item, `input[${i}]`));
   chat.messages = messages;
-  const tools = Array.isArray(body.tools) ? body.tools.map((tool, i) => chatTool(asObject(tool, `tools[${i}]`), `tools[${i}]`)) : [];
+  const tools = Array.isArray(body.tools) ? body.tools.flatMap((tool, i) => chatTools(asObject(tool, `tools[${i}]`), `tools[${i}]`)) : [];
   if (tools.length > 0) chat.tools = tools;
   const choice = toolChoice(body.tool_choice);
   if (choice !== undefined && tools.length > 0) chat.tool_choice = choice;
@@ -48,9 +48,22 @@ export function chatBodyOfResponses(body: Readonly<Json>, previous: readonly Jso
   return chat;
 }
 
-/** A function tool (`{type: "function", name, parameters}`) as a chat tool; no other kind is served. */
+/**
+ * A tool as the chat tools it means: a function tool (`{type: "function", name, parameters}`)
+ * as itself, a `namespace` as the function tools it groups. A tool the provider would run itself
+ * (`web_search`, `file_search`, `code_interpreter`, `mcp`, a `custom` grammar tool...) has no chat
+ * form: it is left out, as agents offer them by default, and never sent to a provider.
+ */
+function chatTools(tool: Json, where: string): Json[] {
+  if (tool.type === 'namespace') {
+    const tools = Array.isArray(tool.tools) ? tool.tools : [];
+    return tools.flatMap((inner, j) => chatTools(asObject(inner, `${where}.tools[${j}]`), `${where}.tools[${j}]`));
+  }
+  return tool.type === 'function' ? [chatTool(tool, where)] : [];
+}
+
+/** A function tool as a chat tool. */
 function chatTool(tool: Json, where: string): Json {
-  if (tool.type !== 'function') throw invalidParameter(`${where}.type`, `${JSON.stringify(tool.type)} tools are not supported here; only function tools are`);
   if (typeof tool.name !== 'string' || tool.name === '') throw invalidParameter(`${where}.name`, 'must be a non-empty string');
   const fn: Json = { name: tool.name, parameters: tool.parameters ?? { type: 'object', properties: {} } };
   if (typeof tool.description === 'string') fn.description = tool.description;

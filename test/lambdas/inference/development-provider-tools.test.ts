@@ -43,6 +43,8 @@ describe('the development provider with tools', () => {
 
   it.each<[string, Json, string]>([
     ['auto: the tool the user names', { tool_choice: 'auto', messages: [user('call get_time please')] }, 'get_time'],
+    // What a client puts before the user's words (an agent's reminders) names tools too: the user's own come last.
+    ['auto: the tool the user names last', { tool_choice: 'auto', messages: [user('(tools: get_time, get_weather) use get_time')] }, 'get_time'],
     ['required', { tool_choice: 'required', messages: [user('anything')] }, 'get_weather'],
     ['a named function', { tool_choice: { type: 'function', function: { name: 'get_time' } }, messages: [user('weather?')] }, 'get_time'],
     ['allowed tools', { tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'get_time' } }] } }, messages: [user('x')] }, 'get_time'],
@@ -67,6 +69,12 @@ describe('the development provider with tools', () => {
       messages: [user('weather in Paris'), { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_1', content: 'sunny 21C' }],
     });
     expect(after.json.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: 'sunny 21C' }, finish_reason: 'stop' });
+    // A system message a client adds after the results (what changed in its context) still ends the loop.
+    const noted = await send({
+      tools: [WEATHER],
+      messages: [user('weather in Paris'), { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_1', content: 'rain' }, { role: 'system', content: 'new tools' }],
+    });
+    expect(noted.json.choices[0].message).toEqual({ role: 'assistant', content: 'rain' });
   });
 
   it('answers after an assistant turn that calls tools with no content member at all', async () => {

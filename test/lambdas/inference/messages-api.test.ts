@@ -90,4 +90,25 @@ describe('POST /messages routed to a provider API', () => {
     expect(final.content.filter((block) => block.type === 'tool_use').map((block) => (block.type === 'tool_use' ? block.input : null))).toEqual([{ city: 'Oslo' }, { city: 'Lima' }]);
     expect(final.stop_reason).toBe('tool_use');
   });
+
+  it("takes what newer clients send: adaptive thinking at the request's effort, and a system turn within the conversation", async () => {
+    const client = new Anthropic({ apiKey: apis.service.runtime.demo.keys.workspace, baseURL: apis.service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
+    apis.anthropic.script({ kind: 'thinking', thinking: 'Hmm.', text: 'ok' });
+    const asked = {
+      model: CLAUDE,
+      max_tokens: 10_000,
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'high' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      messages: [{ role: 'user', content: 'hi' }, { role: 'system', content: [{ type: 'text', text: 'Tools changed.' }] }],
+      provider: { only: ['anthropic'] },
+    };
+    const message = await client.messages.create(asked as never);
+    expect(message.content.map((block) => block.type)).toEqual(['thinking', 'text']);
+    const sent = apis.anthropic.received.at(-1)!.body as { thinking: { type: string; budget_tokens: number }; system: unknown; context_management?: unknown };
+    // High effort: most of the completion for thinking; the system turn joins the system prompt; the beta field is not sent.
+    expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 8000 });
+    expect(JSON.stringify(sent.system)).toContain('Tools changed.');
+    expect(sent.context_management).toBeUndefined();
+  });
 });
