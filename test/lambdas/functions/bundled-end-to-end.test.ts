@@ -109,6 +109,17 @@ describe('the synthesized stack, served from its function packages', () => {
       expect(record.streamed!.writes).toBeGreaterThanOrEqual(arrivals.length + 1);
     });
 
+    it('keeps a response of the Responses API in its table, read back and continued through the package', async () => {
+      const client = new OpenAI({ apiKey: accessToken, baseURL: stack.apiUrl, maxRetries: 0, fetch: stack.deployment.gateway.fetch });
+      const first = await client.responses.create({ model: 'openai/gpt-4o-mini', input: 'kept through the bundle' });
+      expect(first).toMatchObject({ status: 'completed', store: true, output_text: 'kept through the bundle' });
+      await expect(client.responses.retrieve(first.id)).resolves.toMatchObject({ id: first.id, output: first.output });
+      const next = await client.responses.create({ model: 'openai/gpt-4o-mini', previous_response_id: first.id, input: 'and continued' });
+      expect(next).toMatchObject({ status: 'completed', previous_response_id: first.id });
+      // The upstream was sent the kept conversation first.
+      expect(stack.upstream.received.at(-1)!.body).toMatchObject({ messages: [{ role: 'user', content: 'kept through the bundle' }, { role: 'assistant' }, { role: 'user', content: 'and continued' }] });
+    });
+
     it("shows the acting key's usage at GET /key", async () => {
       // The completions above were recorded before they were answered.
       const answer = await call('/key', { key: accessToken });
