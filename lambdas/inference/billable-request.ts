@@ -66,9 +66,10 @@ export function billableChatRequest(request: ChatRequest, sentBytes: number): Bi
  * asked for more than was estimated); for streams the usage chunk forced on, since usage is
  * accounted from it (docs/reference.md#keys-and-credentials); never the routing fields
  * (`models`, `route`, `provider`); and under a spending limit (`limited`) only the {@link PRICED_FIELDS}.
+ * `extra` is what a provider client of the gateway reads beside the chat form (anthropic-native.ts).
  */
-export function upstreamBody(request: ChatRequest, modelId: string, endpoint: ProviderEndpoint, limited: boolean): string {
-  const body: Record<string, unknown> = {};
+export function upstreamBody(request: ChatRequest, modelId: string, endpoint: ProviderEndpoint, limited: boolean, extra: Readonly<Record<string, unknown>> = {}): string {
+  const body: Record<string, unknown> = { ...extra };
   for (const [name, value] of Object.entries(request.body)) if ((!limited || PRICED_FIELDS.has(name)) && !ROUTING_FIELDS.has(name)) body[name] = value;
   body.model = modelId;
   const most = completionLimit(endpoint);

@@ -15,6 +15,8 @@ export interface ChatRequest {
   stream: boolean;
   /** The body as received, for forwarding. */
   body: Readonly<Record<string, unknown>>;
+  /** The Messages API request it was read from (`POST /messages`), which an Anthropic endpoint is sent as written. */
+  messagesRequest?: Readonly<Record<string, unknown>>;
 }
 
 /**

@@ -20,7 +20,7 @@ import { ZERO, minus } from '../usd';
 import type { GenerationStore } from '../usage/generations';
 import { generationRecord, type Observed } from './generation-facts';
 import type { CompletionUsage } from './relayed-usage';
-import { parseChatRequest } from './chat-request';
+import { parseChatRequest, type ChatRequest } from './chat-request';
 import { billableChatRequest, upstreamBody } from './billable-request';
 import { errorChunk, type AnswerFacts } from './public-answer';
 import { KEEPALIVE_MS, relayJson, relayStream } from './relay';
@@ -34,6 +34,7 @@ import type { Principal } from '../accounts/types';
 import { openFirstModel, routeOf, type OpenedUpstream, type UpstreamOptions } from './upstream';
 import { routeCandidates, routingAsk } from './request-routing';
 import { API_PARAMETERS } from '../providers/clients';
+import { MESSAGES_REQUEST_MEMBER } from '../providers/anthropic-native';
 import type { InferenceRoute } from './routes';
 
 export type { CompletionUsage };
@@ -125,7 +126,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       }
       // Workspace budgets, guardrail budgets, the key's limit: the first without room refuses (402).
       const layers = budgetLayers(principal, guardrails);
-      const requests = candidates.map(({ model, endpoints }) => ({ modelId: model.id, endpoints, bodyFor: sentBodies(request, model.id, layers.length > 0) }));
+      const requests = candidates.map(({ model, endpoints }) => ({ modelId: model.id, endpoints, bodyFor: sentBodies(request, model.id, layers.length > 0, deps.upstream) }));
       const allEndpoints = requests.flatMap(({ endpoints }) => endpoints);
       const billable = billableChatRequest(request, Math.max(...requests.flatMap(({ endpoints, bodyFor }) => endpoints.map((endpoint) => Buffer.byteLength(bodyFor(endpoint))))));
       if (layers.length > 0) {
@@ -183,7 +184,7 @@ async function chatRequestOf(operationId: string, body: unknown, principal: Prin
   const responses = operationId === 'createResponses' ? await readResponsesRequest(fields, principal, store) : undefined;
   const messagesApi = operationId === 'createMessages' || operationId === 'countMessageTokens';
   const request = parseChatRequest((responses?.chat ?? (messagesApi ? chatBodyOfMessages(fields) : fields)) as CreateChatCompletionBody);
-  return { fields, responses, request };
+  return { fields, responses, request: messagesApi ? { ...request, messagesRequest: fields } : request };
 }
 
 /** How the API a path belongs to writes its answers (answer-shapes.ts). */
@@ -232,14 +233,17 @@ function carriesFor(upstream: UpstreamOptions): (modelId: string) => (endpoint: 
 
 /**
  * The body each endpoint is sent (billable-request.ts), made once for each distinct completion
- * limit among the endpoints: bodies differ in their capped token counts alone.
+ * limit among the endpoints, and for Anthropic's API with the Messages request as written
+ * (anthropic-native.ts): bodies differ in their capped token counts and that alone.
  */
-function sentBodies(request: ReturnType<typeof parseChatRequest>, modelId: string, limited: boolean): (endpoint: ProviderEndpoint) => string {
-  const made = new Map<number, string>();
+function sentBodies(request: ChatRequest, modelId: string, limited: boolean, upstream: UpstreamOptions): (endpoint: ProviderEndpoint) => string {
+  const made = new Map<string, string>();
   return (endpoint) => {
-    const limit = completionLimit(endpoint);
-    let body = made.get(limit);
-    if (body === undefined) made.set(limit, (body = upstreamBody(request, modelId, endpoint, limited)));
+    const route = routeOf(endpoint, modelId, upstream.upstreams);
+    const native = request.messagesRequest !== undefined && 'target' in route && typeof route.target !== 'string' && route.target.api === 'anthropic';
+    const key = `${completionLimit(endpoint)}${native ? ' native' : ''}`;
+    let body = made.get(key);
+    if (body === undefined) made.set(key, (body = upstreamBody(request, modelId, endpoint, limited, native ? { [MESSAGES_REQUEST_MEMBER]: request.messagesRequest } : {})));
     return body;
   };
 }

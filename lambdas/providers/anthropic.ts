@@ -3,6 +3,7 @@ import { chatResponse, finishOfStop, type AnswerEvent, type TokenUsage } from '.
 import type { Part } from './conversation';
 import type { HttpTransport, ProviderClient } from './provider-client';
 import { bodySource, sseEvents } from './sse';
+import { MESSAGES_REQUEST_MEMBER, nativeMessagesBody } from './anthropic-native';
 
 type Json = Record<string, unknown>;
 
@@ -164,7 +165,11 @@ export async function* anthropicStreamEvents(response: Response): AsyncGenerator
 export function anthropicClient(baseUrl: string, transport: HttpTransport): ProviderClient {
   return async ({ modelId, body, maxCompletionTokens, credential, signal }) => {
     const call = chatCallOf(body);
-    const { body: sent, answerTool } = anthropicBody(call, modelId, maxCompletionTokens);
+    const translated = anthropicBody(call, modelId, maxCompletionTokens);
+    const { answerTool } = translated;
+    // A Messages request goes as its client wrote it, its parameters as translated (anthropic-native.ts).
+    const native = body[MESSAGES_REQUEST_MEMBER];
+    const sent = typeof native === 'object' && native !== null ? nativeMessagesBody(native as Json, translated.body) : translated.body;
     const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: call.stream ? 'text/event-stream' : 'application/json', 'anthropic-version': ANTHROPIC_VERSION };
     if (credential) headers['x-api-key'] = credential;
     const response = await transport(`${baseUrl}/messages`, { method: 'POST', headers, body: JSON.stringify(sent), signal });

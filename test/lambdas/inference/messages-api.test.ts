@@ -91,6 +91,33 @@ describe('POST /messages routed to a provider API', () => {
     expect(final.stop_reason).toBe('tool_use');
   });
 
+  it('sends Anthropic the request as its client wrote it: redacted thinking, cache points and error flags kept, beta members and server tools left out', async () => {
+    const client = new Anthropic({ apiKey: apis.service.runtime.demo.keys.workspace, baseURL: apis.service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
+    const cached = { type: 'ephemeral' as const };
+    const asked = {
+      model: CLAUDE,
+      max_tokens: 3000,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      tools: [{ ...weather, cache_control: cached, defer_loading: true }, { type: 'web_search_20250305', name: 'web_search' }],
+      messages: [
+        { role: 'user', content: 'Weather in Oslo?' },
+        { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'EuoBCoYBGAIi' }, { type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Oslo' }, caller: { type: 'direct' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'no data' }], is_error: true, cache_control: cached }] },
+      ],
+      provider: { only: ['anthropic'] },
+    };
+    const message = await client.messages.create(asked as never);
+    expect(message.type).toBe('message');
+    const sent = apis.anthropic.received.at(-1)!.body as { tools: unknown[]; messages: unknown[] };
+    expect(sent.tools).toEqual([{ name: 'weather', description: weather.description, input_schema: weather.input_schema, cache_control: cached }]);
+    expect(sent.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather in Oslo?' }] },
+      { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'EuoBCoYBGAIi' }, { type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Oslo' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'no data' }], is_error: true, cache_control: cached }] },
+    ]);
+    expect(apis.anthropic.received.at(-1)!.body).toMatchObject({ model: 'claude-sonnet-5', thinking: { type: 'enabled', budget_tokens: 1024 } });
+  });
+
   it("takes what newer clients send: adaptive thinking at the request's effort, and a system turn within the conversation", async () => {
     const client = new Anthropic({ apiKey: apis.service.runtime.demo.keys.workspace, baseURL: apis.service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
     apis.anthropic.script({ kind: 'thinking', thinking: 'Hmm.', text: 'ok' });
