@@ -233,6 +233,10 @@ describe('README and docs/', () => {
     });
   });
 
+  it('keeps README a front door: at most 250 lines, the reference in docs/', () => {
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length - 1).toBeLessThanOrEqual(250);
+  });
+
   it('every page under docs/ is linked from README', () => {
     const linked = new Set(relativeLinks('README.md').map(({ target }) => resolveLink('README.md', target).path));
     expect(DOCUMENTS.filter((document) => document.startsWith('docs/') && !linked.has(document))).toEqual([]);
