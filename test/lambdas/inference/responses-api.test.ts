@@ -65,6 +65,13 @@ describe('the Responses API with the openai client', () => {
     expect(next.output_text.length).toBeGreaterThan(0);
   });
 
+  it('answers JSON of the schema text.format names, as responses.parse reads it', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 2 } }, required: ['city', 'days'], additionalProperties: false };
+    const parsed = await client.responses.parse({ model: MODEL, input: 'a forecast', text: { format: { type: 'json_schema', name: 'forecast', schema, strict: true } } });
+    expect(parsed.output_parsed).toEqual({ city: expect.any(String), days: 2 });
+    expect(parsed.text).toEqual({ format: { type: 'json_schema', name: 'forecast', schema, strict: true } });
+  });
+
   it('keeps nothing with store false, and refuses to continue what is not kept, deleted or another organization’s', async () => {
     const unkept = await client.responses.create({ model: MODEL, input: 'a b', store: false });
     expect((unkept as unknown as { store: boolean }).store).toBe(false);

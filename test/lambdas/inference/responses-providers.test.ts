@@ -31,6 +31,18 @@ describe('the Responses API on the provider APIs', () => {
     else expect(assistant).toEqual([{ reasoningContent: { reasoningText: { text: 'Paris first.', signature } } }, { toolUse: expect.objectContaining({ input: { city: 'Paris' } }) }]);
   });
 
+  it('ends a stream the provider broke off with an error event, which the client raises', async () => {
+    apis().anthropic.script({ kind: 'stream-error', afterDeltas: 2, errorType: 'overloaded_error', message: 'Overloaded' });
+    const stream = client().responses.stream({ model: CLAUDE, input: 'one two three four five', provider: { only: ['anthropic'] } } as never);
+    const types: string[] = [];
+    stream.on('event', (event) => types.push(event.type));
+    // The client rejects with the error event itself.
+    await expect(stream.finalResponse()).rejects.toMatchObject({ type: 'error', code: 'server_error', message: expect.stringContaining('overloaded_error') });
+    expect(types.slice(0, 2)).toEqual(['response.created', 'response.in_progress']);
+    expect(types).toContain('response.output_text.delta');
+    expect(types).not.toContain('response.completed');
+  });
+
   it("reaches OpenAI's API, and a client sending the whole conversation back with store false keeps nothing", async () => {
     const answer = await client().responses.create({ model: GPT, input: [{ role: 'user', content: [{ type: 'input_text', text: 'a colour' }] }], store: false, provider: { only: ['openai'] } } as never);
     expect(answer).toMatchObject({ status: 'completed', store: false });
