@@ -3,11 +3,14 @@ import {
   BedrockRuntimeServiceException,
   ConverseCommand,
   ConverseStreamCommand,
+  InvokeModelCommand,
+  InvokeModelWithResponseStreamCommand,
   type BedrockRuntimeClientConfig,
   type ContentBlock,
   type ConverseCommandInput,
   type ConverseStreamOutput,
   type Message,
+  type ResponseStream,
   type SystemContentBlock,
   type Tool,
 } from '@aws-sdk/client-bedrock-runtime';
@@ -16,6 +19,8 @@ import { chatCallOf, completionTokens, thinkingBudget, type ChatCall } from '../
 import { chatResponse, finishOfStop, type AnswerEvent, type TokenUsage } from '../providers/chat-answer';
 import type { Part } from '../providers/conversation';
 import { failureResponse, type ProviderClient } from '../providers/provider-client';
+import { anthropicBody, anthropicEventsOf, anthropicMessageEvents } from '../providers/anthropic';
+import { MESSAGES_REQUEST_MEMBER, nativeMessagesBody } from '../providers/anthropic-native';
 
 type Json = Record<string, unknown>;
 
@@ -155,8 +160,11 @@ export function bedrockClient(endpoint: string, region: string, config: Partial<
   const client = new BedrockRuntimeClient({ region, endpoint, maxAttempts: 1, ...config });
   return async ({ modelId, body, maxCompletionTokens, signal }) => {
     const call = chatCallOf(body);
-    const { input, answerTool } = converseInput(call, modelId, maxCompletionTokens);
+    const native = body[MESSAGES_REQUEST_MEMBER];
     try {
+      // A Messages request to one of Anthropic's models goes in Anthropic's own API (InvokeModel).
+      if (typeof native === 'object' && native !== null && ANTHROPIC_MODEL.test(modelId)) return await invokeMessages(client, { call, native: native as Json, modelId, maxCompletionTokens, signal });
+      const { input, answerTool } = converseInput(call, modelId, maxCompletionTokens);
       if (!call.stream) {
         const output = await client.send(new ConverseCommand(input), { abortSignal: signal });
         return chatResponse((async function* () { yield* converseEvents(output); })(), false, { answerTool });
@@ -170,4 +178,53 @@ export function bedrockClient(endpoint: string, region: string, config: Partial<
       return failureResponse(status, `${error.name}: ${error.message}`.slice(0, 300));
     }
   };
+}
+
+/** An Anthropic model's id on Bedrock: `anthropic.…`, or an inference profile of one (`us.anthropic.…`, its ARN). */
+const ANTHROPIC_MODEL = /(^|[./])anthropic\./;
+/** The Messages API version Bedrock's InvokeModel takes for Anthropic's models. */
+const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
+
+/**
+ * A Messages request sent to one of Anthropic's models through InvokeModel (docs/providers.md,
+ * "Amazon Bedrock"): the body as its client wrote it (anthropic-native.ts) with Bedrock's
+ * `anthropic_version` and neither `model` nor `stream`; the answer Anthropic's message, or its
+ * events each in a `chunk`. A service error ends a stream as Anthropic's `error` event would.
+ */
+async function invokeMessages(
+  client: BedrockRuntimeClient,
+  { call, native, modelId, maxCompletionTokens, signal }: { call: ChatCall; native: Json; modelId: string; maxCompletionTokens: number; signal: AbortSignal },
+): Promise<Response> {
+  const translated = anthropicBody(call, modelId, maxCompletionTokens);
+  const { model: _model, stream: _stream, ...sent } = nativeMessagesBody(native, translated.body);
+  const input = { modelId, contentType: 'application/json', accept: 'application/json', body: JSON.stringify({ anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...sent }) };
+  const options = { answerTool: translated.answerTool };
+  if (!call.stream) {
+    const output = await client.send(new InvokeModelCommand(input), { abortSignal: signal });
+    const message = JSON.parse(new TextDecoder().decode(output.body)) as Json;
+    return chatResponse((async function* () { yield* anthropicMessageEvents(message); })(), false, options);
+  }
+  const output = await client.send(new InvokeModelWithResponseStreamCommand(input), { abortSignal: signal });
+  if (!output.body) return failureResponse(502, 'Bedrock answered without a stream');
+  return chatResponse(anthropicEventsOf(chunkEvents(output.body)), true, options);
+}
+
+/** Anthropic's events out of InvokeModel's stream; an exception frame or a failure is an `error` event. */
+async function* chunkEvents(stream: AsyncIterable<ResponseStream>): AsyncGenerator<Json> {
+  try {
+    for await (const part of stream) {
+      if (part.chunk?.bytes) {
+        yield JSON.parse(new TextDecoder().decode(part.chunk.bytes)) as Json;
+        continue;
+      }
+      const exception = Object.entries(part).find(([name, value]) => name.endsWith('Exception') && value !== undefined);
+      if (exception) {
+        yield { type: 'error', error: { type: exception[0], message: String((exception[1] as Json | undefined)?.message ?? '') } };
+        return;
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof BedrockRuntimeServiceException)) throw error;
+    yield { type: 'error', error: { type: error.name, message: error.message } };
+  }
 }

@@ -233,14 +233,15 @@ function carriesFor(upstream: UpstreamOptions): (modelId: string) => (endpoint: 
 
 /**
  * The body each endpoint is sent (billable-request.ts), made once for each distinct completion
- * limit among the endpoints, and for Anthropic's API with the Messages request as written
- * (anthropic-native.ts): bodies differ in their capped token counts and that alone.
+ * limit among the endpoints, and for Anthropic's and Bedrock's APIs with the Messages request as
+ * written (anthropic-native.ts): bodies differ in their capped token counts and that alone.
  */
 function sentBodies(request: ChatRequest, modelId: string, limited: boolean, upstream: UpstreamOptions): (endpoint: ProviderEndpoint) => string {
   const made = new Map<string, string>();
   return (endpoint) => {
     const route = routeOf(endpoint, modelId, upstream.upstreams);
-    const native = request.messagesRequest !== undefined && 'target' in route && typeof route.target !== 'string' && route.target.api === 'anthropic';
+    // Anthropic's API, and Bedrock's for Anthropic's models (lambdas/aws/bedrock-converse.ts decides by the model).
+    const native = request.messagesRequest !== undefined && 'target' in route && typeof route.target !== 'string' && route.target.api !== 'openai';
     const key = `${completionLimit(endpoint)}${native ? ' native' : ''}`;
     let body = made.get(key);
     if (body === undefined) made.set(key, (body = upstreamBody(request, modelId, endpoint, limited, native ? { [MESSAGES_REQUEST_MEMBER]: request.messagesRequest } : {})));

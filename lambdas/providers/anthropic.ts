@@ -114,10 +114,17 @@ export function anthropicMessageEvents(message: Json): AnswerEvent[] {
 }
 
 /** The events of a Messages API stream, as its server-sent events arrive. */
-export async function* anthropicStreamEvents(response: Response): AsyncGenerator<AnswerEvent> {
-  for await (const sse of sseEvents(bodySource(response))) {
-    if (sse.data === null) continue;
-    const data = JSON.parse(sse.data) as Json;
+export function anthropicStreamEvents(response: Response): AsyncGenerator<AnswerEvent> {
+  return anthropicEventsOf(
+    (async function* () {
+      for await (const sse of sseEvents(bodySource(response))) if (sse.data !== null) yield JSON.parse(sse.data) as Json;
+    })(),
+  );
+}
+
+/** The answer events of a Messages stream's events, however they came (server-sent events, or Bedrock's chunks). */
+export async function* anthropicEventsOf(stream: AsyncIterable<Json>): AsyncGenerator<AnswerEvent> {
+  for await (const data of stream) {
     switch (data.type) {
       case 'message_start':
         yield { type: 'usage', usage: usageOf((data.message as Json | undefined)?.usage) };

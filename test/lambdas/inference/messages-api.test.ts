@@ -91,7 +91,7 @@ describe('POST /messages routed to a provider API', () => {
     expect(final.stop_reason).toBe('tool_use');
   });
 
-  it('sends Anthropic the request as its client wrote it: redacted thinking, cache points and error flags kept, beta members and server tools left out', async () => {
+  it.each([['anthropic'], ['amazon-bedrock']])('sends %s the request as its client wrote it: redacted thinking, cache points and error flags kept, beta members and server tools left out', async (provider) => {
     const client = new Anthropic({ apiKey: apis.service.runtime.demo.keys.workspace, baseURL: apis.service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
     const cached = { type: 'ephemeral' as const };
     const asked = {
@@ -104,18 +104,21 @@ describe('POST /messages routed to a provider API', () => {
         { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'EuoBCoYBGAIi' }, { type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Oslo' }, caller: { type: 'direct' } }] },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'no data' }], is_error: true, cache_control: cached }] },
       ],
-      provider: { only: ['anthropic'] },
+      provider: { only: [provider] },
     };
     const message = await client.messages.create(asked as never);
     expect(message.type).toBe('message');
-    const sent = apis.anthropic.received.at(-1)!.body as { tools: unknown[]; messages: unknown[] };
+    // Bedrock takes Anthropic's body through InvokeModel for Anthropic's models.
+    const received = provider === 'anthropic' ? apis.anthropic.received.at(-1)! : apis.bedrock.received.at(-1)!;
+    if (provider === 'amazon-bedrock') expect(received).toMatchObject({ path: expect.stringMatching(/\/invoke$/), body: { anthropic_version: 'bedrock-2023-05-31' } });
+    const sent = received.body as { tools: unknown[]; messages: unknown[] };
     expect(sent.tools).toEqual([{ name: 'weather', description: weather.description, input_schema: weather.input_schema, cache_control: cached }]);
     expect(sent.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'Weather in Oslo?' }] },
       { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'EuoBCoYBGAIi' }, { type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Oslo' } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'no data' }], is_error: true, cache_control: cached }] },
     ]);
-    expect(apis.anthropic.received.at(-1)!.body).toMatchObject({ model: 'claude-sonnet-5', thinking: { type: 'enabled', budget_tokens: 1024 } });
+    expect(received.body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 }, ...(provider === 'anthropic' ? { model: 'claude-sonnet-5' } : {}) });
   });
 
   it("takes what newer clients send: adaptive thinking at the request's effort, and a system turn within the conversation", async () => {

@@ -7,6 +7,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { createDevCertificateAuthority, type DevCertificateAuthority } from '../../../local/dev-certificates';
 import type { StandInAuthorizer } from '../iam/iam-gate';
 import { BedrockError, converseDocument, encodeFrame, planAnswer, streamEvents, validateConverseBody, type Frame } from './bedrock-wire';
+import { invokeDocument, invokeStreamFrames, validateInvokeBody } from './bedrock-invoke';
 
 /** Token counts a scripted reply reports in place of the counted ones. */
 export interface StandInUsage {
@@ -50,7 +51,7 @@ export interface BedrockStandIn {
 
 /** How long a signature stays valid either side of the server's clock, as AWS allows. */
 const SIGNATURE_WINDOW_MS = 5 * 60_000;
-const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream)$/;
+const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/;
 /** Errors the front door of every AWS service answers, in its own namespace. */
 const CORAL_ERRORS = new Set(['UnknownOperationException', 'MissingAuthenticationTokenException', 'IncompleteSignatureException', 'InvalidSignatureException', 'UnrecognizedClientException', 'SerializationException']);
 /** The HTTP error a `stream-error` reply becomes on `converse`, which has no stream to break. */
@@ -75,7 +76,7 @@ const single = (value: string | string[] | undefined) => (Array.isArray(value) ?
 
 /**
  * Starts a strict local Amazon Bedrock Runtime for the Converse API: `POST /model/{modelId}/converse`
- * and `/converse-stream` over HTTPS (HTTP/2, HTTP/1.1 allowed) with a certificate from its own CA.
+ * and `/converse-stream`, and InvokeModel for Anthropic's models (`/invoke`, `/invoke-with-response-stream`), over HTTPS (HTTP/2, HTTP/1.1 allowed) with a certificate from its own CA.
  * Every request must carry a valid SigV4 signature for `options.credentials`, service `bedrock`,
  * `options.region`; the body is checked as the service checks it; answers and errors take the
  * service's wire form, so `@aws-sdk/client-bedrock-runtime` reads them as it reads the real ones.
@@ -114,14 +115,17 @@ export async function startBedrockStandIn(options: {
     await verifySignature(request, path, query, raw);
     if (options.authorize) {
       const accessKeyId = /Credential=([^/]+)\//.exec(single(request.headers.authorization) ?? '')![1]!;
-      const action = route[2] === 'converse-stream' ? 'bedrock:InvokeModelWithResponseStream' : 'bedrock:InvokeModel';
+      const action = route[2]!.endsWith('stream') ? 'bedrock:InvokeModelWithResponseStream' : 'bedrock:InvokeModel';
       const decision = await options.authorize({ action, accessKeyId, resource: modelArn(modelId, options.region) });
       if (decision !== true) throw new BedrockError('AccessDeniedException', decision, 403);
     }
     if (!options.models.includes(modelId)) throw new BedrockError('ValidationException', 'The provided model identifier is invalid.');
     if (typeof body !== 'object' || body === null) throw new BedrockError('SerializationException', 'The request body is not a JSON document.');
-    const stream = route[2] === 'converse-stream';
-    validateConverseBody(body, stream);
+    const stream = route[2]!.endsWith('stream');
+    // InvokeModel takes the model's own API: Anthropic's Messages API for Anthropic's models.
+    const invoke = route[2]!.startsWith('invoke');
+    if (invoke) validateInvokeBody(body as Record<string, unknown>, modelId);
+    else validateConverseBody(body, stream);
     const reply = replies.shift() ?? { kind: 'text' };
     if (reply.kind === 'status') throw new BedrockError(reply.errorType, reply.message, reply.status);
     if (reply.kind === 'stream-error' && !stream) {
@@ -129,8 +133,8 @@ export async function startBedrockStandIn(options: {
       throw new BedrockError(type, reply.message, status);
     }
     const answer = planAnswer(reply.kind === 'stream-error' ? { kind: 'text' } : reply, body as Record<string, unknown>);
-    if (!stream) return sendJson(response, 200, converseDocument(answer));
-    let frames = streamEvents(answer);
+    if (!stream) return sendJson(response, 200, invoke ? invokeDocument(answer, modelId) : converseDocument(answer));
+    let frames = invoke ? invokeStreamFrames(answer, modelId) : streamEvents(answer);
     if (reply.kind === 'stream-error') frames = breakStream(frames, reply);
     await sendStream(response, frames);
   }
