@@ -91,6 +91,8 @@ function contentBlocks(part: Part): ContentBlock[] {
     }
     case 'reasoning':
       return part.signature ? [{ reasoningContent: { reasoningText: { text: part.text, signature: part.signature } } }] : [];
+    case 'redacted_reasoning':
+      return [{ reasoningContent: { redactedContent: Buffer.from(part.data, 'base64') } }];
   }
 }
 
@@ -111,6 +113,8 @@ export function converseEvents(output: { output?: { message?: Message }; stopRea
     else if (block.reasoningContent?.reasoningText) {
       const { text, signature } = block.reasoningContent.reasoningText;
       events.push({ type: 'reasoning', text: text ?? '', ...(signature ? { signature } : {}) });
+    } else if (block.reasoningContent?.redactedContent) {
+      events.push({ type: 'redacted_reasoning', data: Buffer.from(block.reasoningContent.redactedContent).toString('base64') });
     } else if (block.toolUse) {
       events.push({ type: 'tool_start', block: index, id: String(block.toolUse.toolUseId), name: String(block.toolUse.name) });
       events.push({ type: 'tool_input', block: index, json: JSON.stringify(block.toolUse.input ?? {}) });
@@ -133,6 +137,7 @@ export async function* converseStreamEvents(stream: AsyncIterable<ConverseStream
         else if (delta.toolUse) yield { type: 'tool_input', block: contentBlockIndex ?? 0, json: delta.toolUse.input ?? '' };
         else if (delta.reasoningContent?.text !== undefined) yield { type: 'reasoning', text: delta.reasoningContent.text };
         else if (delta.reasoningContent?.signature !== undefined) yield { type: 'reasoning', signature: delta.reasoningContent.signature };
+        else if (delta.reasoningContent?.redactedContent !== undefined) yield { type: 'redacted_reasoning', data: Buffer.from(delta.reasoningContent.redactedContent).toString('base64') };
       } else if (event.messageStop) {
         yield { type: 'finish', reason: finishOfStop(event.messageStop.stopReason) };
       } else if (event.metadata) {

@@ -79,6 +79,7 @@ function messagesCompletion(completion: Json): Json {
   const content: Json[] = [];
   for (const detail of message.reasoning_details ?? []) {
     if (detail?.type === 'reasoning.text') content.push({ type: 'thinking', thinking: detail.text ?? '', signature: detail.signature ?? '' });
+    else if (detail?.type === 'reasoning.encrypted' && typeof detail.data === 'string') content.push({ type: 'redacted_thinking', data: detail.data });
   }
   if (typeof message.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
   for (const call of message.tool_calls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.function?.name, input: parsed(call.function?.arguments) });
@@ -104,10 +105,10 @@ function messagesCompletion(completion: Json): Json {
 export function messagesShape(): AnswerShape {
   let started = false;
   let index = -1;
-  let open: 'text' | 'thinking' | 'tool_use' | undefined;
+  let open: 'text' | 'thinking' | 'redacted_thinking' | 'tool_use' | undefined;
   const tools = new Map<number, number>();
   let stopReason = 'end_turn';
-  const open_ = (type: 'text' | 'thinking' | 'tool_use', block: Json): string => {
+  const open_ = (type: 'text' | 'thinking' | 'redacted_thinking' | 'tool_use', block: Json): string => {
     const closing = close();
     open = type;
     index++;
@@ -135,6 +136,8 @@ export function messagesShape(): AnswerShape {
       }
       for (const detail of delta.reasoning_details ?? []) {
         if (typeof detail?.signature === 'string' && detail.signature !== '' && open === 'thinking') out += event('content_block_delta', { index, delta: { type: 'signature_delta', signature: detail.signature } });
+        // Encrypted thinking is one whole block: started with its data, and closed.
+        if (detail?.type === 'reasoning.encrypted' && typeof detail.data === 'string') out += open_('redacted_thinking', { type: 'redacted_thinking', data: detail.data }) + close();
       }
       if (typeof delta.content === 'string' && delta.content !== '') {
         if (open !== 'text') out += open_('text', { type: 'text', text: '' });

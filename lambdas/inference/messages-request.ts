@@ -100,7 +100,8 @@ function assistantMessage(blocks: Json[], where: string): Json {
   blocks.forEach((block, j) => {
     if (block.type === 'tool_use') calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
     else if (block.type === 'thinking') details.push({ type: 'reasoning.text', text: block.thinking, signature: block.signature, format: 'anthropic-claude-v1' });
-    else if (block.type !== 'redacted_thinking') parts.push(contentPart(block, `${where}.content[${j}]`));
+    else if (block.type === 'redacted_thinking') details.push({ type: 'reasoning.encrypted', data: block.data, format: 'anthropic-claude-v1' });
+    else parts.push(contentPart(block, `${where}.content[${j}]`));
   });
   const message: Json = { role: 'assistant', content: parts.length > 0 ? parts : null };
   if (calls.length > 0) message.tool_calls = calls;

@@ -135,10 +135,14 @@ class Conversation {
   }
 }
 
-/** A reasoning item as a chat reasoning detail: its text (content, else summary) and its opaque `encrypted_content` as the signature. */
+/**
+ * A reasoning item as a chat reasoning detail: its text (content, else summary) and its opaque
+ * `encrypted_content` as the signature; one with no text is encrypted thinking, its data that.
+ */
 function reasoningDetail(item: Json): Json {
   const texts = (list: unknown) => (Array.isArray(list) ? list.map((part) => String((part as Json | null)?.text ?? '')).join('') : '');
   const text = texts(item.content) || texts(item.summary);
+  if (text === '' && typeof item.encrypted_content === 'string') return { type: 'reasoning.encrypted', data: item.encrypted_content, format: 'anthropic-claude-v1' };
   return { type: 'reasoning.text', text, ...(typeof item.encrypted_content === 'string' ? { signature: item.encrypted_content } : {}), format: 'anthropic-claude-v1' };
 }
 

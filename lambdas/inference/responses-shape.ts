@@ -132,6 +132,7 @@ class ResponsesAnswer implements ResponsesShape {
     const choice = completion.choices?.[0] ?? {};
     const message = choice.message ?? {};
     for (const detail of message.reasoning_details ?? []) {
+      if (detail?.type === 'reasoning.encrypted' && typeof detail.data === 'string') this.items.push({ ...this.reasoningItem(), content: [], encrypted_content: detail.data, status: 'completed' });
       if (detail?.type !== 'reasoning.text') continue;
       this.items.push({ ...this.reasoningItem(), content: [{ type: 'reasoning_text', text: detail.text ?? '' }], ...(detail.signature ? { encrypted_content: detail.signature } : {}), status: 'completed' });
     }
@@ -157,6 +158,7 @@ class ResponsesAnswer implements ResponsesShape {
     for (const detail of delta.reasoning_details ?? []) {
       const item = this.current();
       if (typeof detail?.signature === 'string' && detail.signature !== '' && item?.type === 'reasoning') item.encrypted_content = (item.encrypted_content ?? '') + detail.signature;
+      if (detail?.type === 'reasoning.encrypted' && typeof detail.data === 'string') out += this.encryptedItem(detail.data);
     }
     if (typeof delta.content === 'string' && delta.content !== '') {
       if (this.current()?.type !== 'message') out += this.openItem(this.messageItem(), { ...OUTPUT_TEXT });
@@ -236,6 +238,15 @@ class ResponsesAnswer implements ResponsesShape {
 
   private reasoningItem(): Json {
     return { type: 'reasoning', id: this.itemId('rs'), summary: [], content: [{ type: 'reasoning_text', text: '' }] };
+  }
+
+  /** Encrypted thinking: one whole reasoning item, its text none, its data the `encrypted_content` sent back. */
+  private encryptedItem(data: string): string {
+    const out = this.openItem({ ...this.reasoningItem(), content: [], encrypted_content: data });
+    const index = this.open!;
+    this.open = undefined;
+    this.items[index]!.status = 'completed';
+    return out + this.send('response.output_item.done', { output_index: index, item: this.items[index] });
   }
 
   private messageItem(): Json {

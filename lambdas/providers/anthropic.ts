@@ -84,6 +84,8 @@ function block(part: Part): Json[] {
     case 'reasoning':
       // Anthropic takes back only signed thinking; unsigned reasoning from elsewhere is left out.
       return part.signature ? [{ type: 'thinking', thinking: part.text, signature: part.signature }] : [];
+    case 'redacted_reasoning':
+      return [{ type: 'redacted_thinking', data: part.data }];
   }
 }
 
@@ -104,6 +106,7 @@ export function anthropicMessageEvents(message: Json): AnswerEvent[] {
   content.forEach((item, index) => {
     if (item.type === 'text' && typeof item.text === 'string') events.push({ type: 'text', text: item.text });
     else if (item.type === 'thinking') events.push({ type: 'reasoning', text: String(item.thinking ?? ''), ...(typeof item.signature === 'string' ? { signature: item.signature } : {}) });
+    else if (item.type === 'redacted_thinking' && typeof item.data === 'string') events.push({ type: 'redacted_reasoning', data: item.data });
     else if (item.type === 'tool_use') {
       events.push({ type: 'tool_start', block: index, id: String(item.id), name: String(item.name) });
       events.push({ type: 'tool_input', block: index, json: JSON.stringify(item.input ?? {}) });
@@ -134,6 +137,7 @@ export async function* anthropicEventsOf(stream: AsyncIterable<Json>): AsyncGene
         const index = Number(data.index);
         if (item.type === 'tool_use') yield { type: 'tool_start', block: index, id: String(item.id), name: String(item.name) };
         else if (item.type === 'text' && typeof item.text === 'string' && item.text !== '') yield { type: 'text', text: item.text };
+        else if (item.type === 'redacted_thinking' && typeof item.data === 'string') yield { type: 'redacted_reasoning', data: item.data };
         break;
       }
       case 'content_block_delta': {

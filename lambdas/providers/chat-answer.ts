@@ -35,6 +35,8 @@ export function finishOfStop(reason: unknown): FinishReason {
 export type AnswerEvent =
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text?: string; signature?: string }
+  /** Thinking the provider encrypted (Anthropic's `redacted_thinking`), passed on as `reasoning.encrypted`. */
+  | { type: 'redacted_reasoning'; data: string }
   /** A tool call begins; `block` is the provider's position of it, which its input pieces name. */
   | { type: 'tool_start'; block: number; id: string; name: string }
   | { type: 'tool_input'; block: number; json: string }
@@ -95,6 +97,8 @@ export class ChunkWriter {
         if (event.signature !== undefined) detail.signature = event.signature;
         return [this.delta({ ...(event.text !== undefined ? { reasoning: event.text } : {}), reasoning_details: [detail] })];
       }
+      case 'redacted_reasoning':
+        return [this.delta({ reasoning_details: [encryptedDetail(event.data)] })];
       case 'tool_start':
         if (event.name === this.options.answerTool) {
           this.answerBlocks.add(event.block);
@@ -154,6 +158,7 @@ export function completionOf(events: readonly AnswerEvent[], options: AnswerOpti
   let content = '';
   let reasoning: string | undefined;
   const details: Json[] = [];
+  const encrypted: Json[] = [];
   const calls = new Map<number, { id: string; type: 'function'; function: { name: string; arguments: string } }>();
   const answerBlocks = new Set<number>();
   let usage: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
@@ -163,7 +168,8 @@ export function completionOf(events: readonly AnswerEvent[], options: AnswerOpti
     else if (event.type === 'reasoning') {
       if (event.text !== undefined) reasoning = (reasoning ?? '') + event.text;
       details.push({ type: 'reasoning.text', format: 'anthropic-claude-v1', index: 0, ...(event.text !== undefined ? { text: event.text } : {}), ...(event.signature !== undefined ? { signature: event.signature } : {}) });
-    } else if (event.type === 'tool_start') {
+    } else if (event.type === 'redacted_reasoning') encrypted.push(encryptedDetail(event.data));
+    else if (event.type === 'tool_start') {
       if (event.name === options.answerTool) answerBlocks.add(event.block);
       else calls.set(event.block, { id: event.id, type: 'function', function: { name: event.name, arguments: '' } });
     } else if (event.type === 'tool_input') {
@@ -178,9 +184,12 @@ export function completionOf(events: readonly AnswerEvent[], options: AnswerOpti
   const message: Json = { role: 'assistant', content: content === '' && calls.size > 0 ? null : content, refusal: null };
   if (calls.size > 0) message.tool_calls = [...calls.values()];
   if (reasoning !== undefined) message.reasoning = reasoning;
-  if (details.length > 0) message.reasoning_details = mergedDetails(details);
+  if (details.length + encrypted.length > 0) message.reasoning_details = [...(details.length > 0 ? mergedDetails(details) : []), ...encrypted];
   return { object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish, logprobs: null }], usage: chatUsage(usage) };
 }
+
+/** Encrypted thinking as the public `reasoning.encrypted` detail. */
+const encryptedDetail = (data: string): Json => ({ type: 'reasoning.encrypted', format: 'anthropic-claude-v1', index: 0, data });
 
 /** Reasoning details of one block, its text pieces and signature joined as one `reasoning.text`. */
 function mergedDetails(details: Json[]): Json[] {

@@ -9,7 +9,9 @@ export type Part =
   | { type: 'image'; source: ImageSource; cache: boolean }
   | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'tool_result'; id: string; content: (Extract<Part, { type: 'text' | 'image' }>)[]; cache: boolean }
-  | { type: 'reasoning'; text: string; signature: string | undefined };
+  | { type: 'reasoning'; text: string; signature: string | undefined }
+  /** Thinking the provider encrypted (Anthropic's `redacted_thinking`), sent back as it came. */
+  | { type: 'redacted_reasoning'; data: string };
 
 /** A turn of a conversation whose roles alternate, the first the user's. */
 export interface Turn {
@@ -83,6 +85,8 @@ function assistantParts(message: Json, where: string): Part[] {
   for (const detail of Array.isArray(message.reasoning_details) ? message.reasoning_details : []) {
     const { type, text, signature } = (detail ?? {}) as Json;
     if (type === 'reasoning.text' && typeof text === 'string') parts.push({ type: 'reasoning', text, signature: typeof signature === 'string' ? signature : undefined });
+    const data = (detail as Json | null)?.data;
+    if (type === 'reasoning.encrypted' && typeof data === 'string' && data !== '') parts.push({ type: 'redacted_reasoning', data });
   }
   if (message.content !== null && message.content !== undefined) parts.push(...contentParts(message.content, where).filter((part) => part.type !== 'text' || part.text !== ''));
   const calls = message.tool_calls;

@@ -121,6 +121,16 @@ describe('POST /messages routed to a provider API', () => {
     expect(received.body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 }, ...(provider === 'anthropic' ? { model: 'claude-sonnet-5' } : {}) });
   });
 
+  it("passes Anthropic's redacted thinking on as Anthropic's block, streamed and not", async () => {
+    const client = new Anthropic({ apiKey: apis.service.runtime.demo.keys.workspace, baseURL: apis.service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
+    const asked = { model: CLAUDE, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'think' }], provider: { only: ['anthropic'] } };
+    apis.anthropic.script({ kind: 'thinking', thinking: 'Open.', redacted: 'c2VjcmV0', text: 'ok' }, { kind: 'thinking', thinking: 'Open.', redacted: 'c2VjcmV0', text: 'ok' });
+    const whole = await client.messages.create(asked as never);
+    const streamed = await client.messages.stream(asked as never).finalMessage();
+    for (const message of [whole, streamed]) expect(message.content.map((block) => block.type)).toEqual(['thinking', 'redacted_thinking', 'text']);
+    expect(streamed.content[1]).toEqual({ type: 'redacted_thinking', data: 'c2VjcmV0' });
+  });
+
   it("takes what newer clients send: adaptive thinking at the request's effort, and a system turn within the conversation", async () => {
     const client = new Anthropic({ apiKey: apis.service.runtime.demo.keys.workspace, baseURL: apis.service.runtime.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
     apis.anthropic.script({ kind: 'thinking', thinking: 'Hmm.', text: 'ok' });

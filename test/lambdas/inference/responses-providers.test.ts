@@ -31,6 +31,18 @@ describe('the Responses API on the provider APIs', () => {
     else expect(assistant).toEqual([{ reasoningContent: { reasoningText: { text: 'Paris first.', signature } } }, { toolUse: expect.objectContaining({ input: { city: 'Paris' } }) }]);
   });
 
+  it.each([[false], [true]])("passes Anthropic's redacted thinking on as encrypted reasoning and sends it back when continued (streamed: %s)", async (stream) => {
+    apis().anthropic.script({ kind: 'thinking', thinking: 'Open part.', redacted: 'RW5jcnlwdGVkIHBhcnQ=', text: 'ok' });
+    const asked = { model: CLAUDE, max_output_tokens: 3000, reasoning: { max_tokens: 1024 }, provider: { only: ['anthropic'] } };
+    const first = stream ? await client().responses.stream({ ...asked, input: 'think' } as never).finalResponse() : await client().responses.create({ ...asked, input: 'think' } as never);
+    expect(first.output.map((item) => item.type)).toEqual(['reasoning', 'reasoning', 'message']);
+    expect(first.output[1]).toMatchObject({ type: 'reasoning', content: [], encrypted_content: 'RW5jcnlwdGVkIHBhcnQ=' });
+    await client().responses.create({ ...asked, previous_response_id: first.id, input: 'again' } as never);
+    const assistant = (apis().anthropic.received.at(-1)!.body as { messages: { role: string; content: { type: string; data?: string }[] }[] }).messages[1]!;
+    expect(assistant.content.map((block) => block.type)).toEqual(['thinking', 'redacted_thinking', 'text']);
+    expect(assistant.content[1]!.data).toBe('RW5jcnlwdGVkIHBhcnQ=');
+  });
+
   it('ends a stream the provider broke off with an error event, which the client raises', async () => {
     apis().anthropic.script({ kind: 'stream-error', afterDeltas: 2, errorType: 'overloaded_error', message: 'Overloaded' });
     const stream = client().responses.stream({ model: CLAUDE, input: 'one two three four five', provider: { only: ['anthropic'] } } as never);

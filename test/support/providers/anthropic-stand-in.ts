@@ -20,7 +20,7 @@ export interface StandInUsage {
 export type AnthropicReply =
   | { kind: 'text'; text?: string; stopReason?: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'refusal'; usage?: StandInUsage }
   | { kind: 'tools'; calls: { name: string; input: Record<string, unknown> }[]; text?: string; thinking?: string; usage?: StandInUsage }
-  | { kind: 'thinking'; thinking: string; text: string; usage?: StandInUsage }
+  | { kind: 'thinking'; thinking: string; text: string; redacted?: string; usage?: StandInUsage }
   | { kind: 'status'; status: number; errorType: string; message: string; headers?: Record<string, string> }
   | { kind: 'stream-error'; afterDeltas: number; errorType: string; message: string };
 
@@ -49,7 +49,8 @@ export interface AnthropicStandIn {
 type ContentBlock =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'thinking'; thinking: string; signature: string };
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
 
 interface Answer {
   content: ContentBlock[];
@@ -102,9 +103,10 @@ function answerTo(request: CheckedRequest, reply: Exclude<AnthropicReply, { kind
     stopReason = 'tool_use';
   } else {
     content.push({ type: 'thinking', thinking: reply.thinking, signature: randomBytes(96).toString('base64') });
+    if (reply.redacted !== undefined) content.push({ type: 'redacted_thinking', data: reply.redacted });
     content.push({ type: 'text', text: reply.text });
   }
-  const answered = content.map((block) => (block.type === 'text' ? block.text : block.type === 'thinking' ? block.thinking : JSON.stringify(block.input))).join(' ');
+  const answered = content.map((block) => (block.type === 'text' ? block.text : block.type === 'thinking' ? block.thinking : block.type === 'redacted_thinking' ? '' : JSON.stringify(block.input))).join(' ');
   const counted = { input: Math.max(1, words(requestTexts(request).join(' '))), output: Math.max(1, words(answered)), cacheRead: 0, cacheWrite: 0 };
   const stopSequence = stopReason === 'stop_sequence' ? (request.stop_sequences?.[0] ?? null) : null;
   return { content, stopReason, stopSequence, usage: { ...counted, ...definedMembers(reply.usage) } };
@@ -151,7 +153,8 @@ function pieces(text: string, count: number): string[] {
 function streamEvents(id: string, model: string, answer: Answer, textPieces = 3): StreamEvent[] {
   const events: StreamEvent[] = [{ type: 'message_start', message: { ...messageOf(id, model, answer), content: [], stop_reason: null, stop_sequence: null, usage: usageOf(answer, 1) } }];
   answer.content.forEach((block, index) => {
-    const start = block.type === 'text' ? { type: 'text', text: '' } : block.type === 'tool_use' ? { ...block, input: {} } : { type: 'thinking', thinking: '', signature: '' };
+    // Redacted thinking comes whole in its start event, with no delta.
+    const start = block.type === 'text' ? { type: 'text', text: '' } : block.type === 'tool_use' ? { ...block, input: {} } : block.type === 'redacted_thinking' ? block : { type: 'thinking', thinking: '', signature: '' };
     events.push({ type: 'content_block_start', index, content_block: start });
     if (index === 0) events.push({ type: 'ping' });
     const delta = (payload: Record<string, unknown>): StreamEvent => ({ type: 'content_block_delta', index, delta: payload });
@@ -160,7 +163,7 @@ function streamEvents(id: string, model: string, answer: Answer, textPieces = 3)
     } else if (block.type === 'tool_use') {
       events.push(delta({ type: 'input_json_delta', partial_json: '' }));
       events.push(...pieces(JSON.stringify(block.input), 3).map((json) => delta({ type: 'input_json_delta', partial_json: json })));
-    } else {
+    } else if (block.type === 'thinking') {
       events.push(...pieces(block.thinking, 3).map((thinking) => delta({ type: 'thinking_delta', thinking })));
       events.push(delta({ type: 'signature_delta', signature: block.signature }));
     }
