@@ -72,6 +72,22 @@ describe('the Responses API with the openai client', () => {
     expect(parsed.text).toEqual({ format: { type: 'json_schema', name: 'forecast', schema, strict: true } });
   });
 
+  it('keeps nothing where zero data retention applies (a guardrail enforcing it), and says so', async () => {
+    const admin = service.runtime.demo.keys.managementReadWrite;
+    const created = await service.call('/keys', { method: 'POST', key: admin, body: { name: 'zdr' } });
+    const secret = created.body.key as string;
+    const guardrail = await service.call('/guardrails', { method: 'POST', key: admin, body: { name: 'zdr only', enforce_zdr: true } });
+    const assigned = await service.call(`/guardrails/${guardrail.body.data.id}/assignments/keys`, { method: 'POST', key: admin, body: { key_hashes: [created.body.data.hash] } });
+    expect(assigned.status).toBe(200);
+    // A model this key may reach: one with a zero-data-retention endpoint.
+    const listed = await service.call('/models/user?limit=1&output_modalities=text', { key: secret });
+    const model = listed.body.data[0].id as string;
+    const zdr = new OpenAI({ apiKey: secret, baseURL: service.runtime.baseUrl, maxRetries: 0 });
+    const answer = await zdr.responses.create({ model, input: 'private words' });
+    expect((answer as unknown as { store: boolean }).store).toBe(false);
+    await expect(zdr.responses.retrieve(answer.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
   it('keeps nothing with store false, and refuses to continue what is not kept, deleted or another organization’s', async () => {
     const unkept = await client.responses.create({ model: MODEL, input: 'a b', store: false });
     expect((unkept as unknown as { store: boolean }).store).toBe(false);
