@@ -85,9 +85,9 @@ export const RESPONSES_SCHEMAS: Readonly<Record<string, Json>> = {
   },
   ResponseOutputItem: {
     type: 'object',
-    description: 'An output item: a `message` of `output_text` parts, a `function_call`, or `reasoning` (its text, and its `encrypted_content` to send back).',
+    description: 'An output item: a `message` of `output_text` parts, a `function_call`, a `custom_tool_call` (free-form `input`), or `reasoning` (its text, and its `encrypted_content` to send back).',
     properties: {
-      type: { type: 'string', enum: ['message', 'function_call', 'reasoning'] },
+      type: { type: 'string', enum: ['message', 'function_call', 'custom_tool_call', 'reasoning'] },
       id: { type: 'string' },
       status: { type: 'string', enum: ['in_progress', 'completed', 'incomplete'] },
       role: { type: 'string', const: 'assistant' },
@@ -102,6 +102,7 @@ export const RESPONSES_SCHEMAS: Readonly<Record<string, Json>> = {
       call_id: { type: 'string' },
       name: { type: 'string' },
       arguments: { type: 'string' },
+      input: { type: 'string', description: "A custom tool call's free-form input." },
       summary: { type: 'array', items: anyObject },
       encrypted_content: { type: 'string' },
     },

@@ -115,7 +115,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       }
       const { fields, responses, request } = await chatRequestOf(route.operationId, body, principal, deps.responses);
       const [guardrails, catalog] = await Promise.all([loadCallerGuardrails(principal, deps.accounts), deps.catalog.get()]);
-      const keeps = responses !== undefined && decideKeeping(shape as ResponsesShape, fields, principal, guardrails);
+      const keeps = responses !== undefined && decideKeeping(shape as ResponsesShape, responses, fields, principal, guardrails);
       const policy = buildCallerPolicy({ organization: principal.organization, guardrails, region: regionForHost(requestHost(event), deps.regionalHostnames) });
       const at = deps.clock.now();
       const candidates = routeCandidates(request.models, routingAsk(request.body), (slug) => catalog.endpointsFor(slug, policy), carriesFor(deps.upstream), at);

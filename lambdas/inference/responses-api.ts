@@ -14,6 +14,8 @@ type Json = Record<string, unknown>;
 /** A Responses request read: the chat body it means, and the conversation so far, which a kept response extends. */
 export interface ResponsesRequest {
   chat: Json;
+  /** The custom tools offered, by name: their calls are answered as custom tool calls. */
+  customTools: ReadonlySet<string>;
   /** The continued response's items and this request's input. */
   items: Json[];
 }
@@ -33,18 +35,18 @@ export async function readResponsesRequest(body: Readonly<Json>, principal: Prin
     }
     previous = kept.items;
   }
-  return { chat: chatBodyOfResponses(body, previous), items: [...previous, ...inputItems(body.input)] };
+  return { ...chatBodyOfResponses(body, previous), items: [...previous, ...inputItems(body.input)] };
 }
 
 /**
  * Whether the response is kept: `store` unless it is false, and never where zero data retention
  * applies (the organization's privacy settings, a guardrail, or the request's `provider.zdr`).
- * The shape repeats the request's fields with it.
+ * The shape repeats the request's fields with it, and answers its custom tools' calls as such.
  */
-export function decideKeeping(shape: ResponsesShape, body: Readonly<Json>, principal: Principal, guardrails: readonly { enforceZdr: boolean }[]): boolean {
+export function decideKeeping(shape: ResponsesShape, request: ResponsesRequest, body: Readonly<Json>, principal: Principal, guardrails: readonly { enforceZdr: boolean }[]): boolean {
   const zdr = principal.organization.privacy.zeroDataRetentionOnly || guardrails.some((g) => g.enforceZdr) || (body.provider as Json | undefined)?.zdr === true;
   const keep = body.store !== false && !zdr;
-  shape.echo(responseEcho(body, keep));
+  shape.echo(responseEcho(body, keep), request.customTools);
   return keep;
 }
 

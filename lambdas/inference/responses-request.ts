@@ -26,7 +26,7 @@ export function inputItems(input: unknown): Json[] {
  * `max_output_tokens` becomes `max_tokens`, `text.format` `response_format`, `metadata` is the
  * response's own and not sent.
  */
-export function chatBodyOfResponses(body: Readonly<Json>, previous: readonly Json[] = []): Json {
+export function chatBodyOfResponses(body: Readonly<Json>, previous: readonly Json[] = []): { chat: Json; customTools: ReadonlySet<string> } {
   const chat: Json = { model: body.model };
   for (const name of SAME_MEANING) if (body[name] !== undefined && body[name] !== null) chat[name] = body[name];
   if (typeof body.max_output_tokens === 'number') chat.max_tokens = body.max_output_tokens;
@@ -36,7 +36,10 @@ export function chatBodyOfResponses(body: Readonly<Json>, previous: readonly Jso
   previous.forEach((item, i) => conversation.add(item, `previous_response_id (item ${i})`));
   inputItems(body.input).forEach((item, i) => conversation.add(item, `input[${i}]`));
   chat.messages = messages;
-  const tools = Array.isArray(body.tools) ? body.tools.flatMap((tool, i) => chatTools(asObject(tool, `tools[${i}]`), `tools[${i}]`)) : [];
+  // The request's tools, and those items added (`additional_tools`, as agents send them).
+  const offered = [...(Array.isArray(body.tools) ? body.tools.map((tool, i) => [tool, `tools[${i}]`] as const) : []), ...conversation.addedTools];
+  const customTools = new Set<string>();
+  const tools = offered.flatMap(([tool, where]) => chatTools(asObject(tool, where), where, customTools));
   if (tools.length > 0) chat.tools = tools;
   const choice = toolChoice(body.tool_choice);
   if (choice !== undefined && tools.length > 0) chat.tool_choice = choice;
@@ -45,22 +48,32 @@ export function chatBodyOfResponses(body: Readonly<Json>, previous: readonly Jso
     const { type: _type, name, schema, strict, description } = format;
     chat.response_format = { type: 'json_schema', json_schema: { name, schema, ...(strict !== undefined ? { strict } : {}), ...(description !== undefined ? { description } : {}) } };
   } else if (format?.type === 'json_object') chat.response_format = { type: 'json_object' };
-  return chat;
+  return { chat, customTools };
 }
 
 /**
  * A tool as the chat tools it means: a function tool (`{type: "function", name, parameters}`)
- * as itself, a `namespace` as the function tools it groups. A tool the provider would run itself
- * (`web_search`, `file_search`, `code_interpreter`, `mcp`, a `custom` grammar tool...) has no chat
- * form: it is left out, as agents offer them by default, and never sent to a provider.
+ * as itself, a `namespace` as the tools it groups, a `custom` tool (free-form input) as a
+ * function of one string, `input`, its name noted in `customTools` so its calls come back as
+ * custom tool calls. A tool the provider would run itself (`web_search`, `file_search`,
+ * `code_interpreter`, `mcp`...) has no chat form: it is left out, as agents offer them by
+ * default, and never sent to a provider.
  */
-function chatTools(tool: Json, where: string): Json[] {
+function chatTools(tool: Json, where: string, customTools: Set<string>): Json[] {
   if (tool.type === 'namespace') {
     const tools = Array.isArray(tool.tools) ? tool.tools : [];
-    return tools.flatMap((inner, j) => chatTools(asObject(inner, `${where}.tools[${j}]`), `${where}.tools[${j}]`));
+    return tools.flatMap((inner, j) => chatTools(asObject(inner, `${where}.tools[${j}]`), `${where}.tools[${j}]`, customTools));
+  }
+  if (tool.type === 'custom') {
+    const custom = chatTool({ ...tool, parameters: CUSTOM_INPUT, strict: undefined }, where);
+    customTools.add(tool.name as string);
+    return [custom];
   }
   return tool.type === 'function' ? [chatTool(tool, where)] : [];
 }
+
+/** A custom tool's input as a function's parameters: one free-form string. */
+const CUSTOM_INPUT: Json = { type: 'object', properties: { input: { type: 'string', description: 'The input, free-form text as the tool describes it.' } }, required: ['input'], additionalProperties: false };
 
 /** A function tool as a chat tool. */
 function chatTool(tool: Json, where: string): Json {
@@ -85,6 +98,8 @@ function toolChoice(raw: unknown): unknown {
  */
 class Conversation {
   private reasoning: Json[] = [];
+  /** Tools items added (`additional_tools`), each with where it was. */
+  readonly addedTools: (readonly [unknown, string])[] = [];
 
   constructor(private readonly messages: Json[]) {}
 
@@ -92,15 +107,21 @@ class Conversation {
     switch (item.type ?? 'message') {
       case 'message':
         return this.message(item, where);
-      case 'function_call': {
-        if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw invalidParameter(where, 'a function_call needs a call_id and a name');
-        const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } };
+      case 'additional_tools':
+        (Array.isArray(item.tools) ? item.tools : []).forEach((tool, j) => this.addedTools.push([tool, `${where}.tools[${j}]`]));
+        return;
+      case 'function_call':
+      case 'custom_tool_call': {
+        if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw invalidParameter(where, `a ${String(item.type)} needs a call_id and a name`);
+        const args = item.type === 'custom_tool_call' ? JSON.stringify({ input: String(item.input ?? '') }) : typeof item.arguments === 'string' ? item.arguments : '{}';
+        const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: args } };
         const last = this.messages.at(-1);
         if (last?.role === 'assistant' && this.reasoning.length === 0) last.tool_calls = [...((last.tool_calls as Json[] | undefined) ?? []), call];
         else this.assistant({ role: 'assistant', content: null, tool_calls: [call] });
         return;
       }
-      case 'function_call_output': {
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
         if (typeof item.call_id !== 'string') throw invalidParameter(`${where}.call_id`, 'must be a string');
         const output = typeof item.output === 'string' ? item.output : Array.isArray(item.output) ? item.output.map((part, k) => chatPart(asObject(part, `${where}.output[${k}]`), `${where}.output[${k}]`)) : '';
         this.messages.push({ role: 'tool', tool_call_id: item.call_id, content: output });

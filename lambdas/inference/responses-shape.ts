@@ -78,12 +78,22 @@ function responsesUsage(usage: Json | undefined): Json {
 }
 
 const INCOMPLETE: Readonly<Record<string, string>> = { length: 'max_output_tokens', content_filter: 'content_filter' };
+/** A custom tool call's input: the `input` string of its JSON arguments, else the arguments as they are. */
+function customInput(args: string): string {
+  try {
+    const input = (JSON.parse(args) as Json | null)?.input;
+    return typeof input === 'string' ? input : args;
+  } catch {
+    return args;
+  }
+}
+
 const OUTPUT_TEXT: Json = { type: 'output_text', text: '', annotations: [], logprobs: [] };
 
 /** A Responses API answer in the making: its id, echo, and the stored form it ends in. */
 export interface ResponsesShape extends AnswerShape {
-  /** The request's fields the response repeats; set once the request is read. */
-  echo(fields: ResponseEcho): void;
+  /** The request's fields the response repeats, and its custom tools by name; set once the request is read. */
+  echo(fields: ResponseEcho, customTools?: ReadonlySet<string>): void;
   /** The whole response as it was answered, once its completion or stream's end was written. */
   final(): Json | undefined;
 }
@@ -109,18 +119,22 @@ class ResponsesAnswer implements ResponsesShape {
   private readonly items: Json[] = [];
   /** Each tool call's output index, by its chat index. */
   private readonly tools = new Map<number, number>();
+  /** A custom tool call's JSON arguments so far, by output index. */
+  private readonly customArguments = new Map<number, string>();
   private open: number | undefined;
   private finish: string | null = null;
   private begun = false;
   private ending: ((answer: Json) => string) | undefined;
   private readonly createdAt: number;
+  private customTools: ReadonlySet<string> = new Set();
 
   constructor(private readonly now: () => Date) {
     this.createdAt = this.seconds();
   }
 
-  echo(fields: ResponseEcho): void {
+  echo(fields: ResponseEcho, customTools: ReadonlySet<string> = new Set()): void {
     this.fields = fields;
+    this.customTools = customTools;
   }
 
   final(): Json | undefined {
@@ -140,7 +154,10 @@ class ResponsesAnswer implements ResponsesShape {
       this.items.push({ ...this.messageItem(), status: 'completed', content: [{ ...OUTPUT_TEXT, text: message.content }] });
     }
     for (const call of message.tool_calls ?? []) {
-      this.items.push({ type: 'function_call', id: this.itemId('fc'), call_id: call.id, name: call.function?.name ?? '', arguments: call.function?.arguments ?? '', status: 'completed' });
+      const name = call.function?.name ?? '';
+      const args = call.function?.arguments ?? '';
+      const item = this.customTools.has(name) ? { type: 'custom_tool_call', id: this.itemId('ctc'), call_id: call.id, name, input: customInput(args) } : { type: 'function_call', id: this.itemId('fc'), call_id: call.id, name, arguments: args };
+      this.items.push({ ...item, status: 'completed' });
     }
     this.finish = choice.finish_reason ?? null;
     this.last = this.response(this.status(), responsesUsage(completion.usage));
@@ -267,14 +284,23 @@ class ResponsesAnswer implements ResponsesShape {
   private toolDelta(call: Json): string {
     let out = '';
     if (!this.tools.has(call.index) && call.id !== undefined) {
-      out += this.openItem({ type: 'function_call', id: this.itemId('fc'), call_id: call.id, name: call.function?.name ?? '', arguments: '' });
+      const name = call.function?.name ?? '';
+      // A custom tool's input is a string inside the call's JSON arguments: it is sent whole, once they are.
+      const item = this.customTools.has(name) ? { type: 'custom_tool_call', id: this.itemId('ctc'), call_id: call.id, name, input: '' } : { type: 'function_call', id: this.itemId('fc'), call_id: call.id, name, arguments: '' };
+      out += this.openItem(item);
       this.tools.set(call.index, this.open!);
+      this.customArguments.set(this.open!, '');
     }
     const index = this.tools.get(call.index);
     const args = call.function?.arguments;
     if (index === undefined || typeof args !== 'string' || args === '') return out;
-    this.items[index]!.arguments += args;
-    return out + this.send('response.function_call_arguments.delta', { item_id: this.items[index]!.id, output_index: index, delta: args });
+    const item = this.items[index]!;
+    if (item.type === 'custom_tool_call') {
+      this.customArguments.set(index, this.customArguments.get(index)! + args);
+      return out;
+    }
+    item.arguments += args;
+    return out + this.send('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: args });
   }
 
   private openItem(item: Json, part?: Json): string {
@@ -300,6 +326,11 @@ class ResponsesAnswer implements ResponsesShape {
     item.status = 'completed';
     // Events are numbered as they are made: the item's own ends first, then its `output_item.done`.
     const done = () => this.send('response.output_item.done', { output_index: index, item });
+    if (item.type === 'custom_tool_call') {
+      item.input = customInput(this.customArguments.get(index) ?? '');
+      const ids = { item_id: item.id, output_index: index };
+      return this.send('response.custom_tool_call_input.delta', { ...ids, delta: item.input }) + this.send('response.custom_tool_call_input.done', { ...ids, input: item.input }) + done();
+    }
     if (item.type === 'function_call') return this.send('response.function_call_arguments.done', { item_id: item.id, output_index: index, name: item.name, arguments: item.arguments }) + done();
     const part = item.content[0];
     const textDone = item.type === 'message' ? 'response.output_text.done' : 'response.reasoning_text.done';

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { claudeCode, CODEX } from '../../support/coding-agents';
 import { startTestService, type TestService } from '../../support/local-service';
 
 const execute = promisify(execFile);
@@ -13,17 +14,8 @@ function run(file: string, args: string[], options: { cwd: string; timeout?: num
   running.child.stdin?.end();
   return running;
 }
-const ROOT = join(__dirname, '..', '..', '..');
-const MODEL = 'openai/gpt-4o-mini';
-const CLAUDE_PACKAGE = join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code');
-const CODEX = join(ROOT, 'node_modules', '@openai', 'codex', 'bin', 'codex.js');
 
-/** Claude Code's native binary: npm skips its install script, which puts it in place of the stub; run once. */
-async function claudeCode(): Promise<string> {
-  const binary = join(CLAUDE_PACKAGE, 'bin', 'claude.exe');
-  if (statSync(binary).size < 1024 * 1024) await run(process.execPath, [join(CLAUDE_PACKAGE, 'install.cjs')], { cwd: CLAUDE_PACKAGE });
-  return binary;
-}
+const MODEL = 'openai/gpt-4o-mini';
 
 /**
  * The two coding agents, installed from the npm registry and run headless against the gateway
