@@ -14,7 +14,7 @@ import {
 } from '../budgets/budget-ledgers';
 import type { SpendScope } from '../budgets/layers';
 import { ZERO, atMost, minus, negate, plus } from '../usd';
-import { DynamoItems, conditionalWrite, isThrottling, itemId, updateItem } from './dynamo-items';
+import { DynamoItems, isThrottling, itemId } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
 
 /**
@@ -33,8 +33,8 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
   private readonly items: DynamoItems;
 
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    client: DynamoDBDocumentClient,
+    tableName: string,
   ) {
     this.items = new DynamoItems(client, tableName);
   }
@@ -64,9 +64,8 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
       values[':back'] = NumberValue.from(negate(back));
       update += ', #back :back';
     }
-    const answer = await conditionalWrite(this.client, {
+    const answer = await this.items.write({
       Update: {
-        TableName: this.tableName,
         Key: ledgerKey(ref),
         UpdateExpression: update,
         ConditionExpression: 'attribute_exists(committed) AND committed <= :max',
@@ -88,9 +87,8 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
   private async create(ref: LedgerRef, limit: string, amount: string, hold: HoldRef, base: string): Promise<GrantOutcome> {
     const fits = atMost(plus(base, amount), limit);
     const committed = fits ? plus(base, amount) : base;
-    const answer = await conditionalWrite(this.client, {
+    const answer = await this.items.write({
       Update: {
-        TableName: this.tableName,
         Key: ledgerKey(ref),
         UpdateExpression: fits ? 'SET committed = :committed, settled = :base, #hold = :amount' : 'SET committed = :committed, settled = :base',
         ConditionExpression: 'attribute_not_exists(committed)',
@@ -104,9 +102,8 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
   }
 
   async seed(ref: LedgerRef, base: string): Promise<boolean> {
-    const answer = await conditionalWrite(this.client, {
+    const answer = await this.items.write({
       Update: {
-        TableName: this.tableName,
         Key: ledgerKey(ref),
         UpdateExpression: 'SET committed = :base, settled = :base',
         ConditionExpression: 'attribute_not_exists(committed)',
@@ -130,8 +127,7 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
           values[`:a${i}`] = NumberValue.from(amount);
           return `#a${i} :a${i}`;
         });
-        return updateItem(this.client, {
-          TableName: this.tableName,
+        return this.items.update({
           Key: spendKey(entry.scope, entry.shard, entry.hold),
           UpdateExpression: `SET expiresAt = :expires ADD ${adds.join(', ')}`,
           ExpressionAttributeNames: names,
@@ -146,9 +142,8 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
     const shards = Array.from({ length: SPEND_SHARDS[scope.kind] }, (_, shard) => spendKey(scope, shard, hold));
     const found = await this.items.batchGet(shards);
     const spent = plus(...shards.map((key) => decimal(found.get(itemId(key.pk, key.sk))?.[attribute] ?? 0)));
-    const answer = await conditionalWrite(this.client, {
+    const answer = await this.items.write({
       Update: {
-        TableName: this.tableName,
         Key: ledgerKey(ref),
         UpdateExpression: 'ADD committed :change, settled :spent REMOVE #hold',
         ConditionExpression: '#hold = :amount',

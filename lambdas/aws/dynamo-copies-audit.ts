@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemRandom } from '../clock';
 import { copiedKind, type CopiedKindName } from './dynamo-account-store';
-import { DynamoItems, itemId, scanPages, transactWrite } from './dynamo-items';
+import { DynamoItems, itemId } from './dynamo-items';
 import { COPY_PREFIX, ReadReplicas, copyKey, copyOf, revisionOf, sameValue, type CopyKind, type ItemKey } from './dynamo-read-replicas';
 
 /** What one kind of copied item was found to have. */
@@ -37,7 +37,7 @@ export class CopiesAudit {
   private readonly copies: ReadReplicas;
 
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {
     this.items = new DynamoItems(client, tableName);
@@ -55,8 +55,7 @@ export class CopiesAudit {
   private async audit(repair: boolean): Promise<CopiesReport> {
     const report = emptyReport();
     const audited = new Set<string>();
-    const items = scanPages(this.client, {
-      TableName: this.tableName,
+    const items = this.items.scanPages({
       FilterExpression: 'NOT begins_with(pk, :copy)',
       ExpressionAttributeValues: { ':copy': COPY_PREFIX },
       ConsistentRead: true,
@@ -88,8 +87,7 @@ export class CopiesAudit {
   /** Copies still readable whose item was not among those audited, and does not exist now. */
   private async auditOrphans(audited: ReadonlySet<string>, report: CopiesReport, repair: boolean): Promise<void> {
     const orphans = new Map<string, { key: ItemKey; name: CopiedKindName; kind: CopyKind; readable: number }>();
-    const readable = scanPages(this.client, {
-      TableName: this.tableName,
+    const readable = this.items.scanPages({
       FilterExpression: 'begins_with(pk, :copy) AND attribute_not_exists(deleted)',
       ExpressionAttributeValues: { ':copy': COPY_PREFIX },
       ProjectionExpression: 'pk',
@@ -110,7 +108,7 @@ export class CopiesAudit {
       if (await this.items.getItem(key)) continue;
       report[name].orphaned += count;
       if (!repair) continue;
-      const outcome = await transactWrite(this.client, [
+      const outcome = await this.items.transact([
         { ConditionCheck: { TableName: this.tableName, Key: key, ConditionExpression: 'attribute_not_exists(pk)' } },
         ...this.copies.deletionPuts(key, kind),
       ]);

@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemClock, type Clock } from '../clock';
-import { DynamoItems, conditionalWrite, strip } from './dynamo-items';
+import { DynamoItems, strip } from './dynamo-items';
 import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces } from './dynamo-places';
 
 /** What one bound counts: items of one kind per organization. */
@@ -46,9 +46,8 @@ export class DynamoCountLimit {
    */
   async take(organizationId: string, id: string, limit: number): Promise<boolean> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const taken = await conditionalWrite(this.client, {
+      const taken = await this.items.write({
         Update: {
-          TableName: this.tableName,
           Key: this.key(organizationId),
           UpdateExpression: 'SET holders.#id = :now',
           ConditionExpression: 'size(holders) < :limit',
@@ -121,9 +120,8 @@ export class DynamoCountLimit {
    */
   private async start(organizationId: string): Promise<void> {
     const existing = await this.counted.list(organizationId);
-    await conditionalWrite(this.client, {
+    await this.items.write({
       Put: {
-        TableName: this.tableName,
         Item: { ...this.key(organizationId), holders: Object.fromEntries(existing.map((item) => [item.id, item.createdAt])) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
@@ -135,9 +133,8 @@ export class DynamoCountLimit {
     expression: string,
     attributes: { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> },
   ): Promise<void> {
-    await conditionalWrite(this.client, {
+    await this.items.write({
       Update: {
-        TableName: this.tableName,
         Key: this.key(organizationId),
         UpdateExpression: expression,
         // Never creates the places item: only `start` does, with the items that exist.

@@ -13,7 +13,7 @@ import {
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { DynamoCountLimit } from './dynamo-count-limit';
 import { AlreadyExistsError } from '../accounts/account-store';
-import { DynamoItems, conditionalWrite, strip, transactWrite, type QueryInput } from './dynamo-items';
+import { DynamoItems, strip, type QueryInput } from './dynamo-items';
 import { ABANDONED_PLACE_MS, abandonedAt, isAbandoned } from './dynamo-places';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 
@@ -38,7 +38,7 @@ export class DynamoFederationStore implements FederationStore {
    *   taken earlier that nothing relies on is reclaimed at once (the local runtime's start).
    */
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly clock: Clock = systemClock,
     private readonly newId: IdGenerator = randomId,
@@ -91,7 +91,7 @@ export class DynamoFederationStore implements FederationStore {
       const holder = existing && (await this.claimHolder(issuer.organizationId, existing));
       if (holder === 'issuer') throw new IssuerUrlTakenError(issuer.issuerUrl);
       if (holder === 'unfinished-write') throw new UnfinishedWriteError(`The issuer_url ${issuer.issuerUrl} is held`, abandonedAt(Date.parse(existing!.claimedAt)));
-      const outcome = await transactWrite(this.client, [
+      const outcome = await this.items.transact([
         { Put: { TableName: this.tableName, Item: claim, ...(existing ? sameClaim(existing) : { ConditionExpression: 'attribute_not_exists(pk)' }) } },
         { Put: { TableName: this.tableName, Item: issuerItem(issuer, claimId), ConditionExpression: 'attribute_not_exists(pk)' } },
       ]);
@@ -133,9 +133,8 @@ export class DynamoFederationStore implements FederationStore {
   async deleteIssuer(organizationId: string, issuerId: string): Promise<boolean> {
     let current = await this.getIssuerItem(organizationId, issuerId);
     for (let attempt = 0; attempt < 10 && current; attempt++) {
-      const deleted = await conditionalWrite(this.client, {
+      const deleted = await this.items.write({
         Delete: {
-          TableName: this.tableName,
           Key: { pk: orgPk(organizationId), sk: issuerSk(issuerId) },
           ConditionExpression: '#version = :version',
           ExpressionAttributeNames: { '#version': 'version' },
@@ -182,9 +181,8 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   async deletePolicy(organizationId: string, policyId: string): Promise<boolean> {
-    const deleted = await conditionalWrite(this.client, {
+    const deleted = await this.items.write({
       Delete: {
-        TableName: this.tableName,
         Key: { pk: policyPk(policyId), sk: POLICY_SK },
         ConditionExpression: 'organizationId = :org',
         ExpressionAttributeValues: { ':org': organizationId },
@@ -236,7 +234,7 @@ export class DynamoFederationStore implements FederationStore {
         throw new UnfinishedWriteError(`The issuer_url ${issuer.issuerUrl} is held`, abandonedAt(Date.parse(existing.claimedAt)));
       }
       const condition = existing ? sameClaim(existing) : { ConditionExpression: 'attribute_not_exists(pk)' };
-      const claimed = await conditionalWrite(this.client, { Put: { TableName: this.tableName, Item: claim, ...condition } });
+      const claimed = await this.items.write({ Put: { Item: claim, ...condition } });
       if (claimed.written) return true;
       // Claimed or released meanwhile: go on from the claim the condition found.
       existing = claimed.item && strip<UrlClaim>(claimed.item);
@@ -259,8 +257,8 @@ export class DynamoFederationStore implements FederationStore {
    * had ids is released by its issuer's write when that issuer's item names none.
    */
   private async releaseUrl(organizationId: string, issuerUrl: string, issuerId: string, claimId: string | undefined): Promise<void> {
-    await conditionalWrite(this.client, {
-      Delete: { TableName: this.tableName, Key: { pk: orgPk(organizationId), sk: urlSk(issuerUrl) }, ...sameClaim({ issuerId, claimId }) },
+    await this.items.write({
+      Delete: { Key: { pk: orgPk(organizationId), sk: urlSk(issuerUrl) }, ...sameClaim({ issuerId, claimId }) },
     });
   }
 
@@ -270,9 +268,8 @@ export class DynamoFederationStore implements FederationStore {
   }
 
   private async putIfVersion(item: Record<string, unknown>, expectedVersion: number): Promise<boolean> {
-    const { written } = await conditionalWrite(this.client, {
+    const { written } = await this.items.write({
       Put: {
-        TableName: this.tableName,
         Item: item,
         ConditionExpression: '#version = :expected AND organizationId = :org',
         ExpressionAttributeNames: { '#version': 'version' },

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../clock';
 import { GENERATION_ID, GENERATION_RETENTION_DAYS, type GenerationRecord, type GenerationStore } from '../usage/generations';
-import { DynamoItems, putItem, strip } from './dynamo-items';
+import { DynamoItems, strip } from './dynamo-items';
 
 /** The partition-key prefix of generations in the usage table: one item each, its own partition. */
 export const GENERATION_PREFIX = 'GEN#';
@@ -16,8 +16,8 @@ export class DynamoGenerationStore implements GenerationStore {
   private readonly items: DynamoItems;
 
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    client: DynamoDBDocumentClient,
+    tableName: string,
     private readonly clock: Clock,
   ) {
     this.items = new DynamoItems(client, tableName);
@@ -25,7 +25,7 @@ export class DynamoGenerationStore implements GenerationStore {
 
   async put(record: GenerationRecord): Promise<void> {
     const expiresAt = Math.floor(Date.parse(record.createdAt) / 1000) + GENERATION_RETENTION_DAYS * 86_400;
-    await putItem(this.client, this.tableName, { pk: `${GENERATION_PREFIX}${record.id}`, sk: SORT_KEY, ...record, expiresAt });
+    await this.items.put({ pk: `${GENERATION_PREFIX}${record.id}`, sk: SORT_KEY, ...record, expiresAt });
   }
 
   /** Strongly consistent, as clients ask right after the answer; one past its time is gone even before TTL removes it. */

@@ -294,7 +294,42 @@ export class DynamoItems {
   queryAll(input: Omit<QueryInput, 'TableName'>): Promise<Record<string, unknown>[]> {
     return queryAll(this.client, { ...input, TableName: this.tableName });
   }
+
+  /** Writes an item whatever was there ({@link putItem}). */
+  put(item: Record<string, unknown>): Promise<void> {
+    return putItem(this.client, this.tableName, item);
+  }
+
+  /** An update without a condition ({@link updateItem}). */
+  update(input: Omit<UpdateCommandInput, 'TableName' | 'ConditionExpression'>): Promise<void> {
+    return updateItem(this.client, { ...input, TableName: this.tableName });
+  }
+
+  /** A write under a condition on this table ({@link conditionalWrite}): whether it was written, and the item as it was. */
+  write(action: TableAction): Promise<WriteOutcome> {
+    if ('Put' in action) return conditionalWrite(this.client, { Put: { ...action.Put, TableName: this.tableName } });
+    if ('Update' in action) return conditionalWrite(this.client, { Update: { ...action.Update, TableName: this.tableName } });
+    return conditionalWrite(this.client, { Delete: { ...action.Delete, TableName: this.tableName } });
+  }
+
+  /** Puts and deletes in batches ({@link batchWriteAll}). */
+  batchWrite(requests: readonly BatchWrite[]): Promise<void> {
+    return batchWriteAll(this.client, this.tableName, requests);
+  }
+
+  /** A scan of this table a page at a time ({@link scanPages}). */
+  scanPages(input: Omit<ScanInput, 'TableName'>): AsyncGenerator<Record<string, unknown>[]> {
+    return scanPages(this.client, { ...input, TableName: this.tableName });
+  }
+
+  /** One transaction ({@link transactWrite}); its actions name their tables. */
+  transact(actions: readonly TransactionAction[], options?: Parameters<typeof transactWrite>[2]): Promise<TransactionOutcome> {
+    return transactWrite(this.client, actions, options);
+  }
 }
+
+/** A conditional write of the table a {@link DynamoItems} is bound to: its input without `TableName`. */
+export type TableAction = { Put: Omit<PutCommandInput, 'TableName'> } | { Update: Omit<UpdateCommandInput, 'TableName'> } | { Delete: Omit<DeleteCommandInput, 'TableName'> };
 
 /** One key of a batch, as text. */
 export const itemId = (pk: string, sk: string) => `${pk}\n${sk}`;

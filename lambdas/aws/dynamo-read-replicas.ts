@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Random } from '../clock';
 import { ConflictError } from '../errors';
-import { DynamoItems, MAX_TRANSACTION_ACTIONS, backoffMs, itemId, strip, transactWrite, type TransactionAction } from './dynamo-items';
+import { DynamoItems, MAX_TRANSACTION_ACTIONS, backoffMs, itemId, strip, type TransactionAction } from './dynamo-items';
 
 /** The key of an item of the single-table layout. */
 export interface ItemKey {
@@ -31,7 +31,7 @@ export class ReadReplicas {
   private readonly items: DynamoItems;
 
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly random: Random,
   ) {
@@ -211,7 +211,7 @@ export class ReadReplicas {
 
   private transact(actions: TransactionAction[]) {
     if (actions.length > MAX_TRANSACTION_ACTIONS) throw new Error(`a change of ${actions.length} items: more than one transaction holds`);
-    return transactWrite(this.client, actions);
+    return this.items.transact(actions);
   }
 }
 

@@ -3,7 +3,7 @@ import { addDecimals } from '../decimal';
 import { systemRandom, type Random } from '../clock';
 import { USAGE_SORT_DAYS, closedThrough, daysBefore, mondayOf, nextDate } from '../usage/usage';
 import type { ModelUsage } from '../catalog/types';
-import { DynamoItems, batchWriteAll, conditionalWrite, type BatchWrite } from './dynamo-items';
+import { DynamoItems, type BatchWrite } from './dynamo-items';
 import { activityPartition, foldMarkKey, monthAttribute, organizationShards, sumRows, totalsKey, weekAttribute, type SummedRow } from './dynamo-usage-store';
 
 /**
@@ -21,8 +21,8 @@ export class DynamoUsageFold {
   private readonly items: DynamoItems;
 
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    client: DynamoDBDocumentClient,
+    tableName: string,
     private readonly random: Random = systemRandom,
   ) {
     this.items = new DynamoItems(client, tableName);
@@ -49,9 +49,7 @@ export class DynamoUsageFold {
 
   private async foldDay(organizationId: string, date: string, rows: readonly SummedRow[]): Promise<void> {
     const partition = activityPartition(organizationId);
-    await batchWriteAll(
-      this.client,
-      this.tableName,
+    await this.items.batchWrite(
       rows.map((row): BatchWrite => ({ PutRequest: { Item: { pk: partition, sk: `${row.date}#${row.keyHash}#${row.model}#${row.endpointId.slice(row.model.length + 1)}`, ...rowItem(row) } } })),
     );
     const costs = new Map<string, string[]>();
@@ -63,7 +61,7 @@ export class DynamoUsageFold {
       model.requests += row.requests;
       model.tokens += row.promptTokens + row.completionTokens;
     }
-    await batchWriteAll(this.client, this.tableName, [{ PutRequest: { Item: { pk: popularityDayPartition(date), sk: organizationId, models } } }]);
+    await this.items.batchWrite([{ PutRequest: { Item: { pk: popularityDayPartition(date), sk: organizationId, models } } }]);
     await this.mark(organizationId, date);
   }
 
@@ -74,9 +72,8 @@ export class DynamoUsageFold {
     // The totals keep the month and week a view may ask for, and the ones before them.
     const oldMonth = monthAttribute(`${monthsBefore(date, 2)}-01`);
     const oldWeek = weekAttribute(daysBefore(new Date(`${mondayOf(date)}T00:00:00Z`), 14));
-    await conditionalWrite(this.client, {
+    await this.items.write({
       Update: {
-        TableName: this.tableName,
         Key: totalsKey(keyHash),
         UpdateExpression: 'SET #folded = :date, #org = :org ADD #all :cost, #month :cost, #week :cost REMOVE #oldMonth, #oldWeek',
         ConditionExpression: 'attribute_not_exists(#folded) OR #folded < :date',
@@ -88,9 +85,8 @@ export class DynamoUsageFold {
 
   /** Moves the organization's fold mark forward to `date`; never back. */
   private async mark(organizationId: string, date: string): Promise<void> {
-    await conditionalWrite(this.client, {
+    await this.items.write({
       Update: {
-        TableName: this.tableName,
         Key: foldMarkKey(organizationId),
         UpdateExpression: 'SET foldedThrough = :date',
         ConditionExpression: 'attribute_not_exists(foldedThrough) OR foldedThrough < :date',
@@ -116,9 +112,7 @@ export class DynamoUsageFold {
       }
     }
     const snapshot = { models, through, builtAt: now.toISOString() };
-    await batchWriteAll(
-      this.client,
-      this.tableName,
+    await this.items.batchWrite(
       Array.from({ length: POPULARITY_COPIES }, (_, copy): BatchWrite => ({ PutRequest: { Item: { ...popularityCopyKey(copy), ...snapshot } } })),
     );
     return new Map(Object.entries(models));

@@ -1,7 +1,7 @@
 import { NumberValue, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { addDecimals, expandExponent } from '../decimal';
 import { systemRandom, type Random } from '../clock';
-import { DynamoItems, itemId, updateItem } from './dynamo-items';
+import { DynamoItems, itemId } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
 import { endpointId, nextDate, periodStarts, type ActivityRow, type KeyUsage, type UsageRecord, type UsageStore } from '../usage/usage';
 
@@ -22,8 +22,8 @@ export class DynamoUsageStore implements UsageStore {
 
   /** `random` chooses each write's shard. */
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    client: DynamoDBDocumentClient,
+    tableName: string,
     private readonly random: Random = systemRandom,
   ) {
     this.items = new DynamoItems(client, tableName);
@@ -32,8 +32,7 @@ export class DynamoUsageStore implements UsageStore {
   async record(record: UsageRecord): Promise<void> {
     const shard = Math.min(USAGE_SHARDS - 1, Math.floor(this.random() * USAGE_SHARDS));
     const viaAttribute = record.via.credential === 'api_key' ? 'via_api_key' : `via_policy_${record.via.policyId ?? 'unknown'}`;
-    await updateItem(this.client, {
-      TableName: this.tableName,
+    await this.items.update({
       Key: { pk: `${keyPartition(record.keyHash)}#${shard % KEY_USAGE_PARTITIONS}`, sk: `${record.date}#${record.model.id}#${record.endpoint.tag}#${shard}` },
       UpdateExpression:
         'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider ' +

@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { WorkspaceDeletion } from '../accounts/account-store';
 import type { ApiKeyRecord, Workspace } from '../accounts/types';
 import { systemClock, type Clock } from '../clock';
-import { DynamoItems, conditionalWrite, strip } from './dynamo-items';
+import { DynamoItems, strip } from './dynamo-items';
 import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces, unfinishedPlaces } from './dynamo-places';
 import type { CopyKind, ReadReplicas } from './dynamo-read-replicas';
 
@@ -39,9 +39,8 @@ export class WorkspaceKeyHolds {
 
   async hold(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<boolean> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const held = await conditionalWrite(this.client, {
+      const held = await this.items.write({
         Update: {
-          TableName: this.tableName,
           Key: workspaceKey(organizationId, workspaceId),
           UpdateExpression: 'SET keyHolds.#hash = :at',
           ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
@@ -57,9 +56,8 @@ export class WorkspaceKeyHolds {
   }
 
   async release(organizationId: string, workspaceId: string, keyHash: string): Promise<void> {
-    await conditionalWrite(this.client, {
+    await this.items.write({
       Update: {
-        TableName: this.tableName,
         Key: workspaceKey(organizationId, workspaceId),
         UpdateExpression: 'REMOVE keyHolds.#hash',
         // Never write a workspace that is gone back into existence.
@@ -102,9 +100,8 @@ export class WorkspaceKeyHolds {
   /** Starts the places of a workspace written before they existed; false when it does not exist. */
   private async start(organizationId: string, workspaceId: string): Promise<boolean> {
     const keys = (await this.listKeys(organizationId)).filter((k) => k.workspaceId === workspaceId);
-    const started = await conditionalWrite(this.client, {
+    const started = await this.items.write({
       Update: {
-        TableName: this.tableName,
         Key: workspaceKey(organizationId, workspaceId),
         UpdateExpression: 'SET keyHolds = :holds',
         ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(keyHolds)',

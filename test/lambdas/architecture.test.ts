@@ -180,6 +180,15 @@ describe('DynamoDB item access', () => {
     expect(senders.sort()).toEqual([ITEM_ACCESS, ...OTHER_SERVICES].sort());
   });
 
+  it('gives each adapter one way in: one that holds a DynamoItems calls no free item-access function', () => {
+    const FREE = /\b(getItem|putItem|updateItem|queryAll|queryPage|batchGetAll|batchWriteAll|conditionalWrite|transactWrite|scanAll|scanPages)\(\s*(this\.)?\w*[cC]lient\b/;
+    const holders = code.filter((file) => file !== ITEM_ACCESS && /new DynamoItems\(/.test(readFileSync(join(ROOT, file), 'utf8')));
+    expect(holders.filter((file) => FREE.test(readFileSync(join(ROOT, file), 'utf8')))).toEqual([]);
+    // The rule is checked on real adapters: several hold a DynamoItems, and the free functions call a client.
+    expect(holders.length).toBeGreaterThan(5);
+    expect(itemAccess).toMatch(FREE);
+  });
+
   it('has one strip of key attributes, and no second one', () => {
     expect(outside(/function strip\b|const strip\b|\{\s*pk:\s*_\w*,\s*sk:\s*_/)).toEqual([]);
     expect(itemAccess).toMatch(/export function strip</);
