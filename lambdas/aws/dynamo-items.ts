@@ -256,12 +256,9 @@ export class DynamoItems {
   }
 
   /**
-   * A listing through the index: the index says which items belong to it, the items
-   * themselves what they hold (strongly consistent). An index entry is a second copy
-   * written apart from its item, and either write can be lost on its own (a crash between
-   * them in the embedded store, replication lag in DynamoDB): a listing built from the
-   * copies could show a key that no longer exists, and so could not be deleted, or a
-   * state the key does not have. Entries whose item is gone are left out.
+   * A listing through the index: the index says which items belong to it, the items what they
+   * hold (strongly consistent). An index entry is written apart from its item and either write
+   * can be lost alone (a crash, replication lag), so entries whose item is gone are left out.
    */
   async queryIndex<T>(gsi1pk: string): Promise<T[]> {
     const entries = await this.queryAll({
@@ -296,14 +293,9 @@ export class DynamoItems {
   }
 
   /** Writes an item whatever was there ({@link putItem}). */
-  put(item: Record<string, unknown>): Promise<void> {
-    return putItem(this.client, this.tableName, item);
-  }
-
+  put = (item: Record<string, unknown>): Promise<void> => putItem(this.client, this.tableName, item);
   /** An update without a condition ({@link updateItem}). */
-  update(input: Omit<UpdateCommandInput, 'TableName' | 'ConditionExpression'>): Promise<void> {
-    return updateItem(this.client, { ...input, TableName: this.tableName });
-  }
+  update = (input: Omit<UpdateCommandInput, 'TableName' | 'ConditionExpression'>): Promise<void> => updateItem(this.client, { ...input, TableName: this.tableName });
 
   /** A write under a condition on this table ({@link conditionalWrite}): whether it was written, and the item as it was. */
   write(action: TableAction): Promise<WriteOutcome> {
@@ -313,14 +305,9 @@ export class DynamoItems {
   }
 
   /** Puts and deletes in batches ({@link batchWriteAll}). */
-  batchWrite(requests: readonly BatchWrite[]): Promise<void> {
-    return batchWriteAll(this.client, this.tableName, requests);
-  }
-
+  batchWrite = (requests: readonly BatchWrite[]): Promise<void> => batchWriteAll(this.client, this.tableName, requests);
   /** A scan of this table a page at a time ({@link scanPages}). */
-  scanPages(input: Omit<ScanInput, 'TableName'>): AsyncGenerator<Record<string, unknown>[]> {
-    return scanPages(this.client, { ...input, TableName: this.tableName });
-  }
+  scanPages = (input: Omit<ScanInput, 'TableName'>): AsyncGenerator<Record<string, unknown>[]> => scanPages(this.client, { ...input, TableName: this.tableName });
 
   /** One transaction ({@link transactWrite}); its actions name their tables. */
   transact(actions: readonly TransactionAction[], options?: Parameters<typeof transactWrite>[2]): Promise<TransactionOutcome> {

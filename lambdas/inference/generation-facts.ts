@@ -2,6 +2,7 @@ import type { Principal } from '../accounts/types';
 import { GENERATION_TEXT_MAX, clientText, type GenerationRecord } from '../usage/generations';
 import type { UsageRecord } from '../usage/usage';
 import type { AnswerFacts } from './public-answer';
+import { countOf } from '../counts';
 
 /** What a relay saw of the provider's answer that its stats report. */
 export interface Observed {
@@ -17,7 +18,7 @@ export interface Observed {
 const text = (value: unknown, max = GENERATION_TEXT_MAX): string | null => (typeof value === 'string' && value !== '' ? value.slice(0, max) : null);
 const object = (value: unknown): Record<string, unknown> | undefined =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-const count = (value: unknown): number | null => (Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : null);
+const count = (value: unknown): number | null => countOf(value) ?? null;
 
 /** Notes what one answer or chunk of the provider says of the generation. */
 export function noteChunk(observed: Observed, chunk: Record<string, unknown>): void {

@@ -12,6 +12,7 @@
  */
 import completionSchemas from '../openapi/completion-schemas.json';
 import type { UsageRecord } from '../usage/usage';
+import { countOf } from '../counts';
 
 type Json = Record<string, any>;
 
@@ -85,7 +86,7 @@ function conformTop(value: Readonly<Json>, schemaName: string, facts: AnswerFact
  */
 type Fills = Readonly<Record<string, (parent: Json, index: number) => unknown>>;
 
-const count = (value: unknown): number => (Number.isInteger(value) && (value as number) >= 0 ? (value as number) : 0);
+const count = (value: unknown): number => countOf(value) ?? 0;
 
 function fillsFor(facts: AnswerFacts): Fills {
   return {

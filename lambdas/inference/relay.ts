@@ -7,6 +7,7 @@ import { publicChunk, publicCompletion, publicUsage, type AnswerFacts } from './
 import type { CompletionUsage } from './relayed-usage';
 import type { OpenedUpstream } from './upstream';
 import type { AnswerShape } from './answer-shapes';
+import { countOf } from '../counts';
 
 const MAX_UPSTREAM_JSON_BYTES = 16 * 1024 * 1024;
 
@@ -167,7 +168,7 @@ async function relayEvents(upstream: OpenedUpstream, response: StreamingResponse
 function usageOf(value: unknown): CompletionUsage | undefined {
   const usage = value as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown; cache_write_tokens?: unknown } | null } | null | undefined;
   if (!usage || typeof usage !== 'object') return undefined;
-  const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0);
+  const count = (n: unknown) => countOf(n) ?? 0;
   const promptTokens = count(usage.prompt_tokens);
   // Parts of the prompt: never more than it, whatever a provider reports.
   const cachedTokens = Math.min(promptTokens, count(usage.prompt_tokens_details?.cached_tokens));

@@ -4,6 +4,7 @@
  * writer turns them into chunks or a whole completion, so tool-call indexes, finish reasons and
  * usage are made in one place for every API.
  */
+import { countOf } from '../counts';
 
 /** Tokens as a provider counts them: `input` is the fresh prompt, cache reads and writes apart. */
 export interface TokenUsage {
@@ -202,8 +203,8 @@ function mergedDetails(details: Json[]): Json[] {
 function definedCounts(usage: Partial<TokenUsage>): Partial<TokenUsage> {
   const out: Partial<TokenUsage> = {};
   for (const key of ['input', 'output', 'cacheRead', 'cacheWrite'] as const) {
-    const value = usage[key];
-    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) out[key] = value;
+    const value = countOf(usage[key]);
+    if (value !== undefined) out[key] = value;
   }
   return out;
 }
