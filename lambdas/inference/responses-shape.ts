@@ -289,7 +289,7 @@ class ResponsesAnswer implements ResponsesShape {
       const item = this.customTools.has(name) ? { type: 'custom_tool_call', id: this.itemId('ctc'), call_id: call.id, name, input: '' } : { type: 'function_call', id: this.itemId('fc'), call_id: call.id, name, arguments: '' };
       out += this.openItem(item);
       this.tools.set(call.index, this.open!);
-      this.customArguments.set(this.open!, '');
+      if (item.type === 'custom_tool_call') this.customArguments.set(this.open!, '');
     }
     const index = this.tools.get(call.index);
     const args = call.function?.arguments;

@@ -1,15 +1,11 @@
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createOpenAI } from '@ai-sdk/openai';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
-import { claudeCode, CODEX } from '../../support/coding-agents';
+import { claudeCode, claudeCodeEnvironment, CODEX, runAgent, writeCodexConfig } from '../../support/coding-agents';
 import { CLAUDE, GPT, useProviderApis } from '../../support/provider-apis';
-
-const execute = promisify(execFile);
 
 /**
  * The agents and their libraries against the provider APIs' stand-ins rather than the
@@ -24,25 +20,12 @@ describe('agents on the provider APIs', () => {
   });
   afterAll(() => rmSync(home, { recursive: true, force: true }));
   const key = () => apis().service.runtime.demo.keys.workspace;
-  const run = (file: string, args: string[], env: Record<string, string>) => {
-    const running = execute(file, args, { cwd: home, timeout: 120_000, env: { PATH: process.env.PATH ?? '', HOME: home, ...env } });
-    running.child.stdin?.end();
-    // A failure says what the agent printed.
-    return running.catch((error: { message: string; stdout?: string }) => {
-      throw new Error(`${error.message}\n${(error.stdout ?? '').slice(-2000)}`);
-    });
-  };
+  const run = (file: string, args: string[], env: Record<string, string>) => runAgent(file, args, { cwd: home, home, env });
 
   it('Claude Code runs the command Claude asks for, through Anthropic', async () => {
     // Claude Code asks for thinking: Claude thinks before its tool call, and gets the thinking back with the result.
     apis().anthropic.script({ kind: 'tools', thinking: 'Run it.', calls: [{ name: 'Bash', input: { command: 'echo from-claude', description: 'Say it' } }] }, { kind: 'text', text: 'Done: from-claude' });
-    const { stdout } = await run(await claudeCode(), ['-p', 'Say it', '--model', CLAUDE, '--allowedTools', 'Bash', '--output-format', 'json'], {
-      ANTHROPIC_BASE_URL: apis().service.runtime.baseUrl.replace(/\/v1$/, ''),
-      ANTHROPIC_AUTH_TOKEN: key(),
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_TELEMETRY: '1',
-      DISABLE_AUTOUPDATER: '1',
-    });
+    const { stdout } = await run(await claudeCode(), ['-p', 'Say it', '--model', CLAUDE, '--allowedTools', 'Bash', '--output-format', 'json'], claudeCodeEnvironment(apis().service.runtime.baseUrl, key()));
     expect(JSON.parse(stdout)).toMatchObject({ is_error: false, result: 'Done: from-claude' });
     // The command's output went back to Claude as the tool's result.
     expect(JSON.stringify(apis().anthropic.received.at(-1)!.body)).toContain('from-claude');
@@ -51,7 +34,7 @@ describe('agents on the provider APIs', () => {
   it('the Codex CLI runs the command GPT asks for, through OpenAI', async () => {
     const codexHome = join(home, 'codex');
     mkdirSync(codexHome, { recursive: true });
-    writeFileSync(join(codexHome, 'config.toml'), [`model = "${GPT}"`, 'model_provider = "modelgate"', '[model_providers.modelgate]', 'name = "modelgate"', `base_url = "${apis().service.runtime.baseUrl}"`, 'env_key = "MODELGATE_API_KEY"', 'wire_api = "responses"'].join('\n'));
+    writeCodexConfig(codexHome, GPT, apis().service.runtime.baseUrl);
     // For GPT models Codex offers its tools in an `additional_tools` item: `exec` is a custom tool, its input JavaScript.
     const script = "const out = await tools.exec_command({ cmd: 'echo from-gpt' }); text(JSON.stringify(out));";
     apis().openai.script({ kind: 'tools', calls: [{ name: 'exec', input: { input: script } }] }, { kind: 'text', text: 'Done: from-gpt' });

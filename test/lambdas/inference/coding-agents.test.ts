@@ -1,19 +1,8 @@
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { claudeCode, CODEX } from '../../support/coding-agents';
+import { claudeCode, claudeCodeEnvironment, CODEX, runAgent, writeCodexConfig } from '../../support/coding-agents';
 import { startTestService, type TestService } from '../../support/local-service';
-
-const execute = promisify(execFile);
-
-/** Runs a command to its end, its stdin closed at once (an agent reads a prompt from an open stdin). */
-function run(file: string, args: string[], options: { cwd: string; timeout?: number; env?: NodeJS.ProcessEnv }): Promise<{ stdout: string; stderr: string }> {
-  const running = execute(file, args, options);
-  running.child.stdin?.end();
-  return running;
-}
 
 const MODEL = 'openai/gpt-4o-mini';
 
@@ -40,20 +29,12 @@ describe('coding agents against the gateway', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  const environment = (extra: Record<string, string>) => ({ PATH: process.env.PATH ?? '', HOME: home, ...extra });
-
   it('Claude Code runs its Bash tool and answers, through /messages with its beta headers and fields', async () => {
     const before = await spent();
-    const { stdout } = await run(await claudeCode(), ['-p', 'Use the Bash tool', '--model', MODEL, '--allowedTools', 'Bash', '--output-format', 'json'], {
+    const { stdout } = await runAgent(await claudeCode(), ['-p', 'Use the Bash tool', '--model', MODEL, '--allowedTools', 'Bash', '--output-format', 'json'], {
       cwd: home,
-      timeout: 120_000,
-      env: environment({
-        ANTHROPIC_BASE_URL: service.runtime.baseUrl.replace(/\/v1$/, ''),
-        ANTHROPIC_AUTH_TOKEN: key,
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_AUTOUPDATER: '1',
-      }),
+      home,
+      env: claudeCodeEnvironment(service.runtime.baseUrl, key),
     });
     const result = JSON.parse(stdout) as { is_error: boolean; num_turns: number; result: string; total_cost_usd?: number };
     expect(result).toMatchObject({ is_error: false, num_turns: 2 });
@@ -66,24 +47,12 @@ describe('coding agents against the gateway', () => {
     const codexHome = join(home, 'codex');
     const work = join(home, 'work');
     for (const dir of [codexHome, work]) mkdirSync(dir);
-    writeFileSync(
-      join(codexHome, 'config.toml'),
-      [
-        `model = "${MODEL}"`,
-        'model_provider = "modelgate"',
-        '',
-        '[model_providers.modelgate]',
-        'name = "modelgate"',
-        `base_url = "${service.runtime.baseUrl}"`,
-        'env_key = "MODELGATE_API_KEY"',
-        'wire_api = "responses"',
-      ].join('\n'),
-    );
+    writeCodexConfig(codexHome, MODEL, service.runtime.baseUrl);
     const before = await spent();
-    const { stdout } = await run(process.execPath, [CODEX, 'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', 'Use exec_command'], {
+    const { stdout } = await runAgent(process.execPath, [CODEX, 'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', 'Use exec_command'], {
       cwd: work,
-      timeout: 120_000,
-      env: environment({ CODEX_HOME: codexHome, MODELGATE_API_KEY: key }),
+      home,
+      env: { CODEX_HOME: codexHome, MODELGATE_API_KEY: key },
     });
     const events = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { type: string; item?: { type: string; message?: string } });
     const items = events.filter((event) => event.type === 'item.completed').map((event) => event.item!);
