@@ -2,7 +2,8 @@
  * How fast one test file answers (`npm run bench`): `npx jest <one unit test file>` as a
  * maintainer runs it, timed as a whole process (median of 5), against the aim of 5 s and
  * against jest's own start (`jest --listTests` of the same file: no test runs); and which tests
- * `jest --findRelatedTests <source>` finds for a source file.
+ * `jest --findRelatedTests <source>` finds for a source file; and how long an operator command
+ * takes to start, from its cached bundle (local/run-bundled.cjs) and compiled by tsx as it loads.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -21,6 +22,14 @@ function jest(args: string[]): { seconds: number; stdout: string } {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   if (run.status !== 0) throw new Error(`jest ${args.join(' ')} failed:\n${run.stderr}`);
   return { seconds, stdout: run.stdout };
+}
+
+/** One command as a whole process, in seconds. */
+function timed(command: string, args: string[]): number {
+  const started = process.hrtime.bigint();
+  const run = spawnSync(command, args, { cwd: ROOT, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`${command} ${args.join(' ')} failed:\n${run.stderr}`);
+  return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
 function median(values: number[]): number {
@@ -44,6 +53,15 @@ function main(): void {
     const found = jest(['--listTests', '--findRelatedTests', source]).stdout.split('\n').filter((line) => line.endsWith('.test.ts'));
     console.log(`| ${source} | ${found.length} |`);
   }
+  // `org list --help` loads every module of the CLI and its target, and needs no running service.
+  const args = ['ops/cli.ts', 'org', 'list', '--help'];
+  timed(process.execPath, ['local/run-bundled.cjs', ...args]);
+  const bundled = median(Array.from({ length: RUNS }, () => timed(process.execPath, ['local/run-bundled.cjs', ...args])));
+  const compiled = median(Array.from({ length: RUNS }, () => timed(process.execPath, ['--import', 'tsx', '--require', './local/esm-only-packages.cjs', ...args])));
+  console.log(`\nAn operator command (\`${args.join(' ')}\`), median of ${RUNS}`);
+  console.log('| from the cached bundle | compiled by tsx | bundle / tsx |');
+  console.log('|---|---|---|');
+  console.log(`| ${bundled.toFixed(2)} s | ${compiled.toFixed(2)} s | ${(bundled / compiled).toFixed(2)} |`);
 }
 
 main();

@@ -87,8 +87,11 @@ export interface MeasuredRow extends TrafficRow {
 
 /** How many requests a scale run sends, and which rows it runs. */
 export interface ScaleRunOptions {
-  /** Requests per row: a multiple of the largest count of copies or shards (128) spreads them exactly. @default 512 */
-  requests?: number;
+  /**
+   * Requests per row, or per row as a function of it: a multiple of the largest count of copies or
+   * shards its requests spread over spreads them exactly (128 covers every row). @default 512
+   */
+  requests?: number | ((row: TrafficRow) => number);
   /** Token exchanges in the policy row (each from its own address). @default 128 */
   exchanges?: number;
   /**

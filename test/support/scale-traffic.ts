@@ -63,7 +63,7 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
     const measured: MeasuredRow[] = [];
     for (const row of rows) {
       const requests =
-        row.rate === undefined ? (options.costRequests ?? 16) : row.id === 'policy-exchanges' ? (options.exchanges ?? 128) : row.id === 'address-exchanges' ? ADDRESS_ROW_REQUESTS : (options.requests ?? 512);
+        row.rate === undefined ? (options.costRequests ?? 16) : row.id === 'policy-exchanges' ? (options.exchanges ?? 128) : row.id === 'address-exchanges' ? ADDRESS_ROW_REQUESTS : typeof options.requests === 'function' ? options.requests(row) : (options.requests ?? 512);
       const send = await traffic.prepare(row.id, options.keys ?? 17);
       // Each row's draws from the start of their sequences: whole blocks of its own requests.
       draws.startRow();
