@@ -14,7 +14,7 @@ const RUNS = 5;
 const AIM_SECONDS = 5;
 /** Unit test files of three kinds: pure functions, the embedded DynamoDB, the architecture rules. */
 const FILES = ['test/lambdas/catalog/pricing-effective.test.ts', 'test/lambdas/aws/dynamo-items.test.ts', 'test/layers.test.ts'];
-const SOURCES = ['lambdas/catalog/pricing.ts', 'lambdas/budgets/budget-gate.ts', 'lambdas/http/dispatcher.ts'];
+const SOURCES = ['lambdas/catalog/pricing.ts', 'lambdas/spending/spending-gate.ts', 'lambdas/http/dispatcher.ts'];
 
 function jest(args: string[]): { seconds: number; stdout: string } {
   const started = process.hrtime.bigint();

@@ -13,7 +13,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { PROOF_REPLAY_PREFIX, SIGNING_KEY_PARTITION, type TableId } from '../lambdas/aws/table-schemas';
-import { INFERENCE_TIMEOUT_SECONDS, LEDGER_PREFIX } from '../lambdas/budgets/budget-ledgers';
+import { INFERENCE_TIMEOUT_SECONDS, LEDGER_PREFIX } from '../lambdas/spending/ledgers';
 import { API_BASE_PATH, ROUTES, resourcePath } from '../lambdas/routes';
 import { ServiceAlarms } from './constructs/alarms';
 import { Api } from './constructs/api';
@@ -282,7 +282,7 @@ function serviceFunctions(scope: Construct, tables: Tables, signingKey: SigningK
     .bindTable(tables.get('keys'), 'readWrite')
     .bindTable(tables.get('policies'), 'readWrite')
     .bindTable(tables.get('usage'), 'read')
-    // A change that sets a spending limit starts its ledger (lambdas/management/limit-seeds.ts): those items only.
+    // A change that sets a spending limit starts its ledger (lambdas/spending/ledger-seeds.ts): those items only.
     .bindTableItems(tables.get('usage'), ['dynamodb:UpdateItem'], [LEDGER_PREFIX])
     .bindTable(tables.get('rateCounters'), 'readWrite');
   const { inference, providerCredentials } = inferenceFunction(scope, serviceFunction, tables, settings);

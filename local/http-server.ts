@@ -11,7 +11,7 @@ import { errorBody, ownAnswerCors, requestUrl, send, type Answer } from './http-
 import { MAX_BODY_BYTES, MAX_HEADER_BYTES, answerHeadersTooLarge, bodyTooLarge, clientErrorAnswerer, headBytes, type SocketRequest } from './http-errors';
 import { serveStreaming } from './http-streaming';
 import { lambdaContext, proxyEvent, type LocalContext } from './proxy-event';
-import { INFERENCE_TIMEOUT_SECONDS } from '../lambdas/budgets/budget-ledgers';
+import { INFERENCE_TIMEOUT_SECONDS } from '../lambdas/spending/ledgers';
 
 export { MAX_HEADER_BYTES } from './http-errors';
 export { proxyEventIdentity } from './proxy-event';

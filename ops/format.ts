@@ -1,4 +1,4 @@
-import type { SpendCap } from '../lambdas/accounts/spend-caps';
+import type { StoredLimit } from '../lambdas/accounts/stored-limits';
 import type { CommandInput, OpsIo } from './command';
 
 /** Aligned columns with a header; `right` lists the columns (by index) to right-align, e.g. counts. */
@@ -29,7 +29,7 @@ export function listOrDash(values: readonly string[] | null | undefined): string
 }
 
 /** A spending cap for text output (docs/limits.md): `25.5 USD weekly`, `100 USD all time`, or `-` for none. */
-export function capOrDash(cap: SpendCap | null | undefined, byokIncluded = false): string {
+export function capOrDash(cap: StoredLimit | null | undefined, byokIncluded = false): string {
   if (!cap) return '-';
   return `${cap.amountUsd} USD ${cap.reset ?? 'all time'}${byokIncluded ? ' (BYOK included)' : ''}`;
 }

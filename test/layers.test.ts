@@ -18,7 +18,7 @@ const LAMBDA_LAYERS = [
   ['aws/'],
   ['routes.ts'],
   ['management/', 'inference/'],
-  ['budgets/'],
+  ['spending/'],
   ['usage/'],
   ['oauth/', 'pages/', 'catalog/', 'settings.ts'],
   ['providers/'],
@@ -30,7 +30,7 @@ const LAMBDA_LAYERS = [
 ] as const;
 
 /** The features: what the protocol layers (http/, openapi/) must not know. */
-const FEATURES = ['management/', 'inference/', 'oauth/', 'pages/', 'catalog/', 'federation/', 'budgets/', 'usage/', 'document/', 'routes.ts'];
+const FEATURES = ['management/', 'inference/', 'oauth/', 'pages/', 'catalog/', 'federation/', 'spending/', 'usage/', 'document/', 'routes.ts'];
 
 /** The top folders, top first, as the same rule reads them. */
 const TOP_LAYERS = [['bench/', 'scripts/', 'bin/'], ['ops/'], ['local/'], ['lib/'], ['web/'], ['lambdas/']] as const;

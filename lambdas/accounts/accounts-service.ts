@@ -6,7 +6,7 @@ import { GuardrailsService, conflictIfExists, type GuardrailInput, type Guardrai
 import { checkExpiry } from './key-expiry';
 import { keyLimitAfter } from './spend-limits';
 import { WorkspaceBudgetsService, type WorkspaceBudgetOf } from './workspace-budgets-service';
-import type { BudgetInterval, ResetInterval } from './spend-caps';
+import type { BudgetInterval, ResetInterval } from './stored-limits';
 import {
   DEFAULT_PRIVACY,
   DEFAULT_PROVIDER_PREFERENCES,

@@ -2,14 +2,14 @@ import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from 
 import type { Clock, IdGenerator } from '../clock';
 import { AlreadyExistsError, type AccountStore, type GuardrailHolder, type GuardrailPatch } from './account-store';
 import { defaultGuardrailId, keyAssignmentId } from './derived-ids';
-import { guardrailBudgetAfter, type CapRequest } from './spend-limits';
+import { guardrailBudgetAfter, type LimitRequest } from './spend-limits';
 import type { ApiKeyRecord, Guardrail, Workspace } from './types';
 
 /** A new guardrail: its configuration, the budget as the request states it (spend-limits.ts). */
-export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'budget' | 'version' | 'createdAt' | 'updatedAt'> & { budget?: CapRequest };
+export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'budget' | 'version' | 'createdAt' | 'updatedAt'> & { budget?: LimitRequest };
 
 /** What an update may change: each field given, and the budget as the request states it. */
-export type GuardrailUpdate = GuardrailPatch & { budget?: CapRequest };
+export type GuardrailUpdate = GuardrailPatch & { budget?: LimitRequest };
 
 /** One key's assignment to one guardrail (public `KeyAssignment`). */
 export interface KeyAssignment {
@@ -283,7 +283,7 @@ export class GuardrailsService {
 }
 
 /** The guardrail's `budget` after the request: nothing when it says nothing of the budget. */
-function budgetField(current: Guardrail['budget'], request: CapRequest | undefined, now: string): Pick<Guardrail, 'budget'> {
+function budgetField(current: Guardrail['budget'], request: LimitRequest | undefined, now: string): Pick<Guardrail, 'budget'> {
   const budget = guardrailBudgetAfter(current, request ?? {}, now);
   return budget === undefined ? {} : { budget };
 }

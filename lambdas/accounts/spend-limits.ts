@@ -1,24 +1,24 @@
 import { invalidParameter } from '../errors';
-import { BUDGET_INTERVALS, capAmount, nextCap, type BudgetInterval, type ResetInterval, type SpendCap, type WorkspaceBudgets } from './spend-caps';
+import { BUDGET_INTERVALS, limitAmount, nextLimit, type BudgetInterval, type ResetInterval, type StoredLimit, type WorkspaceBudgets } from './stored-limits';
 import { compare } from '../usd';
 
 /**
- * How a request changes a spending cap (docs/limits.md): a key's limit, a guardrail's budget, one
- * of a workspace's budgets. Each function computes the cap from the record as the write that
+ * How a request changes a spending limit (docs/limits.md): a key's limit, a guardrail's budget, one
+ * of a workspace's budgets. Each function computes the limit from the record as the write that
  * stores it read it (the store applies it to a fresh read, under that read's revision), so two
  * changes at once never lose each other. Amounts come as the request's JSON numbers and are
- * checked here ({@link capAmount}), with the field the request named.
+ * checked here ({@link limitAmount}), with the field the request named.
  */
 
-/** A cap as a request states it: a field absent leaves the stored one as it is, `null` clears it. */
-export interface CapRequest {
+/** A limit as a request states it: a field absent leaves the stored one as it is, `null` clears it. */
+export interface LimitRequest {
   amount?: number | null;
   reset?: ResetInterval | null;
 }
 
 /** The amount a request gives: undefined (not given), null (cleared), or an exact decimal. */
 function requestedAmount(amount: number | null | undefined, field: string, positive: boolean): string | null | undefined {
-  return amount === undefined || amount === null ? amount : capAmount(amount, field, { positive });
+  return amount === undefined || amount === null ? amount : limitAmount(amount, field, { positive });
 }
 
 /**
@@ -26,7 +26,7 @@ function requestedAmount(amount: number | null | undefined, field: string, posit
  * changes neither. `limit: null` removes the limit; a reset interval without a limit, stored or
  * given, is a 400.
  */
-export function keyLimitAfter(current: SpendCap | null | undefined, request: CapRequest, now: string): SpendCap | null | undefined {
+export function keyLimitAfter(current: StoredLimit | null | undefined, request: LimitRequest, now: string): StoredLimit | null | undefined {
   if (request.amount === undefined && request.reset === undefined) return undefined;
   const given = requestedAmount(request.amount, 'limit', false);
   const amountUsd = given !== undefined ? given : (current?.amountUsd ?? null);
@@ -35,7 +35,7 @@ export function keyLimitAfter(current: SpendCap | null | undefined, request: Cap
     return null;
   }
   const reset = request.reset !== undefined ? request.reset : (current?.reset ?? null);
-  return nextCap(current, { amountUsd, reset }, now);
+  return nextLimit(current, { amountUsd, reset }, now);
 }
 
 /**
@@ -43,7 +43,7 @@ export function keyLimitAfter(current: SpendCap | null | undefined, request: Cap
  * the request changes neither. A budget has both, so a request that would leave one without the
  * other is a 400; both null remove it.
  */
-export function guardrailBudgetAfter(current: SpendCap | null | undefined, request: CapRequest, now: string): SpendCap | null | undefined {
+export function guardrailBudgetAfter(current: StoredLimit | null | undefined, request: LimitRequest, now: string): StoredLimit | null | undefined {
   if (request.amount === undefined && request.reset === undefined) return undefined;
   const given = requestedAmount(request.amount, 'limit_usd', true);
   const amountUsd = given !== undefined ? given : (current?.amountUsd ?? null);
@@ -59,7 +59,7 @@ export function guardrailBudgetAfter(current: SpendCap | null | undefined, reque
       ? invalidParameter('limit_usd', 'must be null with a null reset_interval: both null remove the budget')
       : invalidParameter('reset_interval', 'is required with limit_usd: a guardrail budget has both');
   }
-  return nextCap(current, { amountUsd, reset }, now);
+  return nextLimit(current, { amountUsd, reset }, now);
 }
 
 /** `{interval}` of `/workspaces/{id}/budgets/{interval}`; anything else is a 400. */
@@ -75,7 +75,7 @@ export function budgetInterval(value: string | undefined): BudgetInterval {
  * public API requires: otherwise a 400.
  */
 export function budgetsWithPut(current: WorkspaceBudgets | undefined, interval: BudgetInterval, limitUsd: number, now: string, newId: () => string): WorkspaceBudgets {
-  const amountUsd = capAmount(limitUsd, 'limit_usd', { positive: true });
+  const amountUsd = limitAmount(limitUsd, 'limit_usd', { positive: true });
   const existing = current?.[interval];
   const budget = existing ? { ...existing, amountUsd, updatedAt: now } : { id: newId(), amountUsd, createdAt: now, updatedAt: now };
   const next: WorkspaceBudgets = { ...current, [interval]: budget };

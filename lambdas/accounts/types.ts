@@ -1,5 +1,5 @@
 /** Organizations, workspaces, users, API keys and guardrails: what authentication and the catalog stand on. */
-import type { SpendCap, WorkspaceBudgets } from './spend-caps';
+import type { StoredLimit, WorkspaceBudgets } from './stored-limits';
 
 /** An organization's plans, lowest first: the two highest carry workload identity federation. */
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
@@ -108,7 +108,7 @@ export interface ApiKeyRecord {
   /** When each of `guardrailIds` was assigned, where known (assignments since this was recorded). */
   guardrailAssignedAt?: Readonly<Record<string, string>>;
   /** The key's own spending limit (docs/limits.md); absent or null: none. */
-  limit?: SpendCap | null;
+  limit?: StoredLimit | null;
   /** Stored and shown as given: no spend here is bring-your-own-key. */
   includeByokInLimit?: boolean;
   expiresAt: string | null;
@@ -131,7 +131,7 @@ export interface Guardrail {
   /** Only zero-data-retention endpoints. */
   enforceZdr: boolean;
   /** A budget applying to each key the guardrail covers (docs/limits.md); absent or null: none. Always resets. */
-  budget?: SpendCap | null;
+  budget?: StoredLimit | null;
   /** Stored and shown as given: no spend here is bring-your-own-key. */
   includeByokInBudgets?: boolean;
   /**

@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors';
 import type { Clock, IdGenerator } from '../clock';
-import { BUDGET_INTERVALS, type BudgetInterval, type WorkspaceBudget } from './spend-caps';
+import { BUDGET_INTERVALS, type BudgetInterval, type WorkspaceBudget } from './stored-limits';
 import type { AccountStore } from './account-store';
 import { budgetsWithPut, budgetsWithout } from './spend-limits';
 import type { Workspace } from './types';

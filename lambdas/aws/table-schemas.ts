@@ -100,7 +100,7 @@ export const TABLE_SCHEMAS: Readonly<Record<TableId, TableSchema>> = {
     partitionKey: 'pk',
     sortKey: 'sk',
     globalIndexes: [byOrganization],
-    // Spending limits' spend items expire once folded (dynamo-budget-ledgers.ts); usage and
+    // Spending limits' spend items expire once folded (dynamo-ledgers.ts); usage and
     // the limits' ledgers carry no `expiresAt` and stay.
     timeToLiveAttribute: 'expiresAt',
     // What callers were charged: kept like configuration.

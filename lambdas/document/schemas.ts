@@ -10,7 +10,7 @@
  * Bounds and enumerations come from the modules that enforce them, not from copies.
  */
 import { ACCESS_LEVELS, GUARDRAIL_LIMITS, KEY_KINDS, KEY_NAME_MAX, WORKSPACE_LIMITS, WORKSPACE_SLUG } from '../accounts/types';
-import { MAX_CAP_USD } from '../accounts/spend-caps';
+import { MAX_CAP_USD } from '../accounts/stored-limits';
 import { KEY_HASH_PATTERN, NON_BLANK, SAFE_TEXT, invalid, ref, text, type Json } from '../openapi/json-schema';
 import { OWN_SCHEMAS } from './own-schemas';
 import completionCopy from '../openapi/completion-schemas.json';
@@ -124,7 +124,7 @@ const stringList = (maxItems: number) => ({
 });
 
 /**
- * A USD amount a request sets (docs/limits.md): a JSON number within the bounds lambdas/accounts/spend-caps.ts
+ * A USD amount a request sets (docs/limits.md): a JSON number within the bounds lambdas/accounts/stored-limits.ts
  * enforces, which also refuses more than six decimals. No `format: double`: the validators check no such format.
  */
 function usdAmount(description: string, { positive, nullable }: { positive: boolean; nullable: boolean }): Json {

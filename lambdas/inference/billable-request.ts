@@ -1,4 +1,4 @@
-import { completionLimit, type BillableRequest } from '../budgets/estimate';
+import { completionLimit, type BillableRequest } from '../spending/estimate';
 import { SUPPORTED_PARAMETERS, type ProviderEndpoint, type SupportedParameter } from '../catalog/types';
 import type { ChatRequest } from './chat-request';
 
@@ -31,7 +31,7 @@ const SIZED_PARTS = new Set(['text', 'input_audio']);
 const IMAGE_PARTS = new Set(['image_url', 'input_image']);
 
 /**
- * What of a chat request a provider may bill (lambdas/budgets/estimate.ts): its body's bytes as
+ * What of a chat request a provider may bill (lambdas/spending/estimate.ts): its body's bytes as
  * sent, the larger of its token caps with a reasoning budget on top, its `n`, its images and the
  * parts whose size it does not show. `sentBytes` is the size of the body a provider receives.
  */

@@ -2,10 +2,10 @@ import type { Context } from 'aws-lambda';
 import { randomId, type IdGenerator } from '../clock';
 import type { AuthenticationDeps } from '../credentials/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
-import { budgetLayers } from '../budgets/layers';
-import { completionLimit, maximumCost, tokenBounds, type BillableRequest } from '../budgets/estimate';
-import { unboundedRefusal } from '../budgets/refusal';
-import type { Admission, BudgetGate } from '../budgets/budget-gate';
+import { spendingLimits } from '../spending/limits';
+import { completionLimit, maximumCost, tokenBounds, type BillableRequest } from '../spending/estimate';
+import { unboundedRefusal } from '../spending/refusal';
+import type { Reservation, SpendingGate } from '../spending/spending-gate';
 import { buildCallerPolicy, loadCallerGuardrails, regionForHost } from '../catalog/caller-policy';
 import { UnavailableError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
@@ -58,7 +58,7 @@ export interface InferenceApiDeps extends AuthenticationDeps {
    * Spending limits (docs/limits.md): a completion starts only when its maximum cost fits every
    * cap on its key, and is charged to them before it is acknowledged.
    */
-  budgets: Pick<BudgetGate, 'admit'>;
+  spending: Pick<SpendingGate, 'reserve'>;
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
   /** The origins whose pages may read the answers, errors included (lambdas/http/cors.ts). */
@@ -90,11 +90,11 @@ const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
  * nor a frozen invocation leaves a completion the client received uncounted. The answer's
  * `usage` says what the acting key was charged (`cost`).
  */
-export function createInferenceApi(routes: readonly InferenceRoute[], deps: InferenceApiDeps): (...args: [...Parameters<StreamingHandler>, onAnswered?: () => void]) => Promise<number> {
+export function createInferenceApi(routes: readonly InferenceRoute[], deps: InferenceApiDeps): (...args: Parameters<StreamingHandler>) => Promise<number> {
   const newId = deps.newId ?? randomId;
   // The dispatcher's front half: the route, an inference credential (docs/reference.md#scopes-and-access), the body as its schema accepts it.
   const admitted = requestAdmission({ routes, authentication: deps, bodies: bodyValidators, maxBodyBytes: MAX_REQUEST_BYTES });
-  return async (event, stream, context: Context, onAnswered) => {
+  return async (event, stream, context: Context) => {
     const requestId = requestIdOf(event, context);
     // The API the caller speaks, known from its path before the route is (a refusal of its credential is in its shape too).
     const shape = answerShape(event.path ?? '', deps.clock);
@@ -104,7 +104,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
     const generationId = `gen-${newId()}`;
     let facts: AnswerFacts | undefined;
     let counted: UsageRecord | undefined;
-    let admission: Admission | undefined;
+    let reservation: Reservation | undefined;
     let stopWatch: (() => void) | undefined;
     try {
       const { principal, body, route, params } = await admitted(event);
@@ -125,15 +125,15 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
         return await finish();
       }
       // Workspace budgets, guardrail budgets, the key's limit: the first without room refuses (402).
-      const layers = budgetLayers(principal, guardrails);
-      const requests = candidates.map(({ model, endpoints }) => ({ modelId: model.id, endpoints, bodyFor: sentBodies(request, model.id, layers.length > 0, deps.upstream) }));
+      const limits = spendingLimits(principal, guardrails);
+      const requests = candidates.map(({ model, endpoints }) => ({ modelId: model.id, endpoints, bodyFor: sentBodies(request, model.id, limits.length > 0, deps.upstream) }));
       const allEndpoints = requests.flatMap(({ endpoints }) => endpoints);
       const billable = billableChatRequest(request, Math.max(...requests.flatMap(({ endpoints, bodyFor }) => endpoints.map((endpoint) => Buffer.byteLength(bodyFor(endpoint))))));
-      if (layers.length > 0) {
+      if (limits.length > 0) {
         // Whichever model and endpoint serves: the estimate covers them all.
         const bound = maximumCost(billable, allEndpoints, at);
-        if (!bound.bounded) throw unboundedRefusal(layers[0]!, bound.reason);
-        admission = await deps.budgets.admit(layers, bound.cost, at);
+        if (!bound.bounded) throw unboundedRefusal(limits[0]!, bound.reason);
+        reservation = await deps.spending.reserve(limits, bound.cost, at);
       }
 
       const { index, upstream } = await openFirstModel(requests, clientGone, deps.upstream);
@@ -147,7 +147,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       const record = relayed.usage
         ? usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at })
         : maximumRecord(usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, promptTokens: 0, completionTokens: 0, at }), billable, at);
-      if (admission) await chargeLimits(admission, record.cost, deps, context);
+      if (reservation) await chargeLimits(reservation, record.cost, deps, context);
       const times = { at, answering, ended: deps.clock.now() };
       const headers = { origin: header(event, 'origin'), referer: header(event, 'referer'), userAgent: header(event, 'user-agent') };
       const generation = generationRecord({ record, headers, body: request.body, requestId, facts, observed, times, streamed: request.stream, cancelled: clientGone.aborted, principal });
@@ -159,13 +159,12 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       if (!clientGone.aborted) reportError(error, response, deps, context, facts, shape);
     } finally {
       stopWatch?.();
-      // A completion not charged gives its reservation back.
-      admission?.release();
+      // A request that ended before its charge (refused, or failed before a provider answered) gives its reservation back; a charged one keeps it counted.
+      reservation?.release();
     }
     return finish();
     async function finish(): Promise<number> {
       await response.end();
-      onAnswered?.();
       return response.status;
     }
   };
@@ -261,10 +260,14 @@ function maximumRecord(record: UsageRecord, billable: BillableRequest, at: Date)
   return { ...record, promptTokens: prompt * billable.choices, completionTokens: completion * billable.choices, cost, costParts, charge: 'maximum' };
 }
 
-/** The spend written to each limit's ledger, before the usage write: a failed write fails the answer, not charged. */
-async function chargeLimits(admission: Admission, cost: string, deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined): Promise<void> {
+/**
+ * The charge written to each limit's ledger, before the usage write. A failed write fails the
+ * answer with a 503 and no usage is recorded; this container still counts the cost in its holds
+ * until they lapse (docs/limits.md, "Leaving early and failures").
+ */
+async function chargeLimits(reservation: Reservation, cost: string, deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined): Promise<void> {
   try {
-    await admission.settle(cost);
+    await reservation.charge(cost);
   } catch (error) {
     logFailure(deps, context, 'spend not recorded', error as Error);
     throw new UnavailableError('The completion could not be charged to its spending limits, and was not recorded; retry the request');

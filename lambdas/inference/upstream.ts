@@ -1,6 +1,6 @@
 import type { ProviderEndpoint } from '../catalog/types';
 import { DomainError, TooManyRequestsError, UpstreamError } from '../errors';
-import { completionLimit } from '../budgets/estimate';
+import { completionLimit } from '../spending/estimate';
 import type { HttpTransport, ProviderClient } from '../providers/provider-client';
 import { providerModelId, type ApiTarget, type UpstreamTarget } from '../providers/targets';
 

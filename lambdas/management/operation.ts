@@ -4,7 +4,7 @@ import type { RouteDefinition } from '../route-definition';
 import type { RequestBodies, RequestQueries } from '../openapi/validators/management.generated';
 import type { AccountsService } from '../accounts/accounts-service';
 import type { AuthenticationDeps } from '../credentials/authenticate';
-import type { LimitSeeds } from './limit-seeds';
+import type { LedgerSeeds } from '../spending/ledger-seeds';
 import type { ExchangeEventStore } from '../federation/exchange-events';
 import type { FederationService } from '../federation/federation-service';
 import type { PolicyTesterDeps } from '../federation/policy-tester';
@@ -28,8 +28,8 @@ export interface ManagementDeps extends AuthenticationDeps {
   generations: Pick<GenerationStore, 'get'>;
   /** Token exchange events (workload identity). */
   exchangeEvents: ExchangeEventStore;
-  /** Starts the ledgers of the spending limits a change has just set (limit-seeds.ts); none: their first requests do. */
-  limitSeeds?: LimitSeeds;
+  /** Seeds the ledgers of the spending limits a change has just set (lambdas/spending/ledger-seeds.ts); none: their first requests start them. */
+  ledgerSeeds?: LedgerSeeds;
 }
 
 /**

@@ -2,7 +2,7 @@ import { defaultGuardrailId } from '../accounts/derived-ids';
 import type { KeyAssignment } from '../accounts/guardrails-service';
 import type { WorkspaceBudgetOf } from '../accounts/workspace-budgets-service';
 import type { ApiKeyRecord, Guardrail, Principal, Workspace } from '../accounts/types';
-import { plainDecimal, type SpendCap } from '../accounts/spend-caps';
+import { plainDecimal, type StoredLimit } from '../accounts/stored-limits';
 import { compare, minus } from '../usd';
 import type { FederationIssuer, FederationPolicy } from '../federation/types';
 import { NO_USAGE, type ActivityRow, type KeyUsage } from '../usage/usage';
@@ -33,7 +33,7 @@ function usageFields(key: Pick<ApiKeyRecord, 'limit' | 'includeByokInLimit'>, us
 }
 
 /** docs/limits.md: the limit less what the key spent in the limit's current UTC window, never below 0. */
-export function limitRemaining(limit: SpendCap, usage: KeyUsage): number {
+export function limitRemaining(limit: StoredLimit, usage: KeyUsage): number {
   const spent = plainDecimal({ daily: usage.daily, weekly: usage.weekly, monthly: usage.monthly, none: usage.usage }[limit.reset ?? 'none']);
   return compare(spent, limit.amountUsd) >= 0 ? 0 : Number(minus(limit.amountUsd, spent));
 }

@@ -1,5 +1,5 @@
 import type { Guardrail } from '../../lambdas/accounts/types';
-import { RESET_INTERVALS } from '../../lambdas/accounts/spend-caps';
+import { RESET_INTERVALS } from '../../lambdas/accounts/stored-limits';
 import type { CommandSpec } from '../command';
 import { UsageError } from '../errors';
 import { capOrDash, fields, oldestFirst, orDash, plural, respond, table } from '../format';

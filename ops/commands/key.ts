@@ -1,5 +1,5 @@
 import { ACCESS_LEVELS, KEY_KINDS, type ApiKeyRecord } from '../../lambdas/accounts/types';
-import { RESET_INTERVALS } from '../../lambdas/accounts/spend-caps';
+import { RESET_INTERVALS } from '../../lambdas/accounts/stored-limits';
 import type { CommandSpec } from '../command';
 import { UsageError } from '../errors';
 import { capOrDash, fields, listOrDash, orDash, respond, table } from '../format';

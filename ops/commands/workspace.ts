@@ -1,6 +1,6 @@
 import { budgetInterval } from '../../lambdas/accounts/spend-limits';
 import type { Workspace } from '../../lambdas/accounts/types';
-import { BUDGET_INTERVALS } from '../../lambdas/accounts/spend-caps';
+import { BUDGET_INTERVALS } from '../../lambdas/accounts/stored-limits';
 import type { CommandSpec } from '../command';
 import { UsageError } from '../errors';
 import { fields, listOrDash, oldestFirst, orDash, respond, table } from '../format';

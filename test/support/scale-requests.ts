@@ -5,7 +5,7 @@ import { hashApiKey } from '../../lambdas/accounts/api-keys';
 import { batchWriteAll } from '../../lambdas/aws/dynamo-items';
 import { DynamoFederationStore } from '../../lambdas/aws/dynamo-federation-store';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
-import { budgetLayers, type BudgetLayer } from '../../lambdas/budgets/layers';
+import { spendingLimits, type SpendingLimit } from '../../lambdas/spending/limits';
 import { daysBefore } from '../../lambdas/usage/usage';
 import { exchangeForm } from '../../local/exchange-form';
 import type { LocalRuntime } from '../../local/runtime';
@@ -124,22 +124,22 @@ export class Traffic {
   /** The body of the last answer, in bytes as the gateway sends it (gzipped from 1 KiB on). */
   lastAnswerBytes = 0;
 
-  /** The limited rows' keys' layers, read once the row has run. */
-  private readonly limited = new Map<TrafficRowId, () => Promise<BudgetLayer[][]>>();
+  /** The limited rows' keys' limits, read once the row has run. */
+  private readonly limited = new Map<TrafficRowId, () => Promise<SpendingLimit[][]>>();
 
-  /** The spending-limit layers each of the row's keys meets, distinct ledgers once; undefined for a row without limits. */
-  budgetLayersOf(row: TrafficRowId): (() => Promise<BudgetLayer[]>) | undefined {
-    const layers = this.limited.get(row);
-    if (!layers) return undefined;
-    return async () => [...new Map((await layers()).flat().map((layer) => [layer.ledger, layer])).values()];
+  /** The spending-limit limits each of the row's keys meets, distinct ledgers once; undefined for a row without limits. */
+  budgetLayersOf(row: TrafficRowId): (() => Promise<SpendingLimit[]>) | undefined {
+    const limits = this.limited.get(row);
+    if (!limits) return undefined;
+    return async () => [...new Map((await limits()).flat().map((limit) => [limit.ledger, limit])).values()];
   }
 
-  private async layersOf(organizationId: string, hash: string): Promise<BudgetLayer[]> {
+  private async layersOf(organizationId: string, hash: string): Promise<SpendingLimit[]> {
     const key = await this.stores.accounts.getApiKey(organizationId, hash);
     const workspace = key.workspaceId ? await this.stores.accounts.getWorkspace(organizationId, key.workspaceId) : null;
     const ids = [...key.guardrailIds, ...(workspace?.guardrailIds ?? [])];
     const guardrails = await Promise.all(ids.map((id) => this.stores.accounts.getGuardrail(organizationId, id).catch(() => undefined)));
-    return budgetLayers({ key, workspace }, guardrails.filter((g): g is NonNullable<typeof g> => g !== undefined));
+    return spendingLimits({ key, workspace }, guardrails.filter((g): g is NonNullable<typeof g> => g !== undefined));
   }
 
   private readonly ownKeys = new Map<string, string[]>();

@@ -15,8 +15,8 @@ import { functionCredentials } from '../../local/function-principals';
 import type { LocalRuntime } from '../../local/runtime';
 import { combinedLoad, type ScaleLoad } from '../../local/scale-model';
 import type { MeasuredRow } from './scale-rows';
-import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, SPEND_SHARDS } from '../../lambdas/budgets/budget-ledgers';
-import type { SpendScope } from '../../lambdas/budgets/layers';
+import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, SPEND_SHARDS } from '../../lambdas/spending/ledgers';
+import type { SpendScope } from '../../lambdas/spending/limits';
 import type { ItemAccess } from '../../local/dynamodb-capacity';
 
 /**
@@ -106,7 +106,7 @@ type Part = { calls: readonly AwsCall[]; timesPerSecond: number };
 
 /** What keeps one spending limit's ledger, measured: a container's grant, and the fold of one bucket of holds. */
 export interface BudgetUpkeep {
-  layer: string;
+  limit: string;
   scope: SpendScope['kind'];
   grant: AwsCall[];
   fold: AwsCall[];

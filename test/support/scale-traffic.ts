@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoBudgetLedgers } from '../../lambdas/aws/dynamo-budget-ledgers';
+import { DynamoLedgers } from '../../lambdas/aws/dynamo-ledgers';
 import { createDocumentClient, createDynamoDbClient } from '../../lambdas/aws/dynamo-client';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
-import { bucketOf } from '../../lambdas/budgets/budget-ledgers';
-import type { BudgetLayer } from '../../lambdas/budgets/layers';
-import { periodAt } from '../../lambdas/budgets/periods';
+import { bucketOf } from '../../lambdas/spending/ledgers';
+import type { SpendingLimit } from '../../lambdas/spending/limits';
+import { periodAt } from '../../lambdas/spending/periods';
 import type { Clock } from '../../lambdas/clock';
 import { observeClientCalls, type AwsCall } from '../../local/aws-calls';
 import { readDevCertificateAuthority } from '../../local/dev-ca';
@@ -85,8 +85,8 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
         callsPerRequest.push(calls.slice(first));
       }
       const rowCalls = callsPerRequest.flat();
-      const layers = traffic.budgetLayersOf(row.id);
-      measured.push({ ...row, requests, calls: rowCalls, callsPerRequest, localMs, answerBytes, ...(layers ? { budgets: await upkeep.measure(await layers()) } : {}) });
+      const limits = traffic.budgetLayersOf(row.id);
+      measured.push({ ...row, requests, calls: rowCalls, callsPerRequest, localMs, answerBytes, ...(limits ? { budgets: await upkeep.measure(await limits()) } : {}) });
     }
     const background = await measureBackground(runtime, at);
     for (const row of measured) if (row.rate !== undefined) row.load = rowLoad(row, background);
@@ -102,26 +102,26 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
 
 /**
  * What the limits' ledgers cost a deployment besides the requests: a grant and a fold on each
- * layer's ledger, measured through an observed client as the functions' calls are.
+ * limit's ledger, measured through an observed client as the functions' calls are.
  */
-function upkeepMeter(runtime: LocalRuntime, at: Date): { measure(layers: BudgetLayer[]): Promise<BudgetUpkeep[]>; destroy(): void } {
+function upkeepMeter(runtime: LocalRuntime, at: Date): { measure(limits: SpendingLimit[]): Promise<BudgetUpkeep[]>; destroy(): void } {
   const upkeepClient = createDynamoDbClient({ endpoint: runtime.dynamoEndpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: functionCredentials('inference') });
   let upkeepCalls: AwsCall[] = [];
   observeClientCalls(upkeepClient, 'inference', 'DynamoDB', (call) => upkeepCalls.push(call), 'items');
-  const upkeepLedgers = new DynamoBudgetLedgers(createDocumentClient(upkeepClient), TABLE_SCHEMAS.usage.localName);
+  const upkeepLedgers = new DynamoLedgers(createDocumentClient(upkeepClient), TABLE_SCHEMAS.usage.localName);
   return {
-    measure: async (layers) => {
+    measure: async (limits) => {
       const upkeep: BudgetUpkeep[] = [];
-      for (const layer of layers) {
-        const ref = { ledger: layer.ledger, period: periodAt(layer.window, at).id };
+      for (const limit of limits) {
+        const ref = { ledger: limit.ledger, period: periodAt(limit.window, at).id };
         const hold = { bucket: bucketOf(at) + 1_000_000, epoch: '-' };
         upkeepCalls = [];
-        const granted = await upkeepLedgers.grant({ ref, limit: layer.amountUsd, amount: '0.000001', hold });
-        if (!granted.granted) throw new Error(`the ledger of ${layer.description} refused a grant`);
+        const granted = await upkeepLedgers.grant({ ref, limitUsd: limit.amountUsd, amount: '0.000001', hold });
+        if (!granted.granted) throw new Error(`the ledger of ${limit.description} refused a grant`);
         const grant = upkeepCalls;
         upkeepCalls = [];
-        await upkeepLedgers.fold(ref, layer.scope, hold, '0.000001');
-        upkeep.push({ layer: layer.description, scope: layer.scope.kind, grant, fold: upkeepCalls });
+        await upkeepLedgers.fold(ref, limit.scope, hold, '0.000001');
+        upkeep.push({ limit: limit.description, scope: limit.scope.kind, grant, fold: upkeepCalls });
       }
       return upkeep;
     },

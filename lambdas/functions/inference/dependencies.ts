@@ -8,9 +8,9 @@ import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import { DynamoGenerationStore } from '../../aws/dynamo-generation-store';
 import { DynamoResponseStore } from '../../aws/dynamo-response-store';
-import { DynamoBudgetLedgers } from '../../aws/dynamo-budget-ledgers';
-import { BudgetGate } from '../../budgets/budget-gate';
-import { spendBeforeFrom } from '../../budgets/spend-before';
+import { DynamoLedgers } from '../../aws/dynamo-ledgers';
+import { SpendingGate } from '../../spending/spending-gate';
+import { spendBeforeFrom } from '../../spending/spend-before';
 import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
 import { catalogCache } from '../../wiring/catalog-cache';
 import { accessTokenVerifier, dpopChecker } from '../../wiring/credentials';
@@ -42,8 +42,8 @@ export function inferenceDependencies(
     generations: new DynamoGenerationStore(documentClient, tables.usage, clock),
     responses: new DynamoResponseStore(documentClient, tables.responses, clock, settings.responseRetentionDays),
     // One per container: what it holds of each spending limit lives as long as it does.
-    budgets: new BudgetGate({
-      ledgers: new DynamoBudgetLedgers(documentClient, tables.usage),
+    spending: new SpendingGate({
+      ledgers: new DynamoLedgers(documentClient, tables.usage),
       spendBefore: spendBeforeFrom(accounts, usage),
       clock,
       random: context.random,

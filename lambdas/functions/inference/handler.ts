@@ -45,13 +45,12 @@ export function createInferenceHandler(deps: InferenceHandlerDeps): StreamingHan
     telemetry.logger.addContext(context);
     telemetry.metrics.captureColdStartMetric(context.functionName);
     let status = 500;
-    // Until the answer ended: what the invocation does after it (the popularity count) is not the caller's.
-    let answered: number | undefined;
     try {
-      status = await api(event, stream, context, () => (answered = elapsed()));
+      // The operation returns once its answer has ended: nothing it does is after the caller's last byte.
+      status = await api(event, stream, context);
     } finally {
       // The request metric is in the invocation's own metrics, so the flush below always has one to publish.
-      logRequest(telemetry, event, status, (answered ?? elapsed()) - started);
+      logRequest(telemetry, event, status, elapsed() - started);
       telemetry.metrics.publishStoredMetrics();
     }
   });

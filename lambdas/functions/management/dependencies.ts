@@ -7,10 +7,10 @@ import { DynamoAccountStore } from '../../aws/dynamo-account-store';
 import { DynamoExchangeEventStore } from '../../aws/dynamo-exchange-event-store';
 import { DynamoFederationStore } from '../../aws/dynamo-federation-store';
 import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
-import { DynamoBudgetLedgers } from '../../aws/dynamo-budget-ledgers';
+import { DynamoLedgers } from '../../aws/dynamo-ledgers';
 import { DynamoGenerationStore } from '../../aws/dynamo-generation-store';
-import { spendBeforeFrom } from '../../budgets/spend-before';
-import { limitSeeds } from '../../management/limit-seeds';
+import { spendBeforeFrom } from '../../spending/spend-before';
+import { ledgerSeeds } from '../../spending/ledger-seeds';
 import type { AccessTokenSettings, ApiSettings, ExchangeRateSettings, FunctionContext, ServedHostSettings } from '../../wiring/context';
 import { exchangeEvaluator, exchangeRateCheck } from '../../wiring/exchange';
 import { accessTokenVerifier, dpopChecker } from '../../wiring/credentials';
@@ -42,7 +42,7 @@ export function managementDependencies(
     service,
     usage,
     generations: new DynamoGenerationStore(documentClient, tables.usage, clock),
-    limitSeeds: limitSeeds(service, new DynamoBudgetLedgers(documentClient, tables.usage), spendBeforeFrom(accounts, usage), clock),
+    ledgerSeeds: ledgerSeeds(service, new DynamoLedgers(documentClient, tables.usage), spendBeforeFrom(accounts, usage), clock),
     federation: new FederationService({
       store: new DynamoFederationStore(documentClient, tables.policies, clock, undefined, context.writersSince),
       accounts,

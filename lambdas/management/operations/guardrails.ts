@@ -49,7 +49,7 @@ export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operati
       budget: { amount: body.limit_usd, reset: body.reset_interval },
       includeByokInBudgets: body.include_byok_in_budgets,
     });
-    if (guardrail.budget && (body.limit_usd !== undefined || body.reset_interval !== undefined)) await deps.limitSeeds?.guardrail(orgOf(principal), guardrail.id);
+    if (guardrail.budget && (body.limit_usd !== undefined || body.reset_interval !== undefined)) await deps.ledgerSeeds?.guardrail(orgOf(principal), guardrail.id);
     return { data: guardrailView(guardrail) };
   },
   deleteGuardrail: async ({ principal, params, deps }) => {
@@ -58,7 +58,7 @@ export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operati
   },
   bulkAssignKeysToGuardrail: async ({ principal, body, params, deps }) => {
     const count = await deps.service.assignGuardrailToKeys(orgOf(principal), guardrailId(params), distinct(body.key_hashes));
-    if (count > 0) await deps.limitSeeds?.keys(orgOf(principal), distinct(body.key_hashes));
+    if (count > 0) await deps.ledgerSeeds?.keys(orgOf(principal), distinct(body.key_hashes));
     return { assigned_count: count };
   },
   bulkUnassignKeysFromGuardrail: async ({ principal, body, params, deps }) => {

@@ -54,7 +54,7 @@ export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
       limitReset: body.limit_reset,
       includeByokInLimit: body.include_byok_in_limit,
     });
-    if (key.limit) await deps.limitSeeds?.keys(orgOf(principal), [key.hash]);
+    if (key.limit) await deps.ledgerSeeds?.keys(orgOf(principal), [key.hash]);
     return { data: keyView(key, undefined, await managementKeysWorkspace(deps, orgOf(principal), [key])), key: secret };
   },
   getKey: async ({ principal, params, deps }) => {
@@ -69,7 +69,7 @@ export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
       limitReset: body.limit_reset,
       includeByokInLimit: body.include_byok_in_limit,
     });
-    if (key.limit && (body.limit !== undefined || body.limit_reset !== undefined)) await deps.limitSeeds?.keys(orgOf(principal), [key.hash]);
+    if (key.limit && (body.limit !== undefined || body.limit_reset !== undefined)) await deps.ledgerSeeds?.keys(orgOf(principal), [key.hash]);
     return { data: await keyWithUsage(deps, orgOf(principal), key) };
   },
   deleteKey: async ({ principal, params, deps }) => {

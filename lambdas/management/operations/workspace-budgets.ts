@@ -15,7 +15,7 @@ export const WORKSPACE_BUDGET_OPERATIONS: Operations<typeof WORKSPACE_BUDGET_ROU
       limitUsd: body.limit_usd,
       includeByokInBudgets: body.include_byok_in_budgets,
     });
-    await deps.limitSeeds?.workspace(orgOf(principal), set.workspace.id);
+    await deps.ledgerSeeds?.workspace(orgOf(principal), set.workspace.id);
     return workspaceBudgetAnswer(set);
   },
   deleteWorkspaceBudget: async ({ principal, params, deps }) => {

@@ -1,5 +1,5 @@
 import { budgetInterval, budgetsWithPut, budgetsWithout, guardrailBudgetAfter, keyLimitAfter } from '../../../lambdas/accounts/spend-limits';
-import type { SpendCap } from '../../../lambdas/accounts/spend-caps';
+import type { StoredLimit } from '../../../lambdas/accounts/stored-limits';
 import { DomainError } from '../../../lambdas/errors';
 
 const T0 = '2026-11-23T00:00:00.000Z';
@@ -17,7 +17,7 @@ function refusal(change: () => unknown): string {
 }
 
 describe('keyLimitAfter', () => {
-  const stored: SpendCap = { amountUsd: '10', reset: 'weekly', since: T0 };
+  const stored: StoredLimit = { amountUsd: '10', reset: 'weekly', since: T0 };
 
   it.each([
     ['nothing said: unchanged', stored, {}, undefined],
@@ -48,7 +48,7 @@ describe('keyLimitAfter', () => {
 });
 
 describe('guardrailBudgetAfter', () => {
-  const stored: SpendCap = { amountUsd: '50', reset: 'monthly', since: T0 };
+  const stored: StoredLimit = { amountUsd: '50', reset: 'monthly', since: T0 };
 
   it.each([
     ['nothing said: unchanged', stored, {}, undefined],

@@ -93,7 +93,7 @@ function inferenceApi(clock: FixedClock, deps: Pick<InferenceApiDeps, 'upstream'
     generations: { put: async () => undefined },
     responses: { put: async () => 'stored', get: async () => undefined, delete: async () => false },
     // The key has no spending limit: no request asks.
-    budgets: { admit: () => Promise.reject(new Error('no spending limit applies here')) },
+    spending: { reserve: () => Promise.reject(new Error('no spending limit applies here')) },
     resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
     logger: { error: () => undefined },
     ...deps,

@@ -31,7 +31,7 @@ describe('inference handler telemetry', () => {
       responses: {} as never,
       usage: { record: async () => undefined },
       generations: { put: async () => undefined },
-      budgets: { admit: () => Promise.reject(new Error('no spending limit applies here')) },
+      spending: { reserve: () => Promise.reject(new Error('no spending limit applies here')) },
       resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
       telemetry,
     });

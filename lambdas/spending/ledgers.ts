@@ -1,15 +1,15 @@
-import type { SpendScope } from './layers';
+import type { SpendScope } from './limits';
 
 /**
- * The ledgers that hold spending caps (docs/architecture.md, "Spending limits"): one per layer
+ * The ledgers of spending limits (docs/architecture.md, "Spending limits"): one per limit
  * and period. A ledger holds what it has `committed`: spend already settled, plus holds granted
  * to containers, each of which spends its hold on its own and tells the ledger nothing until the
- * hold lapses. A grant lands only while what is committed plus the grant stays within the cap,
- * so the caps hold however many containers spend at once.
+ * hold lapses. A grant lands only while what is committed plus the grant stays within the limit,
+ * so the limits hold however many containers spend at once.
  *
  * Holds are counted by when they were granted: every hold granted in one {@link HOLD_BUCKET_SECONDS}
  * bucket (by one writer epoch) is one amount, and what the holders spent under it is written to
- * spend items of that bucket. Once no request admitted under the bucket's holds can still be
+ * spend items of that bucket. Once no request reserved under the bucket's holds can still be
  * running ({@link foldableAt}), the bucket's hold is replaced by what its spend items add up to.
  */
 
@@ -33,11 +33,11 @@ export interface LedgerState {
   holds: Array<{ hold: HoldRef; amount: string }>;
 }
 
-/** A hold asked of a ledger: how much, under which cap, in which bucket, with what the holder gives back. */
+/** A hold asked of a ledger: how much, under which amount of the limit, in which bucket, with what the holder gives back. */
 export interface Grant {
   ref: LedgerRef;
-  /** The cap, USD: the grant lands only while committed − giveBack + amount stays within it. */
-  limit: string;
+  /** The limit's amount, USD: the grant lands only while committed − giveBack + amount stays within it. */
+  limitUsd: string;
   amount: string;
   hold: HoldRef;
   /** The unspent part of the holder's previous hold, given back in the same write. */
@@ -63,11 +63,11 @@ export interface SpendEntry {
   amounts: ReadonlyMap<string, string>;
 }
 
-/** Where the ledgers and spend items are kept: the usage table in AWS (lambdas/aws/dynamo-budget-ledgers.ts). */
-export interface BudgetLedgerStore {
+/** Where the ledgers and spend items are kept: the usage table in AWS (lambdas/aws/dynamo-ledgers.ts). */
+export interface LedgerStore {
   /**
    * One conditional write. A ledger that does not exist is created at `base` (what the scope spent
-   * in the period before the layer began to count it) when `base` is given; without it, a grant
+   * in the period before the limit began to count it) when `base` is given; without it, a grant
    * on a missing ledger is refused with `state` undefined.
    */
   grant(grant: Grant, base?: string): Promise<GrantOutcome>;
@@ -75,7 +75,7 @@ export interface BudgetLedgerStore {
   seed(ref: LedgerRef, base: string): Promise<boolean>;
   /** The ledger read eventually consistently: a refusal's recheck. */
   read(ref: LedgerRef): Promise<LedgerState | undefined>;
-  /** Adds each request's spend to its scope's spend item for the hold it was admitted under. */
+  /** Adds each request's charge to its scope's spend item for the hold it was reserved under. */
   spend(entries: readonly SpendEntry[]): Promise<void>;
   /**
    * Replaces a lapsed hold (`amount`, as read) by what was spent under it, read from every spend
@@ -90,10 +90,10 @@ export const HOLD_BUCKET_SECONDS = 30;
 export const HOLD_SECONDS = 240;
 /** The inference function's timeout (lib/modelgate.ts): no completion runs longer. */
 export const INFERENCE_TIMEOUT_SECONDS = 300;
-/** How long after a hold's last use a request admitted under it may still be running: the inference timeout and a margin. */
+/** How long after a hold's last use a request reserved under it may still be running: the inference timeout and a margin. */
 export const RUNNING_REQUEST_SECONDS = INFERENCE_TIMEOUT_SECONDS + 30;
 
-/** When the holds of `hold`'s bucket may be folded: no request admitted under them can still be running. */
+/** When the holds of `hold`'s bucket may be folded: no request reserved under them can still be running. */
 export function foldableAt(hold: HoldRef): number {
   return ((hold.bucket + 1) * HOLD_BUCKET_SECONDS + HOLD_SECONDS + RUNNING_REQUEST_SECONDS) * 1000;
 }

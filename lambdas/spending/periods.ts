@@ -1,13 +1,13 @@
-import type { ResetInterval } from '../accounts/spend-caps';
+import type { ResetInterval } from '../accounts/stored-limits';
 
 /**
- * The windows a cap counts spend over, in UTC: a day from midnight, a week from Monday midnight,
+ * The windows a limit counts spend over, in UTC: a day from midnight, a week from Monday midnight,
  * a month from the first, or all time.
  */
-export type BudgetWindow = 'day' | 'week' | 'month' | 'all';
+export type SpendWindow = 'day' | 'week' | 'month' | 'all';
 
 /** The window of a reset interval; no interval counts all time. */
-export function windowOf(reset: ResetInterval | null): BudgetWindow {
+export function windowOf(reset: ResetInterval | null): SpendWindow {
   if (reset === 'daily') return 'day';
   if (reset === 'weekly') return 'week';
   if (reset === 'monthly') return 'month';
@@ -27,7 +27,7 @@ export interface Period {
  * The period of `window` that `at` falls in.
  * @example periodAt('week', new Date('2026-11-27T12:00:00Z')).id // 'w2026-11-23'
  */
-export function periodAt(window: BudgetWindow, at: Date): Period {
+export function periodAt(window: SpendWindow, at: Date): Period {
   const year = at.getUTCFullYear();
   const month = at.getUTCMonth();
   const day = at.getUTCDate();

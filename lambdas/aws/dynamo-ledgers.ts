@@ -4,15 +4,15 @@ import {
   SPEND_SHARDS,
   foldableAt,
   spendAttribute,
-  type BudgetLedgerStore,
+  type LedgerStore,
   type Grant,
   type GrantOutcome,
   type HoldRef,
   type LedgerRef,
   type LedgerState,
   type SpendEntry,
-} from '../budgets/budget-ledgers';
-import type { SpendScope } from '../budgets/layers';
+} from '../spending/ledgers';
+import type { SpendScope } from '../spending/limits';
 import { ZERO, atMost, minus, negate, plus } from '../usd';
 import { DynamoItems, isThrottling, itemId } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
@@ -24,12 +24,12 @@ import { decimal } from './dynamo-usage-store';
  * one `<ledger>|<period>` sum per ledger of its scope, and `expiresAt`.
  *
  * A ledger is one item, written by single conditional updates: a grant adds its hold and amount
- * to `committed` while `committed` stays within the cap (conditions compare, they do not add, so
- * the cap less the grant is computed here); a fold replaces a lapsed hold by what its spend items
+ * to `committed` while `committed` stays within the limit (conditions compare, they do not add, so
+ * the limit less the grant is computed here); a fold replaces a lapsed hold by what its spend items
  * add up to, on condition that the hold is as read. Spend items take one `ADD` per request and
  * scope, spread over the scope's shards, and expire a day after their holds can be folded.
  */
-export class DynamoBudgetLedgers implements BudgetLedgerStore {
+export class DynamoLedgers implements LedgerStore {
   private readonly items: DynamoItems;
 
   constructor(
@@ -50,13 +50,13 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
   }
 
   private async grantNow(grant: Grant, base?: string): Promise<GrantOutcome> {
-    const { ref, limit, amount, hold, giveBack } = grant;
+    const { ref, limitUsd, amount, hold, giveBack } = grant;
     const back = giveBack?.amount ?? ZERO;
     const names: Record<string, string> = { '#hold': holdAttribute(hold) };
     const values: Record<string, unknown> = {
       ':amount': NumberValue.from(amount),
       ':delta': NumberValue.from(minus(amount, back)),
-      ':max': NumberValue.from(plus(minus(limit, amount), back)),
+      ':max': NumberValue.from(plus(minus(limitUsd, amount), back)),
     };
     let update = 'ADD committed :delta, #hold :amount';
     if (giveBack) {
@@ -80,12 +80,12 @@ export class DynamoBudgetLedgers implements BudgetLedgerStore {
       return { granted: true, before, after };
     }
     if (answer.item || base === undefined) return { granted: false, state: ledgerState(answer.item) };
-    return this.create(ref, limit, amount, hold, base);
+    return this.create(ref, limitUsd, amount, hold, base);
   }
 
-  /** A ledger's first write: at `base`, with the hold when base and hold fit the cap. */
-  private async create(ref: LedgerRef, limit: string, amount: string, hold: HoldRef, base: string): Promise<GrantOutcome> {
-    const fits = atMost(plus(base, amount), limit);
+  /** A ledger's first write: at `base`, with the hold when base and hold fit the limit. */
+  private async create(ref: LedgerRef, limitUsd: string, amount: string, hold: HoldRef, base: string): Promise<GrantOutcome> {
+    const fits = atMost(plus(base, amount), limitUsd);
     const committed = fits ? plus(base, amount) : base;
     const answer = await this.items.write({
       Update: {

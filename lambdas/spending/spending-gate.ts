@@ -1,31 +1,21 @@
 import { systemClock, systemRandom, type Clock, type Random } from '../clock';
 import { TooManyRequestsError, UnavailableError } from '../errors';
 import { refusal } from './refusal';
-import {
-  HOLD_SECONDS,
-  SPEND_SHARDS,
-  bucketOf,
-  foldableAt,
-  sameHold,
-  type BudgetLedgerStore,
-  type HoldRef,
-  type LedgerRef,
-  type LedgerState,
-} from './budget-ledgers';
-import { startsFromSpend, type BudgetLayer, type SpendScope } from './layers';
-import { periodOfRef, refKey, roomIn, scopeKey, spendEntries, withinCap, type Generation, type Lease, type Refusal, type ScopeHolds } from './container-holds';
-import { periodAt, type BudgetWindow } from './periods';
+import { HOLD_SECONDS, SPEND_SHARDS, bucketOf, foldableAt, sameHold, type LedgerStore, type HoldRef, type LedgerRef, type LedgerState } from './ledgers';
+import { startsFromSpend, type SpendingLimit, type SpendScope } from './limits';
+import { grantedWithin, refKey, roomIn, scopeKey, spendEntries, type GrantAsk, type Hold, type HoldSet, type Refusal, type ScopeHolds } from './holds';
+import { periodAt, type SpendWindow } from './periods';
 import { ZERO, atMost, compare, larger, minus, plus, smaller, times } from '../usd';
 
 /**
  * What a scope spent in a window's current period as usage records it: the start of a ledger for
- * a layer that began to count the scope during the period.
+ * a limit that began to count the scope during the period.
  */
-export type SpendBefore = (scope: SpendScope, window: BudgetWindow, at: Date) => Promise<string>;
+export type SpendBefore = (scope: SpendScope, window: SpendWindow, at: Date) => Promise<string>;
 
 /** What the gate works with: the ledgers, what usage says a scope spent before its ledger began, and the clock and randomness tests pin. */
-export interface BudgetGateDeps {
-  ledgers: BudgetLedgerStore;
+export interface SpendingGateDeps {
+  ledgers: LedgerStore;
   spendBefore: SpendBefore;
   clock?: Clock;
   /** Chooses this container's spend shards. */
@@ -38,15 +28,16 @@ export interface BudgetGateDeps {
   writersSince?: Date;
 }
 
-/** A request let in: `settle` charges what it cost; `release` gives back the reservation of one not settled, and does nothing after `settle`. */
-export interface Admission {
-  /** USD, the estimate reserved on every layer. */
-  readonly estimate: string;
-  settle(cost: string): Promise<void>;
+/**
+ * A request's reservation on every limit: `charge` replaces it by what the request cost (written
+ * to the ledgers' spend items); `release` gives it back uncharged, and does nothing once it is charged.
+ */
+export interface Reservation {
+  charge(cost: string): Promise<void>;
   release(): void;
 }
 
-const NOTHING_TO_CHECK: Admission = Object.freeze({ estimate: ZERO, settle: async () => undefined, release: () => undefined });
+const NOTHING_RESERVED: Reservation = Object.freeze({ charge: async () => undefined, release: () => undefined });
 
 /** How often one request may find the room it was granted taken by the container's other requests. */
 const MAX_ROUNDS = 1000;
@@ -64,28 +55,27 @@ export const BUSY_MEMORY_SECONDS = 1;
  * rather than landing together at the reset.
  */
 export const AHEAD_OF_RESET_SECONDS = 60;
-/** A hold's first size, in requests' estimates; later ones follow what the previous hold spent. */
+/** A hold's first size, in requests' estimates; later ones follow what the previous hold used. */
 const FIRST_HOLD_ESTIMATES = '4';
 /** No hold is larger than this share of what the ledger had left, so containers share the room. */
 const ROOM_SHARE = '0.125';
 /** A renewed hold is this many times what the previous one used. */
 const GROWTH = '1.5';
 
-
 /**
- * Admission against spending caps (docs/architecture.md, "Spending limits"). A request is let in
- * only when its estimated maximum cost fits what this container holds of every layer's ledger,
- * after what its requests in flight have reserved; the container asks a ledger for a hold only
- * when it runs short, so most requests cost no DynamoDB call before they start. When a request
- * ends its actual cost is written to its scope's spend item under its hold (one write per scope,
- * before the completion is acknowledged) and replaces its reservation here.
+ * Reservations against spending limits (docs/limits.md, "Glossary"; docs/architecture.md,
+ * "Spending limits"). A request is let in only when its estimate fits what this container holds
+ * of every limit's ledger, after what its requests in flight have reserved; the container asks a
+ * ledger for a hold only when it runs short, so most requests cost no DynamoDB call before they
+ * start. When a request ends its cost is charged: written to its scope's spend item under its
+ * hold (one write per scope, before the completion is acknowledged), replacing its reservation.
  *
- * A ledger grants a hold only while everything committed stays within the cap, so no mix of
- * containers and requests in flight can spend beyond it: a request's actual cost can exceed its
+ * A ledger grants a hold only while everything committed stays within the limit, so no mix of
+ * containers and requests in flight can spend beyond it: a request's cost can exceed its
  * reservation only by its estimate's error.
  */
-export class BudgetGate {
-  private readonly ledgers: BudgetLedgerStore;
+export class SpendingGate {
+  private readonly ledgers: LedgerStore;
   private readonly spendBefore: SpendBefore;
   private readonly clock: Clock;
   private readonly epoch: string;
@@ -101,7 +91,7 @@ export class BudgetGate {
   /** Next periods' ledgers this container has asked ahead, by ledger and period. */
   private readonly ahead = new Set<string>();
 
-  constructor(deps: BudgetGateDeps) {
+  constructor(deps: SpendingGateDeps) {
     this.ledgers = deps.ledgers;
     this.spendBefore = deps.spendBefore;
     this.clock = deps.clock ?? systemClock;
@@ -117,30 +107,30 @@ export class BudgetGate {
   }
 
   /**
-   * Reserves `estimate` (USD) on every layer, in order, or refuses with the first layer that has
+   * Reserves `estimate` (USD) on every limit, in order, or refuses with the first limit that has
    * no room for it ({@link SpendingLimitError}). `at` dates the request: it picks each window's period.
    */
-  async admit(layers: readonly BudgetLayer[], estimate: string, at: Date): Promise<Admission> {
-    // A request that costs nothing (a free model; a router's variable price counts as nothing, as in usage) fits any cap.
-    if (layers.length === 0 || compare(estimate, ZERO) <= 0) return NOTHING_TO_CHECK;
-    const wanted = layers.map((layer) => ({ layer, ref: { ledger: layer.ledger, period: periodAt(layer.window, at).id } }));
+  async reserve(limits: readonly SpendingLimit[], estimate: string, at: Date): Promise<Reservation> {
+    // A request that costs nothing (a free model; a router's variable price counts as nothing, as in usage) fits any limit.
+    if (limits.length === 0 || compare(estimate, ZERO) <= 0) return NOTHING_RESERVED;
+    const wanted = limits.map((limit) => ({ limit, ref: { ledger: limit.ledger, period: periodAt(limit.window, at).id } }));
     const waiting = new Set<ScopeHolds>();
     try {
       for (let round = 0; round < MAX_ROUNDS; round++) {
-        const leases = wanted.map(({ layer, ref }) => this.leaseOf(layer.scope, ref, layer.amountUsd));
-        const short = wanted.findIndex((_, i) => leases[i] === undefined || !atMost(estimate, roomIn(leases[i]!)));
+        const held = wanted.map(({ limit, ref }) => this.holdOf(limit.scope, ref, limit.amountUsd));
+        const short = wanted.findIndex((_, i) => held[i] === undefined || !atMost(estimate, roomIn(held[i]!)));
         if (short < 0) {
-          this.holdAhead(layers, estimate, at);
-          return this.reserve(wanted.map(({ layer }, i) => ({ scope: layer.scope, lease: leases[i]!, hold: this.scopeHolds(layer.scope).current!.hold })), estimate);
+          this.holdAhead(limits, estimate, at);
+          return this.setAside(wanted.map(({ limit }, i) => ({ scope: limit.scope, hold: held[i]!, ref: this.scopeHolds(limit.scope).current!.hold })), estimate);
         }
-        // Layers in order: the first without room is asked for more, and refuses when its ledger has none.
-        const { layer, ref } = wanted[short]!;
-        const holds = this.scopeHolds(layer.scope);
+        // Limits in order: the first without room is asked for more, and refuses when its ledger has none.
+        const { limit, ref } = wanted[short]!;
+        const holds = this.scopeHolds(limit.scope);
         if (!waiting.has(holds)) {
           waiting.add(holds);
           holds.demand = plus(holds.demand, estimate);
         }
-        await this.obtain(layer, ref, estimate, at);
+        await this.obtain(limit, ref, estimate, at);
       }
     } finally {
       for (const holds of waiting) holds.demand = minus(holds.demand, estimate);
@@ -150,44 +140,43 @@ export class BudgetGate {
 
   /**
    * In the last {@link AHEAD_OF_RESET_SECONDS} of a window's period, at this container's moment,
-   * asks each layer's ledger of the next period for a hold, in the background: at the reset its
+   * asks each limit's ledger of the next period for a hold, in the background: at the reset its
    * requests find room already held, and the fleet's grants of the new period have been spread.
    */
-  private holdAhead(layers: readonly BudgetLayer[], estimate: string, at: Date): void {
+  private holdAhead(limits: readonly SpendingLimit[], estimate: string, at: Date): void {
     const now = this.clock.now().getTime();
-    for (const layer of layers) {
-      const resetsAt = periodAt(layer.window, at).resetsAt?.getTime();
+    for (const limit of limits) {
+      const resetsAt = periodAt(limit.window, at).resetsAt?.getTime();
       if (resetsAt === undefined || now >= resetsAt || now < resetsAt - AHEAD_OF_RESET_SECONDS * 1000 * (1 - this.aheadAt)) continue;
       const next = new Date(resetsAt);
-      const ref: LedgerRef = { ledger: layer.ledger, period: periodAt(layer.window, next).id };
+      const ref: LedgerRef = { ledger: limit.ledger, period: periodAt(limit.window, next).id };
       const key = refKey(ref);
-      if (this.ahead.has(key) || this.leaseOf(layer.scope, ref, layer.amountUsd)) continue;
+      if (this.ahead.has(key) || this.holdOf(limit.scope, ref, limit.amountUsd)) continue;
       if (this.ahead.size > 1000) this.ahead.clear();
       this.ahead.add(key);
       // A refusal or a failure ahead changes nothing: the reset asks again as it would have.
-      void this.obtain(layer, ref, estimate, next).catch(() => undefined);
+      void this.obtain(limit, ref, estimate, next).catch(() => undefined);
     }
   }
 
-  private reserve(parts: Array<{ scope: SpendScope; lease: Lease; hold: HoldRef }>, estimate: string): Admission {
-    for (const { lease } of parts) lease.reserved = plus(lease.reserved, estimate);
+  /** Sets `estimate` aside in each hold; the reservation charges or releases it once. */
+  private setAside(parts: Array<{ scope: SpendScope; hold: Hold; ref: HoldRef }>, estimate: string): Reservation {
+    for (const { hold } of parts) hold.reserved = plus(hold.reserved, estimate);
     let done = false;
     const finish = (cost: string | undefined) => {
       if (done) return false;
       done = true;
-      for (const { lease } of parts) {
-        lease.reserved = minus(lease.reserved, estimate);
-        if (cost !== undefined) lease.spent = plus(lease.spent, cost);
+      for (const { hold } of parts) {
+        hold.reserved = minus(hold.reserved, estimate);
+        if (cost !== undefined) hold.charged = plus(hold.charged, cost);
       }
       return true;
     };
     return {
-      estimate,
       release: () => void finish(undefined),
-      settle: async (cost) => {
-        if (done) return;
-        // Counted here first: were the write to fail, this container still knows what was spent.
-        finish(cost);
+      charge: async (cost) => {
+        if (!finish(cost)) return;
+        // Counted here first: were the write to fail, this container still knows what was charged.
         if (compare(cost, ZERO) <= 0) return;
         await this.ledgers.spend(spendEntries(parts, cost, this.shards));
       },
@@ -195,15 +184,16 @@ export class BudgetGate {
   }
 
   /**
-   * The current lease of the ledger, while its generation is usable and it was granted under this
-   * cap or a lower one: what was granted under a lower cap fits a raised one, so a raise sends no
-   * container back to the ledger until it runs short. A lowered cap asks the ledger again.
+   * This container's current hold of the ledger, while its set is usable and it was granted under
+   * this amount of the limit or a lower one: what was granted under a lower amount fits a raised
+   * one, so a raise sends no container back to the ledger until it runs short. A lowered limit
+   * asks the ledger again.
    */
-  private leaseOf(scope: SpendScope, ref: LedgerRef, limit: string): Lease | undefined {
+  private holdOf(scope: SpendScope, ref: LedgerRef, limitUsd: string): Hold | undefined {
     const current = this.scopeHolds(scope).current;
     if (!current || current.usableUntil <= this.clock.now().getTime()) return undefined;
-    const lease = current.leases.get(refKey(ref));
-    return lease && withinCap(lease, limit) ? lease : undefined;
+    const hold = current.holds.get(refKey(ref));
+    return hold && grantedWithin(hold, limitUsd) ? hold : undefined;
   }
 
   private scopeHolds(scope: SpendScope): ScopeHolds {
@@ -214,18 +204,18 @@ export class BudgetGate {
   }
 
   /**
-   * Gets this container room for `estimate` on the layer's ledger, one renewal per scope at a
+   * Gets this container room for `estimate` on the limit's ledger, one renewal per scope at a
    * time: a request that finds one running waits for it and checks again.
    */
-  private async obtain(layer: BudgetLayer, ref: LedgerRef, estimate: string, at: Date): Promise<void> {
-    const holds = this.scopeHolds(layer.scope);
+  private async obtain(limit: SpendingLimit, ref: LedgerRef, estimate: string, at: Date): Promise<void> {
+    const holds = this.scopeHolds(limit.scope);
     if (holds.renewing) {
       await holds.renewing.catch(() => undefined);
       return;
     }
     // Set before anything is awaited, and cleared as it settles: one renewal of the scope at a time.
-    const renewal: Promise<void> = this.checkRemembered(layer, ref, estimate, at)
-      .then(() => this.renew(holds, layer, ref, estimate, at))
+    const renewal: Promise<void> = this.checkRemembered(limit, ref, estimate, at)
+      .then(() => this.renew(holds, limit, ref, estimate, at))
       .finally(() => {
         if (holds.renewing === renewal) holds.renewing = undefined;
       });
@@ -234,103 +224,95 @@ export class BudgetGate {
   }
 
   /**
-   * A new generation of the scope's holds in the current bucket, or more in the current one: the
-   * wanted ledger first, then every other ledger this container held of the scope, each giving
-   * back what it had left of its previous hold.
+   * A new hold set of the scope in the current bucket, or more in the current one: the wanted
+   * ledger first, then every other ledger this container held of the scope in the same period,
+   * each giving back what it had left of its previous hold.
    */
-  private async renew(holds: ScopeHolds, layer: BudgetLayer, ref: LedgerRef, estimate: string, at: Date): Promise<void> {
+  private async renew(holds: ScopeHolds, limit: SpendingLimit, ref: LedgerRef, estimate: string, at: Date): Promise<void> {
     const now = this.clock.now().getTime();
-    const hold: HoldRef = { bucket: bucketOf(new Date(now)), epoch: this.epoch };
+    const holdRef: HoldRef = { bucket: bucketOf(new Date(now)), epoch: this.epoch };
     const previous = holds.current;
-    const sameGeneration = previous !== undefined && sameHold(previous.hold, hold) && previous.usableUntil > now;
-    const generation: Generation = sameGeneration ? previous : { hold, usableUntil: now + HOLD_SECONDS * 1000, leases: new Map() };
-    const others = previous && !sameGeneration ? [...previous.leases.values()].filter((lease) => refKey(lease.ref) !== refKey(ref)) : [];
-    const granted = await this.grant(layer.amountUsd, ref, estimate, hold, previous, generation, holds, at, layer.scope, layer);
-    if (!sameGeneration) {
-      for (const lease of previous?.leases.values() ?? []) holds.used.set(refKey(lease.ref), plus(lease.spent, lease.reserved));
+    const sameSet = previous !== undefined && sameHold(previous.hold, holdRef) && previous.usableUntil > now;
+    const into: HoldSet = sameSet ? previous : { hold: holdRef, usableUntil: now + HOLD_SECONDS * 1000, holds: new Map() };
+    const others = previous && !sameSet ? [...previous.holds.values()].filter((hold) => refKey(hold.ref) !== refKey(ref)) : [];
+    const asked = { previous, into, holds, at };
+    const granted = await this.grant({ ...asked, ref, window: limit.window, scope: limit.scope, limitUsd: limit.amountUsd, estimate, whenShort: { refuse: limit } });
+    if (!sameSet) {
+      for (const hold of previous?.holds.values() ?? []) holds.used.set(refKey(hold.ref), plus(hold.charged, hold.reserved));
       // eslint-disable-next-line require-atomic-updates -- a scope's renewals run one at a time (obtain): nothing else set it meanwhile.
-      holds.current = generation;
+      holds.current = into;
     }
     if (!granted) return;
-    // The scope's other ledgers follow into the new generation, so a request's spend is one write per scope.
+    // The scope's other ledgers of the same period follow into the new set, so a request's charge is one write per scope.
     await Promise.all(
-      others.map(async (lease) => {
-        if (lease.ref.period !== periodOfRef(lease.ref, at)) return;
-        await this.grant(lease.limit, lease.ref, ZERO, hold, previous, generation, holds, at, lease.scope).catch(() => undefined);
+      others.map(async (hold) => {
+        if (hold.ref.period !== periodAt(hold.window, at).id) return;
+        await this.grant({ ...asked, ref: hold.ref, window: hold.window, scope: hold.scope, limitUsd: hold.limitUsd, estimate: ZERO, whenShort: 'skip' }).catch(() => undefined);
       }),
     );
   }
 
   /**
-   * One ledger's grant into `generation`: a hold sized from what the last one used, at least the
+   * One ledger's grant into `ask.into`: a hold sized from what the last one used, at least the
    * estimate and no more than a share of the room; when the ledger has less, the estimate alone;
-   * lapsed holds folded when they are in the way. Refuses with the layer's error when even the
-   * estimate does not fit (`layer` given), else returns false.
+   * lapsed holds folded when they are in the way. True when granted; when even the estimate does
+   * not fit, `ask.whenShort` says whether to refuse or return false.
    */
-  private async grant(
-    limit: string,
-    ref: LedgerRef,
-    estimate: string,
-    hold: HoldRef,
-    previous: Generation | undefined,
-    generation: Generation,
-    holds: ScopeHolds,
-    at: Date,
-    scope: SpendScope,
-    layer?: BudgetLayer,
-  ): Promise<boolean> {
+  private async grant(ask: GrantAsk): Promise<boolean> {
+    const { ref, limitUsd, estimate, previous, into, holds, at, scope, window } = ask;
+    const refuse = ask.whenShort === 'skip' ? undefined : ask.whenShort.refuse;
     const key = refKey(ref);
-    const before = previous?.leases.get(key);
+    const before = previous?.holds.get(key);
     const now = this.clock.now().getTime();
     // What is left of the previous hold goes back in the same write, while it cannot have been folded.
     const giveBack =
-      before && previous !== generation && withinCap(before, limit) && now < foldableAt(previous!.hold) - HOLD_SECONDS * 1000
+      before && previous !== into && grantedWithin(before, limitUsd) && now < foldableAt(previous!.hold) - HOLD_SECONDS * 1000
         ? { hold: previous!.hold, amount: roomIn(before) }
         : undefined;
     const back = giveBack && compare(giveBack.amount, ZERO) > 0 ? giveBack : undefined;
-    // What this request lacks: the estimate, less what the current lease still has when the grant adds to it.
-    const current = previous === generation ? generation.leases.get(key) : undefined;
-    const leftover = current && withinCap(current, limit) ? roomIn(current) : ZERO;
+    // What this request lacks: the estimate, less what the current hold still has when the grant adds to it.
+    const current = previous === into ? into.holds.get(key) : undefined;
+    const leftover = current && grantedWithin(current, limitUsd) ? roomIn(current) : ZERO;
     const need = compare(leftover, ZERO) > 0 ? minus(estimate, leftover) : estimate;
     let amount = larger(larger(need, holds.demand), times(holds.used.get(key) ?? times(estimate, FIRST_HOLD_ESTIMATES), GROWTH));
     let base: string | undefined;
     for (let attempt = 0; attempt < 6; attempt++) {
       if (compare(amount, ZERO) <= 0) return false;
-      const outcome = await this.ledgers.grant({ ref, limit, amount, hold, ...(back ? { giveBack: back } : {}) }, base);
+      const outcome = await this.ledgers.grant({ ref, limitUsd, amount, hold: into.hold, ...(back ? { giveBack: back } : {}) }, base);
       if ('busy' in outcome) {
         this.busy.set(key, now + BUSY_MEMORY_SECONDS * 1000 * (1 + this.random()));
-        if (!layer) return false;
+        if (!refuse) return false;
         throw busyLedger();
       }
       if (outcome.granted) {
         if (back && before) before.granted = minus(before.granted, back.amount);
-        const lease = generation.leases.get(key);
-        if (lease && withinCap(lease, limit)) {
-          lease.granted = plus(lease.granted, amount);
-          lease.limit = limit;
-        } else generation.leases.set(key, { scope, ref, limit, granted: amount, reserved: ZERO, spent: ZERO });
+        const hold = into.holds.get(key);
+        if (hold && grantedWithin(hold, limitUsd)) {
+          hold.granted = plus(hold.granted, amount);
+          hold.limitUsd = limitUsd;
+        } else into.holds.set(key, { scope, ref, window, limitUsd, granted: amount, reserved: ZERO, charged: ZERO });
         this.refusals.delete(key);
         // The first grant of a bucket folds what has lapsed, so a ledger holds a few buckets at most.
-        if (outcome.before && !outcome.before.holds.some((h) => sameHold(h.hold, hold))) await this.foldLapsed(ref, scope, outcome.after);
+        if (outcome.before && !outcome.before.holds.some((h) => sameHold(h.hold, into.hold))) await this.foldLapsed(ref, scope, outcome.after);
         return true;
       }
       const state = outcome.state;
       if (!state) {
-        if (base !== undefined || !layer) return false;
-        base = await this.baseOf(layer, at);
+        if (base !== undefined || !refuse) return false;
+        base = await this.baseOf(refuse, at);
         continue;
       }
-      const room = plus(minus(limit, state.committed), back?.amount ?? ZERO);
+      const room = plus(minus(limitUsd, state.committed), back?.amount ?? ZERO);
       if (atMost(need, room)) {
         // Room for this request but not the hold asked (or taken meanwhile): what it needs and a share of the rest.
         amount = larger(need, smaller(amount, times(room, ROOM_SHARE)));
         continue;
       }
       if (await this.foldLapsed(ref, scope, state)) continue;
-      if (!layer) return false;
+      if (!refuse) return false;
       const left = plus(room, leftover);
-      this.refusals.set(key, { until: now + REFUSAL_MEMORY_SECONDS * 1000, limit, room: left });
-      throw refusal(layer, at, estimate, left);
+      this.refusals.set(key, { until: now + REFUSAL_MEMORY_SECONDS * 1000, limitUsd, room: left });
+      throw refusal(refuse, at, estimate, left);
     }
     // Contended: the caller looks again.
     return false;
@@ -353,12 +335,12 @@ export class BudgetGate {
   }
 
   /**
-   * A remembered refusal stands for {@link REFUSAL_MEMORY_SECONDS} at the same cap, for requests
+   * A remembered refusal stands for {@link REFUSAL_MEMORY_SECONDS} under the same amount of the limit, for requests
    * no smaller; then the ledger is read (eventually consistent, half a read unit) before it is
    * asked again, so a key past its limit costs each container one read per interval, not a write
    * per request.
    */
-  private async checkRemembered(layer: BudgetLayer, ref: LedgerRef, estimate: string, at: Date): Promise<void> {
+  private async checkRemembered(limit: SpendingLimit, ref: LedgerRef, estimate: string, at: Date): Promise<void> {
     const key = refKey(ref);
     const now = this.clock.now().getTime();
     const busyUntil = this.busy.get(key);
@@ -366,30 +348,30 @@ export class BudgetGate {
     this.busy.delete(key);
     const remembered = this.refusals.get(key);
     if (!remembered) return;
-    if (remembered.limit !== layer.amountUsd) {
+    if (remembered.limitUsd !== limit.amountUsd) {
       this.refusals.delete(key);
       return;
     }
     if (remembered.until > now) {
-      if (!atMost(estimate, remembered.room)) throw refusal(layer, at, estimate, remembered.room);
+      if (!atMost(estimate, remembered.room)) throw refusal(limit, at, estimate, remembered.room);
       return;
     }
     const state = await this.ledgers.read(ref);
-    const room = state ? minus(layer.amountUsd, state.committed) : layer.amountUsd;
+    const room = state ? minus(limit.amountUsd, state.committed) : limit.amountUsd;
     if (atMost(estimate, room) || !state || state.holds.some(({ hold }) => this.lapsed(hold, now))) {
       this.refusals.delete(key);
       return;
     }
-    this.refusals.set(key, { until: now + REFUSAL_MEMORY_SECONDS * 1000, limit: layer.amountUsd, room });
-    throw refusal(layer, at, estimate, room);
+    this.refusals.set(key, { until: now + REFUSAL_MEMORY_SECONDS * 1000, limitUsd: limit.amountUsd, room });
+    throw refusal(limit, at, estimate, room);
   }
 
   /**
-   * Where a new ledger starts: nothing, when the layer has counted the scope since the period
+   * Where a new ledger starts: nothing, when the limit has counted the scope since the period
    * began (or since the scope itself began); else what the scope has spent in the period so far.
    */
-  private async baseOf(layer: BudgetLayer, at: Date): Promise<string> {
-    return startsFromSpend(layer, at) ? this.spendBefore(layer.scope, layer.window, at) : ZERO;
+  private async baseOf(limit: SpendingLimit, at: Date): Promise<string> {
+    return startsFromSpend(limit, at) ? this.spendBefore(limit.scope, limit.window, at) : ZERO;
   }
 }
 

@@ -1,46 +1,46 @@
 import type { Guardrail, Principal, Workspace } from '../accounts/types';
-import { periodAt, windowOf, type BudgetWindow } from './periods';
-import { BUDGET_INTERVALS, type BudgetInterval, type SpendCap } from '../accounts/spend-caps';
+import { periodAt, windowOf, type SpendWindow } from './periods';
+import { BUDGET_INTERVALS, type BudgetInterval, type StoredLimit } from '../accounts/stored-limits';
 
-/** Whose spend a layer counts: one key's, or everything a workspace's keys spend. */
+/** Whose spend a limit counts: one key's, or everything a workspace's keys spend. */
 export type SpendScope = { kind: 'key'; organizationId: string; keyHash: string } | { kind: 'workspace'; organizationId: string; workspaceId: string };
 
-/** Which of the three layers a cap is: a workspace budget, a guardrail budget, or the key's limit. */
-export type LayerKind = 'workspace_budget' | 'guardrail_budget' | 'key_limit';
+/** Which of the three kinds a limit is: a workspace budget, a guardrail budget, or the key's limit (a 402's `metadata.layer`). */
+export type LimitKind = 'workspace_budget' | 'guardrail_budget' | 'key_limit';
 
 /**
- * One cap a request must fit (docs/limits.md, "Three layers"): a budget of the key's workspace,
+ * One limit a request must fit (docs/limits.md, "Glossary"): a budget of the key's workspace,
  * the budget of a guardrail on the key or its workspace, or the key's own limit.
  */
-export interface BudgetLayer {
-  kind: LayerKind;
-  /** The layer's id: the workspace budget's, the guardrail's, the key's hash. */
+export interface SpendingLimit {
+  kind: LimitKind;
+  /** The limit's id: the workspace budget's, the guardrail's, the key's hash. */
   id: string;
-  /** The ledger that counts this layer's spend (budget-ledgers.ts): the same for as long as the layer's window is. */
+  /** The ledger that counts this limit's spend (ledgers.ts): the same for as long as the limit's window is. */
   ledger: string;
   scope: SpendScope;
-  window: BudgetWindow;
+  window: SpendWindow;
   interval: BudgetInterval;
   amountUsd: string;
-  /** When the layer began to count this scope's spend; what the scope spent earlier in the period counts too. */
+  /** When the limit began to count this scope's spend; what the scope spent earlier in the period counts too. */
   since: string;
   /** When the scope began: it spent nothing before. */
   scopeCreatedAt: string;
-  /** The layer in words, for a refusal: `the workspace's monthly budget`. */
+  /** The limit in words, for a refusal: `the workspace's monthly budget`. */
   description: string;
 }
 
 /**
- * Every layer the principal's requests must fit, in the order they are checked: the workspace's
+ * Every limit the principal's requests must fit, in the order they are checked: the workspace's
  * budgets, then the budget of each guardrail on the workspace or the key, then the key's limit.
  * A guardrail applies to the key through each assignment, its key's and its workspace's: an
- * assignment is a layer of its own, counting from when it was made.
+ * assignment is a limit of its own, counting from when it was made.
  */
-export function budgetLayers(principal: Pick<Principal, 'key' | 'workspace'>, guardrails: readonly Guardrail[]): BudgetLayer[] {
+export function spendingLimits(principal: Pick<Principal, 'key' | 'workspace'>, guardrails: readonly Guardrail[]): SpendingLimit[] {
   const { key, workspace } = principal;
   const organizationId = key.organizationId;
   const keyScope: SpendScope = { kind: 'key', organizationId, keyHash: key.hash };
-  const layers: BudgetLayer[] = workspace ? workspaceBudgetLayers(workspace) : [];
+  const limits: SpendingLimit[] = workspace ? workspaceLimits(workspace) : [];
   const byId = new Map(guardrails.map((guardrail) => [guardrail.id, guardrail]));
   const assignments = [
     ...(workspace?.guardrailIds ?? []).map((id) => ({ id, at: workspace?.guardrailAssignedAt?.[id] })),
@@ -55,7 +55,7 @@ export function budgetLayers(principal: Pick<Principal, 'key' | 'workspace'>, gu
     const ledger = `G#${guardrail.id}#K#${key.hash}#${since}`;
     if (seen.has(ledger)) continue;
     seen.add(ledger);
-    layers.push({
+    limits.push({
       kind: 'guardrail_budget',
       id: guardrail.id,
       ledger,
@@ -68,12 +68,12 @@ export function budgetLayers(principal: Pick<Principal, 'key' | 'workspace'>, gu
       description: `the ${budget.reset ?? 'lifetime'} budget of guardrail ${JSON.stringify(guardrail.name)}`,
     });
   }
-  if (key.limit) layers.push(keyLimitLayer(key.hash, organizationId, key.limit, key.createdAt));
-  return layers;
+  if (key.limit) limits.push(keyLimitOf(key.hash, organizationId, key.limit, key.createdAt));
+  return limits;
 }
 
-/** A workspace's budgets as layers, daily to lifetime: a pooled cap on what its keys spend. */
-export function workspaceBudgetLayers(workspace: Pick<Workspace, 'id' | 'organizationId' | 'budgets' | 'createdAt'>): BudgetLayer[] {
+/** A workspace's budgets as limits, daily to lifetime: a pooled limit on what its keys spend. */
+export function workspaceLimits(workspace: Pick<Workspace, 'id' | 'organizationId' | 'budgets' | 'createdAt'>): SpendingLimit[] {
   const { organizationId } = workspace;
   const scope: SpendScope = { kind: 'workspace', organizationId, workspaceId: workspace.id };
   return BUDGET_INTERVALS.flatMap((interval) => {
@@ -97,17 +97,17 @@ export function workspaceBudgetLayers(workspace: Pick<Workspace, 'id' | 'organiz
 }
 
 /**
- * Whether a ledger of the layer for the period at `at` starts from what the scope had spent:
- * when the layer began during the period, after the scope itself. A layer that has counted since
+ * Whether a ledger of the limit for the period at `at` starts from what the scope had spent:
+ * when the limit began during the period, after the scope itself. A limit that has counted since
  * the period (or the scope) began starts at nothing.
  */
-export function startsFromSpend(layer: Pick<BudgetLayer, 'window' | 'since' | 'scopeCreatedAt'>, at: Date): boolean {
-  const start = periodAt(layer.window, at).start?.toISOString() ?? '';
-  const countedFrom = start > layer.scopeCreatedAt ? start : layer.scopeCreatedAt;
-  return layer.since > countedFrom;
+export function startsFromSpend(limit: Pick<SpendingLimit, 'window' | 'since' | 'scopeCreatedAt'>, at: Date): boolean {
+  const start = periodAt(limit.window, at).start?.toISOString() ?? '';
+  const countedFrom = start > limit.scopeCreatedAt ? start : limit.scopeCreatedAt;
+  return limit.since > countedFrom;
 }
 
-function keyLimitLayer(keyHash: string, organizationId: string, limit: SpendCap, createdAt: string): BudgetLayer {
+function keyLimitOf(keyHash: string, organizationId: string, limit: StoredLimit, createdAt: string): SpendingLimit {
   return {
     kind: 'key_limit',
     id: keyHash,

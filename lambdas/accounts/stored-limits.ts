@@ -2,13 +2,13 @@ import { invalidParameter } from '../errors';
 import { addDecimals, expandExponent } from '../decimal';
 
 /**
- * Spending caps (docs/limits.md): a key's limit, a guardrail's budget and a workspace's budgets,
+ * Spending limits (docs/limits.md, "Glossary"): a key's limit, a guardrail's budget and a workspace's budgets,
  * each an amount of USD over a window that resets at UTC midnight (daily), on Monday at UTC
  * midnight (weekly), on the first of the month (monthly), or never (over all time).
  */
 
 export const RESET_INTERVALS = ['daily', 'weekly', 'monthly'] as const;
-/** When a cap's window resets; `null` where a cap is stored means never (all time). */
+/** When a limit's window resets; `null` where a limit is stored means never (all time). */
 export type ResetInterval = (typeof RESET_INTERVALS)[number];
 
 /** A workspace budget's interval on the wire: `lifetime` is one that never resets. */
@@ -17,19 +17,19 @@ export const BUDGET_INTERVALS = ['daily', 'weekly', 'monthly', 'lifetime'] as co
 export type BudgetInterval = (typeof BUDGET_INTERVALS)[number];
 
 /**
- * A cap as stored. `since` is when this cap's window began to apply: set when the cap is first
+ * A limit as stored. `since` is when this limit's window began to apply: set when the limit is first
  * set and when its reset interval changes, kept when only the amount changes. Spend is counted
- * against the cap from the start of its current window, what was spent before `since` included
- * (budget-ledgers.ts).
+ * against the limit from the start of its current window, what was spent before `since` included
+ * (lambdas/spending/ledgers.ts).
  */
-export interface SpendCap {
+export interface StoredLimit {
   /** USD, an exact decimal string. */
   amountUsd: string;
   reset: ResetInterval | null;
   since: string;
 }
 
-/** One of a workspace's budgets: a pooled cap on what every key of the workspace spends. */
+/** One of a workspace's budgets: a pooled limit on what every key of the workspace spends. */
 export interface WorkspaceBudget {
   id: string;
   amountUsd: string;
@@ -40,9 +40,9 @@ export interface WorkspaceBudget {
 /** A workspace's budgets, at most one per interval. */
 export type WorkspaceBudgets = Partial<Record<BudgetInterval, WorkspaceBudget>>;
 
-/** The largest cap accepted: far above any real budget, far below where decimals lose digits. */
+/** The largest limit accepted: far above any real budget, far below where decimals lose digits. */
 export const MAX_CAP_USD = 1_000_000_000;
-/** Caps are whole micro-dollars at most: finer amounts are not money anyone budgets. */
+/** Limits are whole micro-dollars at most: finer amounts are not money anyone budgets. */
 const CAP_DECIMALS = 6;
 
 /**
@@ -50,7 +50,7 @@ const CAP_DECIMALS = 6;
  * `positive`) and {@link MAX_CAP_USD}, at most six decimals. Anything else is a 400 naming
  * `field`.
  */
-export function capAmount(value: unknown, field: string, { positive = false } = {}): string {
+export function limitAmount(value: unknown, field: string, { positive = false } = {}): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidParameter(field, 'must be a number');
   if (positive ? !(value > 0) : value < 0) throw invalidParameter(field, positive ? 'must be greater than 0' : 'must be 0 or more');
   if (value > MAX_CAP_USD) throw invalidParameter(field, `must be at most ${MAX_CAP_USD}`);
@@ -61,10 +61,10 @@ export function capAmount(value: unknown, field: string, { positive = false } = 
 }
 
 /**
- * The cap after a change: `wanted` null removes it; a new cap, or a new reset interval, starts
+ * The limit after a change: `wanted` null removes it; a new limit, or a new reset interval, starts
  * a new window at `now`; a new amount alone keeps the window (and what it has counted).
  */
-export function nextCap(current: SpendCap | null | undefined, wanted: { amountUsd: string; reset: ResetInterval | null } | null, now: string): SpendCap | null {
+export function nextLimit(current: StoredLimit | null | undefined, wanted: { amountUsd: string; reset: ResetInterval | null } | null, now: string): StoredLimit | null {
   if (wanted === null) return null;
   const since = current && current.reset === wanted.reset ? current.since : now;
   return { amountUsd: wanted.amountUsd, reset: wanted.reset, since };

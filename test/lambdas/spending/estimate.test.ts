@@ -1,4 +1,4 @@
-import { IMAGE_TOKENS_MAX, maximumCost, type BillableRequest } from '../../../lambdas/budgets/estimate';
+import { IMAGE_TOKENS_MAX, maximumCost, type BillableRequest } from '../../../lambdas/spending/estimate';
 import { requestCost } from '../../../lambdas/usage/usage';
 import { providerEndpoint } from '../../support/catalog-fixtures';
 

@@ -1,9 +1,9 @@
-import { DynamoBudgetLedgers } from '../../../lambdas/aws/dynamo-budget-ledgers';
+import { DynamoLedgers } from '../../../lambdas/aws/dynamo-ledgers';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
-import { BUSY_MEMORY_SECONDS, BudgetGate, REFUSAL_MEMORY_SECONDS, type Admission, type SpendBefore } from '../../../lambdas/budgets/budget-gate';
-import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, RUNNING_REQUEST_SECONDS } from '../../../lambdas/budgets/budget-ledgers';
-import type { BudgetLayer, SpendScope } from '../../../lambdas/budgets/layers';
-import { periodAt, type BudgetWindow } from '../../../lambdas/budgets/periods';
+import { BUSY_MEMORY_SECONDS, SpendingGate, REFUSAL_MEMORY_SECONDS, type Reservation, type SpendBefore } from '../../../lambdas/spending/spending-gate';
+import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, RUNNING_REQUEST_SECONDS } from '../../../lambdas/spending/ledgers';
+import type { SpendingLimit, SpendScope } from '../../../lambdas/spending/limits';
+import { periodAt, type SpendWindow } from '../../../lambdas/spending/periods';
 import { SpendingLimitError, TooManyRequestsError } from '../../../lambdas/errors';
 import { interceptSend } from '../../support/intercepted-client';
 import { eventually } from '../../support/eventually';
@@ -14,7 +14,7 @@ const TABLE = TABLE_SCHEMAS.usage.localName;
 const ORG = 'org-1';
 let sequence = 0;
 
-function keyLayer(amountUsd: string, window: BudgetWindow = 'all', overrides: Partial<BudgetLayer> = {}): BudgetLayer {
+function keyLimit(amountUsd: string, window: SpendWindow = 'all', overrides: Partial<SpendingLimit> = {}): SpendingLimit {
   const hash = `key${++sequence}`;
   const scope: SpendScope = { kind: 'key', organizationId: ORG, keyHash: hash };
   return {
@@ -35,16 +35,16 @@ function keyLayer(amountUsd: string, window: BudgetWindow = 'all', overrides: Pa
 const nothingBefore: SpendBefore = async () => '0';
 
 /** Runs `count` requests, `concurrency` at a time, each over one of `gates`; returns how many were admitted. */
-async function run(gates: BudgetGate[], layers: BudgetLayer[], count: number, concurrency: number, estimate: string, cost: string, at: () => Date) {
+async function run(gates: SpendingGate[], limits: SpendingLimit[], count: number, concurrency: number, estimate: string, cost: string, at: () => Date) {
   let next = 0;
   let admitted = 0;
   const refusals: SpendingLimitError[] = [];
   const worker = async (w: number) => {
     while (next < count) {
       const i = next++;
-      let admission: Admission;
+      let reservation: Reservation;
       try {
-        admission = await gates[(i + w) % gates.length]!.admit(layers, estimate, at());
+        reservation = await gates[(i + w) % gates.length]!.reserve(limits, estimate, at());
       } catch (error) {
         if (!(error instanceof SpendingLimitError)) throw error;
         refusals.push(error);
@@ -52,7 +52,7 @@ async function run(gates: BudgetGate[], layers: BudgetLayer[], count: number, co
       }
       admitted++;
       await new Promise((resolve) => setImmediate(resolve));
-      await admission.settle(cost);
+      await reservation.charge(cost);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
@@ -61,31 +61,31 @@ async function run(gates: BudgetGate[], layers: BudgetLayer[], count: number, co
 
 describe('the budget gate', () => {
   let tables: Awaited<ReturnType<typeof startEmbeddedTables>>;
-  let ledgers: DynamoBudgetLedgers;
+  let ledgers: DynamoLedgers;
   beforeAll(async () => {
     tables = await startEmbeddedTables();
-    ledgers = new DynamoBudgetLedgers(tables.documentClient, TABLE);
+    ledgers = new DynamoLedgers(tables.documentClient, TABLE);
   });
   afterAll(() => tables.stop());
 
-  const committed = async (layer: BudgetLayer, at: Date) => (await ledgers.read({ ledger: layer.ledger, period: periodAt(layer.window, at).id }))?.committed;
+  const committed = async (limit: SpendingLimit, at: Date) => (await ledgers.read({ ledger: limit.ledger, period: periodAt(limit.window, at).id }))?.committed;
 
   it('admits exactly what fits at 64-way concurrency in one container, and never more', async () => {
     const clock = new FixedClock();
-    const gate = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
-    const layer = keyLayer('0.05');
-    const { admitted, refusals } = await run([gate], [layer], 200, 64, '0.001', '0.001', () => clock.now());
+    const gate = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock });
+    const limit = keyLimit('0.05');
+    const { admitted, refusals } = await run([gate], [limit], 200, 64, '0.001', '0.001', () => clock.now());
     expect(admitted).toBe(50);
     expect(refusals).toHaveLength(150);
     expect(refusals[0]!.metadata).toMatchObject({ layer: 'key_limit', limit_usd: 0.05 });
-    expect(await committed(layer, clock.now())).toBe('0.05');
+    expect(await committed(limit, clock.now())).toBe('0.05');
   });
 
   it('never lets containers together overrun a limit, and leaves at most one estimate per container unused', async () => {
     const clock = new FixedClock();
-    const gates = Array.from({ length: 4 }, (_, i) => new BudgetGate({ ledgers, spendBefore: nothingBefore, clock, random: () => i / 4 }));
-    const layer = keyLayer('0.05');
-    const { admitted } = await run(gates, [layer], 200, 64, '0.001', '0.001', () => clock.now());
+    const gates = Array.from({ length: 4 }, (_, i) => new SpendingGate({ ledgers, spendBefore: nothingBefore, clock, random: () => i / 4 }));
+    const limit = keyLimit('0.05');
+    const { admitted } = await run(gates, [limit], 200, 64, '0.001', '0.001', () => clock.now());
     expect(admitted).toBeLessThanOrEqual(50);
     expect(admitted).toBeGreaterThanOrEqual(50 - gates.length);
   });
@@ -101,17 +101,17 @@ describe('the budget gate', () => {
       if (!throttling) return send();
       throw Object.assign(new Error('The level of configured provisioned throughput for the table was exceeded'), { name: 'ProvisionedThroughputExceededException' });
     });
-    const gate = new BudgetGate({ ledgers: new DynamoBudgetLedgers(client, TABLE), spendBefore: nothingBefore, clock, random: () => 0.5 });
-    const layer = keyLayer('0.05');
-    const answers = await Promise.allSettled(Array.from({ length: 64 }, () => gate.admit([layer], '0.001', clock.now())));
+    const gate = new SpendingGate({ ledgers: new DynamoLedgers(client, TABLE), spendBefore: nothingBefore, clock, random: () => 0.5 });
+    const limit = keyLimit('0.05');
+    const answers = await Promise.allSettled(Array.from({ length: 64 }, () => gate.reserve([limit], '0.001', clock.now())));
     expect(answers.every((answer) => answer.status === 'rejected' && answer.reason instanceof TooManyRequestsError && answer.reason.retryAfterSeconds === BUSY_MEMORY_SECONDS)).toBe(true);
     expect(updates).toBe(1);
-    await expect(gate.admit([layer], '0.001', clock.now())).rejects.toThrow(TooManyRequestsError);
+    await expect(gate.reserve([limit], '0.001', clock.now())).rejects.toThrow(TooManyRequestsError);
     expect(updates).toBe(1);
     throttling = false;
     clock.advance(BUSY_MEMORY_SECONDS * 1500 + 1);
-    const admission = await gate.admit([layer], '0.001', clock.now());
-    await admission.settle('0.001');
+    const reservation = await gate.reserve([limit], '0.001', clock.now());
+    await reservation.charge('0.001');
     expect(updates).toBeGreaterThan(1);
   });
 
@@ -122,16 +122,16 @@ describe('the budget gate', () => {
       if (command.constructor.name === 'UpdateCommand') updates++;
       return send();
     });
-    const gate = new BudgetGate({ ledgers: new DynamoBudgetLedgers(client, TABLE), spendBefore: nothingBefore, clock });
-    const layer = keyLayer('0.05');
-    await (await gate.admit([layer], '0.001', clock.now())).settle('0.001');
+    const gate = new SpendingGate({ ledgers: new DynamoLedgers(client, TABLE), spendBefore: nothingBefore, clock });
+    const limit = keyLimit('0.05');
+    await (await gate.reserve([limit], '0.001', clock.now())).charge('0.001');
     const granted = updates;
     // The raise: the hold granted under 0.05 fits 0.10.
-    const raised = { ...layer, amountUsd: '0.10' };
-    for (let i = 0; i < 2; i++) (await gate.admit([raised], '0.001', clock.now())).release();
+    const raised = { ...limit, amountUsd: '0.10' };
+    for (let i = 0; i < 2; i++) (await gate.reserve([raised], '0.001', clock.now())).release();
     expect(updates).toBe(granted);
     // A lowered cap goes back to the ledger, whose condition holds the new cap.
-    (await gate.admit([{ ...layer, amountUsd: '0.02' }], '0.001', clock.now())).release();
+    (await gate.reserve([{ ...limit, amountUsd: '0.02' }], '0.001', clock.now())).release();
     expect(updates).toBeGreaterThan(granted);
   });
 
@@ -143,77 +143,77 @@ describe('the budget gate', () => {
       return send();
     });
     // This container's moment: halfway through the last minute.
-    const gate = new BudgetGate({ ledgers: new DynamoBudgetLedgers(client, TABLE), spendBefore: nothingBefore, clock, random: () => 0.5 });
-    const layer = keyLayer('0.05', 'day');
-    const admitAndSettle = async () => (await gate.admit([layer], '0.001', clock.now())).settle('0.001');
-    await admitAndSettle();
+    const gate = new SpendingGate({ ledgers: new DynamoLedgers(client, TABLE), spendBefore: nothingBefore, clock, random: () => 0.5 });
+    const limit = keyLimit('0.05', 'day');
+    const reserveAndCharge = async () => (await gate.reserve([limit], '0.001', clock.now())).charge('0.001');
+    await reserveAndCharge();
     clock.set('2026-11-21T23:59:20Z');
-    await admitAndSettle();
-    expect(await committed(layer, new Date('2026-11-22T00:00:01Z'))).toBeUndefined();
+    await reserveAndCharge();
+    expect(await committed(limit, new Date('2026-11-22T00:00:01Z'))).toBeUndefined();
     clock.set('2026-11-21T23:59:40Z');
-    await admitAndSettle();
-    await eventually(async () => expect(await committed(layer, new Date('2026-11-22T00:00:01Z'))).toBeDefined());
+    await reserveAndCharge();
+    await eventually(async () => expect(await committed(limit, new Date('2026-11-22T00:00:01Z'))).toBeDefined());
     const before = updates;
     clock.set('2026-11-22T00:00:01Z');
-    const admission = await gate.admit([layer], '0.001', clock.now());
+    const reservation = await gate.reserve([limit], '0.001', clock.now());
     // Only the spend write: the new period's room was held already.
-    await admission.settle('0.001');
+    await reservation.charge('0.001');
     expect(updates).toBe(before + 1);
   });
 
   it('starts a ledger near its cap at what the scope already spent, and refuses what does not fit on top of it', async () => {
     const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
     // A daily limit set at 10:00 on a key that had spent 0.049 that morning.
-    const layer = keyLayer('0.05', 'day', { since: '2026-11-21T10:00:00.000Z' });
+    const limit = keyLimit('0.05', 'day', { since: '2026-11-21T10:00:00.000Z' });
     const spentBefore: SpendBefore = async () => '0.049';
-    await expect(new BudgetGate({ ledgers, spendBefore: spentBefore, clock }).admit([layer], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
-    const admission = await new BudgetGate({ ledgers, spendBefore: spentBefore, clock }).admit([layer], '0.001', clock.now());
-    await admission.settle('0.001');
-    expect(await committed(layer, clock.now())).toBe('0.05');
+    await expect(new SpendingGate({ ledgers, spendBefore: spentBefore, clock }).reserve([limit], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
+    const reservation = await new SpendingGate({ ledgers, spendBefore: spentBefore, clock }).reserve([limit], '0.001', clock.now());
+    await reservation.charge('0.001');
+    expect(await committed(limit, clock.now())).toBe('0.05');
   });
 
   it("frees what a stopped container held once its holds lapse, charging what it spent", async () => {
     const clock = new FixedClock();
-    const layer = keyLayer('0.01');
-    const stopped = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
+    const limit = keyLimit('0.01');
+    const stopped = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock });
     // Five requests reserve the whole limit; two end (0.0005 each), three are still running when the container stops.
-    const admissions = await Promise.all(Array.from({ length: 5 }, () => stopped.admit([layer], '0.002', clock.now())));
-    await admissions[0]!.settle('0.0005');
-    await admissions[1]!.settle('0.0005');
-    const other = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
-    await expect(other.admit([layer], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
+    const admissions = await Promise.all(Array.from({ length: 5 }, () => stopped.reserve([limit], '0.002', clock.now())));
+    await admissions[0]!.charge('0.0005');
+    await admissions[1]!.charge('0.0005');
+    const other = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock });
+    await expect(other.reserve([limit], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
     // Until no request admitted under the holds can be running, they stay committed.
     clock.advance((HOLD_SECONDS + RUNNING_REQUEST_SECONDS) * 1000);
-    await expect(new BudgetGate({ ledgers, spendBefore: nothingBefore, clock }).admit([layer], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
+    await expect(new SpendingGate({ ledgers, spendBefore: nothingBefore, clock }).reserve([limit], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
     clock.advance((HOLD_BUCKET_SECONDS + REFUSAL_MEMORY_SECONDS) * 1000);
-    const after = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
-    const { admitted } = await run([after], [layer], 20, 8, '0.002', '0.002', () => clock.now());
+    const after = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock });
+    const { admitted } = await run([after], [limit], 20, 8, '0.002', '0.002', () => clock.now());
     expect(admitted).toBe(4);
-    expect(await committed(layer, clock.now())).toBe('0.009');
+    expect(await committed(limit, clock.now())).toBe('0.009');
   });
 
   it('frees at once what an earlier local process held: its holds are apart, by its start', async () => {
     const clock = new FixedClock();
-    const layer = keyLayer('0.01');
-    const first = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock, writersSince: clock.now() });
-    const running = await Promise.all(Array.from({ length: 5 }, () => first.admit([layer], '0.002', clock.now())));
-    await running[0]!.settle('0.001');
+    const limit = keyLimit('0.01');
+    const first = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock, writersSince: clock.now() });
+    const running = await Promise.all(Array.from({ length: 5 }, () => first.reserve([limit], '0.002', clock.now())));
+    await running[0]!.charge('0.001');
     clock.advance(5_000);
-    const restarted = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock, writersSince: clock.now() });
-    const { admitted } = await run([restarted], [layer], 20, 8, '0.001', '0.001', () => clock.now());
+    const restarted = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock, writersSince: clock.now() });
+    const { admitted } = await run([restarted], [limit], 20, 8, '0.001', '0.001', () => clock.now());
     expect(admitted).toBe(9);
-    expect(await committed(layer, clock.now())).toBe('0.01');
+    expect(await committed(limit, clock.now())).toBe('0.01');
   });
 
   it('counts each window from its UTC start: a day at midnight, a week on Monday, a month on the first', async () => {
     // Sunday 30 November 2026, ten seconds before midnight.
     const clock = new FixedClock(new Date('2026-11-29T23:59:50Z'));
-    const gate = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
-    const daily = keyLayer('0.003', 'day');
-    const weekly = keyLayer('0.003', 'week');
-    const monthly = keyLayer('0.003', 'month');
-    for (const layer of [daily, weekly, monthly]) {
-      expect((await run([gate], [layer], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(3);
+    const gate = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock });
+    const daily = keyLimit('0.003', 'day');
+    const weekly = keyLimit('0.003', 'week');
+    const monthly = keyLimit('0.003', 'month');
+    for (const limit of [daily, weekly, monthly]) {
+      expect((await run([gate], [limit], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(3);
     }
     clock.set('2026-11-30T00:00:01Z');
     expect((await run([gate], [daily], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(3);
@@ -227,20 +227,20 @@ describe('the budget gate', () => {
     expect((await run([gate], [weekly], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(0);
   });
 
-  it('refuses with the first layer reached, in order: workspace budget, guardrail budget, key limit', async () => {
+  it('refuses with the first limit reached, in order: workspace budget, guardrail budget, key limit', async () => {
     const clock = new FixedClock();
-    const gate = new BudgetGate({ ledgers, spendBefore: nothingBefore, clock });
-    const key = keyLayer('0.004');
-    const guardrail: BudgetLayer = { ...keyLayer('0.003'), kind: 'guardrail_budget', id: 'g-1', scope: key.scope, description: 'the daily budget of guardrail "Team"' };
-    const workspace: BudgetLayer = {
-      ...keyLayer('0.002'),
+    const gate = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock });
+    const key = keyLimit('0.004');
+    const guardrail: SpendingLimit = { ...keyLimit('0.003'), kind: 'guardrail_budget', id: 'g-1', scope: key.scope, description: 'the daily budget of guardrail "Team"' };
+    const workspace: SpendingLimit = {
+      ...keyLimit('0.002'),
       kind: 'workspace_budget',
       id: 'b-1',
       scope: { kind: 'workspace', organizationId: ORG, workspaceId: `ws${sequence}` },
       description: "the workspace's lifetime budget",
     };
-    const layers = [workspace, guardrail, key];
-    const first = await run([gate], layers, 4, 1, '0.001', '0.001', () => clock.now());
+    const limits = [workspace, guardrail, key];
+    const first = await run([gate], limits, 4, 1, '0.001', '0.001', () => clock.now());
     expect(first.admitted).toBe(2);
     expect(first.refusals[0]!.metadata).toMatchObject({ layer: 'workspace_budget', id: 'b-1' });
     expect(first.refusals[0]!.message).toContain("the workspace's lifetime budget of 0.002 USD has 0 USD left");
@@ -253,20 +253,20 @@ describe('the budget gate', () => {
     expect(third.refusals[0]!.metadata).toMatchObject({ layer: 'key_limit' });
   });
 
-  it('starts a layer set during its period from what the scope had already spent in it', async () => {
+  it('starts a limit set during its period from what the scope had already spent in it', async () => {
     const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
-    const asked: Array<[SpendScope, BudgetWindow]> = [];
+    const asked: Array<[SpendScope, SpendWindow]> = [];
     const spendBefore: SpendBefore = async (scope, window) => {
       asked.push([scope, window]);
       return '0.003';
     };
-    const gate = new BudgetGate({ ledgers, spendBefore, clock });
-    const layer = keyLayer('0.005', 'day', { since: '2026-11-21T11:00:00.000Z', scopeCreatedAt: '2026-01-01T00:00:00.000Z' });
-    expect((await run([gate], [layer], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(2);
-    expect(asked).toEqual([[layer.scope, 'day']]);
-    // The next day the layer has counted since its start: nothing is read.
+    const gate = new SpendingGate({ ledgers, spendBefore, clock });
+    const limit = keyLimit('0.005', 'day', { since: '2026-11-21T11:00:00.000Z', scopeCreatedAt: '2026-01-01T00:00:00.000Z' });
+    expect((await run([gate], [limit], 5, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(2);
+    expect(asked).toEqual([[limit.scope, 'day']]);
+    // The next day the limit has counted since its start: nothing is read.
     clock.set('2026-11-22T00:00:00Z');
-    expect((await run([gate], [layer], 6, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(5);
+    expect((await run([gate], [limit], 6, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(5);
     expect(asked).toHaveLength(1);
   });
 });

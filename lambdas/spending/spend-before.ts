@@ -1,16 +1,16 @@
 import type { AccountStore } from '../accounts/account-store';
 import type { KeyUsage, UsageStore } from '../usage/usage';
-import type { SpendBefore } from './budget-gate';
-import type { BudgetWindow } from './periods';
-import { plainDecimal } from '../accounts/spend-caps';
+import type { SpendBefore } from './spending-gate';
+import type { SpendWindow } from './periods';
+import { plainDecimal } from '../accounts/stored-limits';
 import { plus, ZERO } from '../usd';
 
-const IN_WINDOW: Readonly<Record<BudgetWindow, keyof KeyUsage>> = { day: 'daily', week: 'weekly', month: 'monthly', all: 'usage' };
+const IN_WINDOW: Readonly<Record<SpendWindow, keyof KeyUsage>> = { day: 'daily', week: 'weekly', month: 'monthly', all: 'usage' };
 
 /**
  * What a scope has spent in a window's current period, from usage: a key's own, or the sum of
- * the keys a workspace holds now and of those it held that were deleted. Read when a layer that began during the period first counts
- * the scope (budget-gate.ts); its keys' usage in one read of the organization's usage.
+ * the keys a workspace holds now and of those it held that were deleted. Read when a limit that began during the period first counts
+ * the scope (spending-gate.ts); its keys' usage in one read of the organization's usage.
  */
 export function spendBeforeFrom(accounts: Pick<AccountStore, 'listWorkspaceApiKeys' | 'formerWorkspaceKeys'>, usage: Pick<UsageStore, 'keyUsage'>): SpendBefore {
   return async (scope, window, at) => {
