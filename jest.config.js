@@ -22,8 +22,9 @@ module.exports = {
   moduleNameMapper: {
     '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
   },
-  // Three workers share two cores: a suite that synthesizes or starts servers may wait its turn.
-  testTimeout: 60000,
+  // Three workers share two cores, and the machine may be busy with more: a suite that
+  // synthesizes or starts servers may wait its turn. A test that hangs still fails, after two minutes.
+  testTimeout: 120000,
   // Most suites wait on their servers and child processes more than they compute: on 2 cores,
   // three workers finish the run about 17% sooner than two (445 s against 538 s, one run each).
   maxWorkers: 3,

@@ -19,7 +19,7 @@ describe('an instance in a stack of its user, behind the IAM gate', () => {
   let embedded: SynthesizedStack;
   beforeAll(() => {
     embedded = synthesizeEmbeddedInstance({ instance: 'Embedded', exchangeRateLimit: 30 });
-  }, 60_000);
+  }, 120_000);
 
   it("runs the demo end to end (issuer, policy, exchange, JWKS, catalog, streamed completion, usage, events, DPoP) with no request its roles deny", async () => {
     const service = await startTestService({ iam: { stack: embedded } });

@@ -48,7 +48,7 @@ describe.each(VARIANTS)('$variant', ({ synth }) => {
     beforeAll(() => {
       // Throws on any cdk-nag finding that is neither fixed nor acknowledged in this environment.
       template = synth(env);
-    }, 60_000);
+    }, 120_000);
 
     it('is a template CloudFormation accepts: every reference resolves, every limit holds', () => {
       expect(templateProblems(template.toJSON() as CfnTemplate)).toEqual([]);
@@ -75,7 +75,7 @@ describe('two instances in one account and region', () => {
   beforeAll(() => {
     staging = synthModelgate({ ...NO_BUNDLING, [INSTANCE_CONTEXT_KEY]: 'Staging' }, env).template;
     production = synthModelgate({ ...NO_BUNDLING, [INSTANCE_CONTEXT_KEY]: 'Production' }, env).template;
-  }, 60_000);
+  }, 120_000);
 
   it('are two stacks, named by modelgate:instance, the default being Modelgate', () => {
     expect(synthModelgate(NO_BUNDLING, env).stack.stackName).toBe(DEFAULT_INSTANCE_NAME);

@@ -68,14 +68,14 @@ describe('docs/deploying.md', () => {
     );
     const hostnames = Object.values(resourcesOfType(template, 'AWS::ApiGateway::DomainName')).map((domain) => domain.Properties!.DomainName);
     expect(hostnames).toEqual(['api.acme.io']);
-  }, 60_000);
+  }, 120_000);
 
   describe('the custom domain deploy', () => {
     const block = blockWith('sh', 'modelgate:domainName=');
     let template: Template;
     beforeAll(() => {
       ({ template } = synthModelgate({ 'aws:cdk:bundling-stacks': [], ...deployContext(block) }, SYNTH_ENV));
-    }, 60_000);
+    }, 120_000);
 
     it('synthesizes with its context: a domain name in the zone per hostname it names, and the domain as issuer', () => {
       const context = deployContext(block);

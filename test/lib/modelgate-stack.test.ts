@@ -219,7 +219,7 @@ describe('cdk-nag AwsSolutions', () => {
     });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     expect(() => app.synth()).toThrow(/AwsSolutions-IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy\/AdministratorAccess\]/);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('alarms', () => {
@@ -311,7 +311,7 @@ describe('alarms', () => {
         Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionLogicalId(bulkhead, 'Inference') } }],
       }),
     ]);
-  }, 60_000);
+  }, 120_000);
 
   it('notifies nobody by default, and the configured SNS topic on ALARM and OK', () => {
     for (const alarm of alarms()) expect(alarm.Properties?.AlarmActions).toBeUndefined();
@@ -324,7 +324,7 @@ describe('alarms', () => {
       expect(alarm.Properties.AlarmActions).toEqual([topicArn]);
       expect(alarm.Properties.OKActions).toEqual([topicArn]);
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('outputs', () => {

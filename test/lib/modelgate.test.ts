@@ -20,7 +20,7 @@ describe('Modelgate inside a stack of its user', () => {
   let embedded: UserApp;
   beforeAll(() => {
     embedded = userApp([EMBEDDED]);
-  }, 60_000);
+  }, 120_000);
 
   it("synthesizes with cdk-nag's AwsSolutions pack and no finding, with the CLI's feature flags and with none set", () => {
     expect(new AwsSolutionsChecks(embedded.app).validateScope(embedded.app).violations.map((v) => v.ruleName)).toEqual([]);
@@ -78,7 +78,7 @@ describe("an instance's browser access (CORS) and public catalog, from its props
   let open: UserApp;
   beforeAll(() => {
     open = userApp([{ instance: 'Open', corsAllowedOrigins: [origin], publicCatalog: true }]);
-  }, 60_000);
+  }, 120_000);
   const environmentOf = (fn: string) =>
     resourcesOfType(open.template, 'AWS::Lambda::Function')[functionLogicalId(open.template, `Gateway${fn}`)]!.Properties?.Environment?.Variables as Record<string, string>;
   const methods = () => Object.values(resourcesOfType(open.template, 'AWS::ApiGateway::Method')).map((method) => method.Properties!);
@@ -140,7 +140,7 @@ describe('Modelgate props, checked as the context is', () => {
       Threshold: 40,
       Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionLogicalId(template, 'GatewayInference') } }],
     });
-  }, 60_000);
+  }, 120_000);
 
   it('reads the instance name from the stack when none is given', () => {
     const stack = new Stack(new App({ context: NO_BUNDLING }), 'Platform', { env: ENV });
@@ -152,7 +152,7 @@ describe('two instances in one stack', () => {
   let two: UserApp;
   beforeAll(() => {
     two = userApp([EMBEDDED, { instance: 'Second' }]);
-  }, 60_000);
+  }, 120_000);
 
   it('refuses a second instance of the same name in one account and region', () => {
     expect(() => userApp([EMBEDDED, { instance: 'Embedded' }])).toThrow(

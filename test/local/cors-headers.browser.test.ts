@@ -86,7 +86,7 @@ function stackPreflightHeaders(): Record<string, string> {
     page = await (await browser.newContext()).newPage();
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     await page.goto(`${app.origin}/`);
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await browser?.close();

@@ -259,5 +259,5 @@ onDynalite('the embedded DynamoDB killed during transactions', () => {
     } finally {
       await restarted.stop();
     }
-  }, 90_000);
+  }, 120_000);
 });

@@ -43,7 +43,7 @@ describe('the files that describe a running local instance', () => {
     expect(readdirSync(dataDir).filter((file) => file.endsWith('.tmp'))).toEqual([]);
     await runtime.stop();
     expect(present()).toEqual(['demo-credentials.json']);
-  }, 60_000);
+  }, 120_000);
 
   it('removes what an instance that did not stop (kill -9) left before it starts, and keeps the organization', async () => {
     const { organizationId } = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8')) as { organizationId: string };
@@ -59,7 +59,7 @@ describe('the files that describe a running local instance', () => {
     } finally {
       await runtime.stop();
     }
-  }, 60_000);
+  }, 120_000);
 
   it('takes the credentials of a demo.json from before they had a file of their own', async () => {
     const { organizationId } = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8')) as { organizationId: string };
@@ -71,5 +71,5 @@ describe('the files that describe a running local instance', () => {
       await runtime.stop();
     }
     expect(present()).toEqual(['demo-credentials.json']);
-  }, 60_000);
+  }, 120_000);
 });

@@ -71,7 +71,7 @@ describe('npm start, stopped by a signal to its pid', () => {
     expect(npm).toEqual(signal === 'SIGHUP' ? { code: null, signal: 'SIGHUP' } : { code: 0, signal: null });
     expect(instanceFiles()).toEqual([]);
     await expect(fetch(`${baseUrl}/openapi.json`)).rejects.toThrow('fetch failed');
-  }, 90_000);
+  }, 120_000);
 
   it('starts again on the folder the last one released, with the same demo organization', async () => {
     const credentials = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8')) as { organizationId: string };
@@ -84,5 +84,5 @@ describe('npm start, stopped by a signal to its pid', () => {
     process.kill(run.child.pid!, 'SIGTERM');
     await run.closed;
     expect(instanceFiles()).toEqual([]);
-  }, 90_000);
+  }, 120_000);
 });

@@ -59,5 +59,5 @@ describe('ops CLI end to end against the local runtime', () => {
     // Every change landed with its copies: the audit of the local data finds nothing to repair.
     const checked = await cli(['copies', 'check', '--data-dir', dataDir]);
     expect(checked).toMatchObject({ code: 0, stdout: expect.stringContaining('Every copy agrees with its item.') });
-  }, 60_000);
+  }, 120_000);
 });

@@ -167,5 +167,5 @@ describe('a restart of the local service after signing-key rotate', () => {
     } finally {
       await service.stop();
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -49,7 +49,7 @@ async function startAppOrigin(): Promise<{ origin: string; server: Server }> {
     page = await (await browser.newContext()).newPage();
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     await page.goto(`${app.origin}/`);
-  }, 30_000);
+  }, 120_000);
 
   afterAll(async () => {
     await browser?.close();

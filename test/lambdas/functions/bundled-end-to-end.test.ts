@@ -345,7 +345,7 @@ describe('the synthesized stack, served from its function packages', () => {
         const jwks = await call('/oauth/jwks');
         expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual([newKid, stack.registeredKid]);
       }, (PUBLISHED_KEYS_CACHE_SECONDS + 2) * 1000);
-    }, 30_000);
+    }, 120_000);
   });
 
   describe('IAM', () => {

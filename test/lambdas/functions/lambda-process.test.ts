@@ -154,7 +154,7 @@ describe('Lambda and API Gateway stand-ins of the bundle suite', () => {
       resolver.created('Api', { ref: 'abcde12345', attributes: { RootResourceId: 'root' } });
       const ca = createDevCertificateAuthority({ commonName: 'gateway test CA' });
       gateway = await startApiGatewayStandIn({ template, resolver, functions, tls: { ...ca.issueServerCertificate(['abcde12345.execute-api.us-east-1.amazonaws.com']), caPem: ca.certPem } });
-    }, 30_000);
+    }, 120_000);
     afterAll(() => gateway?.stop());
 
     const request = async (method: string, path: string) => {

@@ -145,5 +145,5 @@ describe('routing a request across provider APIs', () => {
       ['openai', GPT, 200],
     ]);
     expect(apis().anthropic.received.at(-1)!.body.max_tokens).toBe(1);
-  }, 60_000);
+  }, 120_000);
 });

@@ -213,7 +213,7 @@ describe('parallel writers on the local service', () => {
         expect([refused.status, refused.body]).toEqual([409, { error: { code: 409, message: 'An organization has at most 100 issuers: delete one first' } }]);
       }
       expect(await issuerCount(org)).toBe(100);
-    }, 60_000);
+    }, 120_000);
 
     it('stops at 1,000 policies when 40 are created in parallel at 990, and gives a deleted one’s place back', async () => {
       const org = await organization();

@@ -32,7 +32,7 @@ describe('a custom domain in a hosted zone (modelgate:domainName, modelgate:host
   beforeAll(() => {
     ({ template } = synthModelgate(DOMAIN, ENV));
     outputs = template.toJSON().Outputs;
-  }, 60_000);
+  }, 120_000);
 
   it('has one DNS-validated certificate for the domain and every regional hostname, validated in the zone', () => {
     const [, certificate] = onlyOf(template, 'AWS::CertificateManager::Certificate');
@@ -115,7 +115,7 @@ describe('a custom domain with an existing certificate (modelgate:certificateArn
   let template: Template;
   beforeAll(() => {
     ({ template } = synthModelgate({ ...NO_BUNDLING, 'modelgate:domainName': 'api.example.com', 'modelgate:certificateArn': certificateArn, 'modelgate:regionalHostnames': '{"eu":"eu.api.example.com"}' }, ENV));
-  }, 60_000);
+  }, 120_000);
 
   it('serves every hostname with that certificate, and makes neither a certificate nor DNS records', () => {
     expect(Object.keys(resourcesOfType(template, 'AWS::CertificateManager::Certificate'))).toEqual([]);

@@ -126,7 +126,7 @@ function expectedResets(now: Date) {
       if (message.type() === 'error' && !injected && !/status of (400|401|403|404)/.test(message.text())) problems.push(`console: ${message.text()}`);
     });
     mkdirSync(SCREENSHOTS, { recursive: true });
-  }, 30_000);
+  }, 120_000);
 
   afterAll(async () => {
     await browser?.close();

@@ -74,7 +74,7 @@ describeInChromium('Workload identity policy tester and exchange events in Chrom
     policyId = await addPolicy();
     await page.goto(ui.pageUrl);
     await ui.signIn(ui.service.runtime.demo.keys.managementReadWrite);
-  }, 30_000);
+  }, 120_000);
 
   afterAll(() => ui?.close());
 

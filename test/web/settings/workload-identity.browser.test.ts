@@ -20,7 +20,7 @@ describeInChromium('Workload identity settings page in Chromium', () => {
   beforeAll(async () => {
     ui = await openSettingsPage();
     page = ui.page;
-  }, 30_000);
+  }, 120_000);
 
   afterAll(() => ui?.close());
 

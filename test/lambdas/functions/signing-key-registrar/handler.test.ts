@@ -32,7 +32,7 @@ describe('signing-key registrar', () => {
     keyLogicalId = logicalIdOf(template, 'AWS::KMS::Key', 'SigningKey');
     kms = await startKmsStandIn();
     client = kms.client();
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await kms.stop();
   });
