@@ -17,6 +17,8 @@ const CACHE = join(ROOT, 'node_modules', '.cache', 'modelgate-cli');
 
 // @middy/* export only an "import" condition: resolved here to their entry file, as under tsx.
 require('./esm-only-packages.cjs');
+// Node.js 22.1 and later keep the bundle's compiled code beside it, a tenth of a second a command.
+require('node:module').enableCompileCache?.(join(CACHE, 'compiled'));
 
 /** Every source file's path, size and modification time, with the entry and esbuild's version. */
 function sourcesKey(entry) {
