@@ -9,7 +9,9 @@ export default tseslint.config(
     ignores: ['**/*.generated.*', '**/*.d.ts'],
     languageOptions: {
       parser: tseslint.parser,
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      // The linted sources' own programs (tsconfig.lint.json, the settings page's): the tests, which
+      // are not linted, are not type-checked a second time here.
+      parserOptions: { project: ['./tsconfig.lint.json', './web/tsconfig.json'], tsconfigRootDir: import.meta.dirname },
     },
     plugins: { '@typescript-eslint': tseslint.plugin },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
