@@ -16,20 +16,17 @@ const AIM_SECONDS = 5;
 const FILES = ['test/lambdas/catalog/pricing-effective.test.ts', 'test/lambdas/aws/dynamo-items.test.ts', 'test/layers.test.ts'];
 const SOURCES = ['lambdas/catalog/pricing.ts', 'lambdas/spending/spending-gate.ts', 'lambdas/http/dispatcher.ts'];
 
-function jest(args: string[]): { seconds: number; stdout: string } {
+/** One command as a whole process: how long it took and what it printed; a failure throws. */
+function timed(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): { seconds: number; stdout: string } {
   const started = process.hrtime.bigint();
-  const run = spawnSync(JEST, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } });
+  const run = spawnSync(command, args, { cwd: ROOT, encoding: 'utf8', env });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (run.status !== 0) throw new Error(`jest ${args.join(' ')} failed:\n${run.stderr}`);
+  if (run.status !== 0) throw new Error(`${command} ${args.join(' ')} failed:\n${run.stderr}`);
   return { seconds, stdout: run.stdout };
 }
 
-/** One command as a whole process, in seconds. */
-function timed(command: string, args: string[]): number {
-  const started = process.hrtime.bigint();
-  const run = spawnSync(command, args, { cwd: ROOT, encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`${command} ${args.join(' ')} failed:\n${run.stderr}`);
-  return Number(process.hrtime.bigint() - started) / 1e9;
+function jest(args: string[]): { seconds: number; stdout: string } {
+  return timed(JEST, args, { ...process.env, CI: 'true' });
 }
 
 function median(values: number[]): number {
@@ -56,8 +53,8 @@ function main(): void {
   // `org list --help` loads every module of the CLI and its target, and needs no running service.
   const args = ['ops/cli.ts', 'org', 'list', '--help'];
   timed(process.execPath, ['local/run-bundled.cjs', ...args]);
-  const bundled = median(Array.from({ length: RUNS }, () => timed(process.execPath, ['local/run-bundled.cjs', ...args])));
-  const compiled = median(Array.from({ length: RUNS }, () => timed(process.execPath, ['--import', 'tsx', '--require', './local/esm-only-packages.cjs', ...args])));
+  const bundled = median(Array.from({ length: RUNS }, () => timed(process.execPath, ['local/run-bundled.cjs', ...args]).seconds));
+  const compiled = median(Array.from({ length: RUNS }, () => timed(process.execPath, ['--import', 'tsx', '--require', './local/esm-only-packages.cjs', ...args]).seconds));
   console.log(`\nAn operator command (\`${args.join(' ')}\`), median of ${RUNS}`);
   console.log('| from the cached bundle | compiled by tsx | bundle / tsx |');
   console.log('|---|---|---|');

@@ -1,15 +1,12 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
 import { ALL_TABLES } from '../../lambdas/aws/table-schemas';
 import type { LocalRuntime } from '../../local/runtime';
 import { startTestService, type TestService } from '../support/local-service';
+import { opsProcessArgs } from '../support/ops-harness';
 
 const ROOT = join(__dirname, '..', '..');
-
-/** `npm run ops` (package.json): node, the bundle runner, the CLI's entry. */
-const OPS_SCRIPT = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.ops!.split(' ');
 
 /** The real CLI in a child process, as `npm run ops --` runs it. */
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -18,7 +15,7 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
   const env = { ...process.env };
   for (const name of [...ALL_TABLES.map((table) => table.envVar), 'AWS_ENDPOINT_URL_DYNAMODB']) delete env[name];
   return new Promise((resolve) => {
-    execFile(process.execPath, [...OPS_SCRIPT.slice(1), ...args], { cwd: ROOT, env }, (error, stdout, stderr) => {
+    execFile(process.execPath, opsProcessArgs(args), { cwd: ROOT, env }, (error, stdout, stderr) => {
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
     });
   });

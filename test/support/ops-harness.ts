@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { AccountsService } from '../../lambdas/accounts/accounts-service';
 import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
 import { FederationService } from '../../lambdas/federation/federation-service';
@@ -8,6 +10,15 @@ import type { GlobalFlags } from '../../ops/command';
 import { runOps } from '../../ops/run';
 import { startEmbeddedTables } from './embedded-tables';
 import { FixedClock } from './fixed-clock';
+
+/**
+ * The node arguments `npm run ops` runs (package.json's script less its leading `node`), then
+ * `args`: for suites that run the CLI as its own process, as the operator does.
+ */
+export function opsProcessArgs(args: readonly string[]): string[] {
+  const scripts = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  return [...scripts.ops!.split(' ').slice(1), ...args];
+}
 
 export interface OpsResult {
   code: number;

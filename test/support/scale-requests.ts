@@ -49,7 +49,7 @@ export class Traffic {
         const { key, secret } = await this.stores.accounts.createApiKey(organizationId, { kind: 'workspace', name: 'scale limited', limit: LIMIT_USD, limitReset: 'monthly' });
         const guardrail = await this.stores.accounts.createGuardrail(organizationId, guardrailInput({ name: 'scale budget', budget: { amount: LIMIT_USD, reset: 'daily' } }));
         await this.stores.accounts.assignGuardrailToKeys(organizationId, guardrail.id, [key.hash]);
-        this.limited.set(row, async () => [await this.layersOf(organizationId, key.hash)]);
+        this.limited.set(row, async () => [await this.keyLimitsOf(organizationId, key.hash)]);
         return this.warmed([secret], (credential) => this.completion(credential));
       }
       case 'limited-workspace-completions': {
@@ -59,7 +59,7 @@ export class Traffic {
         const made = await Promise.all(
           Array.from({ length: keys }, (_, i) => this.stores.accounts.createApiKey(organization.id, { kind: 'workspace', name: `scale limited ${i}`, limit: LIMIT_USD, limitReset: 'monthly' })),
         );
-        this.limited.set(row, async () => Promise.all(made.map(({ key }) => this.layersOf(organization.id, key.hash))));
+        this.limited.set(row, async () => Promise.all(made.map(({ key }) => this.keyLimitsOf(organization.id, key.hash))));
         return this.warmed(
           made.map(({ secret }) => secret),
           (credential) => this.completion(credential),
@@ -127,14 +127,14 @@ export class Traffic {
   /** The limited rows' keys' limits, read once the row has run. */
   private readonly limited = new Map<TrafficRowId, () => Promise<SpendingLimit[][]>>();
 
-  /** The spending-limit limits each of the row's keys meets, distinct ledgers once; undefined for a row without limits. */
-  budgetLayersOf(row: TrafficRowId): (() => Promise<SpendingLimit[]>) | undefined {
+  /** The spending limits each of the row's keys meets, distinct ledgers once; undefined for a row without limits. */
+  limitsOf(row: TrafficRowId): (() => Promise<SpendingLimit[]>) | undefined {
     const limits = this.limited.get(row);
     if (!limits) return undefined;
     return async () => [...new Map((await limits()).flat().map((limit) => [limit.ledger, limit])).values()];
   }
 
-  private async layersOf(organizationId: string, hash: string): Promise<SpendingLimit[]> {
+  private async keyLimitsOf(organizationId: string, hash: string): Promise<SpendingLimit[]> {
     const key = await this.stores.accounts.getApiKey(organizationId, hash);
     const workspace = key.workspaceId ? await this.stores.accounts.getWorkspace(organizationId, key.workspaceId) : null;
     const ids = [...key.guardrailIds, ...(workspace?.guardrailIds ?? [])];

@@ -85,7 +85,7 @@ export async function measureScale(options: ScaleRunOptions = {}): Promise<Measu
         callsPerRequest.push(calls.slice(first));
       }
       const rowCalls = callsPerRequest.flat();
-      const limits = traffic.budgetLayersOf(row.id);
+      const limits = traffic.limitsOf(row.id);
       measured.push({ ...row, requests, calls: rowCalls, callsPerRequest, localMs, answerBytes, ...(limits ? { budgets: await upkeep.measure(await limits()) } : {}) });
     }
     const background = await measureBackground(runtime, at);

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLAUDE, CLAUDE_ON_BEDROCK, GPT, useProviderApis } from '../../support/provider-apis';
+import { opsProcessArgs } from '../../support/ops-harness';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
@@ -123,8 +124,7 @@ describe('routing a request across provider APIs', () => {
     const env = { ...process.env, NODE_EXTRA_CA_CERTS: caFile, AWS_ACCESS_KEY_ID: 'AKIASTANDIN000000001', AWS_SECRET_ACCESS_KEY: 'stand-in-secret-access-key-0000000000000' };
     const cli = (...args: string[]) =>
       new Promise<{ stdout: string; code: number }>((resolve) => {
-        // As `npm run ops` runs it (package.json).
-        execFile(process.execPath, ['local/run-bundled.cjs', 'ops/cli.ts', 'upstreams', 'check', '--json', '--data-dir', apis().service.dataDir, ...args], { cwd: ROOT, env }, (error, out) =>
+        execFile(process.execPath, opsProcessArgs(['upstreams', 'check', '--json', '--data-dir', apis().service.dataDir, ...args]), { cwd: ROOT, env }, (error, out) =>
           resolve({ stdout: out, code: error ? Number(error.code ?? 1) : 0 }),
         );
       });
