@@ -26,7 +26,7 @@ import { decimal } from './dynamo-usage-store';
  * A ledger is one item, written by single conditional updates: a grant adds its hold and amount
  * to `committed` while `committed` stays within the limit (conditions compare, they do not add, so
  * the limit less the grant is computed here); a fold replaces a lapsed hold by what its spend items
- * add up to, on condition that the hold is as read. Spend items take one `ADD` per request and
+ * add up to, on condition that the hold is as read. Spend items take two `ADD`s per request and
  * scope, spread over the scope's shards, and expire a day after their holds can be folded.
  */
 export class DynamoLedgers implements LedgerStore {

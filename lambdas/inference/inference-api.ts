@@ -2,10 +2,11 @@ import type { Context } from 'aws-lambda';
 import { randomId, type IdGenerator } from '../clock';
 import type { AuthenticationDeps } from '../credentials/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
-import { spendingLimits } from '../spending/limits';
+import { spendingLimits, type SpendingLimit } from '../spending/limits';
 import { completionLimit, maximumCost, tokenBounds, type BillableRequest } from '../spending/estimate';
 import { unboundedRefusal } from '../spending/refusal';
-import type { Reservation, SpendingGate } from '../spending/spending-gate';
+import type { Reservation } from '../spending/reservation';
+import type { SpendingGate } from '../spending/spending-gate';
 import { buildCallerPolicy, loadCallerGuardrails, regionForHost } from '../catalog/caller-policy';
 import { UnavailableError } from '../errors';
 import { toErrorBody } from '../http/api-errors';
@@ -105,6 +106,8 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
     let facts: AnswerFacts | undefined;
     let counted: UsageRecord | undefined;
     let reservation: Reservation | undefined;
+    // A provider began to answer: from then on the completion is billed, whatever ends it.
+    let answered = false;
     let stopWatch: (() => void) | undefined;
     try {
       const { principal, body, route, params } = await admitted(event);
@@ -129,14 +132,11 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       const requests = candidates.map(({ model, endpoints }) => ({ modelId: model.id, endpoints, bodyFor: sentBodies(request, model.id, limits.length > 0, deps.upstream) }));
       const allEndpoints = requests.flatMap(({ endpoints }) => endpoints);
       const billable = billableChatRequest(request, Math.max(...requests.flatMap(({ endpoints, bodyFor }) => endpoints.map((endpoint) => Buffer.byteLength(bodyFor(endpoint))))));
-      if (limits.length > 0) {
-        // Whichever model and endpoint serves: the estimate covers them all.
-        const bound = maximumCost(billable, allEndpoints, at);
-        if (!bound.bounded) throw unboundedRefusal(limits[0]!, bound.reason);
-        reservation = await deps.spending.reserve(limits, bound.cost, at);
-      }
+      // Whichever model and endpoint serves: the estimate covers them all.
+      if (limits.length > 0) reservation = await reserveAhead(limits, maximumCost(billable, allEndpoints, at), at, deps, context);
 
       const { index, upstream } = await openFirstModel(requests, clientGone, deps.upstream);
+      answered = true;
       const found = candidates[index]!;
       stopWatch = stopBeforeTimeUp(context, upstream);
       const answering = deps.clock.now();
@@ -159,8 +159,8 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       if (!clientGone.aborted) reportError(error, response, deps, context, facts, shape);
     } finally {
       stopWatch?.();
-      // A request that ended before its charge (refused, or failed before a provider answered) gives its reservation back; a charged one keeps it counted.
-      reservation?.release();
+      // Ended before its charge (a charged one is left as it is): given back when no provider answered, else charged its estimate, as written ahead.
+      if (reservation) await settleUncharged(reservation, answered, deps, context);
     }
     return finish();
     async function finish(): Promise<number> {
@@ -261,16 +261,49 @@ function maximumRecord(record: UsageRecord, billable: BillableRequest, at: Date)
 }
 
 /**
- * The charge written to each limit's ledger, before the usage write. A failed write fails the
- * answer with a 503 and no usage is recorded; this container still counts the cost in its holds
- * until they lapse (docs/limits.md, "Leaving early and failures").
+ * The request's reservation on its limits (a 402 from the first without room, or under a limit
+ * for a cost nothing bounds), its estimate written ahead to every limit's spend items before a
+ * provider is asked: a function that dies before the request ends leaves it charged (docs/limits.md,
+ * "Leaving early and failures"). A failed write releases it, asks no provider and is a 503.
+ */
+async function reserveAhead(
+  limits: readonly SpendingLimit[],
+  bound: ReturnType<typeof maximumCost>,
+  at: Date,
+  deps: Pick<InferenceApiDeps, 'spending' | 'logger'>,
+  context: Context | undefined,
+): Promise<Reservation> {
+  if (!bound.bounded) throw unboundedRefusal(limits[0]!, bound.reason);
+  const reservation = await deps.spending.reserve(limits, bound.cost, at);
+  try {
+    await reservation.writeAhead();
+  } catch (error) {
+    logFailure(deps, context, 'spend not written ahead', error as Error);
+    await reservation.release();
+    throw new UnavailableError('The request could not be counted against its spending limits, and no provider was asked; retry the request');
+  }
+  return reservation;
+}
+
+/**
+ * The charge written to each limit's spend items, before the usage write, in place of the
+ * estimate written ahead. A failed write leaves the estimate charged, which covers the cost: it is
+ * logged and the answer goes on.
  */
 async function chargeLimits(reservation: Reservation, cost: string, deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined): Promise<void> {
   try {
     await reservation.charge(cost);
   } catch (error) {
-    logFailure(deps, context, 'spend not recorded', error as Error);
-    throw new UnavailableError('The completion could not be charged to its spending limits, and was not recorded; retry the request');
+    logFailure(deps, context, 'spend not recorded; its estimate stays charged', error as Error);
+  }
+}
+
+/** A reservation its request left uncharged: released when no provider answered, else charged its estimate (nothing more to write). */
+async function settleUncharged(reservation: Reservation, answered: boolean, deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined): Promise<void> {
+  try {
+    await (answered ? reservation.charge(reservation.estimate) : reservation.release());
+  } catch (error) {
+    logFailure(deps, context, 'spend written ahead not given back', error as Error);
   }
 }
 

@@ -53,7 +53,7 @@ export type GrantOutcome =
   /** The ledger's partition was past its throughput: nothing was written. */
   | { granted: false; busy: true };
 
-/** What one request spent, written before its completion is acknowledged. */
+/** What one request spent: its estimate written ahead, then the difference of its cost, before its completion is acknowledged. */
 export interface SpendEntry {
   scope: SpendScope;
   hold: HoldRef;
@@ -75,7 +75,7 @@ export interface LedgerStore {
   seed(ref: LedgerRef, base: string): Promise<boolean>;
   /** The ledger read eventually consistently: a refusal's recheck. */
   read(ref: LedgerRef): Promise<LedgerState | undefined>;
-  /** Adds each request's charge to its scope's spend item for the hold it was reserved under. */
+  /** Adds each amount (an estimate written ahead, a charge's difference from it) to its scope's spend item for the hold it was reserved under. */
   spend(entries: readonly SpendEntry[]): Promise<void>;
   /**
    * Replaces a lapsed hold (`amount`, as read) by what was spent under it, read from every spend
@@ -109,8 +109,11 @@ export const LEDGER_PREFIX = 'BUDGET#';
 /** The attribute a spend item counts a ledger's period in. */
 export const spendAttribute = (ref: LedgerRef): string => `${ref.ledger}|${ref.period}`;
 
-/** How many spend shards a scope's writers spread over: a key takes 10,000 completions a second, a workspace 50,000. */
-export const SPEND_SHARDS: Readonly<Record<SpendScope['kind'], number>> = { key: 32, workspace: 128 };
+/**
+ * How many spend shards a scope's writers spread over: a key takes 10,000 completions a second, a
+ * workspace 50,000, each completion two writes (its estimate written ahead, then its charge).
+ */
+export const SPEND_SHARDS: Readonly<Record<SpendScope['kind'], number>> = { key: 64, workspace: 256 };
 
 /** Whether two refs name the same bucket of the same writer epoch. */
 export const sameHold = (a: HoldRef, b: HoldRef): boolean => a.bucket === b.bucket && a.epoch === b.epoch;

@@ -4,6 +4,7 @@ import { refusal } from './refusal';
 import { HOLD_SECONDS, SPEND_SHARDS, bucketOf, foldableAt, sameHold, type LedgerStore, type HoldRef, type LedgerRef, type LedgerState } from './ledgers';
 import { startsFromSpend, type SpendingLimit, type SpendScope } from './limits';
 import { grantedWithin, refKey, roomIn, scopeKey, spendEntries, type GrantAsk, type Hold, type HoldSet, type Refusal, type ScopeHolds } from './holds';
+import { NOTHING_RESERVED, setAside, type Reservation } from './reservation';
 import { periodAt, type SpendWindow } from './periods';
 import { ZERO, atMost, compare, larger, minus, plus, smaller, times } from '../usd';
 
@@ -27,17 +28,6 @@ export interface SpendingGateDeps {
    */
   writersSince?: Date;
 }
-
-/**
- * A request's reservation on every limit: `charge` replaces it by what the request cost (written
- * to the ledgers' spend items); `release` gives it back uncharged, and does nothing once it is charged.
- */
-export interface Reservation {
-  charge(cost: string): Promise<void>;
-  release(): void;
-}
-
-const NOTHING_RESERVED: Reservation = Object.freeze({ charge: async () => undefined, release: () => undefined });
 
 /** How often one request may find the room it was granted taken by the container's other requests. */
 const MAX_ROUNDS = 1000;
@@ -66,9 +56,9 @@ const GROWTH = '1.5';
  * Reservations against spending limits (docs/limits.md, "Glossary"; docs/architecture.md,
  * "Spending limits"). A request is let in only when its estimate fits what this container holds
  * of every limit's ledger, after what its requests in flight have reserved; the container asks a
- * ledger for a hold only when it runs short, so most requests cost no DynamoDB call before they
- * start. When a request ends its cost is charged: written to its scope's spend item under its
- * hold (one write per scope, before the completion is acknowledged), replacing its reservation.
+ * ledger for a hold only when it runs short, so most requests read nothing and meet no condition
+ * before they start. Its estimate is written ahead to its scopes' spend items, then its cost in
+ * its place ({@link Reservation}).
  *
  * A ledger grants a hold only while everything committed stays within the limit, so no mix of
  * containers and requests in flight can spend beyond it: a request's cost can exceed its
@@ -121,7 +111,8 @@ export class SpendingGate {
         const short = wanted.findIndex((_, i) => held[i] === undefined || !atMost(estimate, roomIn(held[i]!)));
         if (short < 0) {
           this.holdAhead(limits, estimate, at);
-          return this.setAside(wanted.map(({ limit }, i) => ({ scope: limit.scope, hold: held[i]!, ref: this.scopeHolds(limit.scope).current!.hold })), estimate);
+          const parts = wanted.map(({ limit }, i) => ({ scope: limit.scope, hold: held[i]!, ref: this.scopeHolds(limit.scope).current!.hold }));
+          return setAside(parts, estimate, (amount) => this.ledgers.spend(spendEntries(parts, amount, this.shards)));
         }
         // Limits in order: the first without room is asked for more, and refuses when its ledger has none.
         const { limit, ref } = wanted[short]!;
@@ -157,30 +148,6 @@ export class SpendingGate {
       // A refusal or a failure ahead changes nothing: the reset asks again as it would have.
       void this.obtain(limit, ref, estimate, next).catch(() => undefined);
     }
-  }
-
-  /** Sets `estimate` aside in each hold; the reservation charges or releases it once. */
-  private setAside(parts: Array<{ scope: SpendScope; hold: Hold; ref: HoldRef }>, estimate: string): Reservation {
-    for (const { hold } of parts) hold.reserved = plus(hold.reserved, estimate);
-    let done = false;
-    const finish = (cost: string | undefined) => {
-      if (done) return false;
-      done = true;
-      for (const { hold } of parts) {
-        hold.reserved = minus(hold.reserved, estimate);
-        if (cost !== undefined) hold.charged = plus(hold.charged, cost);
-      }
-      return true;
-    };
-    return {
-      release: () => void finish(undefined),
-      charge: async (cost) => {
-        if (!finish(cost)) return;
-        // Counted here first: were the write to fail, this container still knows what was charged.
-        if (compare(cost, ZERO) <= 0) return;
-        await this.ledgers.spend(spendEntries(parts, cost, this.shards));
-      },
-    };
   }
 
   /**

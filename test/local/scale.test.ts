@@ -1,4 +1,5 @@
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
+import { SPEND_SHARDS } from '../../lambdas/spending/ledgers';
 import { ITEM_SHARE, KMS_ECC_SIGN_QUOTA, PARTITION_SHARE, describeHotspot, type ScaleLoad } from '../../local/scale-model';
 import { TRAFFIC_ROWS, type MeasuredRow, type TrafficRow, type TrafficRowId } from '../support/scale-rows';
 import { measureScale } from '../support/scale-traffic';
@@ -21,10 +22,10 @@ function expectWithinTargets(load: ScaleLoad): void {
 
 /**
  * Each row sends as many requests as spread its writes exactly over the shards and copies they
- * fall on: 128 (a workspace's spend shards) at 50,000 a second, 32 (a key's) below; every row's
- * figures are per request, scaled to its rate.
+ * fall on: a workspace's spend shards at 50,000 a second, a key's below; every row's figures are
+ * per request, scaled to its rate.
  */
-const sampled = (row: TrafficRow) => ((row.rate ?? 0) >= 50_000 ? 128 : 64);
+const sampled = (row: TrafficRow) => ((row.rate ?? 0) >= 50_000 ? SPEND_SHARDS.workspace : SPEND_SHARDS.key);
 
 describe('the data layout at internet scale', () => {
   let rows: Map<TrafficRowId, MeasuredRow>;
@@ -72,7 +73,7 @@ describe('the data layout at internet scale', () => {
     }
   });
 
-  it('checks spending limits with no read on the request path: one spend write per scope before the usage write, and a grant now and then', () => {
+  it('checks spending limits with no read on the request path: per scope, a spend write ahead of the provider and one before the usage write, and a grant now and then', () => {
     for (const [id, scopes] of [
       ['limited-key-completions', ['SPEND#K']],
       ['limited-workspace-completions', ['SPEND#W', 'SPEND#K']],
@@ -85,12 +86,16 @@ describe('the data layout at internet scale', () => {
         const partition = call.items![0]!.partition;
         return `${call.command} ${partition.startsWith('SPEND#') ? partition.slice(0, 'SPEND#K'.length) : partition.startsWith('KEY#') ? 'usage' : partition.startsWith('GEN#') ? 'generation' : partition}`;
       };
-      // The scopes' spend writes side by side (in either order), then the usage write beside the generation's.
+      // The scopes' writes ahead side by side (in either order), then their charges, then the usage write beside the generation's.
       for (const calls of steady) {
         const labels = calls.map(label);
-        const spends = labels.filter((l) => l.includes('SPEND#'));
-        expect([spends.sort(), labels.filter((l) => !l.includes('SPEND#')).sort()]).toEqual([scopes.map((scope) => `UpdateItem ${scope}`).sort(), ['PutItem generation', 'UpdateItem usage']]);
-        expect(Math.max(...spends.map((l) => labels.indexOf(l)))).toBeLessThan(labels.indexOf('UpdateItem usage'));
+        const spends = labels.flatMap((l, i) => (l.includes('SPEND#') ? [i] : []));
+        expect(spends.map((i) => labels[i]).sort()).toEqual([...scopes, ...scopes].map((scope) => `UpdateItem ${scope}`).sort());
+        expect(labels.filter((l) => !l.includes('SPEND#')).sort()).toEqual(['PutItem generation', 'UpdateItem usage']);
+        // Ahead and charge of a scope on one item: the container's shard and hold bucket.
+        const items = spends.map((i) => calls[i]!.items![0]!);
+        expect(new Set(items.map((access) => `${access.partition}|${access.item}`)).size).toBe(scopes.length);
+        expect(spends[spends.length - 1]!).toBeLessThan(labels.indexOf('UpdateItem usage'));
       }
       // One container's holds, first granted and grown: a few grants over the row, not one per request.
       expect(grants.length).toBeLessThan(row.requests / 8);

@@ -28,7 +28,7 @@ async function complete(baseUrl: string, key: string, model: string, stream: boo
 }
 
 /**
- * `kill -9` of `npm start` while completions are in flight (issue 18 E), then a start on the
+ * `kill -9` of `npm start` while completions are in flight, then a start on the
  * same data. A completion's usage is one item written before its answer completes, and every
  * view is summed from those items: the key's all-time and daily usage (`GET /key`,
  * `GET /keys/{hash}`, `GET /keys`) and `GET /activity` agree, and every completion the client

@@ -14,7 +14,7 @@ import { interceptSend } from '../../support/intercepted-client';
 const TABLE = TABLE_SCHEMAS.policies.localName;
 
 /**
- * The per-organization count limits (issue 18 D): one places item per organization and kind,
+ * The per-organization count limits: one places item per organization and kind,
  * changed only by single-item conditional writes, so the bound is exact under concurrency and
  * after a crash, and a place a crash leaves behind is reclaimed.
  */

@@ -119,7 +119,7 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
   });
 
   it('reads the day items of the earlier layout and ignores its separate all-time item', async () => {
-    // Before issue 18 a key also had `TOTAL`, written apart from its day items, so a crash
+    // Earlier releases gave a key `TOTAL`, written apart from its day items, so a crash
     // could leave the two disagreeing: the day items are what was charged.
     const KEY_E = 'e'.repeat(64);
     await store.record(record({ keyHash: KEY_E, cost: '2' }));

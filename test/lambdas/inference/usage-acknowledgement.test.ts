@@ -109,7 +109,7 @@ async function settle(): Promise<void> {
 }
 
 /**
- * A completion is acknowledged only once its usage is durable (issue 18 E): no body, no
+ * A completion is acknowledged only once its usage is durable: no body, no
  * `data: [DONE]` and no end of the response stream before the usage write has resolved, so
  * an invocation that ends or a process that dies cannot leave a received completion uncounted.
  */
@@ -234,5 +234,75 @@ describe('a stream whose provider falls silent', () => {
     const busy = responseStream();
     await api(0)(completionEvent({ stream: true }), busy.stream, lambdaContext('inference', 'req-3') as Context);
     expect(busy.body()).not.toContain(': keep-alive');
+  });
+});
+
+/**
+ * Under a spending limit the estimate is written ahead before any provider is asked, so a function
+ * that dies mid-answer leaves it charged; the charge replaces it at the end (docs/limits.md,
+ * "Leaving early and failures"). The gate's writes themselves are tested on DynamoDB in
+ * test/lambdas/spending/spending-gate.test.ts; here, what the operation asks of its reservation.
+ */
+describe('a completion under a spending limit', () => {
+  const clock = new FixedClock(new Date('2026-11-18T12:00:00Z'));
+  const limited = { ...key, limit: { amountUsd: '5', reset: null, since: '2026-01-01T00:00:00.000Z' } };
+  const run = async (failing: { ahead?: boolean; charge?: boolean }, status?: number) => {
+    const steps: string[] = [];
+    const logged: string[] = [];
+    // Charged or released once, as the gate's reservations are.
+    let done = false;
+    const once = (step: string) => !done && Boolean(steps.push(step)) && (done = true);
+    const reservation = {
+      estimate: '0.01',
+      writeAhead: async () => {
+        steps.push('ahead');
+        if (failing.ahead) throw new Error('throttled');
+      },
+      charge: async (cost: string) => {
+        if (once(`charge ${cost}`) && failing.charge) throw new Error('throttled');
+      },
+      release: async () => void once('release'),
+    };
+    const transport = async () => {
+      steps.push('provider');
+      return status ? new Response('{"error":{"message":"down"}}', { status }) : new Response(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }), { headers: { 'Content-Type': 'application/json' } });
+    };
+    const response = responseStream();
+    const answered = await inferenceApi(clock, {
+      accounts: authenticationRecords(organization, limited),
+      upstream: { ...upstreamOptions({ inferenceUpstreams: { '*': 'https://llm.example.com/v1' }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }), transport },
+      spending: { reserve: async () => reservation },
+      usage: { record: async () => void steps.push('usage') },
+      logger: { error: (message) => void logged.push(message) },
+    })(completionEvent({}), response.stream, lambdaContext('inference', 'req-4') as Context);
+    await response.end;
+    return { answered, steps, logged, body: response.body() };
+  };
+
+  it('writes the estimate ahead of the provider and charges the cost before the usage write', async () => {
+    const { answered, steps } = await run({});
+    expect(answered).toBe(200);
+    expect(steps).toEqual(['ahead', 'provider', expect.stringMatching(/^charge 0\.0000\d+$/), 'usage']);
+  });
+
+  it('asks no provider when the write ahead fails: a 503, and nothing given back that may have landed', async () => {
+    const { answered, steps, body, logged } = await run({ ahead: true });
+    expect(answered).toBe(503);
+    expect(JSON.parse(body).error.message).toBe('The request could not be counted against its spending limits, and no provider was asked; retry the request');
+    expect(steps).toEqual(['ahead', 'release']);
+    expect(logged).toEqual(['spend not written ahead']);
+  });
+
+  it('answers and records usage when the charge write fails: the estimate written ahead stays charged', async () => {
+    const { answered, steps, logged } = await run({ charge: true });
+    expect(answered).toBe(200);
+    expect(steps).toEqual(['ahead', 'provider', expect.stringMatching(/^charge /), 'usage']);
+    expect(logged).toEqual(['spend not recorded; its estimate stays charged']);
+  });
+
+  it('gives the estimate back when no provider answered', async () => {
+    const { answered, steps } = await run({}, 503);
+    expect(answered).toBe(502);
+    expect(steps).toEqual(['ahead', 'provider', 'release']);
   });
 });

@@ -11,7 +11,7 @@ const ISSUERS = '/workload-identity/issuers';
 const POLICIES = '/workload-identity/policies';
 
 /**
- * Parallel writers through real HTTP on the local service (issue 18 D): each burst is fired
+ * Parallel writers through real HTTP on the local service: each burst is fired
  * at once with Promise.all, and what is left must be what one writer after the other would
  * have left: one issuer per URL, no model both allowed and ignored, no organization above
  * its limits.

@@ -1,6 +1,7 @@
 import { DynamoLedgers } from '../../../lambdas/aws/dynamo-ledgers';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
-import { BUSY_MEMORY_SECONDS, SpendingGate, REFUSAL_MEMORY_SECONDS, type Reservation, type SpendBefore } from '../../../lambdas/spending/spending-gate';
+import { BUSY_MEMORY_SECONDS, SpendingGate, REFUSAL_MEMORY_SECONDS, type SpendBefore } from '../../../lambdas/spending/spending-gate';
+import type { Reservation } from '../../../lambdas/spending/reservation';
 import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, RUNNING_REQUEST_SECONDS } from '../../../lambdas/spending/ledgers';
 import type { SpendingLimit, SpendScope } from '../../../lambdas/spending/limits';
 import { periodAt, type SpendWindow } from '../../../lambdas/spending/periods';
@@ -68,6 +69,7 @@ describe('the budget gate', () => {
   });
   afterAll(() => tables.stop());
 
+  const settled = async (limit: SpendingLimit, at: Date) => (await ledgers.read({ ledger: limit.ledger, period: periodAt(limit.window, at).id }))?.settled;
   const committed = async (limit: SpendingLimit, at: Date) => (await ledgers.read({ ledger: limit.ledger, period: periodAt(limit.window, at).id }))?.committed;
 
   it('admits exactly what fits at 64-way concurrency in one container, and never more', async () => {
@@ -190,6 +192,46 @@ describe('the budget gate', () => {
     const { admitted } = await run([after], [limit], 20, 8, '0.002', '0.002', () => clock.now());
     expect(admitted).toBe(4);
     expect(await committed(limit, clock.now())).toBe('0.009');
+  });
+
+  it('charges a request that never ended its estimate written ahead, and one that ended its cost, when the holds are folded', async () => {
+    const clock = new FixedClock();
+    const limit = keyLimit('0.01');
+    const dying = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock });
+    const [charged, released, died, diedToo] = await Promise.all(Array.from({ length: 4 }, () => dying.reserve([limit], '0.002', clock.now())));
+    for (const reservation of [charged!, released!, died!, diedToo!]) await reservation.writeAhead();
+    await charged!.charge('0.0005');
+    // No provider answered: what was written ahead is taken back.
+    await released!.release();
+    // The other two never end: their function died after asking a provider.
+    clock.advance((HOLD_SECONDS + RUNNING_REQUEST_SECONDS + HOLD_BUCKET_SECONDS + REFUSAL_MEMORY_SECONDS) * 1000);
+    const { admitted } = await run([new SpendingGate({ ledgers, spendBefore: nothingBefore, clock })], [limit], 20, 8, '0.001', '0.001', () => clock.now());
+    // 0.0005 + 2 × 0.002 charged leave room for five requests of 0.001 (0.0005 of it unused).
+    expect(admitted).toBe(5);
+    expect(await settled(limit, clock.now())).toBe('0.0045');
+  });
+
+  it('keeps the estimate written ahead when the charge write fails, and never takes back a write-ahead that may have landed', async () => {
+    const clock = new FixedClock();
+    const limit = keyLimit('0.01');
+    const failing = interceptSend(tables.documentClient, (command, send) => {
+      const spendWrite = command.constructor.name === 'UpdateCommand' && String((command.input.Key as { pk?: string }).pk).startsWith('SPEND#');
+      return failWrites && spendWrite ? Promise.reject(new Error('throttled')) : send();
+    });
+    let failWrites = false;
+    const gate = new SpendingGate({ ledgers: new DynamoLedgers(failing, TABLE), spendBefore: nothingBefore, clock });
+    const [cheap, unsure] = await Promise.all([gate.reserve([limit], '0.002', clock.now()), gate.reserve([limit], '0.002', clock.now())]);
+    await cheap!.writeAhead();
+    failWrites = true;
+    await expect(cheap!.charge('0.0005')).rejects.toThrow('throttled');
+    await expect(unsure!.writeAhead()).rejects.toThrow('throttled');
+    failWrites = false;
+    await unsure!.release();
+    clock.advance((HOLD_SECONDS + RUNNING_REQUEST_SECONDS + HOLD_BUCKET_SECONDS + REFUSAL_MEMORY_SECONDS) * 1000);
+    // The next grant folds the lapsed holds.
+    await new SpendingGate({ ledgers, spendBefore: nothingBefore, clock }).reserve([limit], '0.001', clock.now());
+    // The failed charge leaves 0.002 charged; the write-ahead that failed wrote nothing, and its release took nothing back.
+    expect(await settled(limit, clock.now())).toBe('0.002');
   });
 
   it('frees at once what an earlier local process held: its holds are apart, by its start', async () => {
