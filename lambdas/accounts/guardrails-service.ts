@@ -1,9 +1,9 @@
-import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../errors';
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import type { Clock, IdGenerator } from '../clock';
 import { AlreadyExistsError, type AccountStore, type GuardrailHolder, type GuardrailPatch } from './account-store';
 import { defaultGuardrailId, keyAssignmentId } from './derived-ids';
 import { guardrailBudgetAfter, type LimitRequest } from './spend-limits';
-import type { ApiKeyRecord, Guardrail, Workspace } from './types';
+import { GUARDRAIL_LIMITS, type ApiKeyRecord, type Guardrail, type Workspace } from './types';
 
 /** A new guardrail: its configuration, the budget as the request states it (spend-limits.ts). */
 export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'budget' | 'version' | 'createdAt' | 'updatedAt'> & { budget?: LimitRequest };
@@ -288,7 +288,30 @@ function budgetField(current: Guardrail['budget'], request: LimitRequest | undef
   return budget === undefined ? {} : { budget };
 }
 
+/** The four lists by their names on the wire. */
+const GUARDRAIL_LISTS = [
+  ['allowed_models', 'allowedModels'],
+  ['ignored_models', 'ignoredModels'],
+  ['allowed_providers', 'allowedProviders'],
+  ['ignored_providers', 'ignoredProviders'],
+] as const;
+
+/**
+ * The lists within {@link GUARDRAIL_LIMITS} (entries, characters per entry, bytes of the four
+ * together; a 400 naming the list), whichever way they came, and no model or provider both
+ * allowed and ignored.
+ */
 function checkGuardrailLists(g: Pick<Guardrail, 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders'>): void {
+  let bytes = 0;
+  for (const [parameter, field] of GUARDRAIL_LISTS) {
+    const list = g[field] ?? [];
+    if (list.length > GUARDRAIL_LIMITS.listEntries) throw invalidParameter(parameter, `must have at most ${GUARDRAIL_LIMITS.listEntries} items`);
+    if (list.some((entry) => [...entry].length > GUARDRAIL_LIMITS.entry)) throw invalidParameter(parameter, `each item must be at most ${GUARDRAIL_LIMITS.entry} characters`);
+    bytes += list.reduce((sum, entry) => sum + Buffer.byteLength(entry), 0);
+    if (bytes > GUARDRAIL_LIMITS.listBytes) {
+      throw invalidParameter(parameter, `the four model and provider lists may hold at most ${GUARDRAIL_LIMITS.listBytes} bytes together (UTF-8)`);
+    }
+  }
   const both = (a: string[] | null, b: string[] | null) => (a ?? []).filter((x) => (b ?? []).includes(x));
   const models = both(g.allowedModels, g.ignoredModels);
   if (models.length > 0) throw new InvalidInputError(`Models cannot be both allowed and ignored: ${models.join(', ')}`);

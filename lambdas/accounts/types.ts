@@ -159,8 +159,13 @@ export interface Principal {
 
 /** Longest values of the management API's text fields; workspaces and guardrails as the public shapes bound them. */
 export const WORKSPACE_LIMITS = Object.freeze({ name: 100, description: 500 });
-/** Longest guardrail name and description. */
-export const GUARDRAIL_LIMITS = Object.freeze({ name: 200, description: 1000 });
+/**
+ * Longest guardrail name and description, and the bounds of its four model and provider lists:
+ * entries per list, characters per entry (catalog ids run to about 60), and UTF-8 bytes of all
+ * four together, which keeps a guardrail, read on every request of the keys it covers, within
+ * five read units (docs/api.md, "Keys and guardrail assignments").
+ */
+export const GUARDRAIL_LIMITS = Object.freeze({ name: 200, description: 1000, listEntries: 1000, entry: 128, listBytes: 16_384 });
 /** Longest key name. */
 export const KEY_NAME_MAX = 256;
 

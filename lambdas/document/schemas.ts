@@ -118,7 +118,7 @@ const guardrailText = {
 };
 const stringList = (maxItems: number) => ({
   type: ['array', 'null'],
-  items: { type: 'string', minLength: 1, pattern: NON_BLANK, ...SAFE_TEXT },
+  items: { type: 'string', minLength: 1, maxLength: GUARDRAIL_LIMITS.entry, pattern: NON_BLANK, ...SAFE_TEXT },
   maxItems,
   ...invalid({ type: 'must be an array of non-empty strings or null' }),
 });
@@ -146,10 +146,10 @@ const GUARDRAIL_INPUT: Adaptation = {
       positive: true,
       nullable: true,
     }),
-    allowed_models: stringList(1000),
-    ignored_models: stringList(1000),
-    allowed_providers: stringList(1000),
-    ignored_providers: stringList(1000),
+    allowed_models: stringList(GUARDRAIL_LIMITS.listEntries),
+    ignored_models: stringList(GUARDRAIL_LIMITS.listEntries),
+    allowed_providers: stringList(GUARDRAIL_LIMITS.listEntries),
+    ignored_providers: stringList(GUARDRAIL_LIMITS.listEntries),
     enforce_zdr: { type: ['boolean', 'null'], description: 'Only endpoints with zero data retention.' },
     ...guardrailText,
   },

@@ -9,6 +9,7 @@ import { spendingLimits, type SpendingLimit } from '../../lambdas/spending/limit
 import { daysBefore } from '../../lambdas/usage/usage';
 import { exchangeForm } from '../../local/exchange-form';
 import type { LocalRuntime } from '../../local/runtime';
+import { GUARDRAIL_LIMITS } from '../../lambdas/accounts/types';
 import { guardrailInput, type RuntimeStores } from './accounts';
 import { makeIssuer, makePolicy } from './federation-fixtures';
 import type { TestIdentityProvider } from './identity-provider';
@@ -45,9 +46,13 @@ export class Traffic {
         return this.warmed([demo.keys.workspace], (credential) => this.completion(credential));
       case 'limited-key-completions': {
         // A key of its own with a monthly limit, under a guardrail with a daily budget: two ledgers of one key.
+        // The guardrail is as large as one may be, its lists at their bound: it is read on every request.
         const organizationId = demo.organizationId;
         const { key, secret } = await this.stores.accounts.createApiKey(organizationId, { kind: 'workspace', name: 'scale limited', limit: LIMIT_USD, limitReset: 'monthly' });
-        const guardrail = await this.stores.accounts.createGuardrail(organizationId, guardrailInput({ name: 'scale budget', budget: { amount: LIMIT_USD, reset: 'daily' } }));
+        const guardrail = await this.stores.accounts.createGuardrail(
+          organizationId,
+          guardrailInput({ name: 'scale budget', budget: { amount: LIMIT_USD, reset: 'daily' }, ignoredModels: fullList() }),
+        );
         await this.stores.accounts.assignGuardrailToKeys(organizationId, guardrail.id, [key.hash]);
         this.limited.set(row, async () => [await this.keyLimitsOf(organizationId, key.hash)]);
         return this.warmed([secret], (credential) => this.completion(credential));
@@ -234,4 +239,10 @@ export class Traffic {
       outgoing.end(body);
     });
   }
+}
+
+/** Model ids no catalog has, 128 characters each, as many as the four guardrail lists may hold together. */
+function fullList(): string[] {
+  const count = Math.floor(GUARDRAIL_LIMITS.listBytes / GUARDRAIL_LIMITS.entry);
+  return Array.from({ length: count }, (_, i) => `scale/ignored-${String(i).padStart(4, '0')}-`.padEnd(GUARDRAIL_LIMITS.entry, 'm'));
 }

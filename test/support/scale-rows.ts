@@ -37,7 +37,7 @@ export const TRAFFIC_ROWS: readonly (TrafficRow & { rate: number })[] = [
   { id: 'key-completions', traffic: 'one workspace key, completions on one model', rate: 10_000, route: 'POST /chat/completions (API key)', functionName: 'inference' },
   {
     id: 'limited-key-completions',
-    traffic: 'one key with a monthly limit and a guardrail\'s daily budget, completions on one model',
+    traffic: 'one key with a monthly limit and a guardrail\'s daily budget (the guardrail as large as one may be), completions on one model',
     rate: 10_000,
     route: 'POST /chat/completions (API key, limits)',
     functionName: 'inference',

@@ -157,6 +157,15 @@ describe('management API and bearer authentication on the local service', () => 
     });
     expect(conflict.status).toBe(400);
     expect(conflict.body.error.message).toBe('Providers cannot be both allowed and ignored: mistral');
+    // A guardrail is read on every request of its keys: its lists are bounded, item by item and together.
+    const patch = (body: Record<string, unknown>) => service.call(`/guardrails/${id}`, { key: keys.managementReadWrite, method: 'PATCH', body });
+    const long = await patch({ allowed_models: ['a'.repeat(129)] });
+    expect([long.status, long.body.error.metadata?.parameter]).toEqual([400, 'allowed_models']);
+    const ids = (prefix: string) => Array.from({ length: 50 }, (_, i) => `${prefix}/${String(i).padStart(3, '0')}-${'m'.repeat(104)}`);
+    expect((await patch({ allowed_models: ids('a'), ignored_models: ids('b') })).status).toBe(200);
+    const past = await patch({ allowed_models: ids('a'), ignored_models: ids('b').concat(ids('c')) });
+    expect([past.status, past.body.error.message]).toEqual([400, 'Invalid ignored_models: the four model and provider lists may hold at most 16384 bytes together (UTF-8)']);
+    expect((await service.call(`/guardrails/${id}`, { key: keys.managementReadOnly })).body.data.ignored_models).toEqual(ids('b'));
 
     const keyList = await service.call('/keys', { key: keys.managementReadOnly });
     const workspaceKey = keyList.body.data.find((k: { name: string }) => k.name === 'Demo workspace key').hash;
