@@ -76,6 +76,9 @@ describe('ops guardrail commands', () => {
         '[--limit-usd <usd>] [--reset-interval <daily|weekly|monthly>] [--include-byok]',
     ]);
     expect(workspace).toMatchObject({ code: 1, stderr: 'error: Workspace nope not found\n' });
+    // The lists' bounds hold here as on the wire: an item of 129 characters names its list.
+    const long = await ops.run('guardrail', 'create', 'id-1', '--name', 'X', '--ignore-providers', 'p'.repeat(129));
+    expect([long.code, long.stderr.split('\n')[0]]).toEqual([2, 'error: Invalid ignored_providers: each item must be at most 128 characters']);
     expect(await ops.accounts.listGuardrails('id-1')).toEqual([]);
   });
 
