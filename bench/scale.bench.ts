@@ -14,7 +14,7 @@ import { describeHotspot, ITEM_SHARE, KMS_ECC_SIGN_QUOTA, PARTITION_SHARE, type 
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
 import type { MeasuredRow, TrafficRowId } from '../test/support/scale-rows';
 import { measureScale } from '../test/support/scale-traffic';
-import { containersOf, togetherLoad } from '../test/support/scale-scenarios';
+import { containersOf, rowLoad, togetherLoad, type BackgroundReads } from '../test/support/scale-scenarios';
 
 /** What a completion waits on its provider in the cost model: the provider's time is the model's, not the gateway's. */
 const UPSTREAM_MS = 2000;
@@ -34,11 +34,14 @@ const PRICED: readonly TrafficRowId[] = [
 async function main(): Promise<void> {
   quietSdkNodeNotice();
   const { rows, background } = await measureScale({ requests: 1024, exchanges: 256 });
-  printScale(rows, togetherLoad(rows, background));
+  printScale(rows, togetherLoad(rows, background), background);
   printCosts(rows);
 }
 
-function printScale(rows: readonly MeasuredRow[], together: ScaleLoad): void {
+/** The moments a limited row is held at besides its steady state (test/support/scale-scenarios.ts). */
+const MOMENTS = { reset: 'the minutes before a reset', refused: 'every container refused' } as const;
+
+function printScale(rows: readonly MeasuredRow[], together: ScaleLoad, background: BackgroundReads): void {
   console.log(`\nScale: the hottest item (aim: at most ${ITEM_SHARE * 100}% of a partition's limits) and partition-key value (aim: at most ${PARTITION_SHARE * 100}%)`);
   console.log('per traffic row, from the calls its requests made on the local runtime, scaled to its rate, with the reads its containers make on their own');
   console.log('(catalog version, popularity figures, reloads, signing keys); a share is read units / 3,000 + write units / 1,000 per second');
@@ -53,6 +56,14 @@ function printScale(rows: readonly MeasuredRow[], together: ScaleLoad): void {
     console.log(`| ${row.traffic} | ${row.rate.toLocaleString('en-US')}/s | ${Math.round(busy).toLocaleString('en-US')} | ${row.requests} | ${describeHotspot(row.load.items[0])} | ${describeHotspot(row.load.partitions[0])} | ${kms(row.load.kmsSignsPerSecond)} |`);
   }
   console.log(`| every row at once | | ${Math.round(containers).toLocaleString('en-US')} | | ${describeHotspot(together.items[0])} | ${describeHotspot(together.partitions[0])} | ${kms(together.kmsSignsPerSecond)} |`);
+  // The limited rows at the moments their fleet meets the ledgers together.
+  for (const row of rows) {
+    if (!row.budgets || row.rate === undefined) continue;
+    for (const moment of ['reset', 'refused'] as const) {
+      const load = rowLoad(row, background, moment);
+      console.log(`| ${row.traffic}, ${MOMENTS[moment]} | ${row.rate.toLocaleString('en-US')}/s | | ${row.requests} | ${describeHotspot(load.items[0])} | ${describeHotspot(load.partitions[0])} | |`);
+    }
+  }
   // What the tables take in all, against the account's per-table quotas (docs/operating.md, "AWS quotas").
   console.log('\nEvery row at once, per table (partitions of the table and its indexes added):');
   console.log('| table | RCU/s | WCU/s |');

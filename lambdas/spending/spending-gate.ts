@@ -31,8 +31,13 @@ export interface SpendingGateDeps {
 
 /** How often one request may find the room it was granted taken by the container's other requests. */
 const MAX_ROUNDS = 1000;
-/** A refusal is remembered this long before the ledger is read again. */
-export const REFUSAL_MEMORY_SECONDS = 10;
+/**
+ * A refusal is remembered this long, and up to {@link REFUSAL_SPREAD_SECONDS} more at random,
+ * before the ledger is read again. A changed limit is not remembered against.
+ */
+export const REFUSAL_MEMORY_SECONDS = 30;
+/** So a fleet refused together reads the ledger again spread over a minute: 100,000 containers, about 830 read units a second. */
+export const REFUSAL_SPREAD_SECONDS = 60;
 /**
  * A ledger found past its throughput is left alone this long, and a little more at random, so
  * the containers that met it together do not come back together: their requests meanwhile are
@@ -42,9 +47,10 @@ export const BUSY_MEMORY_SECONDS = 1;
 /**
  * How long before a window resets a container takes its first hold of the next period, each at
  * a moment of its own in that time, so the fleet's first grants of a period spread over it
- * rather than landing together at the reset.
+ * rather than landing together at the reset: as long as a hold lasts, so the period's grants
+ * come at the rate of the fleet's renewals (100,000 containers: about 420 a second).
  */
-export const AHEAD_OF_RESET_SECONDS = 60;
+export const AHEAD_OF_RESET_SECONDS = HOLD_SECONDS;
 /** A hold's first size, in requests' estimates; later ones follow what the previous hold used. */
 const FIRST_HOLD_ESTIMATES = '4';
 /** No hold is larger than this share of what the ledger had left, so containers share the room. */
@@ -278,7 +284,7 @@ export class SpendingGate {
       if (await this.foldLapsed(ref, scope, state)) continue;
       if (!refuse) return false;
       const left = plus(room, leftover);
-      this.refusals.set(key, { until: now + REFUSAL_MEMORY_SECONDS * 1000, limitUsd, room: left });
+      this.refusals.set(key, { until: this.refusalEnds(now), limitUsd, room: left });
       throw refusal(refuse, at, estimate, left);
     }
     // Contended: the caller looks again.
@@ -301,8 +307,13 @@ export class SpendingGate {
     return Number.isFinite(started) && started < this.writersSince;
   }
 
+  /** When a refusal remembered at `now` ends: {@link REFUSAL_MEMORY_SECONDS}, and up to {@link REFUSAL_SPREAD_SECONDS} more at random. */
+  private refusalEnds(now: number): number {
+    return now + (REFUSAL_MEMORY_SECONDS + REFUSAL_SPREAD_SECONDS * this.random()) * 1000;
+  }
+
   /**
-   * A remembered refusal stands for {@link REFUSAL_MEMORY_SECONDS} under the same amount of the limit, for requests
+   * A remembered refusal stands for {@link REFUSAL_MEMORY_SECONDS} or more under the same amount of the limit, for requests
    * no smaller; then the ledger is read (eventually consistent, half a read unit) before it is
    * asked again, so a key past its limit costs each container one read per interval, not a write
    * per request.
@@ -329,7 +340,7 @@ export class SpendingGate {
       this.refusals.delete(key);
       return;
     }
-    this.refusals.set(key, { until: now + REFUSAL_MEMORY_SECONDS * 1000, limitUsd: limit.amountUsd, room });
+    this.refusals.set(key, { until: this.refusalEnds(now), limitUsd: limit.amountUsd, room });
     throw refusal(limit, at, estimate, room);
   }
 

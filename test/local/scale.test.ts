@@ -3,7 +3,7 @@ import { SPEND_SHARDS } from '../../lambdas/spending/ledgers';
 import { ITEM_SHARE, KMS_ECC_SIGN_QUOTA, PARTITION_SHARE, describeHotspot, type ScaleLoad } from '../../local/scale-model';
 import { TRAFFIC_ROWS, type MeasuredRow, type TrafficRow, type TrafficRowId } from '../support/scale-rows';
 import { measureScale } from '../support/scale-traffic';
-import { togetherLoad, type BackgroundReads } from '../support/scale-scenarios';
+import { rowLoad, togetherLoad, type BackgroundReads } from '../support/scale-scenarios';
 
 /**
  * The scale model's targets (docs/benchmarks.md, "Scale"): each traffic row, driven through the
@@ -39,6 +39,20 @@ describe('the data layout at internet scale', () => {
 
   it.each(TRAFFIC_ROWS.map((row) => [row.traffic, row.rate, row.id] as const))('%s at %d/s, its containers\' own reads included: every item within half a partition, every partition-key value within its limits', (_traffic, _rate, id) => {
     expectWithinTargets(rows.get(id)!.load!);
+  });
+
+  it.each([
+    ['limited-key-completions', 'reset'],
+    ['limited-key-completions', 'refused'],
+    ['limited-workspace-completions', 'reset'],
+    ['limited-workspace-completions', 'refused'],
+  ] as const)('%s at the moment the fleet meets its ledgers together (%s): within the limits', (id, moment) => {
+    const row = rows.get(id)!;
+    const load = rowLoad(row, background, moment);
+    expectWithinTargets(load);
+    // The moment is in the figures: the ledger items take the grants of the next period, or the refused fleet's reads.
+    const ledgers = load.items.filter((item) => item.name.includes('BUDGET#'));
+    expect(ledgers.some((item) => (moment === 'reset' ? item.name.endsWith('+1') && item.writeUnitsPerSecond > 0 : item.readUnitsPerSecond > 0))).toBe(true);
   });
 
   it('every target at once, each at its rate, with the containers they all keep busy and what each reads on its own: within the limits, read and write shares added', () => {

@@ -89,7 +89,7 @@ export interface MeasuredRow extends TrafficRow {
 export interface ScaleRunOptions {
   /**
    * Requests per row, or per row as a function of it: a multiple of the largest count of copies or
-   * shards its requests spread over spreads them exactly (128 covers every row). @default 512
+   * shards its requests spread over spreads them exactly (256 covers every row). @default 512
    */
   requests?: number | ((row: TrafficRow) => number);
   /** Token exchanges in the policy row (each from its own address). @default 128 */

@@ -16,6 +16,7 @@ import type { LocalRuntime } from '../../local/runtime';
 import { combinedLoad, type ScaleLoad } from '../../local/scale-model';
 import type { MeasuredRow } from './scale-rows';
 import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, SPEND_SHARDS } from '../../lambdas/spending/ledgers';
+import { AHEAD_OF_RESET_SECONDS, REFUSAL_SPREAD_SECONDS } from '../../lambdas/spending/spending-gate';
 import type { SpendScope } from '../../lambdas/spending/limits';
 import type { ItemAccess } from '../../local/dynamodb-capacity';
 
@@ -104,13 +105,23 @@ export async function measureBackground(runtime: LocalRuntime, at: Date): Promis
 
 type Part = { calls: readonly AwsCall[]; timesPerSecond: number };
 
-/** What keeps one spending limit's ledger, measured: a container's grant, and the fold of one bucket of holds. */
+/** What keeps one spending limit's ledger, measured: a container's grant, the fold of one bucket of holds, a refused container's read. */
 export interface BudgetUpkeep {
   limit: string;
   scope: SpendScope['kind'];
+  /** Whether its window resets (a day, week or month): the moment its next period is asked for. */
+  resets: boolean;
   grant: AwsCall[];
   fold: AwsCall[];
+  read: AwsCall[];
 }
+
+/**
+ * The moments a limited row is held at: `steady`; `reset`, the minutes before a window resets,
+ * when every container also takes its next period's hold; `refused`, a limit without room, when
+ * no grant lands and every container reads the ledger again after its refusal memory.
+ */
+export type LimitMoment = 'steady' | 'reset' | 'refused';
 
 /**
  * A limited row's requests and its ledgers' upkeep (docs/architecture.md, "Spending limits"):
@@ -120,7 +131,7 @@ export interface BudgetUpkeep {
  * folds one bucket of holds per {@link HOLD_BUCKET_SECONDS}. The grants the measured run made
  * (one container's first holds and their growth) are what the renewals stand for.
  */
-function limitedParts(row: MeasuredRow): Part[] {
+function limitedParts(row: MeasuredRow, moment: LimitMoment): Part[] {
   const containers = row.rate! * INVOCATION_SECONDS.inference;
   const requests = row.callsPerRequest.map((calls, i) => ({
     calls: calls.flatMap((call) => {
@@ -131,11 +142,22 @@ function limitedParts(row: MeasuredRow): Part[] {
     }),
     timesPerSecond: row.rate! / row.requests,
   }));
-  const upkeep = (row.budgets ?? []).flatMap((ledger) => [
-    { calls: ledger.grant, timesPerSecond: containers / HOLD_SECONDS },
-    { calls: ledger.fold, timesPerSecond: 1 / HOLD_BUCKET_SECONDS },
-  ]);
+  const upkeep = (row.budgets ?? []).flatMap((ledger) => {
+    const steady = [
+      { calls: ledger.grant, timesPerSecond: containers / HOLD_SECONDS },
+      { calls: ledger.fold, timesPerSecond: 1 / HOLD_BUCKET_SECONDS },
+    ];
+    if (moment === 'refused') return [{ calls: ledger.read, timesPerSecond: containers / REFUSAL_SPREAD_SECONDS }];
+    // Each container's first hold of the next period, at its own moment in the minutes before the reset: the next period's item.
+    if (moment === 'reset' && ledger.resets) return [...steady, { calls: ledger.grant.map(nextPeriod), timesPerSecond: containers / AHEAD_OF_RESET_SECONDS }];
+    return steady;
+  });
   return [...requests, ...upkeep];
+}
+
+/** A ledger's call as made on its next period's item (the same partition). */
+function nextPeriod(call: AwsCall): AwsCall {
+  return { ...call, items: call.items?.map((access) => ({ ...access, item: `${access.item ?? ''}+1` })) };
 }
 
 /** A spend write on the shard request `i`'s container would have drawn. */
@@ -170,8 +192,8 @@ export function backgroundParts(containers: Partial<Record<FunctionId, number>>,
 }
 
 /** A row's requests at its rate, with the requests' own calls and what its containers read on their own. */
-export function rowParts(row: MeasuredRow): Part[] {
-  if (row.budgets) return limitedParts(row);
+export function rowParts(row: MeasuredRow, moment: LimitMoment = 'steady'): Part[] {
+  if (row.budgets) return limitedParts(row, moment);
   if (row.id !== 'address-exchanges') return [{ calls: row.calls, timesPerSecond: row.rate! / row.requests }];
   // One address over a window: its limit counted (each a write), then every container that meets
   // the full counter writes once and remembers it; the rest of the window costs no write.
@@ -189,8 +211,8 @@ export function rowParts(row: MeasuredRow): Part[] {
 }
 
 /** A row at its rate, its containers' own reads included. */
-export function rowLoad(row: MeasuredRow, background: BackgroundReads): ScaleLoad {
-  return combinedLoad([...rowParts(row), ...backgroundParts(containersOf(row), background)]);
+export function rowLoad(row: MeasuredRow, background: BackgroundReads, moment: LimitMoment = 'steady'): ScaleLoad {
+  return combinedLoad([...rowParts(row, moment), ...backgroundParts(containersOf(row), background)]);
 }
 
 /** Every rate-targeted row at once, with the containers they all keep busy. */
@@ -198,5 +220,5 @@ export function togetherLoad(rows: readonly MeasuredRow[], background: Backgroun
   const rated = rows.filter((row) => row.rate !== undefined);
   const containers: Partial<Record<FunctionId, number>> = {};
   for (const row of rated) for (const [fn, count] of Object.entries(containersOf(row)) as [FunctionId, number][]) containers[fn] = (containers[fn] ?? 0) + count;
-  return combinedLoad([...rated.flatMap(rowParts), ...backgroundParts(containers, background)]);
+  return combinedLoad([...rated.flatMap((row) => rowParts(row)), ...backgroundParts(containers, background)]);
 }

@@ -121,7 +121,10 @@ function upkeepMeter(runtime: LocalRuntime, at: Date): { measure(limits: Spendin
         const grant = upkeepCalls;
         upkeepCalls = [];
         await upkeepLedgers.fold(ref, limit.scope, hold, '0.000001');
-        upkeep.push({ limit: limit.description, scope: limit.scope.kind, grant, fold: upkeepCalls });
+        const fold = upkeepCalls;
+        upkeepCalls = [];
+        await upkeepLedgers.read(ref);
+        upkeep.push({ limit: limit.description, scope: limit.scope.kind, resets: limit.window !== 'all', grant, fold, read: upkeepCalls });
       }
       return upkeep;
     },

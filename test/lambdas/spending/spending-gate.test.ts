@@ -1,6 +1,6 @@
 import { DynamoLedgers } from '../../../lambdas/aws/dynamo-ledgers';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
-import { BUSY_MEMORY_SECONDS, SpendingGate, REFUSAL_MEMORY_SECONDS, type SpendBefore } from '../../../lambdas/spending/spending-gate';
+import { BUSY_MEMORY_SECONDS, SpendingGate, REFUSAL_MEMORY_SECONDS, REFUSAL_SPREAD_SECONDS, type SpendBefore } from '../../../lambdas/spending/spending-gate';
 import type { Reservation } from '../../../lambdas/spending/reservation';
 import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, RUNNING_REQUEST_SECONDS } from '../../../lambdas/spending/ledgers';
 import type { SpendingLimit, SpendScope } from '../../../lambdas/spending/limits';
@@ -138,21 +138,21 @@ describe('the budget gate', () => {
   });
 
   it("takes the next period's hold ahead of a daily reset, at the container's own moment, so the reset finds room held", async () => {
-    const clock = new FixedClock(new Date('2026-11-21T23:58:00Z'));
+    const clock = new FixedClock(new Date('2026-11-21T23:55:00Z'));
     let updates = 0;
     const client = interceptSend(tables.documentClient, async (command, send) => {
       if (command.constructor.name === 'UpdateCommand') updates++;
       return send();
     });
-    // This container's moment: halfway through the last minute.
+    // This container's moment: halfway through the last four minutes, 23:58.
     const gate = new SpendingGate({ ledgers: new DynamoLedgers(client, TABLE), spendBefore: nothingBefore, clock, random: () => 0.5 });
     const limit = keyLimit('0.05', 'day');
     const reserveAndCharge = async () => (await gate.reserve([limit], '0.001', clock.now())).charge('0.001');
     await reserveAndCharge();
-    clock.set('2026-11-21T23:59:20Z');
+    clock.set('2026-11-21T23:57:50Z');
     await reserveAndCharge();
     expect(await committed(limit, new Date('2026-11-22T00:00:01Z'))).toBeUndefined();
-    clock.set('2026-11-21T23:59:40Z');
+    clock.set('2026-11-21T23:58:10Z');
     await reserveAndCharge();
     await eventually(async () => expect(await committed(limit, new Date('2026-11-22T00:00:01Z'))).toBeDefined());
     const before = updates;
@@ -187,7 +187,7 @@ describe('the budget gate', () => {
     // Until no request admitted under the holds can be running, they stay committed.
     clock.advance((HOLD_SECONDS + RUNNING_REQUEST_SECONDS) * 1000);
     await expect(new SpendingGate({ ledgers, spendBefore: nothingBefore, clock }).reserve([limit], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
-    clock.advance((HOLD_BUCKET_SECONDS + REFUSAL_MEMORY_SECONDS) * 1000);
+    clock.advance((HOLD_BUCKET_SECONDS + REFUSAL_MEMORY_SECONDS + REFUSAL_SPREAD_SECONDS) * 1000);
     const after = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock });
     const { admitted } = await run([after], [limit], 20, 8, '0.002', '0.002', () => clock.now());
     expect(admitted).toBe(4);
@@ -204,7 +204,7 @@ describe('the budget gate', () => {
     // No provider answered: what was written ahead is taken back.
     await released!.release();
     // The other two never end: their function died after asking a provider.
-    clock.advance((HOLD_SECONDS + RUNNING_REQUEST_SECONDS + HOLD_BUCKET_SECONDS + REFUSAL_MEMORY_SECONDS) * 1000);
+    clock.advance((HOLD_SECONDS + RUNNING_REQUEST_SECONDS + HOLD_BUCKET_SECONDS + REFUSAL_MEMORY_SECONDS + REFUSAL_SPREAD_SECONDS) * 1000);
     const { admitted } = await run([new SpendingGate({ ledgers, spendBefore: nothingBefore, clock })], [limit], 20, 8, '0.001', '0.001', () => clock.now());
     // 0.0005 + 2 × 0.002 charged leave room for five requests of 0.001 (0.0005 of it unused).
     expect(admitted).toBe(5);
@@ -227,7 +227,7 @@ describe('the budget gate', () => {
     await expect(unsure!.writeAhead()).rejects.toThrow('throttled');
     failWrites = false;
     await unsure!.release();
-    clock.advance((HOLD_SECONDS + RUNNING_REQUEST_SECONDS + HOLD_BUCKET_SECONDS + REFUSAL_MEMORY_SECONDS) * 1000);
+    clock.advance((HOLD_SECONDS + RUNNING_REQUEST_SECONDS + HOLD_BUCKET_SECONDS + REFUSAL_MEMORY_SECONDS + REFUSAL_SPREAD_SECONDS) * 1000);
     // The next grant folds the lapsed holds.
     await new SpendingGate({ ledgers, spendBefore: nothingBefore, clock }).reserve([limit], '0.001', clock.now());
     // The failed charge leaves 0.002 charged; the write-ahead that failed wrote nothing, and its release took nothing back.
