@@ -173,11 +173,11 @@ export class GuardrailsService {
     const keys = await Promise.all([...new Set(hashes)].map((hash) => this.key(organizationId, hash)));
     const now = this.timestamp();
     const added: GuardrailHolder[] = [];
-    for (const key of keys) {
+    // One transaction per key, a few at a time. A key deleted meanwhile no longer needs the guardrail: it is simply not counted.
+    await inBatches(keys, async (key) => {
       const holder = { kind: 'key', hash: key.hash } as const;
-      // A key deleted meanwhile no longer needs the guardrail: it is simply not counted.
       if ((await this.store.addGuardrail(holder, guardrailId, now)) === 'changed') added.push(holder);
-    }
+    });
     await this.confirmGuardrailExists(organizationId, guardrailId, added);
     return added.length;
   }
@@ -189,9 +189,9 @@ export class GuardrailsService {
     const keys = await Promise.all([...new Set(hashes)].map((hash) => this.key(organizationId, hash)));
     const now = this.timestamp();
     let changed = 0;
-    for (const key of keys) {
+    await inBatches(keys, async (key) => {
       if ((await this.store.removeGuardrail({ kind: 'key', hash: key.hash }, guardrailId, now)) === 'changed') changed++;
-    }
+    });
     return changed;
   }
 

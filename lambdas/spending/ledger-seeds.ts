@@ -1,4 +1,5 @@
 import type { AccountsService } from '../accounts/accounts-service';
+import { inBatches } from '../accounts/guardrails-service';
 import type { Guardrail } from '../accounts/types';
 import type { Clock } from '../clock';
 import type { SpendBefore } from './spending-gate';
@@ -24,30 +25,45 @@ export interface LedgerSeeds {
   guardrail(organizationId: string, guardrailId: string): Promise<void>;
 }
 
-/** At most this many keys are seeded after one change; the rest start on their first request. */
-const MAX_SEEDED_KEYS = 100;
+/** Keys read, and ledgers seeded, this many at a time. */
+const SEED_CONCURRENCY = 16;
+/**
+ * A change seeds for at most this long, so that it answers within API Gateway's 29 seconds
+ * whatever the number of keys: a ledger left unseeded starts on its first request. A key
+ * assignment (at most 500 keys) seeds them all well within it.
+ */
+export const SEED_TIME_MS = 10_000;
 
 /** The seeds over the accounts service and the ledgers; a failed seed never fails the change. */
 export function ledgerSeeds(service: AccountsService, ledgers: Pick<LedgerStore, 'seed'>, spendBefore: SpendBefore, clock: Clock): LedgerSeeds {
-  const seed = async (limits: readonly SpendingLimit[]) => {
+  const seed = async (limits: readonly SpendingLimit[], deadline: number) => {
     // A failed seed costs only the first request's read of usage: never the change that landed.
-    await seedLedgers(ledgers, spendBefore, limits, clock.now()).catch(() => undefined);
-  };
-  const keyLimits = async (organizationId: string, hash: string): Promise<SpendingLimit[]> => {
-    const key = await service.getApiKey(organizationId, hash);
-    const workspace = key.workspaceId ? await service.getWorkspace(organizationId, key.workspaceId).catch(() => null) : null;
-    const ids = [...new Set([...key.guardrailIds, ...(workspace?.guardrailIds ?? [])])];
-    const guardrails = (await Promise.all(ids.map((id) => service.getGuardrail(organizationId, id).catch(() => undefined)))).filter((g): g is Guardrail => g !== undefined);
-    return spendingLimits({ key, workspace }, guardrails);
+    await seedLedgers(ledgers, spendBefore, limits, clock, deadline).catch(() => undefined);
   };
   const keys = async (organizationId: string, hashes: readonly string[]) => {
-    const limits = await Promise.all(hashes.slice(0, MAX_SEEDED_KEYS).map((hash) => keyLimits(organizationId, hash).catch(() => [])));
-    await seed(limits.flat());
+    const deadline = clock.now().getTime() + SEED_TIME_MS;
+    // Each key's workspace and guardrails, read once for all the keys that share them.
+    const workspaces = memo((id: string) => service.getWorkspace(organizationId, id).catch(() => null));
+    const guardrails = memo((id: string) => service.getGuardrail(organizationId, id).catch(() => undefined));
+    const limits: SpendingLimit[] = [];
+    await inBatches(
+      hashes,
+      async (hash) => {
+        if (clock.now().getTime() > deadline) return;
+        const key = await service.getApiKey(organizationId, hash).catch(() => undefined);
+        if (!key) return;
+        const workspace = key.workspaceId ? await workspaces(key.workspaceId) : null;
+        const found = await Promise.all([...new Set([...key.guardrailIds, ...(workspace?.guardrailIds ?? [])])].map(guardrails));
+        limits.push(...spendingLimits({ key, workspace }, found.filter((g): g is Guardrail => g !== undefined)));
+      },
+      SEED_CONCURRENCY,
+    );
+    await seed(limits, deadline);
   };
   return {
     keys,
     async workspace(organizationId, workspaceId) {
-      await seed(workspaceLimits(await service.getWorkspace(organizationId, workspaceId)));
+      await seed(workspaceLimits(await service.getWorkspace(organizationId, workspaceId)), clock.now().getTime() + SEED_TIME_MS);
     },
     async guardrail(organizationId, guardrailId) {
       const assigned = await service.listKeyAssignments(organizationId, guardrailId);
@@ -59,11 +75,27 @@ export function ledgerSeeds(service: AccountsService, ledgers: Pick<LedgerStore,
   };
 }
 
-/** Starts, for each limit that began during its current period, that period's ledger at what the scope had spent in it. */
-async function seedLedgers(ledgers: Pick<LedgerStore, 'seed'>, spendBefore: SpendBefore, limits: readonly SpendingLimit[], at: Date): Promise<void> {
-  for (const limit of new Map(limits.map((limit) => [limit.ledger, limit])).values()) {
-    if (!startsFromSpend(limit, at)) continue;
-    const base = await spendBefore(limit.scope, limit.window, at);
-    await ledgers.seed({ ledger: limit.ledger, period: periodAt(limit.window, at).id }, base);
-  }
+/** `read` once per argument. */
+function memo<T>(read: (id: string) => Promise<T>): (id: string) => Promise<T> {
+  const found = new Map<string, Promise<T>>();
+  return (id) => {
+    let value = found.get(id);
+    if (!value) found.set(id, (value = read(id)));
+    return value;
+  };
+}
+
+/** Starts, for each limit that began during its current period, that period's ledger at what the scope had spent in it, until `deadline`. */
+async function seedLedgers(ledgers: Pick<LedgerStore, 'seed'>, spendBefore: SpendBefore, limits: readonly SpendingLimit[], clock: Clock, deadline: number): Promise<void> {
+  const at = clock.now();
+  const starting = [...new Map(limits.map((limit) => [limit.ledger, limit])).values()].filter((limit) => startsFromSpend(limit, at));
+  await inBatches(
+    starting,
+    async (limit) => {
+      if (clock.now().getTime() > deadline) return;
+      const base = await spendBefore(limit.scope, limit.window, at);
+      await ledgers.seed({ ledger: limit.ledger, period: periodAt(limit.window, at).id }, base);
+    },
+    SEED_CONCURRENCY,
+  );
 }

@@ -141,6 +141,26 @@ describe('spending limits on POST /chat/completions', () => {
     expect((await complete(key.secret)).body.error.metadata).toMatchObject({ layer: 'key_limit', interval: 'daily' });
   });
 
+  it("seeds the ledger of a guardrail's budget for every key of an assignment, 120 at once, and again when the budget changes", async () => {
+    const organizationId = service.runtime.demo.organizationId;
+    const made = await Promise.all(Array.from({ length: 120 }, (_, i) => stores.accounts.createApiKey(organizationId, { kind: 'workspace', name: `seeded ${i}` })));
+    const hashes = made.map(({ key }) => key.hash);
+    const guardrail = (await manage('POST', '/guardrails', { name: `seeded ${randomUUID().slice(0, 8)}`, limit_usd: 5, reset_interval: 'daily' })).data;
+    const seeded = async () => {
+      const ledgers = await stores.documentClient.send(
+        new ScanCommand({ TableName: TABLE_SCHEMAS.usage.localName, FilterExpression: 'begins_with(pk, :ledger)', ExpressionAttributeValues: { ':ledger': `BUDGET#G#${guardrail.id}#K#` } }),
+      );
+      return (ledgers.Items ?? []).map((item) => item.pk as string);
+    };
+    expect((await manage('POST', `/guardrails/${guardrail.id}/assignments/keys`, { key_hashes: hashes })).assigned_count).toBe(120);
+    const first = await seeded();
+    expect(new Set(first.map((pk) => pk.split('#')[4]))).toEqual(new Set(hashes));
+    expect(first).toHaveLength(120);
+    // A new reset interval starts new ledgers: every key's again.
+    await manage('PATCH', `/guardrails/${guardrail.id}`, { reset_interval: 'weekly' });
+    expect(new Set(await seeded()).size).toBe(240);
+  });
+
   it("counts what the workspace's deleted keys spent in the window when its budget is set later", async () => {
     const workspace = (await manage('POST', '/workspaces', { name: `former ${randomUUID().slice(0, 8)}` })).data;
     const gone = await newKey({}, workspace.id);
