@@ -14,7 +14,7 @@ import { describeHotspot, ITEM_SHARE, KMS_ECC_SIGN_QUOTA, PARTITION_SHARE, type 
 import { quietSdkNodeNotice } from '../local/sdk-node-notice';
 import type { MeasuredRow, TrafficRowId } from '../test/support/scale-rows';
 import { measureScale } from '../test/support/scale-traffic';
-import { containersOf, rowLoad, togetherLoad, type BackgroundReads } from '../test/support/scale-scenarios';
+import { MODELLED_CONCURRENCY, atCompletionSeconds, containersOf, rowLoad, togetherLoad, type BackgroundReads } from '../test/support/scale-scenarios';
 
 /** What a completion waits on its provider in the cost model: the provider's time is the model's, not the gateway's. */
 const UPSTREAM_MS = 2000;
@@ -63,6 +63,18 @@ function printScale(rows: readonly MeasuredRow[], together: ScaleLoad, backgroun
       const load = rowLoad(row, background, moment);
       console.log(`| ${row.traffic}, ${MOMENTS[moment]} | ${row.rate.toLocaleString('en-US')}/s | | ${row.requests} | ${describeHotspot(load.items[0])} | ${describeHotspot(load.partitions[0])} | |`);
     }
+  }
+  // Completions of 30 s: as many containers as the modelled concurrency, at the rate they serve.
+  console.log(`\nCompletions of 30 s, at most ${MODELLED_CONCURRENCY.toLocaleString('en-US')} containers: each completion row at the rate they serve, its worst moment (steady, before a reset, refused)`);
+  console.log('| traffic | rate | containers | hottest item | hottest partition-key value |');
+  console.log('|---|---:|---:|---|---|');
+  for (const row of rows) {
+    if (row.functionName !== 'inference' || row.rate === undefined) continue;
+    const long = atCompletionSeconds(row, 30);
+    const loads = (['steady', 'reset', 'refused'] as const).map((moment) => rowLoad(long, background, moment));
+    const worst = (pick: (load: ScaleLoad) => ScaleLoad['items'][number] | undefined) => loads.map(pick).sort((a, b) => (b?.percent ?? 0) - (a?.percent ?? 0))[0];
+    const busy = containersOf(long).inference ?? 0;
+    console.log(`| ${row.traffic} | ${Math.round(long.rate!).toLocaleString('en-US')}/s | ${Math.round(busy).toLocaleString('en-US')} | ${describeHotspot(worst((load) => load.items[0]))} | ${describeHotspot(worst((load) => load.partitions[0]))} |`);
   }
   // What the tables take in all, against the account's per-table quotas (docs/operating.md, "AWS quotas").
   console.log('\nEvery row at once, per table (partitions of the table and its indexes added):');

@@ -3,7 +3,7 @@ import { SPEND_SHARDS } from '../../lambdas/spending/ledgers';
 import { ITEM_SHARE, KMS_ECC_SIGN_QUOTA, PARTITION_SHARE, describeHotspot, type ScaleLoad } from '../../local/scale-model';
 import { TRAFFIC_ROWS, type MeasuredRow, type TrafficRow, type TrafficRowId } from '../support/scale-rows';
 import { measureScale } from '../support/scale-traffic';
-import { rowLoad, togetherLoad, type BackgroundReads } from '../support/scale-scenarios';
+import { MODELLED_CONCURRENCY, atCompletionSeconds, containersOf, rowLoad, togetherLoad, type BackgroundReads } from '../support/scale-scenarios';
 
 /**
  * The scale model's targets (docs/benchmarks.md, "Scale"): each traffic row, driven through the
@@ -53,6 +53,15 @@ describe('the data layout at internet scale', () => {
     // The moment is in the figures: the ledger items take the grants of the next period, or the refused fleet's reads.
     const ledgers = load.items.filter((item) => item.name.includes('BUDGET#'));
     expect(ledgers.some((item) => (moment === 'reset' ? item.name.endsWith('+1') && item.writeUnitsPerSecond > 0 : item.readUnitsPerSecond > 0))).toBe(true);
+  });
+
+  it.each([5, 30])('every completion row with completions of %d s, at the rate the modelled concurrency serves, at each moment of its ledgers: within the limits', (seconds) => {
+    for (const row of rows.values()) {
+      if (row.functionName !== 'inference' || row.rate === undefined) continue;
+      const long = atCompletionSeconds(row, seconds);
+      expect(containersOf(long).inference).toBeLessThanOrEqual(MODELLED_CONCURRENCY);
+      for (const moment of ['steady', 'reset', 'refused'] as const) expectWithinTargets(rowLoad(long, background, moment));
+    }
   });
 
   it('every target at once, each at its rate, with the containers they all keep busy and what each reads on its own: within the limits, read and write shares added', () => {

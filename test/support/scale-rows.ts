@@ -83,6 +83,8 @@ export interface MeasuredRow extends TrafficRow {
   load?: ScaleLoad;
   /** The spending limits its requests meet: what keeps each one's ledger (scale-scenarios.ts). */
   budgets?: BudgetUpkeep[];
+  /** How long its completions last, when not the model's 2 s (scale-scenarios.ts, `atCompletionSeconds`). */
+  completionSeconds?: number;
 }
 
 /** How many requests a scale run sends, and which rows it runs. */

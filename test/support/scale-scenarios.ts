@@ -33,6 +33,29 @@ export const INVOCATION_SECONDS: Readonly<Record<Exclude<FunctionId, 'settingsPa
   management: 0.3,
 };
 
+/**
+ * The concurrent executions the inference function of a deployment is modelled at: what the
+ * rows at 50,000 completions a second keep busy at 2 s each. A regional Lambda concurrency quota
+ * is 1,000 by default and is raised on request; no deployment runs more containers than its quota.
+ */
+export const MODELLED_CONCURRENCY = 100_000;
+
+/**
+ * A completion row when its completions last `seconds`: its containers at most
+ * {@link MODELLED_CONCURRENCY}, and so its rate no higher than they serve. What keeps a ledger
+ * follows the containers, not the rate: the rows hold at any length.
+ */
+export function atCompletionSeconds(row: MeasuredRow, seconds: number): MeasuredRow {
+  if (row.functionName !== 'inference' || row.rate === undefined) return row;
+  return { ...row, completionSeconds: seconds, rate: Math.min(row.rate, MODELLED_CONCURRENCY / seconds) };
+}
+
+/** How long a row's invocations last: its completions' own length, else the function's. */
+function invocationSeconds(row: Pick<MeasuredRow, 'functionName' | 'completionSeconds'>): number {
+  if (row.functionName === 'inference') return row.completionSeconds ?? INVOCATION_SECONDS.inference;
+  return INVOCATION_SECONDS[row.functionName as keyof typeof INVOCATION_SECONDS] ?? 0;
+}
+
 /** How often a container reads the access tokens' signing keys: the verifier's key age, the signer's recheck, the key set's cache. */
 const SIGNING_KEYS_SECONDS: Readonly<Record<keyof typeof INVOCATION_SECONDS, number>> = {
   inference: 300,
@@ -132,7 +155,7 @@ export type LimitMoment = 'steady' | 'reset' | 'refused';
  * (one container's first holds and their growth) are what the renewals stand for.
  */
 function limitedParts(row: MeasuredRow, moment: LimitMoment): Part[] {
-  const containers = row.rate! * INVOCATION_SECONDS.inference;
+  const containers = row.rate! * invocationSeconds(row);
   const requests = row.callsPerRequest.map((calls, i) => ({
     calls: calls.flatMap((call) => {
       const items = call.items ?? [];
@@ -169,9 +192,8 @@ function spreadSpend(access: ItemAccess, i: number): ItemAccess {
 }
 
 /** The containers a row keeps busy, by function: its rate times an invocation's length. */
-export function containersOf(row: Pick<MeasuredRow, 'functionName' | 'rate'>): Partial<Record<FunctionId, number>> {
-  const seconds = INVOCATION_SECONDS[row.functionName as keyof typeof INVOCATION_SECONDS] ?? 0;
-  return { [row.functionName]: (row.rate ?? 0) * seconds };
+export function containersOf(row: Pick<MeasuredRow, 'functionName' | 'rate' | 'completionSeconds'>): Partial<Record<FunctionId, number>> {
+  return { [row.functionName]: (row.rate ?? 0) * invocationSeconds(row) };
 }
 
 /** What `containers` read on their own, each at its own interval, per second. */
