@@ -27,9 +27,10 @@ export type GuardrailHolder =
 
 /**
  * The outcome of adding an id to, or removing it from, a holder's guardrail set:
- * `changed` only when this call changed the set, so counts reported to callers are real.
+ * `changed` only when this call changed the set, so counts reported to callers are real;
+ * `full` when the set holds `GUARDRAIL_LIMITS.perHolder` ids (types.ts) already and nothing was written.
  */
-export type SetChange = 'changed' | 'unchanged' | 'missing';
+export type SetChange = 'changed' | 'unchanged' | 'missing' | 'full';
 /** The guardrail fields a management change may set. */
 export type GuardrailPatch = Partial<
   Pick<Guardrail, 'name' | 'description' | 'allowedModels' | 'ignoredModels' | 'allowedProviders' | 'ignoredProviders' | 'enforceZdr' | 'includeByokInBudgets'>

@@ -128,7 +128,9 @@ export class GuardrailsService {
     };
     checkGuardrailLists(guardrail);
     const holder = { kind: 'workspace', organizationId: workspace.organizationId, id: workspace.id } as const;
-    if ((await this.store.addGuardrail(holder, guardrail.id, now)) === 'missing') throw new NotFoundError(`Workspace ${workspace.id} not found`);
+    const outcome = await this.store.addGuardrail(holder, guardrail.id, now);
+    if (outcome === 'missing') throw new NotFoundError(`Workspace ${workspace.id} not found`);
+    if (outcome === 'full') throw holderFull('workspace', `workspace ${workspace.id}`);
     try {
       await this.store.createGuardrail(guardrail);
     } catch (error) {
@@ -171,14 +173,21 @@ export class GuardrailsService {
   async assignToKeys(organizationId: string, guardrailId: string, hashes: readonly string[]): Promise<number> {
     await this.get(organizationId, guardrailId);
     const keys = await Promise.all([...new Set(hashes)].map((hash) => this.key(organizationId, hash)));
+    // A key with no room is refused before anything is written; one filled meanwhile, by its own write's condition.
+    const full = keys.find((key) => !key.guardrailIds.includes(guardrailId) && key.guardrailIds.length >= GUARDRAIL_LIMITS.perHolder);
+    if (full) throw holderFull('key_hashes', `key ${full.hash}`);
     const now = this.timestamp();
     const added: GuardrailHolder[] = [];
+    const refused: string[] = [];
     // One transaction per key, a few at a time. A key deleted meanwhile no longer needs the guardrail: it is simply not counted.
     await inBatches(keys, async (key) => {
       const holder = { kind: 'key', hash: key.hash } as const;
-      if ((await this.store.addGuardrail(holder, guardrailId, now)) === 'changed') added.push(holder);
+      const outcome = await this.store.addGuardrail(holder, guardrailId, now);
+      if (outcome === 'changed') added.push(holder);
+      if (outcome === 'full') refused.push(key.hash);
     });
     await this.confirmGuardrailExists(organizationId, guardrailId, added);
+    if (refused.length > 0) throw holderFull('key_hashes', `key ${refused[0]}`);
     return added.length;
   }
 
@@ -225,6 +234,7 @@ export class GuardrailsService {
     const now = this.timestamp();
     const result = attached ? await this.store.addGuardrail(holder, guardrailId, now) : await this.store.removeGuardrail(holder, guardrailId, now);
     if (result === 'missing') throw new NotFoundError(`Workspace ${workspaceId} not found`);
+    if (result === 'full') throw holderFull('workspace', `workspace ${workspaceId}`);
     if (attached && result === 'changed') await this.confirmGuardrailExists(organizationId, guardrailId, [holder]);
     return this.workspace(organizationId, workspaceId);
   }
@@ -317,6 +327,11 @@ function checkGuardrailLists(g: Pick<Guardrail, 'allowedModels' | 'ignoredModels
   if (models.length > 0) throw new InvalidInputError(`Models cannot be both allowed and ignored: ${models.join(', ')}`);
   const providers = both(g.allowedProviders, g.ignoredProviders);
   if (providers.length > 0) throw new InvalidInputError(`Providers cannot be both allowed and ignored: ${providers.join(', ')}`);
+}
+
+/** A key or workspace that holds as many guardrails as one may (`holder`: which), as a 400 naming `parameter`. */
+function holderFull(parameter: string, holder: string): InvalidInputError {
+  return invalidParameter(parameter, `${holder} holds ${GUARDRAIL_LIMITS.perHolder} guardrails already, the most one may hold`);
 }
 
 /** A write whose item exists already (a taken slug, a second create) is a 409. */

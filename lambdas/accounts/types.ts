@@ -163,9 +163,10 @@ export const WORKSPACE_LIMITS = Object.freeze({ name: 100, description: 500 });
  * Longest guardrail name and description, and the bounds of its four model and provider lists:
  * entries per list, characters per entry (catalog ids run to about 60), and UTF-8 bytes of all
  * four together, which keeps a guardrail, read on every request of the keys it covers, within
- * five read units (docs/api.md, "Keys and guardrail assignments").
+ * five read units; and how many guardrails one key or workspace may hold, so a request reads at
+ * most twice that many (docs/api.md, "Keys and guardrail assignments").
  */
-export const GUARDRAIL_LIMITS = Object.freeze({ name: 200, description: 1000, listEntries: 1000, entry: 128, listBytes: 16_384 });
+export const GUARDRAIL_LIMITS = Object.freeze({ name: 200, description: 1000, listEntries: 1000, entry: 128, listBytes: 16_384, perHolder: 10 });
 /** Longest key name. */
 export const KEY_NAME_MAX = 256;
 

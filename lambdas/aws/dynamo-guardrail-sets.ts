@@ -1,4 +1,5 @@
 import type { SetChange } from '../accounts/account-store';
+import { GUARDRAIL_LIMITS } from '../accounts/types';
 
 /**
  * `guardrailIds` of keys and workspaces: a DynamoDB string set. DynamoDB has no empty sets, so an
@@ -19,6 +20,7 @@ export function withGuardrailChange(
   const legacy = Array.isArray(item.guardrailIds);
   if (ids.has(guardrailId) === (change === 'add') && !legacy) return { outcome: 'unchanged' };
   const wasPresent = ids.has(guardrailId);
+  if (change === 'add' && !wasPresent && ids.size >= GUARDRAIL_LIMITS.perHolder) return { outcome: 'full' };
   const { guardrailIds: _ids, [`${ASSIGNED_AT}${guardrailId}`]: _assignedAt, ...rest } = item;
   if (change === 'add') ids.add(guardrailId);
   else ids.delete(guardrailId);

@@ -19,6 +19,24 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     expect(found.map((g) => g.id)).toEqual(wanted.filter((id) => id !== 'nope'));
   });
 
+  it('lets a key hold 10 guardrails and no more, however many are assigned at once', async () => {
+    const { organization } = await db.service.createOrganization({ name: 'Full key', plan: 'enterprise' });
+    const { key } = await db.service.createApiKey(organization.id, { kind: 'workspace', name: 'k' });
+    const guardrails = await Promise.all(Array.from({ length: 14 }, (_, i) => db.service.createGuardrail(organization.id, guardrailInput({ name: `g${i}` }))));
+    const outcomes = await Promise.all(guardrails.map((g) => db.store.addGuardrail({ kind: 'key', hash: key.hash }, g.id, '2026-11-29T00:00:00.000Z')));
+    expect(outcomes.filter((outcome) => outcome === 'changed')).toHaveLength(10);
+    expect(outcomes.filter((outcome) => outcome === 'full')).toHaveLength(4);
+    expect((await db.service.getApiKey(organization.id, key.hash)).guardrailIds).toHaveLength(10);
+    // Through the service: a 400 naming the list, before anything is written.
+    const spare = guardrails[outcomes.indexOf('full')]!;
+    const other = await db.service.createApiKey(organization.id, { kind: 'workspace', name: 'other' });
+    await expect(db.service.assignGuardrailToKeys(organization.id, spare.id, [other.key.hash, key.hash])).rejects.toMatchObject({
+      message: `Invalid key_hashes: key ${key.hash} holds 10 guardrails already, the most one may hold`,
+      metadata: { parameter: 'key_hashes' },
+    });
+    expect((await db.service.getApiKey(organization.id, other.key.hash)).guardrailIds).toEqual([]);
+  });
+
   describe('guardrail updates, written only at the version read', () => {
     const input = guardrailInput({ name: 'Lists' });
 

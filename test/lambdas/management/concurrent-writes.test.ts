@@ -1,3 +1,4 @@
+import { GUARDRAIL_LIMITS } from '../../../lambdas/accounts/types';
 import { snapshotCatalog } from '../../../local/seed';
 import { runOps } from '../../../ops/run';
 import { connectToRuntime, type RuntimeStores } from '../../support/accounts';
@@ -10,6 +11,8 @@ import { startTestService, type TestService } from '../../support/local-service'
  */
 describe('concurrent writes on the local service', () => {
   const PARALLEL = 20;
+  /** The most guardrails one key or workspace holds. */
+  const HELD = GUARDRAIL_LIMITS.perHolder;
   let service: TestService;
   let stores: RuntimeStores;
   let demo: TestService['runtime']['demo'];
@@ -55,19 +58,22 @@ describe('concurrent writes on the local service', () => {
   };
 
   describe('guardrail assignments to keys', () => {
-    it(`keeps all of ${PARALLEL} guardrails assigned to one key at the same moment`, async () => {
+    it(`keeps every one of ${PARALLEL} guardrails assigned to one key at the same moment that fits: ${HELD}, the rest a 400`, async () => {
       const { hash: key, secret } = await newKeyWithSecret('target');
       const models = snapshotCatalog().slice(0, PARALLEL).map((entry) => entry.model.id);
       const ids = await times(PARALLEL, (i) => newGuardrail(`parallel-${i}`, models[i]));
 
       const responses = await times(PARALLEL, (i) => manage(`/guardrails/${ids[i]}/assignments/keys`, 'POST', { key_hashes: [key] }));
 
-      expect(responses.map((r) => [r.status, r.body])).toEqual(ids.map(() => [200, { assigned_count: 1 }]));
-      expect(await guardrailsOf(key)).toEqual([...ids].sort());
-      // The key is as restricted as the operator was told: no guardrail's model is listed.
+      const landed = ids.filter((_, i) => responses[i]!.status === 200);
+      expect(responses.filter((r) => r.status === 200).map((r) => r.body)).toEqual(Array(HELD).fill({ assigned_count: 1 }));
+      expect(responses.filter((r) => r.status !== 200).map((r) => [r.status, r.body.error.metadata])).toEqual(Array(PARALLEL - HELD).fill([400, { parameter: 'key_hashes' }]));
+      expect(await guardrailsOf(key)).toEqual([...landed].sort());
+      // The key is as restricted as the operator was told: no model of a guardrail it holds is listed.
       const listed = await service.call('/models/user?output_modalities=all', { key: secret });
       expect(listed.status).toBe(200);
-      expect(listed.body.data.map((model: { id: string }) => model.id).filter((id: string) => models.includes(id))).toEqual([]);
+      const restricted = models.filter((_, i) => responses[i]!.status === 200);
+      expect(listed.body.data.map((model: { id: string }) => model.id).filter((id: string) => restricted.includes(id))).toEqual([]);
     });
 
     it('counts one real change when the same assignment is sent many times at once', async () => {
@@ -81,17 +87,15 @@ describe('concurrent writes on the local service', () => {
       expect(await guardrailsOf(key)).toEqual([id]);
     });
 
-    it(`removes each of ${PARALLEL} guardrails removed at the same moment, and none twice`, async () => {
+    it(`removes each of ${HELD} guardrails removed twice at the same moment, and none twice`, async () => {
       const key = await newKey('unassign');
-      const ids = await times(PARALLEL, (i) => newGuardrail(`unassign-${i}`));
+      const ids = await times(HELD, (i) => newGuardrail(`unassign-${i}`));
       for (const id of ids) await manage(`/guardrails/${id}/assignments/keys`, 'POST', { key_hashes: [key] });
 
-      const responses = await times(PARALLEL * 2, (i) =>
-        manage(`/guardrails/${ids[i % PARALLEL]}/assignments/keys/remove`, 'POST', { key_hashes: [key] }),
-      );
+      const responses = await times(HELD * 2, (i) => manage(`/guardrails/${ids[i % HELD]}/assignments/keys/remove`, 'POST', { key_hashes: [key] }));
 
       expect(responses.every((r) => r.status === 200)).toBe(true);
-      expect(responses.reduce((sum, r) => sum + r.body.unassigned_count, 0)).toBe(PARALLEL);
+      expect(responses.reduce((sum, r) => sum + r.body.unassigned_count, 0)).toBe(HELD);
       expect(await guardrailsOf(key)).toEqual([]);
     });
 
@@ -124,17 +128,21 @@ describe('concurrent writes on the local service', () => {
     const ops = (...argv: string[]) =>
       runOps(argv, { out: () => undefined, err: () => undefined }, async () => ({ accounts: stores.accounts, catalog: stores.catalog }));
 
-    it(`keeps all of ${PARALLEL} guardrails attached to one workspace at the same moment`, async () => {
+    it(`keeps every one of ${PARALLEL} guardrails attached to one workspace at the same moment that fits: ${HELD}, the rest refused`, async () => {
       const workspace = await manage('/workspaces', 'POST', { name: 'Attach target' });
       const ids = await times(PARALLEL, (i) => newGuardrail(`workspace-${i}`));
 
       const codes = await times(PARALLEL, (i) => ops('guardrail', 'attach-workspace', demo.organizationId, ids[i]!, workspace.body.data.id));
 
-      expect(codes).toEqual(ids.map(() => 0));
-      expect((await manage(`/workspaces/${workspace.body.data.id}`)).body.data.guardrail_ids).toEqual([...ids].sort());
+      // The workspace's default guardrail, written with it, holds one of the places.
+      const held = (await manage(`/workspaces/${workspace.body.data.id}`)).body.data.guardrail_ids as string[];
+      const landed = ids.filter((_, i) => codes[i] === 0);
+      expect([landed.length, codes.filter((code) => code === 2).length]).toEqual([HELD - (held.length - landed.length), PARALLEL - landed.length]);
+      expect(held.filter((id) => ids.includes(id))).toEqual([...landed].sort());
+      expect(held).toHaveLength(HELD);
 
-      const detached = await times(PARALLEL, (i) => ops('guardrail', 'detach-workspace', demo.organizationId, ids[i]!, workspace.body.data.id));
-      expect(detached).toEqual(ids.map(() => 0));
+      const detached = await times(landed.length, (i) => ops('guardrail', 'detach-workspace', demo.organizationId, landed[i]!, workspace.body.data.id));
+      expect(detached).toEqual(landed.map(() => 0));
       expect((await manage(`/workspaces/${workspace.body.data.id}`)).body.data.guardrail_ids).toEqual([]);
     });
 
