@@ -58,6 +58,7 @@ const FIVE_MINUTES = Duration.minutes(5);
  *   token exchange and management functions, one shared by the others;
  * - a function with reserved concurrency running at 80% of it or more for 5 minutes in a row;
  * - a spike of requests the WAF blocked, above the band CloudWatch learns from its history;
+ * - the usage rollup not invoked for 3 hours;
  * - any error of a custom resource function (a deployment step failed).
  * With a topic, each alarm notifies it on ALARM and again on OK.
  */
@@ -82,6 +83,7 @@ export class ServiceAlarms extends Construct {
       this.reservationAlarm(name, fn, reserved);
     }
     this.firewallAlarm(props.webAclMetricName);
+    if (props.functions.UsageRollup) this.rollupAlarm(props.functions.UsageRollup);
     if (props.topic) {
       const notify = new actions.SnsAction(props.topic);
       for (const alarm of this.alarms) {
@@ -160,6 +162,24 @@ export class ServiceAlarms extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 5,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+
+  /**
+   * The usage rollup not invoked for 3 hours in a row (its schedule disabled or gone): until it
+   * folds again, every usage view reads one more unfolded day each day (docs/architecture.md,
+   * "Usage over time"). A run that fails is `OtherFunctionsFaults`.
+   */
+  private rollupAlarm(fn: lambda.IFunction): void {
+    this.add(
+      new cloudwatch.Alarm(this, 'UsageRollupStopped', {
+        alarmDescription: 'The usage rollup has not run for 3 hours: usage views read more unfolded days until it runs again (docs/operating.md)',
+        metric: fn.metricInvocations({ statistic: cloudwatch.Stats.SUM, period: Duration.hours(1) }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
       }),
     );
   }

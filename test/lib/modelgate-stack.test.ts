@@ -265,6 +265,23 @@ describe('alarms', () => {
     expect(faults.map((a) => a.Properties?.AlarmName).sort()).toEqual(['Modelgate-InferenceFaults', 'Modelgate-OtherFunctionsFaults', 'Modelgate-TokenExchangeAndManagementFaults']);
   });
 
+  it('alarms when the usage rollup has not run for 3 hours, missing data included', () => {
+    const rollup = functionLogicalId(template, FUNCTION_PREFIX.usageRollup);
+    expect(byMetric('Invocations').map((a) => a.Properties)).toEqual([
+      expect.objectContaining({
+        AlarmName: 'Modelgate-UsageRollupStopped',
+        Namespace: 'AWS/Lambda',
+        Statistic: 'Sum',
+        Period: 3600,
+        Threshold: 1,
+        ComparisonOperator: 'LessThanThreshold',
+        EvaluationPeriods: 3,
+        TreatMissingData: 'breaching',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: rollup } }],
+      }),
+    ]);
+  });
+
   it('alarms on a spike of requests the firewall blocked, above the learned band', () => {
     const spike = alarms().filter((a) => a.Properties?.ThresholdMetricId !== undefined);
     expect(spike).toHaveLength(1);
