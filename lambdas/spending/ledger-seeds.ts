@@ -29,8 +29,7 @@ export interface LedgerSeeds {
 const SEED_CONCURRENCY = 16;
 /**
  * A change seeds for at most this long, so that it answers within API Gateway's 29 seconds
- * whatever the number of keys: a ledger left unseeded starts on its first request. A key
- * assignment (at most 500 keys) seeds them all well within it.
+ * whatever the number of keys: a ledger left unseeded starts on its first request.
  */
 export const SEED_TIME_MS = 10_000;
 
