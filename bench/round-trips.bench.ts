@@ -49,7 +49,8 @@ async function main(): Promise<void> {
     console.log('(the calls and stages the answer waits for; calls made once it has ended are counted apart)');
     console.log('| route | SDK calls | sequential stages | modelled AWS storage latency | local request, median | calls after the answer |');
     console.log('|---|---:|---:|---:|---:|---:|');
-    for (const [name, request] of benchRoutes(runtime, idp, policyId)) {
+    const limitedKey = await createLimitedKey(runtime);
+    for (const [name, request] of benchRoutes(runtime, idp, policyId, limitedKey)) {
       for (let i = 0; i < 3; i++) await request();
       await runtime.idle();
       const before = calls.length;
@@ -80,8 +81,19 @@ async function trustIdentityProvider(client: DynamoDBClient, runtime: LocalRunti
   return policy.id;
 }
 
+/** A key of the demo organization with a limit of 100 USD, made through the management API: its secret. */
+async function createLimitedKey(runtime: LocalRuntime): Promise<string> {
+  const response = await fetch(`${runtime.baseUrl}/keys`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${runtime.demo.keys.managementReadWrite}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'round trips, limited', limit: 100 }),
+  });
+  if (response.status !== 201) throw new Error(`POST /keys answered ${response.status}`);
+  return ((await response.json()) as { key: string }).key;
+}
+
 /** The routes measured, each a request that answers its status. */
-function benchRoutes(runtime: LocalRuntime, idp: TestIdentityProvider, policyId: string): [string, () => Promise<number>][] {
+function benchRoutes(runtime: LocalRuntime, idp: TestIdentityProvider, policyId: string, limitedKey: string): [string, () => Promise<number>][] {
   const { keys } = runtime.demo;
   const send = (path: string, init: RequestInit = {}, key?: string) =>
     fetch(`${runtime.baseUrl}${path}`, { ...init, headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(init.headers as Record<string, string>) } }).then((r) => r.text().then(() => r.status));
@@ -93,6 +105,10 @@ function benchRoutes(runtime: LocalRuntime, idp: TestIdentityProvider, policyId:
     [
       'POST /chat/completions (development provider)',
       () => send('/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) }, keys.workspace),
+    ],
+    [
+      'POST /chat/completions under a key limit',
+      () => send('/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) }, limitedKey),
     ],
     [
       'POST /oauth/token (issued)',

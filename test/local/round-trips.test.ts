@@ -198,6 +198,21 @@ describe('round trips per request, counted through the AWS SDK', () => {
     });
   });
 
+  it('POST /chat/completions under a key limit: the estimate written ahead is one stage before the upstream call; the charge comes before the usage write', async () => {
+    const { secret } = await stores.accounts.createApiKey(service.runtime.demo.organizationId, { kind: 'workspace', name: 'round trips, limited', limit: 100 });
+    const completion = () => measure(() => service.call('/chat/completions', { method: 'POST', key: secret, body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } }));
+    // The first takes the container's hold of the ledger; the next is a warm one.
+    await completion();
+    const warm = await completion();
+    expect(warm).toMatchObject({
+      status: 200,
+      // The key; the estimate ahead; after the answer, the charge; then the usage beside the generation.
+      depth: 4,
+      count: 5,
+      calls: ['DynamoDB.BatchGetItem(modelgate-keys)', 'DynamoDB.UpdateItem(modelgate-usage)', 'DynamoDB.UpdateItem(modelgate-usage)', 'DynamoDB.UpdateItem(modelgate-usage)', 'DynamoDB.PutItem(modelgate-usage)'],
+    });
+  });
+
   it('a DPoP-bound token: the proof is claimed beside the key read, no stage of its own', async () => {
     const baseUrl = service.runtime.baseUrl;
     const bound = await service.call('/oauth/token', {
