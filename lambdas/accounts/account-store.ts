@@ -85,8 +85,11 @@ export interface AccountStore {
     change: (current: Workspace) => WorkspaceBudgetsPatch | undefined,
     updatedAt: string,
   ): Promise<Workspace | undefined>;
-  /** Takes the place of a key about to be created in the workspace; false when the workspace does not exist. */
-  holdWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<boolean>;
+  /**
+   * Takes the place of a key about to be created in the workspace: `missing` when the workspace
+   * does not exist, `full` when it holds `WORKSPACE_LIMITS.keys` places already (types.ts).
+   */
+  holdWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<'held' | 'missing' | 'full'>;
   /** Gives the place back once the key is deleted, or its create failed. */
   releaseWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string): Promise<void>;
 

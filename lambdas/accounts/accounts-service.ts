@@ -20,6 +20,7 @@ import {
   type ProviderPreferences,
   type User,
   type Workspace,
+  WORKSPACE_LIMITS,
   WORKSPACE_SLUG,
 } from './types';
 
@@ -278,9 +279,9 @@ export class AccountsService {
       updatedAt: null,
     };
     // The key takes its place in its workspace first, so the workspace cannot be deleted under it.
-    if (workspaceId && !(await this.store.holdWorkspaceKey(organizationId, workspaceId, key.hash, key.createdAt))) {
-      throw new NotFoundError(`Workspace ${workspaceId} not found`);
-    }
+    const place = workspaceId ? await this.store.holdWorkspaceKey(organizationId, workspaceId, key.hash, key.createdAt) : 'held';
+    if (place === 'missing') throw new NotFoundError(`Workspace ${workspaceId} not found`);
+    if (place === 'full') throw invalidParameter('workspace_id', `workspace ${workspaceId} holds ${WORKSPACE_LIMITS.keys} keys already, the most one may hold`);
     try {
       await conflictIfExists(() => this.store.createApiKey(key));
     } catch (error) {

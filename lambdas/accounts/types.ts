@@ -157,8 +157,12 @@ export interface Principal {
   federationPolicyId: string | null;
 }
 
-/** Longest values of the management API's text fields; workspaces and guardrails as the public shapes bound them. */
-export const WORKSPACE_LIMITS = Object.freeze({ name: 100, description: 500 });
+/**
+ * Longest values of the management API's text fields; workspaces and guardrails as the public
+ * shapes bound them. `keys`: the most keys one workspace holds, whose places its item keeps
+ * (lambdas/aws/dynamo-workspace-keys.ts): 4,000 of them keep it within DynamoDB's 400 KB.
+ */
+export const WORKSPACE_LIMITS = Object.freeze({ name: 100, description: 500, keys: 4000 });
 /**
  * Longest guardrail name and description, and the bounds of its four model and provider lists:
  * entries per list, characters per entry (catalog ids run to about 60), and UTF-8 bytes of all

@@ -207,7 +207,7 @@ export class DynamoAccountStore implements AccountStore {
     return deletion.outcome === 'deleted' ? { outcome: 'deleted', workspace: workspaceRecord(deletion.workspace)! } : deletion;
   }
 
-  holdWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<boolean> {
+  holdWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<'held' | 'missing' | 'full'> {
     return this.keyHolds.hold(organizationId, workspaceId, keyHash, at);
   }
 

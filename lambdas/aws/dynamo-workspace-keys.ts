@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { WorkspaceDeletion } from '../accounts/account-store';
-import type { ApiKeyRecord, Workspace } from '../accounts/types';
+import { WORKSPACE_LIMITS, type ApiKeyRecord, type Workspace } from '../accounts/types';
 import { systemClock, type Clock } from '../clock';
 import { DynamoItems, strip } from './dynamo-items';
 import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces, unfinishedPlaces } from './dynamo-places';
@@ -37,20 +37,24 @@ export class WorkspaceKeyHolds {
     this.items = new DynamoItems(client, tableName);
   }
 
-  async hold(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<boolean> {
+  /** Takes the key's place, while the workspace exists and holds fewer than `WORKSPACE_LIMITS.keys` (one condition). */
+  async hold(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<'held' | 'missing' | 'full'> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const held = await this.items.write({
         Update: {
           Key: workspaceKey(organizationId, workspaceId),
           UpdateExpression: 'SET keyHolds.#hash = :at',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds) AND size(keyHolds) < :most',
           ExpressionAttributeNames: { '#hash': keyHash },
-          ExpressionAttributeValues: { ':at': at },
+          ExpressionAttributeValues: { ':at': at, ':most': WORKSPACE_LIMITS.keys },
         },
       });
-      if (held.written) return true;
-      // Gone, or written before places existed.
-      if (!held.item || !(await this.start(organizationId, workspaceId))) return false;
+      if (held.written) return 'held';
+      if (!held.item) return 'missing';
+      const holds = held.item.keyHolds as Record<string, string> | undefined;
+      if (holds && Object.keys(holds).length >= WORKSPACE_LIMITS.keys) return 'full';
+      // Written before places existed.
+      if (!(await this.start(organizationId, workspaceId))) return 'missing';
     }
     throw new Error(`the key places of workspace ${workspaceId} could not be started`);
   }

@@ -101,7 +101,7 @@ describe('DynamoAccountStore: claims orphaned by a crash', () => {
     const service = new AccountsService({ store, clock, newId: randomUUID });
     const { id } = await service.createWorkspace(organization.id, { name: 'Mixed' });
     const { key } = await service.createApiKey(organization.id, { kind: 'workspace', name: 'Real', workspaceId: id });
-    expect(await store.holdWorkspaceKey(organization.id, id, 'e'.repeat(64), clock.now().toISOString())).toBe(true);
+    expect(await store.holdWorkspaceKey(organization.id, id, 'e'.repeat(64), clock.now().toISOString())).toBe('held');
 
     expect(await store.deleteWorkspace(organization.id, id)).toEqual({ outcome: 'has-keys', keyHashes: [key.hash] });
     expect(await answer(service.deleteWorkspace(organization.id, id))).toEqual({

@@ -1,5 +1,5 @@
-import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { Workspace } from '../../../lambdas/accounts/types';
+import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { WORKSPACE_LIMITS, type Workspace } from '../../../lambdas/accounts/types';
 import { UnfinishedWriteError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
@@ -157,5 +157,25 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
       await db.store.deleteApiKey(second.key.hash);
       expect(await hashes()).toEqual([defaultWorkspaceId, [first.key.hash]]);
     });
+  });
+  it('holds at most 4,000 keys in a workspace, the last place taken by one condition: past it, a 400 naming workspace_id', async () => {
+    const { organization, workspace } = await db.service.createOrganization({ name: 'Crowded', plan: 'enterprise' });
+    // 3,999 places of keys, written into the workspace item as key creates would leave them.
+    const places = Object.fromEntries(Array.from({ length: WORKSPACE_LIMITS.keys - 1 }, (_, i) => [i.toString(16).padStart(64, '0'), '2026-11-29T00:00:00.000Z']));
+    await db.tables.documentClient.send(
+      new UpdateCommand({ TableName: TABLE_SCHEMAS.keys.localName, Key: { pk: `ORG#${organization.id}`, sk: `WORKSPACE#${workspace.id}` }, UpdateExpression: 'SET keyHolds = :places', ExpressionAttributeValues: { ':places': places } }),
+    );
+    // Two creates at once for the last place: one lands.
+    const outcomes = await Promise.allSettled([0, 1].map((i) => db.service.createApiKey(organization.id, { kind: 'workspace', name: `last ${i}`, workspaceId: workspace.id })));
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const refused = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')!.reason;
+    expect(toErrorBody(refused)).toEqual({
+      status: 400,
+      body: { error: { code: 400, message: `Invalid workspace_id: workspace ${workspace.id} holds 4000 keys already, the most one may hold`, metadata: { parameter: 'workspace_id' } } },
+    });
+    // A key deleted gives its place back.
+    const landed = (outcomes.find((outcome) => outcome.status === 'fulfilled') as PromiseFulfilledResult<{ key: { hash: string } }>).value;
+    await db.service.deleteApiKey(organization.id, landed.key.hash);
+    await db.service.createApiKey(organization.id, { kind: 'workspace', name: 'after', workspaceId: workspace.id });
   });
 });
