@@ -1,6 +1,6 @@
 import type { AccountsService } from '../accounts/accounts-service';
 import { inBatches } from '../accounts/guardrails-service';
-import type { Guardrail } from '../accounts/types';
+import type { ApiKeyRecord, Guardrail } from '../accounts/types';
 import type { Clock } from '../clock';
 import type { SpendBefore } from './spending-gate';
 import type { LedgerStore } from './ledgers';
@@ -39,17 +39,18 @@ export function ledgerSeeds(service: AccountsService, ledgers: Pick<LedgerStore,
     // A failed seed costs only the first request's read of usage: never the change that landed.
     await seedLedgers(ledgers, spendBefore, limits, clock, deadline).catch(() => undefined);
   };
-  const keys = async (organizationId: string, hashes: readonly string[]) => {
+  /** The keys' limits, each key read by its hash, or given as read (`key`). */
+  const keys = async (organizationId: string, wanted: ReadonlyArray<{ hash: string; key?: ApiKeyRecord }>) => {
     const deadline = clock.now().getTime() + SEED_TIME_MS;
     // Each key's workspace and guardrails, read once for all the keys that share them.
     const workspaces = memo((id: string) => service.getWorkspace(organizationId, id).catch(() => null));
     const guardrails = memo((id: string) => service.getGuardrail(organizationId, id).catch(() => undefined));
     const limits: SpendingLimit[] = [];
     await inBatches(
-      hashes,
-      async (hash) => {
+      wanted,
+      async ({ hash, key: given }) => {
         if (clock.now().getTime() > deadline) return;
-        const key = await service.getApiKey(organizationId, hash).catch(() => undefined);
+        const key = given ?? (await service.getApiKey(organizationId, hash).catch(() => undefined));
         if (!key) return;
         const workspace = key.workspaceId ? await workspaces(key.workspaceId) : null;
         const found = await Promise.all([...new Set([...key.guardrailIds, ...(workspace?.guardrailIds ?? [])])].map(guardrails));
@@ -60,15 +61,16 @@ export function ledgerSeeds(service: AccountsService, ledgers: Pick<LedgerStore,
     await seed(limits, deadline);
   };
   return {
-    keys,
+    keys: (organizationId, keyHashes) => keys(organizationId, keyHashes.map((hash) => ({ hash }))),
     async workspace(organizationId, workspaceId) {
       await seed(workspaceLimits(await service.getWorkspace(organizationId, workspaceId)), clock.now().getTime() + SEED_TIME_MS);
     },
     async guardrail(organizationId, guardrailId) {
+      // The keys as the listing read them: not read again one by one.
       const assigned = await service.listKeyAssignments(organizationId, guardrailId);
       await keys(
         organizationId,
-        assigned.map((assignment) => assignment.key.hash),
+        assigned.map(({ key }) => ({ hash: key.hash, key })),
       );
     },
   };

@@ -180,15 +180,15 @@ describe('round trips per request, counted through the AWS SDK', () => {
     },
   );
 
-  it('POST /chat/completions: authentication before the upstream call, the usage and generation writes side by side before the answer ends, nothing after it', async () => {
-    const completion = () =>
-      measure(
-        () =>
-          service.call('/chat/completions', { method: 'POST', key: service.runtime.demo.keys.workspace, body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } }),
-        { afterAnswer: true },
-      );
+  /** A completion with `key`, sent once to warm the container (a limited key's first takes its hold) and measured the second time. */
+  async function warmCompletion(key: string, options: { afterAnswer?: boolean } = {}) {
+    const completion = () => measure(() => service.call('/chat/completions', { method: 'POST', key, body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } }), options);
     await completion();
-    const warm = await completion();
+    return completion();
+  }
+
+  it('POST /chat/completions: authentication before the upstream call, the usage and generation writes side by side before the answer ends, nothing after it', async () => {
+    const warm = await warmCompletion(service.runtime.demo.keys.workspace, { afterAnswer: true });
     expect(warm).toMatchObject({
       status: 200,
       depth: 2,
@@ -200,10 +200,7 @@ describe('round trips per request, counted through the AWS SDK', () => {
 
   it('POST /chat/completions under a key limit: the estimate written ahead is one stage before the upstream call; the charge comes before the usage write', async () => {
     const { secret } = await stores.accounts.createApiKey(service.runtime.demo.organizationId, { kind: 'workspace', name: 'round trips, limited', limit: 100 });
-    const completion = () => measure(() => service.call('/chat/completions', { method: 'POST', key: secret, body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } }));
-    // The first takes the container's hold of the ledger; the next is a warm one.
-    await completion();
-    const warm = await completion();
+    const warm = await warmCompletion(secret);
     expect(warm).toMatchObject({
       status: 200,
       // The key; the estimate ahead; after the answer, the charge; then the usage beside the generation.
