@@ -124,13 +124,19 @@ describe('spending limits against hostile requests', () => {
     for (let i = 0; i < 8; i++) {
       upstream.script('billing', { kind: 'answer', waitMs: 300 });
       const abort = new AbortController();
+      const before = upstream.received.length;
+      let answered = false;
       const leaving = fetch(`${service.runtime.baseUrl}/chat/completions`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${key.secret}`, 'Content-Type': 'application/json' },
         body: JSON.stringify({ model: MODEL, messages, ...shape }),
         signal: abort.signal,
-      }).catch(() => undefined);
-      setTimeout(() => abort.abort(), 50);
+      })
+        .catch(() => undefined)
+        .finally(() => (answered = true));
+      // The client leaves once the provider has the request, which answers 300 ms later (or once it is refused), however busy the machine.
+      await eventually(async () => expect(answered || upstream.received.length > before).toBe(true), 60_000);
+      abort.abort();
       await leaving;
       await service.runtime.idle();
     }

@@ -141,9 +141,9 @@ describe('spending limits on POST /chat/completions', () => {
     expect((await complete(key.secret)).body.error.metadata).toMatchObject({ layer: 'key_limit', interval: 'daily' });
   });
 
-  it("seeds the ledger of a guardrail's budget for every key of an assignment, 120 at once, and again when the budget changes", async () => {
+  it("seeds the ledger of a guardrail's budget for every key of an assignment, 101 at once, and again when the budget changes", async () => {
     const organizationId = service.runtime.demo.organizationId;
-    const made = await Promise.all(Array.from({ length: 120 }, (_, i) => stores.accounts.createApiKey(organizationId, { kind: 'workspace', name: `seeded ${i}` })));
+    const made = await Promise.all(Array.from({ length: 101 }, (_, i) => stores.accounts.createApiKey(organizationId, { kind: 'workspace', name: `seeded ${i}` })));
     const hashes = made.map(({ key }) => key.hash);
     const guardrail = (await manage('POST', '/guardrails', { name: `seeded ${randomUUID().slice(0, 8)}`, limit_usd: 5, reset_interval: 'daily' })).data;
     const seeded = async () => {
@@ -152,13 +152,13 @@ describe('spending limits on POST /chat/completions', () => {
       );
       return (ledgers.Items ?? []).map((item) => item.pk as string);
     };
-    expect((await manage('POST', `/guardrails/${guardrail.id}/assignments/keys`, { key_hashes: hashes })).assigned_count).toBe(120);
+    expect((await manage('POST', `/guardrails/${guardrail.id}/assignments/keys`, { key_hashes: hashes })).assigned_count).toBe(101);
     const first = await seeded();
     expect(new Set(first.map((pk) => pk.split('#')[4]))).toEqual(new Set(hashes));
-    expect(first).toHaveLength(120);
+    expect(first).toHaveLength(101);
     // A new reset interval starts new ledgers: every key's again.
     await manage('PATCH', `/guardrails/${guardrail.id}`, { reset_interval: 'weekly' });
-    expect(new Set(await seeded()).size).toBe(240);
+    expect(new Set(await seeded()).size).toBe(202);
   });
 
   it("counts what the workspace's deleted keys spent in the window when its budget is set later", async () => {
