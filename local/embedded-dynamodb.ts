@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createDynamoDbClient } from '../lambdas/aws/dynamo-client';
 // dynalite ships no types; its factory returns an http.Server.
 const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;
 
@@ -33,7 +34,7 @@ export async function startEmbeddedDynamoDb(options: { port?: number; path?: str
   });
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new DynamoDBClient({
+  const client = createDynamoDbClient({
     endpoint,
     region: LOCAL_AWS_ENV.AWS_REGION,
     credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },

@@ -23,7 +23,7 @@ import { upstreamOptions } from '../lambdas/wiring/upstream-options';
 import type { UpstreamTarget } from '../lambdas/providers/targets';
 import { SETTINGS } from '../lambdas/settings';
 import { rollUpUsage } from '../lambdas/usage/rollup';
-import { createDocumentClient } from '../lambdas/aws/dynamo-client';
+import { createDocumentClient, createDynamoDbClient } from '../lambdas/aws/dynamo-client';
 import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
 import { LOCAL_AWS_ENV } from '../local/embedded-dynamodb';
 import { PROVIDER_CREDENTIALS_FILE, RUNTIME_FILE } from '../local/files';
@@ -68,7 +68,7 @@ export function connectAws(env: NodeJS.ProcessEnv): ConnectedServices {
   const credentials = secretArn ? secretsManagerCredentials(new SecretsManagerClient({}), secretArn, systemClock) : NO_CREDENTIALS;
   const upstreams = env.INFERENCE_UPSTREAMS ? upstreamsService(env.INFERENCE_UPSTREAMS, credentials) : undefined;
   // A deployed service never trusts loopback issuers.
-  return withUpstreams(upstreams, services(new DynamoDBClient({}), { keys: env[KEYS.envVar]!, models: env[MODELS.envVar]!, policies: env[POLICIES.envVar] || undefined, usage: env[USAGE.envVar] || undefined }, false, {
+  return withUpstreams(upstreams, services(createDynamoDbClient({}), { keys: env[KEYS.envVar]!, models: env[MODELS.envVar]!, policies: env[POLICIES.envVar] || undefined, usage: env[USAGE.envVar] || undefined }, false, {
     createKey: async (active) => {
       if (!active || active.keyRef.startsWith(LOCAL_KEY_REF_PREFIX)) {
         throw new OperationError('the deployed stack has no active KMS signing key to rotate from: deploy it first');
@@ -113,7 +113,7 @@ export async function connectLocal(dataDir: string): Promise<ConnectedServices> 
   }
   if (typeof endpoint !== 'string') throw new OperationError(`${LOCAL_NOT_RUNNING} (${file} names no dynamoEndpoint)`);
 
-  const client = new DynamoDBClient({
+  const client = createDynamoDbClient({
     endpoint,
     region: LOCAL_AWS_ENV.AWS_REGION,
     credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },

@@ -1,7 +1,7 @@
-import type { Environment } from 'aws-cdk-lib';
+import { CfnResource as CdkCfnResource, type Environment } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { DEFAULT_INSTANCE_NAME, INSTANCE_CONTEXT_KEY, SettingsError } from '../../lib/settings';
-import { synthModelgate, synthUserApp } from './template-helpers';
+import { synthModelgate, synthUserApp, validated } from './template-helpers';
 
 /**
  * The stack a user deploys is the one the CLI builds: `cdk synth` and `cdk deploy` always
@@ -9,7 +9,8 @@ import { synthModelgate, synthUserApp } from './template-helpers';
  * credentials), and then partition, region and account are literals in the template. An
  * acknowledgement or a name written against the environment-agnostic form passes the other
  * suites and fails the user's first command, so every environment the CLI may resolve is
- * synthesized here, with cdk-nag: an unacknowledged finding throws.
+ * synthesized here, with cdk-nag and CDK's own CloudFormation validation (`validated`): an
+ * unacknowledged finding throws.
  *
  * Bundling is skipped: it does not depend on the environment, and the stack suite and the bundle
  * suite synthesize with it.
@@ -46,8 +47,9 @@ describe.each(VARIANTS)('$variant', ({ synth }) => {
   describe.each(ENVIRONMENTS)('synthesized for $name', ({ env, partition }) => {
     let template: Template;
     beforeAll(() => {
-      // Throws on any cdk-nag finding that is neither fixed nor acknowledged in this environment.
-      template = synth(env);
+      // Throws on any cdk-nag finding that is neither fixed nor acknowledged in this environment,
+      // and on anything CloudFormation's validation for its region faults.
+      template = validated(() => synth(env));
     }, 120_000);
 
     it('is a template CloudFormation accepts: every reference resolves, every limit holds', () => {
@@ -66,6 +68,13 @@ describe.each(VARIANTS)('$variant', ({ synth }) => {
       }
     });
   });
+});
+
+it("fails the synth on a template CloudFormation's validation faults, as the variants above are synthesized", () => {
+  const faulty = () => synthUserApp([], { before: (stack) => new CdkCfnResource(stack, 'Queue', { type: 'AWS::SQS::Queue', properties: { VisibilityTimeout: 'soon' } }) });
+  expect(() => validated(faulty)).toThrow(/VisibilityTimeout: 'soon' is not of type 'integer'/);
+  // The rest of the run synthesizes without it (jest.config.js).
+  expect(faulty).not.toThrow();
 });
 
 describe('two instances in one account and region', () => {

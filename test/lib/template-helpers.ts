@@ -32,6 +32,21 @@ export function synthModelgate(
   return { app, stack, template: Template.fromStack(stack) };
 }
 
+/**
+ * Runs `synth` with CDK's built-in CloudFormation validation on, as `cdk synth` runs it (the
+ * jest run turns it off elsewhere, jest.config.js): a template the validation faults fails the
+ * synth with its findings.
+ */
+export function validated<T>(synth: () => T): T {
+  const before = process.env.CDK_VALIDATION;
+  process.env.CDK_VALIDATION = 'true';
+  try {
+    return synth();
+  } finally {
+    process.env.CDK_VALIDATION = before;
+  }
+}
+
 /** A CDK app of one's own carries its own feature flags: cdk.json's, less modelgate's settings. */
 export const FEATURE_FLAGS: Readonly<Record<string, unknown>> = Object.fromEntries(
   Object.entries(cdkJsonContext()).filter(([key]) => !key.startsWith('modelgate:')),

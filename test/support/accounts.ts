@@ -1,11 +1,11 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccountStore, RecordIds } from '../../lambdas/accounts/account-store';
 import { AccountsService, type GuardrailInput } from '../../lambdas/accounts/accounts-service';
 import { DEFAULT_PRIVACY, type ApiKeyRecord, type Organization } from '../../lambdas/accounts/types';
 import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../../lambdas/aws/dynamo-catalog-store';
-import { createDocumentClient } from '../../lambdas/aws/dynamo-client';
+import { createDocumentClient, createDynamoDbClient } from '../../lambdas/aws/dynamo-client';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import { LOCAL_AWS_ENV } from '../../local/embedded-dynamodb';
 import type { LocalRuntime } from '../../local/runtime';
@@ -25,7 +25,7 @@ export interface RuntimeStores {
  * what the service reads per request (organization settings, the catalog) behind its back.
  */
 export function connectToRuntime(runtime: Pick<LocalRuntime, 'dynamoEndpoint'>): RuntimeStores {
-  const client = new DynamoDBClient({
+  const client = createDynamoDbClient({
     endpoint: runtime.dynamoEndpoint,
     region: LOCAL_AWS_ENV.AWS_REGION,
     credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },

@@ -115,15 +115,29 @@ export async function measureBackground(runtime: LocalRuntime, at: Date): Promis
       for (let copy = 0; copy < count; copy++) measured.push(await record(() => read(() => (copy + 0.5) / count)));
       return measured;
     };
+    const versionCopies = await copies(VERSION_COPIES, (draw) => new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName, undefined, draw).version());
     return {
-      versionCopies: await copies(VERSION_COPIES, (draw) => new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName, undefined, draw).version()),
+      versionCopies,
       popularityCopies: await copies(POPULARITY_COPIES, (draw) => new DynamoUsageFold(documentClient, TABLE_SCHEMAS.usage.localName, draw).popularity()),
-      reloadCopies: await copies(VERSION_COPIES, (draw) => new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName, undefined, draw).load()),
+      reloadCopies: await reloads(versionCopies, (copy) => record(() => new DynamoCatalogStore(documentClient, TABLE_SCHEMAS.models.localName, undefined, () => (copy + 0.5) / VERSION_COPIES).load())),
       signingKeys: await record(() => new DynamoSigningKeyStore(documentClient, TABLE_SCHEMAS.keys.localName).list()),
     };
   } finally {
     client.destroy();
   }
+}
+
+/**
+ * A reload from each copy of the version: that copy's version read, then the catalog's scan,
+ * which is the same whichever copy was read. The scan is measured from the first and the last
+ * copy, and a reload that reads otherwise fails the measurement.
+ */
+async function reloads(versionCopies: AwsCall[][], load: (copy: number) => Promise<AwsCall[]>): Promise<AwsCall[][]> {
+  const scans: AwsCall[][] = [];
+  for (const copy of [0, versionCopies.length - 1]) scans.push((await load(copy)).slice(versionCopies[copy]!.length));
+  const accessed = (calls: AwsCall[]) => JSON.stringify(calls.map((call) => [call.command, call.items]));
+  if (accessed(scans[0]!) !== accessed(scans[1]!)) throw new Error('a catalog reload reads differently by the version copy it read: measure each copy');
+  return versionCopies.map((version) => [...version, ...scans[0]!]);
 }
 
 type Part = { calls: readonly AwsCall[]; timesPerSecond: number };
