@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { SEEN_DIR_ENV, type Denial, type SeenActions } from './iam-gate';
+import { SCRATCH_DIR_ENV } from './jest-global-setup';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
@@ -39,8 +40,17 @@ export function summarizeSeen(dir: string): ActionsSeenSummary {
   return summary;
 }
 
-/** Once per jest run, after every suite: the summary of what the functions were seen to use. */
+/** Once per jest run, after every suite: the summary of what the functions were seen to use; the run's scratch folder removed. */
 export default function globalTeardown(): void {
+  try {
+    summarizeRun();
+  } finally {
+    const scratch = process.env[SCRATCH_DIR_ENV];
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function summarizeRun(): void {
   const dir = process.env[SEEN_DIR_ENV];
   if (!dir) return;
   const summary = summarizeSeen(dir);
