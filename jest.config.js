@@ -8,7 +8,8 @@ process.env.CDK_VALIDATION = 'false';
 
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // jest's Node.js environment in a plain context where Node.js has one (test/support/jest-environment.cjs).
+  testEnvironment: '<rootDir>/test/support/jest-environment.cjs',
   // The sources are roots too, so `jest --findRelatedTests <source>` finds the tests that import it;
   // tests live under test/ only.
   roots: ['<rootDir>/test', '<rootDir>/lambdas', '<rootDir>/lib', '<rootDir>/local', '<rootDir>/ops', '<rootDir>/web', '<rootDir>/bench', '<rootDir>/scripts', '<rootDir>/bin'],

@@ -42,17 +42,24 @@ export function unit(key: string, salt: string): number {
   return hash(`${key}|${salt}`) / 2 ** 32;
 }
 
+/**
+ * `Math.imul`, bound once: where this code runs in a `vm` context (jest's), each lookup of the
+ * global `Math` goes through the context's interceptors, which made the catalog seed's hashing
+ * take about 450 ms of each test runtime's start instead of 70 ms.
+ */
+const imul = Math.imul;
+
 /** FNV-1a (32-bit) over UTF-16 code units, finished with murmur3's fmix32 to spread low bits. */
 export function hash(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i += 1) {
     h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
+    h = imul(h, 0x01000193);
   }
   h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
+  h = imul(h, 0x85ebca6b);
   h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
+  h = imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return h >>> 0;
 }
