@@ -7,9 +7,9 @@ import { startLocalProcess, type LocalProcess } from '../support/local-process';
 
 /**
  * A long answer: the development provider echoes the prompt's words, one token each (about 190
- * bytes an event, so some 8 MB): far more than the socket buffers of a loopback connection hold (about 2 MB).
+ * bytes an event, so some 3.8 MB): more than the socket buffers of a loopback connection hold (about 2 MB).
  */
-const WORDS = 40_000;
+const WORDS = 20_000;
 const PROMPT = Array.from({ length: WORDS }, (_, i) => `w${i}`).join(' ');
 /** Slow readers the stop cuts off. */
 const STREAMS = 16;
