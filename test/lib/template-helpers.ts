@@ -43,7 +43,8 @@ export function validated<T>(synth: () => T): T {
   try {
     return synth();
   } finally {
-    process.env.CDK_VALIDATION = before;
+    if (before === undefined) delete process.env.CDK_VALIDATION;
+    else process.env.CDK_VALIDATION = before;
   }
 }
 
