@@ -3,10 +3,14 @@
  * maintainer runs it, timed as a whole process (median of 5), against the aim of 5 s and
  * against jest's own start (`jest --listTests` of the same file: no test runs); and which tests
  * `jest --findRelatedTests <source>` finds for a source file; and how long an operator command
- * takes to start, from its cached bundle (local/run-bundled.cjs) and compiled by tsx as it loads.
+ * takes to start, from its cached bundle (local/run-bundled.cjs) and compiled by tsx as it loads;
+ * and what a suite on the local runtime costs in jest's own context and in the plain one the
+ * suites run in (test/support/jest-environment.cjs).
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import * as vm from 'node:vm';
 
 const ROOT = join(__dirname, '..');
 const JEST = join(ROOT, 'node_modules', '.bin', 'jest');
@@ -27,6 +31,46 @@ function timed(command: string, args: string[], env: NodeJS.ProcessEnv = process
 
 function jest(args: string[]): { seconds: number; stdout: string } {
   return timed(JEST, args, { ...process.env, CI: 'true' });
+}
+
+/**
+ * The CPU seconds this process's waited-for children used so far (Linux: `cutime` and `cstime`
+ * of /proc/self/stat, in clock ticks of 1/100 s); undefined elsewhere.
+ */
+function childrenCpuSeconds(): number | undefined {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A suite on the local runtime, `runs` times in each environment, interleaved: median wall and CPU seconds. */
+function contexts(file: string, runs: number): void {
+  const environments = [
+    { name: "jest's (a proxied global)", args: ['--testEnvironment=node'] },
+    { name: 'the suites\' (a plain context)', args: [] },
+  ];
+  const measured = environments.map(() => ({ wall: [] as number[], cpu: [] as number[] }));
+  for (let run = 0; run < runs; run++) {
+    environments.forEach(({ args }, i) => {
+      const before = childrenCpuSeconds();
+      measured[i]!.wall.push(jest([...args, file]).seconds);
+      const after = childrenCpuSeconds();
+      if (before !== undefined && after !== undefined) measured[i]!.cpu.push(after - before);
+    });
+  }
+  const plainContexts = 'DONT_CONTEXTIFY' in vm.constants;
+  console.log(`
+A suite on the local runtime (\`${file}\`) in each test context, median of ${runs}${plainContexts ? '' : ' (this Node.js has no plain context: both are the same)'}`);
+  console.log('| context | run | CPU | CPU / proxied |');
+  console.log('|---|---|---|---|');
+  const proxiedCpu = median(measured[0]!.cpu);
+  environments.forEach(({ name }, i) => {
+    const cpu = measured[i]!.cpu.length ? median(measured[i]!.cpu) : undefined;
+    console.log(`| ${name} | ${median(measured[i]!.wall).toFixed(2)} s | ${cpu === undefined ? 'n/a' : `${cpu.toFixed(2)} s`} | ${cpu === undefined ? 'n/a' : (cpu / proxiedCpu).toFixed(2)} |`);
+  });
 }
 
 function median(values: number[]): number {
@@ -59,6 +103,7 @@ function main(): void {
   console.log('| from the cached bundle | compiled by tsx | bundle / tsx |');
   console.log('|---|---|---|');
   console.log(`| ${bundled.toFixed(2)} s | ${compiled.toFixed(2)} s | ${(bundled / compiled).toFixed(2)} |`);
+  contexts('test/lambdas/catalog/catalog-api.test.ts', 3);
 }
 
 main();
