@@ -5,7 +5,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { matchRoute } from '../../lambdas/routes';
 import { SETTINGS, type SettingName } from '../../lambdas/settings';
 import { SYNTH_ENV, type StackTemplate } from '../support/cloud-assembly';
-import { FEATURE_FLAGS, resourcesOfType, synthModelgate } from './template-helpers';
+import { FEATURE_FLAGS, resourcesOfType, synthModelgate, validated } from './template-helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const DOCUMENT = 'docs/deploying.md';
@@ -62,9 +62,9 @@ describe('docs/deploying.md', () => {
   });
 
   it("synthesizes a custom domain in any zone with the shipped cdk.json: it names no regional hostname of its own", () => {
-    const { template } = synthModelgate(
-      { 'aws:cdk:bundling-stacks': [], 'modelgate:domainName': 'api.acme.io', 'modelgate:hostedZoneId': 'Z0ACME', 'modelgate:hostedZoneName': 'acme.io' },
-      SYNTH_ENV,
+    // Each documented deploy is validated as `cdk deploy` validates it (CloudFormation's own rules).
+    const { template } = validated(() =>
+      synthModelgate({ 'aws:cdk:bundling-stacks': [], 'modelgate:domainName': 'api.acme.io', 'modelgate:hostedZoneId': 'Z0ACME', 'modelgate:hostedZoneName': 'acme.io' }, SYNTH_ENV),
     );
     const hostnames = Object.values(resourcesOfType(template, 'AWS::ApiGateway::DomainName')).map((domain) => domain.Properties!.DomainName);
     expect(hostnames).toEqual(['api.acme.io']);
@@ -74,7 +74,7 @@ describe('docs/deploying.md', () => {
     const block = blockWith('sh', 'modelgate:domainName=');
     let template: Template;
     beforeAll(() => {
-      ({ template } = synthModelgate({ 'aws:cdk:bundling-stacks': [], ...deployContext(block) }, SYNTH_ENV));
+      ({ template } = validated(() => synthModelgate({ 'aws:cdk:bundling-stacks': [], ...deployContext(block) }, SYNTH_ENV)));
     }, 120_000);
 
     it('synthesizes with its context: a domain name in the zone per hostname it names, and the domain as issuer', () => {
@@ -112,11 +112,13 @@ describe('docs/deploying.md', () => {
       writeFileSync(join(project, 'bin', 'app.ts'), blockWith('ts', 'new Modelgate('));
       // What the CDK CLI gives an app it runs: context (the app's feature flags), the output folder
       // and the environment; bundling is left to the bundle suite.
+      // The CLI leaves CDK's CloudFormation validation on, which the jest run turns off for its own synths.
+      const { CDK_VALIDATION: _off, ...environment } = process.env;
       run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join('bin', 'app.ts')], {
         cwd: project,
         encoding: 'utf8',
         env: {
-          ...process.env,
+          ...environment,
           CDK_OUTDIR: join(project, 'cdk.out'),
           CDK_CONTEXT_JSON: JSON.stringify({ ...FEATURE_FLAGS, 'aws:cdk:bundling-stacks': [] }),
           CDK_DEFAULT_ACCOUNT: SYNTH_ENV.account,
