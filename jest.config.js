@@ -11,7 +11,7 @@ process.env.CDK_VALIDATION = 'false';
 module.exports = {
   // jest's Node.js environment in a plain context where Node.js has one (test/support/jest-environment.cjs).
   testEnvironment: '<rootDir>/test/support/jest-environment.cjs',
-  // The longest suites first where jest has no durations of its own yet (test/support/jest-sequencer.cjs).
+  // The longest suites first, whatever jest recorded (test/support/jest-sequencer.cjs).
   testSequencer: '<rootDir>/test/support/jest-sequencer.cjs',
   // The sources are roots too, so `jest --findRelatedTests <source>` finds the tests that import it;
   // tests live under test/ only.

@@ -1,8 +1,9 @@
-// The order jest starts the suites in. jest starts the suites that took longest in its last run
-// first, so that no long suite starts last and runs on alone while the other workers idle. A
-// fresh checkout has no last run: jest would order by file size, and a short file that drives
-// much (the scale suite) could start last. There, the suites below, the longest of a run on the
-// 2-core machine, start first, longest first; the others follow in jest's order.
+// The order jest starts the suites in: the longest of a run on the 2-core machine first, longest
+// first, so that none of them starts last and runs on alone while the other workers idle; the
+// others follow in jest's own order (longest in its last run first, by file size without one).
+// jest's durations alone are not enough: a fresh checkout has none (and a short file that drives
+// much, the scale suite, would start late), and the DynamoDB Local pass writes its own (its
+// suites run on a JVM at other speeds) into the same record, which the next `npm test` reads.
 'use strict';
 const { existsSync } = require('node:fs');
 const { join, relative } = require('node:path');
@@ -26,8 +27,6 @@ const LONGEST = [
 class LongestFirst extends Sequencer {
   sort(tests) {
     const sorted = super.sort(tests);
-    // jest has this checkout's durations: its order stands.
-    if (sorted.some((test) => test.duration != null)) return sorted;
     const rootDir = tests[0]?.context.config.rootDir;
     for (const path of LONGEST) if (rootDir && !existsSync(join(rootDir, path))) throw new Error(`test/support/jest-sequencer.cjs names ${path}, which is gone`);
     const rank = (test) => {
