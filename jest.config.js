@@ -2,9 +2,9 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 // CDK's built-in CloudFormation validation (cdk.json's validateAgainstDefaultRules) takes about
 // half of a synth's time. It runs where the suites synthesize what a user deploys: in every
-// environment the CLI may resolve (test/lib/deploy-environments.test.ts, `validated`), on every
-// deploy the docs show (test/lib/deploying-docs.test.ts), and in .ci/run's `cdk synth`; the
-// other synths of a run skip it.
+// environment the CLI may resolve (test/lib/deploy-environments.test.ts, `validated`), on the
+// custom domain deploys the docs show (test/lib/deploying-docs.test.ts), and in .ci/run's
+// `cdk synth`; the other synths of a run skip it.
 process.env.CDK_VALIDATION = 'false';
 
 /** @type {import('jest').Config} */

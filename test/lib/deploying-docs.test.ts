@@ -111,14 +111,13 @@ describe('docs/deploying.md', () => {
       symlinkSync(ROOT, join(project, 'node_modules', 'modelgate'), 'dir');
       writeFileSync(join(project, 'bin', 'app.ts'), blockWith('ts', 'new Modelgate('));
       // What the CDK CLI gives an app it runs: context (the app's feature flags), the output folder
-      // and the environment; bundling is left to the bundle suite.
-      // The CLI leaves CDK's CloudFormation validation on, which the jest run turns off for its own synths.
-      const { CDK_VALIDATION: _off, ...environment } = process.env;
+      // and the environment; bundling is left to the bundle suite, and CloudFormation's validation
+      // to test/lib/deploy-environments.test.ts, which validates this very instance in every environment.
       run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join('bin', 'app.ts')], {
         cwd: project,
         encoding: 'utf8',
         env: {
-          ...environment,
+          ...process.env,
           CDK_OUTDIR: join(project, 'cdk.out'),
           CDK_CONTEXT_JSON: JSON.stringify({ ...FEATURE_FLAGS, 'aws:cdk:bundling-stacks': [] }),
           CDK_DEFAULT_ACCOUNT: SYNTH_ENV.account,
