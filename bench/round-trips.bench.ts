@@ -97,19 +97,15 @@ function benchRoutes(runtime: LocalRuntime, idp: TestIdentityProvider, policyId:
   const { keys } = runtime.demo;
   const send = (path: string, init: RequestInit = {}, key?: string) =>
     fetch(`${runtime.baseUrl}${path}`, { ...init, headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(init.headers as Record<string, string>) } }).then((r) => r.text().then(() => r.status));
+  const complete = (key: string) =>
+    send('/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) }, key);
   return [
     ['GET /models/user?limit=10', () => send('/models/user?limit=10', {}, keys.workspace)],
     ['GET /key', () => send('/key', {}, keys.workspace)],
     ['GET /keys', () => send('/keys', {}, keys.managementReadOnly)],
     ['GET /workspaces', () => send('/workspaces', {}, keys.managementReadOnly)],
-    [
-      'POST /chat/completions (development provider)',
-      () => send('/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) }, keys.workspace),
-    ],
-    [
-      'POST /chat/completions under a key limit',
-      () => send('/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) }, limitedKey),
-    ],
+    ['POST /chat/completions (development provider)', () => complete(keys.workspace)],
+    ['POST /chat/completions under a key limit', () => complete(limitedKey)],
     [
       'POST /oauth/token (issued)',
       () =>

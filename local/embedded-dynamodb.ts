@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { createDynamoDbClient } from '../lambdas/aws/dynamo-client';
 // dynalite ships no types; its factory returns an http.Server.
 const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;
@@ -18,6 +18,16 @@ export const LOCAL_AWS_ENV = {
   AWS_SECRET_ACCESS_KEY: 'local',
 } as const;
 
+/** A client of a local DynamoDB at `endpoint` (the embedded one, DynamoDB Local), as the operator reaches it: its region and credentials, with `config` over them. */
+export function localDynamoDbClient(endpoint: string, config: DynamoDBClientConfig = {}): DynamoDBClient {
+  return createDynamoDbClient({
+    endpoint,
+    region: LOCAL_AWS_ENV.AWS_REGION,
+    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
+    ...config,
+  });
+}
+
 /**
  * Starts dynalite, an in-process DynamoDB-compatible server, on a loopback port.
  * In memory by default; with `path` the data persists across restarts.
@@ -34,11 +44,7 @@ export async function startEmbeddedDynamoDb(options: { port?: number; path?: str
   });
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = createDynamoDbClient({
-    endpoint,
-    region: LOCAL_AWS_ENV.AWS_REGION,
-    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
-  });
+  const client = localDynamoDbClient(endpoint);
   return {
     endpoint,
     client,

@@ -25,7 +25,7 @@ import { SETTINGS } from '../lambdas/settings';
 import { rollUpUsage } from '../lambdas/usage/rollup';
 import { createDocumentClient, createDynamoDbClient } from '../lambdas/aws/dynamo-client';
 import { TABLE_SCHEMAS } from '../lambdas/aws/table-schemas';
-import { LOCAL_AWS_ENV } from '../local/embedded-dynamodb';
+import { localDynamoDbClient } from '../local/embedded-dynamodb';
 import { PROVIDER_CREDENTIALS_FILE, RUNTIME_FILE } from '../local/files';
 import type { GlobalFlags } from './command';
 import { localDataDir } from '../local/environment';
@@ -113,12 +113,7 @@ export async function connectLocal(dataDir: string): Promise<ConnectedServices> 
   }
   if (typeof endpoint !== 'string') throw new OperationError(`${LOCAL_NOT_RUNNING} (${file} names no dynamoEndpoint)`);
 
-  const client = createDynamoDbClient({
-    endpoint,
-    region: LOCAL_AWS_ENV.AWS_REGION,
-    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
-    maxAttempts: 1,
-  });
+  const client = localDynamoDbClient(endpoint, { maxAttempts: 1 });
   try {
     await client.send(new DescribeTableCommand({ TableName: KEYS.localName }), {
       abortSignal: AbortSignal.timeout(LOCAL_PROBE_TIMEOUT_MS),

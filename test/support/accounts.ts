@@ -1,13 +1,12 @@
-
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccountStore, RecordIds } from '../../lambdas/accounts/account-store';
 import { AccountsService, type GuardrailInput } from '../../lambdas/accounts/accounts-service';
 import { DEFAULT_PRIVACY, type ApiKeyRecord, type Organization } from '../../lambdas/accounts/types';
 import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../../lambdas/aws/dynamo-catalog-store';
-import { createDocumentClient, createDynamoDbClient } from '../../lambdas/aws/dynamo-client';
+import { createDocumentClient } from '../../lambdas/aws/dynamo-client';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
-import { LOCAL_AWS_ENV } from '../../local/embedded-dynamodb';
+import { localDynamoDbClient } from '../../local/embedded-dynamodb';
 import type { LocalRuntime } from '../../local/runtime';
 
 export interface RuntimeStores {
@@ -25,11 +24,7 @@ export interface RuntimeStores {
  * what the service reads per request (organization settings, the catalog) behind its back.
  */
 export function connectToRuntime(runtime: Pick<LocalRuntime, 'dynamoEndpoint'>): RuntimeStores {
-  const client = createDynamoDbClient({
-    endpoint: runtime.dynamoEndpoint,
-    region: LOCAL_AWS_ENV.AWS_REGION,
-    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
-  });
+  const client = localDynamoDbClient(runtime.dynamoEndpoint);
   const documentClient = createDocumentClient(client);
   const accounts = new AccountsService({ store: new DynamoAccountStore(documentClient, TABLE_SCHEMAS.keys.localName) });
   return {

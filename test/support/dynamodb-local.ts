@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
 import { DeleteTableCommand, DynamoDBClient, paginateListTables } from '@aws-sdk/client-dynamodb';
-import { createDynamoDbClient } from '../../lambdas/aws/dynamo-client';
-import { LOCAL_AWS_ENV, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
+import { localDynamoDbClient, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../../local/embedded-dynamodb';
 
 /**
  * The DynamoDB the integration suites run against, chosen by `MODELGATE_TEST_DYNAMODB`
@@ -58,11 +57,7 @@ if (typeof afterAll === 'function') {
 export async function startDynamoDbLocal(): Promise<EmbeddedDynamoDb> {
   const jvm = idleJvms.pop() ?? (await startJvm());
   const endpoint = `http://127.0.0.1:${jvm.port}`;
-  const client = createDynamoDbClient({
-    endpoint,
-    region: LOCAL_AWS_ENV.AWS_REGION,
-    credentials: { accessKeyId: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY },
-  });
+  const client = localDynamoDbClient(endpoint);
   let stopped = false;
   return {
     endpoint,

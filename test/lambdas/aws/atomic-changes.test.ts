@@ -1,4 +1,3 @@
-
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import type { GuardrailInput } from '../../../lambdas/accounts/guardrails-service';
 import { DynamoAccountStore, ORGANIZATION_COPIES } from '../../../lambdas/aws/dynamo-account-store';

@@ -14,10 +14,11 @@ export const SCRATCH_DIR_ENV = 'MODELGATE_JEST_SCRATCH';
 
 /**
  * Once per jest run: a scratch folder for temporary files ({@link SCRATCH_DIR_ENV}) and a folder
- * where the IAM gates leave what they saw, which workers inherit through the environment. The stack the gates evaluate against is synthesized here for a whole
- * run (`npm test`), before any suite's timeouts start; a run of chosen files leaves it to the
- * first suite that needs it (stack-template.ts `loadStack`, cached while lib/ and its imports do
- * not change), so a unit test file synthesizes nothing.
+ * where the IAM gates leave what they saw, which workers inherit through the environment. The
+ * stack the gates evaluate against is synthesized here for a whole run (`npm test`), before any
+ * suite's timeouts start; a run of chosen files leaves it to the first suite that needs it
+ * (stack-template.ts `loadStack`, cached while lib/ and its imports do not change), so a unit
+ * test file synthesizes nothing.
  */
 export default function globalSetup(globalConfig: { nonFlagArgs?: string[]; findRelatedTests?: boolean; testPathPattern?: string } & Partial<Config>): void {
   const scratch = mkdtempSync(join(tmpdir(), 'modelgate-jest-'));
