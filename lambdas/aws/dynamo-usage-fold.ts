@@ -3,8 +3,9 @@ import { addDecimals } from '../decimal';
 import { systemRandom, type Random } from '../clock';
 import { USAGE_SORT_DAYS, closedThrough, daysBefore, mondayOf, nextDate } from '../usage/usage';
 import type { ModelUsage } from '../catalog/types';
-import { DynamoItems, type BatchWrite } from './dynamo-items';
-import { activityPartition, foldMarkKey, monthAttribute, organizationShards, sumRows, totalsKey, weekAttribute, type SummedRow } from './dynamo-usage-store';
+import { negate } from '../usd';
+import { DynamoItems, itemId, type BatchWrite } from './dynamo-items';
+import { activityPartition, decimal, foldMarkKey, monthAttribute, organizationShards, sumRows, totalsKey, weekAttribute, type SummedRow } from './dynamo-usage-store';
 
 /**
  * The fold of closed days (docs/architecture.md, "Usage over time"): an organization's usage
@@ -31,7 +32,7 @@ export class DynamoUsageFold {
   /** Folds the organization's days after its mark through the last closed day; the days that had usage. */
   async foldOrganization(organizationId: string, now: Date): Promise<string[]> {
     const through = closedThrough(now);
-    const marked = (await this.items.getItem(foldMarkKey(organizationId)))?.foldedThrough as string | undefined;
+    const marked = await this.settledMark(organizationId, through);
     if (marked !== undefined && marked >= through) return [];
     const shards = await organizationShards(this.items, organizationId, nextDate(marked), through);
     const byDate = new Map<string, Record<string, unknown>[]>();
@@ -45,6 +46,89 @@ export class DynamoUsageFold {
     // Days without usage move the mark too: later views start after them.
     await this.mark(organizationId, through);
     return dates;
+  }
+
+  /**
+   * The organization's fold mark once no key's totals hold a day after it. A mark after `through`
+   * was set by a fold under a clock ahead of this one (a run under a moved clock, a clock that
+   * stepped back since): the mark goes back to the day before `through`, which writes dated by
+   * this clock may have reached since, remembering how far it reached (`reopenThrough`), and
+   * each key's totals give back the days after it ({@link reopen}); those days are then read
+   * from their shards and folded again once closed. A reopen cut short is finished by the next fold.
+   */
+  private async settledMark(organizationId: string, through: string): Promise<string | undefined> {
+    for (let attempt = 0; attempt < MARK_ATTEMPTS; attempt++) {
+      const item = await this.items.getItem(foldMarkKey(organizationId));
+      const marked = item?.foldedThrough as string | undefined;
+      let reopenThrough = item?.reopenThrough as string | undefined;
+      let mark = marked;
+      if (marked !== undefined && marked > through) {
+        mark = daysBefore(new Date(`${through}T00:00:00Z`), 1);
+        reopenThrough = reopenThrough !== undefined && reopenThrough > marked ? reopenThrough : marked;
+        const { written } = await this.items.write({
+          Update: {
+            Key: foldMarkKey(organizationId),
+            UpdateExpression: 'SET foldedThrough = :mark, reopenThrough = :reopen',
+            ConditionExpression: 'foldedThrough = :marked',
+            ExpressionAttributeValues: { ':mark': mark, ':reopen': reopenThrough, ':marked': marked },
+          },
+        });
+        // Another fold moved the mark meanwhile: read it again.
+        if (!written) continue;
+      }
+      if (reopenThrough !== undefined) await this.reopen(organizationId, mark!, reopenThrough);
+      return mark;
+    }
+    throw new Error(`the fold mark of ${organizationId} kept moving; the next run folds it`);
+  }
+
+  /**
+   * Gives back, from every key's totals, the days after `mark` through `reopenThrough`: each key
+   * whose `foldedThrough` is after the mark takes off what its activity rows of those days hold,
+   * its month and week recounted from the rows of the mark's month and week (a fold far ahead may
+   * have dropped them), under the condition that its `foldedThrough` is what was read. Then the
+   * mark forgets the reopen. Rows are left as they are: views read none after the mark, and the
+   * next fold of each day writes them again.
+   */
+  private async reopen(organizationId: string, mark: string, reopenThrough: string): Promise<void> {
+    const month = `${mark.slice(0, 8)}01`;
+    const week = mondayOf(mark);
+    const rows = await this.items.queryAll({
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': activityPartition(organizationId), ':from': month < week ? month : week, ':to': `${reopenThrough}~` },
+    });
+    const byKey = new Map<string, Record<string, unknown>[]>();
+    for (const row of rows) (byKey.get(row.keyHash as string) ?? byKey.set(row.keyHash as string, []).get(row.keyHash as string)!).push(row);
+    const reopened = [...byKey].filter(([, keyRows]) => keyRows.some((row) => (row.date as string) > mark));
+    const totals = await this.items.batchGet(reopened.map(([hash]) => totalsKey(hash)));
+    for (const [hash, keyRows] of reopened) {
+      const { pk, sk } = totalsKey(hash);
+      const item = totals.get(itemId(pk, sk));
+      const folded = item?.foldedThrough as string | undefined;
+      if (item?.organizationId !== organizationId || folded === undefined || folded <= mark) continue;
+      const costOf = (from: string, to: string) => addDecimals(keyRows.filter((row) => (row.date as string) >= from && (row.date as string) <= to).map((row) => decimal(row.cost)));
+      const given = keyRows.filter((row) => (row.date as string) > mark && (row.date as string) <= folded).map((row) => row.date as string);
+      const kept = [monthAttribute(mark), weekAttribute(week)];
+      const dropped = [...new Set(given.flatMap((date) => [monthAttribute(date), weekAttribute(mondayOf(date))]))].filter((name) => !kept.includes(name));
+      await this.items.write({
+        Update: {
+          Key: totalsKey(hash),
+          UpdateExpression: `SET #folded = :mark, #month = :month, #week = :week ADD #all :back${dropped.length > 0 ? ` REMOVE ${dropped.map((_, i) => `#d${i}`).join(', ')}` : ''}`,
+          ConditionExpression: '#folded = :folded',
+          ExpressionAttributeNames: { '#folded': 'foldedThrough', '#all': 'all', '#month': kept[0]!, '#week': kept[1]!, ...Object.fromEntries(dropped.map((name, i) => [`#d${i}`, name])) },
+          ExpressionAttributeValues: {
+            ':mark': mark,
+            ':folded': folded,
+            ':month': NumberValue.from(costOf(month, mark)),
+            ':week': NumberValue.from(costOf(week, mark)),
+            ':back': NumberValue.from(negate(costOf(nextDate(mark)!, folded))),
+          },
+        },
+      });
+    }
+    await this.items.write({
+      Update: { Key: foldMarkKey(organizationId), UpdateExpression: 'REMOVE reopenThrough', ConditionExpression: 'reopenThrough = :reopen', ExpressionAttributeValues: { ':reopen': reopenThrough } },
+    });
   }
 
   private async foldDay(organizationId: string, date: string, rows: readonly SummedRow[]): Promise<void> {
@@ -132,6 +216,9 @@ export class DynamoUsageFold {
  * at 100,000 containers one item would take a third of a partition's reads.
  */
 export const POPULARITY_COPIES = 8;
+
+/** Reads of the fold mark before a fold gives up on a mark other folds keep moving back. */
+const MARK_ATTEMPTS = 3;
 
 const popularityDayPartition = (date: string) => `POPULARITY_DAY#${date}`;
 const popularityCopyKey = (copy: number) => ({ pk: `POPULARITY_SNAPSHOT#${copy}`, sk: 'SNAPSHOT' });

@@ -140,6 +140,74 @@ describe('the usage fold', () => {
     // One fold cut short at each of its writes, then completed: many round trips on a busy machine.
   }, 120_000);
 
+  describe('after a fold under a clock ahead of this one', () => {
+    // The moved clock's fold reached 19 February, dropping December's cost from the totals (they keep two months); back on this clock, it is Saturday the 5th at 01:00.
+    const ahead = new Date('2027-02-20T12:00:00Z');
+    const at = new Date('2026-12-05T01:00:00Z');
+    const other = publicModel('acme/other', { canonical_slug: 'acme/other' });
+    /** Usage of 15 February under the moved clock, its fold, and then, on this clock, a completion of the 4th recorded after midnight and two of today. */
+    async function steppedBack(organizationId: string, foldAhead: boolean): Promise<string[]> {
+      const KEYS = await seedOrganization(organizationId);
+      await store.record(record({ organizationId, keyHash: KEYS[0]!, date: '2027-02-15', cost: '3' }));
+      if (foldAhead) await fold.foldOrganization(organizationId, ahead);
+      await store.record(record({ organizationId, keyHash: KEYS[0]!, date: '2026-12-04', cost: '0.5' }));
+      await store.record(record({ organizationId, keyHash: KEYS[1]!, date: '2026-12-05', cost: '2', model: other }));
+      await store.record(record({ organizationId, keyHash: KEYS[0]!, date: '2026-12-05', cost: '0.125' }));
+      return KEYS;
+    }
+    /** The views with each key named by its place, in its order: two organizations with the same usage read the same. */
+    const placed = async (organizationId: string, KEYS: string[], at: Date) => {
+      const read = await views(organizationId, KEYS, at);
+      const name = (value: unknown) => KEYS.reduce((json, hash, i) => json.replaceAll(hash, `key-${i}`), JSON.stringify(value));
+      return { each: name(read.each), all: KEYS.map((hash) => read.all[hash]), activity: read.activity.map(name).sort() };
+    };
+    let truth: Awaited<ReturnType<typeof placed>>;
+    beforeAll(async () => {
+      truth = await placed('org-never-folded', await steppedBack('org-never-folded', false), at);
+    });
+
+    it('reopens the days it folded ahead: every view counts what was written into them, once, and folds them again as they close', async () => {
+      const KEYS = await steppedBack('org-ahead', true);
+      // The views miss what was written into the folded days until the next fold.
+      expect(await placed('org-ahead', KEYS, at)).not.toEqual(truth);
+      expect(await fold.foldOrganization('org-ahead', at)).toEqual(['2026-12-04']);
+      expect(await store.foldMark('org-ahead')).toEqual({ foldedThrough: '2026-12-04' });
+      expect(await placed('org-ahead', KEYS, at)).toEqual(truth);
+      expect(await fold.foldOrganization('org-ahead', at)).toEqual([]);
+      expect(await placed('org-ahead', KEYS, at)).toEqual(truth);
+      const later = new Date('2026-12-06T01:00:00Z');
+      expect(await fold.foldOrganization('org-ahead', later)).toEqual(['2026-12-05']);
+      expect(await placed('org-ahead', KEYS, later)).toEqual(await placed('org-never-folded', keysOf('org-never-folded'), later));
+      // February again, on this clock: its 15th folded once more, and counted once.
+      const february = new Date('2027-02-16T01:00:00Z');
+      expect(await fold.foldOrganization('org-ahead', february)).toEqual(['2027-02-15']);
+      expect(await placed('org-ahead', KEYS, february)).toEqual(await placed('org-never-folded', keysOf('org-never-folded'), february));
+    });
+
+    it('finishes a reopen cut short at any of its writes in the next fold', async () => {
+      const WRITES = new Set(['UpdateCommand', 'BatchWriteCommand', 'PutCommand']);
+      let point = 1;
+      for (; ; point++) {
+        const organizationId = `org-ahead-cut-${point}`;
+        const KEYS = await steppedBack(organizationId, true);
+        let writes = 0;
+        const failing = interceptSend(tables.documentClient, (command, send) => {
+          if (WRITES.has(command.constructor.name) && ++writes === point) throw new Error(`killed at write ${point}`);
+          return send();
+        });
+        const cut = await new DynamoUsageFold(failing, TABLE).foldOrganization(organizationId, at).then(
+          () => false,
+          () => true,
+        );
+        if (!cut) break;
+        await fold.foldOrganization(organizationId, at);
+        expect({ point, views: await placed(organizationId, KEYS, at) }).toEqual({ point, views: truth });
+      }
+      // The mark set back, two keys' totals, the mark's reopen forgotten, and the fold of the 4th.
+      expect(point).toBeGreaterThan(8);
+    }, 120_000);
+  });
+
   it('reads a bounded amount whatever the history: GET /key at most 40 read units after a year of 20 models a day', async () => {
     const organizationId = 'org-year';
     const hash = '3'.repeat(64);
