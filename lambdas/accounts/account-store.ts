@@ -9,16 +9,8 @@ export type WorkspacePatch = Partial<Pick<Workspace, 'name' | 'slug' | 'descript
 /** A change of a workspace's budgets and its bring-your-own-key flag (docs/limits.md). */
 export type WorkspaceBudgetsPatch = Partial<Pick<Workspace, 'budgets' | 'includeByokInBudgets'>>;
 
-/**
- * What deleting a workspace found: gone now, gone before, still holding keys (by hash), or
- * holding only places of keys whose writes have not finished, free again at `freeAt` unless
- * those writes complete.
- */
-export type WorkspaceDeletion =
-  | { outcome: 'deleted'; workspace: Workspace }
-  | { outcome: 'missing' }
-  | { outcome: 'has-keys'; keyHashes: string[] }
-  | { outcome: 'keys-unfinished'; places: number; freeAt: Date };
+/** What deleting a workspace found: gone now, gone before, or still holding `keys` keys. */
+export type WorkspaceDeletion = { outcome: 'deleted'; workspace: Workspace } | { outcome: 'missing' } | { outcome: 'has-keys'; keys: number };
 
 /** What a guardrail can be attached to: a key, or a workspace (and so every key in it). */
 export type GuardrailHolder =
@@ -70,8 +62,8 @@ export interface AccountStore {
   updateWorkspace(organizationId: string, id: string, patch: WorkspacePatch, updatedAt: string): Promise<Workspace | undefined>;
   /**
    * Deletes the workspace only while it holds no key, exactly under concurrent key creation:
-   * a key takes its place in its workspace ({@link holdWorkspaceKey}) before it is written,
-   * and the delete is conditional on there being no such place. Gives the slug back.
+   * a key is counted in its workspace in the transaction that writes it ({@link createApiKey}),
+   * and the delete is conditional on a count of none. Gives the slug back.
    */
   deleteWorkspace(organizationId: string, id: string): Promise<WorkspaceDeletion>;
   /**
@@ -85,13 +77,6 @@ export interface AccountStore {
     change: (current: Workspace) => WorkspaceBudgetsPatch | undefined,
     updatedAt: string,
   ): Promise<Workspace | undefined>;
-  /**
-   * Takes the place of a key about to be created in the workspace: `missing` when the workspace
-   * does not exist, `full` when it holds `WORKSPACE_LIMITS.keys` places already (types.ts).
-   */
-  holdWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<'held' | 'missing' | 'full'>;
-  /** Gives the place back once the key is deleted, or its create failed. */
-  releaseWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string): Promise<void>;
 
   createUser(user: User): Promise<void>;
   getUser(organizationId: string, id: string): Promise<User | undefined>;
@@ -101,7 +86,12 @@ export interface AccountStore {
   /** Atomically removes one guardrail id from the holder's set. */
   removeGuardrail(holder: GuardrailHolder, guardrailId: string, updatedAt: string): Promise<SetChange>;
 
-  createApiKey(key: ApiKeyRecord): Promise<void>;
+  /**
+   * Writes the key, counted in its workspace in the same transaction: `missing` when the
+   * workspace does not exist, `full` when it holds `WORKSPACE_LIMITS.keys` keys already (types.ts),
+   * nothing written either way; an existing hash is an {@link AlreadyExistsError}.
+   */
+  createApiKey(key: ApiKeyRecord): Promise<'created' | 'missing' | 'full'>;
   getApiKey(hash: string): Promise<ApiKeyRecord | undefined>;
   /**
    * A request's records in one round trip, read consistently: any of the key by its hash, the
@@ -121,7 +111,7 @@ export interface AccountStore {
    * stored one, docs/limits.md): applied to a fresh read, written under that read's revision.
    */
   updateApiKey(hash: string, patch: ApiKeyPatch | ((current: ApiKeyRecord) => ApiKeyPatch), updatedAt: string): Promise<ApiKeyRecord | undefined>;
-  /** Deletes the key; a key of a workspace leaves its hash among the workspace's former keys, in the same write. */
+  /** Deletes the key; a key of a workspace leaves its count and its hash among the workspace's former keys, in the same write. */
   deleteApiKey(hash: string): Promise<boolean>;
   /** The hashes of the keys a workspace held and that were deleted: their spend still counts in its budgets. */
   formerWorkspaceKeys(organizationId: string, workspaceId: string): Promise<string[]>;

@@ -1,4 +1,4 @@
-import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, UnfinishedWriteError, invalidParameter } from '../errors';
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
 import { defaultWorkspaceOf, type AccountStore, type WorkspacePatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
@@ -201,12 +201,8 @@ export class AccountsService {
     const deletion = await this.store.deleteWorkspace(organizationId, id);
     if (deletion.outcome === 'missing') throw new NotFoundError(`Workspace ${id} not found`);
     if (deletion.outcome === 'has-keys') {
-      const count = deletion.keyHashes.length;
+      const count = deletion.keys;
       throw new InvalidInputError(`Workspace ${id} has ${count} API key${count === 1 ? '' : 's'}; delete ${count === 1 ? 'it' : 'them'} first`);
-    }
-    if (deletion.outcome === 'keys-unfinished') {
-      const places = deletion.places === 1 ? 'the place of one is' : `the places of ${deletion.places} are`;
-      throw new UnfinishedWriteError(`Workspace ${id} has no API key, but ${places} held`, deletion.freeAt);
     }
     await this.guardrails.deleteWorkspaceGuardrails(organizationId, id);
   }
@@ -278,16 +274,10 @@ export class AccountsService {
       createdAt,
       updatedAt: null,
     };
-    // The key takes its place in its workspace first, so the workspace cannot be deleted under it.
-    const place = workspaceId ? await this.store.holdWorkspaceKey(organizationId, workspaceId, key.hash, key.createdAt) : 'held';
-    if (place === 'missing') throw new NotFoundError(`Workspace ${workspaceId} not found`);
-    if (place === 'full') throw invalidParameter('workspace_id', `workspace ${workspaceId} holds ${WORKSPACE_LIMITS.keys} keys already, the most one may hold`);
-    try {
-      await conflictIfExists(() => this.store.createApiKey(key));
-    } catch (error) {
-      if (workspaceId) await this.store.releaseWorkspaceKey(organizationId, workspaceId, key.hash);
-      throw error;
-    }
+    // Counted in its workspace in the same write, so the workspace cannot be deleted under it.
+    const created = await conflictIfExists(() => this.store.createApiKey(key));
+    if (created === 'missing') throw new NotFoundError(`Workspace ${workspaceId} not found`);
+    if (created === 'full') throw invalidParameter('workspace_id', `workspace ${workspaceId} holds ${WORKSPACE_LIMITS.keys.toLocaleString('en-US')} keys already, the most one may hold`);
     return { key, secret: generated.secret };
   }
 
@@ -326,9 +316,9 @@ export class AccountsService {
   }
 
   async deleteApiKey(organizationId: string, hash: string): Promise<void> {
-    const key = await this.getApiKey(organizationId, hash);
+    // Another organization's key is reported as absent.
+    await this.getApiKey(organizationId, hash);
     if (!(await this.store.deleteApiKey(hash))) throw new NotFoundError(`API key ${hash} not found`);
-    if (key.workspaceId) await this.store.releaseWorkspaceKey(organizationId, key.workspaceId, hash);
   }
 
   createGuardrail(organizationId: string, input: GuardrailInput): Promise<Guardrail> {

@@ -1,7 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
-  defaultWorkspaceOf,
   type AccountRecords,
   type AccountStore,
   type ApiKeyPatch,
@@ -19,17 +18,17 @@ import { isUuid } from '../ids';
 import { DynamoItems, itemId, strip } from './dynamo-items';
 import { withGuardrailChange, withGuardrailList, withGuardrailSet } from './dynamo-guardrail-sets';
 import { AlongRefused, ReadReplicas, type CopyKind } from './dynamo-read-replicas';
-import { WorkspaceKeyHolds } from './dynamo-workspace-keys';
+import { WorkspaceKeys } from './dynamo-workspace-keys';
 import { WorkspaceSlugs, claimKey, type SlugClaim } from './dynamo-workspace-slugs';
 
 /**
  * Accounts in the keys table, one item per fact (docs/architecture.md, "Data layout", lists the
- * items and their keys). A key is fetched by its hash alone. A workspace item also holds the
- * places of its keys (`keyHolds`, {@link WorkspaceKeyHolds}).
+ * items and their keys). A key is fetched by its hash alone. A workspace counts its keys, each
+ * of which has a member item beside it, written with the key ({@link WorkspaceKeys}).
  *
  * What every request reads (a key, its organization and workspace, their guardrails) is read
  * from copies ({@link ReadReplicas}): {@link KEY_COPIES} of each key and
- * {@link ORGANIZATION_COPIES} of each organization, workspace (without its key places) and
+ * {@link ORGANIZATION_COPIES} of each organization, workspace (without its key count) and
  * guardrail. Every create, change and delete of such an item is one transaction with all of its
  * copies; management reads and writes the items themselves. `guardrailIds` of keys and
  * workspaces is a string set, each assignment's time beside it ({@link withGuardrailChange}).
@@ -37,16 +36,16 @@ import { WorkspaceSlugs, claimKey, type SlugClaim } from './dynamo-workspace-slu
 export class DynamoAccountStore implements AccountStore {
   private readonly items: DynamoItems;
   private readonly copies: ReadReplicas;
-  private readonly keyHolds: WorkspaceKeyHolds;
+  private readonly workspaceKeys: WorkspaceKeys;
   private readonly tableName: string;
   private readonly clock: Clock;
   private readonly slugs: WorkspaceSlugs;
 
   /**
    * @param options.random chooses the copy each request reads.
-   * @param options.clock tells how old a workspace's key places are.
-   * @param options.writersSince before this instant no writer still runs: a claim or place taken
-   *   earlier whose item does not exist is reclaimed at once (the local runtime's start).
+   * @param options.clock stamps a deleted key's mark in its workspace.
+   * @param options.writersSince before this instant no writer still runs: a slug's claim taken
+   *   earlier whose workspace does not exist is reclaimed at once (the local runtime's start).
    */
   constructor(
     client: DynamoDBDocumentClient,
@@ -57,7 +56,7 @@ export class DynamoAccountStore implements AccountStore {
     this.clock = clock;
     this.items = new DynamoItems(client, tableName);
     this.copies = new ReadReplicas(client, tableName, random);
-    this.keyHolds = new WorkspaceKeyHolds(client, tableName, this.copies, (organizationId) => this.listApiKeys(organizationId), clock, writersSince);
+    this.workspaceKeys = new WorkspaceKeys(tableName, this.items, this.copies, (organizationId) => this.listApiKeys(organizationId));
     this.slugs = new WorkspaceSlugs(client, tableName, async (organizationId, id, slug) => (await this.getWorkspace(organizationId, id))?.slug === slug, writersSince);
   }
 
@@ -82,8 +81,8 @@ export class DynamoAccountStore implements AccountStore {
   /** The workspace, its copies and its slug's claim ({@link WorkspaceSlugs}) in one transaction. */
   async createWorkspace(workspace: Workspace): Promise<void> {
     const { organizationId, slug, id, createdAt } = workspace;
-    // No key yet: its key places start empty.
-    const item = { pk: orgPk(organizationId), sk: `WORKSPACE#${id}`, ...withGuardrailSet(workspace), keyHolds: {} };
+    // No key yet: its count starts at 0.
+    const item = { pk: orgPk(organizationId), sk: `WORKSPACE#${id}`, ...withGuardrailSet(workspace), keyCount: 0 };
     const created = await this.withSlugClaim(organizationId, slug, createdAt, (abandoned) =>
       this.copies.create(item, WORKSPACE_KIND, [this.slugs.claimAction(organizationId, slug, id, createdAt, abandoned)]),
     );
@@ -138,26 +137,10 @@ export class DynamoAccountStore implements AccountStore {
     return (await this.items.queryPrefix<Workspace>(orgPk(organizationId), 'WORKSPACE#')).map((w) => workspaceRecord(w)!);
   }
 
-  /**
-   * The workspace item's key places ({@link WorkspaceKeyHolds}) say which keys to read; the keys
-   * themselves say whether they exist and are still the workspace's (a place can outlive its key
-   * for a moment, or belong to a key that never came). A workspace from before places existed
-   * has its keys from the organization's listing.
-   */
+  /** From the workspace's member items ({@link WorkspaceKeys.list}). */
   async listWorkspaceApiKeys(organizationId: string, id?: string): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined> {
-    type Held = Workspace & { keyHolds?: Record<string, string> };
-    const item =
-      id === undefined
-        ? defaultWorkspaceOf(await this.items.queryPrefix<Held>(orgPk(organizationId), 'WORKSPACE#'))
-        : await this.items.get<Held>(orgPk(organizationId), `WORKSPACE#${id}`);
-    if (!item) return undefined;
-    const workspace = workspaceRecord(item)!;
-    const inWorkspace = (key: ApiKeyRecord) => key.organizationId === organizationId && key.workspaceId === workspace.id;
-    if (!item.keyHolds) return { workspace, keys: (await this.listApiKeys(organizationId)).filter(inWorkspace) };
-    const found = await this.items.batchGet(Object.keys(item.keyHolds).map((hash) => ({ pk: keyPk(hash), sk: 'APIKEY' })));
-    const keys = [...found.values()].map((key) => withGuardrailList(strip<ApiKeyRecord>(key))!).filter(inWorkspace);
-    // The organization's listing order (its index sorts by `<createdAt>#<hash>`).
-    return { workspace, keys: keys.sort((a, b) => `${a.createdAt}#${a.hash}`.localeCompare(`${b.createdAt}#${b.hash}`)) };
+    const listed = await this.workspaceKeys.list(organizationId, id);
+    return listed && { workspace: workspaceRecord(listed.workspace)!, keys: listed.keys.map((key) => withGuardrailList(key)!) };
   }
 
   /**
@@ -187,7 +170,7 @@ export class DynamoAccountStore implements AccountStore {
     return changed && workspaceRecord(strip<Workspace>(changed.after));
   }
 
-  /** One change of the workspace item with its copies; the key places stay as they are (withheld from copies, untouched here). */
+  /** One change of the workspace item with its copies; the key count stays as it is (withheld from copies, untouched here). */
   async changeWorkspaceBudgets(
     organizationId: string,
     id: string,
@@ -202,17 +185,9 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async deleteWorkspace(organizationId: string, id: string): Promise<WorkspaceDeletion> {
-    const deletion = await this.keyHolds.deleteWorkspace(organizationId, id, WORKSPACE_KIND);
+    const deletion = await this.workspaceKeys.deleteWorkspace(organizationId, id, WORKSPACE_KIND);
     if (deletion.outcome === 'deleted') await this.slugs.release(organizationId, deletion.workspace.slug, id);
     return deletion.outcome === 'deleted' ? { outcome: 'deleted', workspace: workspaceRecord(deletion.workspace)! } : deletion;
-  }
-
-  holdWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<'held' | 'missing' | 'full'> {
-    return this.keyHolds.hold(organizationId, workspaceId, keyHash, at);
-  }
-
-  releaseWorkspaceKey(organizationId: string, workspaceId: string, keyHash: string): Promise<void> {
-    return this.keyHolds.release(organizationId, workspaceId, keyHash);
   }
 
   async addGuardrail(holder: GuardrailHolder, guardrailId: string, updatedAt: string): Promise<SetChange> {
@@ -245,7 +220,8 @@ export class DynamoAccountStore implements AccountStore {
     return this.items.get<User>(orgPk(organizationId), `USER#${id}`);
   }
 
-  async createApiKey(key: ApiKeyRecord): Promise<void> {
+  /** The key, its copies and, for a key of a workspace, its place there ({@link WorkspaceKeys.joining}), in one transaction. */
+  async createApiKey(key: ApiKeyRecord): Promise<'created' | 'missing' | 'full'> {
     const item = {
       pk: keyPk(key.hash),
       sk: 'APIKEY',
@@ -253,7 +229,9 @@ export class DynamoAccountStore implements AccountStore {
       gsi1sk: `${key.createdAt}#${key.hash}`,
       ...withGuardrailSet(key),
     };
-    if (!(await this.copies.create(item, KEY_KIND))) throw new AlreadyExistsError('API key');
+    return this.workspaceKeys.joined(key, async (along) => {
+      if (!(await this.copies.create(item, KEY_KIND, along))) throw new AlreadyExistsError('API key');
+    });
   }
 
   async getApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
@@ -291,12 +269,22 @@ export class DynamoAccountStore implements AccountStore {
     return changed && withGuardrailList(strip<ApiKeyRecord>(changed.after));
   }
 
-  /** The key and its copies' deletion marks in one transaction: from then on no request is let in with it. */
-  /** Deletes the key with its copies and, when it was in a workspace, leaves its mark there in the same transaction (formerWorkspaceKeys). */
+  /**
+   * The key and its copies' deletion marks in one transaction, from then on no request is let in
+   * with it; a key of a workspace leaves its place there ({@link WorkspaceKeys.leaving}) and its
+   * mark (formerWorkspaceKeys) in the same transaction.
+   */
   async deleteApiKey(hash: string): Promise<boolean> {
-    const mark = ({ organizationId: org, workspaceId: ws }: Partial<ApiKeyRecord>) =>
-      org && ws ? [{ Put: { TableName: this.tableName, Item: { pk: orgPk(org), sk: `${FORMER_KEY_PREFIX}${ws}#${hash}`, keyHash: hash, workspaceId: ws, deletedAt: this.clock.now().toISOString() } } }] : [];
-    return (await this.copies.delete({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND, undefined, mark)).outcome === 'deleted';
+    const deletion = await this.workspaceKeys.left(
+      (leaving) =>
+        this.copies.delete({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND, undefined, ({ organizationId: org, workspaceId: ws, createdAt }: Partial<ApiKeyRecord>) => {
+          if (!org || !ws) return [];
+          const mark = { Put: { TableName: this.tableName, Item: { pk: orgPk(org), sk: `${FORMER_KEY_PREFIX}${ws}#${hash}`, keyHash: hash, workspaceId: ws, deletedAt: this.clock.now().toISOString() } } };
+          return [...leaving({ organizationId: org, workspaceId: ws, createdAt: createdAt!, hash }), mark];
+        }),
+      () => this.getApiKey(hash),
+    );
+    return deletion.outcome === 'deleted';
   }
 
   async formerWorkspaceKeys(organizationId: string, workspaceId: string): Promise<string[]> {
@@ -355,8 +343,8 @@ export const ORGANIZATION_COPIES = 64;
 export const KEY_KIND: CopyKind = { count: KEY_COPIES, withheld: [] };
 /** How an organization is copied: whole, {@link ORGANIZATION_COPIES} times. */
 export const ORGANIZATION_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: [] };
-/** How a workspace is copied: without its key places, which grow with its keys and only management reads. */
-export const WORKSPACE_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: ['keyHolds'] };
+/** How a workspace is copied: without its key count (and an earlier release's key places), which only management reads. */
+export const WORKSPACE_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: ['keyCount', 'keyHolds'] };
 /** How a guardrail is copied: whole, {@link ORGANIZATION_COPIES} times. */
 export const GUARDRAIL_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: [] };
 
@@ -389,10 +377,10 @@ function holderKey(holder: GuardrailHolder): { pk: string; sk: string } {
     : { pk: orgPk(holder.organizationId), sk: `WORKSPACE#${holder.id}` };
 }
 
-/** A workspace record: its key places stay in the store; its guardrails' assignment times come along (budget layers count from them). */
+/** A workspace record: its key count stays in the store; its guardrails' assignment times come along (budget layers count from them). */
 function workspaceRecord(item: Workspace | undefined): Workspace | undefined {
   if (!item) return undefined;
-  const { keyHolds: _holds, ...workspace } = withGuardrailList(item) as Workspace & { keyHolds?: unknown };
+  const { keyHolds: _holds, keyCount: _count, ...workspace } = withGuardrailList(item) as Workspace & { keyHolds?: unknown; keyCount?: unknown };
   return workspace;
 }
 

@@ -4,8 +4,7 @@ import { conditionalWrite, itemId, type DynamoItems } from './dynamo-items';
 /**
  * Places: a map attribute on one item from the id of each thing that took a place to when it
  * took it, changed only by single-item conditional writes, apart from the item it stands for.
- * The per-organization limits (dynamo-count-limit.ts) and a workspace's keys
- * (dynamo-workspace-keys.ts) hold them. A place is taken before its item is written, so a
+ * The per-organization limits (dynamo-count-limit.ts) hold them. A place is taken before its item is written, so a
  * crash can leave a place whose item never came; such places are reclaimed here.
  */
 

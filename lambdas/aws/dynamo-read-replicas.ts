@@ -128,7 +128,8 @@ export class ReadReplicas {
    * expression with its values) holds; the marks are written also when the item is already gone,
    * so a deletion sent again always reaches what requests read. The item as it was when deleted;
    * `missing` when there was none; `refused` with the item when the condition did not hold.
-   * `along` gives, from the item as read, writes that land in the same transaction.
+   * `along` gives, from the item as read, writes that land in the same transaction; one whose
+   * condition fails is an {@link AlongRefused}.
    */
   delete(
     key: ItemKey,
@@ -148,6 +149,7 @@ export class ReadReplicas {
     let current = await this.items.getItem(key);
     for (let attempt = 1; current && attempt <= CHANGE_ATTEMPTS; attempt++) {
       const revision = atRevision(current);
+      const others = along(current);
       const outcome = await this.transact([
         {
           Delete: {
@@ -158,10 +160,11 @@ export class ReadReplicas {
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
         },
+        ...others,
         ...this.deletionPuts(key, kind),
-        ...along(current),
       ]);
       if (outcome.written) return { outcome: 'deleted', item: current };
+      throwIfAlongRefused(outcome.failed, others.length);
       const found = outcome.failed[0]?.item;
       if (found && revisionOf(found) === revisionOf(current)) return { outcome: 'refused', item: found };
       current = found;

@@ -1,129 +1,206 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { WorkspaceDeletion } from '../accounts/account-store';
+import { defaultWorkspaceOf, type WorkspaceDeletion } from '../accounts/account-store';
 import { WORKSPACE_LIMITS, type ApiKeyRecord, type Workspace } from '../accounts/types';
-import { systemClock, type Clock } from '../clock';
-import { DynamoItems, strip } from './dynamo-items';
-import { ABANDONED_PLACE_MS, reclaimAbandonedPlaces, unfinishedPlaces } from './dynamo-places';
-import type { CopyKind, ReadReplicas } from './dynamo-read-replicas';
+import { DynamoItems, itemId, strip, type TransactionAction } from './dynamo-items';
+import { AlongRefused, type CopyKind, type ReadReplicas } from './dynamo-read-replicas';
 
 /** The item of a workspace, and of an API key (dynamo-account-store.ts). */
 const workspaceKey = (organizationId: string, id: string) => ({ pk: `ORG#${organizationId}`, sk: `WORKSPACE#${id}` });
 const apiKeyKey = (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
 
+/** The sort-key prefix of a workspace's member items, `WSKEY#<workspace>#`. */
+const MEMBER_PREFIX = 'WSKEY#';
+/** A key's member item: `ORG#<org>` / `WSKEY#<workspace>#<createdAt>#<hash>`, so a workspace's keys read oldest first, as the organization's listing orders them. */
+const memberKey = (key: WorkspaceMember) => ({ pk: `ORG#${key.organizationId}`, sk: `${MEMBER_PREFIX}${key.workspaceId}#${key.createdAt}#${key.hash}` });
+
+/** What names a key's place in its workspace. */
+export type WorkspaceMember = Pick<ApiKeyRecord, 'organizationId' | 'createdAt' | 'hash'> & { workspaceId: string };
+
+/** Tries of a key's write whose workspace was counted meanwhile, or found missing. */
+const ATTEMPTS = 3;
+
+/** Why a workspace refused a key's join or leave: it does not exist, it is full, or it was not counted yet (now it is: send the write again). */
+export type MemberRefusal = 'missing' | 'full' | 'counted';
+
 /**
- * Which keys a workspace holds, on the workspace item itself, so that deleting a workspace and
- * creating a key in it cannot both succeed: one item both conditions read. `keyHolds` maps each
- * key's hash to when its place was taken. A key takes its place (`SET keyHolds.<hash>` on
- * condition that the workspace exists) before it is written and gives it back once deleted; the
- * workspace is deleted on condition that `keyHolds` is empty, so of a concurrent create and
- * delete, whichever writes the workspace item first wins. A workspace written before places
- * existed has none: the first write that needs them starts them from the keys the organization's
- * listing shows in it. A place whose key a crash never wrote is reclaimed by a delete once older
- * than {@link ABANDONED_PLACE_MS}, as organization limits do; a younger one makes the delete say
- * when it lapses (`keys-unfinished`).
+ * Which keys a workspace holds, and how many (docs/architecture.md, "Data layout"): one member
+ * item per key, and `keyCount` on the workspace item, both written in the transaction that
+ * creates or deletes the key ({@link joining}, {@link leaving}). A workspace is deleted on
+ * condition that `keyCount` is 0 and a key joins on condition that it is below
+ * `WORKSPACE_LIMITS.keys`: one item both conditions read, so deleting a workspace and creating a
+ * key in it cannot both succeed, and no crash leaves a count without its key or a key without
+ * its count. The workspace item stays the same size however many keys it holds. A workspace
+ * written by an earlier release (its key places in `keyHolds`, or none) is counted by the first
+ * write that needs it.
  */
-export class WorkspaceKeyHolds {
+export class WorkspaceKeys {
   private readonly items: DynamoItems;
 
   constructor(
-    private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    items: DynamoItems,
     private readonly copies: ReadReplicas,
     private readonly listKeys: (organizationId: string) => Promise<ApiKeyRecord[]>,
-    private readonly clock: Clock = systemClock,
-    /** Before this instant no writer still runs (see isAbandoned). */
-    private readonly writersSince?: Date,
   ) {
-    this.items = new DynamoItems(client, tableName);
+    this.items = items;
   }
 
-  /** Takes the key's place, while the workspace exists and holds fewer than `WORKSPACE_LIMITS.keys` (one condition). */
-  async hold(organizationId: string, workspaceId: string, keyHash: string, at: string): Promise<'held' | 'missing' | 'full'> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const held = await this.items.write({
+  /** The writes that put `key` in its workspace, beside its create: the count up, below the most a workspace holds, and its member item. */
+  joining(key: WorkspaceMember): TransactionAction[] {
+    return [
+      {
         Update: {
-          Key: workspaceKey(organizationId, workspaceId),
-          UpdateExpression: 'SET keyHolds.#hash = :at',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds) AND size(keyHolds) < :most',
-          ExpressionAttributeNames: { '#hash': keyHash },
-          ExpressionAttributeValues: { ':at': at, ':most': WORKSPACE_LIMITS.keys },
+          TableName: this.tableName,
+          Key: workspaceKey(key.organizationId, key.workspaceId),
+          UpdateExpression: 'ADD keyCount :one',
+          ConditionExpression: 'attribute_exists(keyCount) AND keyCount < :most',
+          ExpressionAttributeValues: { ':one': 1, ':most': WORKSPACE_LIMITS.keys },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
-      });
-      if (held.written) return 'held';
-      if (!held.item) return 'missing';
-      const holds = held.item.keyHolds as Record<string, string> | undefined;
-      if (holds && Object.keys(holds).length >= WORKSPACE_LIMITS.keys) return 'full';
-      // Written before places existed.
-      if (!(await this.start(organizationId, workspaceId))) return 'missing';
-    }
-    throw new Error(`the key places of workspace ${workspaceId} could not be started`);
-  }
-
-  async release(organizationId: string, workspaceId: string, keyHash: string): Promise<void> {
-    await this.items.write({
-      Update: {
-        Key: workspaceKey(organizationId, workspaceId),
-        UpdateExpression: 'REMOVE keyHolds.#hash',
-        // Never write a workspace that is gone back into existence.
-        ConditionExpression: 'attribute_exists(pk) AND attribute_exists(keyHolds)',
-        ExpressionAttributeNames: { '#hash': keyHash },
       },
-    });
+      { Put: { TableName: this.tableName, Item: { ...memberKey(key), keyHash: key.hash } } },
+    ];
   }
 
-  /** Deletes the workspace with its copies (`kind`), in one transaction, while it holds no key place. */
-  async deleteWorkspace(organizationId: string, workspaceId: string, kind: CopyKind): Promise<WorkspaceDeletion> {
-    const key = workspaceKey(organizationId, workspaceId);
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const deletion = await this.copies.delete(key, kind, { expression: 'attribute_exists(keyHolds) AND size(keyHolds) = :none', values: { ':none': 0 } });
-      if (deletion.outcome === 'deleted') return { outcome: 'deleted', workspace: strip<Workspace>(deletion.item) };
-      if (deletion.outcome === 'missing') return { outcome: 'missing' };
-      const item = deletion.item as { keyHolds?: Record<string, string> };
-      if (!item.keyHolds) {
-        if (!(await this.start(organizationId, workspaceId))) return { outcome: 'missing' };
-        continue;
-      }
-      if ((await this.reclaim(organizationId, workspaceId, item.keyHolds)) === 0) return this.refusal(item.keyHolds);
-    }
-    return this.refusal((await this.items.get<{ keyHolds?: Record<string, string> }>(key.pk, key.sk))?.keyHolds ?? {});
+  /** The writes that take `key` out of its workspace, beside its delete: the count down, and its member item gone. */
+  leaving(key: WorkspaceMember): TransactionAction[] {
+    return [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: workspaceKey(key.organizationId, key.workspaceId),
+          UpdateExpression: 'ADD keyCount :less',
+          ConditionExpression: 'attribute_exists(keyCount)',
+          ExpressionAttributeValues: { ':less': -1 },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+      { Delete: { TableName: this.tableName, Key: memberKey(key) } },
+    ];
   }
 
   /**
-   * Why a workspace holding places cannot be deleted: its keys, or, when no key of it exists,
-   * the places of keys whose writes have not finished and when the last is abandoned.
+   * Runs `create`, a key's create given what counts it in its workspace ({@link joining}; none
+   * for a key of no workspace), and again once a workspace from before counts is counted:
+   * `missing` or `full` when the workspace refused it, nothing written.
    */
-  private async refusal(holds: Readonly<Record<string, string>>): Promise<WorkspaceDeletion> {
-    const now = this.clock.now().getTime();
-    const unfinished = await unfinishedPlaces(this.items, { holders: holds, now, writersSince: this.writersSince }, { keyOf: apiKeyKey, isPlaced: () => true });
-    const keyHashes = Object.keys(holds).filter((hash) => !unfinished.some((place) => place.id === hash)).sort();
-    if (keyHashes.length > 0 || unfinished.length === 0) return { outcome: 'has-keys', keyHashes };
-    const freeAt = Math.max(...unfinished.map((place) => place.abandonedAt.getTime()));
-    return { outcome: 'keys-unfinished', places: unfinished.length, freeAt: new Date(freeAt) };
+  async joined(key: ApiKeyRecord, create: (along: TransactionAction[]) => Promise<void>): Promise<'created' | 'missing' | 'full'> {
+    const workspaceId = key.workspaceId ?? undefined;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      try {
+        await create(workspaceId ? this.joining({ ...key, workspaceId }) : []);
+        return 'created';
+      } catch (error) {
+        if (!(error instanceof AlongRefused) || !workspaceId) throw error;
+        const refusal = await this.refusal(key.organizationId, workspaceId, error.failed[0]?.item);
+        if (refusal !== 'counted') return refusal;
+      }
+    }
+    throw new Error(`the keys of workspace ${workspaceId} could not be counted`);
   }
 
-  /** Starts the places of a workspace written before they existed; false when it does not exist. */
-  private async start(organizationId: string, workspaceId: string): Promise<boolean> {
-    const keys = (await this.listKeys(organizationId)).filter((k) => k.workspaceId === workspaceId);
-    const started = await this.items.write({
+  /**
+   * Runs `remove`, a key's delete given what takes a key out of its workspace ({@link leaving}),
+   * and again once a workspace from before counts is counted; a workspace found missing (no
+   * key of its own outlives it) has nothing to leave. `key` reads the key when that is asked.
+   */
+  async left<T>(remove: (leaving: (key: WorkspaceMember) => TransactionAction[]) => Promise<T>, key: () => Promise<ApiKeyRecord | undefined>): Promise<T> {
+    let leaving = (member: WorkspaceMember) => this.leaving(member);
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      try {
+        return await remove(leaving);
+      } catch (error) {
+        if (!(error instanceof AlongRefused)) throw error;
+        const found = await key();
+        if (!found?.workspaceId) continue;
+        if ((await this.refusal(found.organizationId, found.workspaceId, error.failed[0]?.item)) === 'missing') leaving = () => [];
+      }
+    }
+    throw new Error('the key could not leave its workspace');
+  }
+
+  /** Why the workspace refused a join or leave, from the workspace item as the failed condition found it (none: it does not exist). */
+  async refusal(organizationId: string, workspaceId: string, found: Record<string, unknown> | undefined): Promise<MemberRefusal> {
+    if (!found) return 'missing';
+    if (typeof found.keyCount === 'number') return 'full';
+    return (await this.count(organizationId, workspaceId)) ? 'counted' : 'missing';
+  }
+
+  /**
+   * The workspace `id` (none: the organization's default, {@link defaultWorkspaceOf}) as stored,
+   * and its keys, oldest first, as its member items name them: a named workspace's item and its
+   * member items side by side (the default one is found first), then the keys themselves,
+   * strongly consistently. Undefined when the workspace does not exist.
+   */
+  async list(organizationId: string, id: string | undefined): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined> {
+    const named = id === undefined ? undefined : this.hashes(organizationId, id);
+    // Settled here, so a missing workspace's query never goes unhandled.
+    void named?.catch(() => undefined);
+    const item =
+      id === undefined
+        ? defaultWorkspaceOf(await this.items.queryPrefix<Workspace>(`ORG#${organizationId}`, 'WORKSPACE#'))
+        : await this.items.get<Workspace>(`ORG#${organizationId}`, `WORKSPACE#${id}`);
+    if (!item) return undefined;
+    const hashes = await this.counted(organizationId, item, (await named) ?? (await this.hashes(organizationId, item.id)));
+    const found = await this.items.batchGet(hashes.map(apiKeyKey));
+    const keys = hashes.flatMap((hash) => {
+      const key = found.get(itemId(apiKeyKey(hash).pk, 'APIKEY'));
+      return key ? [strip<ApiKeyRecord>(key)] : [];
+    });
+    return { workspace: item, keys };
+  }
+
+  /** The hashes of the workspace's keys, oldest first, from its member items, read strongly consistently. */
+  private async hashes(organizationId: string, workspaceId: string): Promise<string[]> {
+    const members = await this.items.queryPrefix<{ keyHash: string }>(`ORG#${organizationId}`, `${MEMBER_PREFIX}${workspaceId}#`);
+    return members.map((member) => member.keyHash);
+  }
+
+  /** `hashes` as read beside the workspace `item`; read again once a workspace from before counts is counted (its member items written). */
+  private async counted(organizationId: string, item: Workspace & { keyCount?: unknown }, hashes: string[]): Promise<string[]> {
+    if (typeof item.keyCount === 'number') return hashes;
+    await this.count(organizationId, item.id);
+    return this.hashes(organizationId, item.id);
+  }
+
+  /** Deletes the workspace with its copies (`kind`), in one transaction, while it holds no key. */
+  async deleteWorkspace(organizationId: string, workspaceId: string, kind: CopyKind): Promise<WorkspaceDeletion> {
+    const key = workspaceKey(organizationId, workspaceId);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const deletion = await this.copies.delete(key, kind, { expression: 'keyCount = :none', values: { ':none': 0 } });
+      if (deletion.outcome === 'deleted') return { outcome: 'deleted', workspace: strip<Workspace>(deletion.item) };
+      if (deletion.outcome === 'missing') return { outcome: 'missing' };
+      const count = deletion.item.keyCount;
+      if (typeof count === 'number') return { outcome: 'has-keys', keys: count };
+      if (!(await this.count(organizationId, workspaceId))) return { outcome: 'missing' };
+    }
+    throw new Error(`the keys of workspace ${workspaceId} could not be counted`);
+  }
+
+  /**
+   * Counts a workspace written before counts: its keys (those its places name that exist and are
+   * its own; without places, those the organization's listing shows in it) get member items, then
+   * `keyCount` is set and the places removed, unless another writer counted it meanwhile. False
+   * when the workspace does not exist.
+   */
+  private async count(organizationId: string, workspaceId: string): Promise<boolean> {
+    const item = await this.items.getItem(workspaceKey(organizationId, workspaceId));
+    if (!item) return false;
+    if (typeof item.keyCount === 'number') return true;
+    const places = item.keyHolds as Record<string, string> | undefined;
+    const candidates = places
+      ? [...(await this.items.batchGet(Object.keys(places).map(apiKeyKey))).values()].map((found) => strip<ApiKeyRecord>(found))
+      : await this.listKeys(organizationId);
+    const keys = candidates.filter((key) => key.organizationId === organizationId && key.workspaceId === workspaceId);
+    await this.items.batchWrite(keys.map((key) => ({ PutRequest: { Item: { ...memberKey({ ...key, workspaceId }), keyHash: key.hash } } })));
+    const counted = await this.items.write({
       Update: {
         Key: workspaceKey(organizationId, workspaceId),
-        UpdateExpression: 'SET keyHolds = :holds',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(keyHolds)',
-        ExpressionAttributeValues: { ':holds': Object.fromEntries(keys.map((k) => [k.hash, k.createdAt])) },
+        UpdateExpression: 'SET keyCount = :count REMOVE keyHolds',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(keyCount)',
+        ExpressionAttributeValues: { ':count': keys.length },
       },
     });
-    // Not written: started by another writer meanwhile (the item is there), or the workspace is gone.
-    return started.written || started.item !== undefined;
-  }
-
-  /** Removes the places older than {@link ABANDONED_PLACE_MS} whose keys do not exist; how many. */
-  private reclaim(organizationId: string, workspaceId: string, holds: Readonly<Record<string, string>>): Promise<number> {
-    return reclaimAbandonedPlaces(
-      this.client,
-      this.items,
-      this.tableName,
-      { key: workspaceKey(organizationId, workspaceId), attribute: 'keyHolds', holders: holds, now: this.clock.now().getTime(), writersSince: this.writersSince },
-      { keyOf: apiKeyKey, isPlaced: () => true },
-    );
+    // Not written: counted by another writer meanwhile (the item is there), or the workspace is gone.
+    return counted.written || counted.item !== undefined;
   }
 }

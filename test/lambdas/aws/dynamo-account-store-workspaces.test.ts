@@ -1,4 +1,4 @@
-import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { WORKSPACE_LIMITS, type Workspace } from '../../../lambdas/accounts/types';
 import { UnfinishedWriteError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
@@ -132,15 +132,16 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
       expect(await db.store.findWorkspace(other.organization.id, 'claimed')).toBeUndefined();
     });
 
-    it("lists a workspace's keys from its places, the default workspace's when none is named, and a workspace from before places from the listing", async () => {
+    it("lists a workspace's keys from its member items, the default workspace's when none is named, and counts a workspace from before counts from the listing", async () => {
       const first = await db.service.createApiKey(organizationId, { kind: 'workspace', name: 'first' });
       const second = await db.service.createApiKey(organizationId, { kind: 'workspace', name: 'second' });
       const elsewhere = await db.service.createApiKey(organizationId, { kind: 'workspace', name: 'elsewhere', workspaceId: ids.claimed });
       await db.service.createApiKey(organizationId, { kind: 'management', name: 'management' });
-      // A place whose key never came, and a key written without a place, in the legacy workspace.
-      await db.store.holdWorkspaceKey(organizationId, defaultWorkspaceId, 'f'.repeat(64), '2030-01-01T00:00:00.000Z');
+      // A key an earlier release wrote in the legacy workspace, which counted none.
       const legacyKey = { ...first.key, hash: 'e'.repeat(64), name: 'legacy', workspaceId: ids.legacy };
-      await db.store.createApiKey(legacyKey);
+      await db.tables.documentClient.send(
+        new PutCommand({ TableName: table, Item: { pk: `APIKEY#${legacyKey.hash}`, sk: 'APIKEY', gsi1pk: `ORG#${organizationId}#APIKEYS`, gsi1sk: `${legacyKey.createdAt}#${legacyKey.hash}`, ...legacyKey } }),
+      );
 
       const hashes = async (id?: string) => {
         const listed = await db.store.listWorkspaceApiKeys(organizationId, id);
@@ -153,29 +154,46 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
       expect(await hashes(ids.legacy)).toEqual([ids.legacy, [legacyKey.hash]]);
       expect(await hashes('6f1c2d3e-0000-4000-8000-00000000ffff')).toBeUndefined();
       expect(await db.service.listWorkspaceApiKeys(organizationId, '6f1c2d3e-0000-4000-8000-00000000ffff')).toEqual([]);
-      // A deleted key leaves the list even before its place is given back.
+      // A deleted key leaves the list and the count in its own write.
       await db.store.deleteApiKey(second.key.hash);
       expect(await hashes()).toEqual([defaultWorkspaceId, [first.key.hash]]);
+      const counts = await db.tables.documentClient.send(
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: [defaultWorkspaceId, ids.legacy].map((id) => ({ pk: `ORG#${organizationId}`, sk: `WORKSPACE#${id}` })), ProjectionExpression: 'id, keyCount' } } }),
+      );
+      expect(Object.fromEntries(counts.Responses![table]!.map((item) => [item.id, item.keyCount]))).toEqual({ [defaultWorkspaceId]: 1, [ids.legacy]: 1 });
     });
   });
-  it('holds at most 4,000 keys in a workspace, the last place taken by one condition: past it, a 400 naming workspace_id', async () => {
+  it('counts exactly the keys that landed when 24 creates and 12 deletes of one workspace run at once', async () => {
+    const { organization, workspace } = await db.service.createOrganization({ name: 'Busy', plan: 'enterprise' });
+    const made = await Promise.all(Array.from({ length: 12 }, (_, i) => db.service.createApiKey(organization.id, { kind: 'workspace', name: `first ${i}`, workspaceId: workspace.id })));
+    await Promise.all([
+      ...made.map(({ key }) => db.service.deleteApiKey(organization.id, key.hash)),
+      ...Array.from({ length: 24 }, (_, i) => db.service.createApiKey(organization.id, { kind: 'workspace', name: `second ${i}`, workspaceId: workspace.id })),
+    ]);
+    const item = await db.tables.documentClient.send(new GetCommand({ TableName: TABLE_SCHEMAS.keys.localName, Key: { pk: `ORG#${organization.id}`, sk: `WORKSPACE#${workspace.id}` } }));
+    const listed = await db.service.listWorkspaceApiKeys(organization.id, workspace.id);
+    expect({ count: item.Item?.keyCount, listed: listed.length, names: listed.every((key) => key.name.startsWith('second')) }).toEqual({ count: 24, listed: 24, names: true });
+  });
+
+  it('holds at most 100,000 keys in a workspace, counted by one condition on an item that stays one size: past it, a 400 naming workspace_id', async () => {
     const { organization, workspace } = await db.service.createOrganization({ name: 'Crowded', plan: 'enterprise' });
-    // 3,999 places of keys, written into the workspace item as key creates would leave them.
-    const places = Object.fromEntries(Array.from({ length: WORKSPACE_LIMITS.keys - 1 }, (_, i) => [i.toString(16).padStart(64, '0'), '2026-11-29T00:00:00.000Z']));
-    await db.tables.documentClient.send(
-      new UpdateCommand({ TableName: TABLE_SCHEMAS.keys.localName, Key: { pk: `ORG#${organization.id}`, sk: `WORKSPACE#${workspace.id}` }, UpdateExpression: 'SET keyHolds = :places', ExpressionAttributeValues: { ':places': places } }),
-    );
+    const item = { TableName: TABLE_SCHEMAS.keys.localName, Key: { pk: `ORG#${organization.id}`, sk: `WORKSPACE#${workspace.id}` } };
+    const size = async () => JSON.stringify((await db.tables.documentClient.send(new GetCommand(item))).Item).length;
+    const empty = await size();
+    // 99,999 keys, counted as their creates would have left the count.
+    await db.tables.documentClient.send(new UpdateCommand({ ...item, UpdateExpression: 'SET keyCount = :count', ExpressionAttributeValues: { ':count': WORKSPACE_LIMITS.keys - 1 } }));
     // Two creates at once for the last place: one lands.
     const outcomes = await Promise.allSettled([0, 1].map((i) => db.service.createApiKey(organization.id, { kind: 'workspace', name: `last ${i}`, workspaceId: workspace.id })));
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
     const refused = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')!.reason;
     expect(toErrorBody(refused)).toEqual({
       status: 400,
-      body: { error: { code: 400, message: `Invalid workspace_id: workspace ${workspace.id} holds 4000 keys already, the most one may hold`, metadata: { parameter: 'workspace_id' } } },
+      body: { error: { code: 400, message: `Invalid workspace_id: workspace ${workspace.id} holds 100,000 keys already, the most one may hold`, metadata: { parameter: 'workspace_id' } } },
     });
-    // A key deleted gives its place back.
+    // A key deleted gives its place back; the item is as large as with no key (the count's digits aside).
     const landed = (outcomes.find((outcome) => outcome.status === 'fulfilled') as PromiseFulfilledResult<{ key: { hash: string } }>).value;
     await db.service.deleteApiKey(organization.id, landed.key.hash);
     await db.service.createApiKey(organization.id, { kind: 'workspace', name: 'after', workspaceId: workspace.id });
+    expect(await size()).toBeLessThanOrEqual(empty + 5);
   });
 });

@@ -48,10 +48,10 @@ describe('read copies of keys, organizations, workspaces and guardrails', () => 
     const { key } = await service.createApiKey(organization.id, { kind: 'workspace', name: 'k' });
     expect(await copiesOf(`APIKEY#${key.hash}`, 'APIKEY')).toHaveLength(KEY_COPIES);
     expect(await copiesOf(`ORG#${organization.id}`, 'ORG')).toHaveLength(ORGANIZATION_COPIES);
-    // The workspace's key places are not copied: they grow with its keys and no request reads them.
+    // The workspace's key count is not copied: it changes with its keys and no request reads it.
     const workspaceCopies = await copiesOf(`ORG#${organization.id}`, `WORKSPACE#${workspace.id}`);
     expect(workspaceCopies).toHaveLength(ORGANIZATION_COPIES);
-    expect(workspaceCopies.every((copy) => copy.keyHolds === undefined)).toBe(true);
+    expect(workspaceCopies.every((copy) => copy.keyCount === undefined)).toBe(true);
 
     await service.updateApiKey(organization.id, key.hash, { disabled: true });
     await service.setPlan(organization.id, 'enterprise');

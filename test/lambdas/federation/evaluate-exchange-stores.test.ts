@@ -55,7 +55,8 @@ async function configure(policyOverrides: Partial<FederationPolicy> = {}) {
     ...policyOverrides,
   });
   await accounts.createOrganization(organization);
-  await accounts.createApiKey(key);
+  await accounts.createWorkspace({ id: key.workspaceId!, organizationId: organization.id, name: 'CI', slug: 'ci', description: null, guardrailIds: [], createdAt: key.createdAt, updatedAt: null });
+  expect(await accounts.createApiKey(key)).toBe('created');
   await federation.createIssuer(issuer);
   await federation.createPolicy(policy);
   return { organization, key, issuer, policy };
