@@ -5,14 +5,15 @@ import { USAGE_SORT_DAYS, closedThrough, daysBefore, mondayOf, nextDate } from '
 import type { ModelUsage } from '../catalog/types';
 import { negate } from '../usd';
 import { DynamoItems, itemId, type BatchWrite } from './dynamo-items';
-import { activityPartition, decimal, foldMarkKey, monthAttribute, organizationShards, sumRows, totalsKey, weekAttribute, type SummedRow } from './dynamo-usage-store';
+import { NO_WORKSPACE, activityPartition, decimal, foldMarkKey, monthAttribute, organizationShards, sumRows, totalsKey, weekAttribute, workspaceTotalsKey, type SummedRow } from './dynamo-usage-store';
 
 /**
  * The fold of closed days (docs/architecture.md, "Usage over time"): an organization's usage
  * shards of each UTC day that is over (`closedThrough`), summed once, off the request path, into
  * activity rows, each key's running totals (`KEY#<hash>` / `USAGE_TOTALS`: `all`, the month's and
- * the week's cost, `foldedThrough`; added on condition that they do not hold the day yet), the
- * day's requests and tokens per model for the popularity figures, and last the fold mark.
+ * the week's cost, `foldedThrough`; added on condition that they do not hold the day yet), each
+ * workspace's (its keys' rows, whatever became of the keys), the day's requests and tokens per
+ * model for the popularity figures, and last the fold mark.
  *
  * Days are folded in order, each one's writes before its mark, each write idempotent (puts of
  * what the shards sum to, additions conditional on the day): a fold sent twice, two at once, or
@@ -42,9 +43,11 @@ export class DynamoUsageFold {
       (byDate.get(date) ?? byDate.set(date, []).get(date)!).push(item);
     }
     const dates = [...byDate.keys()].sort();
-    for (const date of dates) await this.foldDay(organizationId, date, sumRows(byDate.get(date)!));
+    // An organization never folded has all of its days in what this fold reads: workspaces' totals count from the first.
+    const countsFrom = marked === undefined ? FIRST_DAY : undefined;
+    for (const date of dates) await this.foldDay(organizationId, date, sumRows(byDate.get(date)!), countsFrom);
     // Days without usage move the mark too: later views start after them.
-    await this.mark(organizationId, through);
+    await this.mark(organizationId, through, countsFrom);
     return dates;
   }
 
@@ -83,8 +86,8 @@ export class DynamoUsageFold {
   }
 
   /**
-   * Gives back, from every key's totals, the days after `mark` through `reopenThrough`: each key
-   * whose `foldedThrough` is after the mark takes off what its activity rows of those days hold,
+   * Gives back, from every key's and workspace's totals, the days after `mark` through
+   * `reopenThrough`: each whose `foldedThrough` is after the mark takes off what its activity rows of those days hold,
    * its month and week recounted from the rows of the mark's month and week (a fold far ahead may
    * have dropped them), under the condition that its `foldedThrough` is what was read. Then the
    * mark forgets the reopen. Rows are left as they are: views read none after the mark, and the
@@ -97,48 +100,59 @@ export class DynamoUsageFold {
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
       ExpressionAttributeValues: { ':pk': activityPartition(organizationId), ':from': month < week ? month : week, ':to': `${reopenThrough}~` },
     });
-    const byKey = new Map<string, Record<string, unknown>[]>();
-    for (const row of rows) (byKey.get(row.keyHash as string) ?? byKey.set(row.keyHash as string, []).get(row.keyHash as string)!).push(row);
-    const reopened = [...byKey].filter(([, keyRows]) => keyRows.some((row) => (row.date as string) > mark));
-    const totals = await this.items.batchGet(reopened.map(([hash]) => totalsKey(hash)));
-    for (const [hash, keyRows] of reopened) {
-      const { pk, sk } = totalsKey(hash);
-      const item = totals.get(itemId(pk, sk));
-      const folded = item?.foldedThrough as string | undefined;
-      if (item?.organizationId !== organizationId || folded === undefined || folded <= mark) continue;
-      const costOf = (from: string, to: string) => addDecimals(keyRows.filter((row) => (row.date as string) >= from && (row.date as string) <= to).map((row) => decimal(row.cost)));
-      const given = keyRows.filter((row) => (row.date as string) > mark && (row.date as string) <= folded).map((row) => row.date as string);
-      const kept = [monthAttribute(mark), weekAttribute(week)];
-      const dropped = [...new Set(given.flatMap((date) => [monthAttribute(date), weekAttribute(mondayOf(date))]))].filter((name) => !kept.includes(name));
-      await this.items.write({
-        Update: {
-          Key: totalsKey(hash),
-          UpdateExpression: `SET #folded = :mark, #month = :month, #week = :week ADD #all :back${dropped.length > 0 ? ` REMOVE ${dropped.map((_, i) => `#d${i}`).join(', ')}` : ''}`,
-          ConditionExpression: '#folded = :folded',
-          ExpressionAttributeNames: { '#folded': 'foldedThrough', '#all': 'all', '#month': kept[0]!, '#week': kept[1]!, ...Object.fromEntries(dropped.map((name, i) => [`#d${i}`, name])) },
-          ExpressionAttributeValues: {
-            ':mark': mark,
-            ':folded': folded,
-            ':month': NumberValue.from(costOf(month, mark)),
-            ':week': NumberValue.from(costOf(week, mark)),
-            ':back': NumberValue.from(negate(costOf(nextDate(mark)!, folded))),
-          },
-        },
-      });
+    // Each key's totals, and each workspace's, with the rows they were folded from.
+    const groups = new Map<string, { key: { pk: string; sk: string }; rows: Record<string, unknown>[] }>();
+    const add = (key: { pk: string; sk: string }, row: Record<string, unknown>) => (groups.get(itemId(key.pk, key.sk)) ?? groups.set(itemId(key.pk, key.sk), { key, rows: [] }).get(itemId(key.pk, key.sk))!).rows.push(row);
+    for (const row of rows) {
+      add(totalsKey(row.keyHash as string), row);
+      if (typeof row.workspaceId === 'string' && row.workspaceId !== NO_WORKSPACE) add(workspaceTotalsKey(organizationId, row.workspaceId), row);
+    }
+    const reopened = [...groups.values()].filter((group) => group.rows.some((row) => (row.date as string) > mark));
+    const totals = await this.items.batchGet(reopened.map((group) => group.key));
+    for (const { key, rows: folded } of reopened) {
+      const item = totals.get(itemId(key.pk, key.sk));
+      const through = item?.foldedThrough as string | undefined;
+      if (item?.organizationId !== organizationId || through === undefined || through <= mark) continue;
+      await this.giveBack(key, folded, mark, through);
     }
     await this.items.write({
       Update: { Key: foldMarkKey(organizationId), UpdateExpression: 'REMOVE reopenThrough', ConditionExpression: 'reopenThrough = :reopen', ExpressionAttributeValues: { ':reopen': reopenThrough } },
     });
   }
 
-  private async foldDay(organizationId: string, date: string, rows: readonly SummedRow[]): Promise<void> {
+  /** Running totals (`key`) folded through `folded` given back to `mark`: what `rows` hold after it taken off, the month and week recounted from them. */
+  private async giveBack(key: { pk: string; sk: string }, rows: readonly Record<string, unknown>[], mark: string, folded: string): Promise<void> {
+    const month = `${mark.slice(0, 8)}01`;
+    const week = mondayOf(mark);
+    const costOf = (from: string, to: string) => addDecimals(rows.filter((row) => (row.date as string) >= from && (row.date as string) <= to).map((row) => decimal(row.cost)));
+    const given = rows.filter((row) => (row.date as string) > mark && (row.date as string) <= folded).map((row) => row.date as string);
+    const kept = [monthAttribute(mark), weekAttribute(week)];
+    const dropped = [...new Set(given.flatMap((date) => [monthAttribute(date), weekAttribute(mondayOf(date))]))].filter((name) => !kept.includes(name));
+    await this.items.write({
+      Update: {
+        Key: key,
+        UpdateExpression: `SET #folded = :mark, #month = :month, #week = :week ADD #all :back${dropped.length > 0 ? ` REMOVE ${dropped.map((_, i) => `#d${i}`).join(', ')}` : ''}`,
+        ConditionExpression: '#folded = :folded',
+        ExpressionAttributeNames: { '#folded': 'foldedThrough', '#all': 'all', '#month': kept[0]!, '#week': kept[1]!, ...Object.fromEntries(dropped.map((name, i) => [`#d${i}`, name])) },
+        ExpressionAttributeValues: {
+          ':mark': mark,
+          ':folded': folded,
+          ':month': NumberValue.from(costOf(month, mark)),
+          ':week': NumberValue.from(costOf(week, mark)),
+          ':back': NumberValue.from(negate(costOf(nextDate(mark)!, folded))),
+        },
+      },
+    });
+  }
+
+  private async foldDay(organizationId: string, date: string, rows: readonly SummedRow[], countsFrom: string | undefined): Promise<void> {
     const partition = activityPartition(organizationId);
     await this.items.batchWrite(
       rows.map((row): BatchWrite => ({ PutRequest: { Item: { pk: partition, sk: `${row.date}#${row.keyHash}#${row.model}#${row.endpointId.slice(row.model.length + 1)}`, ...rowItem(row) } } })),
     );
-    const costs = new Map<string, string[]>();
-    for (const row of rows) (costs.get(row.keyHash) ?? costs.set(row.keyHash, []).get(row.keyHash)!).push(row.usageExact);
-    for (const [keyHash, keyCosts] of costs) await this.addToTotals(organizationId, keyHash, date, addDecimals(keyCosts));
+    for (const [keyHash, cost] of costsBy(rows, (row) => row.keyHash)) await this.addToTotals(organizationId, totalsKey(keyHash), date, cost);
+    const workspaces = costsBy(rows, (row) => (row.workspaceId === NO_WORKSPACE ? undefined : row.workspaceId));
+    for (const [workspaceId, cost] of workspaces) await this.addToTotals(organizationId, workspaceTotalsKey(organizationId, workspaceId), date, cost);
     const models: Record<string, { requests: number; tokens: number }> = {};
     for (const row of rows) {
       const model = (models[row.model] ??= { requests: 0, tokens: 0 });
@@ -146,11 +160,25 @@ export class DynamoUsageFold {
       model.tokens += row.promptTokens + row.completionTokens;
     }
     await this.items.batchWrite([{ PutRequest: { Item: { pk: popularityDayPartition(date), sk: organizationId, models } } }]);
-    await this.mark(organizationId, date);
+    // Usage an earlier release wrote carries no workspace: workspaces' totals count from the day after.
+    if (rows.some((row) => row.workspaceId === undefined)) await this.countWorkspacesFrom(organizationId, nextDate(date)!);
+    await this.mark(organizationId, date, countsFrom);
   }
 
-  /** The key's day in its running totals, once: the condition makes a second fold of the day write nothing. */
-  private async addToTotals(organizationId: string, keyHash: string, date: string, cost: string): Promise<void> {
+  /** Moves the day from which the organization's workspace totals count (`workspacesFrom`) forward to `date`; never back. */
+  private async countWorkspacesFrom(organizationId: string, date: string): Promise<void> {
+    await this.items.write({
+      Update: {
+        Key: foldMarkKey(organizationId),
+        UpdateExpression: 'SET workspacesFrom = :date',
+        ConditionExpression: 'attribute_not_exists(workspacesFrom) OR workspacesFrom < :date',
+        ExpressionAttributeValues: { ':date': date },
+      },
+    });
+  }
+
+  /** The day in a key's or a workspace's running totals, once: the condition makes a second fold of the day write nothing. */
+  private async addToTotals(organizationId: string, key: { pk: string; sk: string }, date: string, cost: string): Promise<void> {
     const month = monthAttribute(date);
     const week = weekAttribute(mondayOf(date));
     // The totals keep the month and week a view may ask for, and the ones before them.
@@ -158,7 +186,7 @@ export class DynamoUsageFold {
     const oldWeek = weekAttribute(daysBefore(new Date(`${mondayOf(date)}T00:00:00Z`), 14));
     await this.items.write({
       Update: {
-        Key: totalsKey(keyHash),
+        Key: key,
         UpdateExpression: 'SET #folded = :date, #org = :org ADD #all :cost, #month :cost, #week :cost REMOVE #oldMonth, #oldWeek',
         ConditionExpression: 'attribute_not_exists(#folded) OR #folded < :date',
         ExpressionAttributeNames: { '#folded': 'foldedThrough', '#org': 'organizationId', '#all': 'all', '#month': month, '#week': week, '#oldMonth': oldMonth, '#oldWeek': oldWeek },
@@ -167,14 +195,18 @@ export class DynamoUsageFold {
     });
   }
 
-  /** Moves the organization's fold mark forward to `date`; never back. */
-  private async mark(organizationId: string, date: string): Promise<void> {
+  /**
+   * Moves the organization's fold mark forward to `date`; never back. The first mark this release
+   * writes says from which day workspaces' totals count (`workspacesFrom`): `countsFrom`, else
+   * `date`, the days before it folded without them.
+   */
+  private async mark(organizationId: string, date: string, countsFrom = date): Promise<void> {
     await this.items.write({
       Update: {
         Key: foldMarkKey(organizationId),
-        UpdateExpression: 'SET foldedThrough = :date',
+        UpdateExpression: 'SET foldedThrough = :date, workspacesFrom = if_not_exists(workspacesFrom, :from)',
         ConditionExpression: 'attribute_not_exists(foldedThrough) OR foldedThrough < :date',
-        ExpressionAttributeValues: { ':date': date },
+        ExpressionAttributeValues: { ':date': date, ':from': countsFrom },
       },
     });
   }
@@ -216,6 +248,19 @@ export class DynamoUsageFold {
  * at 100,000 containers one item would take a third of a partition's reads.
  */
 export const POPULARITY_COPIES = 8;
+
+/** Each group's rows' costs, summed exactly; rows of no group (undefined) left out. */
+function costsBy(rows: readonly SummedRow[], group: (row: SummedRow) => string | undefined): Map<string, string> {
+  const costs = new Map<string, string[]>();
+  for (const row of rows) {
+    const name = group(row);
+    if (name !== undefined) (costs.get(name) ?? costs.set(name, []).get(name)!).push(row.usageExact);
+  }
+  return new Map([...costs].map(([name, values]) => [name, addDecimals(values)]));
+}
+
+/** Before every date a usage item holds. */
+const FIRST_DAY = '0000-01-01';
 
 /** Reads of the fold mark before a fold gives up on a mark other folds keep moving back. */
 const MARK_ATTEMPTS = 3;

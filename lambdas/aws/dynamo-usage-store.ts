@@ -3,7 +3,7 @@ import { addDecimals, expandExponent } from '../decimal';
 import { systemRandom, type Random } from '../clock';
 import { DynamoItems, itemId } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
-import { endpointId, nextDate, periodStarts, type ActivityRow, type KeyUsage, type UsageRecord, type UsageStore } from '../usage/usage';
+import { NO_USAGE, endpointId, nextDate, periodStarts, type ActivityRow, type KeyUsage, type UsageRecord, type UsageStore } from '../usage/usage';
 
 /**
  * Usage in the usage table (docs/architecture.md, "Data layout", "Usage over time"). A
@@ -35,7 +35,7 @@ export class DynamoUsageStore implements UsageStore {
     await this.items.update({
       Key: { pk: `${keyPartition(record.keyHash)}#${shard % KEY_USAGE_PARTITIONS}`, sk: `${record.date}#${record.model.id}#${record.endpoint.tag}#${shard}` },
       UpdateExpression:
-        'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider ' +
+        'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider, workspaceId = :workspace ' +
         'ADD requests :one, promptTokens :prompt, completionTokens :completion, cost :cost, #via :one',
       ExpressionAttributeNames: { '#date': 'date', '#via': viaAttribute },
       ExpressionAttributeValues: {
@@ -46,6 +46,7 @@ export class DynamoUsageStore implements UsageStore {
         ':permaslug': record.model.canonical_slug,
         ':endpointId': endpointId(record.model, record.endpoint),
         ':provider': record.endpoint.provider_name,
+        ':workspace': record.workspaceId ?? NO_WORKSPACE,
         ':one': 1,
         ':prompt': record.promptTokens,
         ':completion': record.completionTokens,
@@ -86,6 +87,28 @@ export class DynamoUsageStore implements UsageStore {
     return sumByKey(totals, wanted, now);
   }
 
+  /**
+   * The workspace's running totals and the organization's fold mark (one BatchGetItem), then the
+   * organization's shards after the later of the two, those of the workspace summed: its keys'
+   * usage without reading a key. Undefined when the totals do not count from `since` (the mark's
+   * `workspacesFrom`: an organization folded by an earlier release counts from its first fold
+   * since), or a shard after them carries no workspace (written by an earlier release).
+   */
+  async workspaceUsage(organizationId: string, workspaceId: string, now: Date, since: string): Promise<KeyUsage | undefined> {
+    const mark = foldMarkKey(organizationId);
+    const key = workspaceTotalsKey(organizationId, workspaceId);
+    const found = await this.items.batchGet([mark, key]);
+    const marked = found.get(itemId(mark.pk, mark.sk));
+    const totals = found.get(itemId(key.pk, key.sk));
+    // Never folded: every day is in the shards.
+    const countsFrom = marked ? dateOf(marked.workspacesFrom) : FIRST_DATE;
+    if (countsFrom === undefined || countsFrom > since) return undefined;
+    const open = await this.organizationShards(organizationId, nextDate(laterDate(dateOf(marked?.foldedThrough), dateOf(totals?.foldedThrough))), LAST_DATE);
+    if (open.some((item) => typeof item.workspaceId !== 'string')) return undefined;
+    const own = open.filter((item) => item.workspaceId === workspaceId).map((item) => ({ ...item, keyHash: workspaceId }));
+    return sumByKey(totals ? new Map([[workspaceId, totals]]) : new Map(), own, now).get(workspaceId) ?? NO_USAGE;
+  }
+
   /** The day through which every key of the organization is folded; undefined before its first fold. */
   async foldMark(organizationId: string): Promise<{ foldedThrough: string | undefined }> {
     return { foldedThrough: dateOf((await this.items.getItem(foldMarkKey(organizationId)))?.foldedThrough) };
@@ -107,7 +130,7 @@ export class DynamoUsageStore implements UsageStore {
       rows.push(...items.map((item) => activityRow(item, decimal(item.cost))));
     }
     const openFrom = folded !== undefined && folded >= from ? nextDate(folded)! : from;
-    if (openFrom <= to) rows.push(...sumRows(await this.organizationShards(organizationId, openFrom, to)).map(({ usageExact: _exact, ...row }) => row));
+    if (openFrom <= to) rows.push(...sumRows(await this.organizationShards(organizationId, openFrom, to)).map(({ usageExact: _exact, workspaceId: _workspace, ...row }) => row));
     return rows.sort((a, b) => `${a.date}#${a.keyHash}#${a.endpointId}`.localeCompare(`${b.date}#${b.keyHash}#${b.endpointId}`));
   }
 
@@ -176,6 +199,11 @@ const LAST_DATE = '9999-12-31';
 const keyPartition = (keyHash: string) => `KEY#${keyHash}`;
 const organizationPartition = (organizationId: string) => `ORG#${organizationId}`;
 
+/** What a usage item of a key outside any workspace (a management key) holds as its `workspaceId`; an earlier release's hold none. */
+export const NO_WORKSPACE = '-';
+
+/** A workspace's running totals (folded days only), kept as a key's are: `all`, the month's and the week's cost, `foldedThrough`. */
+export const workspaceTotalsKey = (organizationId: string, workspaceId: string) => ({ pk: activityPartition(organizationId), sk: `WORKSPACE_TOTALS#${workspaceId}` });
 /** A key's running totals: folded days only. */
 export const totalsKey = (keyHash: string) => ({ pk: keyPartition(keyHash), sk: 'USAGE_TOTALS' });
 /** The organization's folded activity rows, and its fold mark among them (`FOLDED` sorts after every date). */
@@ -220,15 +248,18 @@ function sumByKey(totals: ReadonlyMap<string, Record<string, unknown>>, open: re
   return new Map([...costs].map(([hash, periods]) => [hash, { usage: sum(periods.usage), daily: sum(periods.daily), weekly: sum(periods.weekly), monthly: sum(periods.monthly) }]));
 }
 
-/** A row summed from shards, with its cost as the exact decimal the shards add up to. */
-export type SummedRow = ActivityRow & { usageExact: string };
+/** A row summed from shards, with its cost as the exact decimal the shards add up to, and its key's workspace (none: written by an earlier release). */
+export type SummedRow = ActivityRow & { usageExact: string; workspaceId?: string };
 
 /** The shards (and an earlier release's day items) summed into one row per day, key, model and endpoint, costs exactly. */
 export function sumRows(items: readonly Record<string, unknown>[]): SummedRow[] {
-  const rows = new Map<string, { row: ActivityRow; costs: string[] }>();
+  const rows = new Map<string, { row: ActivityRow; costs: string[]; workspaceId?: string }>();
   for (const item of items) {
     const id = String(item.gsi1sk);
-    const { row, costs } = rows.get(id) ?? rows.set(id, { row: activityRow(item, '0', true), costs: [] }).get(id)!;
+    const summed = rows.get(id) ?? rows.set(id, { row: activityRow(item, '0', true), costs: [] }).get(id)!;
+    const { row, costs } = summed;
+    // A key's shards all carry its workspace, but one an earlier release wrote: the row then has none.
+    summed.workspaceId = typeof item.workspaceId === 'string' && (costs.length === 0 || summed.workspaceId !== undefined) ? item.workspaceId : undefined;
     row.requests += Number(item.requests ?? 0);
     row.promptTokens += Number(item.promptTokens ?? 0);
     row.completionTokens += Number(item.completionTokens ?? 0);
@@ -240,9 +271,9 @@ export function sumRows(items: readonly Record<string, unknown>[]): SummedRow[] 
       row.requestsViaPolicy[policy] = (row.requestsViaPolicy[policy] ?? 0) + Number(value);
     }
   }
-  return [...rows.values()].map(({ row, costs }) => {
+  return [...rows.values()].map(({ row, costs, workspaceId }) => {
     const usageExact = addDecimals(costs);
-    return { ...row, usage: Number(usageExact), usageExact };
+    return { ...row, usage: Number(usageExact), usageExact, ...(workspaceId === undefined ? {} : { workspaceId }) };
   });
 }
 

@@ -13,6 +13,8 @@ export interface UsageRecord {
   organizationId: string;
   /** The acting key: the key itself, or the key a federation policy's token acts as. */
   keyHash: string;
+  /** The acting key's workspace (null: none, a management key): its budgets count the completion, whatever becomes of the key. */
+  workspaceId: string | null;
   model: PublicModel;
   endpoint: ProviderEndpoint;
   promptTokens: number;
@@ -80,6 +82,13 @@ export interface UsageStore {
    * the organization's fold mark, read before ({@link foldMark}), which saves a round trip.
    */
   keyUsage(organizationId: string, keyHashes: readonly string[], now: Date, known?: { foldedThrough: string | undefined }): Promise<Map<string, KeyUsage>>;
+  /**
+   * What the workspace's keys spent, deleted keys included, at `now`, counted from its own running
+   * totals and the usage after them: undefined when that cannot count every day from `since`
+   * (the totals began later, or usage an earlier release recorded without its workspace is not
+   * folded yet), and then the caller sums its keys' usage instead.
+   */
+  workspaceUsage(organizationId: string, workspaceId: string, now: Date, since: string): Promise<KeyUsage | undefined>;
   /** The day through which the organization's usage is folded. */
   foldMark(organizationId: string): Promise<{ foldedThrough: string | undefined }>;
   /** Activity rows of the organization from `from` to `to` (UTC dates, inclusive). */
@@ -162,6 +171,7 @@ export function usageRecord(input: {
   return {
     organizationId: principal.organization.id,
     keyHash: principal.key.hash,
+    workspaceId: principal.key.workspaceId ?? null,
     model: input.model,
     endpoint: input.endpoint,
     promptTokens: input.promptTokens,

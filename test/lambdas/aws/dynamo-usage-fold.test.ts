@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoUsageFold, POPULARITY_COPIES } from '../../../lambdas/aws/dynamo-usage-fold';
 import { DynamoUsageStore } from '../../../lambdas/aws/dynamo-usage-store';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
@@ -10,8 +10,11 @@ import { startEmbeddedTables } from '../../support/embedded-tables';
 import { interceptSend } from '../../support/intercepted-client';
 
 const TABLE = TABLE_SCHEMAS.usage.localName;
+/** The workspace of every key here: its totals are read beside the keys' in every view. */
+const WORKSPACE = 'w-views';
 
 const record = (overrides: Partial<UsageRecord> & Pick<UsageRecord, 'organizationId' | 'keyHash' | 'date'>): UsageRecord => ({
+  workspaceId: WORKSPACE,
   model: publicModel('acme/chat', { canonical_slug: 'acme/chat' }),
   endpoint: providerEndpoint('acme/fp8', { provider_name: 'Acme' }),
   promptTokens: 10,
@@ -38,11 +41,12 @@ describe('the usage fold', () => {
   });
   afterAll(() => tables.stop());
 
-  /** Every view of the organization's keys at `now`: GET /key for each, GET /keys for all, the activity of the 30 days. */
+  /** Every view of the organization's keys at `now`: GET /key for each, GET /keys for all, the activity of the 30 days, and what their workspace spent. */
   const views = async (organizationId: string, hashes: string[], now: Date) => ({
     each: await Promise.all(hashes.map(async (hash) => Object.fromEntries(await store.keyUsage(organizationId, [hash], now)))),
     all: Object.fromEntries(await store.keyUsage(organizationId, hashes, now)),
     activity: await store.activity(organizationId, daysBefore(now, 30), daysBefore(now, 0)),
+    workspace: await store.workspaceUsage(organizationId, WORKSPACE, now, '0000-01-01'),
   });
 
   // Wednesday 2026-12-02, 01:00 UTC: the 1st is closed, the month and the week began days ago.
@@ -262,6 +266,57 @@ describe('the usage fold', () => {
     expect((await store.activity(organizationId, daysBefore(now, 30), daysBefore(now, 0))).length).toBe(31 * 20);
     expect(activity).toBeLessThan(200);
   }, 120_000);
+
+  describe("a workspace's usage", () => {
+    const ALL_TIME = '0000-01-01';
+    /** What `hashes` spent, summed view by view: what their workspace's own figures must say. */
+    const sumOf = async (organizationId: string, hashes: string[], at: Date) => {
+      const each = await Promise.all(hashes.map(async (hash) => (await store.keyUsage(organizationId, [hash], at)).get(hash)!));
+      const round = (value: number) => Math.round(value * 1e9) / 1e9;
+      return { usage: round(each.reduce((sum, one) => sum + one.usage, 0)), daily: round(each.reduce((sum, one) => sum + one.daily, 0)), weekly: round(each.reduce((sum, one) => sum + one.weekly, 0)), monthly: round(each.reduce((sum, one) => sum + one.monthly, 0)) };
+    };
+
+    it("is its keys' usage, read from its own totals and the shards after them, before and after a fold, other workspaces and no workspace apart", async () => {
+      const organizationId = 'org-workspaces';
+      const [a, b, c, m] = ['a', 'b', 'c', 'm'].map((name) => createHash('sha256').update(`${organizationId}#${name}`).digest('hex')) as [string, string, string, string];
+      for (const [i, date] of ['2026-11-20', '2026-11-30', '2026-12-01', '2026-12-02'].entries()) {
+        await store.record(record({ organizationId, keyHash: a, workspaceId: 'w-one', date, cost: `0.0${i + 1}` }));
+        await store.record(record({ organizationId, keyHash: b, workspaceId: 'w-one', date, cost: '0.5' }));
+        await store.record(record({ organizationId, keyHash: c, workspaceId: 'w-two', date, cost: '7' }));
+        await store.record(record({ organizationId, keyHash: m, workspaceId: null, date, cost: '11' }));
+      }
+      const expected = await sumOf(organizationId, [a, b], now);
+      expect(expected).toEqual({ usage: 2.1, daily: 0.54, weekly: 1.59, monthly: 1.07 });
+      expect(await store.workspaceUsage(organizationId, 'w-one', now, ALL_TIME)).toEqual(expected);
+      await fold.foldOrganization(organizationId, now);
+      expect(await store.workspaceUsage(organizationId, 'w-one', now, ALL_TIME)).toEqual(expected);
+      expect(await store.workspaceUsage(organizationId, 'w-two', now, ALL_TIME)).toEqual(await sumOf(organizationId, [c], now));
+      expect(await store.workspaceUsage(organizationId, 'w-none', now, ALL_TIME)).toEqual({ usage: 0, daily: 0, weekly: 0, monthly: 0 });
+    });
+
+    it('answers only from the day its totals count: after usage an earlier release wrote without a workspace, or a fold of an earlier release', async () => {
+      const organizationId = 'org-workspaces-earlier';
+      const hash = createHash('sha256').update(organizationId).digest('hex');
+      // Shard 0 of the key on the 1st, as an earlier release wrote it: no workspace.
+      await new DynamoUsageStore(tables.documentClient, TABLE, () => 0).record(record({ organizationId, keyHash: hash, date: '2026-12-01', cost: '1' }));
+      await tables.documentClient.send(new UpdateCommand({ TableName: TABLE, Key: { pk: `KEY#${hash}#0`, sk: '2026-12-01#acme/chat#acme/fp8#0' }, UpdateExpression: 'REMOVE workspaceId' }));
+      await store.record(record({ organizationId, keyHash: hash, date: '2026-12-02', cost: '2' }));
+      expect(await store.workspaceUsage(organizationId, WORKSPACE, now, '2026-12-02')).toBeUndefined();
+      await fold.foldOrganization(organizationId, now);
+      // Folded, the 1st is in no workspace's totals: they count from the 2nd.
+      expect(await store.workspaceUsage(organizationId, WORKSPACE, now, '2026-12-01')).toBeUndefined();
+      expect(await store.workspaceUsage(organizationId, WORKSPACE, now, '2026-12-02')).toEqual({ usage: 2, daily: 2, weekly: 2, monthly: 2 });
+
+      // An organization an earlier release folded (a mark without `workspacesFrom`) counts from the first day this release folds.
+      const older = 'org-workspaces-older';
+      await tables.documentClient.send(new PutCommand({ TableName: TABLE, Item: { pk: `ORG#${older}#ACTIVITY`, sk: 'FOLDED', foldedThrough: '2026-11-25' } }));
+      await store.record(record({ organizationId: older, keyHash: hash, date: '2026-11-30', cost: '4' }));
+      expect(await store.workspaceUsage(older, WORKSPACE, now, '2026-11-30')).toBeUndefined();
+      await fold.foldOrganization(older, now);
+      expect(await store.workspaceUsage(older, WORKSPACE, now, '2026-11-29')).toBeUndefined();
+      expect(await store.workspaceUsage(older, WORKSPACE, now, '2026-11-30')).toEqual({ usage: 4, daily: 0, weekly: 4, monthly: 0 });
+    });
+  });
 
   it('builds the popularity figures of the last seven closed days from every organization, on every copy', async () => {
     const at = new Date('2026-12-20T12:00:00Z');

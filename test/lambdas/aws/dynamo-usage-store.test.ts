@@ -12,6 +12,7 @@ const KEY_B = 'b'.repeat(64);
 const record = (overrides: Partial<UsageRecord> = {}): UsageRecord => ({
   organizationId: 'org-1',
   keyHash: KEY_A,
+  workspaceId: null,
   model: publicModel('acme/chat', { canonical_slug: 'acme/chat-2026-01-01' }),
   endpoint: providerEndpoint('acme/fp8', { provider_name: 'Acme' }),
   promptTokens: 10,
@@ -88,7 +89,7 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
     const KEY_D = 'd'.repeat(64);
     // The shard is chosen at random: 0.2 of 64 shards is shard 12, in the key's 12th of 16 partitions and the organization's 12th index partition.
     await new DynamoUsageStore(counting, TABLE_SCHEMAS.usage.localName, () => 0.2).record(
-      record({ keyHash: KEY_D, promptTokens: 7, completionTokens: 3, cost: '0.25', via: { credential: 'access_token', policyId: 'p9' } }),
+      record({ keyHash: KEY_D, workspaceId: 'w-d', promptTokens: 7, completionTokens: 3, cost: '0.25', via: { credential: 'access_token', policyId: 'p9' } }),
     );
     expect(sent.map(({ command, input }) => [command, input.Key])).toEqual([['UpdateCommand', { pk: `KEY#${KEY_D}#12`, sk: '2026-11-18#acme/chat#acme/fp8#12' }]]);
     const item = await tables.documentClient.send(
@@ -104,6 +105,7 @@ describe('DynamoUsageStore on the embedded DynamoDB', () => {
       permaslug: 'acme/chat-2026-01-01',
       endpointId: 'acme/chat:acme/fp8',
       providerName: 'Acme',
+      workspaceId: 'w-d',
       requests: 1,
       promptTokens: 7,
       completionTokens: 3,
