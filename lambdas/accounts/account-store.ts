@@ -12,6 +12,13 @@ export type WorkspaceBudgetsPatch = Partial<Pick<Workspace, 'budgets' | 'include
 /** What deleting a workspace found: gone now, gone before, or still holding `keys` keys. */
 export type WorkspaceDeletion = { outcome: 'deleted'; workspace: Workspace } | { outcome: 'missing' } | { outcome: 'has-keys'; keys: number };
 
+/** A page of a key list: `limit` keys after the first `offset`, disabled keys counted only when included. */
+export interface KeyPage {
+  offset: number;
+  limit: number;
+  includeDisabled: boolean;
+}
+
 /** What a guardrail can be attached to: a key, or a workspace (and so every key in it). */
 export type GuardrailHolder =
   | { readonly kind: 'key'; readonly hash: string }
@@ -102,10 +109,10 @@ export interface AccountStore {
   /**
    * The keys of one workspace, oldest first, read from the keys themselves: of the workspace
    * `id`, or of the organization's default workspace ({@link defaultWorkspaceOf}) when `id` is
-   * undefined; undefined when that workspace does not exist. Two round trips: the workspace (or
-   * the organization's workspaces), then its keys.
+   * undefined; undefined when that workspace does not exist. With `page`, only its keys, and only
+   * those read (the workspace's member items name them in order).
    */
-  listWorkspaceApiKeys(organizationId: string, id?: string): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined>;
+  listWorkspaceApiKeys(organizationId: string, id?: string, page?: KeyPage): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined>;
   /**
    * A patch, or a function computing one from the key as read for the write (its limit from the
    * stored one, docs/limits.md): applied to a fresh read, written under that read's revision.

@@ -1,6 +1,6 @@
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
-import { defaultWorkspaceOf, type AccountStore, type WorkspacePatch } from './account-store';
+import { defaultWorkspaceOf, type AccountStore, type KeyPage, type WorkspacePatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
 import { GuardrailsService, conflictIfExists, type GuardrailInput, type GuardrailUpdate, type KeyAssignment } from './guardrails-service';
 import { checkExpiry } from './key-expiry';
@@ -296,8 +296,8 @@ export class AccountsService {
    * The keys of one workspace, oldest first: of the organization's default workspace when none
    * is named (the public key list's default). A workspace that does not exist holds none.
    */
-  async listWorkspaceApiKeys(organizationId: string, workspaceId?: string): Promise<ApiKeyRecord[]> {
-    return (await this.store.listWorkspaceApiKeys(organizationId, workspaceId))?.keys ?? [];
+  async listWorkspaceApiKeys(organizationId: string, workspaceId?: string, page?: KeyPage): Promise<ApiKeyRecord[]> {
+    return (await this.store.listWorkspaceApiKeys(organizationId, workspaceId, page))?.keys ?? [];
   }
 
   /** The id of the organization's default workspace, where keys go when no workspace is named. */

@@ -158,6 +158,12 @@ export interface Principal {
 }
 
 /**
+ * The most keys one key list answers: a workspace may hold 100,000, and their views would pass
+ * what an answer may carry (API Gateway's 10 MB, Lambda's 6 MB); `offset` pages on.
+ */
+export const KEYS_PAGE = 1000;
+
+/**
  * Longest values of the management API's text fields; workspaces and guardrails as the public
  * shapes bound them. `keys`: the most keys one workspace holds, counted on its item
  * (lambdas/aws/dynamo-workspace-keys.ts), which stays one size whatever the count.

@@ -5,6 +5,7 @@ import {
   type AccountStore,
   type ApiKeyPatch,
   type GuardrailHolder,
+  type KeyPage,
   type OrganizationPatch,
   type RecordIds,
   type SetChange,
@@ -138,8 +139,8 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   /** From the workspace's member items ({@link WorkspaceKeys.list}). */
-  async listWorkspaceApiKeys(organizationId: string, id?: string): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined> {
-    const listed = await this.workspaceKeys.list(organizationId, id);
+  async listWorkspaceApiKeys(organizationId: string, id?: string, page?: KeyPage): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined> {
+    const listed = await this.workspaceKeys.list(organizationId, id, page);
     return listed && { workspace: workspaceRecord(listed.workspace)!, keys: listed.keys.map((key) => withGuardrailList(key)!) };
   }
 

@@ -1,4 +1,4 @@
-import { defaultWorkspaceOf, type WorkspaceDeletion } from '../accounts/account-store';
+import { defaultWorkspaceOf, type KeyPage, type WorkspaceDeletion } from '../accounts/account-store';
 import { WORKSPACE_LIMITS, type ApiKeyRecord, type Workspace } from '../accounts/types';
 import { DynamoItems, itemId, strip, type TransactionAction } from './dynamo-items';
 import { AlongRefused, type CopyKind, type ReadReplicas } from './dynamo-read-replicas';
@@ -14,6 +14,9 @@ const memberKey = (key: WorkspaceMember) => ({ pk: `ORG#${key.organizationId}`, 
 
 /** What names a key's place in its workspace. */
 export type WorkspaceMember = Pick<ApiKeyRecord, 'organizationId' | 'createdAt' | 'hash'> & { workspaceId: string };
+
+/** Keys read in one BatchGetItem while a page fills. */
+const KEYS_READ_AT_ONCE = 100;
 
 /** Tries of a key's write whose workspace was counted meanwhile, or found missing. */
 const ATTEMPTS = 3;
@@ -129,9 +132,10 @@ export class WorkspaceKeys {
    * The workspace `id` (none: the organization's default, {@link defaultWorkspaceOf}) as stored,
    * and its keys, oldest first, as its member items name them: a named workspace's item and its
    * member items side by side (the default one is found first), then the keys themselves,
-   * strongly consistently. Undefined when the workspace does not exist.
+   * strongly consistently: all of them, or those of `page`, a hundred at a time until it is
+   * full. Undefined when the workspace does not exist.
    */
-  async list(organizationId: string, id: string | undefined): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined> {
+  async list(organizationId: string, id: string | undefined, page?: KeyPage): Promise<{ workspace: Workspace; keys: ApiKeyRecord[] } | undefined> {
     const named = id === undefined ? undefined : this.hashes(organizationId, id);
     // Settled here, so a missing workspace's query never goes unhandled.
     void named?.catch(() => undefined);
@@ -141,11 +145,19 @@ export class WorkspaceKeys {
         : await this.items.get<Workspace>(`ORG#${organizationId}`, `WORKSPACE#${id}`);
     if (!item) return undefined;
     const hashes = await this.counted(organizationId, item, (await named) ?? (await this.hashes(organizationId, item.id)));
-    const found = await this.items.batchGet(hashes.map(apiKeyKey));
-    const keys = hashes.flatMap((hash) => {
-      const key = found.get(itemId(apiKeyKey(hash).pk, 'APIKEY'));
-      return key ? [strip<ApiKeyRecord>(key)] : [];
-    });
+    const { offset, limit, includeDisabled } = page ?? { offset: 0, limit: hashes.length, includeDisabled: true };
+    const keys: ApiKeyRecord[] = [];
+    let skipped = 0;
+    for (let start = 0; start < hashes.length && keys.length < limit; start += page ? KEYS_READ_AT_ONCE : hashes.length) {
+      const chunk = hashes.slice(start, start + (page ? KEYS_READ_AT_ONCE : hashes.length));
+      const found = await this.items.batchGet(chunk.map(apiKeyKey));
+      for (const hash of chunk) {
+        const key = found.get(itemId(apiKeyKey(hash).pk, 'APIKEY'));
+        if (!key || (!includeDisabled && key.disabled === true)) continue;
+        if (skipped < offset) skipped++;
+        else if (keys.length < limit) keys.push(strip<ApiKeyRecord>(key));
+      }
+    }
     return { workspace: item, keys };
   }
 

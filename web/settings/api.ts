@@ -4,6 +4,8 @@
  * requests; the page has no other credential and no other origin to talk to.
  */
 
+import { allPages } from './key-pages';
+
 const KEY_STORAGE = 'modelgate.managementKey';
 
 /** `/v1/settings/workload-identity` is served beside `/v1/api/v1` (the same stage). */
@@ -38,6 +40,14 @@ export class ApiFailure extends Error {
 /** What a failure says, for the page to show. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Every key a `GET /keys` list (`query`) holds, page after page ({@link allPages}).
+ * @example const keys = await allKeys<ApiKey>('include_management=true');
+ */
+export function allKeys<T>(query: string): Promise<T[]> {
+  return allPages(async (offset) => (await api<{ data: T[] }>('GET', `/keys?${query}&offset=${offset}`)).data);
 }
 
 /**

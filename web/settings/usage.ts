@@ -4,7 +4,7 @@
  * as spent and left, with when it resets (docs/limits.md). It reads the management API with
  * the page's management key, like the rest of the page, and changes nothing.
  */
-import { ApiFailure, api, messageOf } from './api';
+import { ApiFailure, allKeys, api, messageOf } from './api';
 import { h, replaceChildren, svg } from './dom';
 import { spendChart, type Grouping } from './usage-chart';
 import {
@@ -73,16 +73,16 @@ export function usageSection(): HTMLElement {
 async function loadUsage(): Promise<UsageData> {
   const now = new Date();
   const [keys, activity, guardrails, workspaces] = await Promise.all([
-    api<{ data: KeyUsageView[] }>('GET', '/keys?include_management=true&include_disabled=true'),
+    allKeys<KeyUsageView>('include_management=true&include_disabled=true'),
     api<{ data: ActivityItem[] }>('GET', '/activity'),
     api<{ data: GuardrailView[] }>('GET', '/guardrails'),
     api<{ data: WorkspaceView[] }>('GET', '/workspaces'),
   ]);
   const [charted, budgets] = await Promise.all([
-    inTurns(keysToChart(keys.data), async (key) => ({ key, rows: await unlessGone<ActivityItem>(`/activity?api_key_hash=${encodeURIComponent(key.hash)}`) })),
+    inTurns(keysToChart(keys), async (key) => ({ key, rows: await unlessGone<ActivityItem>(`/activity?api_key_hash=${encodeURIComponent(key.hash)}`) })),
     inTurns(workspaces.data, async (workspace) => [workspace.id, await unlessGone<WorkspaceBudgetView>(`/workspaces/${encodeURIComponent(workspace.id)}/budgets`)] as const),
   ]);
-  return { now, keys: keys.data, activity: activity.data, charted, guardrails: guardrails.data, workspaces: workspaces.data, budgets: new Map(budgets) };
+  return { now, keys, activity: activity.data, charted, guardrails: guardrails.data, workspaces: workspaces.data, budgets: new Map(budgets) };
 }
 
 /** A list of a key or workspace deleted since the first reads: nothing (a deleted key's spend is then under “Other keys”). */

@@ -5,7 +5,7 @@
  * condition included: the API's own checker judges it. This module signs in and out, loads
  * the page's data and lays out its sections.
  */
-import { ApiFailure, api, forgetKey, messageOf, storeKey, storedKey, type ApiKey, type Entitlement, type Issuer, type Policy } from './api';
+import { ApiFailure, allKeys, api, forgetKey, messageOf, storeKey, storedKey, type ApiKey, type Entitlement, type Issuer, type Policy } from './api';
 import { h, replaceChildren } from './dom';
 import { eventsSection } from './exchange-events';
 import { issuersSection } from './issuers';
@@ -67,9 +67,9 @@ async function load(): Promise<void> {
       api<{ data: Issuer[] }>('GET', '/workload-identity/issuers'),
       api<{ data: Policy[] }>('GET', '/workload-identity/policies'),
       // Management keys too: a policy may act as one.
-      api<{ data: ApiKey[] }>('GET', '/keys?include_management=true'),
+      allKeys<ApiKey>('include_management=true'),
     ]);
-    setState({ entitlement, issuers: issuers.data, policies: policies.data, keys: keys.data });
+    setState({ entitlement, issuers: issuers.data, policies: policies.data, keys });
     render();
   } catch (error) {
     if (error instanceof ApiFailure && (error.status === 401 || error.status === 403)) {

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord } from '../../accounts/types';
+import { KEYS_PAGE, type ApiKeyRecord } from '../../accounts/types';
 import { pathId } from '../../ids';
 import type { ManagementDeps } from '../operation';
 import type { KEY_ROUTES } from '../routes/keys';
@@ -20,13 +20,16 @@ async function keyWithUsage(deps: ManagementDeps, organizationId: string, key: A
 }
 
 /**
- * The keys a list shows before `include_disabled` and `offset`: the organization's every key
- * with `include_management` and no workspace (modelgate's own listing, every policy target),
- * otherwise the keys of the workspace asked for, or of the default workspace (the public default).
+ * The page of keys a list shows (`include_disabled`, `offset`, at most {@link KEYS_PAGE}): the
+ * organization's every key with `include_management` and no workspace (modelgate's own listing,
+ * every policy target), otherwise the keys of the workspace asked for, or of the default workspace
+ * (the public default), reading no key past the page.
  */
-async function listedKeys(deps: ManagementDeps, organizationId: string, query: { workspace_id?: string; include_management?: boolean }) {
-  if (!query.include_management || query.workspace_id) return { keys: await deps.service.listWorkspaceApiKeys(organizationId, query.workspace_id), defaultWorkspaceId: null };
-  const [keys, defaultWorkspaceId] = await Promise.all([deps.service.listApiKeys(organizationId), deps.service.defaultWorkspaceId(organizationId)]);
+async function listedKeys(deps: ManagementDeps, organizationId: string, query: { workspace_id?: string; include_management?: boolean; include_disabled?: boolean; offset?: number | null }) {
+  const page = { offset: query.offset ?? 0, limit: KEYS_PAGE, includeDisabled: query.include_disabled === true };
+  if (!query.include_management || query.workspace_id) return { keys: await deps.service.listWorkspaceApiKeys(organizationId, query.workspace_id, page), defaultWorkspaceId: null };
+  const [all, defaultWorkspaceId] = await Promise.all([deps.service.listApiKeys(organizationId), deps.service.defaultWorkspaceId(organizationId)]);
+  const keys = all.filter((key) => page.includeDisabled || !key.disabled).slice(page.offset, page.offset + page.limit);
   return { keys, defaultWorkspaceId };
 }
 
@@ -37,7 +40,7 @@ export const KEY_OPERATIONS: Operations<typeof KEY_ROUTES> = {
   listKeys: async ({ principal, query, deps }) => {
     // The keys, and the day their usage is folded through, at once: neither needs the other first.
     const [listed, mark] = await Promise.all([listedKeys(deps, orgOf(principal), query), deps.usage.foldMark(orgOf(principal))]);
-    const keys = listed.keys.filter((key) => query.include_disabled || !key.disabled).slice(query.offset ?? 0);
+    const { keys } = listed;
     // The listed keys' running totals and the days after them: what the page shows, whatever the history.
     const usage = await deps.usage.keyUsage(orgOf(principal), keys.map((key) => key.hash), deps.clock.now(), mark);
     return { data: keys.map((key) => keyView(key, usage.get(key.hash), listed.defaultWorkspaceId)) };

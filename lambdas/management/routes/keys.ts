@@ -1,3 +1,4 @@
+import { KEYS_PAGE } from '../../accounts/types';
 import { invalid, ref } from '../../openapi/json-schema';
 import type { RouteDefinition } from '../../route-definition';
 import { listPageParameters } from '../list-page';
@@ -17,7 +18,7 @@ export const KEY_ROUTES = [
         name: 'offset',
         // Integer or null, as in the public document; `null` means not given (an empty value is refused).
         schema: listPageParameters('keys')[0].schema,
-        description: 'The keys to skip (oldest first), at least 0; every key after them comes back.',
+        description: `The keys to skip (oldest first), at least 0; the next ${KEYS_PAGE.toLocaleString('en-US')} at most come back.`,
       },
       {
         name: 'workspace_id',

@@ -1,4 +1,4 @@
-import { BatchGetCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { WORKSPACE_LIMITS, type Workspace } from '../../../lambdas/accounts/types';
 import { UnfinishedWriteError } from '../../../lambdas/errors';
 import { toErrorBody } from '../../../lambdas/http/api-errors';
@@ -173,6 +173,41 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     const item = await db.tables.documentClient.send(new GetCommand({ TableName: TABLE_SCHEMAS.keys.localName, Key: { pk: `ORG#${organization.id}`, sk: `WORKSPACE#${workspace.id}` } }));
     const listed = await db.service.listWorkspaceApiKeys(organization.id, workspace.id);
     expect({ count: item.Item?.keyCount, listed: listed.length, names: listed.every((key) => key.name.startsWith('second')) }).toEqual({ count: 24, listed: 24, names: true });
+  });
+
+  it('pages a workspace of 250 keys, reading its keys a hundred at a time only until the page is full: the keys after the offset, disabled ones counted only when asked for', async () => {
+    const { organization, workspace } = await db.service.createOrganization({ name: 'Paged', plan: 'enterprise' });
+    const table = TABLE_SCHEMAS.keys.localName;
+    const hashes = Array.from({ length: 250 }, (_, i) => `7${i.toString(16).padStart(63, '0')}`);
+    // As 250 creates would leave them: each key, its member item, the count; every fifth key disabled.
+    const items = hashes.flatMap((hash, i) => {
+      const createdAt = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+      return [
+        { pk: `APIKEY#${hash}`, sk: 'APIKEY', hash, organizationId: organization.id, kind: 'workspace', workspaceId: workspace.id, name: `k${i}`, disabled: i % 5 === 4, guardrailIds: [], createdAt, revision: 1 },
+        { pk: `ORG#${organization.id}`, sk: `WSKEY#${workspace.id}#${createdAt}#${hash}`, keyHash: hash },
+      ];
+    });
+    for (let start = 0; start < items.length; start += 25) {
+      await db.tables.documentClient.send(new BatchWriteCommand({ RequestItems: { [table]: items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    }
+    await db.tables.documentClient.send(new UpdateCommand({ TableName: table, Key: { pk: `ORG#${organization.id}`, sk: `WORKSPACE#${workspace.id}` }, UpdateExpression: 'SET keyCount = :count', ExpressionAttributeValues: { ':count': 250 } }));
+    let keysRead = 0;
+    const counting = interceptSend(db.tables.documentClient, (command, send) => {
+      if (command.constructor.name === 'BatchGetCommand') keysRead += (command.input as { RequestItems: Record<string, { Keys: unknown[] }> }).RequestItems[table]!.Keys.length;
+      return send();
+    });
+    const store = new DynamoAccountStore(counting, table);
+    const page = async (offset: number, limit: number, includeDisabled: boolean) => (await store.listWorkspaceApiKeys(organization.id, workspace.id, { offset, limit, includeDisabled }))!.keys.map((key) => key.name);
+
+    expect(await page(0, 3, false)).toEqual(['k0', 'k1', 'k2']);
+    expect(keysRead).toBe(100);
+    // Past two disabled keys (k4, k9), the enabled keys after the first 8 start at k10.
+    expect(await page(8, 4, false)).toEqual(['k10', 'k11', 'k12', 'k13']);
+    expect(await page(98, 4, true)).toEqual(['k98', 'k99', 'k100', 'k101']);
+    expect(await page(248, 4, true)).toEqual(['k248', 'k249']);
+    // The 200 enabled keys: 200 past the last one read, none left.
+    expect(await page(200, 10, false)).toEqual([]);
+    expect(await page(195, 10, false)).toEqual(['k243', 'k245', 'k246', 'k247', 'k248']);
   });
 
   it('holds at most 100,000 keys in a workspace, counted by one condition on an item that stays one size: past it, a 400 naming workspace_id', async () => {

@@ -1,5 +1,9 @@
 import { BadRequestResponseError, NotFoundResponseError } from '@openrouter/sdk/models/errors';
+import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey } from '../../../lambdas/accounts/api-keys';
+import { KEYS_PAGE } from '../../../lambdas/accounts/types';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
+import { connectToRuntime } from '../../support/accounts';
 import { useManagementSdk } from '../../support/management-sdk';
 
 /**
@@ -38,6 +42,38 @@ describe('the official SDK against the management API', () => {
       expect(hashes.sort()).toEqual([hash, hashApiKey(api.service.runtime.demo.keys.workspace), hashApiKey(api.service.runtime.demo.keys.personal)].sort());
       expect(api.requested).toEqual([`GET /keys?include_disabled=true&workspace_id=${api.workspaceId}`]);
     });
+
+    it('answers a workspace of 1,001 keys in pages of 1,000, the SDK parsing each; offset 1,000 has the last', async () => {
+      const workspace = (await api.sdk.workspaces.create({ createWorkspaceRequest: { name: 'Crowded', slug: 'crowded' } })).data.id;
+      const organizationId = api.service.runtime.demo.organizationId;
+      const hashes = Array.from({ length: KEYS_PAGE + 1 }, (_, i) => `6${i.toString(16).padStart(63, '0')}`);
+      // As 1,001 creates would leave them: each key, its member item, the workspace's count.
+      const items = hashes.flatMap((keyHash, i) => {
+        const createdAt = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+        const key = { hash: keyHash, organizationId, kind: 'workspace', workspaceId: workspace, accessLevel: null, userId: null, name: `k${i}`, label: 'sk-mg-v1-6...', disabled: false, guardrailIds: [], expiresAt: null, createdAt, updatedAt: null };
+        return [
+          { pk: `APIKEY#${keyHash}`, sk: 'APIKEY', gsi1pk: `ORG#${organizationId}#APIKEYS`, gsi1sk: `${createdAt}#${keyHash}`, ...key, revision: 1 },
+          { pk: `ORG#${organizationId}`, sk: `WSKEY#${workspace}#${createdAt}#${keyHash}`, keyHash },
+        ];
+      });
+      const { documentClient } = connectToRuntime(api.service.runtime);
+      const table = TABLE_SCHEMAS.keys.localName;
+      for (let start = 0; start < items.length; start += 25) {
+        await documentClient.send(new BatchWriteCommand({ RequestItems: { [table]: items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+      }
+      await documentClient.send(new UpdateCommand({ TableName: table, Key: { pk: `ORG#${organizationId}`, sk: `WORKSPACE#${workspace}` }, UpdateExpression: 'SET keyCount = :count', ExpressionAttributeValues: { ':count': KEYS_PAGE + 1 } }));
+
+      const first = (await api.sdk.apiKeys.list({ workspaceId: workspace })).data;
+      const last = (await api.sdk.apiKeys.list({ workspaceId: workspace, offset: KEYS_PAGE })).data;
+      expect([first.length, first[0]?.hash, first.at(-1)?.hash]).toEqual([KEYS_PAGE, hashes[0], hashes[KEYS_PAGE - 1]]);
+      expect(last.map((key) => key.hash)).toEqual([hashes[KEYS_PAGE]]);
+      // Gone again, as deletes would leave it, so that the organization's other lists stay short.
+      for (let start = 0; start < items.length; start += 25) {
+        await documentClient.send(new BatchWriteCommand({ RequestItems: { [table]: items.slice(start, start + 25).map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } })) } }));
+      }
+      await documentClient.send(new UpdateCommand({ TableName: table, Key: { pk: `ORG#${organizationId}`, sk: `WORKSPACE#${workspace}` }, UpdateExpression: 'SET keyCount = :none', ExpressionAttributeValues: { ':none': 0 } }));
+      await api.sdk.workspaces.delete({ id: workspace });
+    }, 60_000);
 
     it("lists the default workspace's keys without a filter, parsed; every key, management keys too, only on request", async () => {
       const elsewhere = (await api.sdk.workspaces.create({ createWorkspaceRequest: { name: 'Elsewhere', slug: 'elsewhere' } })).data.id;
