@@ -146,10 +146,12 @@ export class WorkspaceKeys {
     if (!item) return undefined;
     const hashes = await this.counted(organizationId, item, (await named) ?? (await this.hashes(organizationId, item.id)));
     const { offset, limit, includeDisabled } = page ?? { offset: 0, limit: hashes.length, includeDisabled: true };
+    // Disabled keys included, the member items alone say which keys the offset skips (each names a key that exists: both are written in one transaction).
+    const read = includeDisabled ? hashes.slice(offset) : hashes;
     const keys: ApiKeyRecord[] = [];
-    let skipped = 0;
-    for (let start = 0; start < hashes.length && keys.length < limit; start += page ? KEYS_READ_AT_ONCE : hashes.length) {
-      const chunk = hashes.slice(start, start + (page ? KEYS_READ_AT_ONCE : hashes.length));
+    let skipped = includeDisabled ? offset : 0;
+    for (let start = 0; start < read.length && keys.length < limit; start += page ? KEYS_READ_AT_ONCE : read.length) {
+      const chunk = read.slice(start, start + (page ? KEYS_READ_AT_ONCE : read.length));
       const found = await this.items.batchGet(chunk.map(apiKeyKey));
       for (const hash of chunk) {
         const key = found.get(itemId(apiKeyKey(hash).pk, 'APIKEY'));

@@ -6,6 +6,8 @@ import type { SpendBefore } from './spending-gate';
 import type { LedgerStore } from './ledgers';
 import { spendingLimits, startsFromSpend, workspaceLimits, type SpendingLimit } from './limits';
 import { periodAt } from './periods';
+import { spentIn } from './spend-before';
+import type { UsageStore } from '../usage/usage';
 
 /**
  * Ledger seeding (docs/limits.md, "Glossary"): after a management change that may set a
@@ -33,11 +35,17 @@ const SEED_CONCURRENCY = 16;
  */
 export const SEED_TIME_MS = 10_000;
 
+/** Where a seed reads what its scopes spent: a workspace's (spend-before.ts), and many keys' at once. */
+export interface SeedReads {
+  spendBefore: SpendBefore;
+  usage: Pick<UsageStore, 'keyUsage'>;
+}
+
 /** The seeds over the accounts service and the ledgers; a failed seed never fails the change. */
-export function ledgerSeeds(service: AccountsService, ledgers: Pick<LedgerStore, 'seed'>, spendBefore: SpendBefore, clock: Clock): LedgerSeeds {
+export function ledgerSeeds(service: AccountsService, ledgers: Pick<LedgerStore, 'seed'>, reads: SeedReads, clock: Clock): LedgerSeeds {
   const seed = async (limits: readonly SpendingLimit[], deadline: number) => {
     // A failed seed costs only the first request's read of usage: never the change that landed.
-    await seedLedgers(ledgers, spendBefore, limits, clock, deadline).catch(() => undefined);
+    await seedLedgers(ledgers, reads, limits, clock, deadline).catch(() => undefined);
   };
   /** The keys' limits, each key read by its hash, or given as read (`key`). */
   const keys = async (organizationId: string, wanted: ReadonlyArray<{ hash: string; key?: ApiKeyRecord }>) => {
@@ -86,15 +94,25 @@ function memo<T>(read: (id: string) => Promise<T>): (id: string) => Promise<T> {
   };
 }
 
-/** Starts, for each limit that began during its current period, that period's ledger at what the scope had spent in it, until `deadline`. */
-async function seedLedgers(ledgers: Pick<LedgerStore, 'seed'>, spendBefore: SpendBefore, limits: readonly SpendingLimit[], clock: Clock, deadline: number): Promise<void> {
+/**
+ * Starts, for each limit that began during its current period, that period's ledger at what the
+ * scope had spent in it, until `deadline`. The keys' usage is read once for them all (their
+ * running totals, and the organization's usage after them from its index), not key by key.
+ */
+async function seedLedgers(ledgers: Pick<LedgerStore, 'seed'>, reads: SeedReads, limits: readonly SpendingLimit[], clock: Clock, deadline: number): Promise<void> {
   const at = clock.now();
   const starting = [...new Map(limits.map((limit) => [limit.ledger, limit])).values()].filter((limit) => startsFromSpend(limit, at));
+  const keys = new Map<string, Set<string>>();
+  for (const { scope } of starting) if (scope.kind === 'key') (keys.get(scope.organizationId) ?? keys.set(scope.organizationId, new Set()).get(scope.organizationId)!).add(scope.keyHash);
+  const spent = new Map(
+    await Promise.all([...keys].map(async ([organizationId, hashes]) => [organizationId, await reads.usage.keyUsage(organizationId, [...hashes], at)] as const)),
+  );
   await inBatches(
     starting,
     async (limit) => {
       if (clock.now().getTime() > deadline) return;
-      const base = await spendBefore(limit.scope, limit.window, at);
+      const { scope } = limit;
+      const base = scope.kind === 'key' ? spentIn(spent.get(scope.organizationId)?.get(scope.keyHash), limit.window) : await reads.spendBefore(scope, limit.window, at);
       await ledgers.seed({ ledger: limit.ledger, period: periodAt(limit.window, at).id }, base);
     },
     SEED_CONCURRENCY,

@@ -19,13 +19,18 @@ export function spendBeforeFrom(accounts: Pick<AccountStore, 'listWorkspaceApiKe
   return async (scope, window, at) => {
     if (scope.kind === 'workspace') {
       const counted = await usage.workspaceUsage(scope.organizationId, scope.workspaceId, at, windowStart(window, at));
-      if (counted) return plainDecimal(counted[IN_WINDOW[window]]);
+      if (counted) return spentIn(counted, window);
     }
     const hashes = scope.kind === 'key' ? [scope.keyHash] : await workspaceKeys(accounts, scope.organizationId, scope.workspaceId);
     if (hashes.length === 0) return ZERO;
     const spent = await usage.keyUsage(scope.organizationId, hashes, at);
-    return plus(...[...spent.values()].map((figures) => plainDecimal(figures[IN_WINDOW[window]])));
+    return plus(...[...spent.values()].map((figures) => spentIn(figures, window)));
   };
+}
+
+/** What usage figures say was spent in a window's current period, as an exact decimal (none: nothing). */
+export function spentIn(figures: KeyUsage | undefined, window: SpendWindow): string {
+  return figures ? plainDecimal(figures[IN_WINDOW[window]]) : ZERO;
 }
 
 /** The first day of a window's current period at `at` (UTC, `YYYY-MM-DD`); for all time, before any. */

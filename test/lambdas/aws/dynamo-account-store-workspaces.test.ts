@@ -204,7 +204,10 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     // Past two disabled keys (k4, k9), the enabled keys after the first 8 start at k10.
     expect(await page(8, 4, false)).toEqual(['k10', 'k11', 'k12', 'k13']);
     expect(await page(98, 4, true)).toEqual(['k98', 'k99', 'k100', 'k101']);
+    keysRead = 0;
     expect(await page(248, 4, true)).toEqual(['k248', 'k249']);
+    // With disabled keys, the offset skips member items, not keys: only the two are read.
+    expect(keysRead).toBe(2);
     // The 200 enabled keys: 200 past the last one read, none left.
     expect(await page(200, 10, false)).toEqual([]);
     expect(await page(195, 10, false)).toEqual(['k243', 'k245', 'k246', 'k247', 'k248']);
