@@ -128,4 +128,28 @@ describe('usage attribution', () => {
     expect(await order('most-popular')).toBe('seed first');
     expect(await order('top-weekly')).toBe('seed first');
   });
+
+  it('counts a completion written into a day that a fold under a clock ahead had folded, once the rollup runs on the clock stepped back', async () => {
+    const key = service.runtime.demo.keys.personal;
+    const usageOf = async () => (await sdk(key).apiKeys.getCurrentKeyMetadata()).data;
+    const back = ahead;
+    // 40 days ahead: a completion, and the rollup that folds its day (and, with it, every day before).
+    ahead = back + 40 * 86_400_000;
+    await complete('openai/gpt-4o-mini', 'one two three', false, key);
+    ahead += 86_400_000;
+    await service.runtime.rollUpUsage();
+    const folded = (await usageOf()).usage;
+    expect(folded).toBeGreaterThan(0);
+    // The clock back: today's completion lands in a day already folded, which GET /key reads from the totals alone.
+    ahead = back;
+    await complete('openai/gpt-4o-mini', 'one two three', false, key);
+    expect(await usageOf()).toMatchObject({ usage: folded, usageDaily: 0 });
+    // The rollup on this clock reopens the days folded ahead of it: both completions count, each once.
+    await service.runtime.rollUpUsage();
+    const reopened = await usageOf();
+    expect(reopened.usageDaily).toBeGreaterThan(0);
+    expect(reopened.usage).toBeCloseTo(folded + reopened.usageDaily, 15);
+    await service.runtime.rollUpUsage();
+    expect(await usageOf()).toEqual(reopened);
+  });
 });
