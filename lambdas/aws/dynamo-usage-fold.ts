@@ -1,7 +1,7 @@
 import { NumberValue, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { addDecimals } from '../decimal';
 import { systemRandom, type Random } from '../clock';
-import { USAGE_SORT_DAYS, closedThrough, daysBefore, mondayOf, nextDate } from '../usage/usage';
+import { FIRST_DATE, USAGE_SORT_DAYS, closedThrough, daysBefore, mondayOf, nextDate, periodStarts } from '../usage/usage';
 import type { ModelUsage } from '../catalog/types';
 import { negate } from '../usd';
 import { DynamoItems, itemId, type BatchWrite } from './dynamo-items';
@@ -44,7 +44,7 @@ export class DynamoUsageFold {
     }
     const dates = [...byDate.keys()].sort();
     // An organization never folded has all of its days in what this fold reads: workspaces' totals count from the first.
-    const countsFrom = marked === undefined ? FIRST_DAY : undefined;
+    const countsFrom = marked === undefined ? FIRST_DATE : undefined;
     for (const date of dates) await this.foldDay(organizationId, date, sumRows(byDate.get(date)!), countsFrom);
     // Days without usage move the mark too: later views start after them.
     await this.mark(organizationId, through, countsFrom);
@@ -94,18 +94,21 @@ export class DynamoUsageFold {
    * next fold of each day writes them again.
    */
   private async reopen(organizationId: string, mark: string, reopenThrough: string): Promise<void> {
-    const month = `${mark.slice(0, 8)}01`;
-    const week = mondayOf(mark);
+    const { month, week } = periodStarts(new Date(`${mark}T00:00:00Z`));
     const rows = await this.items.queryAll({
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
       ExpressionAttributeValues: { ':pk': activityPartition(organizationId), ':from': month < week ? month : week, ':to': `${reopenThrough}~` },
     });
     // Each key's totals, and each workspace's, with the rows they were folded from.
     const groups = new Map<string, { key: { pk: string; sk: string }; rows: Record<string, unknown>[] }>();
-    const add = (key: { pk: string; sk: string }, row: Record<string, unknown>) => (groups.get(itemId(key.pk, key.sk)) ?? groups.set(itemId(key.pk, key.sk), { key, rows: [] }).get(itemId(key.pk, key.sk))!).rows.push(row);
+    const add = (key: { pk: string; sk: string }, row: Record<string, unknown>) => {
+      const id = itemId(key.pk, key.sk);
+      (groups.get(id) ?? groups.set(id, { key, rows: [] }).get(id)!).rows.push(row);
+    };
     for (const row of rows) {
       add(totalsKey(row.keyHash as string), row);
-      if (typeof row.workspaceId === 'string' && row.workspaceId !== NO_WORKSPACE) add(workspaceTotalsKey(organizationId, row.workspaceId), row);
+      const workspaceId = countingWorkspace(row.workspaceId);
+      if (workspaceId !== undefined) add(workspaceTotalsKey(organizationId, workspaceId), row);
     }
     const reopened = [...groups.values()].filter((group) => group.rows.some((row) => (row.date as string) > mark));
     const totals = await this.items.batchGet(reopened.map((group) => group.key));
@@ -122,8 +125,7 @@ export class DynamoUsageFold {
 
   /** Running totals (`key`) folded through `folded` given back to `mark`: what `rows` hold after it taken off, the month and week recounted from them. */
   private async giveBack(key: { pk: string; sk: string }, rows: readonly Record<string, unknown>[], mark: string, folded: string): Promise<void> {
-    const month = `${mark.slice(0, 8)}01`;
-    const week = mondayOf(mark);
+    const { month, week } = periodStarts(new Date(`${mark}T00:00:00Z`));
     const costOf = (from: string, to: string) => addDecimals(rows.filter((row) => (row.date as string) >= from && (row.date as string) <= to).map((row) => decimal(row.cost)));
     const given = rows.filter((row) => (row.date as string) > mark && (row.date as string) <= folded).map((row) => row.date as string);
     const kept = [monthAttribute(mark), weekAttribute(week)];
@@ -151,7 +153,7 @@ export class DynamoUsageFold {
       rows.map((row): BatchWrite => ({ PutRequest: { Item: { pk: partition, sk: `${row.date}#${row.keyHash}#${row.model}#${row.endpointId.slice(row.model.length + 1)}`, ...rowItem(row) } } })),
     );
     for (const [keyHash, cost] of costsBy(rows, (row) => row.keyHash)) await this.addToTotals(organizationId, totalsKey(keyHash), date, cost);
-    const workspaces = costsBy(rows, (row) => (row.workspaceId === NO_WORKSPACE ? undefined : row.workspaceId));
+    const workspaces = costsBy(rows, (row) => countingWorkspace(row.workspaceId));
     for (const [workspaceId, cost] of workspaces) await this.addToTotals(organizationId, workspaceTotalsKey(organizationId, workspaceId), date, cost);
     const models: Record<string, { requests: number; tokens: number }> = {};
     for (const row of rows) {
@@ -249,6 +251,11 @@ export class DynamoUsageFold {
  */
 export const POPULARITY_COPIES = 8;
 
+/** The workspace whose running totals count a row (none: a key of no workspace, or usage an earlier release wrote). */
+function countingWorkspace(workspaceId: unknown): string | undefined {
+  return typeof workspaceId === 'string' && workspaceId !== NO_WORKSPACE ? workspaceId : undefined;
+}
+
 /** Each group's rows' costs, summed exactly; rows of no group (undefined) left out. */
 function costsBy(rows: readonly SummedRow[], group: (row: SummedRow) => string | undefined): Map<string, string> {
   const costs = new Map<string, string[]>();
@@ -258,9 +265,6 @@ function costsBy(rows: readonly SummedRow[], group: (row: SummedRow) => string |
   }
   return new Map([...costs].map(([name, values]) => [name, addDecimals(values)]));
 }
-
-/** Before every date a usage item holds. */
-const FIRST_DAY = '0000-01-01';
 
 /** Reads of the fold mark before a fold gives up on a mark other folds keep moving back. */
 const MARK_ATTEMPTS = 3;

@@ -3,7 +3,7 @@ import { addDecimals, expandExponent } from '../decimal';
 import { systemRandom, type Random } from '../clock';
 import { DynamoItems, itemId } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
-import { NO_USAGE, endpointId, nextDate, periodStarts, type ActivityRow, type KeyUsage, type UsageRecord, type UsageStore } from '../usage/usage';
+import { FIRST_DATE, NO_USAGE, endpointId, nextDate, periodStarts, type ActivityRow, type KeyUsage, type UsageRecord, type UsageStore } from '../usage/usage';
 
 /**
  * Usage in the usage table (docs/architecture.md, "Data layout", "Usage over time"). A
@@ -192,8 +192,7 @@ export const KEY_USAGE_PARTITIONS = 16;
 
 const shards = (count: number): number[] => Array.from({ length: count }, (_, shard) => shard);
 
-/** Day items sort by their date: every date lies between these, the totals item after. */
-const FIRST_DATE = '0000-01-01';
+/** Day items sort by their date: every date lies between FIRST_DATE and this, the totals item after. */
 const LAST_DATE = '9999-12-31';
 
 const keyPartition = (keyHash: string) => `KEY#${keyHash}`;

@@ -15,7 +15,7 @@ const memberKey = (key: WorkspaceMember) => ({ pk: `ORG#${key.organizationId}`, 
 /** What names a key's place in its workspace. */
 export type WorkspaceMember = Pick<ApiKeyRecord, 'organizationId' | 'createdAt' | 'hash'> & { workspaceId: string };
 
-/** Keys read in one BatchGetItem while a page fills. */
+/** Keys read in one BatchGetItem (the most it takes) while a list or a page fills. */
 const KEYS_READ_AT_ONCE = 100;
 
 /** Tries of a key's write whose workspace was counted meanwhile, or found missing. */
@@ -36,49 +36,35 @@ export type MemberRefusal = 'missing' | 'full' | 'counted';
  * write that needs it.
  */
 export class WorkspaceKeys {
-  private readonly items: DynamoItems;
-
   constructor(
     private readonly tableName: string,
-    items: DynamoItems,
+    private readonly items: DynamoItems,
     private readonly copies: ReadReplicas,
     private readonly listKeys: (organizationId: string) => Promise<ApiKeyRecord[]>,
-  ) {
-    this.items = items;
-  }
+  ) {}
 
   /** The writes that put `key` in its workspace, beside its create: the count up, below the most a workspace holds, and its member item. */
   joining(key: WorkspaceMember): TransactionAction[] {
-    return [
-      {
-        Update: {
-          TableName: this.tableName,
-          Key: workspaceKey(key.organizationId, key.workspaceId),
-          UpdateExpression: 'ADD keyCount :one',
-          ConditionExpression: 'attribute_exists(keyCount) AND keyCount < :most',
-          ExpressionAttributeValues: { ':one': 1, ':most': WORKSPACE_LIMITS.keys },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
-      { Put: { TableName: this.tableName, Item: { ...memberKey(key), keyHash: key.hash } } },
-    ];
+    return [this.counting(key, 1), { Put: { TableName: this.tableName, Item: { ...memberKey(key), keyHash: key.hash } } }];
   }
 
   /** The writes that take `key` out of its workspace, beside its delete: the count down, and its member item gone. */
   leaving(key: WorkspaceMember): TransactionAction[] {
-    return [
-      {
-        Update: {
-          TableName: this.tableName,
-          Key: workspaceKey(key.organizationId, key.workspaceId),
-          UpdateExpression: 'ADD keyCount :less',
-          ConditionExpression: 'attribute_exists(keyCount)',
-          ExpressionAttributeValues: { ':less': -1 },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
+    return [this.counting(key, -1), { Delete: { TableName: this.tableName, Key: memberKey(key) } }];
+  }
+
+  /** `by` added to the count of `key`'s workspace, on condition that it is counted and, adding, below the most a workspace holds; the item as it was when refused. */
+  private counting(key: WorkspaceMember, by: 1 | -1): TransactionAction {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: workspaceKey(key.organizationId, key.workspaceId),
+        UpdateExpression: 'ADD keyCount :by',
+        ConditionExpression: by > 0 ? 'attribute_exists(keyCount) AND keyCount < :most' : 'attribute_exists(keyCount)',
+        ExpressionAttributeValues: { ':by': by, ...(by > 0 ? { ':most': WORKSPACE_LIMITS.keys } : {}) },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
-      { Delete: { TableName: this.tableName, Key: memberKey(key) } },
-    ];
+    };
   }
 
   /**
@@ -150,8 +136,8 @@ export class WorkspaceKeys {
     const read = includeDisabled ? hashes.slice(offset) : hashes;
     const keys: ApiKeyRecord[] = [];
     let skipped = includeDisabled ? offset : 0;
-    for (let start = 0; start < read.length && keys.length < limit; start += page ? KEYS_READ_AT_ONCE : read.length) {
-      const chunk = read.slice(start, start + (page ? KEYS_READ_AT_ONCE : read.length));
+    for (let start = 0; start < read.length && keys.length < limit; start += KEYS_READ_AT_ONCE) {
+      const chunk = read.slice(start, start + KEYS_READ_AT_ONCE);
       const found = await this.items.batchGet(chunk.map(apiKeyKey));
       for (const hash of chunk) {
         const key = found.get(itemId(apiKeyKey(hash).pk, 'APIKEY'));
@@ -179,7 +165,7 @@ export class WorkspaceKeys {
   /** Deletes the workspace with its copies (`kind`), in one transaction, while it holds no key. */
   async deleteWorkspace(organizationId: string, workspaceId: string, kind: CopyKind): Promise<WorkspaceDeletion> {
     const key = workspaceKey(organizationId, workspaceId);
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const deletion = await this.copies.delete(key, kind, { expression: 'keyCount = :none', values: { ':none': 0 } });
       if (deletion.outcome === 'deleted') return { outcome: 'deleted', workspace: strip<Workspace>(deletion.item) };
       if (deletion.outcome === 'missing') return { outcome: 'missing' };

@@ -1,7 +1,7 @@
 import type { AccountStore } from '../accounts/account-store';
-import { periodStarts, type KeyUsage, type UsageStore } from '../usage/usage';
+import { FIRST_DATE, utcDate, type KeyUsage, type UsageStore } from '../usage/usage';
 import type { SpendBefore } from './spending-gate';
-import type { SpendWindow } from './periods';
+import { periodAt, type SpendWindow } from './periods';
 import { plainDecimal } from '../accounts/stored-limits';
 import { plus, ZERO } from '../usd';
 
@@ -35,8 +35,8 @@ export function spentIn(figures: KeyUsage | undefined, window: SpendWindow): str
 
 /** The first day of a window's current period at `at` (UTC, `YYYY-MM-DD`); for all time, before any. */
 function windowStart(window: SpendWindow, at: Date): string {
-  if (window === 'all') return '0000-01-01';
-  return periodStarts(at)[window];
+  const { start } = periodAt(window, at);
+  return start ? utcDate(start) : FIRST_DATE;
 }
 
 /** Every key a workspace holds or held: its keys, and the marks its deleted keys left. */

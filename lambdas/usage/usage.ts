@@ -106,6 +106,9 @@ export function closedThrough(now: Date): string {
   return daysBefore(new Date(now.getTime() - FOLD_GRACE_MS), 1);
 }
 
+/** A date before every date a usage item holds (`YYYY-MM-DD`): where all time starts. */
+export const FIRST_DATE = '0000-01-01';
+
 /** The UTC date after `date` (`YYYY-MM-DD`); undefined for none. */
 export function nextDate(date: string | undefined): string | undefined {
   if (date === undefined) return undefined;
