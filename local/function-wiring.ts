@@ -36,6 +36,9 @@ import { PROVIDER_CREDENTIALS_FILE } from './files';
 
 export { PROVIDER_CREDENTIALS_FILE };
 
+/** How many partitions an hour's open completions spread over locally: one process's rate needs few, and the rollup reads them all. */
+export const LOCAL_OPEN_SHARDS = 4;
+
 /**
  * Each function's context, as its Lambda entry builds it: its own DynamoDB client, signed with
  * its own access key id (and observed when asked), and its telemetry on the runtime's logger.
@@ -54,7 +57,7 @@ export function functionContexts(
     if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
     clients.push(client);
     const { clock, writersSince, random } = options;
-    return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random };
+    return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random, openShards: LOCAL_OPEN_SHARDS };
   };
   return { contextOf, telemetryOf };
 }

@@ -4,6 +4,7 @@ import { DynamoUsageFold } from '../lambdas/aws/dynamo-usage-fold';
 import type { Telemetry } from '../lambdas/observability/telemetry';
 import { rollUpUsage, type RollupSummary } from '../lambdas/usage/rollup';
 import type { FunctionContext } from '../lambdas/wiring/context';
+import { openCompletionsOf } from '../lambdas/wiring/open-completions';
 
 /** How often the local runtime runs the usage rollup, as the stack's schedule does. */
 export const LOCAL_ROLLUP_EVERY_MS = 60 * 60 * 1000;
@@ -12,7 +13,7 @@ export const LOCAL_ROLLUP_EVERY_MS = 60 * 60 * 1000;
 export function usageRollup(context: FunctionContext<'keys' | 'usage'>, clock: Clock): () => Promise<RollupSummary> {
   const accounts = new DynamoAccountStore(context.documentClient, context.tables.keys);
   const folder = new DynamoUsageFold(context.documentClient, context.tables.usage);
-  return () => rollUpUsage({ organizations: () => accounts.listOrganizations(), folder, clock });
+  return () => rollUpUsage({ organizations: () => accounts.listOrganizations(), folder, died: openCompletionsOf(context), clock });
 }
 
 /**
@@ -26,7 +27,7 @@ export function scheduleRollup(rollup: () => Promise<RollupSummary>, everyMs: nu
     running = running.then(() =>
       rollup().then(
         (summary) => {
-          if (summary.days > 0) telemetry.logger.info('usage rolled up', { ...summary });
+          if (summary.days > 0 || summary.died > 0) telemetry.logger.info('usage rolled up', { ...summary });
         },
         (error: Error) => telemetry.logger.warn('usage rollup failed; the next run folds what is left', { error: error.name, detail: error.message }),
       ),

@@ -13,6 +13,7 @@ import { DynamoFederationStore } from '../lambdas/aws/dynamo-federation-store';
 import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
 import { CopiesAudit } from '../lambdas/aws/dynamo-copies-audit';
+import { DynamoOpenCompletions } from '../lambdas/aws/dynamo-open-completions';
 import { DynamoUsageFold } from '../lambdas/aws/dynamo-usage-fold';
 import { randomId, systemClock } from '../lambdas/clock';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -157,7 +158,7 @@ function services(
     signingKeys: { store: new DynamoSigningKeyStore(documentClient, keysTable), createKey: signing.createKey },
     copies: new CopiesAudit(documentClient, keysTable),
     usage: usageTable
-      ? { rollUp: () => rollUpUsage({ organizations: () => accountStore.listOrganizations(), folder: new DynamoUsageFold(documentClient, usageTable), clock: systemClock }) }
+      ? { rollUp: () => rollUpUsage({ organizations: () => accountStore.listOrganizations(), folder: new DynamoUsageFold(documentClient, usageTable), died: new DynamoOpenCompletions(documentClient, usageTable), clock: systemClock }) }
       : undefined,
     close: () => {
       signing.close?.();

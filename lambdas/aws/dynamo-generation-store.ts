@@ -24,16 +24,24 @@ export class DynamoGenerationStore implements GenerationStore {
   }
 
   async put(record: GenerationRecord): Promise<void> {
-    const expiresAt = Math.floor(Date.parse(record.createdAt) / 1000) + GENERATION_RETENTION_DAYS * 86_400;
-    await this.items.put({ pk: `${GENERATION_PREFIX}${record.id}`, sk: SORT_KEY, ...record, expiresAt });
+    await this.items.put(generationItem(record));
   }
 
   /** Strongly consistent, as clients ask right after the answer; one past its time is gone even before TTL removes it. */
   async get(id: string): Promise<GenerationRecord | undefined> {
     if (!GENERATION_ID.test(id)) return undefined;
-    const item = await this.items.getItem({ pk: `${GENERATION_PREFIX}${id}`, sk: SORT_KEY }, { consistent: true });
+    const item = await this.items.getItem(generationKey(id), { consistent: true });
     if (!item || (item.expiresAt as number) * 1000 <= this.clock.now().getTime()) return undefined;
     const { expiresAt: _expiresAt, ...rest } = strip<GenerationRecord & { expiresAt: number }>(item);
     return rest;
   }
 }
+
+/** A generation's item: its key, the record, and when it expires. */
+export function generationItem(record: GenerationRecord): Record<string, unknown> {
+  const expiresAt = Math.floor(Date.parse(record.createdAt) / 1000) + GENERATION_RETENTION_DAYS * 86_400;
+  return { ...generationKey(record.id), ...record, expiresAt };
+}
+
+/** The key of a generation's item. */
+export const generationKey = (id: string) => ({ pk: `${GENERATION_PREFIX}${id}`, sk: SORT_KEY });

@@ -1,9 +1,9 @@
-import { NumberValue, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NumberValue, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { addDecimals, expandExponent } from '../decimal';
 import { systemRandom, type Random } from '../clock';
 import { DynamoItems, itemId } from './dynamo-items';
 import { BY_ORGANIZATION_INDEX } from './table-schemas';
-import { FIRST_DATE, NO_USAGE, endpointId, nextDate, periodStarts, type ActivityRow, type KeyUsage, type UsageRecord, type UsageStore } from '../usage/usage';
+import { FIRST_DATE, NO_USAGE, endpointId, nextDate, periodStarts, type ActivityRow, type KeptUsage, type KeyUsage, type UsageStore } from '../usage/usage';
 
 /**
  * Usage in the usage table (docs/architecture.md, "Data layout", "Usage over time"). A
@@ -29,30 +29,8 @@ export class DynamoUsageStore implements UsageStore {
     this.items = new DynamoItems(client, tableName);
   }
 
-  async record(record: UsageRecord): Promise<void> {
-    const shard = Math.min(USAGE_SHARDS - 1, Math.floor(this.random() * USAGE_SHARDS));
-    const viaAttribute = record.via.credential === 'api_key' ? 'via_api_key' : `via_policy_${record.via.policyId ?? 'unknown'}`;
-    await this.items.update({
-      Key: { pk: `${keyPartition(record.keyHash)}#${shard % KEY_USAGE_PARTITIONS}`, sk: `${record.date}#${record.model.id}#${record.endpoint.tag}#${shard}` },
-      UpdateExpression:
-        'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider, workspaceId = :workspace ' +
-        'ADD requests :one, promptTokens :prompt, completionTokens :completion, cost :cost, #via :one',
-      ExpressionAttributeNames: { '#date': 'date', '#via': viaAttribute },
-      ExpressionAttributeValues: {
-        ':org': `${organizationPartition(record.organizationId)}#${shard}`,
-        ':orgSk': `${record.date}#${record.keyHash}#${record.model.id}#${record.endpoint.tag}`,
-        ':date': record.date,
-        ':model': record.model.id,
-        ':permaslug': record.model.canonical_slug,
-        ':endpointId': endpointId(record.model, record.endpoint),
-        ':provider': record.endpoint.provider_name,
-        ':workspace': record.workspaceId ?? NO_WORKSPACE,
-        ':one': 1,
-        ':prompt': record.promptTokens,
-        ':completion': record.completionTokens,
-        ':cost': NumberValue.from(record.cost),
-      },
-    });
+  async record(record: KeptUsage): Promise<void> {
+    await this.items.update(usageUpdate(record, Math.min(USAGE_SHARDS - 1, Math.floor(this.random() * USAGE_SHARDS))));
   }
 
   /**
@@ -161,6 +139,35 @@ export class DynamoUsageStore implements UsageStore {
   organizationShards(organizationId: string, from: string | undefined, to: string): Promise<Record<string, unknown>[]> {
     return organizationShards(this.items, organizationId, from, to);
   }
+}
+
+/**
+ * The write that adds one completion to its usage item in `shard` (the class's comment): every
+ * counter an `ADD`, so a crash counts it whole or not at all.
+ */
+export function usageUpdate(record: KeptUsage, shard: number): Omit<UpdateCommandInput, 'TableName'> & { Key: { pk: string; sk: string }; UpdateExpression: string } {
+  const viaAttribute = record.via.credential === 'api_key' ? 'via_api_key' : `via_policy_${record.via.policyId ?? 'unknown'}`;
+  return {
+    Key: { pk: `${keyPartition(record.keyHash)}#${shard % KEY_USAGE_PARTITIONS}`, sk: `${record.date}#${record.model.id}#${record.endpoint.tag}#${shard}` },
+    UpdateExpression:
+      'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider, workspaceId = :workspace ' +
+      'ADD requests :one, promptTokens :prompt, completionTokens :completion, cost :cost, #via :one',
+    ExpressionAttributeNames: { '#date': 'date', '#via': viaAttribute },
+    ExpressionAttributeValues: {
+      ':org': `${organizationPartition(record.organizationId)}#${shard}`,
+      ':orgSk': `${record.date}#${record.keyHash}#${record.model.id}#${record.endpoint.tag}`,
+      ':date': record.date,
+      ':model': record.model.id,
+      ':permaslug': record.model.canonical_slug,
+      ':endpointId': endpointId(record.model, record.endpoint),
+      ':provider': record.endpoint.provider_name,
+      ':workspace': record.workspaceId ?? NO_WORKSPACE,
+      ':one': 1,
+      ':prompt': record.promptTokens,
+      ':completion': record.completionTokens,
+      ':cost': NumberValue.from(record.cost),
+    },
+  };
 }
 
 /** The organization's index partitions from `from` to `to` (dates, inclusive), side by side, key hash attached. */

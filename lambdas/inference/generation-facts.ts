@@ -1,6 +1,6 @@
 import type { Principal } from '../accounts/types';
 import { GENERATION_TEXT_MAX, clientText, type GenerationRecord } from '../usage/generations';
-import type { UsageRecord } from '../usage/usage';
+import type { KeptUsage } from '../usage/usage';
 import type { AnswerFacts } from './public-answer';
 import { countOf } from '../counts';
 
@@ -32,7 +32,7 @@ export function noteChunk(observed: Observed, chunk: Record<string, unknown>): v
 
 /** A completion's stats as `GET /generation` reports them. */
 export function generationRecord(input: {
-  record: UsageRecord;
+  record: KeptUsage;
   principal: Principal;
   /** The request's `Origin`, `Referer` and `User-Agent` headers. */
   headers: { origin?: string; referer?: string; userAgent?: string };

@@ -17,8 +17,10 @@ import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { bodyValidators, type CreateChatCompletionBody } from '../openapi/validators/inference.generated';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
 import type { ProviderEndpoint } from '../catalog/types';
-import { ZERO, minus } from '../usd';
+import { ZERO, compare, minus } from '../usd';
 import type { GenerationStore } from '../usage/generations';
+import type { OpenCompletion, OpenCompletions } from '../spending/open-completions';
+import { openCompletion } from './open-completion';
 import { generationRecord, type Observed } from './generation-facts';
 import type { CompletionUsage } from './relayed-usage';
 import { parseChatRequest, type ChatRequest } from './chat-request';
@@ -53,6 +55,8 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   usage: Pick<UsageStore, 'record'>;
   /** Each completion's stats, by generation id (`GET /generation`), written beside its usage; a failure is logged. */
   generations: Pick<GenerationStore, 'put'>;
+  /** Limited completions from their write-ahead to their end: what the rollup records of one whose function dies. */
+  openCompletions: OpenCompletions;
   /** Kept responses of the Responses API (`store`, `previous_response_id`, `GET`/`DELETE /responses/{id}`). */
   responses: ResponseStore;
   /**
@@ -105,7 +109,8 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
     const generationId = `gen-${newId()}`;
     let facts: AnswerFacts | undefined;
     let counted: UsageRecord | undefined;
-    let reservation: Reservation | undefined;
+    let held: Held | undefined;
+    let closing: Promise<void> | undefined;
     // A provider began to answer: from then on the completion is billed, whatever ends it.
     let answered = false;
     let stopWatch: (() => void) | undefined;
@@ -133,8 +138,9 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       const allEndpoints = requests.flatMap(({ endpoints }) => endpoints);
       const billable = billableChatRequest(request, Math.max(...requests.flatMap(({ endpoints, bodyFor }) => endpoints.map((endpoint) => Buffer.byteLength(bodyFor(endpoint))))));
       // Whichever model and endpoint serves: the estimate covers them all.
-      if (limits.length > 0) reservation = await reserveAhead(limits, maximumCost(billable, allEndpoints, at), at, deps, context);
-
+      const headers = { origin: header(event, 'origin'), referer: header(event, 'referer'), userAgent: header(event, 'user-agent') };
+      const asked = { principal, candidates, billable, at, request: { generationId, requestId, streamed: request.stream, headers, body: request.body } };
+      if (limits.length > 0) held = await reserveAhead(limits, maximumCost(billable, allEndpoints, at), asked, deps, context);
       const { index, upstream } = await openFirstModel(requests, clientGone, deps.upstream);
       answered = true;
       const found = candidates[index]!;
@@ -147,9 +153,8 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       const record = relayed.usage
         ? usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at })
         : maximumRecord(usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, promptTokens: 0, completionTokens: 0, at }), billable, at);
-      if (reservation) await chargeLimits(reservation, record.cost, deps, context);
+      if (held) await chargeLimits(held.reservation, record.cost, deps, context);
       const times = { at, answering, ended: deps.clock.now() };
-      const headers = { origin: header(event, 'origin'), referer: header(event, 'referer'), userAgent: header(event, 'user-agent') };
       const generation = generationRecord({ record, headers, body: request.body, requestId, facts, observed, times, streamed: request.stream, cancelled: clientGone.aborted, principal });
       await Promise.all([recordUsage(record, deps, context), recordGeneration(generation, deps, context)]);
       counted = record;
@@ -159,12 +164,12 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       if (!clientGone.aborted) reportError(error, response, deps, context, facts, shape);
     } finally {
       stopWatch?.();
-      // Ended before its charge (a charged one is left as it is): given back when no provider answered, else charged its estimate, as written ahead.
-      if (reservation) await settleUncharged(reservation, answered, deps, context);
+      if (held) ({ closing } = await settleHeld(held, { answered, counted: counted !== undefined }, deps, context));
     }
     return finish();
     async function finish(): Promise<number> {
       await response.end();
+      await closing;
       return response.status;
     }
   };
@@ -260,29 +265,58 @@ function maximumRecord(record: UsageRecord, billable: BillableRequest, at: Date)
   return { ...record, promptTokens: prompt * billable.choices, completionTokens: completion * billable.choices, cost, costParts, charge: 'maximum' };
 }
 
+/** A limited request's reservation, and its open completion when it reserved anything. */
+interface Held {
+  reservation: Reservation;
+  opened: OpenCompletion | undefined;
+}
+
 /**
  * The request's reservation on its limits (a 402 from the first without room, or under a limit
  * for a cost nothing bounds), its estimate written ahead to every limit's spend items before a
- * provider is asked: a function that dies before the request ends leaves it charged (docs/limits.md,
- * "Leaving early and failures"). A failed write releases it, asks no provider and is a 503.
+ * provider is asked, and the completion kept open beside it: a function that dies before the
+ * request ends leaves it charged, and recorded by the rollup (docs/limits.md, "Leaving early and
+ * failures"). A failed write releases it, asks no provider and is a 503.
  */
 async function reserveAhead(
   limits: readonly SpendingLimit[],
   bound: ReturnType<typeof maximumCost>,
-  at: Date,
-  deps: Pick<InferenceApiDeps, 'spending' | 'logger'>,
+  asked: Omit<Parameters<typeof openCompletion>[0], 'estimate'>,
+  deps: Pick<InferenceApiDeps, 'spending' | 'openCompletions' | 'logger'>,
   context: Context | undefined,
-): Promise<Reservation> {
+): Promise<Held> {
   if (!bound.bounded) throw unboundedRefusal(limits[0]!, bound.reason);
-  const reservation = await deps.spending.reserve(limits, bound.cost, at);
-  try {
-    await reservation.writeAhead();
-  } catch (error) {
-    logFailure(deps, context, 'spend not written ahead', error as Error);
-    await reservation.release();
+  const reservation = await deps.spending.reserve(limits, bound.cost, asked.at);
+  // Nothing reserved (a request that costs nothing): nothing to charge, nothing to record should it die.
+  if (compare(reservation.estimate, ZERO) <= 0) return { reservation, opened: undefined };
+  const opened = openCompletion({ ...asked, estimate: reservation.estimate });
+  const written = await Promise.allSettled([reservation.writeAhead(), deps.openCompletions.open(opened)]);
+  const failure = written.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failure) {
+    logFailure(deps, context, 'spend not written ahead', failure.reason as Error);
+    await Promise.allSettled([reservation.release(), deps.openCompletions.close(opened)]);
     throw new UnavailableError('The request could not be counted against its spending limits, and no provider was asked; retry the request');
   }
-  return reservation;
+  return { reservation, opened };
+}
+
+/**
+ * A limited request at its end. Its reservation, when the request ended before its charge (a
+ * charged one is left as it is): given back when no provider answered, else charged its estimate,
+ * as written ahead. Its open completion is closed once its usage was recorded or no provider
+ * answered, which the answer's end need not wait for (`closing`; a failure is logged);
+ * else it is left for the rollup, which records it at its estimate, as its limits charged it.
+ */
+async function settleHeld(
+  held: Held,
+  ended: { answered: boolean; counted: boolean },
+  deps: Pick<InferenceApiDeps, 'openCompletions' | 'logger'>,
+  context: Context | undefined,
+): Promise<{ closing?: Promise<void> }> {
+  await settleUncharged(held.reservation, ended.answered, deps, context);
+  const { opened } = held;
+  if (!opened || (ended.answered && !ended.counted)) return {};
+  return { closing: deps.openCompletions.close(opened).catch((error: Error) => logFailure(deps, context, 'open completion not closed', error)) };
 }
 
 /**

@@ -9,11 +9,21 @@ export interface UsageFolder {
   buildPopularity(now: Date): Promise<ModelUsage>;
 }
 
-/** What the rollup works with: the organizations, the folder, and the clock. */
+/** What the rollup records of completions that never ended (lambdas/aws/dynamo-open-completions.ts). */
+export interface DiedCompletions {
+  /**
+   * Records each limited completion left open whose function can no longer be running at `now`,
+   * as its usage and generation, once however many rollups run; the count recorded.
+   */
+  recordDied(now: Date): Promise<number>;
+}
+
+/** What the rollup works with: the organizations, the folder, the completions left open, and the clock. */
 export interface RollupDeps {
   /** Every organization. */
   organizations(): Promise<readonly { id: string }[]>;
   folder: UsageFolder;
+  died: DiedCompletions;
   clock: Clock;
 }
 
@@ -24,19 +34,24 @@ export interface RollupSummary {
   days: number;
   /** Models in the popularity figures. */
   models: number;
+  /** Completions that never ended, recorded. */
+  died: number;
 }
 
 /** Organizations folded side by side. */
 const PARALLEL_FOLDS = 8;
 
 /**
- * The usage rollup (docs/architecture.md, "Usage over time"), off the request path: every
- * organization's closed days folded, then the popularity figures rebuilt. An organization whose
- * fold fails does not stop the others; the rollup then fails, naming how many, and its next run
- * folds what is left (every fold is idempotent).
+ * The usage rollup (docs/architecture.md, "Usage over time"), off the request path: the
+ * completions whose functions died recorded, then every organization's closed days folded, then
+ * the popularity figures rebuilt. The recording comes first and a failure of it stops the run, so
+ * no day is folded before what died in it is recorded. An organization whose fold fails does not
+ * stop the others; the rollup then fails, naming how many, and its next run folds what is left
+ * (every fold is idempotent).
  */
 export async function rollUpUsage(deps: RollupDeps): Promise<RollupSummary> {
   const now = deps.clock.now();
+  const died = await deps.died.recordDied(now);
   const organizations = await deps.organizations();
   let days = 0;
   const failed: string[] = [];
@@ -54,8 +69,9 @@ export async function rollUpUsage(deps: RollupDeps): Promise<RollupSummary> {
     );
   }
   const figures = await deps.folder.buildPopularity(now);
-  if (failed.length > 0) throw new RollupError(failed, { organizations: organizations.length, days, models: figures.size });
-  return { organizations: organizations.length, days, models: figures.size };
+  const summary = { organizations: organizations.length, days, models: figures.size, died };
+  if (failed.length > 0) throw new RollupError(failed, summary);
+  return summary;
 }
 
 /** A rollup that folded every organization but `failed`. */

@@ -34,6 +34,12 @@ export interface UsageRecord {
   charge?: 'maximum';
 }
 
+/** A usage record as the usage store writes it: the model and endpoint by what a usage item names of them. */
+export type KeptUsage = Omit<UsageRecord, 'model' | 'endpoint'> & {
+  model: Pick<PublicModel, 'id' | 'canonical_slug'>;
+  endpoint: Pick<ProviderEndpoint, 'tag' | 'provider_name'>;
+};
+
 /** USD spent by one key: all time and in the current UTC day, week (from Monday) and month. */
 export interface KeyUsage {
   usage: number;
@@ -76,7 +82,7 @@ export interface UsageStore {
    * and every usage view (all time, day, week, month, activity) is summed from these counters.
    * Resolves once the write is durable: the caller acknowledges the completion only then.
    */
-  record(record: UsageRecord): Promise<void>;
+  record(record: KeptUsage): Promise<void>;
   /**
    * Usage of these keys of the organization, at `now`. Keys without usage are absent. `known`:
    * the organization's fold mark, read before ({@link foldMark}), which saves a round trip.
@@ -207,6 +213,6 @@ export function daysBefore(now: Date, days: number): string {
 }
 
 /** An endpoint's id in activity rows: stable across catalog imports (model and provider tag). */
-export function endpointId(model: PublicModel, endpoint: ProviderEndpoint): string {
+export function endpointId(model: Pick<PublicModel, 'id'>, endpoint: Pick<ProviderEndpoint, 'tag'>): string {
   return `${model.id}:${endpoint.tag}`;
 }

@@ -23,6 +23,8 @@ export interface FunctionContext<T extends TableId> {
   readonly writersSince?: Date;
   /** Picks the copy of a hot item a request reads and the counter shard it writes (docs/architecture.md, "Data layout"). @default Math.random */
   readonly random?: Random;
+  /** How many partitions an hour's open completions spread over: `OPEN_SHARDS` in AWS; locally a few, for one process's rate. */
+  readonly openShards?: number;
 }
 
 /** The API base URL, the `iss` and `aud` of issued access tokens, and their longest lifetime (docs/reference.md#access-tokens, docs/reference.md#limits). */

@@ -198,15 +198,24 @@ describe('round trips per request, counted through the AWS SDK', () => {
     });
   });
 
-  it('POST /chat/completions under a key limit: the estimate written ahead is one stage before the upstream call; the charge comes before the usage write', async () => {
+  it('POST /chat/completions under a key limit: the estimate written ahead is one stage before the upstream call; the charge comes before the usage write, the close after the answer', async () => {
     const { secret } = await stores.accounts.createApiKey(service.runtime.demo.organizationId, { kind: 'workspace', name: 'round trips, limited', limit: 100 });
     const warm = await warmCompletion(secret);
     expect(warm).toMatchObject({
       status: 200,
-      // The key; the estimate ahead; after the answer, the charge; then the usage beside the generation.
-      depth: 4,
-      count: 5,
-      calls: ['DynamoDB.BatchGetItem(modelgate-keys)', 'DynamoDB.UpdateItem(modelgate-usage)', 'DynamoDB.UpdateItem(modelgate-usage)', 'DynamoDB.UpdateItem(modelgate-usage)', 'DynamoDB.PutItem(modelgate-usage)'],
+      // The key; the estimate ahead beside the open completion; after the answer, the charge; then
+      // the usage beside the generation; once the answer has ended, the open completion's close.
+      depth: 5,
+      count: 7,
+      calls: [
+        'DynamoDB.BatchGetItem(modelgate-keys)',
+        'DynamoDB.UpdateItem(modelgate-usage)',
+        'DynamoDB.PutItem(modelgate-usage)',
+        'DynamoDB.UpdateItem(modelgate-usage)',
+        'DynamoDB.UpdateItem(modelgate-usage)',
+        'DynamoDB.PutItem(modelgate-usage)',
+        'DynamoDB.DeleteItem(modelgate-usage)',
+      ],
     });
   });
 

@@ -90,7 +90,7 @@ describe('the data layout at internet scale', () => {
     }
   });
 
-  it('checks spending limits with no read on the request path: per scope, a spend write ahead of the provider and one before the usage write, and a grant now and then', () => {
+  it('checks spending limits with no read on the request path: per scope, a spend write ahead of the provider and one before the usage write, the completion open between, and a grant now and then', () => {
     for (const [id, scopes] of [
       ['limited-key-completions', ['SPEND#K']],
       ['limited-workspace-completions', ['SPEND#W', 'SPEND#K']],
@@ -101,14 +101,21 @@ describe('the data layout at internet scale', () => {
       const steady = perRequest.map((calls) => calls.filter((call) => !grants.includes(call)));
       const label = (call: (typeof steady)[number][number]) => {
         const partition = call.items![0]!.partition;
-        return `${call.command} ${partition.startsWith('SPEND#') ? partition.slice(0, 'SPEND#K'.length) : partition.startsWith('KEY#') ? 'usage' : partition.startsWith('GEN#') ? 'generation' : partition}`;
+        const kind = partition.startsWith('KEY#') ? 'usage' : partition.startsWith('GEN#') ? 'generation' : partition.startsWith('OPEN#') ? 'open' : partition;
+        return `${call.command} ${partition.startsWith('SPEND#') ? partition.slice(0, 'SPEND#K'.length) : kind}`;
       };
-      // The scopes' writes ahead side by side (in either order), then their charges, then the usage write beside the generation's.
+      // The scopes' writes ahead side by side (in either order) beside the open completion's, then
+      // their charges, then the usage write beside the generation's, then the open completion's close.
       for (const calls of steady) {
         const labels = calls.map(label);
         const spends = labels.flatMap((l, i) => (l.includes('SPEND#') ? [i] : []));
         expect(spends.map((i) => labels[i]).sort()).toEqual([...scopes, ...scopes].map((scope) => `UpdateItem ${scope}`).sort());
-        expect(labels.filter((l) => !l.includes('SPEND#')).sort()).toEqual(['PutItem generation', 'UpdateItem usage']);
+        expect(labels.filter((l) => !l.includes('SPEND#')).sort()).toEqual(['DeleteItem open', 'PutItem generation', 'PutItem open', 'UpdateItem usage']);
+        expect(labels.indexOf('PutItem open')).toBeLessThan(spends[scopes.length]!);
+        expect(labels.indexOf('DeleteItem open')).toBeGreaterThan(labels.indexOf('UpdateItem usage'));
+        // One open item, put and deleted: one write unit each.
+        const open = calls.filter((call) => call.items![0]!.partition.startsWith('OPEN#')).map((call) => call.items![0]!);
+        expect(open.map((access) => `${access.partition}|${access.item}|${access.units}`)).toEqual([0, 1].map(() => `${open[0]!.partition}|${open[0]!.item}|1`));
         // Ahead and charge of a scope on one item: the container's shard and hold bucket.
         const items = spends.map((i) => calls[i]!.items![0]!);
         expect(new Set(items.map((access) => `${access.partition}|${access.item}`)).size).toBe(scopes.length);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalProcess, type LocalProcess } from '../support/local-process';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream';
+import { eventually } from '../support/eventually';
 
 const MODEL = 'openai/gpt-4o-mini';
 const PROVIDER = 'slow';
@@ -10,7 +11,8 @@ const PROVIDER = 'slow';
 /**
  * `kill -9` of `npm start` while completions hold a key's whole limit: the next start folds what
  * they held at once (its holds are its own, by its start) and charges each its estimate, written
- * ahead before its provider was asked, since the provider billed them; no burst overruns the limit.
+ * ahead before its provider was asked, since the provider billed them; its rollup records them as
+ * that; no burst overruns the limit.
  */
 describe('a spending limit after kill -9', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-limit-crash-'));
@@ -57,9 +59,11 @@ describe('a spending limit after kill -9', () => {
     // Five completions start and stall after their first chunk: they hold the whole limit.
     upstream.script(PROVIDER, ...Array.from({ length: 5 }, () => ({ kind: 'stall-after' as const, chunks: 1 })));
     const running = new AbortController();
+    const generationIds: string[] = [];
     for (let i = 0; i < 5; i++) {
       const answer = await complete(true, running.signal);
       expect(answer.status).toBe(200);
+      generationIds.push(answer.headers.get('x-generation-id')!);
       await answer.body!.getReader().read();
     }
     expect((await complete(true)).status).toBe(402);
@@ -68,12 +72,27 @@ describe('a spending limit after kill -9', () => {
     running.abort();
     service = await startLocalProcess(dataDir, env);
 
-    // What they held is folded at once, each charged its estimate: the limit is spent. The usage
-    // view has no record of completions that never ended (docs/limits.md, "Leaving early and failures").
+    // What they held is folded at once, each charged its estimate: the limit is spent. The start's
+    // rollup records the five as that, their generations saying so (docs/limits.md, "Leaving early
+    // and failures"): what the key's view shows is what its limit counts.
     const spent = await complete(false);
     expect(spent.status).toBe(402);
     expect(((await spent.json()) as any).error.metadata.remaining_usd).toBeLessThan(estimate);
-    expect((await manage('GET', `/keys/${data.hash}`)).json.data).toMatchObject({ usage: 0, limit });
+    const shown = await eventually(async () => {
+      const { usage } = (await manage('GET', `/keys/${data.hash}`)).json.data as { usage: number };
+      expect(usage).toBeGreaterThan(0);
+      return usage;
+    }, 20_000);
+    expect(shown).toBeCloseTo(5 * estimate, 12);
+    expect(shown).toBeLessThanOrEqual(limit);
+    for (const id of generationIds) {
+      const generation = await manage('GET', `/generation?id=${id}`);
+      expect(generation.status).toBe(200);
+      expect(generation.json.data).toMatchObject({ id, charge_basis: 'maximum_cost', streamed: true, model: MODEL, api_key_hash: data.hash });
+      expect(generation.json.data.total_cost).toBeCloseTo(estimate, 12);
+    }
+    const activity = await manage('GET', `/activity?api_key_hash=${data.hash}`);
+    expect(activity.json.data).toEqual([expect.objectContaining({ model: MODEL, requests: 5 })]);
     const raised = Math.ceil(estimate * 10 * 1e6) / 1e6;
     expect((await manage('PATCH', `/keys/${data.hash}`, { limit: raised })).status).toBe(200);
     const answered = await complete(false);
@@ -88,7 +107,7 @@ describe('a spending limit after kill -9', () => {
     const each = (burst.find((answer) => answer.status === 402)!.body as any).error.metadata.request_max_cost_usd as number;
     expect(burst.filter((answer) => answer.status === 200).length).toBeLessThanOrEqual(Math.floor((raised - 5 * estimate) / each));
     const after = await manage('GET', `/keys/${data.hash}`);
-    expect(after.json.data.usage).toBeGreaterThan(0);
-    expect(after.json.data.usage + limit).toBeLessThanOrEqual(raised);
+    expect(after.json.data.usage).toBeGreaterThan(shown);
+    expect(after.json.data.usage).toBeLessThanOrEqual(raised);
   }, 180_000);
 });

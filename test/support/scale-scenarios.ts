@@ -16,6 +16,7 @@ import type { LocalRuntime } from '../../local/runtime';
 import { combinedLoad, type ScaleLoad } from '../../local/scale-model';
 import type { MeasuredRow } from './scale-rows';
 import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, SPEND_SHARDS } from '../../lambdas/spending/ledgers';
+import { OPEN_PREFIX, OPEN_SHARDS } from '../../lambdas/aws/dynamo-open-completions';
 import { AHEAD_OF_RESET_SECONDS, REFUSAL_SPREAD_SECONDS } from '../../lambdas/spending/spending-gate';
 import type { SpendScope } from '../../lambdas/spending/limits';
 import type { ItemAccess } from '../../local/dynamodb-capacity';
@@ -163,7 +164,8 @@ export type LimitMoment = 'steady' | 'reset' | 'refused';
 /**
  * A limited row's requests and its ledgers' upkeep (docs/architecture.md, "Spending limits"):
  * each request as measured, but its spend write on the shard of its container, and containers
- * draw their shards at random (here: request `i` on shard `i` modulo the scope's shards); every
+ * draw their shards at random (here: request `i` on shard `i` modulo the scope's shards), its open
+ * completion on every open partition alike ({@link spreadOpen}); every
  * container renews its holds of each ledger once per {@link HOLD_SECONDS}, and every ledger
  * folds one bucket of holds per {@link HOLD_BUCKET_SECONDS}. The grants the measured run made
  * (one container's first holds and their growth) are what the renewals stand for.
@@ -173,7 +175,7 @@ function limitedParts(row: MeasuredRow, moment: LimitMoment): Part[] {
   const requests = row.callsPerRequest.map((calls, i) => ({
     calls: calls.flatMap((call) => {
       const items = call.items ?? [];
-      const kept = items.filter((access) => !access.partition.startsWith('BUDGET#')).map((access) => spreadSpend(access, i));
+      const kept = items.filter((access) => !access.partition.startsWith('BUDGET#')).flatMap((access) => spreadOpen(spreadSpend(access, i)));
       // A grant (all its accesses on a ledger) is counted as a renewal below.
       return items.length > 0 && kept.length === 0 ? [] : [{ ...call, items: kept }];
     }),
@@ -203,6 +205,18 @@ function spreadSpend(access: ItemAccess, i: number): ItemAccess {
   if (!match) return access;
   const shards = SPEND_SHARDS[match[1] === 'K' ? 'key' : 'workspace'];
   return { ...access, partition: `SPEND#${match[1]}#${match[2]}#${i % shards}` };
+}
+
+/**
+ * An open completion's put or delete, as AWS spreads them: each completion's item is its own, on
+ * the partition its generation id picks of {@link OPEN_SHARDS}, so what one measured request
+ * stands for (many completions) lands evenly on every partition, each on an item of its own. The
+ * local runtime spreads an hour's open completions over a few partitions only.
+ */
+function spreadOpen(access: ItemAccess): ItemAccess[] {
+  const match = new RegExp(`^${OPEN_PREFIX}(\\d+)#\\d+$`).exec(access.partition);
+  if (!match) return [access];
+  return Array.from({ length: OPEN_SHARDS }, (_, shard) => ({ ...access, partition: `${OPEN_PREFIX}${match[1]}#${shard}`, item: `${access.item ?? ''}#${shard}`, units: access.units / OPEN_SHARDS }));
 }
 
 /** The containers a row keeps busy, by function: its rate times an invocation's length. */

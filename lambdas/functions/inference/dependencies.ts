@@ -13,6 +13,7 @@ import { SpendingGate } from '../../spending/spending-gate';
 import { spendBeforeFrom } from '../../spending/spend-before';
 import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
 import { catalogCache } from '../../wiring/catalog-cache';
+import { openCompletionsOf } from '../../wiring/open-completions';
 import { accessTokenVerifier, dpopChecker } from '../../wiring/credentials';
 import { protectedResourceMetadataUrl } from '../../oauth/discovery';
 
@@ -40,6 +41,7 @@ export function inferenceDependencies(
     proofs: dpopChecker(context, settings),
     usage,
     generations: new DynamoGenerationStore(documentClient, tables.usage, clock),
+    openCompletions: openCompletionsOf(context),
     responses: new DynamoResponseStore(documentClient, tables.responses, clock, settings.responseRetentionDays),
     // One per container: what it holds of each spending limit lives as long as it does.
     spending: new SpendingGate({

@@ -91,6 +91,7 @@ function inferenceApi(clock: FixedClock, deps: Pick<InferenceApiDeps, 'upstream'
     corsAllowedOrigins: ['*'],
     usage: { record: async () => undefined },
     generations: { put: async () => undefined },
+    openCompletions: { open: async () => undefined, close: async () => undefined },
     responses: { put: async () => 'stored', get: async () => undefined, delete: async () => false },
     // The key has no spending limit: no request asks.
     spending: { reserve: () => Promise.reject(new Error('no spending limit applies here')) },
@@ -246,7 +247,7 @@ describe('a stream whose provider falls silent', () => {
 describe('a completion under a spending limit', () => {
   const clock = new FixedClock(new Date('2026-11-18T12:00:00Z'));
   const limited = { ...key, limit: { amountUsd: '5', reset: null, since: '2026-01-01T00:00:00.000Z' } };
-  const run = async (failing: { ahead?: boolean; charge?: boolean }, status?: number) => {
+  const run = async (failing: { ahead?: boolean; open?: boolean; charge?: boolean; usage?: boolean }, status?: number) => {
     const steps: string[] = [];
     const logged: string[] = [];
     // Charged or released once, as the gate's reservations are.
@@ -272,37 +273,59 @@ describe('a completion under a spending limit', () => {
       accounts: authenticationRecords(organization, limited),
       upstream: { ...upstreamOptions({ inferenceUpstreams: { '*': 'https://llm.example.com/v1' }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }), transport },
       spending: { reserve: async () => reservation },
-      usage: { record: async () => void steps.push('usage') },
+      openCompletions: {
+        open: async () => {
+          steps.push('open');
+          if (failing.open) throw new Error('throttled');
+        },
+        close: async () => void steps.push('close'),
+      },
+      usage: {
+        record: async () => {
+          steps.push('usage');
+          if (failing.usage) throw new Error('throttled');
+        },
+      },
       logger: { error: (message) => void logged.push(message) },
     })(completionEvent({}), response.stream, lambdaContext('inference', 'req-4') as Context);
     await response.end;
     return { answered, steps, logged, body: response.body() };
   };
 
-  it('writes the estimate ahead of the provider and charges the cost before the usage write', async () => {
+  it('writes the estimate ahead of the provider beside the open completion, charges the cost before the usage write, and closes it after', async () => {
     const { answered, steps } = await run({});
     expect(answered).toBe(200);
-    expect(steps).toEqual(['ahead', 'provider', expect.stringMatching(/^charge 0\.0000\d+$/), 'usage']);
+    expect(steps).toEqual(['ahead', 'open', 'provider', expect.stringMatching(/^charge 0\.0000\d+$/), 'usage', 'close']);
   });
 
-  it('asks no provider when the write ahead fails: a 503, and nothing given back that may have landed', async () => {
-    const { answered, steps, body, logged } = await run({ ahead: true });
+  it.each([
+    ['the write ahead', { ahead: true }],
+    ['the open completion', { open: true }],
+  ])('asks no provider when %s fails: a 503, the reservation given back and the completion closed', async (_, failing) => {
+    const { answered, steps, body, logged } = await run(failing);
     expect(answered).toBe(503);
     expect(JSON.parse(body).error.message).toBe('The request could not be counted against its spending limits, and no provider was asked; retry the request');
-    expect(steps).toEqual(['ahead', 'release']);
+    expect(steps).toEqual(['ahead', 'open', 'release', 'close']);
     expect(logged).toEqual(['spend not written ahead']);
   });
 
   it('answers and records usage when the charge write fails: the estimate written ahead stays charged', async () => {
     const { answered, steps, logged } = await run({ charge: true });
     expect(answered).toBe(200);
-    expect(steps).toEqual(['ahead', 'provider', expect.stringMatching(/^charge /), 'usage']);
+    expect(steps).toEqual(['ahead', 'open', 'provider', expect.stringMatching(/^charge /), 'usage', 'close']);
     expect(logged).toEqual(['spend not recorded; its estimate stays charged']);
   });
 
-  it('gives the estimate back when no provider answered', async () => {
+  it('leaves the completion open when its usage write fails: the rollup finds its generation and closes it, or records it if none was written', async () => {
+    const { answered, steps, logged } = await run({ usage: true });
+    expect(answered).toBe(503);
+    expect(steps).toEqual(['ahead', 'open', 'provider', expect.stringMatching(/^charge /), 'usage']);
+    expect(logged).toEqual(['usage not recorded']);
+  });
+
+  it('gives the estimate back and closes the completion when no provider answered', async () => {
     const { answered, steps } = await run({}, 503);
     expect(answered).toBe(502);
-    expect(steps).toEqual(['ahead', 'provider', 'release']);
+    expect(steps).toEqual(['ahead', 'open', 'provider', 'release', 'close']);
   });
 });

@@ -14,15 +14,30 @@ describe('the usage rollup', () => {
     buildPopularity: async () => new Map([['acme/chat', { requests: 1, tokens: 1 }]]),
   });
 
+  const died = { recordDied: async () => 2 };
+
   it('counts every organization day folded, whichever fold ends first', async () => {
-    const summary = await rollUpUsage({ organizations: async () => organizations, folder: folder(), clock: new FixedClock() });
-    expect(summary).toEqual({ organizations: 6, days: 9, models: 1 });
+    const summary = await rollUpUsage({ organizations: async () => organizations, folder: folder(), died, clock: new FixedClock() });
+    expect(summary).toEqual({ organizations: 6, days: 9, models: 1, died: 2 });
+  });
+
+  it('records the completions that died before it folds a day, and folds nothing when it cannot', async () => {
+    const order: string[] = [];
+    const folding = folder();
+    const watched = { ...folding, foldOrganization: async (id: string) => (order.push(`fold ${id}`), folding.foldOrganization(id)) };
+    const recording = { recordDied: async () => (order.push('died'), 0) };
+    await rollUpUsage({ organizations: async () => organizations.slice(0, 2), folder: watched, died: recording, clock: new FixedClock() });
+    expect(order).toEqual(['died', 'fold org-0', 'fold org-1']);
+    order.length = 0;
+    const failing = { recordDied: () => Promise.reject(new Error('throttled')) };
+    await expect(rollUpUsage({ organizations: async () => organizations, folder: watched, died: failing, clock: new FixedClock() })).rejects.toThrow('throttled');
+    expect(order).toEqual([]);
   });
 
   it('folds the others when one fails, then fails naming it, with what the others folded', async () => {
-    const error = await rollUpUsage({ organizations: async () => organizations, folder: folder(new Set(['org-3'])), clock: new FixedClock() }).catch((e: unknown) => e);
+    const error = await rollUpUsage({ organizations: async () => organizations, folder: folder(new Set(['org-3'])), died, clock: new FixedClock() }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RollupError);
     expect((error as RollupError).failed).toEqual(['org-3']);
-    expect((error as RollupError).summary).toEqual({ organizations: 6, days: 7, models: 1 });
+    expect((error as RollupError).summary).toEqual({ organizations: 6, days: 7, models: 1, died: 2 });
   });
 });

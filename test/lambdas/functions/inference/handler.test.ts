@@ -31,6 +31,7 @@ describe('inference handler telemetry', () => {
       responses: {} as never,
       usage: { record: async () => undefined },
       generations: { put: async () => undefined },
+      openCompletions: { open: () => Promise.reject(new Error('no spending limit applies here')), close: async () => undefined },
       spending: { reserve: () => Promise.reject(new Error('no spending limit applies here')) },
       resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
       telemetry,
