@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { LOCAL_OPEN_SHARDS } from '../lambdas/aws/dynamo-open-completions';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomId, systemClock, type Clock } from '../lambdas/clock';
 import type { Settings } from '../lambdas/settings';
@@ -35,9 +36,6 @@ import type { LocalRuntimeOptions, LocalSettingName } from './runtime-options';
 import { PROVIDER_CREDENTIALS_FILE } from './files';
 
 export { PROVIDER_CREDENTIALS_FILE };
-
-/** How many partitions an hour's open completions spread over locally: one process's rate needs few, and the rollup reads them all. */
-export const LOCAL_OPEN_SHARDS = 4;
 
 /**
  * Each function's context, as its Lambda entry builds it: its own DynamoDB client, signed with

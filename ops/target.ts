@@ -13,7 +13,7 @@ import { DynamoFederationStore } from '../lambdas/aws/dynamo-federation-store';
 import { DynamoAccountStore } from '../lambdas/aws/dynamo-account-store';
 import { DynamoCatalogStore } from '../lambdas/aws/dynamo-catalog-store';
 import { CopiesAudit } from '../lambdas/aws/dynamo-copies-audit';
-import { DynamoOpenCompletions } from '../lambdas/aws/dynamo-open-completions';
+import { DynamoOpenCompletions, LOCAL_OPEN_SHARDS } from '../lambdas/aws/dynamo-open-completions';
 import { DynamoUsageFold } from '../lambdas/aws/dynamo-usage-fold';
 import { randomId, systemClock } from '../lambdas/clock';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -129,9 +129,14 @@ export async function connectLocal(dataDir: string): Promise<ConnectedServices> 
     );
   }
   // As the local runtime: loopback issuers are accepted unless MODELGATE_ALLOW_LOOPBACK_ISSUERS=0.
-  const local = services(client, { keys: KEYS.localName, models: MODELS.localName, policies: POLICIES.localName, usage: USAGE.localName }, process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0', {
-    createKey: () => createLocalSigningKey(resolve(dataDir), new Date()),
-  });
+  // The rollup reads the open completions' partitions as the local service spreads them.
+  const local = services(
+    client,
+    { keys: KEYS.localName, models: MODELS.localName, policies: POLICIES.localName, usage: USAGE.localName },
+    process.env[ALLOW_LOOPBACK_ISSUERS_ENV] !== '0',
+    { createKey: () => createLocalSigningKey(resolve(dataDir), new Date()) },
+    LOCAL_OPEN_SHARDS,
+  );
   // What the running service routes, as it published it; its keys from the file it reads them from.
   const credentials = fileCredentials(join(resolve(dataDir), PROVIDER_CREDENTIALS_FILE), systemClock);
   return { ...local, upstreams: upstreamsService(upstreams ?? {}, credentials) };
@@ -142,6 +147,7 @@ function services(
   { keys: keysTable, models: modelsTable, policies: policiesTable, usage: usageTable }: { keys: string; models: string; policies?: string; usage?: string },
   allowLoopbackIssuers: boolean,
   signing: { createKey: NonNullable<ConnectedServices['signingKeys']>['createKey']; close?: () => void },
+  openShards?: number,
 ): ConnectedServices {
   const documentClient = createDocumentClient(client);
   const accountStore = new DynamoAccountStore(documentClient, keysTable);
@@ -158,7 +164,7 @@ function services(
     signingKeys: { store: new DynamoSigningKeyStore(documentClient, keysTable), createKey: signing.createKey },
     copies: new CopiesAudit(documentClient, keysTable),
     usage: usageTable
-      ? { rollUp: () => rollUpUsage({ organizations: () => accountStore.listOrganizations(), folder: new DynamoUsageFold(documentClient, usageTable), died: new DynamoOpenCompletions(documentClient, usageTable), clock: systemClock }) }
+      ? { rollUp: () => rollUpUsage({ organizations: () => accountStore.listOrganizations(), folder: new DynamoUsageFold(documentClient, usageTable), died: new DynamoOpenCompletions(documentClient, usageTable, openShards === undefined ? {} : { shards: openShards }), clock: systemClock }) }
       : undefined,
     close: () => {
       signing.close?.();

@@ -105,7 +105,11 @@ export interface AccountStore {
    * organization and the workspace. What is not asked for or does not exist is absent.
    */
   getRecords(ids: RecordIds): Promise<AccountRecords>;
-  listApiKeys(organizationId: string): Promise<ApiKeyRecord[]>;
+  /**
+   * The organization's keys, oldest first, read from the keys themselves: all of them, or with
+   * `page` only its keys, and only those read (its index names them in order).
+   */
+  listApiKeys(organizationId: string, page?: KeyPage): Promise<ApiKeyRecord[]>;
   /**
    * The keys of one workspace, oldest first, read from the keys themselves: of the workspace
    * `id`, or of the organization's default workspace ({@link defaultWorkspaceOf}) when `id` is

@@ -288,8 +288,9 @@ export class AccountsService {
     return key;
   }
 
-  listApiKeys(organizationId: string): Promise<ApiKeyRecord[]> {
-    return this.store.listApiKeys(organizationId);
+  /** The organization's keys, oldest first: all of them, or only those of `page`. */
+  listApiKeys(organizationId: string, page?: KeyPage): Promise<ApiKeyRecord[]> {
+    return this.store.listApiKeys(organizationId, page);
   }
 
   /**

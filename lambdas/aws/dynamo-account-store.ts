@@ -20,6 +20,7 @@ import { DynamoItems, itemId, strip } from './dynamo-items';
 import { withGuardrailChange, withGuardrailList, withGuardrailSet } from './dynamo-guardrail-sets';
 import { AlongRefused, ReadReplicas, type CopyKind } from './dynamo-read-replicas';
 import { WorkspaceKeys } from './dynamo-workspace-keys';
+import { KeyPages } from './dynamo-key-pages';
 import { WorkspaceSlugs, claimKey, type SlugClaim } from './dynamo-workspace-slugs';
 
 /**
@@ -38,6 +39,7 @@ export class DynamoAccountStore implements AccountStore {
   private readonly items: DynamoItems;
   private readonly copies: ReadReplicas;
   private readonly workspaceKeys: WorkspaceKeys;
+  private readonly keyPages: KeyPages;
   private readonly tableName: string;
   private readonly clock: Clock;
   private readonly slugs: WorkspaceSlugs;
@@ -57,7 +59,8 @@ export class DynamoAccountStore implements AccountStore {
     this.clock = clock;
     this.items = new DynamoItems(client, tableName);
     this.copies = new ReadReplicas(client, tableName, random);
-    this.workspaceKeys = new WorkspaceKeys(tableName, this.items, this.copies, (organizationId) => this.listApiKeys(organizationId));
+    this.keyPages = new KeyPages(client, tableName);
+    this.workspaceKeys = new WorkspaceKeys(tableName, this.items, this.copies, this.keyPages, (organizationId) => this.listApiKeys(organizationId));
     this.slugs = new WorkspaceSlugs(client, tableName, async (organizationId, id, slug) => (await this.getWorkspace(organizationId, id))?.slug === slug, writersSince);
   }
 
@@ -258,8 +261,9 @@ export class DynamoAccountStore implements AccountStore {
     };
   }
 
-  async listApiKeys(organizationId: string): Promise<ApiKeyRecord[]> {
-    return (await this.items.queryIndex<ApiKeyRecord>(`${orgPk(organizationId)}#APIKEYS`)).map((k) => withGuardrailList(k)!);
+  async listApiKeys(organizationId: string, page?: KeyPage): Promise<ApiKeyRecord[]> {
+    const keys = page ? await this.keyPages.ofOrganization(organizationId, page) : await this.items.queryIndex<ApiKeyRecord>(`${orgPk(organizationId)}#APIKEYS`);
+    return keys.map((k) => withGuardrailList(k)!);
   }
 
   async updateApiKey(hash: string, patch: ApiKeyPatch | ((current: ApiKeyRecord) => ApiKeyPatch), updatedAt: string): Promise<ApiKeyRecord | undefined> {

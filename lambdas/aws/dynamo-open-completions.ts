@@ -16,6 +16,9 @@ export const OPEN_PREFIX = 'OPEN#';
  */
 export const OPEN_SHARDS = 512;
 
+/** How many the local runtime spreads them over: one process's rate needs few, and the rollup reads them all. */
+export const LOCAL_OPEN_SHARDS = 4;
+
 /** Partitions the rollup reads at once. */
 const PARALLEL_READS = 32;
 
@@ -105,7 +108,7 @@ export class DynamoOpenCompletions implements OpenCompletions {
     const shard = Math.min(USAGE_SHARDS - 1, Math.floor(this.random() * USAGE_SHARDS));
     const TableName = this.tableName;
     const actions: TransactionAction[] = [
-      { Update: { TableName, ...usageUpdate(completion.usage, shard) } },
+      { Update: { TableName, ...usageUpdate(completion.usage, shard, 'rollup') } },
       { Put: { TableName, Item: generationItem(diedGeneration(completion)), ConditionExpression: 'attribute_not_exists(pk)' } },
       { Delete: { TableName, Key: key, ConditionExpression: 'attribute_exists(pk)' } },
     ];

@@ -143,12 +143,19 @@ export class DynamoUsageStore implements UsageStore {
 
 /**
  * The write that adds one completion to its usage item in `shard` (the class's comment): every
- * counter an `ADD`, so a crash counts it whole or not at all.
+ * counter an `ADD`, so a crash counts it whole or not at all. The rollup's writes (`by`) go to
+ * items of its own beside the requests' (`…#<shard>#rollup`), which every view sums alike: a
+ * request's write that met one of its transactions in progress would fail (`TransactionConflict`,
+ * which the SDK does not retry).
  */
-export function usageUpdate(record: KeptUsage, shard: number): Omit<UpdateCommandInput, 'TableName'> & { Key: { pk: string; sk: string }; UpdateExpression: string } {
+export function usageUpdate(
+  record: KeptUsage,
+  shard: number,
+  by: 'request' | 'rollup' = 'request',
+): Omit<UpdateCommandInput, 'TableName'> & { Key: { pk: string; sk: string }; UpdateExpression: string } {
   const viaAttribute = record.via.credential === 'api_key' ? 'via_api_key' : `via_policy_${record.via.policyId ?? 'unknown'}`;
   return {
-    Key: { pk: `${keyPartition(record.keyHash)}#${shard % KEY_USAGE_PARTITIONS}`, sk: `${record.date}#${record.model.id}#${record.endpoint.tag}#${shard}` },
+    Key: { pk: `${keyPartition(record.keyHash)}#${shard % KEY_USAGE_PARTITIONS}`, sk: `${record.date}#${record.model.id}#${record.endpoint.tag}#${shard}${by === 'rollup' ? '#rollup' : ''}` },
     UpdateExpression:
       'SET gsi1pk = :org, gsi1sk = :orgSk, #date = :date, model = :model, permaslug = :permaslug, endpointId = :endpointId, providerName = :provider, workspaceId = :workspace ' +
       'ADD requests :one, promptTokens :prompt, completionTokens :completion, cost :cost, #via :one',

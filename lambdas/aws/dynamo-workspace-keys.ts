@@ -1,11 +1,11 @@
 import { defaultWorkspaceOf, type KeyPage, type WorkspaceDeletion } from '../accounts/account-store';
 import { WORKSPACE_LIMITS, type ApiKeyRecord, type Workspace } from '../accounts/types';
-import { DynamoItems, itemId, strip, type TransactionAction } from './dynamo-items';
+import { DynamoItems, strip, type TransactionAction } from './dynamo-items';
 import { AlongRefused, type CopyKind, type ReadReplicas } from './dynamo-read-replicas';
+import { apiKeyKey, type KeyPages } from './dynamo-key-pages';
 
 /** The item of a workspace, and of an API key (dynamo-account-store.ts). */
 const workspaceKey = (organizationId: string, id: string) => ({ pk: `ORG#${organizationId}`, sk: `WORKSPACE#${id}` });
-const apiKeyKey = (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' });
 
 /** The sort-key prefix of a workspace's member items, `WSKEY#<workspace>#`. */
 const MEMBER_PREFIX = 'WSKEY#';
@@ -14,9 +14,6 @@ const memberKey = (key: WorkspaceMember) => ({ pk: `ORG#${key.organizationId}`, 
 
 /** What names a key's place in its workspace. */
 export type WorkspaceMember = Pick<ApiKeyRecord, 'organizationId' | 'createdAt' | 'hash'> & { workspaceId: string };
-
-/** Keys read in one BatchGetItem (the most it takes) while a list or a page fills. */
-const KEYS_READ_AT_ONCE = 100;
 
 /** Tries of a key's write whose workspace was counted meanwhile, or found missing. */
 const ATTEMPTS = 3;
@@ -40,6 +37,7 @@ export class WorkspaceKeys {
     private readonly tableName: string,
     private readonly items: DynamoItems,
     private readonly copies: ReadReplicas,
+    private readonly pages: KeyPages,
     private readonly listKeys: (organizationId: string) => Promise<ApiKeyRecord[]>,
   ) {}
 
@@ -131,21 +129,10 @@ export class WorkspaceKeys {
         : await this.items.get<Workspace>(`ORG#${organizationId}`, `WORKSPACE#${id}`);
     if (!item) return undefined;
     const hashes = await this.counted(organizationId, item, (await named) ?? (await this.hashes(organizationId, item.id)));
-    const { offset, limit, includeDisabled } = page ?? { offset: 0, limit: hashes.length, includeDisabled: true };
+    const asked = page ?? { offset: 0, limit: hashes.length, includeDisabled: true };
     // Disabled keys included, the member items alone say which keys the offset skips (each names a key that exists: both are written in one transaction).
-    const read = includeDisabled ? hashes.slice(offset) : hashes;
-    const keys: ApiKeyRecord[] = [];
-    let skipped = includeDisabled ? offset : 0;
-    for (let start = 0; start < read.length && keys.length < limit; start += KEYS_READ_AT_ONCE) {
-      const chunk = read.slice(start, start + KEYS_READ_AT_ONCE);
-      const found = await this.items.batchGet(chunk.map(apiKeyKey));
-      for (const hash of chunk) {
-        const key = found.get(itemId(apiKeyKey(hash).pk, 'APIKEY'));
-        if (!key || (!includeDisabled && key.disabled === true)) continue;
-        if (skipped < offset) skipped++;
-        else if (keys.length < limit) keys.push(strip<ApiKeyRecord>(key));
-      }
-    }
+    const skipped = asked.includeDisabled ? asked.offset : 0;
+    const keys = await this.pages.read(listed(hashes.slice(skipped)), asked, () => true, skipped);
     return { workspace: item, keys };
   }
 
@@ -203,4 +190,9 @@ export class WorkspaceKeys {
     // Not written: counted by another writer meanwhile (the item is there), or the workspace is gone.
     return counted.written || counted.item !== undefined;
   }
+}
+
+/** A list already read, as the one chunk {@link KeyPages.read} takes. */
+async function* listed(hashes: readonly string[]): AsyncGenerator<readonly string[]> {
+  yield hashes;
 }

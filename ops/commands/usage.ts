@@ -7,8 +7,10 @@ export const usageCommands: CommandSpec[] = [
   {
     group: 'usage',
     name: 'roll-up',
-    summary: "Fold every organization's closed days of usage and rebuild the popularity figures, as the hourly schedule does.",
+    summary: "Record completions whose function died, fold every organization's closed days of usage and rebuild the popularity figures, as the hourly schedule does.",
     description: [
+      'A limited completion whose function died before it ended is recorded first, once no request of',
+      'its hour can still run: its estimate as usage, and a generation charged the most it could cost.',
       'A UTC day is closed 30 minutes after it ends. Its usage is folded into one activity row per key,',
       "day, model and endpoint and into each key's running totals, so that no usage view reads history;",
       'the most-popular and top-weekly sorts count the folded days of the last week. Safe to run at any',
@@ -21,6 +23,7 @@ export const usageCommands: CommandSpec[] = [
         respond(ctx, input, { data: summary }, () => [
           'Rolled up usage.',
           ...fields([
+            ['Died completions recorded', String(summary.died)],
             ['Organizations', String(summary.organizations)],
             ['Days folded', String(summary.days)],
             ['Popular models', String(summary.models)],

@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
-import { ALL_TABLES } from '../../lambdas/aws/table-schemas';
+import { DynamoOpenCompletions, LOCAL_OPEN_SHARDS } from '../../lambdas/aws/dynamo-open-completions';
+import { DynamoUsageStore } from '../../lambdas/aws/dynamo-usage-store';
+import { ALL_TABLES, TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import type { LocalRuntime } from '../../local/runtime';
+import { connectToRuntime } from '../support/accounts';
 import { startTestService, type TestService } from '../support/local-service';
 import { opsProcessArgs } from '../support/ops-harness';
 
@@ -56,5 +59,28 @@ describe('ops CLI end to end against the local runtime', () => {
     // Every change landed with its copies: the audit of the local data finds nothing to repair.
     const checked = await cli(['copies', 'check', '--data-dir', dataDir]);
     expect(checked).toMatchObject({ code: 0, stdout: expect.stringContaining('Every copy agrees with its item.') });
+  }, 120_000);
+
+  it('usage roll-up records a limited completion its function left open, where the local service spreads them, once', async () => {
+    const stores = connectToRuntime(runtime);
+    try {
+      // Begun two hours ago, as the local service keeps a limited completion until it ends: its hour and a request's longest run are over.
+      const at = new Date(Date.now() - 2 * 3600 * 1000);
+      const keyHash = 'e2e0'.repeat(16);
+      const usage = { organizationId: runtime.demo.organizationId, keyHash, workspaceId: null, model: { id: 'acme/chat', canonical_slug: 'acme/chat' }, endpoint: { tag: 'acme', provider_name: 'Acme' } };
+      const request = { generationId: 'gen-e2e-rollup-0001', requestId: 'req-e2e', createdAt: at.toISOString(), streamed: false, origin: '', httpReferer: null, userAgent: null, externalUser: null };
+      const charged = { promptTokens: 10, completionTokens: 20, cost: '0.125', costParts: { prompt: '0.025', completion: '0.1' }, date: at.toISOString().slice(0, 10), via: { credential: 'api_key' as const }, charge: 'maximum' as const };
+      await new DynamoOpenCompletions(stores.documentClient, TABLE_SCHEMAS.usage.localName, { shards: LOCAL_OPEN_SHARDS }).open({ usage: { ...usage, ...charged }, request });
+
+      const first = await cli(['usage', 'roll-up', '--json', '--data-dir', dataDir]);
+      expect(first.code).toBe(0);
+      expect(JSON.parse(first.stdout).data).toMatchObject({ died: 1 });
+      const again = await cli(['usage', 'roll-up', '--data-dir', dataDir]);
+      expect(again).toMatchObject({ code: 0, stdout: expect.stringMatching(/Died completions recorded\s+0/) });
+      const recorded = await new DynamoUsageStore(stores.documentClient, TABLE_SCHEMAS.usage.localName).keyUsage(runtime.demo.organizationId, [keyHash], new Date());
+      expect(recorded.get(keyHash)?.usage).toBe(0.125);
+    } finally {
+      stores.destroy();
+    }
   }, 120_000);
 });

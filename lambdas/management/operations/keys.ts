@@ -20,16 +20,15 @@ async function keyWithUsage(deps: ManagementDeps, organizationId: string, key: A
 }
 
 /**
- * The page of keys a list shows (`include_disabled`, `offset`, at most {@link KEYS_PAGE}): the
- * organization's every key with `include_management` and no workspace (modelgate's own listing,
- * every policy target), otherwise the keys of the workspace asked for, or of the default workspace
- * (the public default), reading no key past the page.
+ * The page of keys a list shows (`include_disabled`, `offset`, at most {@link KEYS_PAGE}): of
+ * the organization's every key with `include_management` and no workspace (modelgate's own
+ * listing, every policy target), otherwise of the workspace asked for, or of the default
+ * workspace (the public default); either way reading no key past the page.
  */
 async function listedKeys(deps: ManagementDeps, organizationId: string, query: { workspace_id?: string; include_management?: boolean; include_disabled?: boolean; offset?: number | null }) {
   const page = { offset: query.offset ?? 0, limit: KEYS_PAGE, includeDisabled: query.include_disabled === true };
   if (!query.include_management || query.workspace_id) return { keys: await deps.service.listWorkspaceApiKeys(organizationId, query.workspace_id, page), defaultWorkspaceId: null };
-  const [all, defaultWorkspaceId] = await Promise.all([deps.service.listApiKeys(organizationId), deps.service.defaultWorkspaceId(organizationId)]);
-  const keys = all.filter((key) => page.includeDisabled || !key.disabled).slice(page.offset, page.offset + page.limit);
+  const [keys, defaultWorkspaceId] = await Promise.all([deps.service.listApiKeys(organizationId, page), deps.service.defaultWorkspaceId(organizationId)]);
   return { keys, defaultWorkspaceId };
 }
 

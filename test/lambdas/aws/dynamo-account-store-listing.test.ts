@@ -59,5 +59,7 @@ describe('DynamoAccountStore key listings come from the key items, not the index
     await updateIndexes(null, orphan);
 
     expect(await store.listApiKeys(organization.id)).toEqual([key]);
+    // A page too: the index's stale copy says disabled, the item does not.
+    expect(await store.listApiKeys(organization.id, { offset: 0, limit: 10, includeDisabled: false })).toEqual([key]);
   });
 });

@@ -175,7 +175,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     expect({ count: item.Item?.keyCount, listed: listed.length, names: listed.every((key) => key.name.startsWith('second')) }).toEqual({ count: 24, listed: 24, names: true });
   });
 
-  it('pages a workspace of 250 keys, reading its keys a hundred at a time only until the page is full: the keys after the offset, disabled ones counted only when asked for', async () => {
+  it('pages a workspace of 250 keys, and its organization, reading their keys a hundred at a time only until the page is full: the keys after the offset, disabled ones counted only when asked for', async () => {
     const { organization, workspace } = await db.service.createOrganization({ name: 'Paged', plan: 'enterprise' });
     const table = TABLE_SCHEMAS.keys.localName;
     const hashes = Array.from({ length: 250 }, (_, i) => `7${i.toString(16).padStart(63, '0')}`);
@@ -183,7 +183,7 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     const items = hashes.flatMap((hash, i) => {
       const createdAt = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
       return [
-        { pk: `APIKEY#${hash}`, sk: 'APIKEY', hash, organizationId: organization.id, kind: 'workspace', workspaceId: workspace.id, name: `k${i}`, disabled: i % 5 === 4, guardrailIds: [], createdAt, revision: 1 },
+        { pk: `APIKEY#${hash}`, sk: 'APIKEY', gsi1pk: `ORG#${organization.id}#APIKEYS`, gsi1sk: `${createdAt}#${hash}`, hash, organizationId: organization.id, kind: 'workspace', workspaceId: workspace.id, name: `k${i}`, disabled: i % 5 === 4, guardrailIds: [], createdAt, revision: 1 },
         { pk: `ORG#${organization.id}`, sk: `WSKEY#${workspace.id}#${createdAt}#${hash}`, keyHash: hash },
       ];
     });
@@ -211,6 +211,19 @@ describe('DynamoAccountStore on the embedded DynamoDB', () => {
     // The 200 enabled keys: 200 past the last one read, none left.
     expect(await page(200, 10, false)).toEqual([]);
     expect(await page(195, 10, false)).toEqual(['k243', 'k245', 'k246', 'k247', 'k248']);
+
+    // The organization's list the same way, its index naming the keys in order: a page reads the keys up to its last, no further.
+    const organizationPage = async (offset: number, limit: number, includeDisabled: boolean) => (await store.listApiKeys(organization.id, { offset, limit, includeDisabled })).map((key) => key.name);
+    keysRead = 0;
+    expect(await organizationPage(0, 3, false)).toEqual(['k0', 'k1', 'k2']);
+    expect(keysRead).toBe(100);
+    expect(await organizationPage(8, 4, false)).toEqual(['k10', 'k11', 'k12', 'k13']);
+    keysRead = 0;
+    expect(await organizationPage(98, 4, true)).toEqual(['k98', 'k99', 'k100', 'k101']);
+    expect(keysRead).toBe(200);
+    expect(await organizationPage(195, 10, false)).toEqual(['k243', 'k245', 'k246', 'k247', 'k248']);
+    expect(await organizationPage(250, 10, true)).toEqual([]);
+    expect((await store.listApiKeys(organization.id)).map((key) => key.name)).toEqual(hashes.map((_, i) => `k${i}`));
   });
 
   it('holds at most 100,000 keys in a workspace, counted by one condition on an item that stays one size: past it, a 400 naming workspace_id', async () => {

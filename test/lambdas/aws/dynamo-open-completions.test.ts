@@ -92,6 +92,11 @@ describe('open completions', () => {
     expect(counts.sort()).toEqual([0, 1]);
     expect(await store().recordDied(new Date(ends + 3_600_000))).toBe(0);
     expect(await openItems()).toEqual([]);
+    // On an item of the rollup's own, which no request's usage write meets in a transaction.
+    const { Items: recorded = [] } = await tables.documentClient.send(
+      new ScanCommand({ TableName: TABLE, FilterExpression: 'begins_with(pk, :key)', ExpressionAttributeValues: { ':key': 'KEY#k-died#' }, ConsistentRead: true }),
+    );
+    expect(recorded.map((item) => item.sk)).toEqual([expect.stringMatching(/^2026-12-01#acme\/chat#acme\/fp8#\d+#rollup$/)]);
 
     const now = new Date('2026-12-02T12:00:00Z');
     expect(Object.fromEntries(await usage.keyUsage('org-died', ['k-died'], now))).toEqual({ 'k-died': { usage: 0.25, daily: 0, weekly: 0.25, monthly: 0.25 } });
