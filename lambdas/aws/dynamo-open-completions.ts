@@ -73,7 +73,7 @@ export class DynamoOpenCompletions implements OpenCompletions {
     await this.items.write({ Delete: { Key: this.keyOf(completion) } });
   }
 
-  async recordDied(now: Date): Promise<number> {
+  async recordDied(now: Date): Promise<{ recorded: number; failed: ReadonlySet<string> }> {
     const last = openBucketOf(now);
     const partitions: string[] = [];
     for (let bucket = last - OPEN_HOURS_READ; bucket <= last; bucket++) {
@@ -82,13 +82,17 @@ export class DynamoOpenCompletions implements OpenCompletions {
       for (let shard = 0; shard < this.shards; shard++) partitions.push(`${OPEN_PREFIX}${bucket}#${shard}`);
     }
     let recorded = 0;
+    const failed = new Set<string>();
     for (let start = 0; start < partitions.length; start += PARALLEL_READS) {
       const found = await Promise.all(partitions.slice(start, start + PARALLEL_READS).map((pk) => this.items.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } })));
       const died = found.flat().filter((item) => this.died(item, now));
-      const outcomes = await Promise.all(died.map((item) => this.record(item)));
-      recorded += outcomes.filter(Boolean).length;
+      const outcomes = await Promise.allSettled(died.map((item) => this.record(item)));
+      outcomes.forEach((outcome, i) => {
+        if (outcome.status === 'fulfilled') recorded += outcome.value ? 1 : 0;
+        else failed.add(String((died[i]!.usage as { organizationId?: unknown } | undefined)?.organizationId));
+      });
     }
-    return recorded;
+    return { recorded, failed };
   }
 
   /** Whether an open completion's function can no longer be running. */

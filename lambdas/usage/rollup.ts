@@ -13,9 +13,10 @@ export interface UsageFolder {
 export interface DiedCompletions {
   /**
    * Records each limited completion left open whose function can no longer be running at `now`,
-   * as its usage and generation, once however many rollups run; the count recorded.
+   * as its usage and generation, once however many rollups run: how many were recorded, and the
+   * organizations of those that could not be (the next run tries them again).
    */
-  recordDied(now: Date): Promise<number>;
+  recordDied(now: Date): Promise<{ recorded: number; failed: ReadonlySet<string> }>;
 }
 
 /** What the rollup works with: the organizations, the folder, the completions left open, and the clock. */
@@ -44,10 +45,11 @@ const PARALLEL_FOLDS = 8;
 /**
  * The usage rollup (docs/architecture.md, "Usage over time"), off the request path: the
  * completions whose functions died recorded, then every organization's closed days folded, then
- * the popularity figures rebuilt. The recording comes first and a failure of it stops the run, so
- * no day is folded before what died in it is recorded. An organization whose fold fails does not
- * stop the others; the rollup then fails, naming how many, and its next run folds what is left
- * (every fold is idempotent).
+ * the popularity figures rebuilt. The recording comes first, so that no day is folded before what
+ * died in it is recorded: an organization one of whose died completions could not be recorded is
+ * not folded in this run, and a recording that fails as a whole (its reads) stops the run. An
+ * organization whose fold fails does not stop the others; the rollup then fails, naming how
+ * many, and its next run folds what is left (every fold is idempotent).
  */
 export async function rollUpUsage(deps: RollupDeps): Promise<RollupSummary> {
   const now = deps.clock.now();
@@ -59,6 +61,7 @@ export async function rollUpUsage(deps: RollupDeps): Promise<RollupSummary> {
     await Promise.all(
       organizations.slice(start, start + PARALLEL_FOLDS).map(async ({ id }) => {
         try {
+          if (died.failed.has(id)) throw new Error('a died completion of the organization is not recorded yet');
           // Read once the fold is done: `days += await …` would add to the count as it was before the await, losing the others'.
           const folded = (await deps.folder.foldOrganization(id, now)).length;
           days += folded;
@@ -69,7 +72,7 @@ export async function rollUpUsage(deps: RollupDeps): Promise<RollupSummary> {
     );
   }
   const figures = await deps.folder.buildPopularity(now);
-  const summary = { organizations: organizations.length, days, models: figures.size, died };
+  const summary = { organizations: organizations.length, days, models: figures.size, died: died.recorded };
   if (failed.length > 0) throw new RollupError(failed, summary);
   return summary;
 }

@@ -84,13 +84,13 @@ describe('open completions', () => {
 
     // Its hour has ended, but a request begun in it may still run: nothing is recorded yet.
     const ends = openBucketEnds(openBucketOf(begun));
-    expect(await opened.recordDied(new Date(ends - 1))).toBe(0);
+    expect(await opened.recordDied(new Date(ends - 1))).toEqual({ recorded: 0, failed: new Set() });
     expect(await usage.keyUsage('org-died', ['k-died'], new Date(ends))).toEqual(new Map());
 
     // Two rollups at once: one records it.
     const counts = await Promise.all([store().recordDied(new Date(ends)), store().recordDied(new Date(ends + 1000))]);
-    expect(counts.sort()).toEqual([0, 1]);
-    expect(await store().recordDied(new Date(ends + 3_600_000))).toBe(0);
+    expect(counts.map(({ recorded }) => recorded).sort()).toEqual([0, 1]);
+    expect((await store().recordDied(new Date(ends + 3_600_000))).recorded).toBe(0);
     expect(await openItems()).toEqual([]);
     // On an item of the rollup's own, which no request's usage write meets in a transaction.
     const { Items: recorded = [] } = await tables.documentClient.send(
@@ -139,10 +139,21 @@ describe('open completions', () => {
     const ended = completion('org-lost-close', 'k-lost', 'gen-lost-close-01', begun);
     await store().open(ended);
     await generations.put({ ...diedGeneration(ended), chargeBasis: 'provider_usage', cost: '0.01' });
-    expect(await store().recordDied(new Date(openBucketEnds(openBucketOf(begun))))).toBe(0);
+    expect((await store().recordDied(new Date(openBucketEnds(openBucketOf(begun))))).recorded).toBe(0);
     expect(await openItems()).toEqual([]);
     expect(await usage.keyUsage('org-lost-close', ['k-lost'], new Date('2026-12-02T00:00:00Z'))).toEqual(new Map());
     expect((await generations.get('gen-lost-close-01'))?.cost).toBe('0.01');
+  });
+
+  it('names the organization of a completion it could not record, and records the others', async () => {
+    const begun = new Date('2026-12-01T05:00:00Z');
+    const broken = completion('org-broken', 'k-broken', 'gen-broken-0001', begun);
+    await store().open({ ...broken, usage: { ...broken.usage, cost: 'not a number' } });
+    await store().open(completion('org-whole', 'k-whole', 'gen-whole-0001', begun));
+    const outcome = await store().recordDied(new Date(openBucketEnds(openBucketOf(begun))));
+    expect(outcome).toEqual({ recorded: 1, failed: new Set(['org-broken']) });
+    expect((await openItems()).map((item) => item.sk)).toEqual(['gen-broken-0001']);
+    await store().close(broken);
   });
 
   it('locally, records at once what an earlier process left open, and not what this one has running', async () => {
@@ -151,7 +162,7 @@ describe('open completions', () => {
     const current = store({ writersSince: new Date('2026-12-02T11:30:00Z') });
     await earlier.open(completion('org-restart', 'k-restart', 'gen-restart-old1', begun));
     await current.open(completion('org-restart', 'k-restart', 'gen-restart-new1', new Date('2026-12-02T11:40:00Z')));
-    expect(await current.recordDied(new Date('2026-12-02T11:45:00Z'))).toBe(1);
+    expect((await current.recordDied(new Date('2026-12-02T11:45:00Z'))).recorded).toBe(1);
     expect((await openItems()).map((item) => item.sk)).toEqual(['gen-restart-new1']);
     expect(Object.fromEntries(await usage.keyUsage('org-restart', ['k-restart'], new Date('2026-12-02T12:00:00Z')))).toEqual({ 'k-restart': { usage: 0.25, daily: 0.25, weekly: 0.25, monthly: 0.25 } });
     await current.close(completion('org-restart', 'k-restart', 'gen-restart-new1', new Date('2026-12-02T11:40:00Z')));

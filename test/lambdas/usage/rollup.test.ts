@@ -14,20 +14,27 @@ describe('the usage rollup', () => {
     buildPopularity: async () => new Map([['acme/chat', { requests: 1, tokens: 1 }]]),
   });
 
-  const died = { recordDied: async () => 2 };
+  const died = { recordDied: async () => ({ recorded: 2, failed: new Set<string>() }) };
 
   it('counts every organization day folded, whichever fold ends first', async () => {
     const summary = await rollUpUsage({ organizations: async () => organizations, folder: folder(), died, clock: new FixedClock() });
     expect(summary).toEqual({ organizations: 6, days: 9, models: 1, died: 2 });
   });
 
-  it('records the completions that died before it folds a day, and folds nothing when it cannot', async () => {
+  it('records the completions that died before it folds a day: an organization one of whose it could not record is not folded, and nothing is when it cannot read them', async () => {
     const order: string[] = [];
     const folding = folder();
     const watched = { ...folding, foldOrganization: async (id: string) => (order.push(`fold ${id}`), folding.foldOrganization(id)) };
-    const recording = { recordDied: async () => (order.push('died'), 0) };
+    const recording = { recordDied: async () => (order.push('died'), { recorded: 0, failed: new Set<string>() }) };
     await rollUpUsage({ organizations: async () => organizations.slice(0, 2), folder: watched, died: recording, clock: new FixedClock() });
     expect(order).toEqual(['died', 'fold org-0', 'fold org-1']);
+    order.length = 0;
+    // One of org-1's could not be recorded: org-1 waits for the next run, the others fold.
+    const partly = { recordDied: async () => ({ recorded: 3, failed: new Set(['org-1']) }) };
+    const error = await rollUpUsage({ organizations: async () => organizations.slice(0, 3), folder: watched, died: partly, clock: new FixedClock() }).catch((e: unknown) => e);
+    expect(order.sort()).toEqual(['fold org-0', 'fold org-2']);
+    expect((error as RollupError).failed).toEqual(['org-1']);
+    expect((error as RollupError).summary).toMatchObject({ organizations: 3, died: 3 });
     order.length = 0;
     const failing = { recordDied: () => Promise.reject(new Error('throttled')) };
     await expect(rollUpUsage({ organizations: async () => organizations, folder: watched, died: failing, clock: new FixedClock() })).rejects.toThrow('throttled');
