@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { startTestService, type TestService } from '../../support/local-service';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../support/scripted-upstream';
 import { eventually } from '../../support/eventually';
+import { connectToRuntime } from '../../support/accounts';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { OPEN_PREFIX } from '../../../lambdas/aws/dynamo-open-completions';
+import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 
 const MODEL = 'openai/gpt-4o-mini';
 const messages = [{ role: 'user', content: 'one two three four' }];
@@ -194,5 +198,20 @@ describe('spending limits against hostile requests', () => {
     const answer = await service.call('/chat/completions', { method: 'POST', key: key.secret, body: deep, headers: { 'Content-Type': 'application/json' } });
     expect(answer.status).toBe(400);
     expect(answer.body).toEqual({ error: { code: 400, message: 'Request body nests deeper than 64 levels', metadata: { limit: 64 } } });
+  });
+
+  // Last: after every shape above, clients that left and providers that failed among them.
+  it('leaves no limited completion open once its request has ended, so the rollup records none of them twice', async () => {
+    await service.runtime.idle();
+    const stores = connectToRuntime(service.runtime);
+    try {
+      const { Items = [] } = await stores.documentClient.send(
+        new ScanCommand({ TableName: TABLE_SCHEMAS.usage.localName, FilterExpression: 'begins_with(pk, :open)', ExpressionAttributeValues: { ':open': OPEN_PREFIX }, ConsistentRead: true }),
+      );
+      expect(Items).toEqual([]);
+    } finally {
+      stores.destroy();
+    }
+    expect((await service.runtime.rollUpUsage()).died).toBe(0);
   });
 });
