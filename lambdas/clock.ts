@@ -19,3 +19,19 @@ export type Random = () => number;
 
 /** The service's source of randomness: `Math.random`. */
 export const systemRandom: Random = Math.random;
+
+/**
+ * What a writer stamps on what it leaves for later (its holds, its open completions): `-` in
+ * AWS, where any container may still be running; locally the process's start (`writersSince`),
+ * in base 36, so the next process knows what an earlier one left.
+ */
+export function writerEpoch(writersSince: Date | undefined): string {
+  return writersSince ? writersSince.getTime().toString(36) : '-';
+}
+
+/** Whether the writer of `epoch` has stopped: locally, it started before this process (`writersSince`). Never in AWS. */
+export function writerStopped(epoch: unknown, writersSince: Date | undefined): boolean {
+  if (writersSince === undefined || typeof epoch !== 'string' || epoch === '-') return false;
+  const started = parseInt(epoch, 36);
+  return Number.isFinite(started) && started < writersSince.getTime();
+}

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { systemRandom, type Random } from '../clock';
+import { systemRandom, writerEpoch, writerStopped, type Random } from '../clock';
 import { OPEN_BUCKET_SECONDS, OPEN_HOURS_READ, diedGeneration, openBucketEnds, openBucketOf, type OpenCompletion, type OpenCompletions } from '../spending/open-completions';
 import { DynamoItems, type TransactionAction } from './dynamo-items';
 import { generationItem } from './dynamo-generation-store';
@@ -49,7 +49,7 @@ export class DynamoOpenCompletions implements OpenCompletions {
   private readonly shards: number;
   private readonly random: Random;
   private readonly writer: string;
-  private readonly writersSince?: number;
+  private readonly writersSince?: Date;
 
   constructor(
     client: DynamoDBDocumentClient,
@@ -59,8 +59,8 @@ export class DynamoOpenCompletions implements OpenCompletions {
     this.items = new DynamoItems(client, tableName);
     this.shards = options.shards ?? OPEN_SHARDS;
     this.random = options.random ?? systemRandom;
-    this.writersSince = options.writersSince?.getTime();
-    this.writer = this.writersSince === undefined ? '-' : this.writersSince.toString(36);
+    this.writersSince = options.writersSince;
+    this.writer = writerEpoch(options.writersSince);
   }
 
   async open(completion: OpenCompletion): Promise<void> {
@@ -98,11 +98,7 @@ export class DynamoOpenCompletions implements OpenCompletions {
   /** Whether an open completion's function can no longer be running. */
   private died(item: Record<string, unknown>, now: Date): boolean {
     const bucket = Number((item.pk as string).slice(OPEN_PREFIX.length).split('#')[0]);
-    if (openBucketEnds(bucket) <= now.getTime()) return true;
-    const writer = item.writer;
-    if (this.writersSince === undefined || typeof writer !== 'string' || writer === '-' || writer === this.writer) return false;
-    const started = parseInt(writer, 36);
-    return Number.isFinite(started) && started < this.writersSince;
+    return openBucketEnds(bucket) <= now.getTime() || writerStopped(item.writer, this.writersSince);
   }
 
   /** Records a died completion and deletes its item, in one transaction; true when it was recorded. */

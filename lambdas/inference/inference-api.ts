@@ -287,9 +287,9 @@ async function reserveAhead(
 ): Promise<Held> {
   if (!bound.bounded) throw unboundedRefusal(limits[0]!, bound.reason);
   const reservation = await deps.spending.reserve(limits, bound.cost, asked.at);
-  // Nothing reserved (a request that costs nothing): nothing to charge, nothing to record should it die.
-  if (compare(reservation.estimate, ZERO) <= 0) return { reservation, opened: undefined };
-  const opened = openCompletion({ ...asked, estimate: reservation.estimate });
+  // Nothing reserved (a request that costs nothing, so no endpoint is the bound's): nothing to charge, nothing to record should it die.
+  if (compare(reservation.estimate, ZERO) <= 0 || !bound.endpoint) return { reservation, opened: undefined };
+  const opened = openCompletion({ ...asked, estimate: { cost: reservation.estimate, promptCost: bound.promptCost, endpoint: bound.endpoint } });
   const written = await Promise.allSettled([reservation.writeAhead(), deps.openCompletions.open(opened)]);
   const failure = written.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failure) {

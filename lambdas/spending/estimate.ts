@@ -31,7 +31,16 @@ const PROMPT_PRICES: readonly PriceKey[] = ['prompt', 'input_cache_write', 'inpu
 const COMPLETION_PRICES: readonly PriceKey[] = ['completion', 'internal_reasoning', 'audio_output', 'image_output', 'image_token'];
 
 /** The most a request may cost, or why nothing bounds it. */
-export type CostBound = { bounded: true; cost: string; /** What of it the prompt tokens cost. */ promptCost: string } | { bounded: false; reason: string };
+export type CostBound =
+  | {
+      bounded: true;
+      cost: string;
+      /** What of it the prompt tokens cost. */
+      promptCost: string;
+      /** The endpoint whose bound it is; none when no endpoint costs anything. */
+      endpoint: ProviderEndpoint | undefined;
+    }
+  | { bounded: false; reason: string };
 
 /**
  * The most a completion can cost on whichever of `endpoints` serves it, at the prices of the
@@ -43,6 +52,7 @@ export type CostBound = { bounded: true; cost: string; /** What of it the prompt
 export function maximumCost(request: BillableRequest, endpoints: readonly ProviderEndpoint[], at: Date): CostBound {
   let most = ZERO;
   let promptCost = ZERO;
+  let bounding: ProviderEndpoint | undefined;
   for (const endpoint of endpoints) {
     const { prompt, completion } = tokenBounds(request, endpoint);
     for (const promptTokens of tierStarts(endpoint, prompt)) {
@@ -52,10 +62,10 @@ export function maximumCost(request: BillableRequest, endpoints: readonly Provid
       const promptPart = times(dearest(price, PROMPT_PRICES), String(prompt));
       const each = plus(promptPart, times(dearest(price, COMPLETION_PRICES), String(completion)), price.request ?? ZERO, times(price.image ?? ZERO, String(request.images)));
       const cost = times(each, String(request.choices));
-      if (compare(cost, most) > 0) [most, promptCost] = [cost, times(promptPart, String(request.choices))];
+      if (compare(cost, most) > 0) [most, promptCost, bounding] = [cost, times(promptPart, String(request.choices)), endpoint];
     }
   }
-  return { bounded: true, cost: most, promptCost };
+  return { bounded: true, cost: most, promptCost, endpoint: bounding };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { systemClock, systemRandom, type Clock, type Random } from '../clock';
+import { systemClock, systemRandom, writerEpoch, writerStopped, type Clock, type Random } from '../clock';
 import { TooManyRequestsError, UnavailableError } from '../errors';
 import { refusal } from './refusal';
 import { HOLD_SECONDS, SPEND_SHARDS, bucketOf, foldableAt, sameHold, type LedgerStore, type HoldRef, type LedgerRef, type LedgerState } from './ledgers';
@@ -75,7 +75,7 @@ export class SpendingGate {
   private readonly spendBefore: SpendBefore;
   private readonly clock: Clock;
   private readonly epoch: string;
-  private readonly writersSince?: number;
+  private readonly writersSince?: Date;
   private readonly shards: Readonly<Record<SpendScope['kind'], number>>;
   private readonly scopes = new Map<string, ScopeHolds>();
   private readonly refusals = new Map<string, Refusal>();
@@ -98,8 +98,8 @@ export class SpendingGate {
       workspace: Math.min(SPEND_SHARDS.workspace - 1, Math.floor(random() * SPEND_SHARDS.workspace)),
     };
     this.aheadAt = random();
-    this.writersSince = deps.writersSince?.getTime();
-    this.epoch = deps.writersSince ? deps.writersSince.getTime().toString(36) : '-';
+    this.writersSince = deps.writersSince;
+    this.epoch = writerEpoch(deps.writersSince);
   }
 
   /**
@@ -302,9 +302,7 @@ export class SpendingGate {
   private lapsed(hold: HoldRef, now: number): boolean {
     if (now >= foldableAt(hold)) return true;
     // Locally, holds of a process that has stopped: its epoch is its start.
-    if (this.writersSince === undefined || hold.epoch === this.epoch || hold.epoch === '-') return false;
-    const started = parseInt(hold.epoch, 36);
-    return Number.isFinite(started) && started < this.writersSince;
+    return writerStopped(hold.epoch, this.writersSince);
   }
 
   /** When a refusal remembered at `now` ends: {@link REFUSAL_MEMORY_SECONDS}, and up to {@link REFUSAL_SPREAD_SECONDS} more at random. */
