@@ -11,8 +11,8 @@ export const OPEN_PREFIX = 'OPEN#';
 
 /**
  * How many partitions one hour's open completions spread over, by their generation id: each
- * completion writes its item and deletes it, so 512 partitions take 256,000 limited completions a
- * second at a partition's 1,000 writes.
+ * completion writes its item and deletes it, so 512 partitions take 256,000 completions a second
+ * at a partition's 1,000 writes.
  */
 export const OPEN_SHARDS = 512;
 
@@ -37,8 +37,9 @@ export interface OpenCompletionOptions {
 
 /**
  * Open completions in the usage table (docs/architecture.md, "Spending limits"): one item per
- * limited completion, `OPEN#<hour>#<shard>` / `<generation id>`, put beside the write-ahead of its
- * estimate and deleted once its usage is recorded. The rollup reads the last
+ * completion, `OPEN#<hour>#<shard>` / `<generation id>`, put beside the write-ahead of a limited
+ * one's estimate (an unlimited one's beside its provider's call) and deleted once its usage is
+ * recorded. The rollup reads the last
  * {@link OPEN_HOURS_READ} hours' partitions and records what is left of those whose completions
  * can no longer run, each in one transaction with the deletion of its item and the put of its
  * generation, on condition that the generation does not exist: a completion whose generation was

@@ -2,10 +2,8 @@ import type { Context } from 'aws-lambda';
 import { randomId, type IdGenerator } from '../clock';
 import type { AuthenticationDeps } from '../credentials/authenticate';
 import type { CatalogCache } from '../catalog/catalog-cache';
-import { spendingLimits, type SpendingLimit } from '../spending/limits';
+import { spendingLimits } from '../spending/limits';
 import { completionLimit, maximumCost, tokenBounds, type BillableRequest } from '../spending/estimate';
-import { unboundedRefusal } from '../spending/refusal';
-import type { Reservation } from '../spending/reservation';
 import type { SpendingGate } from '../spending/spending-gate';
 import { buildCallerPolicy, loadCallerGuardrails, regionForHost } from '../catalog/caller-policy';
 import { UnavailableError } from '../errors';
@@ -17,10 +15,10 @@ import { StreamingResponse, type StreamingHandler } from '../http/streaming';
 import { bodyValidators, type CreateChatCompletionBody } from '../openapi/validators/inference.generated';
 import { usageRecord, type UsageRecord, type UsageStore } from '../usage/usage';
 import type { ProviderEndpoint } from '../catalog/types';
-import { ZERO, compare, minus } from '../usd';
+import { ZERO, minus } from '../usd';
 import type { GenerationStore } from '../usage/generations';
-import type { OpenCompletion, OpenCompletions } from '../spending/open-completions';
-import { openCompletion } from './open-completion';
+import type { OpenCompletions } from '../spending/open-completions';
+import { keepOpen, logFailure, reserveAhead, settleHeld, chargeLimits, type ErrorLogger, type Held } from './held-completion';
 import { generationRecord, type Observed } from './generation-facts';
 import type { CompletionUsage } from './relayed-usage';
 import { parseChatRequest, type ChatRequest } from './chat-request';
@@ -40,7 +38,7 @@ import { API_PARAMETERS } from '../providers/clients';
 import { MESSAGES_REQUEST_MEMBER } from '../providers/anthropic-native';
 import type { InferenceRoute } from './routes';
 
-export type { CompletionUsage };
+export type { CompletionUsage, ErrorLogger };
 
 /** What the inference operation uses: credentials, the catalog, the providers, and the stores a completion is counted and charged in. */
 export interface InferenceApiDeps extends AuthenticationDeps {
@@ -55,7 +53,7 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   usage: Pick<UsageStore, 'record'>;
   /** Each completion's stats, by generation id (`GET /generation`), written beside its usage; a failure is logged. */
   generations: Pick<GenerationStore, 'put'>;
-  /** Limited completions from their write-ahead to their end: what the rollup records of one whose function dies. */
+  /** Completions from their start to their end: what the rollup records of one whose function dies. */
   openCompletions: OpenCompletions;
   /** Kept responses of the Responses API (`store`, `previous_response_id`, `GET`/`DELETE /responses/{id}`). */
   responses: ResponseStore;
@@ -73,11 +71,6 @@ export interface InferenceApiDeps extends AuthenticationDeps {
   newId?: IdGenerator;
   /** The longest a stream goes without a byte to the client: an SSE comment fills a longer silence. @default 15,000 */
   keepaliveMs?: number;
-}
-
-/** Where unexpected errors go: names and messages only, never a request body or header. */
-export interface ErrorLogger {
-  error(message: string, fields: Record<string, unknown>): void;
 }
 
 /** API Gateway's request payload cap is 10 MB; prompts with images stay well below this. */
@@ -140,7 +133,8 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       // Whichever model and endpoint serves: the estimate covers them all.
       const headers = { origin: header(event, 'origin'), referer: header(event, 'referer'), userAgent: header(event, 'user-agent') };
       const asked = { principal, candidates, billable, at, request: { generationId, requestId, streamed: request.stream, headers, body: request.body } };
-      if (limits.length > 0) held = await reserveAhead(limits, maximumCost(billable, allEndpoints, at), asked, deps, context);
+      const bound = maximumCost(billable, allEndpoints, at);
+      held = limits.length > 0 ? await reserveAhead(limits, bound, asked, deps, context) : keepOpen(bound, asked, deps, context);
       const { index, upstream } = await openFirstModel(requests, clientGone, deps.upstream);
       answered = true;
       const found = candidates[index]!;
@@ -198,10 +192,6 @@ function answerShape(path: string, clock: InferenceApiDeps['clock']): AnswerShap
   return CHAT_SHAPE;
 }
 
-/** What went wrong with a usage write, by name and message: never the request. */
-function logFailure(deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined, message: string, error: Error): void {
-  deps.logger.error(message, { requestId: context?.awsRequestId, error: error.name, detail: error.message });
-}
 
 /** The time a completion keeps, before its function's timeout, to record what it cost. */
 export const RECORD_MARGIN_MS = 1500;
@@ -263,82 +253,6 @@ function maximumRecord(record: UsageRecord, billable: BillableRequest, at: Date)
   const [cost, promptCost] = bound.bounded ? [bound.cost, bound.promptCost] : [ZERO, ZERO];
   const costParts = { prompt: promptCost, completion: minus(cost, promptCost) };
   return { ...record, promptTokens: prompt * billable.choices, completionTokens: completion * billable.choices, cost, costParts, charge: 'maximum' };
-}
-
-/** A limited request's reservation, and its open completion when it reserved anything. */
-interface Held {
-  reservation: Reservation;
-  opened: OpenCompletion | undefined;
-}
-
-/**
- * The request's reservation on its limits (a 402 from the first without room, or under a limit
- * for a cost nothing bounds), its estimate written ahead to every limit's spend items before a
- * provider is asked, and the completion kept open beside it: a function that dies before the
- * request ends leaves it charged, and recorded by the rollup (docs/limits.md, "Leaving early and
- * failures"). A failed write releases it, asks no provider and is a 503.
- */
-async function reserveAhead(
-  limits: readonly SpendingLimit[],
-  bound: ReturnType<typeof maximumCost>,
-  asked: Omit<Parameters<typeof openCompletion>[0], 'estimate'>,
-  deps: Pick<InferenceApiDeps, 'spending' | 'openCompletions' | 'logger'>,
-  context: Context | undefined,
-): Promise<Held> {
-  if (!bound.bounded) throw unboundedRefusal(limits[0]!, bound.reason);
-  const reservation = await deps.spending.reserve(limits, bound.cost, asked.at);
-  // Nothing reserved (a request that costs nothing, so no endpoint is the bound's): nothing to charge, nothing to record should it die.
-  if (compare(reservation.estimate, ZERO) <= 0 || !bound.endpoint) return { reservation, opened: undefined };
-  const opened = openCompletion({ ...asked, estimate: { cost: reservation.estimate, promptCost: bound.promptCost, endpoint: bound.endpoint } });
-  const written = await Promise.allSettled([reservation.writeAhead(), deps.openCompletions.open(opened)]);
-  const failure = written.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-  if (failure) {
-    logFailure(deps, context, 'spend not written ahead', failure.reason as Error);
-    await Promise.allSettled([reservation.release(), deps.openCompletions.close(opened)]);
-    throw new UnavailableError('The request could not be counted against its spending limits, and no provider was asked; retry the request');
-  }
-  return { reservation, opened };
-}
-
-/**
- * A limited request at its end. Its reservation, when the request ended before its charge (a
- * charged one is left as it is): given back when no provider answered, else charged its estimate,
- * as written ahead. Its open completion is closed once its usage was recorded or no provider
- * answered, which the answer's end need not wait for (`closing`; a failure is logged);
- * else it is left for the rollup, which records it at its estimate, as its limits charged it.
- */
-async function settleHeld(
-  held: Held,
-  ended: { answered: boolean; counted: boolean },
-  deps: Pick<InferenceApiDeps, 'openCompletions' | 'logger'>,
-  context: Context | undefined,
-): Promise<{ closing?: Promise<void> }> {
-  await settleUncharged(held.reservation, ended.answered, deps, context);
-  const { opened } = held;
-  if (!opened || (ended.answered && !ended.counted)) return {};
-  return { closing: deps.openCompletions.close(opened).catch((error: Error) => logFailure(deps, context, 'open completion not closed', error)) };
-}
-
-/**
- * The charge written to each limit's spend items, before the usage write, in place of the
- * estimate written ahead. A failed write leaves the estimate charged, which covers the cost: it is
- * logged and the answer goes on.
- */
-async function chargeLimits(reservation: Reservation, cost: string, deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined): Promise<void> {
-  try {
-    await reservation.charge(cost);
-  } catch (error) {
-    logFailure(deps, context, 'spend not recorded; its estimate stays charged', error as Error);
-  }
-}
-
-/** A reservation its request left uncharged: released when no provider answered, else charged its estimate (nothing more to write). */
-async function settleUncharged(reservation: Reservation, answered: boolean, deps: Pick<InferenceApiDeps, 'logger'>, context: Context | undefined): Promise<void> {
-  try {
-    await (answered ? reservation.charge(reservation.estimate) : reservation.release());
-  } catch (error) {
-    logFailure(deps, context, 'spend written ahead not given back', error as Error);
-  }
 }
 
 /** The generation's stats, beside the usage write: a failure is logged, and only `GET /generation` misses it. */

@@ -7,10 +7,11 @@ import { clientText } from '../usage/generations';
 import { usageRecord } from '../usage/usage';
 
 /**
- * What a limited completion is recorded as should its function die before it ends (docs/limits.md,
- * "Leaving early and failures"): the estimate its limits keep charged, on the endpoint whose bound
- * the estimate is (the dearest the request could reach, as `maximumCost` found it), the tokens at
- * their bounds, marked `maximum`; and what its generation keeps of the request.
+ * What a completion is recorded as should its function die before it ends (docs/limits.md,
+ * "Leaving early and failures"): its estimate, the most it could cost (under a limit, what its
+ * limits keep charged), on the endpoint whose bound the estimate is (the dearest the request could
+ * reach, as `maximumCost` found it), the tokens at their bounds, marked `maximum`; and what its
+ * generation keeps of the request.
  */
 export function openCompletion(input: {
   principal: Principal;

@@ -3,10 +3,11 @@ import type { KeptUsage } from '../usage/usage';
 import { RUNNING_REQUEST_SECONDS } from './ledgers';
 
 /**
- * A limited completion between the write-ahead of its estimate and its end (docs/limits.md,
- * "Leaving early and failures"), with what it is recorded as should its function die before it
- * ends: its reservation's estimate, which its limits then keep charged, as usage marked `maximum`
- * on the endpoint whose bound the estimate is, and a generation that says so ({@link diedGeneration}).
+ * A completion between its start (a limited one's write-ahead of its estimate) and its end
+ * (docs/limits.md, "Leaving early and failures"), with what it is recorded as should its function
+ * die before it ends: its estimate, the most it could cost, which a limited one's limits then keep
+ * charged, as usage marked `maximum` on the endpoint whose bound the estimate is, and a generation
+ * that says so ({@link diedGeneration}).
  */
 export interface OpenCompletion {
   usage: KeptUsage;
@@ -52,7 +53,7 @@ export function diedGeneration({ usage, request }: OpenCompletion): GenerationRe
 
 /** Where open completions are kept (lambdas/aws/dynamo-open-completions.ts). */
 export interface OpenCompletions {
-  /** Keeps the completion open; resolves once durable, before a provider is asked. */
+  /** Keeps the completion open; resolves once durable (a limited request's before a provider is asked). */
   open(completion: OpenCompletion): Promise<void>;
   /** Its usage was recorded, or no provider was asked: nothing is left to record for it. */
   close(completion: OpenCompletion): Promise<void>;

@@ -12,7 +12,7 @@ export interface UsageFolder {
 /** What the rollup records of completions that never ended (lambdas/aws/dynamo-open-completions.ts). */
 export interface DiedCompletions {
   /**
-   * Records each limited completion left open whose function can no longer be running at `now`,
+   * Records each completion left open whose function can no longer be running at `now`,
    * as its usage and generation, once however many rollups run: how many were recorded, and the
    * organizations of those that could not be (the next run tries them again).
    */

@@ -78,14 +78,14 @@ describe('the data layout at internet scale', () => {
     },
   );
 
-  it('counts every completion in one usage write and records its generation, and nothing else: popularity is folded off the request path', () => {
+  it('counts every completion in one usage write and records its generation, keeps it open between, and nothing else: popularity is folded off the request path', () => {
     for (const id of ['key-completions', 'organization-completions', 'model-completions'] as const) {
       const row = rows.get(id)!;
       for (const calls of row.callsPerRequest) {
         const usageCalls = calls.filter((call) => call.tables[0] === TABLE_SCHEMAS.usage.localName);
-        // The generation is a partition of its own (its random id): no partition takes two.
-        const labels = usageCalls.map((call) => `${call.command} ${call.items![0]!.partition.startsWith('GEN#') ? 'generation' : 'usage'}`);
-        expect(labels.sort()).toEqual(['PutItem generation', 'UpdateItem usage']);
+        // The generation is a partition of its own (its random id), the open completion an item of its own: no partition takes two.
+        const labels = usageCalls.map((call) => `${call.command} ${call.items![0]!.partition.replace(/^(GEN|OPEN)#.*/, '$1').replace(/^KEY#.*/, 'usage')}`);
+        expect(labels.sort()).toEqual(['DeleteItem OPEN', 'PutItem GEN', 'PutItem OPEN', 'UpdateItem usage']);
       }
     }
   });

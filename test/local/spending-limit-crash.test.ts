@@ -12,7 +12,7 @@ const PROVIDER = 'slow';
  * `kill -9` of `npm start` while completions hold a key's whole limit: the next start folds what
  * they held at once (its holds are its own, by its start) and charges each its estimate, written
  * ahead before its provider was asked, since the provider billed them; its rollup records them as
- * that; no burst overruns the limit.
+ * that, and a key's without a limit at the most they could cost; no burst overruns the limit.
  */
 describe('a spending limit after kill -9', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'modelgate-limit-crash-'));
@@ -41,10 +41,11 @@ describe('a spending limit after kill -9', () => {
     const created = await manage('POST', '/keys', { name: 'limited', limit: 0 });
     expect(created.status).toBe(201);
     const { key, data } = created.json as { key: string; data: { hash: string } };
-    const complete = (stream: boolean, signal?: AbortSignal) =>
+    const unlimited = (await manage('POST', '/keys', { name: 'unlimited' })).json as { key: string; data: { hash: string } };
+    const complete = (stream: boolean, signal?: AbortSignal, secret = key) =>
       fetch(`${service!.baseUrl}/chat/completions`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' },
         body: JSON.stringify({ model: MODEL, stream, max_tokens: 20, messages: [{ role: 'user', content: 'one two three' }] }),
         ...(signal ? { signal } : {}),
       });
@@ -56,8 +57,9 @@ describe('a spending limit after kill -9', () => {
     const limit = Math.ceil(estimate * 5 * 1e6) / 1e6;
     expect((await manage('PATCH', `/keys/${data.hash}`, { limit })).status).toBe(200);
 
-    // Five completions start and stall after their first chunk: they hold the whole limit.
-    upstream.script(PROVIDER, ...Array.from({ length: 5 }, () => ({ kind: 'stall-after' as const, chunks: 1 })));
+    // Five completions start and stall after their first chunk: they hold the whole limit. Two
+    // more, of a key without a limit, stall beside them.
+    upstream.script(PROVIDER, ...Array.from({ length: 7 }, () => ({ kind: 'stall-after' as const, chunks: 1 })));
     const running = new AbortController();
     const generationIds: string[] = [];
     for (let i = 0; i < 5; i++) {
@@ -67,6 +69,13 @@ describe('a spending limit after kill -9', () => {
       await answer.body!.getReader().read();
     }
     expect((await complete(true)).status).toBe(402);
+    const unlimitedIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const answer = await complete(true, running.signal, unlimited.key);
+      expect(answer.status).toBe(200);
+      unlimitedIds.push(answer.headers.get('x-generation-id')!);
+      await answer.body!.getReader().read();
+    }
 
     await service.killHard();
     running.abort();
@@ -93,6 +102,15 @@ describe('a spending limit after kill -9', () => {
     }
     const activity = await manage('GET', `/activity?api_key_hash=${data.hash}`);
     expect(activity.json.data).toEqual([expect.objectContaining({ model: MODEL, requests: 5 })]);
+    // The key without a limit: its two are recorded too, each at the most it could cost.
+    let costs = 0;
+    for (const id of unlimitedIds) {
+      const generation = await manage('GET', `/generation?id=${id}`);
+      expect(generation.json.data).toMatchObject({ id, charge_basis: 'maximum_cost', api_key_hash: unlimited.data.hash });
+      expect(generation.json.data.total_cost).toBeGreaterThan(0);
+      costs += generation.json.data.total_cost as number;
+    }
+    expect((await manage('GET', `/keys/${unlimited.data.hash}`)).json.data.usage).toBeCloseTo(costs, 12);
     const raised = Math.ceil(estimate * 10 * 1e6) / 1e6;
     expect((await manage('PATCH', `/keys/${data.hash}`, { limit: raised })).status).toBe(200);
     const answered = await complete(false);

@@ -244,7 +244,8 @@ export function backgroundParts(containers: Partial<Record<FunctionId, number>>,
 /** A row's requests at its rate, with the requests' own calls and what its containers read on their own. */
 export function rowParts(row: MeasuredRow, moment: LimitMoment = 'steady'): Part[] {
   if (row.budgets) return limitedParts(row, moment);
-  if (row.id !== 'address-exchanges') return [{ calls: row.calls, timesPerSecond: row.rate! / row.requests }];
+  // A completion's open item, spread as AWS spreads it.
+  if (row.id !== 'address-exchanges') return [{ calls: row.calls.map((call) => (call.items ? { ...call, items: call.items.flatMap(spreadOpen) } : call)), timesPerSecond: row.rate! / row.requests }];
   // One address over a window: its limit counted (each a write), then every container that meets
   // the full counter writes once and remembers it; the rest of the window costs no write.
   const windowSeconds = DEFAULT_SETTINGS.exchangeRateWindowSeconds;

@@ -8,6 +8,7 @@ import { createInferenceApi, type InferenceApiDeps } from '../../../lambdas/infe
 import { INFERENCE_ROUTES } from '../../../lambdas/inference/routes';
 import { upstreamOptions } from '../../../lambdas/wiring/upstream-options';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
+import type { OpenCompletion } from '../../../lambdas/spending/open-completions';
 import { authenticationRecords } from '../../support/accounts';
 import { catalogEntry, providerEndpoint } from '../../support/catalog-fixtures';
 import { makeOrganization, makeWorkspaceKey } from '../../support/federation-fixtures';
@@ -244,8 +245,13 @@ describe('a stream whose provider falls silent', () => {
  * "Leaving early and failures"). The gate's writes themselves are tested on DynamoDB in
  * test/lambdas/spending/spending-gate.test.ts; here, what the operation asks of its reservation.
  */
+const clock = new FixedClock(new Date('2026-11-18T12:00:00Z'));
+
+/** A provider's answer: a completion of one token, or an error of `status`. */
+const providerAnswer = (status?: number) =>
+  status ? new Response('{"error":{"message":"down"}}', { status }) : new Response(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }), { headers: { 'Content-Type': 'application/json' } });
+
 describe('a completion under a spending limit', () => {
-  const clock = new FixedClock(new Date('2026-11-18T12:00:00Z'));
   const limited = { ...key, limit: { amountUsd: '5', reset: null, since: '2026-01-01T00:00:00.000Z' } };
   const run = async (failing: { ahead?: boolean; open?: boolean; charge?: boolean; usage?: boolean }, status?: number) => {
     const steps: string[] = [];
@@ -264,10 +270,7 @@ describe('a completion under a spending limit', () => {
       },
       release: async () => void once('release'),
     };
-    const transport = async () => {
-      steps.push('provider');
-      return status ? new Response('{"error":{"message":"down"}}', { status }) : new Response(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }), { headers: { 'Content-Type': 'application/json' } });
-    };
+    const transport = async () => (steps.push('provider'), providerAnswer(status));
     const response = responseStream();
     const answered = await inferenceApi(clock, {
       accounts: authenticationRecords(organization, limited),
@@ -327,5 +330,70 @@ describe('a completion under a spending limit', () => {
     const { answered, steps } = await run({}, 503);
     expect(answered).toBe(502);
     expect(steps).toEqual(['ahead', 'open', 'provider', 'release', 'close']);
+  });
+});
+
+describe('a completion without a spending limit', () => {
+  /** One unlimited completion whose open completion's put lands when `landed` says (and fails when `failing.open`). */
+  const run = async (failing: { open?: boolean; usage?: boolean }, status?: number) => {
+    const steps: string[] = [];
+    const logged: string[] = [];
+    const opened: OpenCompletion[] = [];
+    let land = () => undefined as void;
+    const landed = new Promise<void>((resolve) => (land = resolve));
+    // The put is still on its way when the provider answers: no stage of the request waits for it.
+    const transport = async () => (steps.push('provider'), setTimeout(land, 20), providerAnswer(status));
+    const response = responseStream();
+    const answered = await inferenceApi(clock, {
+      upstream: { ...upstreamOptions({ inferenceUpstreams: { '*': 'https://llm.example.com/v1' }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }), transport },
+      openCompletions: {
+        open: async (completion) => {
+          steps.push('open asked');
+          opened.push(completion);
+          await landed;
+          steps.push('open landed');
+          if (failing.open) throw new Error('throttled');
+        },
+        close: async () => void steps.push('close'),
+      },
+      usage: {
+        record: async () => {
+          steps.push('usage');
+          if (failing.usage) throw new Error('throttled');
+        },
+      },
+      logger: { error: (message) => void logged.push(message) },
+    })(completionEvent({ max_tokens: 100 }), response.stream, lambdaContext('inference', 'req-5') as Context);
+    await response.end;
+    return { answered, steps, logged, opened };
+  };
+
+  it('keeps it open beside the provider call, at the most it could cost, and closes it once its usage is recorded and the put has landed', async () => {
+    const { answered, steps, logged, opened } = await run({});
+    expect(answered).toBe(200);
+    expect(steps).toEqual(['open asked', 'provider', 'usage', 'open landed', 'close']);
+    expect(logged).toEqual([]);
+    // 3 prompt tokens' worth of body and 100 completion tokens at their bound, marked so.
+    expect(opened[0]!.usage).toMatchObject({ keyHash: key.hash, charge: 'maximum', completionTokens: 100 });
+    expect(Number(opened[0]!.usage.cost)).toBeGreaterThan(0);
+  });
+
+  it('answers when the put fails: logged, nothing to close', async () => {
+    const { answered, steps, logged } = await run({ open: true });
+    expect(answered).toBe(200);
+    expect(steps).toEqual(['open asked', 'provider', 'usage', 'open landed']);
+    expect(logged).toEqual(['open completion not kept']);
+  });
+
+  it('leaves it open when its usage write fails after the provider answered: the rollup records it', async () => {
+    const { answered, steps } = await run({ usage: true });
+    expect(answered).toBe(503);
+    expect(steps).toEqual(['open asked', 'provider', 'usage', 'open landed']);
+  });
+
+  it('closes it when no provider answered', async () => {
+    const { answered, steps } = await run({}, 503);
+    expect(answered).toBe(502);
+    expect(steps).toEqual(['open asked', 'provider', 'open landed', 'close']);
   });
 });
