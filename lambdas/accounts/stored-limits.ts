@@ -27,6 +27,19 @@ export interface StoredLimit {
   amountUsd: string;
   reset: ResetInterval | null;
   since: string;
+  /** What the last change of the amount found of the holds already out ({@link HeldAtChange}). */
+  heldAtChange?: HeldAtChange;
+}
+
+/**
+ * Whether the holds a limit's ledger had granted when its amount last changed fit the new amount
+ * (docs/architecture.md, "Spending limits"), for the periods whose items the change checked: the
+ * change landed only with their `committed` within it (`fit`), or on them regardless. Either way
+ * it wrote the new amount on them, so no grant asked under an older amount lands after it.
+ */
+export interface HeldAtChange {
+  periods: string[];
+  fit: boolean;
 }
 
 /** One of a workspace's budgets: a pooled limit on what every key of the workspace spends. */
@@ -35,6 +48,7 @@ export interface WorkspaceBudget {
   amountUsd: string;
   createdAt: string;
   updatedAt: string;
+  heldAtChange?: HeldAtChange;
 }
 
 /** A workspace's budgets, at most one per interval. */

@@ -21,6 +21,7 @@ import { withGuardrailChange, withGuardrailList, withGuardrailSet } from './dyna
 import { AlongRefused, ReadReplicas, type CopyKind } from './dynamo-read-replicas';
 import { WorkspaceKeys } from './dynamo-workspace-keys';
 import { KeyPages } from './dynamo-key-pages';
+import { budgetCaps, cappedChange, keyLimitCaps } from './dynamo-limit-caps';
 import { WorkspaceSlugs, claimKey, type SlugClaim } from './dynamo-workspace-slugs';
 
 /**
@@ -43,19 +44,23 @@ export class DynamoAccountStore implements AccountStore {
   private readonly tableName: string;
   private readonly clock: Clock;
   private readonly slugs: WorkspaceSlugs;
+  private readonly ledgersTable?: string;
 
   /**
    * @param options.random chooses the copy each request reads.
    * @param options.clock stamps a deleted key's mark in its workspace.
    * @param options.writersSince before this instant no writer still runs: a slug's claim taken
    *   earlier whose workspace does not exist is reclaimed at once (the local runtime's start).
+   * @param options.ledgersTable where spending limits' ledgers are: a change of a limit's amount
+   *   caps them in its transaction (dynamo-limit-caps.ts). Management's store has it.
    */
   constructor(
     client: DynamoDBDocumentClient,
     tableName: string,
-    { random = systemRandom, clock = systemClock, writersSince }: { random?: Random; clock?: Clock; writersSince?: Date } = {},
+    { random = systemRandom, clock = systemClock, writersSince, ledgersTable }: { random?: Random; clock?: Clock; writersSince?: Date; ledgersTable?: string } = {},
   ) {
     this.tableName = tableName;
+    this.ledgersTable = ledgersTable;
     this.clock = clock;
     this.items = new DynamoItems(client, tableName);
     this.copies = new ReadReplicas(client, tableName, random);
@@ -181,10 +186,12 @@ export class DynamoAccountStore implements AccountStore {
     change: (current: Workspace) => WorkspaceBudgetsPatch | undefined,
     updatedAt: string,
   ): Promise<Workspace | undefined> {
-    const changed = await this.copies.change({ pk: orgPk(organizationId), sk: `WORKSPACE#${id}` }, WORKSPACE_KIND, (item) => {
+    const next = (item: Record<string, unknown>) => {
       const patch = change(workspaceRecord(strip<Workspace>(item))!);
       return patch && { ...item, ...defined(patch), updatedAt };
-    });
+    };
+    const key = { pk: orgPk(organizationId), sk: `WORKSPACE#${id}` };
+    const changed = await cappedChange(this.copies, this.ledgersTable, { key, kind: WORKSPACE_KIND, next, caps: budgetCaps, at: new Date(updatedAt) });
     return changed && workspaceRecord(strip<Workspace>(changed.after));
   }
 
@@ -267,10 +274,11 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async updateApiKey(hash: string, patch: ApiKeyPatch | ((current: ApiKeyRecord) => ApiKeyPatch), updatedAt: string): Promise<ApiKeyRecord | undefined> {
-    const changed = await this.copies.change({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND, (current) => {
+    const next = (current: Record<string, unknown>) => {
       const given = typeof patch === 'function' ? patch(withGuardrailList(strip<ApiKeyRecord>(current))!) : patch;
       return { ...current, ...defined(given), updatedAt };
-    });
+    };
+    const changed = await cappedChange(this.copies, this.ledgersTable, { key: { pk: keyPk(hash), sk: 'APIKEY' }, kind: KEY_KIND, next, caps: keyLimitCaps, at: new Date(updatedAt) });
     return changed && withGuardrailList(strip<ApiKeyRecord>(changed.after));
   }
 

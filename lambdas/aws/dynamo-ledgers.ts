@@ -14,7 +14,7 @@ import {
 } from '../spending/ledgers';
 import type { SpendScope } from '../spending/limits';
 import { ZERO, atMost, minus, negate, plus } from '../usd';
-import { DynamoItems, isThrottling, itemId } from './dynamo-items';
+import { DynamoItems, backoffMs, isThrottling, itemId, type TransactionAction } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
 
 /**
@@ -39,12 +39,15 @@ export class DynamoLedgers implements LedgerStore {
     this.items = new DynamoItems(client, tableName);
   }
 
-  /** A throttled grant (the SDK's retries spent) is an outcome, `busy`, never an error. */
+  /**
+   * A throttled grant (the SDK's retries spent) is an outcome, `busy`, never an error; so is one
+   * that kept meeting a limit change's transaction on the ledger's item, after a few tries.
+   */
   async grant(grant: Grant, base?: string): Promise<GrantOutcome> {
     try {
-      return await this.grantNow(grant, base);
+      return await untilNoConflict(() => this.grantNow(grant, base));
     } catch (error) {
-      if (isThrottling(error)) return { granted: false, busy: true };
+      if (isThrottling(error) || isTransactionConflict(error)) return { granted: false, busy: true };
       throw error;
     }
   }
@@ -57,7 +60,9 @@ export class DynamoLedgers implements LedgerStore {
       ':amount': NumberValue.from(amount),
       ':delta': NumberValue.from(minus(amount, back)),
       ':max': NumberValue.from(plus(minus(limitUsd, amount), back)),
+      ':limit': NumberValue.from(limitUsd),
     };
+    names['#cap'] = 'cap';
     let update = 'ADD committed :delta, #hold :amount';
     if (giveBack) {
       names['#back'] = holdAttribute(giveBack.hold);
@@ -68,7 +73,7 @@ export class DynamoLedgers implements LedgerStore {
       Update: {
         Key: ledgerKey(ref),
         UpdateExpression: update,
-        ConditionExpression: 'attribute_exists(committed) AND committed <= :max',
+        ConditionExpression: `attribute_exists(committed) AND committed <= :max AND ${WITHIN_CAP}`,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_OLD',
@@ -79,7 +84,11 @@ export class DynamoLedgers implements LedgerStore {
       const after = withGrant(before!, hold, amount, giveBack);
       return { granted: true, before, after };
     }
-    if (answer.item || base === undefined) return { granted: false, state: ledgerState(answer.item) };
+    const cap = capOf(answer.item);
+    // An item with a cap alone (a change wrote it before any grant) is a ledger not started yet.
+    if (answer.item?.committed !== undefined || base === undefined || (cap.cap !== undefined && !atMost(limitUsd, cap.cap))) {
+      return { granted: false, state: ledgerState(answer.item), ...cap };
+    }
     return this.create(ref, limitUsd, amount, hold, base);
   }
 
@@ -91,12 +100,17 @@ export class DynamoLedgers implements LedgerStore {
       Update: {
         Key: ledgerKey(ref),
         UpdateExpression: fits ? 'SET committed = :committed, settled = :base, #hold = :amount' : 'SET committed = :committed, settled = :base',
-        ConditionExpression: 'attribute_not_exists(committed)',
-        ...(fits ? { ExpressionAttributeNames: { '#hold': holdAttribute(hold) } } : {}),
-        ExpressionAttributeValues: { ':committed': NumberValue.from(committed), ':base': NumberValue.from(base), ...(fits ? { ':amount': NumberValue.from(amount) } : {}) },
+        ConditionExpression: `attribute_not_exists(committed) AND ${WITHIN_CAP}`,
+        ExpressionAttributeNames: { '#cap': 'cap', ...(fits ? { '#hold': holdAttribute(hold) } : {}) },
+        ExpressionAttributeValues: {
+          ':committed': NumberValue.from(committed),
+          ':base': NumberValue.from(base),
+          ':limit': NumberValue.from(limitUsd),
+          ...(fits ? { ':amount': NumberValue.from(amount) } : {}),
+        },
       },
     });
-    if (!answer.written) return { granted: false, state: ledgerState(answer.item) };
+    if (!answer.written) return { granted: false, state: ledgerState(answer.item), ...capOf(answer.item) };
     const state: LedgerState = { committed, settled: base, holds: fits ? [{ hold, amount }] : [] };
     return fits ? { granted: true, before: undefined, after: state } : { granted: false, state };
   }
@@ -142,7 +156,7 @@ export class DynamoLedgers implements LedgerStore {
     const shards = Array.from({ length: SPEND_SHARDS[scope.kind] }, (_, shard) => spendKey(scope, shard, hold));
     const found = await this.items.batchGet(shards);
     const spent = plus(...shards.map((key) => decimal(found.get(itemId(key.pk, key.sk))?.[attribute] ?? 0)));
-    const answer = await this.items.write({
+    const answer = await untilNoConflict(() => this.items.write({
       Update: {
         Key: ledgerKey(ref),
         UpdateExpression: 'ADD committed :change, settled :spent REMOVE #hold',
@@ -150,10 +164,52 @@ export class DynamoLedgers implements LedgerStore {
         ExpressionAttributeNames: { '#hold': holdAttribute(hold) },
         ExpressionAttributeValues: { ':change': NumberValue.from(minus(spent, amount)), ':spent': NumberValue.from(spent), ':amount': NumberValue.from(amount) },
       },
-    });
+    }));
     return answer.written;
   }
 }
+
+/**
+ * The write a change of a limit's amount makes on one period's item of its ledger, in the
+ * change's own transaction: the item's `cap` becomes the new amount, so no grant asked under the
+ * amount before lands after the change. `fitting`: only while what the ledger has committed fits
+ * the new amount (else the transaction is refused), so every hold already out stays within it.
+ */
+export function capAction(tableName: string, ref: LedgerRef, amountUsd: string, fitting: boolean): TransactionAction {
+  return {
+    Update: {
+      TableName: tableName,
+      Key: ledgerKey(ref),
+      UpdateExpression: 'SET #cap = :cap',
+      ...(fitting ? { ConditionExpression: 'attribute_not_exists(committed) OR committed <= :cap' } : {}),
+      ExpressionAttributeNames: { '#cap': 'cap' },
+      ExpressionAttributeValues: { ':cap': NumberValue.from(amountUsd) },
+    },
+  };
+}
+
+/** A grant lands only under the ledger's cap, where a change wrote one: `:limit` is the amount it was asked under. */
+const WITHIN_CAP = '(attribute_not_exists(#cap) OR #cap >= :limit)';
+
+/** The cap on a ledger's item, as a refusal reports it. */
+function capOf(item: Record<string, unknown> | undefined): { cap?: string } {
+  return item?.cap === undefined ? {} : { cap: decimal(item.cap) };
+}
+
+/** A write on a ledger's item meets a limit change's transaction now and then (the SDK does not retry that): tried again, a few times. */
+async function untilNoConflict<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isTransactionConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
+    }
+  }
+}
+
+const CONFLICT_ATTEMPTS = 4;
+const isTransactionConflict = (error: unknown) => (error as { name?: string } | null)?.name === 'TransactionConflictException';
 
 /** Spend items outlive the fold of their holds by a day: enough to audit, not enough to pile up. */
 const SPEND_KEPT_SECONDS = 24 * 3600;

@@ -48,8 +48,11 @@ export interface Grant {
 export type GrantOutcome =
   /** `before`: the ledger as the grant found it (undefined: the grant created it). */
   | { granted: true; before: LedgerState | undefined; after: LedgerState }
-  /** `state`: the ledger as it stands (undefined: it does not exist yet). */
-  | { granted: false; state: LedgerState | undefined }
+  /**
+   * `state`: the ledger as it stands (undefined: it does not exist yet). `cap`: the limit's amount
+   * as its last change wrote it on the ledger's item ({@link LedgerStore.grant}).
+   */
+  | { granted: false; state: LedgerState | undefined; cap?: string }
   /** The ledger's partition was past its throughput: nothing was written. */
   | { granted: false; busy: true };
 
@@ -68,7 +71,9 @@ export interface LedgerStore {
   /**
    * One conditional write. A ledger that does not exist is created at `base` (what the scope spent
    * in the period before the limit began to count it) when `base` is given; without it, a grant
-   * on a missing ledger is refused with `state` undefined.
+   * on a missing ledger is refused with `state` undefined. A grant asked under an amount above the
+   * item's `cap` (the amount a change of the limit wrote there in its own transaction) is refused
+   * with the cap: the asker read the limit before the change.
    */
   grant(grant: Grant, base?: string): Promise<GrantOutcome>;
   /** Creates the ledger at `base` unless it exists; false when it did. */

@@ -1,6 +1,6 @@
 import type { Guardrail, Principal, Workspace } from '../accounts/types';
 import { periodAt, windowOf, type SpendWindow } from './periods';
-import { BUDGET_INTERVALS, type BudgetInterval, type StoredLimit } from '../accounts/stored-limits';
+import { BUDGET_INTERVALS, type BudgetInterval, type HeldAtChange, type StoredLimit } from '../accounts/stored-limits';
 
 /** Whose spend a limit counts: one key's, or everything a workspace's keys spend. */
 export type SpendScope = { kind: 'key'; organizationId: string; keyHash: string } | { kind: 'workspace'; organizationId: string; workspaceId: string };
@@ -28,6 +28,8 @@ export interface SpendingLimit {
   scopeCreatedAt: string;
   /** The limit in words, for a refusal: `the workspace's monthly budget`. */
   description: string;
+  /** Whether holds granted under an amount before its last change fit this one (a key's limit, a workspace's budget). */
+  heldAtChange?: HeldAtChange;
 }
 
 /**
@@ -91,6 +93,7 @@ export function workspaceLimits(workspace: Pick<Workspace, 'id' | 'organizationI
         since: budget.createdAt,
         scopeCreatedAt: workspace.createdAt,
         description: interval === 'lifetime' ? "the workspace's lifetime budget" : `the workspace's ${interval} budget`,
+        ...(budget.heldAtChange ? { heldAtChange: budget.heldAtChange } : {}),
       },
     ];
   });
@@ -107,7 +110,8 @@ export function startsFromSpend(limit: Pick<SpendingLimit, 'window' | 'since' | 
   return limit.since > countedFrom;
 }
 
-function keyLimitOf(keyHash: string, organizationId: string, limit: StoredLimit, createdAt: string): SpendingLimit {
+/** A key's own limit as a limit its requests must fit. */
+export function keyLimitOf(keyHash: string, organizationId: string, limit: StoredLimit, createdAt: string): SpendingLimit {
   return {
     kind: 'key_limit',
     id: keyHash,
@@ -119,6 +123,7 @@ function keyLimitOf(keyHash: string, organizationId: string, limit: StoredLimit,
     since: limit.since,
     scopeCreatedAt: createdAt,
     description: limit.reset ? `the key's ${limit.reset} limit` : "the key's limit",
+    ...(limit.heldAtChange ? { heldAtChange: limit.heldAtChange } : {}),
   };
 }
 

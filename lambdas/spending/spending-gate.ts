@@ -113,7 +113,7 @@ export class SpendingGate {
     const waiting = new Set<ScopeHolds>();
     try {
       for (let round = 0; round < MAX_ROUNDS; round++) {
-        const held = wanted.map(({ limit, ref }) => this.holdOf(limit.scope, ref, limit.amountUsd));
+        const held = wanted.map(({ limit, ref }) => this.holdOf(limit, ref));
         const short = wanted.findIndex((_, i) => held[i] === undefined || !atMost(estimate, roomIn(held[i]!)));
         if (short < 0) {
           this.holdAhead(limits, estimate, at);
@@ -148,7 +148,7 @@ export class SpendingGate {
       const next = new Date(resetsAt);
       const ref: LedgerRef = { ledger: limit.ledger, period: periodAt(limit.window, next).id };
       const key = refKey(ref);
-      if (this.ahead.has(key) || this.holdOf(limit.scope, ref, limit.amountUsd)) continue;
+      if (this.ahead.has(key) || this.holdOf(limit, ref)) continue;
       if (this.ahead.size > 1000) this.ahead.clear();
       this.ahead.add(key);
       // A refusal or a failure ahead changes nothing: the reset asks again as it would have.
@@ -157,16 +157,29 @@ export class SpendingGate {
   }
 
   /**
-   * This container's current hold of the ledger, while its set is usable and it was granted under
-   * this amount of the limit or a lower one: what was granted under a lower amount fits a raised
-   * one, so a raise sends no container back to the ledger until it runs short. A lowered limit
-   * asks the ledger again.
+   * This container's current hold of the ledger, while its set is usable and it fits the limit's
+   * amount: granted under it or a lower one (a raise sends no container back to the ledger until
+   * it runs short), or under a higher one that the change found within the new amount, with every
+   * other hold of the period (`heldAtChange`). A hold the change found no room for is given up and
+   * the ledger remembered as refusing: the fleet reads it again spread over a minute, rather than
+   * all asking it at once.
    */
-  private holdOf(scope: SpendScope, ref: LedgerRef, limitUsd: string): Hold | undefined {
-    const current = this.scopeHolds(scope).current;
-    if (!current || current.usableUntil <= this.clock.now().getTime()) return undefined;
-    const hold = current.holds.get(refKey(ref));
-    return hold && grantedWithin(hold, limitUsd) ? hold : undefined;
+  private holdOf(limit: SpendingLimit, ref: LedgerRef): Hold | undefined {
+    const current = this.scopeHolds(limit.scope).current;
+    const now = this.clock.now().getTime();
+    if (!current || current.usableUntil <= now) return undefined;
+    const key = refKey(ref);
+    const hold = current.holds.get(key);
+    if (!hold || grantedWithin(hold, limit.amountUsd)) return hold;
+    const held = limit.heldAtChange;
+    if (!held?.periods.includes(ref.period)) return undefined;
+    if (held.fit) {
+      hold.limitUsd = limit.amountUsd;
+      return hold;
+    }
+    current.holds.delete(key);
+    this.refusals.set(key, { until: this.refusalEnds(now), limitUsd: limit.amountUsd, room: ZERO });
+    return undefined;
   }
 
   private scopeHolds(scope: SpendScope): ScopeHolds {
@@ -269,6 +282,8 @@ export class SpendingGate {
         if (outcome.before && !outcome.before.holds.some((h) => sameHold(h.hold, into.hold))) await this.foldLapsed(ref, scope, outcome.after);
         return true;
       }
+      // The limit was changed after this container read it: its amount is the ledger's cap.
+      if (outcome.cap !== undefined && !atMost(limitUsd, outcome.cap)) return this.grant({ ...ask, limitUsd: outcome.cap });
       const state = outcome.state;
       if (!state) {
         if (base !== undefined || !refuse) return false;

@@ -30,7 +30,7 @@ export function managementDependencies(
   settings: ManagementSettings,
 ): ManagementHandlerDeps {
   const { documentClient, tables, clock } = context;
-  const accounts = new DynamoAccountStore(documentClient, tables.keys, { random: context.random, writersSince: context.writersSince });
+  const accounts = new DynamoAccountStore(documentClient, tables.keys, { random: context.random, writersSince: context.writersSince, ledgersTable: tables.usage });
   const proofs = dpopChecker(context, settings);
   const service = new AccountsService({ store: accounts, clock });
   const usage = new DynamoUsageStore(documentClient, tables.usage);

@@ -63,7 +63,8 @@ describe('spending limits on the management API', () => {
 
       expect(updated.status).toBe(200);
       expect(updated.body.data).toMatchObject({ limit: 30, limit_remaining: 30, limit_reset: 'weekly', include_byok_in_limit: true, updated_at: at });
-      expect(await limitOf()).toEqual({ amountUsd: '30', reset: 'weekly', since: START });
+      // The amount changed within the window: the ledger's items this week and next were capped, nothing held yet to refuse.
+      expect(await limitOf()).toEqual({ amountUsd: '30', reset: 'weekly', since: START, heldAtChange: { fit: true, periods: ['w2026-11-23', 'w2026-11-30'] } });
       const renamed = await call(`/keys/${hash}`, 'PATCH', { name: 'Capped CI', include_byok_in_limit: false });
       expect(renamed.body.data).toMatchObject({ name: 'Capped CI', limit: 30, limit_reset: 'weekly', include_byok_in_limit: false });
     });
@@ -246,7 +247,7 @@ describe('spending limits on the management API', () => {
 
       expect(changed.body).toEqual({ data: { ...before, limit_usd: 120.5, updated_at: at }, include_byok_in_budgets: false });
       const stored = (await stores.accounts.getWorkspace(service.runtime.demo.organizationId, id)).budgets;
-      expect(stored?.monthly).toEqual({ id: before.id, amountUsd: '120.5', createdAt: before.created_at, updatedAt: at });
+      expect(stored?.monthly).toEqual({ id: before.id, amountUsd: '120.5', createdAt: before.created_at, updatedAt: at, heldAtChange: { fit: true, periods: ['m2026-11', 'm2026-12'] } });
     });
 
     it.each([
