@@ -30,9 +30,15 @@ describe('a limit changed while containers hold its ledger', () => {
   let service: AccountsService;
   let ledgers: DynamoLedgers;
   const asked = { writes: 0, reads: 0 };
+  const transactions: number[] = [];
   beforeAll(async () => {
     tables = await startEmbeddedTables();
-    store = new DynamoAccountStore(tables.documentClient, TABLE_SCHEMAS.keys.localName, { clock, ledgersTable: USAGE });
+    // Management's store: the size of each transaction it writes, recorded.
+    const management = interceptSend(tables.documentClient, async (command, send) => {
+      if (command.constructor.name === 'TransactWriteCommand') transactions.push((command.input.TransactItems as unknown[]).length);
+      return send();
+    });
+    store = new DynamoAccountStore(management, TABLE_SCHEMAS.keys.localName, { clock, ledgersTable: USAGE });
     service = new AccountsService({ store, clock, newId: randomUUID });
     // The containers' client: what they ask of ledger items, counted.
     const counted = interceptSend(tables.documentClient, async (command, send) => {
@@ -65,7 +71,10 @@ describe('a limit changed while containers hold its ledger', () => {
     const { organizationId, hash } = await keyWithLimit(1);
     const before = await keyLimit(hash);
     const gates = await fleet(before);
+    transactions.length = 0;
     await service.updateApiKey(organizationId, hash, { limit: 0.5 });
+    // One transaction: the key, its 16 copies, today's and tomorrow's ledger items.
+    expect(transactions).toEqual([19]);
     const after = await keyLimit(hash);
     const tomorrow = periodAt(after.window, new Date(clock.now().getTime() + 86_400_000)).id;
     expect(after.heldAtChange).toEqual({ periods: [periodAt(after.window, clock.now()).id, tomorrow], fit: true });
