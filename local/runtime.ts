@@ -15,7 +15,7 @@ import { claimDataFolder } from './instance-lock';
 import { prepareData, stopDynamoDb } from './runtime-data';
 import { localSettings, type InterposedDynamoDb, type LocalRuntimeOptions } from './runtime-options';
 import { ensureDemoOrganization, type DemoCredentials } from './seed';
-import { LOCAL_ROLLUP_EVERY_MS, scheduleRollup, usageRollup } from './usage-rollup';
+import { LOCAL_ROLLUP_EVERY_MS, startRollup } from './usage-rollup';
 
 /** A running local runtime: where it serves, its demo credentials, and how to stop it. */
 export interface LocalRuntime {
@@ -98,8 +98,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // The upstreams too: `ops upstreams check` reports what this runtime routes.
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: functionsEndpoint, baseUrl, pid: process.pid, inferenceUpstreams: settings.inferenceUpstreams }, null, 2)}\n`);
     const demo = await ensureDemoOrganization(new AccountsService({ store: operatorAccounts, clock }), operatorAccounts, join(dataDir, DEMO_CREDENTIALS_FILE), baseUrl, warn);
-    const rollup = usageRollup(contextOf('usageRollup'), clock);
-    const scheduled = scheduleRollup(rollup, options.usageRollupEveryMs ?? LOCAL_ROLLUP_EVERY_MS, telemetryOf('usageRollup'));
+    // Ready once the run at start has recorded what an earlier process left open: every view agrees from the first request.
+    const rollup = await startRollup(contextOf('usageRollup'), clock, options.usageRollupEveryMs ?? LOCAL_ROLLUP_EVERY_MS, telemetryOf('usageRollup'));
     // Last: its presence means the service is ready to serve.
     publishDemo(dataDir, demo);
 
@@ -109,10 +109,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       demo,
       dynamoEndpoint: functionsEndpoint,
       idle: () => server.idle(),
-      rollUpUsage: rollup,
+      rollUpUsage: rollup.rollUp,
       stop: async () => {
         withdrawInstanceFiles(dataDir);
-        await scheduled.stop();
+        await rollup.stop();
         await server.shutdown(options.drainMs);
         await stopDynamoDb(dynamo, functionClients, interposed);
         release();

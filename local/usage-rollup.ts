@@ -18,10 +18,11 @@ export function usageRollup(context: FunctionContext<'keys' | 'usage'>, clock: C
 
 /**
  * Runs the rollup at start and then every `everyMs` (0: never on its own), one run at a time;
- * a run that fails is logged and the next one folds what it left.
+ * a run that fails is logged and the next one folds what it left. `first` settles when the run
+ * at start has.
  */
-export function scheduleRollup(rollup: () => Promise<RollupSummary>, everyMs: number, telemetry: Telemetry): { stop(): Promise<void> } {
-  if (everyMs <= 0) return { stop: async () => undefined };
+export function scheduleRollup(rollup: () => Promise<RollupSummary>, everyMs: number, telemetry: Telemetry): { first: Promise<void>; stop(): Promise<void> } {
+  if (everyMs <= 0) return { first: Promise.resolve(), stop: async () => undefined };
   let running: Promise<void> = Promise.resolve();
   const run = () => {
     running = running.then(() =>
@@ -34,12 +35,30 @@ export function scheduleRollup(rollup: () => Promise<RollupSummary>, everyMs: nu
     );
   };
   run();
+  const first = running;
   const timer = setInterval(run, everyMs);
   timer.unref();
   return {
+    first,
     stop: async () => {
       clearInterval(timer);
       await running;
     },
   };
+}
+
+/**
+ * The rollup, scheduled ({@link scheduleRollup}), once its run at start has settled: what an
+ * earlier process left open is recorded before the service is ready.
+ */
+export async function startRollup(
+  context: FunctionContext<'keys' | 'usage'>,
+  clock: Clock,
+  everyMs: number,
+  telemetry: Telemetry,
+): Promise<{ rollUp: () => Promise<RollupSummary>; stop(): Promise<void> }> {
+  const rollUp = usageRollup(context, clock);
+  const scheduled = scheduleRollup(rollUp, everyMs, telemetry);
+  await scheduled.first;
+  return { rollUp, stop: () => scheduled.stop() };
 }

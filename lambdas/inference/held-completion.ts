@@ -38,8 +38,19 @@ export function logFailure(deps: Pick<HoldingDeps, 'logger'>, context: Context |
 export interface Held {
   reservation: Reservation;
   opened: OpenCompletion | undefined;
-  /** An unlimited request's put, beside its provider's call: whether the completion was kept open. */
+  /** An unlimited request's put, beside its provider's call: whether the completion was kept open. No byte of the answer is relayed before it settles. */
   opening?: Promise<boolean>;
+}
+
+/** What a request holds once admitted: its reservation, written ahead beside its open completion ({@link reserveAhead}); without a limit, the open completion alone ({@link keepOpen}). */
+export async function holdCompletion(
+  limits: readonly SpendingLimit[],
+  bound: ReturnType<typeof maximumCost>,
+  asked: Omit<Parameters<typeof openCompletion>[0], 'estimate'>,
+  deps: HoldingDeps,
+  context: Context | undefined,
+): Promise<Held | undefined> {
+  return limits.length > 0 ? reserveAhead(limits, bound, asked, deps, context) : keepOpen(bound, asked, deps, context);
 }
 
 /**
@@ -73,9 +84,10 @@ export async function reserveAhead(
 
 /**
  * An unlimited request's open completion, at the most it could cost on the endpoint whose bound
- * that is, put beside its provider's call (no limit waits for it): a function that dies after
- * the put leaves it to the rollup, which records it so. A failed put is logged and the request
- * goes on; a request no bound covers, or that costs nothing, is kept open nowhere.
+ * that is, put beside its provider's call (no limit waits for it; the answer's first byte does):
+ * a function that dies after the put leaves it to the rollup, which records it so. A failed put
+ * is logged and the request goes on; a request no bound covers, or that costs nothing, is kept
+ * open nowhere.
  */
 export function keepOpen(
   bound: ReturnType<typeof maximumCost>,

@@ -18,7 +18,7 @@ import type { ProviderEndpoint } from '../catalog/types';
 import { ZERO, minus } from '../usd';
 import type { GenerationStore } from '../usage/generations';
 import type { OpenCompletions } from '../spending/open-completions';
-import { keepOpen, logFailure, reserveAhead, settleHeld, chargeLimits, type ErrorLogger, type Held } from './held-completion';
+import { holdCompletion, logFailure, settleHeld, chargeLimits, type ErrorLogger, type Held } from './held-completion';
 import { generationRecord, type Observed } from './generation-facts';
 import type { CompletionUsage } from './relayed-usage';
 import { parseChatRequest, type ChatRequest } from './chat-request';
@@ -133,10 +133,10 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       // Whichever model and endpoint serves: the estimate covers them all.
       const headers = { origin: header(event, 'origin'), referer: header(event, 'referer'), userAgent: header(event, 'user-agent') };
       const asked = { principal, candidates, billable, at, request: { generationId, requestId, streamed: request.stream, headers, body: request.body } };
-      const bound = maximumCost(billable, allEndpoints, at);
-      held = limits.length > 0 ? await reserveAhead(limits, bound, asked, deps, context) : keepOpen(bound, asked, deps, context);
+      held = await holdCompletion(limits, maximumCost(billable, allEndpoints, at), asked, deps, context);
       const { index, upstream } = await openFirstModel(requests, clientGone, deps.upstream);
       answered = true;
+      await held?.opening;
       const found = candidates[index]!;
       stopWatch = stopBeforeTimeUp(context, upstream);
       const answering = deps.clock.now();

@@ -341,7 +341,7 @@ describe('a completion without a spending limit', () => {
     const opened: OpenCompletion[] = [];
     let land = () => undefined as void;
     const landed = new Promise<void>((resolve) => (land = resolve));
-    // The put is still on its way when the provider answers: no stage of the request waits for it.
+    // The put is still on its way when the provider answers: the provider's call did not wait for it, the answer's relay does.
     const transport = async () => (steps.push('provider'), setTimeout(land, 20), providerAnswer(status));
     const response = responseStream();
     const answered = await inferenceApi(clock, {
@@ -368,10 +368,10 @@ describe('a completion without a spending limit', () => {
     return { answered, steps, logged, opened };
   };
 
-  it('keeps it open beside the provider call, at the most it could cost, and closes it once its usage is recorded and the put has landed', async () => {
+  it('keeps it open beside the provider call, at the most it could cost, relays nothing before the put has landed, and closes it once its usage is recorded', async () => {
     const { answered, steps, logged, opened } = await run({});
     expect(answered).toBe(200);
-    expect(steps).toEqual(['open asked', 'provider', 'usage', 'open landed', 'close']);
+    expect(steps).toEqual(['open asked', 'provider', 'open landed', 'usage', 'close']);
     expect(logged).toEqual([]);
     // 3 prompt tokens' worth of body and 100 completion tokens at their bound, marked so.
     expect(opened[0]!.usage).toMatchObject({ keyHash: key.hash, charge: 'maximum', completionTokens: 100 });
@@ -381,14 +381,14 @@ describe('a completion without a spending limit', () => {
   it('answers when the put fails: logged, nothing to close', async () => {
     const { answered, steps, logged } = await run({ open: true });
     expect(answered).toBe(200);
-    expect(steps).toEqual(['open asked', 'provider', 'usage', 'open landed']);
+    expect(steps).toEqual(['open asked', 'provider', 'open landed', 'usage']);
     expect(logged).toEqual(['open completion not kept']);
   });
 
   it('leaves it open when its usage write fails after the provider answered: the rollup records it', async () => {
     const { answered, steps } = await run({ usage: true });
     expect(answered).toBe(503);
-    expect(steps).toEqual(['open asked', 'provider', 'usage', 'open landed']);
+    expect(steps).toEqual(['open asked', 'provider', 'open landed', 'usage']);
   });
 
   it('closes it when no provider answered', async () => {
