@@ -150,7 +150,8 @@ function services(
   openShards?: number,
 ): ConnectedServices {
   const documentClient = createDocumentClient(client);
-  const accountStore = new DynamoAccountStore(documentClient, keysTable);
+  // A change of a limit's amount caps its ledgers where the usage table is known, as management's does.
+  const accountStore = new DynamoAccountStore(documentClient, keysTable, usageTable ? { ledgersTable: usageTable } : {});
   return {
     accounts: new AccountsService({ store: accountStore }),
     catalog: new DynamoCatalogStore(documentClient, modelsTable),

@@ -1,5 +1,5 @@
 import { invalidParameter } from '../errors';
-import { BUDGET_INTERVALS, limitAmount, nextLimit, type BudgetInterval, type ResetInterval, type StoredLimit, type WorkspaceBudgets } from './stored-limits';
+import { BUDGET_INTERVALS, limitAmount, nextLimit, type BudgetInterval, type ResetInterval, type StoredLimit, type WorkspaceBudget, type WorkspaceBudgets } from './stored-limits';
 import { compare } from '../usd';
 
 /**
@@ -76,11 +76,21 @@ export function budgetInterval(value: string | undefined): BudgetInterval {
  */
 export function budgetsWithPut(current: WorkspaceBudgets | undefined, interval: BudgetInterval, limitUsd: number, now: string, newId: () => string): WorkspaceBudgets {
   const amountUsd = limitAmount(limitUsd, 'limit_usd', { positive: true });
-  const existing = current?.[interval];
-  const budget = existing ? { ...existing, amountUsd, updatedAt: now } : { id: newId(), amountUsd, createdAt: now, updatedAt: now };
+  const budget = changedBudget(current?.[interval], amountUsd, now) ?? { id: newId(), amountUsd, createdAt: now, updatedAt: now };
   const next: WorkspaceBudgets = { ...current, [interval]: budget };
   checkNarrowing(next, interval);
   return next;
+}
+
+/**
+ * An existing budget at `amountUsd`. What the last change of its amount found of the holds out
+ * stays only while the amount does: a store records a new one with the caps it writes
+ * (lambdas/aws/dynamo-limit-caps.ts), and one that writes none leaves none.
+ */
+function changedBudget(budget: WorkspaceBudget | undefined, amountUsd: string, now: string): WorkspaceBudget | undefined {
+  if (!budget) return undefined;
+  const { heldAtChange, ...rest } = budget;
+  return { ...rest, ...(heldAtChange && budget.amountUsd === amountUsd ? { heldAtChange } : {}), amountUsd, updatedAt: now };
 }
 
 /** A workspace's budgets without the one of `interval`; undefined when there is none to remove. */

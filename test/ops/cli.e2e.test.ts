@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ledgerKey } from '../../lambdas/aws/dynamo-ledgers';
 import { DynamoOpenCompletions, LOCAL_OPEN_SHARDS } from '../../lambdas/aws/dynamo-open-completions';
 import { DynamoUsageStore } from '../../lambdas/aws/dynamo-usage-store';
 import { ALL_TABLES, TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
@@ -59,6 +61,22 @@ describe('ops CLI end to end against the local runtime', () => {
     // Every change landed with its copies: the audit of the local data finds nothing to repair.
     const checked = await cli(['copies', 'check', '--data-dir', dataDir]);
     expect(checked).toMatchObject({ code: 0, stdout: expect.stringContaining('Every copy agrees with its item.') });
+  }, 120_000);
+
+  it("key update --limit caps the limit's ledger in the change's transaction, as management's change does", async () => {
+    const organizationId = runtime.demo.organizationId;
+    const created = JSON.parse((await cli(['key', 'create', organizationId, '--kind', 'workspace', '--name', 'capped', '--limit', '10', '--limit-reset', 'daily', '--json', '--data-dir', dataDir])).stdout);
+    expect((await cli(['key', 'update', organizationId, created.data.hash, '--limit', '4', '--data-dir', dataDir])).code).toBe(0);
+    const stores = connectToRuntime(runtime);
+    try {
+      const limit = (await stores.accounts.getApiKey(organizationId, created.data.hash)).limit!;
+      expect(limit).toMatchObject({ amountUsd: '4', heldAtChange: { fit: true } });
+      const key = ledgerKey({ ledger: `K#${created.data.hash}#${limit.since}`, period: limit.heldAtChange!.periods[0]! });
+      const ledger = await stores.documentClient.send(new GetCommand({ TableName: TABLE_SCHEMAS.usage.localName, Key: key }));
+      expect(ledger.Item?.cap).toBe(4);
+    } finally {
+      stores.destroy();
+    }
   }, 120_000);
 
   it('usage roll-up records a limited completion its function left open, where the local service spreads them, once', async () => {

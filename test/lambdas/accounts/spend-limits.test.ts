@@ -86,6 +86,13 @@ describe("a workspace's budgets", () => {
     expect(budgetsWithPut(first, 'monthly', 80.5, NOW, ids())).toEqual({ monthly: { id: 'budget-1', amountUsd: '80.5', createdAt: T0, updatedAt: NOW } });
   });
 
+  it("keeps what the last change of the amount found of the holds out while the amount stays, never past a new amount (the store records that one with its caps)", () => {
+    const heldAtChange = { periods: ['m2026-11', 'm2026-12'], fit: true };
+    const recorded = { monthly: { id: 'budget-1', amountUsd: '100', createdAt: T0, updatedAt: T0, heldAtChange } };
+    expect(budgetsWithPut(recorded, 'monthly', 100, NOW, ids()).monthly).toEqual({ ...recorded.monthly, updatedAt: NOW });
+    expect(budgetsWithPut(recorded, 'monthly', 50, NOW, ids()).monthly).toEqual({ id: 'budget-1', amountUsd: '50', createdAt: T0, updatedAt: NOW });
+  });
+
   it('keeps every wider interval larger than every narrower one, equal amounts refused', () => {
     let budgets = budgetsWithPut(undefined, 'weekly', 10, T0, ids());
     budgets = budgetsWithPut(budgets, 'lifetime', 1000, T0, ids());
