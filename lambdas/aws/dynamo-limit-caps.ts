@@ -45,14 +45,14 @@ function recorded<T extends { heldAtChange?: HeldAtChange }>(limit: T, heldAtCha
   return (heldAtChange ? { ...rest, heldAtChange } : rest) as T;
 }
 
-/** A key item's change (`before` to `after`) with its limit's caps: the item as it is written, and the actions beside it. */
-export function keyLimitCaps(
-  tableName: string,
-  before: Record<string, unknown>,
-  after: Record<string, unknown>,
-  at: Date,
-  fitting: boolean,
-): { item: Record<string, unknown>; actions: TransactionAction[] } {
+/**
+ * What an item's change (`before` to `after`, as stored) writes on the ledgers of its limits, in
+ * the ledgers' table: the item as it is written (its limits' records), and the actions beside it.
+ */
+type Caps = (tableName: string, before: Record<string, unknown>, after: Record<string, unknown>, at: Date, fitting: boolean) => { item: Record<string, unknown>; actions: TransactionAction[] };
+
+/** A key item's change with its limit's caps. */
+export const keyLimitCaps: Caps = (tableName, before, after, at, fitting) => {
   const limitOf = (item: Record<string, unknown>) => {
     const key = strip<ApiKeyRecord>(item);
     return key.limit ? keyLimitOf(key.hash, key.organizationId, key.limit, key.createdAt) : undefined;
@@ -60,16 +60,10 @@ export function keyLimitCaps(
   const change = capChange(tableName, limitOf(before), limitOf(after), at, fitting);
   const limit = after.limit as StoredLimit | null | undefined;
   return { item: limit ? { ...after, limit: recorded(limit, change.heldAtChange) } : after, actions: change.actions };
-}
+};
 
-/** A workspace item's change of its budgets with their caps: the item as it is written, and the actions beside it. */
-export function budgetCaps(
-  tableName: string,
-  before: Record<string, unknown>,
-  after: Record<string, unknown>,
-  at: Date,
-  fitting: boolean,
-): { item: Record<string, unknown>; actions: TransactionAction[] } {
+/** A workspace item's change of its budgets with their caps. */
+export const budgetCaps: Caps = (tableName, before, after, at, fitting) => {
   const limitsOf = (item: Record<string, unknown>) => new Map(workspaceLimits(strip<Workspace>(item)).map((limit) => [limit.interval, limit]));
   const [was, is] = [limitsOf(before), limitsOf(after)];
   const budgets: WorkspaceBudgets = { ...(after.budgets as WorkspaceBudgets | undefined) };
@@ -80,7 +74,7 @@ export function budgetCaps(
     budgets[interval] = recorded(budgets[interval]!, change.heldAtChange);
   }
   return { item: is.size > 0 ? { ...after, budgets } : after, actions };
-}
+};
 
 /** Runs a change that caps ledgers on condition that their holds fit the new amounts, then, when one's do not, regardless. */
 export async function fittingFirst<T>(change: (fitting: boolean) => Promise<T>): Promise<T> {
@@ -91,9 +85,6 @@ export async function fittingFirst<T>(change: (fitting: boolean) => Promise<T>):
     return change(false);
   }
 }
-
-/** What a change of an item writes beside it on the ledgers of its limits ({@link keyLimitCaps}, {@link budgetCaps}). */
-type Caps = typeof keyLimitCaps;
 
 /**
  * One change of an item with its copies (`copies.change`), its limits' ledgers capped in the same

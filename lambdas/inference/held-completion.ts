@@ -1,5 +1,5 @@
 import type { OpenCompletion, OpenCompletions } from '../spending/open-completions';
-import { maximumCost } from '../spending/estimate';
+import type { CostBound } from '../spending/estimate';
 import { unboundedRefusal } from '../spending/refusal';
 import { NOTHING_RESERVED, type Reservation } from '../spending/reservation';
 import type { SpendingGate } from '../spending/spending-gate';
@@ -22,6 +22,14 @@ export interface ErrorLogger {
 /** Which invocation a logged failure belongs to. */
 type Context = { awsRequestId: string };
 
+/** What a request asks of its hold: the bound of its cost, what its open completion is made of (open-completion.ts), and where failures go. */
+export interface HoldAsk {
+  bound: CostBound;
+  asked: Omit<Parameters<typeof openCompletion>[0], 'estimate'>;
+  deps: HoldingDeps;
+  context: Context | undefined;
+}
+
 /** What holding a completion uses: the spending gate, where completions are kept open, the log. */
 export interface HoldingDeps {
   spending: Pick<SpendingGate, 'reserve'>;
@@ -43,14 +51,8 @@ export interface Held {
 }
 
 /** What a request holds once admitted: its reservation, written ahead beside its open completion ({@link reserveAhead}); without a limit, the open completion alone ({@link keepOpen}). */
-export async function holdCompletion(
-  limits: readonly SpendingLimit[],
-  bound: ReturnType<typeof maximumCost>,
-  asked: Omit<Parameters<typeof openCompletion>[0], 'estimate'>,
-  deps: HoldingDeps,
-  context: Context | undefined,
-): Promise<Held | undefined> {
-  return limits.length > 0 ? reserveAhead(limits, bound, asked, deps, context) : keepOpen(bound, asked, deps, context);
+export async function holdCompletion(limits: readonly SpendingLimit[], ask: HoldAsk): Promise<Held | undefined> {
+  return limits.length > 0 ? reserveAhead(limits, ask) : keepOpen(ask);
 }
 
 /**
@@ -60,13 +62,7 @@ export async function holdCompletion(
  * request ends leaves it charged, and recorded by the rollup (docs/limits.md, "Leaving early and
  * failures"). A failed write releases it, asks no provider and is a 503.
  */
-export async function reserveAhead(
-  limits: readonly SpendingLimit[],
-  bound: ReturnType<typeof maximumCost>,
-  asked: Omit<Parameters<typeof openCompletion>[0], 'estimate'>,
-  deps: HoldingDeps,
-  context: Context | undefined,
-): Promise<Held> {
+async function reserveAhead(limits: readonly SpendingLimit[], { bound, asked, deps, context }: HoldAsk): Promise<Held> {
   if (!bound.bounded) throw unboundedRefusal(limits[0]!, bound.reason);
   const reservation = await deps.spending.reserve(limits, bound.cost, asked.at);
   // Nothing reserved (a request that costs nothing, so no endpoint is the bound's): nothing to charge, nothing to record should it die.
@@ -89,12 +85,7 @@ export async function reserveAhead(
  * is logged and the request goes on; a request no bound covers, or that costs nothing, is kept
  * open nowhere.
  */
-export function keepOpen(
-  bound: ReturnType<typeof maximumCost>,
-  asked: Omit<Parameters<typeof openCompletion>[0], 'estimate'>,
-  deps: Pick<HoldingDeps, 'openCompletions' | 'logger'>,
-  context: Context | undefined,
-): Held | undefined {
+function keepOpen({ bound, asked, deps, context }: HoldAsk): Held | undefined {
   if (!bound.bounded || !bound.endpoint || compare(bound.cost, ZERO) <= 0) return undefined;
   const opened = openCompletion({ ...asked, estimate: { cost: bound.cost, promptCost: bound.promptCost, endpoint: bound.endpoint } });
   const opening = deps.openCompletions.open(opened).then(

@@ -133,7 +133,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       // Whichever model and endpoint serves: the estimate covers them all.
       const headers = { origin: header(event, 'origin'), referer: header(event, 'referer'), userAgent: header(event, 'user-agent') };
       const asked = { principal, candidates, billable, at, request: { generationId, requestId, streamed: request.stream, headers, body: request.body } };
-      held = await holdCompletion(limits, maximumCost(billable, allEndpoints, at), asked, deps, context);
+      held = await holdCompletion(limits, { bound: maximumCost(billable, allEndpoints, at), asked, deps, context });
       const { index, upstream } = await openFirstModel(requests, clientGone, deps.upstream);
       answered = true;
       await held?.opening;

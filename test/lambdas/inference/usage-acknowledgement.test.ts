@@ -251,6 +251,25 @@ const clock = new FixedClock(new Date('2026-11-18T12:00:00Z'));
 const providerAnswer = (status?: number) =>
   status ? new Response('{"error":{"message":"down"}}', { status }) : new Response(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }), { headers: { 'Content-Type': 'application/json' } });
 
+/** The open completions and the usage store, each step recorded in `steps`: the put as `open` says, then failing where `failing` says. */
+function stepped(steps: string[], failing: { open?: boolean; usage?: boolean }, open: (completion: OpenCompletion) => Promise<void>): Pick<InferenceApiDeps, 'openCompletions' | 'usage'> {
+  return {
+    openCompletions: {
+      open: async (completion) => {
+        await open(completion);
+        if (failing.open) throw new Error('throttled');
+      },
+      close: async () => void steps.push('close'),
+    },
+    usage: {
+      record: async () => {
+        steps.push('usage');
+        if (failing.usage) throw new Error('throttled');
+      },
+    },
+  };
+}
+
 describe('a completion under a spending limit', () => {
   const limited = { ...key, limit: { amountUsd: '5', reset: null, since: '2026-01-01T00:00:00.000Z' } };
   const run = async (failing: { ahead?: boolean; open?: boolean; charge?: boolean; usage?: boolean }, status?: number) => {
@@ -276,19 +295,7 @@ describe('a completion under a spending limit', () => {
       accounts: authenticationRecords(organization, limited),
       upstream: { ...upstreamOptions({ inferenceUpstreams: { '*': 'https://llm.example.com/v1' }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }), transport },
       spending: { reserve: async () => reservation },
-      openCompletions: {
-        open: async () => {
-          steps.push('open');
-          if (failing.open) throw new Error('throttled');
-        },
-        close: async () => void steps.push('close'),
-      },
-      usage: {
-        record: async () => {
-          steps.push('usage');
-          if (failing.usage) throw new Error('throttled');
-        },
-      },
+      ...stepped(steps, failing, async () => void steps.push('open')),
       logger: { error: (message) => void logged.push(message) },
     })(completionEvent({}), response.stream, lambdaContext('inference', 'req-4') as Context);
     await response.end;
@@ -346,22 +353,12 @@ describe('a completion without a spending limit', () => {
     const response = responseStream();
     const answered = await inferenceApi(clock, {
       upstream: { ...upstreamOptions({ inferenceUpstreams: { '*': 'https://llm.example.com/v1' }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }), transport },
-      openCompletions: {
-        open: async (completion) => {
-          steps.push('open asked');
-          opened.push(completion);
-          await landed;
-          steps.push('open landed');
-          if (failing.open) throw new Error('throttled');
-        },
-        close: async () => void steps.push('close'),
-      },
-      usage: {
-        record: async () => {
-          steps.push('usage');
-          if (failing.usage) throw new Error('throttled');
-        },
-      },
+      ...stepped(steps, failing, async (completion) => {
+        steps.push('open asked');
+        opened.push(completion);
+        await landed;
+        steps.push('open landed');
+      }),
       logger: { error: (message) => void logged.push(message) },
     })(completionEvent({ max_tokens: 100 }), response.stream, lambdaContext('inference', 'req-5') as Context);
     await response.end;
