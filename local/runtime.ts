@@ -99,7 +99,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     writeFileAtomically(join(dataDir, RUNTIME_FILE), `${JSON.stringify({ dynamoEndpoint: functionsEndpoint, baseUrl, pid: process.pid, inferenceUpstreams: settings.inferenceUpstreams }, null, 2)}\n`);
     const demo = await ensureDemoOrganization(new AccountsService({ store: operatorAccounts, clock }), operatorAccounts, join(dataDir, DEMO_CREDENTIALS_FILE), baseUrl, warn);
     // Ready once the run at start has recorded what an earlier process left open: every view agrees from the first request.
-    const rollup = await startRollup(contextOf('usageRollup'), clock, options.usageRollupEveryMs ?? LOCAL_ROLLUP_EVERY_MS, telemetryOf('usageRollup'));
+    const rollup = await startRollup(contextOf('usageRollup'), clock, { everyMs: options.usageRollupEveryMs ?? LOCAL_ROLLUP_EVERY_MS, kept: options.persist !== false }, telemetryOf('usageRollup'));
     // Last: its presence means the service is ready to serve.
     publishDemo(dataDir, demo);
 

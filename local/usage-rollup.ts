@@ -48,17 +48,18 @@ export function scheduleRollup(rollup: () => Promise<RollupSummary>, everyMs: nu
 }
 
 /**
- * The rollup, scheduled ({@link scheduleRollup}), once its run at start has settled: what an
- * earlier process left open is recorded before the service is ready.
+ * The rollup, scheduled ({@link scheduleRollup}); where the data outlives the process (`kept`),
+ * once its run at start has settled: what an earlier process left open is recorded before the
+ * service is ready. Data kept by no earlier process holds nothing of the kind.
  */
 export async function startRollup(
   context: FunctionContext<'keys' | 'usage'>,
   clock: Clock,
-  everyMs: number,
+  schedule: { everyMs: number; kept: boolean },
   telemetry: Telemetry,
 ): Promise<{ rollUp: () => Promise<RollupSummary>; stop(): Promise<void> }> {
   const rollUp = usageRollup(context, clock);
-  const scheduled = scheduleRollup(rollUp, everyMs, telemetry);
-  await scheduled.first;
+  const scheduled = scheduleRollup(rollUp, schedule.everyMs, telemetry);
+  if (schedule.kept) await scheduled.first;
   return { rollUp, stop: () => scheduled.stop() };
 }
