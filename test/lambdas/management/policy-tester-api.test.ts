@@ -12,6 +12,12 @@ const evaluatePath = (policyId: string) => `/workload-identity/policies/${policy
 /** Exchanges and tester calls one address may make in this file's window (shared budget). */
 const LIMIT = 60;
 
+/** A window of half an hour to an hour that began less than a minute before `nowSeconds`. */
+function freshWindowSeconds(nowSeconds: number): number {
+  for (let seconds = 3600; seconds >= 1800; seconds--) if (Math.floor(nowSeconds) % seconds < 60) return seconds;
+  throw new Error('no window of 30 to 60 minutes began in the last minute');
+}
+
 /**
  * `POST /workload-identity/policies/{id}/evaluate` (the policy tester) and
  * `POST /workload-identity/conditions/check` through the local runtime's HTTP path, with
@@ -44,8 +50,9 @@ describe('policy tester API on the local service', () => {
     });
 
   beforeAll(async () => {
-    // A window far longer than this file runs, so the shared budget is counted exactly.
-    [service, idp] = await Promise.all([startTestService({ exchangeRateLimit: LIMIT, exchangeRateWindowSeconds: 3600 }), startIdentityProvider()]);
+    // A window far longer than this file runs, begun less than a minute ago (windows count from
+    // the epoch), so the shared budget is counted exactly whatever the hour.
+    [service, idp] = await Promise.all([startTestService({ exchangeRateLimit: LIMIT, exchangeRateWindowSeconds: freshWindowSeconds(Date.now() / 1000) }), startIdentityProvider()]);
     stores = connectToRuntime(service.runtime);
     admin = service.runtime.demo.keys.managementReadWrite;
     const issuer = await post('/workload-identity/issuers', {
