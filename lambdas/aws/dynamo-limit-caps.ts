@@ -77,7 +77,7 @@ export const budgetCaps: Caps = (tableName, before, after, at, fitting) => {
 };
 
 /** Runs a change that caps ledgers on condition that their holds fit the new amounts, then, when one's do not, regardless. */
-export async function fittingFirst<T>(change: (fitting: boolean) => Promise<T>): Promise<T> {
+async function fittingFirst<T>(change: (fitting: boolean) => Promise<T>): Promise<T> {
   try {
     return await change(true);
   } catch (error) {

@@ -136,7 +136,7 @@ export async function chargeLimits(reservation: Reservation, cost: string, deps:
 }
 
 /** A reservation its request left uncharged: released when no provider answered, else charged its estimate (nothing more to write). */
-export async function settleUncharged(reservation: Reservation, answered: boolean, deps: Pick<HoldingDeps, 'logger'>, context: Context | undefined): Promise<void> {
+async function settleUncharged(reservation: Reservation, answered: boolean, deps: Pick<HoldingDeps, 'logger'>, context: Context | undefined): Promise<void> {
   try {
     await (answered ? reservation.charge(reservation.estimate) : reservation.release());
   } catch (error) {

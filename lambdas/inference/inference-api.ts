@@ -192,7 +192,6 @@ function answerShape(path: string, clock: InferenceApiDeps['clock']): AnswerShap
   return CHAT_SHAPE;
 }
 
-
 /** The time a completion keeps, before its function's timeout, to record what it cost. */
 export const RECORD_MARGIN_MS = 1500;
 const TIME_CHECK_MS = 100;
@@ -273,7 +272,6 @@ async function recordUsage(record: UsageRecord, deps: Pick<InferenceApiDeps, 'us
     throw new UnavailableError('The completion could not be recorded; retry the request');
   }
 }
-
 
 /**
  * common error body (docs/reference.md#the-common-error-body) before the response has started; once the stream is open the status

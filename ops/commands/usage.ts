@@ -9,8 +9,8 @@ export const usageCommands: CommandSpec[] = [
     name: 'roll-up',
     summary: "Record completions whose function died, fold every organization's closed days of usage and rebuild the popularity figures, as the hourly schedule does.",
     description: [
-      'A limited completion whose function died before it ended is recorded first, once no request of',
-      'its hour can still run: its estimate as usage, and a generation charged the most it could cost.',
+      'A completion whose function died before it ended is recorded first, once no request of its hour',
+      'can still run: the most it could cost as usage, and a generation charged that.',
       'A UTC day is closed 30 minutes after it ends. Its usage is folded into one activity row per key,',
       "day, model and endpoint and into each key's running totals, so that no usage view reads history;",
       'the most-popular and top-weekly sorts count the folded days of the last week. Safe to run at any',
