@@ -100,6 +100,8 @@ export interface AccountStore {
    */
   createApiKey(key: ApiKeyRecord): Promise<'created' | 'missing' | 'full'>;
   getApiKey(hash: string): Promise<ApiKeyRecord | undefined>;
+  /** Keys by hash, read strongly consistently, in the order asked; a hash with no key is left out. */
+  getApiKeys(hashes: readonly string[]): Promise<ApiKeyRecord[]>;
   /**
    * A request's records in one round trip, read consistently: any of the key by its hash, the
    * organization and the workspace. What is not asked for or does not exist is absent.
@@ -137,6 +139,21 @@ export interface AccountStore {
    */
   updateGuardrail(next: Guardrail, expectedVersion: number | undefined): Promise<boolean>;
   deleteGuardrail(organizationId: string, id: string): Promise<boolean>;
+  /**
+   * The organization's key assignments, of one guardrail or of all, as its index holds them
+   * (written with each assignment); undefined while the index is not whole (an organization an
+   * earlier release created, until {@link indexGuardrailKeys}).
+   */
+  guardrailKeyEntries(organizationId: string, guardrailId?: string): Promise<GuardrailKeyEntry[] | undefined>;
+  /** Enters every key assignment of the organization in the index and marks it whole; how many it entered. */
+  indexGuardrailKeys(organizationId: string, at: string): Promise<number>;
+}
+
+/** One key's assignment to one guardrail, as the guardrail index holds it. */
+export interface GuardrailKeyEntry {
+  guardrailId: string;
+  keyHash: string;
+  assignedAt: string;
 }
 
 /**

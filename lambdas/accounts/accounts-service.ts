@@ -2,7 +2,7 @@ import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invali
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
 import { defaultWorkspaceOf, type AccountStore, type KeyPage, type WorkspacePatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
-import { GuardrailsService, conflictIfExists, type GuardrailInput, type GuardrailUpdate, type KeyAssignment } from './guardrails-service';
+import { GuardrailsService, conflictIfExists, type GuardrailInput, type GuardrailUpdate, type KeyAssignment, type ListWindow } from './guardrails-service';
 import { checkExpiry } from './key-expiry';
 import { keyLimitAfter } from './spend-limits';
 import { WorkspaceBudgetsService, type WorkspaceBudgetOf } from './workspace-budgets-service';
@@ -60,7 +60,7 @@ export interface ApiKeyChange {
   includeByokInLimit?: boolean;
 }
 
-export type { GuardrailInput, GuardrailUpdate, KeyAssignment } from './guardrails-service';
+export type { GuardrailInput, GuardrailUpdate, KeyAssignment, ListWindow } from './guardrails-service';
 export type { WorkspaceBudgetOf } from './workspace-budgets-service';
 
 /**
@@ -109,6 +109,15 @@ export class AccountsService {
 
   listOrganizations(): Promise<Organization[]> {
     return this.store.listOrganizations();
+  }
+
+  /**
+   * Enters every key assignment of an organization in its guardrail index and marks the index
+   * whole (an organization an earlier release created has none); how many assignments it entered.
+   */
+  async indexGuardrailKeys(organizationId: string): Promise<number> {
+    await this.getOrganization(organizationId);
+    return this.store.indexGuardrailKeys(organizationId, this.timestamp());
   }
 
   async setPlan(organizationId: string, plan: Plan): Promise<Organization> {
@@ -353,9 +362,9 @@ export class AccountsService {
     return this.guardrails.unassignFromKeys(organizationId, guardrailId, hashes);
   }
 
-  /** The keys' guardrail assignments: of one guardrail, or of all. */
-  listKeyAssignments(organizationId: string, guardrailId?: string): Promise<KeyAssignment[]> {
-    return this.guardrails.keyAssignments(organizationId, guardrailId);
+  /** A window of the keys' guardrail assignments (of one guardrail, or of all; every one without a window), and their count. */
+  listKeyAssignments(organizationId: string, guardrailId?: string, window?: ListWindow): Promise<{ items: KeyAssignment[]; total: number }> {
+    return this.guardrails.keyAssignments(organizationId, guardrailId, window);
   }
 
   /** Attaches (or detaches) a guardrail to every request made with the workspace's keys. */

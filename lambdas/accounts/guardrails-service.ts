@@ -1,6 +1,6 @@
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import type { Clock, IdGenerator } from '../clock';
-import { AlreadyExistsError, type AccountStore, type GuardrailHolder, type GuardrailPatch } from './account-store';
+import { AlreadyExistsError, type AccountStore, type GuardrailHolder, type GuardrailKeyEntry, type GuardrailPatch } from './account-store';
 import { defaultGuardrailId, keyAssignmentId } from './derived-ids';
 import { guardrailBudgetAfter, type LimitRequest } from './spend-limits';
 import { GUARDRAIL_LIMITS, type ApiKeyRecord, type Guardrail, type Workspace } from './types';
@@ -10,6 +10,12 @@ export type GuardrailInput = Omit<Guardrail, 'id' | 'organizationId' | 'budget' 
 
 /** What an update may change: each field given, and the budget as the request states it. */
 export type GuardrailUpdate = GuardrailPatch & { budget?: LimitRequest };
+
+/** Which of a list's items to show: `limit` of them after the first `offset`. */
+export interface ListWindow {
+  offset: number;
+  limit: number;
+}
 
 /** One key's assignment to one guardrail (public `KeyAssignment`). */
 export interface KeyAssignment {
@@ -157,11 +163,10 @@ export class GuardrailsService {
     await this.get(organizationId, id);
     if (!(await this.store.deleteGuardrail(organizationId, id))) throw new NotFoundError(`Guardrail ${id} not found`);
     const now = this.timestamp();
-    // Both listings read the items themselves, strongly consistent, after the delete.
+    // Both listings are read strongly consistently after the delete: the guardrail index (or, until it is whole, the keys) and the workspaces.
+    const assigned = (await this.store.guardrailKeyEntries(organizationId, id)) ?? assignmentsOf(await this.store.listApiKeys(organizationId));
     const holders: GuardrailHolder[] = [
-      ...(await this.store.listApiKeys(organizationId))
-        .filter((key) => key.guardrailIds.includes(id))
-        .map((key) => ({ kind: 'key' as const, hash: key.hash })),
+      ...assigned.filter((entry) => entry.guardrailId === id).map((entry) => ({ kind: 'key' as const, hash: entry.keyHash })),
       ...(await this.store.listWorkspaces(organizationId))
         .filter((workspace) => workspace.guardrailIds.includes(id) && defaultGuardrailId(workspace.id) !== id)
         .map((workspace) => ({ kind: 'workspace' as const, organizationId, id: workspace.id })),
@@ -205,22 +210,29 @@ export class GuardrailsService {
   }
 
   /**
-   * The keys' assignments of one guardrail, or of every guardrail of the organization, oldest
-   * first. Read from the keys themselves (strongly consistent) and the guardrails that exist,
-   * so an id a crash left on a key after its guardrail's delete is not listed.
+   * A window of the keys' assignments of one guardrail, or of every guardrail of the
+   * organization, oldest first, and how many there are. Read from the guardrail index (written
+   * with each assignment, strongly consistent) and the guardrails that exist, so an id a crash
+   * left after its guardrail's delete is not listed; then only the window's keys are read. An
+   * organization whose index is not whole yet is read from all of its keys.
    */
-  async keyAssignments(organizationId: string, guardrailId?: string): Promise<KeyAssignment[]> {
-    const [guardrails, keys] = await Promise.all([
+  async keyAssignments(organizationId: string, guardrailId?: string, window?: ListWindow): Promise<{ items: KeyAssignment[]; total: number }> {
+    const [guardrails, indexed] = await Promise.all([
       guardrailId ? this.get(organizationId, guardrailId).then((guardrail) => [guardrail]) : this.store.listGuardrails(organizationId),
-      this.store.listApiKeys(organizationId),
+      this.store.guardrailKeyEntries(organizationId, guardrailId),
     ]);
     const existing = new Set(guardrails.map((guardrail) => guardrail.id));
-    const assignments = keys.flatMap((key) =>
-      key.guardrailIds
-        .filter((id) => existing.has(id))
-        .map((id) => ({ id: keyAssignmentId(id, key.hash), guardrailId: id, key, assignedAt: key.guardrailAssignedAt?.[id] ?? key.updatedAt ?? key.createdAt })),
-    );
-    return assignments.sort((a, b) => a.assignedAt.localeCompare(b.assignedAt) || a.id.localeCompare(b.id));
+    const entries = (indexed ?? assignmentsOf(await this.store.listApiKeys(organizationId)))
+      .filter((entry) => existing.has(entry.guardrailId))
+      .map((entry) => ({ ...entry, id: keyAssignmentId(entry.guardrailId, entry.keyHash) }))
+      .sort((a, b) => a.assignedAt.localeCompare(b.assignedAt) || a.id.localeCompare(b.id));
+    const shown = window ? entries.slice(window.offset, window.offset + window.limit) : entries;
+    const keys = new Map((await this.store.getApiKeys([...new Set(shown.map((entry) => entry.keyHash))])).map((key) => [key.hash, key]));
+    const items = shown.flatMap(({ id, guardrailId: assigned, keyHash, assignedAt }) => {
+      const key = keys.get(keyHash);
+      return key?.guardrailIds.includes(assigned) ? [{ id, guardrailId: assigned, key, assignedAt }] : [];
+    });
+    return { items, total: entries.length };
   }
 
   /** Attaches (or detaches) a guardrail to every request made with the workspace's keys. */
@@ -349,4 +361,11 @@ export async function inBatches<T>(items: readonly T[], run: (item: T) => Promis
   for (let start = 0; start < items.length; start += size) {
     await Promise.all(items.slice(start, start + size).map(run));
   }
+}
+
+/** The assignments keys hold, read from the keys themselves: an organization's whose guardrail index is not whole yet. */
+function assignmentsOf(keys: readonly ApiKeyRecord[]): GuardrailKeyEntry[] {
+  return keys.flatMap((key) =>
+    key.guardrailIds.map((guardrailId) => ({ guardrailId, keyHash: key.hash, assignedAt: key.guardrailAssignedAt?.[guardrailId] ?? key.updatedAt ?? key.createdAt })),
+  );
 }

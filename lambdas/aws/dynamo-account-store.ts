@@ -5,6 +5,7 @@ import {
   type AccountStore,
   type ApiKeyPatch,
   type GuardrailHolder,
+  type GuardrailKeyEntry,
   type KeyPage,
   type OrganizationPatch,
   type RecordIds,
@@ -17,10 +18,12 @@ import { WORKSPACE_SLUG, type ApiKeyRecord, type Guardrail, type Organization, t
 import { systemClock, systemRandom, type Clock, type Random } from '../clock';
 import { isUuid } from '../ids';
 import { DynamoItems, itemId, strip } from './dynamo-items';
-import { withGuardrailChange, withGuardrailList, withGuardrailSet } from './dynamo-guardrail-sets';
-import { AlongRefused, ReadReplicas, type CopyKind } from './dynamo-read-replicas';
+import { assignedAtOf, withGuardrailChange, withGuardrailList, withGuardrailSet } from './dynamo-guardrail-sets';
+import { GuardrailKeyIndex } from './dynamo-guardrail-keys';
+import { GUARDRAIL_KIND, KEY_COPIES, KEY_KIND, ORGANIZATION_COPIES, ORGANIZATION_KIND, WORKSPACE_KIND } from './copy-kinds';
+import { AlongRefused, ReadReplicas } from './dynamo-read-replicas';
 import { WorkspaceKeys } from './dynamo-workspace-keys';
-import { KeyPages } from './dynamo-key-pages';
+import { KeyPages, apiKeyKey } from './dynamo-key-pages';
 import { budgetCaps, cappedChange, keyLimitCaps } from './dynamo-limit-caps';
 import { WorkspaceSlugs, claimKey, type SlugClaim } from './dynamo-workspace-slugs';
 
@@ -45,6 +48,7 @@ export class DynamoAccountStore implements AccountStore {
   private readonly clock: Clock;
   private readonly slugs: WorkspaceSlugs;
   private readonly ledgersTable?: string;
+  private readonly guardrailKeys: GuardrailKeyIndex;
 
   /**
    * @param options.random chooses the copy each request reads.
@@ -65,13 +69,14 @@ export class DynamoAccountStore implements AccountStore {
     this.items = new DynamoItems(client, tableName);
     this.copies = new ReadReplicas(client, tableName, random);
     this.keyPages = new KeyPages(client, tableName);
+    this.guardrailKeys = new GuardrailKeyIndex(client, tableName);
     this.workspaceKeys = new WorkspaceKeys(tableName, this.items, this.copies, this.keyPages, (organizationId) => this.listApiKeys(organizationId));
     this.slugs = new WorkspaceSlugs(client, tableName, async (organizationId, id, slug) => (await this.getWorkspace(organizationId, id))?.slug === slug, writersSince);
   }
 
   async createOrganization(organization: Organization): Promise<void> {
     const item = { pk: orgPk(organization.id), sk: 'ORG', gsi1pk: 'ORGS', gsi1sk: organization.id, ...organization };
-    if (!(await this.copies.create(item, ORGANIZATION_KIND))) throw new AlreadyExistsError(`organization ${organization.id}`);
+    if (!(await this.copies.create(item, ORGANIZATION_KIND, [this.guardrailKeys.marked(organization.id, organization.createdAt)]))) throw new AlreadyExistsError(`organization ${organization.id}`);
   }
 
   async getOrganization(id: string): Promise<Organization | undefined> {
@@ -215,12 +220,28 @@ export class DynamoAccountStore implements AccountStore {
    */
   private async changeGuardrailSet(holder: GuardrailHolder, guardrailId: string, updatedAt: string, change: 'add' | 'remove'): Promise<SetChange> {
     let outcome: SetChange = 'missing';
+    let next: Record<string, unknown> | undefined;
+    // A key's entry in the guardrail index changes in the same transaction (dynamo-guardrail-keys.ts).
+    const entry = ({ organizationId }: Record<string, unknown>) => {
+      if (!next || holder.kind !== 'key') return [];
+      const org = String(organizationId);
+      return [change === 'add' ? this.guardrailKeys.entered(org, guardrailId, holder.hash, assignedAtOf(next, guardrailId)!) : this.guardrailKeys.removed(org, guardrailId, holder.hash)];
+    };
     await this.copies.change(holderKey(holder), holder.kind === 'key' ? KEY_KIND : WORKSPACE_KIND, (item) => {
-      const changed = withGuardrailChange(item, guardrailId, updatedAt, change);
-      outcome = changed.outcome;
-      return changed.next;
-    });
+      ({ outcome, next } = withGuardrailChange(item, guardrailId, updatedAt, change));
+      return next;
+    }, entry);
     return outcome;
+  }
+
+  /** The organization's key assignments in the guardrail index (dynamo-guardrail-keys.ts); undefined until it is whole. */
+  guardrailKeyEntries(organizationId: string, guardrailId?: string): Promise<GuardrailKeyEntry[] | undefined> {
+    return this.guardrailKeys.list(organizationId, guardrailId);
+  }
+
+  /** Enters every assignment of the organization's keys in the guardrail index, then marks it whole; how many it entered. */
+  async indexGuardrailKeys(organizationId: string, at: string): Promise<number> {
+    return this.guardrailKeys.index(organizationId, await this.listApiKeys(organizationId), at);
   }
 
   async createUser(user: User): Promise<void> {
@@ -247,6 +268,14 @@ export class DynamoAccountStore implements AccountStore {
 
   async getApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
     return withGuardrailList(await this.items.get<ApiKeyRecord>(keyPk(hash), 'APIKEY'));
+  }
+
+  async getApiKeys(hashes: readonly string[]): Promise<ApiKeyRecord[]> {
+    const found = await this.items.batchGet(hashes.map(apiKeyKey));
+    return hashes.flatMap((hash) => {
+      const item = found.get(itemId(keyPk(hash), 'APIKEY'));
+      return item ? [withGuardrailList(strip<ApiKeyRecord>(item))!] : [];
+    });
   }
 
   /** From the items' copies: one round trip, and one more only for an item that has none. */
@@ -290,10 +319,12 @@ export class DynamoAccountStore implements AccountStore {
   async deleteApiKey(hash: string): Promise<boolean> {
     const deletion = await this.workspaceKeys.left(
       (leaving) =>
-        this.copies.delete({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND, undefined, ({ organizationId: org, workspaceId: ws, createdAt }: Partial<ApiKeyRecord>) => {
-          if (!org || !ws) return [];
+        this.copies.delete({ pk: keyPk(hash), sk: 'APIKEY' }, KEY_KIND, undefined, ({ organizationId: org, workspaceId: ws, createdAt, guardrailIds }: Partial<ApiKeyRecord>) => {
+          if (!org) return [];
+          const entries = [...new Set(guardrailIds ?? [])].map((id) => this.guardrailKeys.removed(org, id, hash));
+          if (!ws) return entries;
           const mark = { Put: { TableName: this.tableName, Item: { pk: orgPk(org), sk: `${FORMER_KEY_PREFIX}${ws}#${hash}`, keyHash: hash, workspaceId: ws, deletedAt: this.clock.now().toISOString() } } };
-          return [...leaving({ organizationId: org, workspaceId: ws, createdAt: createdAt!, hash }), mark];
+          return [...leaving({ organizationId: org, workspaceId: ws, createdAt: createdAt!, hash }), mark, ...entries];
         }),
       () => this.getApiKey(hash),
     );
@@ -339,39 +370,6 @@ export class DynamoAccountStore implements AccountStore {
   async deleteGuardrail(organizationId: string, id: string): Promise<boolean> {
     return (await this.copies.delete({ pk: orgPk(organizationId), sk: `GUARDRAIL#${id}` }, GUARDRAIL_KIND)).outcome === 'deleted';
   }
-}
-
-/**
- * Copies of a key: one key may be used 10,000 times a second (docs/architecture.md, "Data
- * layout"); each copy then takes 625 strongly consistent reads a second, a fifth of a partition's.
- */
-export const KEY_COPIES = 16;
-/**
- * Copies of an organization, and of each of its workspaces and guardrails: one organization may
- * make 50,000 requests a second over its keys; each copy then takes about 780 reads a second.
- */
-export const ORGANIZATION_COPIES = 64;
-
-/** How a key is copied: whole, {@link KEY_COPIES} times. */
-export const KEY_KIND: CopyKind = { count: KEY_COPIES, withheld: [] };
-/** How an organization is copied: whole, {@link ORGANIZATION_COPIES} times. */
-export const ORGANIZATION_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: [] };
-/** How a workspace is copied: without its key count (and an earlier release's key places), which only management reads. */
-export const WORKSPACE_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: ['keyCount', 'keyHolds'] };
-/** How a guardrail is copied: whole, {@link ORGANIZATION_COPIES} times. */
-export const GUARDRAIL_KIND: CopyKind = { count: ORGANIZATION_COPIES, withheld: [] };
-
-/** The kinds of items that have copies. */
-export type CopiedKindName = 'key' | 'organization' | 'workspace' | 'guardrail';
-
-/** The kind of copies the item `key` has; undefined for an item that has none (a user, a slug's claim, a copy). */
-export function copiedKind(key: { pk: string; sk: string }): { name: CopiedKindName; kind: CopyKind } | undefined {
-  if (key.pk.startsWith('APIKEY#') && key.sk === 'APIKEY') return { name: 'key', kind: KEY_KIND };
-  if (!key.pk.startsWith('ORG#')) return undefined;
-  if (key.sk === 'ORG') return { name: 'organization', kind: ORGANIZATION_KIND };
-  if (key.sk.startsWith('WORKSPACE#')) return { name: 'workspace', kind: WORKSPACE_KIND };
-  if (key.sk.startsWith('GUARDRAIL#')) return { name: 'guardrail', kind: GUARDRAIL_KIND };
-  return undefined;
 }
 
 /** The fields a patch sets: an undefined field leaves the item's as it is. */

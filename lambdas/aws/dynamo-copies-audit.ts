@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { systemRandom } from '../clock';
-import { copiedKind, type CopiedKindName } from './dynamo-account-store';
+import { copiedKind, type CopiedKindName } from './copy-kinds';
 import { DynamoItems, itemId } from './dynamo-items';
 import { COPY_PREFIX, ReadReplicas, copyKey, copyOf, revisionOf, sameValue, type CopyKind, type ItemKey } from './dynamo-read-replicas';
 

@@ -53,3 +53,9 @@ export function withGuardrailList<T extends { guardrailIds: string[] }>(record: 
   const stored = (record as { guardrailIds?: Iterable<string> }).guardrailIds;
   return { ...(rest as T), guardrailIds: [...new Set(stored ?? [])].sort(), ...(Object.keys(assignedAt).length > 0 ? { guardrailAssignedAt: assignedAt } : {}) };
 }
+
+/** When the item was assigned the guardrail, as its attribute records it. */
+export function assignedAtOf(item: Record<string, unknown>, guardrailId: string): string | undefined {
+  const at = item[`${ASSIGNED_AT}${guardrailId}`];
+  return typeof at === 'string' ? at : undefined;
+}

@@ -1,3 +1,5 @@
+import type { ListWindow } from '../accounts/accounts-service';
+
 /**
  * `offset` and `limit` of the management lists (workspaces, guardrails), with the public
  * document's bounds (listWorkspaces, listGuardrails): offset at least 0, limit 1 to 100, 50
@@ -26,9 +28,16 @@ export function listPageParameters(items: string) {
 }
 
 /** The page's items of `all`, and the count of them all (`total_count`). */
-export function pageOf<T>(all: readonly T[], query: { offset?: number | null; limit?: number }): { items: readonly T[]; total: number } {
-  const { offset, limit } = query;
-  if (offset == null && limit === undefined) return { items: all, total: all.length };
-  const start = offset ?? 0;
-  return { items: all.slice(start, start + (limit ?? LIST_PAGE.defaultLimit)), total: all.length };
+export function pageOf<T>(all: readonly T[], query: ListQuery): { items: readonly T[]; total: number } {
+  const window = windowOf(query);
+  return { items: window ? all.slice(window.offset, window.offset + window.limit) : all, total: all.length };
 }
+
+/** The page's window of a list (undefined for the whole list), for a service that reads only what it shows. */
+export function windowOf({ offset, limit }: ListQuery): ListWindow | undefined {
+  if (offset == null && limit === undefined) return undefined;
+  return { offset: offset ?? 0, limit: limit ?? LIST_PAGE.defaultLimit };
+}
+
+/** The paging parameters of a management list, as validated. */
+type ListQuery = { offset?: number | null; limit?: number };

@@ -78,7 +78,7 @@ export function ledgerSeeds(service: AccountsService, ledgers: Pick<LedgerStore,
       const assigned = await service.listKeyAssignments(organizationId, guardrailId);
       await keys(
         organizationId,
-        assigned.map(({ key }) => ({ hash: key.hash, key })),
+        assigned.items.map(({ key }) => ({ hash: key.hash, key })),
       );
     },
   };

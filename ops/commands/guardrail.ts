@@ -203,6 +203,26 @@ export const guardrailCommands: CommandSpec[] = [
       };
     },
   },
+  {
+    group: 'guardrail',
+    name: 'index-keys',
+    summary: "Enter every key's guardrail assignments in the guardrail index, of one organization or of all.",
+    description: [
+      'Listing a guardrail\'s keys, and deleting a guardrail, read the index that every assignment writes.',
+      'An organization created by an earlier release has no index: until this has run, both read',
+      'every key of the organization. Run once after upgrading; running it again enters nothing new.',
+    ],
+    options: { org: { type: 'string', value: 'ids', list: true, help: 'these organizations only (every organization when left out)' } },
+    parse(input) {
+      const given = input.list('org');
+      return async (ctx) => {
+        const organizations = given ?? (await ctx.accounts.listOrganizations()).map((organization) => organization.id);
+        const entered: Record<string, number> = {};
+        for (const id of organizations) entered[id] = await ctx.accounts.indexGuardrailKeys(id);
+        respond(ctx, input, { entered }, () => table(['ORGANIZATION', 'ENTERED'], Object.entries(entered).map(([id, count]) => [id, String(count)]), [1]));
+      };
+    },
+  },
   keyAssignment(true),
   keyAssignment(false),
   workspaceAttachment(true),

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoAccountStore, ORGANIZATION_COPIES } from '../../lambdas/aws/dynamo-account-store';
+import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
+import { ORGANIZATION_COPIES } from '../../lambdas/aws/copy-kinds';
 import { createDocumentClient } from '../../lambdas/aws/dynamo-client';
 import { CopiesAudit, needsRepair } from '../../lambdas/aws/dynamo-copies-audit';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';

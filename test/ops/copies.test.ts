@@ -1,6 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../../lambdas/accounts/accounts-service';
-import { DynamoAccountStore, KEY_COPIES, ORGANIZATION_COPIES } from '../../lambdas/aws/dynamo-account-store';
+import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
+import { KEY_COPIES, ORGANIZATION_COPIES } from '../../lambdas/aws/copy-kinds';
 import { copyKey } from '../../lambdas/aws/dynamo-read-replicas';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import { runOps } from '../../ops/run';

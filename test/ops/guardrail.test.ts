@@ -1,4 +1,6 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
+import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import { harnessSecret, startOpsHarness, type OpsHarness } from '../support/ops-harness';
 
 describe('ops guardrail commands', () => {
@@ -146,6 +148,22 @@ describe('ops guardrail commands', () => {
     expect(unassigned).toMatchObject({ code: 0, stdout: 'Unassigned guardrail id-3 from 1 key.\n' });
     expect((await ops.store.getApiKey(first))?.guardrailIds).toEqual([]);
     expect((await ops.store.getApiKey(second))?.guardrailIds).toEqual(['id-3']);
+  });
+
+  it('guardrail index-keys enters the assignments an earlier release left on keys, once, for every organization or those given', async () => {
+    await noOpenAi();
+    await ops.run('guardrail', 'assign-keys', 'id-1', 'id-3', first, second);
+    // As an earlier release left the organization: its assignments on the keys, no index.
+    for (const sk of ['INDEXED', `id-3#${first}`, `id-3#${second}`]) await ops.client.send(new DeleteCommand({ TableName: TABLE_SCHEMAS.keys.localName, Key: { pk: 'ORG#id-1#GUARDRAILKEYS', sk } }));
+    expect(await ops.store.guardrailKeyEntries('id-1')).toBeUndefined();
+
+    const indexed = await ops.run('guardrail', 'index-keys');
+    const again = await ops.run('guardrail', 'index-keys', '--org', 'id-1', '--json');
+
+    expect(indexed).toMatchObject({ code: 0, stdout: 'ORGANIZATION  ENTERED\nid-1                2\n' });
+    expect(JSON.parse(again.stdout)).toEqual({ entered: { 'id-1': 0 } });
+    expect((await ops.store.guardrailKeyEntries('id-1'))?.map((entry) => entry.keyHash).sort()).toEqual([first, second].sort());
+    expect(await ops.run('guardrail', 'index-keys', '--org', 'nope')).toMatchObject({ code: 1, stderr: expect.stringContaining('Organization nope not found') });
   });
 
   it('guardrail assign-keys without hashes exits 2; with an unknown key or guardrail exits 1', async () => {

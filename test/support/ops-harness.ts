@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { join } from 'node:path';
 import { AccountsService } from '../../lambdas/accounts/accounts-service';
 import { DynamoAccountStore } from '../../lambdas/aws/dynamo-account-store';
@@ -31,6 +32,8 @@ export interface OpsResult {
 export interface OpsHarness {
   accounts: AccountsService;
   store: DynamoAccountStore;
+  /** The embedded tables' client, to leave items as another release would. */
+  client: DynamoDBDocumentClient;
   catalog: DynamoCatalogStore;
   federation: FederationService;
   clock: FixedClock;
@@ -70,6 +73,7 @@ export async function startOpsHarness(): Promise<OpsHarness> {
   return {
     accounts,
     store,
+    client: tables.documentClient,
     catalog,
     federation,
     clock,

@@ -1,5 +1,5 @@
 import { pathId } from '../../ids';
-import { pageOf } from '../list-page';
+import { pageOf, windowOf } from '../list-page';
 import type { GUARDRAIL_ROUTES, KEY_ASSIGNMENT_ROUTES } from '../routes/guardrails';
 import { orgOf, type Operations } from '../operation';
 import { guardrailView, keyAssignmentView } from '../views';
@@ -66,11 +66,11 @@ export const GUARDRAIL_OPERATIONS: Operations<typeof GUARDRAIL_ROUTES> & Operati
     return { unassigned_count: count };
   },
   listGuardrailKeyAssignments: async ({ principal, params, query, deps }) => {
-    const { items, total } = pageOf(await deps.service.listKeyAssignments(orgOf(principal), guardrailId(params)), query);
+    const { items, total } = await deps.service.listKeyAssignments(orgOf(principal), guardrailId(params), windowOf(query));
     return { data: items.map(keyAssignmentView), total_count: total };
   },
   listKeyAssignments: async ({ principal, query, deps }) => {
-    const { items, total } = pageOf(await deps.service.listKeyAssignments(orgOf(principal)), query);
+    const { items, total } = await deps.service.listKeyAssignments(orgOf(principal), undefined, windowOf(query));
     return { data: items.map(keyAssignmentView), total_count: total };
   },
 };

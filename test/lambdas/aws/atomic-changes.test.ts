@@ -1,6 +1,7 @@
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import type { GuardrailInput } from '../../../lambdas/accounts/guardrails-service';
-import { DynamoAccountStore, ORGANIZATION_COPIES } from '../../../lambdas/aws/dynamo-account-store';
+import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
+import { ORGANIZATION_COPIES } from '../../../lambdas/aws/copy-kinds';
 import { createDocumentClient, createDynamoDbClient } from '../../../lambdas/aws/dynamo-client';
 import { CopiesAudit, needsRepair } from '../../../lambdas/aws/dynamo-copies-audit';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';

@@ -1,7 +1,8 @@
 import { PutCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { DEFAULT_PRIVACY, DEFAULT_PROVIDER_PREFERENCES } from '../../../lambdas/accounts/types';
-import { DynamoAccountStore, KEY_COPIES, ORGANIZATION_COPIES } from '../../../lambdas/aws/dynamo-account-store';
+import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
+import { KEY_COPIES, ORGANIZATION_COPIES } from '../../../lambdas/aws/copy-kinds';
 import { COPY_PREFIX } from '../../../lambdas/aws/dynamo-read-replicas';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { FixedClock } from '../../support/fixed-clock';
