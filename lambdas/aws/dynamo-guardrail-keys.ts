@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { GuardrailKeyEntry } from '../accounts/account-store';
 import type { ApiKeyRecord } from '../accounts/types';
-import { DynamoItems, transactWrite, type TransactionAction } from './dynamo-items';
+import { DynamoItems, type TransactionAction } from './dynamo-items';
 import { apiKeyKey } from './dynamo-key-pages';
 
 /** The sort key of the mark that every assignment of the organization is in its index. */
@@ -28,7 +28,7 @@ export class GuardrailKeyIndex {
   private readonly items: DynamoItems;
 
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {
     this.items = new DynamoItems(client, tableName);
@@ -84,11 +84,11 @@ export class GuardrailKeyIndex {
     let entered = 0;
     for (let start = 0; start < assignments.length; start += AT_ONCE) {
       const outcomes = await Promise.all(
-        assignments.slice(start, start + AT_ONCE).map(({ key, guardrailId, assignedAt }) => transactWrite(this.client, this.backfilled(organizationId, key, guardrailId, assignedAt))),
+        assignments.slice(start, start + AT_ONCE).map(({ key, guardrailId, assignedAt }) => this.items.transact(this.backfilled(organizationId, key, guardrailId, assignedAt))),
       );
       entered += outcomes.filter((outcome) => outcome.written).length;
     }
-    await transactWrite(this.client, [this.marked(organizationId, at)]);
+    await this.items.transact([this.marked(organizationId, at)]);
     return entered;
   }
 }
