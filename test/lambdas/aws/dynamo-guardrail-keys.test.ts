@@ -15,14 +15,16 @@ describe('The guardrail index: a guardrail’s keys listed and detached without 
   /** The store and service over a client that counts what each listing reads. */
   function counted() {
     const reads = { keys: 0, organizationKeyQueries: 0 };
+    const transactions: number[] = [];
     const client = interceptSend(db.tables.documentClient, (command, send) => {
-      const input = command.input as { RequestItems?: Record<string, { Keys: unknown[] }>; IndexName?: string };
+      const input = command.input as { RequestItems?: Record<string, { Keys: unknown[] }>; IndexName?: string; TransactItems?: unknown[] };
+      if (command.constructor.name === 'TransactWriteCommand') transactions.push(input.TransactItems!.length);
       if (command.constructor.name === 'BatchGetCommand') reads.keys += input.RequestItems![table]!.Keys.length;
       if (command.constructor.name === 'QueryCommand' && input.IndexName !== undefined) reads.organizationKeyQueries++;
       return send();
     });
     const store = new DynamoAccountStore(client, table);
-    return { reads, store, service: new AccountsService({ store, clock: db.clock }) };
+    return { reads, transactions, store, service: new AccountsService({ store, clock: db.clock }) };
   }
 
   const entries = async (organizationId: string) =>
@@ -56,12 +58,17 @@ describe('The guardrail index: a guardrail’s keys listed and detached without 
     const [a, b] = [(await db.service.createApiKey(organization.id, { kind: 'workspace', name: 'a' })).key, (await db.service.createApiKey(organization.id, { kind: 'workspace', name: 'b' })).key];
     const guardrail = await db.service.createGuardrail(organization.id, guardrailInput({ name: 'g' }));
     const second = await db.service.createGuardrail(organization.id, guardrailInput({ name: 'second' }));
-    await db.service.assignGuardrailToKeys(organization.id, guardrail.id, [a.hash, b.hash]);
-    await db.service.assignGuardrailToKeys(organization.id, second.id, [a.hash]);
+    const { transactions, service } = counted();
+    await service.assignGuardrailToKeys(organization.id, guardrail.id, [a.hash, b.hash]);
+    await service.assignGuardrailToKeys(organization.id, second.id, [a.hash]);
+    // The key, its 16 copies and its entry, each assignment one transaction.
+    expect(transactions).toEqual([18, 18, 18]);
     expect((await entries(organization.id)).sort()).toEqual(['INDEXED', `${guardrail.id}#${a.hash}`, `${guardrail.id}#${b.hash}`, `${second.id}#${a.hash}`].sort());
 
-    await db.service.unassignGuardrailFromKeys(organization.id, guardrail.id, [b.hash]);
-    await db.service.deleteApiKey(organization.id, a.hash);
+    await service.unassignGuardrailFromKeys(organization.id, guardrail.id, [b.hash]);
+    await service.deleteApiKey(organization.id, a.hash);
+    // The delete: the key, 16 marks, its workspace's count and member item, its mark there, its two entries.
+    expect(transactions.slice(3)).toEqual([18, 22]);
     expect(await entries(organization.id)).toEqual(['INDEXED']);
     expect((await db.service.listKeyAssignments(organization.id)).total).toBe(0);
   });
