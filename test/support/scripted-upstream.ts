@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 export type UpstreamBehaviour =
   /**
    * Answers like an OpenAI-compatible provider: echo of the last user message, JSON or SSE, after
-   * `waitMs` (a model thinking), with `delayMs` between stream chunks.
+   * `waitMs` (a model thinking) or once `until` has settled, with `delayMs` between stream chunks.
    */
-  | { kind: 'answer'; waitMs?: number; delayMs?: number; shape?: AnswerShape }
+  | { kind: 'answer'; waitMs?: number; until?: Promise<unknown>; delayMs?: number; shape?: AnswerShape }
   /** Answers with this status and an OpenAI-style error body. */
   | { kind: 'status'; status: number; message?: string }
   /** Closes the connection without answering. */
@@ -147,6 +147,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
         return;
       case 'answer':
         if (behaviour.waitMs) await new Promise((resolve) => setTimeout(resolve, behaviour.waitMs));
+        if (behaviour.until) await behaviour.until;
         if (response.destroyed) return;
         if (body.stream !== true) {
           response.writeHead(200, { 'Content-Type': 'application/json' });

@@ -153,6 +153,31 @@ describe('spending limits against hostile requests', () => {
     expect(await spent(key.hash)).toBeLessThanOrEqual(limit);
   });
 
+  it('holds a limit first set while completions without it run to the stated bound: they count once they end, and what follows is held to it', async () => {
+    const shape = { max_tokens: 200 };
+    const cost = (await complete((await newKey(null)).secret, shape)).body.usage.cost as number;
+    const estimate = await estimateOf(shape);
+    const key = await newKey(null);
+    upstream.reset();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    for (let i = 0; i < 3; i++) upstream.script('billing', { kind: 'answer', until: released });
+    const running = Array.from({ length: 3 }, () => complete(key.secret, shape));
+    await eventually(async () => expect(upstream.received).toHaveLength(3), 60_000);
+    // Set while the three run: room for two estimates and a half, from what the key has spent (nothing yet).
+    const limit = Math.ceil(estimate * 2.5 * 1e6) / 1e6;
+    await manage('PATCH', `/keys/${key.hash}`, { limit });
+    release();
+    expect((await Promise.all(running)).map((answer) => answer.status)).toEqual([200, 200, 200]);
+    await eventually(async () => expect(await spent(key.hash)).toBeCloseTo(3 * cost, 12));
+    // The three were not held against it; what came after was, from the spend the limit started at.
+    const admitted = await untilRefused(key.secret, shape);
+    expect(admitted).toBeGreaterThanOrEqual(2);
+    const total = await spent(key.hash);
+    expect(total).toBeGreaterThan(limit);
+    expect(total).toBeLessThanOrEqual(limit + 3 * cost + 1e-9);
+  });
+
   it('reads a stream its client left to its end and charges what the provider reported', async () => {
     const shape = { max_tokens: 100, stream: true };
     const key = await newKey(1);
