@@ -145,8 +145,14 @@ export interface AccountStore {
    * earlier release created, until {@link indexGuardrailKeys}).
    */
   guardrailKeyEntries(organizationId: string, guardrailId?: string): Promise<GuardrailKeyEntry[] | undefined>;
-  /** Enters every key assignment of the organization in the index and marks it whole; how many it entered. */
-  indexGuardrailKeys(organizationId: string, at: string): Promise<number>;
+  /** Brings the organization's guardrail index to its keys' assignments and marks it whole. */
+  indexGuardrailKeys(organizationId: string, at: string): Promise<GuardrailIndexRepair>;
+}
+
+/** What bringing a guardrail index to the keys changed: the assignments entered, the entries no key held removed. */
+export interface GuardrailIndexRepair {
+  entered: number;
+  removed: number;
 }
 
 /** One key's assignment to one guardrail, as the guardrail index holds it. */

@@ -1,6 +1,6 @@
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock';
-import { defaultWorkspaceOf, type AccountStore, type KeyPage, type WorkspacePatch } from './account-store';
+import { defaultWorkspaceOf, type AccountStore, type GuardrailIndexRepair, type KeyPage, type WorkspacePatch } from './account-store';
 import { generateApiKey, type RandomBytes } from './api-keys';
 import { GuardrailsService, conflictIfExists, type GuardrailInput, type GuardrailUpdate, type KeyAssignment, type ListWindow } from './guardrails-service';
 import { checkExpiry } from './key-expiry';
@@ -112,10 +112,10 @@ export class AccountsService {
   }
 
   /**
-   * Enters every key assignment of an organization in its guardrail index and marks the index
-   * whole (an organization an earlier release created has none); how many assignments it entered.
+   * Brings an organization's guardrail index to its keys' assignments (an organization an earlier
+   * release created has none) and marks it whole: what it entered and removed.
    */
-  async indexGuardrailKeys(organizationId: string): Promise<number> {
+  async indexGuardrailKeys(organizationId: string): Promise<GuardrailIndexRepair> {
     await this.getOrganization(organizationId);
     return this.store.indexGuardrailKeys(organizationId, this.timestamp());
   }

@@ -5,6 +5,7 @@ import {
   type AccountStore,
   type ApiKeyPatch,
   type GuardrailHolder,
+  type GuardrailIndexRepair,
   type GuardrailKeyEntry,
   type KeyPage,
   type OrganizationPatch,
@@ -239,8 +240,8 @@ export class DynamoAccountStore implements AccountStore {
     return this.guardrailKeys.list(organizationId, guardrailId);
   }
 
-  /** Enters every assignment of the organization's keys in the guardrail index, then marks it whole; how many it entered. */
-  async indexGuardrailKeys(organizationId: string, at: string): Promise<number> {
+  /** Brings the guardrail index to the organization's keys, then marks it whole. */
+  async indexGuardrailKeys(organizationId: string, at: string): Promise<GuardrailIndexRepair> {
     return this.guardrailKeys.index(organizationId, await this.listApiKeys(organizationId), at);
   }
 

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { GuardrailKeyEntry } from '../accounts/account-store';
+import type { GuardrailIndexRepair, GuardrailKeyEntry } from '../accounts/account-store';
 import type { ApiKeyRecord } from '../accounts/types';
 import { DynamoItems, type TransactionAction } from './dynamo-items';
 import { apiKeyKey } from './dynamo-key-pages';
@@ -21,8 +21,8 @@ const entryKey = (organizationId: string, guardrailId: string, keyHash: string) 
  * the keys they name, never every key of the organization.
  *
  * An organization created by an earlier release has assignments the index does not hold until
- * `ops guardrails index` enters them; its mark (`INDEXED`) says the index is whole, and until it
- * is there readers fall back to the keys themselves.
+ * `ops guardrail index-keys` enters them ({@link index}); its mark (`INDEXED`) says the index is
+ * whole, and until it is there readers fall back to the keys themselves.
  */
 export class GuardrailKeyIndex {
   private readonly items: DynamoItems;
@@ -73,22 +73,43 @@ export class GuardrailKeyIndex {
   }
 
   /**
-   * Enters the assignments of `keys` (the organization's, as read) that the index lacks, each on
-   * condition that its key still holds the guardrail, then marks the organization: an assignment
-   * removed meanwhile is not entered, one made meanwhile entered itself. Returns how many entered.
+   * Brings the index to `keys` (the organization's, as read), then marks it whole: enters each
+   * assignment it lacks on condition that the key still holds the guardrail, and deletes each
+   * entry no key holds on condition that its key still does not (an earlier release's change, or
+   * a delete it cut short). An assignment changed meanwhile is left as its own write left it.
    */
-  async index(organizationId: string, keys: readonly ApiKeyRecord[], at: string): Promise<number> {
-    const assignments = keys.flatMap((key) =>
-      key.guardrailIds.map((guardrailId) => ({ key, guardrailId, assignedAt: key.guardrailAssignedAt?.[guardrailId] ?? key.updatedAt ?? key.createdAt })),
+  async index(organizationId: string, keys: readonly ApiKeyRecord[], at: string): Promise<GuardrailIndexRepair> {
+    const pk = partitionOf(organizationId);
+    const stored = (await this.items.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true })).filter((entry) => entry.sk !== INDEXED);
+    const entered = new Set(stored.map((entry) => String(entry.sk)));
+    const held = new Set<string>();
+    const missing = keys.flatMap((key) =>
+      key.guardrailIds.flatMap((guardrailId) => {
+        const { sk } = entryKey(organizationId, guardrailId, key.hash);
+        held.add(sk);
+        const assignedAt = key.guardrailAssignedAt?.[guardrailId] ?? key.updatedAt ?? key.createdAt;
+        return entered.has(sk) ? [] : [this.backfilled(organizationId, key, guardrailId, assignedAt)];
+      }),
     );
-    let entered = 0;
-    for (let start = 0; start < assignments.length; start += AT_ONCE) {
-      const outcomes = await Promise.all(
-        assignments.slice(start, start + AT_ONCE).map(({ key, guardrailId, assignedAt }) => this.items.transact(this.backfilled(organizationId, key, guardrailId, assignedAt))),
-      );
-      entered += outcomes.filter((outcome) => outcome.written).length;
-    }
+    const stale = stored.filter((entry) => !held.has(String(entry.sk))).map((entry) => this.unheld(organizationId, String(entry.guardrailId), String(entry.keyHash)));
+    const repair = { entered: await this.written(missing), removed: await this.written(stale) };
     await this.items.transact([this.marked(organizationId, at)]);
-    return entered;
+    return repair;
+  }
+
+  /** The entry's delete beside a check that its key (if any) does not hold the guardrail. */
+  private unheld(organizationId: string, guardrailId: string, keyHash: string): TransactionAction[] {
+    const free = { TableName: this.tableName, Key: apiKeyKey(keyHash), ConditionExpression: 'NOT contains(guardrailIds, :id)', ExpressionAttributeValues: { ':id': guardrailId } };
+    return [{ ConditionCheck: free }, this.removed(organizationId, guardrailId, keyHash)];
+  }
+
+  /** How many of `transactions` were written, sent {@link AT_ONCE} at a time; one refused by its conditions is left. */
+  private async written(transactions: readonly TransactionAction[][]): Promise<number> {
+    let written = 0;
+    for (let start = 0; start < transactions.length; start += AT_ONCE) {
+      const outcomes = await Promise.all(transactions.slice(start, start + AT_ONCE).map((actions) => this.items.transact(actions)));
+      written += outcomes.filter((outcome) => outcome.written).length;
+    }
+    return written;
   }
 }

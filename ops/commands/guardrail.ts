@@ -1,3 +1,4 @@
+import type { GuardrailIndexRepair } from '../../lambdas/accounts/account-store';
 import type { Guardrail } from '../../lambdas/accounts/types';
 import { RESET_INTERVALS } from '../../lambdas/accounts/stored-limits';
 import type { CommandSpec } from '../command';
@@ -206,20 +207,21 @@ export const guardrailCommands: CommandSpec[] = [
   {
     group: 'guardrail',
     name: 'index-keys',
-    summary: "Enter every key's guardrail assignments in the guardrail index, of one organization or of all.",
+    summary: "Bring the guardrail index to the keys' guardrail assignments, of every organization or of those given.",
     description: [
       'Listing a guardrail\'s keys, and deleting a guardrail, read the index that every assignment writes.',
-      'An organization created by an earlier release has no index: until this has run, both read',
-      'every key of the organization. Run once after upgrading; running it again enters nothing new.',
+      'An organization created by an earlier release has no index: until this has run, both read every',
+      'key of the organization. Enters what the index lacks, removes entries no key holds; safe to run again.',
     ],
     options: { org: { type: 'string', value: 'ids', list: true, help: 'these organizations only (every organization when left out)' } },
     parse(input) {
       const given = input.list('org');
       return async (ctx) => {
         const organizations = given ?? (await ctx.accounts.listOrganizations()).map((organization) => organization.id);
-        const entered: Record<string, number> = {};
-        for (const id of organizations) entered[id] = await ctx.accounts.indexGuardrailKeys(id);
-        respond(ctx, input, { entered }, () => table(['ORGANIZATION', 'ENTERED'], Object.entries(entered).map(([id, count]) => [id, String(count)]), [1]));
+        const repairs: Record<string, GuardrailIndexRepair> = {};
+        for (const id of organizations) repairs[id] = await ctx.accounts.indexGuardrailKeys(id);
+        const rows = Object.entries(repairs).map(([id, { entered, removed }]) => [id, String(entered), String(removed)]);
+        respond(ctx, input, { data: repairs }, () => table(['ORGANIZATION', 'ENTERED', 'REMOVED'], rows, [1, 2]));
       };
     },
   },

@@ -150,7 +150,7 @@ describe('ops guardrail commands', () => {
     expect((await ops.store.getApiKey(second))?.guardrailIds).toEqual(['id-3']);
   });
 
-  it('guardrail index-keys enters the assignments an earlier release left on keys, once, for every organization or those given', async () => {
+  it('guardrail index-keys enters the assignments an earlier release left on keys, once, for every organization or those given; removes none that a key holds', async () => {
     await noOpenAi();
     await ops.run('guardrail', 'assign-keys', 'id-1', 'id-3', first, second);
     // As an earlier release left the organization: its assignments on the keys, no index.
@@ -160,8 +160,8 @@ describe('ops guardrail commands', () => {
     const indexed = await ops.run('guardrail', 'index-keys');
     const again = await ops.run('guardrail', 'index-keys', '--org', 'id-1', '--json');
 
-    expect(indexed).toMatchObject({ code: 0, stdout: 'ORGANIZATION  ENTERED\nid-1                2\n' });
-    expect(JSON.parse(again.stdout)).toEqual({ entered: { 'id-1': 0 } });
+    expect(indexed).toMatchObject({ code: 0, stdout: 'ORGANIZATION  ENTERED  REMOVED\nid-1                2        0\n' });
+    expect(JSON.parse(again.stdout)).toEqual({ data: { 'id-1': { entered: 0, removed: 0 } } });
     expect((await ops.store.guardrailKeyEntries('id-1'))?.map((entry) => entry.keyHash).sort()).toEqual([first, second].sort());
     expect(await ops.run('guardrail', 'index-keys', '--org', 'nope')).toMatchObject({ code: 1, stderr: expect.stringContaining('Organization nope not found') });
   });

@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AccountsService } from '../../../lambdas/accounts/accounts-service';
 import { DynamoAccountStore } from '../../../lambdas/aws/dynamo-account-store';
 import { GuardrailKeyIndex } from '../../../lambdas/aws/dynamo-guardrail-keys';
@@ -104,15 +104,25 @@ describe('The guardrail index: a guardrail’s keys listed and detached without 
     await db.tables.documentClient.send(
       new UpdateCommand({ TableName: table, Key: { pk: `APIKEY#${dropped.hash}`, sk: 'APIKEY' }, UpdateExpression: 'DELETE guardrailIds :id', ExpressionAttributeValues: { ':id': new Set([guardrail.id]) } }),
     );
-    expect(await new GuardrailKeyIndex(db.tables.documentClient, table).index(organization.id, asRead, '2026-11-30T00:00:00.000Z')).toBe(1);
+    const index = new GuardrailKeyIndex(db.tables.documentClient, table);
+    expect(await index.index(organization.id, asRead, '2026-11-30T00:00:00.000Z')).toEqual({ entered: 1, removed: 0 });
     expect((await entries(organization.id)).sort()).toEqual(['INDEXED', `${guardrail.id}#${kept.hash}`]);
     // Run again through the service: nothing new to enter, and the listing reads the index.
-    expect(await db.service.indexGuardrailKeys(organization.id)).toBe(0);
+    expect(await db.service.indexGuardrailKeys(organization.id)).toEqual({ entered: 0, removed: 0 });
     reads.organizationKeyQueries = 0;
     const listed = await service.listKeyAssignments(organization.id, guardrail.id);
     expect({ names: listed.items.map((assignment) => assignment.key.name), queries: reads.organizationKeyQueries }).toEqual({ names: ['kept'], queries: 0 });
     expect(listed.items[0]!.assignedAt).toBe(asRead[0]!.guardrailAssignedAt![guardrail.id]);
     const mark = await db.tables.documentClient.send(new GetCommand({ TableName: table, Key: { pk: `ORG#${organization.id}#GUARDRAILKEYS`, sk: 'INDEXED' } }));
     expect(mark.Item?.indexedAt).toBeDefined();
+
+    // Entries no key holds (a delete an earlier release cut short) are removed; one whose key holds it, whatever the read said, is kept.
+    const gone = 'f'.repeat(64);
+    for (const hash of [dropped.hash, gone]) {
+      await db.tables.documentClient.send(new PutCommand({ TableName: table, Item: { pk: `ORG#${organization.id}#GUARDRAILKEYS`, sk: `${guardrail.id}#${hash}`, guardrailId: guardrail.id, keyHash: hash, assignedAt: '2026-01-01T00:00:00.000Z' } }));
+    }
+    const readBeforeItsAssignment = [{ ...asRead[0]!, guardrailIds: [] }, await db.service.getApiKey(organization.id, dropped.hash)];
+    expect(await index.index(organization.id, readBeforeItsAssignment, '2026-11-30T00:00:00.000Z')).toEqual({ entered: 0, removed: 2 });
+    expect((await entries(organization.id)).sort()).toEqual(['INDEXED', `${guardrail.id}#${kept.hash}`]);
   });
 });
