@@ -162,6 +162,13 @@ export interface GuardrailKeyEntry {
   assignedAt: string;
 }
 
+/** The assignments keys hold, read from the keys themselves; for one from before times were recorded, the key's last change. */
+export function assignmentsOf(keys: readonly ApiKeyRecord[]): GuardrailKeyEntry[] {
+  return keys.flatMap((key) =>
+    key.guardrailIds.map((guardrailId) => ({ guardrailId, keyHash: key.hash, assignedAt: key.guardrailAssignedAt?.[guardrailId] ?? key.updatedAt ?? key.createdAt })),
+  );
+}
+
 /**
  * The organization's default workspace: its oldest, created with the organization. Keys go there
  * when no workspace is named, and the public key list shows its keys when none is asked for.

@@ -1,6 +1,6 @@
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import type { Clock, IdGenerator } from '../clock';
-import { AlreadyExistsError, type AccountStore, type GuardrailHolder, type GuardrailKeyEntry, type GuardrailPatch } from './account-store';
+import { AlreadyExistsError, assignmentsOf, type AccountStore, type GuardrailHolder, type GuardrailPatch } from './account-store';
 import { defaultGuardrailId, keyAssignmentId } from './derived-ids';
 import { guardrailBudgetAfter, type LimitRequest } from './spend-limits';
 import { GUARDRAIL_LIMITS, type ApiKeyRecord, type Guardrail, type Workspace } from './types';
@@ -361,11 +361,4 @@ export async function inBatches<T>(items: readonly T[], run: (item: T) => Promis
   for (let start = 0; start < items.length; start += size) {
     await Promise.all(items.slice(start, start + size).map(run));
   }
-}
-
-/** The assignments keys hold, read from the keys themselves: an organization's whose guardrail index is not whole yet. */
-function assignmentsOf(keys: readonly ApiKeyRecord[]): GuardrailKeyEntry[] {
-  return keys.flatMap((key) =>
-    key.guardrailIds.map((guardrailId) => ({ guardrailId, keyHash: key.hash, assignedAt: key.guardrailAssignedAt?.[guardrailId] ?? key.updatedAt ?? key.createdAt })),
-  );
 }

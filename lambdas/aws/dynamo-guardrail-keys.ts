@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { GuardrailIndexRepair, GuardrailKeyEntry } from '../accounts/account-store';
+import { assignmentsOf, type GuardrailIndexRepair, type GuardrailKeyEntry } from '../accounts/account-store';
 import type { ApiKeyRecord } from '../accounts/types';
 import { DynamoItems, type TransactionAction } from './dynamo-items';
 import { apiKeyKey } from './dynamo-key-pages';
@@ -40,9 +40,9 @@ export class GuardrailKeyIndex {
   }
 
   /** The entry's put only where there is none, beside a check that the key holds the guardrail. */
-  private backfilled(organizationId: string, key: ApiKeyRecord, guardrailId: string, assignedAt: string): TransactionAction[] {
-    const held = { TableName: this.tableName, Key: apiKeyKey(key.hash), ConditionExpression: 'contains(guardrailIds, :id)', ExpressionAttributeValues: { ':id': guardrailId } };
-    const item = { ...entryKey(organizationId, guardrailId, key.hash), guardrailId, keyHash: key.hash, assignedAt };
+  private backfilled(organizationId: string, { guardrailId, keyHash, assignedAt }: GuardrailKeyEntry): TransactionAction[] {
+    const held = { TableName: this.tableName, Key: apiKeyKey(keyHash), ConditionExpression: 'contains(guardrailIds, :id)', ExpressionAttributeValues: { ':id': guardrailId } };
+    const item = { ...entryKey(organizationId, guardrailId, keyHash), guardrailId, keyHash, assignedAt };
     return [{ ConditionCheck: held }, { Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }];
   }
 
@@ -83,14 +83,11 @@ export class GuardrailKeyIndex {
     const stored = (await this.items.queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true })).filter((entry) => entry.sk !== INDEXED);
     const entered = new Set(stored.map((entry) => String(entry.sk)));
     const held = new Set<string>();
-    const missing = keys.flatMap((key) =>
-      key.guardrailIds.flatMap((guardrailId) => {
-        const { sk } = entryKey(organizationId, guardrailId, key.hash);
-        held.add(sk);
-        const assignedAt = key.guardrailAssignedAt?.[guardrailId] ?? key.updatedAt ?? key.createdAt;
-        return entered.has(sk) ? [] : [this.backfilled(organizationId, key, guardrailId, assignedAt)];
-      }),
-    );
+    const missing = assignmentsOf(keys).flatMap((assignment) => {
+      const { sk } = entryKey(organizationId, assignment.guardrailId, assignment.keyHash);
+      held.add(sk);
+      return entered.has(sk) ? [] : [this.backfilled(organizationId, assignment)];
+    });
     const stale = stored.filter((entry) => !held.has(String(entry.sk))).map((entry) => this.unheld(organizationId, String(entry.guardrailId), String(entry.keyHash)));
     const repair = { entered: await this.written(missing), removed: await this.written(stale) };
     await this.items.transact([this.marked(organizationId, at)]);
