@@ -5,7 +5,8 @@
  * largest token cap for each of `n` choices) and bills what its client left. For each, a key
  * with a limit of a few estimates sends requests, 16 at a time, until every one is refused; the
  * table shows what the key spent against its limit and the worst overrun, beside the bound the
- * docs state (none: a request's estimate covers all it can be billed).
+ * docs state (none: a request's estimate covers all it can be billed). One key's limit is set
+ * while three of its completions run without it: they count at their estimates until they end.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,8 @@ import { startScriptedUpstream, type ScriptedUpstream } from '../test/support/sc
 const MODEL = 'openai/gpt-4o-mini';
 const question = { role: 'user', content: 'one two three four' };
 const CONCURRENCY = 16;
+/** When a client that leaves before the answer goes: after its request reached the provider, however slow the machine, and before the provider answers (twice as late). */
+const LEAVE_AFTER_MS = 500;
 /** The limit each shape meets, in its own estimates. */
 const ESTIMATES_PER_LIMIT = 4;
 
@@ -27,6 +30,8 @@ interface Shape {
   leaves?: 'before-answer' | 'mid-stream';
   /** What the provider does with each request. */
   provider?: Parameters<ScriptedUpstream['script']>[1];
+  /** This many completions of the key run, without a limit, when its limit is set: they count at their estimates until they end. */
+  runningWhenSet?: number;
 }
 
 const SHAPES: Shape[] = [
@@ -36,9 +41,10 @@ const SHAPES: Shape[] = [
   { name: '400 KB tool description', body: { max_tokens: 16, tools: [{ type: 'function', function: { name: 'f', description: 'x'.repeat(400_000), parameters: { type: 'object' } } }] } },
   { name: 'images by URL', body: { max_tokens: 16, messages: [{ role: 'user', content: Array.from({ length: 8 }, () => ({ type: 'image_url', image_url: { url: 'https://example.com/a.png' } })) }] } },
   { name: 'web search and priority tier', body: { max_tokens: 16, plugins: [{ id: 'web' }], web_search_options: {}, service_tier: 'priority' } },
-  { name: 'client leaves before the answer', body: { max_tokens: 2000 }, leaves: 'before-answer', provider: { kind: 'answer', waitMs: 200 } },
+  { name: 'client leaves before the answer', body: { max_tokens: 2000 }, leaves: 'before-answer', provider: { kind: 'answer', waitMs: LEAVE_AFTER_MS * 2 } },
   { name: 'client leaves mid-stream', body: { max_tokens: 2000, stream: true }, leaves: 'mid-stream', provider: { kind: 'answer', delayMs: 30 } },
   { name: 'provider fails mid-stream', body: { max_tokens: 2000, stream: true }, provider: { kind: 'error-event', chunks: 2 } },
+  { name: 'limit set while 3 run without it', body: { max_tokens: 200 }, runningWhenSet: 3 },
 ];
 
 async function main(): Promise<void> {
@@ -71,9 +77,11 @@ async function measure(runtime: LocalRuntime, upstream: ScriptedUpstream, shape:
   const probe = await call(runtime, (await newKey(runtime, 0)).secret, body);
   const estimate = (probe.body as { error: { metadata: { request_max_cost_usd: number } } }).error.metadata.request_max_cost_usd;
   const limit = Math.ceil(estimate * ESTIMATES_PER_LIMIT * 1e6) / 1e6;
-  const key = await newKey(runtime, limit);
-  // Batches until one reaches the provider not at all: every request of it was refused.
   upstream.reset();
+  const running = shape.runningWhenSet ? await runUnlimited(runtime, upstream, body, shape.runningWhenSet) : undefined;
+  const key = running?.key ?? (await newKey(runtime, limit));
+  if (running) await call(runtime, runtime.demo.keys.managementReadWrite, { limit }, `/keys/${key.hash}`, 'PATCH');
+  // Batches until one reaches the provider not at all: every request of it was refused.
   for (let reached = -1; reached !== upstream.received.length; ) {
     reached = upstream.received.length;
     await Promise.all(
@@ -82,8 +90,10 @@ async function measure(runtime: LocalRuntime, upstream: ScriptedUpstream, shape:
         return send(runtime, key.secret, body, shape.leaves);
       }),
     );
-    await runtime.idle();
+    // Completions held at the provider would hold this up: they end after the batches.
+    if (!running) await runtime.idle();
   }
+  await running?.end();
   const admitted = upstream.received.length;
   await runtime.idle();
   upstream.reset();
@@ -91,10 +101,21 @@ async function measure(runtime: LocalRuntime, upstream: ScriptedUpstream, shape:
   return { estimate, limit, spent, admitted };
 }
 
+/** `count` completions of a new key without a limit, held at the provider until `end`. */
+async function runUnlimited(runtime: LocalRuntime, upstream: ScriptedUpstream, body: Record<string, unknown>, count: number) {
+  const key = await newKey(runtime, null);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  for (let i = 0; i < count; i++) upstream.script('billing', { kind: 'answer', until: released });
+  const answers = Array.from({ length: count }, () => call(runtime, key.secret, body));
+  while (upstream.received.length < count) await new Promise((resolve) => setTimeout(resolve, 10));
+  return { key, end: async () => (release(), await Promise.all(answers), await runtime.idle()) };
+}
+
 /** One request as a client that may leave sends it: its status, 0 for one that left. */
 async function send(runtime: LocalRuntime, key: string, body: Record<string, unknown>, leaves: Shape['leaves']): Promise<number> {
   const abort = new AbortController();
-  if (leaves === 'before-answer') setTimeout(() => abort.abort(), 50);
+  if (leaves === 'before-answer') setTimeout(() => abort.abort(), LEAVE_AFTER_MS);
   try {
     const response = await fetch(`${runtime.baseUrl}/chat/completions`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: abort.signal });
     if (leaves === 'mid-stream' && response.status === 200) {
@@ -114,7 +135,7 @@ async function call(runtime: LocalRuntime, key: string, body: unknown, path = '/
   return { status: response.status, body: (await response.json()) as unknown };
 }
 
-async function newKey(runtime: LocalRuntime, limit: number): Promise<{ secret: string; hash: string }> {
+async function newKey(runtime: LocalRuntime, limit: number | null): Promise<{ secret: string; hash: string }> {
   const created = (await call(runtime, runtime.demo.keys.managementReadWrite, { name: `bench ${Math.random().toString(36).slice(2, 8)}`, limit }, '/keys')).body as { key: string; data: { hash: string } };
   return { secret: created.key, hash: created.data.hash };
 }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { LOCAL_OPEN_SHARDS } from '../lambdas/aws/dynamo-open-completions';
+import { LOCAL_SPEND_SHARDS } from '../lambdas/aws/dynamo-ledgers';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomId, systemClock, type Clock } from '../lambdas/clock';
 import type { Settings } from '../lambdas/settings';
@@ -55,7 +56,7 @@ export function functionContexts(
     if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
     clients.push(client);
     const { clock, writersSince, random } = options;
-    return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random, openShards: LOCAL_OPEN_SHARDS };
+    return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random, openShards: LOCAL_OPEN_SHARDS, spendShards: LOCAL_SPEND_SHARDS };
   };
   return { contextOf, telemetryOf };
 }

@@ -1,16 +1,21 @@
 import { NumberValue, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
+  FLIGHT_ATTRIBUTE,
   LEDGER_PREFIX,
   SPEND_SHARDS,
+  TOTAL_ATTRIBUTE,
   foldableAt,
   spendAttribute,
   type LedgerStore,
+  type Flight,
   type Grant,
   type GrantOutcome,
   type HoldRef,
   type LedgerRef,
+  type LedgerStart,
   type LedgerState,
   type SpendEntry,
+  type SpendItemSums,
 } from '../spending/ledgers';
 import type { SpendScope } from '../spending/limits';
 import { ZERO, atMost, minus, negate, plus } from '../usd';
@@ -19,9 +24,9 @@ import { decimal } from './dynamo-usage-store';
 
 /**
  * Spending-limit ledgers and spend items in the usage table (docs/architecture.md, "Spending
- * limits"): a ledger, `BUDGET#<ledger>` / `<period>`, holds `committed`, `settled` and one
- * `h:<bucket>:<epoch>` per hold; a spend item, `SPEND#<scope>#<shard>` / `<bucket>:<epoch>`,
- * one `<ledger>|<period>` sum per ledger of its scope, and `expiresAt`.
+ * limits"): a ledger, `BUDGET#<ledger>` / `<period>`, holds `committed`, `settled`, one
+ * `h:<bucket>:<epoch>` per hold and its `flight`; a spend item, `SPEND#<scope>#<shard>` /
+ * `<bucket>:<epoch>`, a `<ledger>|<period>` sum per ledger, `total`, `flight`, `expiresAt`.
  *
  * A ledger is one item, written by single conditional updates: a grant adds its hold and amount
  * to `committed` while `committed` stays within the limit (conditions compare, they do not add, so
@@ -31,28 +36,31 @@ import { decimal } from './dynamo-usage-store';
  */
 export class DynamoLedgers implements LedgerStore {
   private readonly items: DynamoItems;
+  readonly spendShards: Readonly<Record<SpendScope['kind'], number>>;
 
   constructor(
     client: DynamoDBDocumentClient,
     tableName: string,
+    options: { spendShards?: Readonly<Record<SpendScope['kind'], number>> } = {},
   ) {
     this.items = new DynamoItems(client, tableName);
+    this.spendShards = options.spendShards ?? SPEND_SHARDS;
   }
 
   /**
    * A throttled grant (the SDK's retries spent) is an outcome, `busy`, never an error; so is one
    * that kept meeting a limit change's transaction on the ledger's item, after a few tries.
    */
-  async grant(grant: Grant, base?: string): Promise<GrantOutcome> {
+  async grant(grant: Grant, start?: LedgerStart): Promise<GrantOutcome> {
     try {
-      return await untilNoConflict(() => this.grantNow(grant, base));
+      return await untilNoConflict(() => this.grantNow(grant, start));
     } catch (error) {
       if (isThrottling(error) || isTransactionConflict(error)) return { granted: false, busy: true };
       throw error;
     }
   }
 
-  private async grantNow(grant: Grant, base?: string): Promise<GrantOutcome> {
+  private async grantNow(grant: Grant, start?: LedgerStart): Promise<GrantOutcome> {
     const { ref, limitUsd, amount, hold, giveBack } = grant;
     const back = giveBack?.amount ?? ZERO;
     const names: Record<string, string> = { '#hold': holdAttribute(hold) };
@@ -86,44 +94,87 @@ export class DynamoLedgers implements LedgerStore {
     }
     const cap = capOf(answer.item);
     // An item with a cap alone (a change wrote it before any grant) is a ledger not started yet.
-    if (answer.item?.committed !== undefined || base === undefined || (cap.cap !== undefined && !atMost(limitUsd, cap.cap))) {
+    if (answer.item?.committed !== undefined || start === undefined || (cap.cap !== undefined && !atMost(limitUsd, cap.cap))) {
       return { granted: false, state: ledgerState(answer.item), ...cap };
     }
-    return this.create(ref, limitUsd, amount, hold, base);
+    return this.create(ref, limitUsd, amount, hold, start);
   }
 
-  /** A ledger's first write: at `base`, with the hold when base and hold fit the limit. */
-  private async create(ref: LedgerRef, limitUsd: string, amount: string, hold: HoldRef, base: string): Promise<GrantOutcome> {
+  /** A ledger's first write: at `start`, with the hold when start and hold fit the limit. */
+  private async create(ref: LedgerRef, limitUsd: string, amount: string, hold: HoldRef, start: LedgerStart): Promise<GrantOutcome> {
+    const base = startCommitted(start);
     const fits = atMost(plus(base, amount), limitUsd);
-    const committed = fits ? plus(base, amount) : base;
+    const first = startWrite(start, fits ? plus(base, amount) : base);
     const answer = await this.items.write({
       Update: {
         Key: ledgerKey(ref),
-        UpdateExpression: fits ? 'SET committed = :committed, settled = :base, #hold = :amount' : 'SET committed = :committed, settled = :base',
+        UpdateExpression: fits ? `${first.update}, #hold = :amount` : first.update,
         ConditionExpression: `attribute_not_exists(committed) AND ${WITHIN_CAP}`,
-        ExpressionAttributeNames: { '#cap': 'cap', ...(fits ? { '#hold': holdAttribute(hold) } : {}) },
-        ExpressionAttributeValues: {
-          ':committed': NumberValue.from(committed),
-          ':base': NumberValue.from(base),
-          ':limit': NumberValue.from(limitUsd),
-          ...(fits ? { ':amount': NumberValue.from(amount) } : {}),
-        },
+        ExpressionAttributeNames: { '#cap': 'cap', ...first.names, ...(fits ? { '#hold': holdAttribute(hold) } : {}) },
+        ExpressionAttributeValues: { ...first.values, ':limit': NumberValue.from(limitUsd), ...(fits ? { ':amount': NumberValue.from(amount) } : {}) },
       },
     });
     if (!answer.written) return { granted: false, state: ledgerState(answer.item), ...capOf(answer.item) };
-    const state: LedgerState = { committed, settled: base, holds: fits ? [{ hold, amount }] : [] };
+    const state: LedgerState = { committed: fits ? plus(base, amount) : base, settled: start.spent, holds: fits ? [{ hold, amount }] : [], ...(start.flight ? { flight: start.flight } : {}) };
     return fits ? { granted: true, before: undefined, after: state } : { granted: false, state };
   }
 
-  async seed(ref: LedgerRef, base: string): Promise<boolean> {
+  async seed(ref: LedgerRef, start: LedgerStart): Promise<boolean> {
+    const first = startWrite(start, startCommitted(start));
     const answer = await this.items.write({
       Update: {
         Key: ledgerKey(ref),
-        UpdateExpression: 'SET committed = :base, settled = :base',
+        UpdateExpression: first.update,
         ConditionExpression: 'attribute_not_exists(committed)',
-        ExpressionAttributeValues: { ':base': NumberValue.from(base) },
+        ...(Object.keys(first.names).length > 0 ? { ExpressionAttributeNames: first.names } : {}),
+        ExpressionAttributeValues: first.values,
       },
     });
+    return answer.written;
+  }
+
+  async spendItems(scope: SpendScope, from: number, to: number, ref?: LedgerRef): Promise<SpendItemSums[]> {
+    const shards = Array.from({ length: this.spendShards[scope.kind] }, (_, shard) => spendKey(scope, shard, { bucket: from, epoch: '' }).pk);
+    const found: Record<string, unknown>[] = [];
+    for (let start = 0; start < shards.length; start += PARALLEL_READS) {
+      const pages = await Promise.all(
+        shards.slice(start, start + PARALLEL_READS).map((pk) =>
+          this.items.queryAll({
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+            ExpressionAttributeValues: { ':pk': pk, ':from': `${from}:`, ':to': `${to};` },
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      found.push(...pages.flat());
+    }
+    const attribute = ref ? spendAttribute(ref) : undefined;
+    return found.map((item) => {
+      const [bucket, epoch] = String(item.sk).split(':');
+      return {
+        hold: { bucket: Number(bucket), epoch: epoch ?? '' },
+        flight: decimal(item[FLIGHT_ATTRIBUTE] ?? 0),
+        total: decimal(item[TOTAL_ATTRIBUTE] ?? 0),
+        ledger: attribute === undefined ? ZERO : decimal(item[attribute] ?? 0),
+      };
+    });
+  }
+
+  async settleFlight(ref: LedgerRef, flight: Flight, spent: string): Promise<boolean> {
+    const answer = await untilNoConflict(() => this.items.write({
+      Update: {
+        Key: ledgerKey(ref),
+        UpdateExpression: 'ADD committed :change, settled :spent REMOVE #flight',
+        ConditionExpression: '#flight.#amount = :amount AND #flight.#to = :to',
+        ExpressionAttributeNames: { '#flight': FLIGHT_ATTRIBUTE, '#amount': 'amount', '#to': 'to' },
+        ExpressionAttributeValues: {
+          ':change': NumberValue.from(minus(spent, flight.amount)),
+          ':spent': NumberValue.from(spent),
+          ':amount': NumberValue.from(flight.amount),
+          ':to': flight.to,
+        },
+      },
+    }));
     return answer.written;
   }
 
@@ -133,7 +184,7 @@ export class DynamoLedgers implements LedgerStore {
 
   async spend(entries: readonly SpendEntry[]): Promise<void> {
     await Promise.all(
-      entries.map((entry) => {
+      entries.filter((entry) => entry.amounts.size > 0).map((entry) => {
         const names: Record<string, string> = {};
         const values: Record<string, unknown> = { ':expires': Math.ceil(foldableAt(entry.hold) / 1000) + SPEND_KEPT_SECONDS };
         const adds = [...entry.amounts].map(([attribute, amount], i) => {
@@ -153,7 +204,7 @@ export class DynamoLedgers implements LedgerStore {
 
   async fold(ref: LedgerRef, scope: SpendScope, hold: HoldRef, amount: string): Promise<boolean> {
     const attribute = spendAttribute(ref);
-    const shards = Array.from({ length: SPEND_SHARDS[scope.kind] }, (_, shard) => spendKey(scope, shard, hold));
+    const shards = Array.from({ length: this.spendShards[scope.kind] }, (_, shard) => spendKey(scope, shard, hold));
     const found = await this.items.batchGet(shards);
     const spent = plus(...shards.map((key) => decimal(found.get(itemId(key.pk, key.sk))?.[attribute] ?? 0)));
     const answer = await untilNoConflict(() => this.items.write({
@@ -211,6 +262,24 @@ async function untilNoConflict<T>(write: () => Promise<T>): Promise<T> {
 const CONFLICT_ATTEMPTS = 4;
 const isTransactionConflict = (error: unknown) => (error as { name?: string } | null)?.name === 'TransactionConflictException';
 
+/** How many spend shards the local runtime spreads a scope's writes over: one process's rate needs few, and a new ledger reads them all. */
+export const LOCAL_SPEND_SHARDS: Readonly<Record<SpendScope['kind'], number>> = { key: 4, workspace: 8 };
+
+/** A scope's spend shards read at once. */
+const PARALLEL_READS = 32;
+
+/** What a new ledger commits: what its scope spent, and its estimates in flight. */
+const startCommitted = (start: LedgerStart): string => plus(start.spent, start.flight?.amount ?? ZERO);
+
+/** The update that starts a ledger at `committed`, settled at what its scope spent, with its flight when it has one. */
+function startWrite(start: LedgerStart, committed: string): { update: string; names: Record<string, string>; values: Record<string, unknown> } {
+  const values: Record<string, unknown> = { ':committed': NumberValue.from(committed), ':base': NumberValue.from(start.spent) };
+  const { flight } = start;
+  if (!flight) return { update: 'SET committed = :committed, settled = :base', names: {}, values };
+  values[':flight'] = { from: flight.from, to: flight.to, amount: NumberValue.from(flight.amount), ended: NumberValue.from(flight.ended) };
+  return { update: 'SET committed = :committed, settled = :base, #flight = :flight', names: { '#flight': FLIGHT_ATTRIBUTE }, values };
+}
+
 /** Spend items outlive the fold of their holds by a day: enough to audit, not enough to pile up. */
 const SPEND_KEPT_SECONDS = 24 * 3600;
 
@@ -241,7 +310,17 @@ function ledgerState(item: Record<string, unknown> | undefined): LedgerState | u
     if (!Number.isSafeInteger(parsed) || epoch === undefined) continue;
     holds.push({ hold: { bucket: parsed, epoch }, amount: decimal(value) });
   }
-  return { committed: decimal(item.committed), settled: decimal(item.settled ?? 0), holds };
+  const flight = flightOf(item[FLIGHT_ATTRIBUTE]);
+  return { committed: decimal(item.committed), settled: decimal(item.settled ?? 0), holds, ...(flight ? { flight } : {}) };
+}
+
+/** A ledger's flight as stored; undefined when it has none (or it is not one). */
+function flightOf(value: unknown): Flight | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { from, to, amount, ended } = value as Record<string, unknown>;
+  const bucket = (n: unknown) => Number(decimal(n ?? Number.NaN));
+  if (!Number.isSafeInteger(bucket(from)) || !Number.isSafeInteger(bucket(to))) return undefined;
+  return { from: bucket(from), to: bucket(to), amount: decimal(amount ?? 0), ended: decimal(ended ?? 0) };
 }
 
 function withGrant(before: LedgerState, hold: HoldRef, amount: string, giveBack: Grant['giveBack']): LedgerState {

@@ -1,9 +1,9 @@
 import type { OpenCompletion, OpenCompletions } from '../spending/open-completions';
 import type { CostBound } from '../spending/estimate';
 import { unboundedRefusal } from '../spending/refusal';
-import { NOTHING_RESERVED, type Reservation } from '../spending/reservation';
+import type { Reservation } from '../spending/reservation';
 import type { SpendingGate } from '../spending/spending-gate';
-import type { SpendingLimit } from '../spending/limits';
+import { requestScopes, type SpendingLimit } from '../spending/limits';
 import { UnavailableError } from '../errors';
 import { ZERO, compare } from '../usd';
 import { openCompletion } from './open-completion';
@@ -32,7 +32,7 @@ export interface HoldAsk {
 
 /** What holding a completion uses: the spending gate, where completions are kept open, the log. */
 export interface HoldingDeps {
-  spending: Pick<SpendingGate, 'reserve'>;
+  spending: Pick<SpendingGate, 'reserve' | 'track'>;
   openCompletions: OpenCompletions;
   logger: ErrorLogger;
 }
@@ -64,7 +64,7 @@ export async function holdCompletion(limits: readonly SpendingLimit[], ask: Hold
  */
 async function reserveAhead(limits: readonly SpendingLimit[], { bound, asked, deps, context }: HoldAsk): Promise<Held> {
   if (!bound.bounded) throw unboundedRefusal(limits[0]!, bound.reason);
-  const reservation = await deps.spending.reserve(limits, bound.cost, asked.at);
+  const reservation = await deps.spending.reserve(limits, bound.cost, asked.at, requestScopes(asked.principal));
   // Nothing reserved (a request that costs nothing, so no endpoint is the bound's): nothing to charge, nothing to record should it die.
   if (compare(reservation.estimate, ZERO) <= 0 || !bound.endpoint) return { reservation, opened: undefined };
   const opened = openCompletion({ ...asked, estimate: { cost: reservation.estimate, promptCost: bound.promptCost, endpoint: bound.endpoint } });
@@ -81,21 +81,24 @@ async function reserveAhead(limits: readonly SpendingLimit[], { bound, asked, de
 /**
  * An unlimited request's open completion, at the most it could cost on the endpoint whose bound
  * that is, put beside its provider's call (no limit waits for it; the answer's first byte does):
- * a function that dies after the put leaves it to the rollup, which records it so. A failed put
- * is logged and the request goes on; a request no bound covers, or that costs nothing, is kept
- * open nowhere.
+ * a function that dies after the put leaves it to the rollup, which records it so. Beside it, the
+ * same estimate is written ahead to its scopes' spend items, so a limit set while it runs counts
+ * it (lambdas/spending/in-flight.ts). A failed write is logged and the request goes on; a request
+ * no bound covers, or that costs nothing, is kept open nowhere.
  */
 function keepOpen({ bound, asked, deps, context }: HoldAsk): Held | undefined {
   if (!bound.bounded || !bound.endpoint || compare(bound.cost, ZERO) <= 0) return undefined;
   const opened = openCompletion({ ...asked, estimate: { cost: bound.cost, promptCost: bound.promptCost, endpoint: bound.endpoint } });
-  const opening = deps.openCompletions.open(opened).then(
+  const reservation = deps.spending.track(requestScopes(asked.principal), bound.cost);
+  const put = deps.openCompletions.open(opened).then(
     () => true,
     (error: Error) => {
       logFailure(deps, context, 'open completion not kept', error);
       return false;
     },
   );
-  return { reservation: NOTHING_RESERVED, opened, opening };
+  const ahead = reservation.writeAhead().catch((error: Error) => logFailure(deps, context, 'spend in flight not written ahead', error));
+  return { reservation, opened, opening: Promise.all([put, ahead]).then(([kept]) => kept) };
 }
 
 /**
@@ -123,9 +126,10 @@ export async function settleHeld(
 }
 
 /**
- * The charge written to each limit's spend items, before the usage write, in place of the
- * estimate written ahead. A failed write leaves the estimate charged, which covers the cost: it is
- * logged and the answer goes on.
+ * The charge written to each scope's spend items once the usage write has landed, in place of the
+ * estimate written ahead: never before it, so what a new limit reads of the scope counts the
+ * completion in flight or in usage (lambdas/spending/in-flight.ts). A failed write leaves the
+ * estimate charged, which covers the cost: it is logged and the answer goes on.
  */
 export async function chargeLimits(reservation: Reservation, cost: string, deps: Pick<HoldingDeps, 'logger'>, context: Context | undefined): Promise<void> {
   try {
@@ -135,10 +139,11 @@ export async function chargeLimits(reservation: Reservation, cost: string, deps:
   }
 }
 
-/** A reservation its request left uncharged: released when no provider answered, else charged its estimate (nothing more to write). */
+/** A reservation its request left uncharged: released when no provider answered, else kept at its estimate, in flight (nothing more to write). */
 async function settleUncharged(reservation: Reservation, answered: boolean, deps: Pick<HoldingDeps, 'logger'>, context: Context | undefined): Promise<void> {
   try {
-    await (answered ? reservation.charge(reservation.estimate) : reservation.release());
+    if (answered) reservation.keep();
+    else await reservation.release();
   } catch (error) {
     logFailure(deps, context, 'spend written ahead not given back', error as Error);
   }

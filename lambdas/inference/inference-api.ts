@@ -61,7 +61,7 @@ export interface InferenceApiDeps extends AuthenticationDeps {
    * Spending limits (docs/limits.md): a completion starts only when its maximum cost fits every
    * cap on its key, and is charged to them before it is acknowledged.
    */
-  spending: Pick<SpendingGate, 'reserve'>;
+  spending: Pick<SpendingGate, 'reserve' | 'track'>;
   /** Named by the challenge of every 401 (RFC 9728 §5.1). */
   resourceMetadataUrl: string;
   /** The origins whose pages may read the answers, errors included (lambdas/http/cors.ts). */
@@ -103,7 +103,7 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
     let facts: AnswerFacts | undefined;
     let counted: UsageRecord | undefined;
     let held: Held | undefined;
-    let closing: Promise<void> | undefined;
+    const ending: Promise<void>[] = [];
     // A provider began to answer: from then on the completion is billed, whatever ends it.
     let answered = false;
     let stopWatch: (() => void) | undefined;
@@ -147,23 +147,23 @@ export function createInferenceApi(routes: readonly InferenceRoute[], deps: Infe
       const record = relayed.usage
         ? usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, ...relayed.usage, at })
         : maximumRecord(usageRecord({ principal, model: found.model, endpoint: upstream.endpoint, promptTokens: 0, completionTokens: 0, at }), billable, at);
-      if (held) await chargeLimits(held.reservation, record.cost, deps, context);
       const times = { at, answering, ended: deps.clock.now() };
       const generation = generationRecord({ record, headers, body: request.body, requestId, facts, observed, times, streamed: request.stream, cancelled: clientGone.aborted, principal });
       await Promise.all([recordUsage(record, deps, context), recordGeneration(generation, deps, context)]);
       counted = record;
+      if (held) ending.push(chargeLimits(held.reservation, record.cost, deps, context));
       if (relayed.failure) throw relayed.failure;
       await relayed.acknowledge(counted, keeps ? keeper(responses, principal, at, deps.responses, (e) => logFailure(deps, context, 'response not kept', e)) : undefined);
     } catch (error) {
       if (!clientGone.aborted) reportError(error, response, deps, context, facts, shape);
     } finally {
       stopWatch?.();
-      if (held) ({ closing } = await settleHeld(held, { answered, counted: counted !== undefined }, deps, context));
+      if (held) ending.push((await settleHeld(held, { answered, counted: counted !== undefined }, deps, context)).closing ?? Promise.resolve());
     }
     return finish();
     async function finish(): Promise<number> {
       await response.end();
-      await closing;
+      await Promise.all(ending);
       return response.status;
     }
   };

@@ -1,7 +1,7 @@
-import { spendAttribute, type HoldRef, type LedgerRef, type SpendEntry } from './ledgers';
+import { FLIGHT_ATTRIBUTE, TOTAL_ATTRIBUTE, spendAttribute, type HoldRef, type LedgerRef, type SpendEntry } from './ledgers';
 import type { SpendingLimit, SpendScope } from './limits';
 import type { SpendWindow } from './periods';
-import { atMost, minus } from '../usd';
+import { ZERO, atMost, compare, minus } from '../usd';
 
 /**
  * What one container keeps of its holds (spending-gate.ts; the words are docs/limits.md's
@@ -75,16 +75,43 @@ export function roomIn(hold: Hold): string {
   return minus(minus(hold.granted, hold.reserved), hold.charged);
 }
 
-/** One request's charge as writes: one per scope and hold, each naming every ledger of the scope it counts in. */
-export function spendEntries(parts: ReadonlyArray<{ scope: SpendScope; hold: Hold; ref: HoldRef }>, cost: string, shards: Readonly<Record<SpendScope['kind'], number>>): SpendEntry[] {
+/** What one write of a request adds: to its ledgers' sums and `total`, and to `flight`. */
+export interface SpendChange {
+  amount: string;
+  flight: string;
+}
+
+/**
+ * One request's write as spend entries: one per scope and hold, each naming every ledger of the
+ * scope it counts in, with the scope's `total` and `flight` (lambdas/spending/in-flight.ts); a
+ * scope of the request that none of its limits counts (`alone`) takes those two alone, in the
+ * bucket the request began in.
+ */
+export function spendEntries(
+  parts: ReadonlyArray<{ scope: SpendScope; hold: Hold; ref: HoldRef }>,
+  change: SpendChange,
+  shards: Readonly<Record<SpendScope['kind'], number>>,
+  alone: { scopes: readonly SpendScope[]; hold: HoldRef },
+): SpendEntry[] {
   const entries = new Map<string, SpendEntry & { amounts: Map<string, string> }>();
-  for (const { scope, hold, ref } of parts) {
+  const entryOf = (scope: SpendScope, ref: HoldRef) => {
     const key = `${scopeKey(scope)}|${ref.bucket}|${ref.epoch}`;
     let entry = entries.get(key);
-    if (!entry) entries.set(key, (entry = { scope, hold: ref, shard: shards[scope.kind], amounts: new Map() }));
-    entry.amounts.set(spendAttribute(hold.ref), cost);
-  }
+    if (!entry) entries.set(key, (entry = { scope, hold: ref, shard: shards[scope.kind], amounts: scopeSums(change) }));
+    return entry;
+  };
+  for (const { scope, hold, ref } of parts) entryOf(scope, ref).amounts.set(spendAttribute(hold.ref), change.amount);
+  const counted = new Set(parts.map(({ scope }) => scopeKey(scope)));
+  for (const scope of alone.scopes) if (!counted.has(scopeKey(scope))) entryOf(scope, alone.hold);
   return [...entries.values()];
+}
+
+/** A scope's own sums in a write: `total` and `flight`, each when it changes. */
+function scopeSums({ amount, flight }: SpendChange): Map<string, string> {
+  const sums = new Map<string, string>();
+  if (compare(amount, ZERO) !== 0) sums.set(TOTAL_ATTRIBUTE, amount);
+  if (compare(flight, ZERO) !== 0) sums.set(FLIGHT_ATTRIBUTE, flight);
+  return sums;
 }
 
 /** A ledger and period as one map key. */

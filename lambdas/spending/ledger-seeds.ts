@@ -3,11 +3,14 @@ import { inBatches } from '../accounts/guardrails-service';
 import type { ApiKeyRecord, Guardrail } from '../accounts/types';
 import type { Clock } from '../clock';
 import type { SpendBefore } from './spending-gate';
-import type { LedgerStore } from './ledgers';
+import type { LedgerStart, LedgerStore } from './ledgers';
+import { readFlight } from './in-flight';
+import { scopeKey } from './holds';
 import { spendingLimits, startsFromSpend, workspaceLimits, type SpendingLimit } from './limits';
 import { periodAt } from './periods';
 import { spentIn } from './spend-before';
-import type { UsageStore } from '../usage/usage';
+import type { KeyUsage, UsageStore } from '../usage/usage';
+import { ZERO, compare } from '../usd';
 
 /**
  * Ledger seeding (docs/limits.md, "Glossary"): after a management change that may set a
@@ -42,7 +45,7 @@ export interface SeedReads {
 }
 
 /** The seeds over the accounts service and the ledgers; a failed seed never fails the change. */
-export function ledgerSeeds(service: AccountsService, ledgers: Pick<LedgerStore, 'seed'>, reads: SeedReads, clock: Clock): LedgerSeeds {
+export function ledgerSeeds(service: AccountsService, ledgers: Pick<LedgerStore, 'seed' | 'spendItems'>, reads: SeedReads, clock: Clock): LedgerSeeds {
   const seed = async (limits: readonly SpendingLimit[], deadline: number) => {
     // A failed seed costs only the first request's read of usage: never the change that landed.
     await seedLedgers(ledgers, reads, limits, clock, deadline).catch(() => undefined);
@@ -96,25 +99,53 @@ function memo<T>(read: (id: string) => Promise<T>): (id: string) => Promise<T> {
 
 /**
  * Starts, for each limit that began during its current period, that period's ledger at what the
- * scope had spent in it, until `deadline`. The keys' usage is read once for them all (their
- * running totals, and the organization's usage after them from its index), not key by key.
+ * scope had spent in it and has in flight (in-flight.ts), until `deadline`. What each scope has in
+ * flight is read first, then the usage: the keys' once for them all (their running totals, and
+ * the organization's usage after them from its index), not key by key. A key that has spent
+ * nothing today serves no fleet that would start its ledger at once: it is left to its first
+ * request, which starts it as a seed would, and the seed reads no spend shard of it.
  */
-async function seedLedgers(ledgers: Pick<LedgerStore, 'seed'>, reads: SeedReads, limits: readonly SpendingLimit[], clock: Clock, deadline: number): Promise<void> {
+async function seedLedgers(ledgers: Pick<LedgerStore, 'seed' | 'spendItems'>, reads: SeedReads, limits: readonly SpendingLimit[], clock: Clock, deadline: number): Promise<void> {
   const at = clock.now();
   const starting = [...new Map(limits.map((limit) => [limit.ledger, limit])).values()].filter((limit) => startsFromSpend(limit, at));
-  const keys = new Map<string, Set<string>>();
-  for (const { scope } of starting) if (scope.kind === 'key') (keys.get(scope.organizationId) ?? keys.set(scope.organizationId, new Set()).get(scope.organizationId)!).add(scope.keyHash);
-  const spent = new Map(
-    await Promise.all([...keys].map(async ([organizationId, hashes]) => [organizationId, await reads.usage.keyUsage(organizationId, [...hashes], at)] as const)),
-  );
+  const active = await activeToday(reads, starting, at);
+  const flights = new Map<string, (spent: string) => LedgerStart>();
+  const scopes = [...new Map(starting.map(({ scope }) => [scopeKey(scope), scope])).entries()].filter(([key]) => active(key));
   await inBatches(
-    starting,
+    scopes,
+    async ([key, scope]) => {
+      if (clock.now().getTime() <= deadline) flights.set(key, await readFlight(ledgers, scope, at));
+    },
+    SEED_CONCURRENCY,
+  );
+  const read = starting.filter(({ scope }) => flights.has(scopeKey(scope)));
+  const spent = await keysUsage(reads, read, at);
+  await inBatches(
+    read,
     async (limit) => {
       if (clock.now().getTime() > deadline) return;
       const { scope } = limit;
       const base = scope.kind === 'key' ? spentIn(spent.get(scope.organizationId)?.get(scope.keyHash), limit.window) : await reads.spendBefore(scope, limit.window, at);
-      await ledgers.seed({ ledger: limit.ledger, period: periodAt(limit.window, at).id }, base);
+      await ledgers.seed({ ledger: limit.ledger, period: periodAt(limit.window, at).id }, flights.get(scopeKey(scope))!(base));
     },
     SEED_CONCURRENCY,
   );
+}
+
+/** Whether a scope of `limits` is worth seeding, by its {@link scopeKey}: a workspace always, a key when it spent today. */
+async function activeToday(reads: SeedReads, limits: readonly SpendingLimit[], at: Date): Promise<(scopeKey: string) => boolean> {
+  const spent = await keysUsage(reads, limits, at);
+  const scopes = new Map(limits.map(({ scope }) => [scopeKey(scope), scope]));
+  return (key) => {
+    const scope = scopes.get(key);
+    if (scope?.kind !== 'key') return true;
+    return compare(spentIn(spent.get(scope.organizationId)?.get(scope.keyHash), 'day'), ZERO) > 0;
+  };
+}
+
+/** The usage of every key scope of `limits`, read once per organization. */
+async function keysUsage(reads: SeedReads, limits: readonly SpendingLimit[], at: Date): Promise<Map<string, Map<string, KeyUsage>>> {
+  const keys = new Map<string, Set<string>>();
+  for (const { scope } of limits) if (scope.kind === 'key') (keys.get(scope.organizationId) ?? keys.set(scope.organizationId, new Set()).get(scope.organizationId)!).add(scope.keyHash);
+  return new Map(await Promise.all([...keys].map(async ([organizationId, hashes]) => [organizationId, await reads.usage.keyUsage(organizationId, [...hashes], at)] as const)));
 }

@@ -26,11 +26,41 @@ export interface HoldRef {
   epoch: string;
 }
 
-/** A ledger as read: what it has committed, what of that is settled spend, and its holds by bucket. */
+/** A ledger as read: what it has committed, what of that is settled spend, its holds by bucket, and the completions it started with in flight. */
 export interface LedgerState {
   committed: string;
   settled: string;
   holds: Array<{ hold: HoldRef; amount: string }>;
+  flight?: Flight;
+}
+
+/**
+ * The completions of a ledger's scope that were running when the ledger started, let in without
+ * it (lambdas/spending/in-flight.ts): counted in `committed` at their estimates until none of them
+ * can still be running, then replaced by what they cost.
+ */
+export interface Flight {
+  /** The first and last bucket of the scope's spend items that were read. */
+  from: number;
+  to: number;
+  /** Their estimates: what the spend items' `flight` added up to. */
+  amount: string;
+  /** What the same items' `total` held of completions that had ended: in the usage the ledger started at. */
+  ended: string;
+}
+
+/** Where a new ledger starts: what its scope spent in the period as usage recorded it, and what was in flight. */
+export interface LedgerStart {
+  spent: string;
+  flight?: Flight;
+}
+
+/** One spend item's sums: the estimates of its completions still running, every completion's estimate or cost, and one ledger's sum. */
+export interface SpendItemSums {
+  hold: HoldRef;
+  flight: string;
+  total: string;
+  ledger: string;
 }
 
 /** A hold asked of a ledger: how much, under which amount of the limit, in which bucket, with what the holder gives back. */
@@ -62,22 +92,24 @@ export interface SpendEntry {
   hold: HoldRef;
   /** The writer's spend shard of the scope. */
   shard: number;
-  /** USD by ledger and period (`spendAttribute`). */
+  /** USD by ledger and period (`spendAttribute`), and by {@link FLIGHT_ATTRIBUTE} and {@link TOTAL_ATTRIBUTE}. */
   amounts: ReadonlyMap<string, string>;
 }
 
 /** Where the ledgers and spend items are kept: the usage table in AWS (lambdas/aws/dynamo-ledgers.ts). */
 export interface LedgerStore {
+  /** How many spend shards each kind of scope has: {@link SPEND_SHARDS} in AWS; locally a few. */
+  readonly spendShards: Readonly<Record<SpendScope['kind'], number>>;
   /**
-   * One conditional write. A ledger that does not exist is created at `base` (what the scope spent
-   * in the period before the limit began to count it) when `base` is given; without it, a grant
-   * on a missing ledger is refused with `state` undefined. A grant asked under an amount above the
-   * item's `cap` (the amount a change of the limit wrote there in its own transaction) is refused
-   * with the cap: the asker read the limit before the change.
+   * One conditional write. A ledger that does not exist is created at `start` (what the scope spent
+   * in the period before the limit began to count it, and what was in flight) when `start` is
+   * given; without it, a grant on a missing ledger is refused with `state` undefined. A grant asked
+   * under an amount above the item's `cap` (the amount a change of the limit wrote there in its
+   * own transaction) is refused with the cap: the asker read the limit before the change.
    */
-  grant(grant: Grant, base?: string): Promise<GrantOutcome>;
-  /** Creates the ledger at `base` unless it exists; false when it did. */
-  seed(ref: LedgerRef, base: string): Promise<boolean>;
+  grant(grant: Grant, start?: LedgerStart): Promise<GrantOutcome>;
+  /** Creates the ledger at `start` unless it exists; false when it did. */
+  seed(ref: LedgerRef, start: LedgerStart): Promise<boolean>;
   /** The ledger read eventually consistently: a refusal's recheck. */
   read(ref: LedgerRef): Promise<LedgerState | undefined>;
   /** Adds each amount (an estimate written ahead, a charge's difference from it) to its scope's spend item for the hold it was reserved under. */
@@ -87,6 +119,10 @@ export interface LedgerStore {
    * shard of `scope`; false when the hold had changed (another writer folded it).
    */
   fold(ref: LedgerRef, scope: SpendScope, hold: HoldRef, amount: string): Promise<boolean>;
+  /** Every spend item of the scope in buckets `from` to `to`, read strongly consistently, with `ref`'s sum in each when given. */
+  spendItems(scope: SpendScope, from: number, to: number, ref?: LedgerRef): Promise<SpendItemSums[]>;
+  /** Replaces the ledger's flight (as read) by `spent`, what its completions cost; false when it had changed (another writer did). */
+  settleFlight(ref: LedgerRef, flight: Flight, spent: string): Promise<boolean>;
 }
 
 /** Holds are counted in buckets of this many seconds of their grant. */
@@ -111,14 +147,20 @@ export function bucketOf(at: Date): number {
 /** The partition-key prefix of every ledger item (`BUDGET#<ledger>`): what management may write to start one. */
 export const LEDGER_PREFIX = 'BUDGET#';
 
+/** The spend item attribute that adds up the estimates of its completions still running: written ahead, taken back once usage recorded the completion. */
+export const FLIGHT_ATTRIBUTE = 'flight';
+/** The spend item attribute that adds up what every completion of it spent: its estimate written ahead, then its cost. */
+export const TOTAL_ATTRIBUTE = 'total';
+
 /** The attribute a spend item counts a ledger's period in. */
 export const spendAttribute = (ref: LedgerRef): string => `${ref.ledger}|${ref.period}`;
 
 /**
  * How many spend shards a scope's writers spread over: a key takes 10,000 completions a second, a
- * workspace 50,000, each completion two writes (its estimate written ahead, then its charge).
+ * workspace 100,000 (its own limited keys' 50,000 and as many more of an organization's traffic in
+ * it), each completion two writes (its estimate written ahead, then its charge), limited or not.
  */
-export const SPEND_SHARDS: Readonly<Record<SpendScope['kind'], number>> = { key: 64, workspace: 256 };
+export const SPEND_SHARDS: Readonly<Record<SpendScope['kind'], number>> = { key: 64, workspace: 512 };
 
 /** Whether two refs name the same bucket of the same writer epoch. */
 export const sameHold = (a: HoldRef, b: HoldRef): boolean => a.bucket === b.bucket && a.epoch === b.epoch;

@@ -74,6 +74,14 @@ export function spendingLimits(principal: Pick<Principal, 'key' | 'workspace'>, 
   return limits;
 }
 
+/** Every scope a principal's requests spend in: its key's, and its workspace's when the key is in one. */
+export function requestScopes(principal: Pick<Principal, 'key' | 'workspace'>): SpendScope[] {
+  const { key, workspace } = principal;
+  const scopes: SpendScope[] = [{ kind: 'key', organizationId: key.organizationId, keyHash: key.hash }];
+  if (workspace) scopes.push({ kind: 'workspace', organizationId: key.organizationId, workspaceId: workspace.id });
+  return scopes;
+}
+
 /** A workspace's budgets as limits, daily to lifetime: a pooled limit on what its keys spend. */
 export function workspaceLimits(workspace: Pick<Workspace, 'id' | 'organizationId' | 'budgets' | 'createdAt'>): SpendingLimit[] {
   const { organizationId } = workspace;

@@ -1,7 +1,8 @@
 import { systemClock, systemRandom, writerEpoch, writerStopped, type Clock, type Random } from '../clock';
 import { TooManyRequestsError, UnavailableError } from '../errors';
 import { refusal } from './refusal';
-import { HOLD_SECONDS, SPEND_SHARDS, bucketOf, foldableAt, sameHold, type LedgerStore, type HoldRef, type LedgerRef, type LedgerState } from './ledgers';
+import { HOLD_SECONDS, bucketOf, foldableAt, sameHold, type LedgerStore, type HoldRef, type LedgerRef, type LedgerStart, type LedgerState } from './ledgers';
+import { flightLapsed, settleFlight, startWithFlight } from './in-flight';
 import { startsFromSpend, type SpendingLimit, type SpendScope } from './limits';
 import { grantedWithin, refKey, roomIn, scopeKey, spendEntries, type GrantAsk, type Hold, type HoldSet, type Refusal, type ScopeHolds } from './holds';
 import { NOTHING_RESERVED, setAside, type Reservation } from './reservation';
@@ -93,10 +94,8 @@ export class SpendingGate {
     this.clock = deps.clock ?? systemClock;
     const random = deps.random ?? systemRandom;
     this.random = random;
-    this.shards = {
-      key: Math.min(SPEND_SHARDS.key - 1, Math.floor(random() * SPEND_SHARDS.key)),
-      workspace: Math.min(SPEND_SHARDS.workspace - 1, Math.floor(random() * SPEND_SHARDS.workspace)),
-    };
+    const { key, workspace } = deps.ledgers.spendShards;
+    this.shards = { key: Math.min(key - 1, Math.floor(random() * key)), workspace: Math.min(workspace - 1, Math.floor(random() * workspace)) };
     this.aheadAt = random();
     this.writersSince = deps.writersSince;
     this.epoch = writerEpoch(deps.writersSince);
@@ -104,11 +103,14 @@ export class SpendingGate {
 
   /**
    * Reserves `estimate` (USD) on every limit, in order, or refuses with the first limit that has
-   * no room for it ({@link SpendingLimitError}). `at` dates the request: it picks each window's period.
+   * no room for it ({@link SpendingLimitError}). `at` dates the request: it picks each window's
+   * period. `scopes`: every scope of the request (requestScopes, limits.ts), whose spend items
+   * count it in flight whether a limit counts them or not (lambdas/spending/in-flight.ts).
    */
-  async reserve(limits: readonly SpendingLimit[], estimate: string, at: Date): Promise<Reservation> {
+  async reserve(limits: readonly SpendingLimit[], estimate: string, at: Date, scopes: readonly SpendScope[] = []): Promise<Reservation> {
     // A request that costs nothing (a free model; a router's variable price counts as nothing, as in usage) fits any limit.
-    if (limits.length === 0 || compare(estimate, ZERO) <= 0) return NOTHING_RESERVED;
+    if (compare(estimate, ZERO) <= 0) return NOTHING_RESERVED;
+    if (limits.length === 0) return this.track(scopes, estimate);
     const wanted = limits.map((limit) => ({ limit, ref: { ledger: limit.ledger, period: periodAt(limit.window, at).id } }));
     const waiting = new Set<ScopeHolds>();
     try {
@@ -118,7 +120,8 @@ export class SpendingGate {
         if (short < 0) {
           this.holdAhead(limits, estimate, at);
           const parts = wanted.map(({ limit }, i) => ({ scope: limit.scope, hold: held[i]!, ref: this.scopeHolds(limit.scope).current!.hold }));
-          return setAside(parts, estimate, (amount) => this.ledgers.spend(spendEntries(parts, amount, this.shards)));
+          const alone = { scopes, hold: this.holdNow() };
+          return setAside(parts, estimate, (change) => this.ledgers.spend(spendEntries(parts, change, this.shards, alone)));
         }
         // Limits in order: the first without room is asked for more, and refuses when its ledger has none.
         const { limit, ref } = wanted[short]!;
@@ -133,6 +136,22 @@ export class SpendingGate {
       for (const holds of waiting) holds.demand = minus(holds.demand, estimate);
     }
     throw new UnavailableError('Too many requests of this container competed for the same spending limit; retry the request');
+  }
+
+  /**
+   * An unlimited request's estimate, counted in flight on its scopes' spend items (written ahead,
+   * then its cost once its usage is recorded): no limit is asked, and a limit set while it runs
+   * starts with it (lambdas/spending/in-flight.ts).
+   */
+  track(scopes: readonly SpendScope[], estimate: string): Reservation {
+    if (scopes.length === 0 || compare(estimate, ZERO) <= 0) return NOTHING_RESERVED;
+    const alone = { scopes, hold: this.holdNow() };
+    return setAside([], estimate, (change) => this.ledgers.spend(spendEntries([], change, this.shards, alone)));
+  }
+
+  /** The bucket and writer epoch of now: where a scope no hold counts writes its spend. */
+  private holdNow(): HoldRef {
+    return { bucket: bucketOf(this.clock.now()), epoch: this.epoch };
   }
 
   /**
@@ -261,7 +280,7 @@ export class SpendingGate {
     const leftover = current && grantedWithin(current, limitUsd) ? roomIn(current) : ZERO;
     const need = compare(leftover, ZERO) > 0 ? minus(estimate, leftover) : estimate;
     let amount = larger(larger(need, holds.demand), times(holds.used.get(key) ?? times(estimate, FIRST_HOLD_ESTIMATES), GROWTH));
-    let base: string | undefined;
+    let base: LedgerStart | undefined;
     for (let attempt = 0; attempt < 6; attempt++) {
       if (compare(amount, ZERO) <= 0) return false;
       const outcome = await this.ledgers.grant({ ref, limitUsd, amount, hold: into.hold, ...(back ? { giveBack: back } : {}) }, base);
@@ -287,7 +306,7 @@ export class SpendingGate {
       const state = outcome.state;
       if (!state) {
         if (base !== undefined || !refuse) return false;
-        base = await this.baseOf(refuse, at);
+        base = await this.startOf(refuse, at);
         continue;
       }
       const room = plus(minus(limitUsd, state.committed), back?.amount ?? ZERO);
@@ -306,11 +325,14 @@ export class SpendingGate {
     return false;
   }
 
-  /** Folds every hold of the ledger that can no longer be spent under; true when one was. */
+  /** Folds every hold of the ledger that can no longer be spent under, and its flight once none of it can be running; true when one was. */
   private async foldLapsed(ref: LedgerRef, scope: SpendScope, state: LedgerState): Promise<boolean> {
     const now = this.clock.now().getTime();
     const lapsed = state.holds.filter(({ hold }) => this.lapsed(hold, now));
-    const folded = await Promise.all(lapsed.map(({ hold, amount }) => this.ledgers.fold(ref, scope, hold, amount)));
+    const folded = await Promise.all([
+      ...lapsed.map(({ hold, amount }) => this.ledgers.fold(ref, scope, hold, amount)),
+      ...(state.flight && flightLapsed(state.flight, now) ? [settleFlight(this.ledgers, ref, scope, state.flight)] : []),
+    ]);
     return folded.some(Boolean);
   }
 
@@ -349,7 +371,7 @@ export class SpendingGate {
     }
     const state = await this.ledgers.read(ref);
     const room = state ? minus(limit.amountUsd, state.committed) : limit.amountUsd;
-    if (atMost(estimate, room) || !state || state.holds.some(({ hold }) => this.lapsed(hold, now))) {
+    if (atMost(estimate, room) || !state || state.holds.some(({ hold }) => this.lapsed(hold, now)) || (state.flight && flightLapsed(state.flight, now))) {
       this.refusals.delete(key);
       return;
     }
@@ -359,10 +381,12 @@ export class SpendingGate {
 
   /**
    * Where a new ledger starts: nothing, when the limit has counted the scope since the period
-   * began (or since the scope itself began); else what the scope has spent in the period so far.
+   * began (or since the scope itself began); else what the scope has spent in the period so far,
+   * and what it has in flight.
    */
-  private async baseOf(limit: SpendingLimit, at: Date): Promise<string> {
-    return startsFromSpend(limit, at) ? this.spendBefore(limit.scope, limit.window, at) : ZERO;
+  private async startOf(limit: SpendingLimit, at: Date): Promise<LedgerStart> {
+    if (!startsFromSpend(limit, at)) return { spent: ZERO };
+    return startWithFlight(this.ledgers, limit.scope, this.clock.now(), () => this.spendBefore(limit.scope, limit.window, at), this.writersSince);
   }
 }
 

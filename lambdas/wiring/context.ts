@@ -25,6 +25,8 @@ export interface FunctionContext<T extends TableId> {
   readonly random?: Random;
   /** How many partitions an hour's open completions spread over: `OPEN_SHARDS` in AWS; locally a few, for one process's rate. */
   readonly openShards?: number;
+  /** How many spend shards a key's and a workspace's writes spread over: `SPEND_SHARDS` in AWS; locally a few. */
+  readonly spendShards?: Readonly<Record<'key' | 'workspace', number>>;
 }
 
 /** The API base URL, the `iss` and `aud` of issued access tokens, and their longest lifetime (docs/reference.md#access-tokens, docs/reference.md#limits). */

@@ -187,36 +187,50 @@ describe('round trips per request, counted through the AWS SDK', () => {
     return completion();
   }
 
-  it('POST /chat/completions: authentication before the upstream call, the open completion beside it, the usage and generation writes side by side, then the close', async () => {
+  it('POST /chat/completions: authentication before the upstream call, the open completion and the estimate in flight beside it, the usage and generation writes side by side, then the charge beside the close', async () => {
     const warm = await warmCompletion(service.runtime.demo.keys.workspace, { afterAnswer: true });
     expect(warm).toMatchObject({
       status: 200,
-      // One stage before the provider is asked: the key. The open completion's put goes out
-      // beside the upstream call, which does not wait for it; the answer's relay does, so the
-      // usage writes come after it (usage-acknowledgement.test.ts). Then the close.
+      // One stage before the provider is asked: the key. The open completion's put and the
+      // estimate in flight on the key's and the workspace's spend items go out beside the upstream
+      // call, which does not wait for them; the answer's relay does, so the usage writes come after
+      // (usage-acknowledgement.test.ts). Then the charges in place of the estimate, beside the close.
       depth: 4,
-      count: 5,
-      calls: ['DynamoDB.BatchGetItem(modelgate-keys)', 'DynamoDB.PutItem(modelgate-usage)', 'DynamoDB.UpdateItem(modelgate-usage)', 'DynamoDB.PutItem(modelgate-usage)', 'DynamoDB.DeleteItem(modelgate-usage)'],
+      count: 9,
+      calls: [
+        'DynamoDB.BatchGetItem(modelgate-keys)',
+        'DynamoDB.PutItem(modelgate-usage)',
+        'DynamoDB.UpdateItem(modelgate-usage)',
+        'DynamoDB.UpdateItem(modelgate-usage)',
+        'DynamoDB.UpdateItem(modelgate-usage)',
+        'DynamoDB.PutItem(modelgate-usage)',
+        'DynamoDB.UpdateItem(modelgate-usage)',
+        'DynamoDB.UpdateItem(modelgate-usage)',
+        'DynamoDB.DeleteItem(modelgate-usage)',
+      ],
       after: [],
     });
   });
 
-  it('POST /chat/completions under a key limit: the estimate written ahead is one stage before the upstream call; the charge comes before the usage write, the close after the answer', async () => {
+  it('POST /chat/completions under a key limit: the estimate written ahead is one stage before the upstream call; the charge comes once the usage write has landed, beside the close', async () => {
     const { secret } = await stores.accounts.createApiKey(service.runtime.demo.organizationId, { kind: 'workspace', name: 'round trips, limited', limit: 100 });
     const warm = await warmCompletion(secret);
     expect(warm).toMatchObject({
       status: 200,
-      // The key; the estimate ahead beside the open completion; after the answer, the charge; then
-      // the usage beside the generation; once the answer has ended, the open completion's close.
-      depth: 5,
-      count: 7,
+      // The key; the estimate ahead (the key's, and its workspace's in flight) beside the open
+      // completion; after the answer, the usage beside the generation; then the charges, beside
+      // the open completion's close.
+      depth: 4,
+      count: 9,
       calls: [
         'DynamoDB.BatchGetItem(modelgate-keys)',
         'DynamoDB.UpdateItem(modelgate-usage)',
+        'DynamoDB.UpdateItem(modelgate-usage)',
+        'DynamoDB.PutItem(modelgate-usage)',
+        'DynamoDB.UpdateItem(modelgate-usage)',
         'DynamoDB.PutItem(modelgate-usage)',
         'DynamoDB.UpdateItem(modelgate-usage)',
         'DynamoDB.UpdateItem(modelgate-usage)',
-        'DynamoDB.PutItem(modelgate-usage)',
         'DynamoDB.DeleteItem(modelgate-usage)',
       ],
     });

@@ -78,21 +78,29 @@ describe('the data layout at internet scale', () => {
     },
   );
 
-  it('counts every completion in one usage write and records its generation, keeps it open between, and nothing else: popularity is folded off the request path', () => {
+  it('counts every completion in one usage write and records its generation, keeps it open and in flight between, and nothing else: popularity is folded off the request path', () => {
     for (const id of ['key-completions', 'organization-completions', 'model-completions'] as const) {
       const row = rows.get(id)!;
       for (const calls of row.callsPerRequest) {
         const usageCalls = calls.filter((call) => call.tables[0] === TABLE_SCHEMAS.usage.localName);
         // The generation is a partition of its own (its random id), the open completion an item of its own: no partition takes two.
         const labels = usageCalls.map((call) => `${call.command} ${call.items![0]!.partition.replace(/^(GEN|OPEN)#.*/, '$1').replace(/^KEY#.*/, 'usage')}`);
-        expect(labels.sort()).toEqual(['DeleteItem OPEN', 'PutItem GEN', 'PutItem OPEN', 'UpdateItem usage']);
+        expect(labels.filter((label) => !label.startsWith('UpdateItem SPEND#')).sort()).toEqual(['DeleteItem OPEN', 'PutItem GEN', 'PutItem OPEN', 'UpdateItem usage']);
+        // In flight on each scope's spend item (its key's, and its workspace's): its estimate beside the put, its cost in its place once the usage write landed.
+        const spends = labels.flatMap((label, i) => (label.startsWith('UpdateItem SPEND#') ? [i] : []));
+        const items = spends.map((i) => `${usageCalls[i]!.items![0]!.partition}|${usageCalls[i]!.items![0]!.item}`);
+        expect(spends.length).toBeGreaterThanOrEqual(2);
+        for (const item of items) expect(items.filter((other) => other === item)).toHaveLength(2);
+        expect(spends.slice(0, spends.length / 2).every((i) => i < labels.indexOf('UpdateItem usage'))).toBe(true);
+        expect(spends.slice(spends.length / 2).every((i) => i > labels.indexOf('UpdateItem usage'))).toBe(true);
       }
     }
   });
 
-  it('checks spending limits with no read on the request path: per scope, a spend write ahead of the provider and one before the usage write, the completion open between, and a grant now and then', () => {
+  it('checks spending limits with no read on the request path: per scope, a spend write ahead of the provider and one once the usage write landed, the completion open between, and a grant now and then', () => {
     for (const [id, scopes] of [
-      ['limited-key-completions', ['SPEND#K']],
+      // The limited key's workspace has no budget: its spend item counts the completion in flight all the same.
+      ['limited-key-completions', ['SPEND#K', 'SPEND#W']],
       ['limited-workspace-completions', ['SPEND#W', 'SPEND#K']],
     ] as const) {
       const row = rows.get(id)!;
@@ -119,7 +127,8 @@ describe('the data layout at internet scale', () => {
         // Ahead and charge of a scope on one item: the container's shard and hold bucket.
         const items = spends.map((i) => calls[i]!.items![0]!);
         expect(new Set(items.map((access) => `${access.partition}|${access.item}`)).size).toBe(scopes.length);
-        expect(spends[spends.length - 1]!).toBeLessThan(labels.indexOf('UpdateItem usage'));
+        expect(spends[scopes.length - 1]!).toBeLessThan(labels.indexOf('UpdateItem usage'));
+        expect(spends[scopes.length]!).toBeGreaterThan(labels.indexOf('UpdateItem usage'));
       }
       // One container's holds, first granted and grown: a few grants over the row, not one per request.
       expect(grants.length).toBeLessThan(row.requests / 8);

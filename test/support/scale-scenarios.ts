@@ -163,19 +163,19 @@ export type LimitMoment = 'steady' | 'reset' | 'refused';
 
 /**
  * A limited row's requests and its ledgers' upkeep (docs/architecture.md, "Spending limits"):
- * each request as measured, but its spend write on the shard of its container, and containers
- * draw their shards at random (here: request `i` on shard `i` modulo the scope's shards), its open
- * completion on every open partition alike ({@link spreadOpen}); every
+ * each request as measured, but its spend writes on every shard of its scope alike, as containers
+ * draw their shards at random ({@link spreadSpend}), its open completion on every open partition
+ * alike ({@link spreadOpen}); every
  * container renews its holds of each ledger once per {@link HOLD_SECONDS}, and every ledger
  * folds one bucket of holds per {@link HOLD_BUCKET_SECONDS}. The grants the measured run made
  * (one container's first holds and their growth) are what the renewals stand for.
  */
 function limitedParts(row: MeasuredRow, moment: LimitMoment): Part[] {
   const containers = row.rate! * invocationSeconds(row);
-  const requests = row.callsPerRequest.map((calls, i) => ({
+  const requests = row.callsPerRequest.map((calls) => ({
     calls: calls.flatMap((call) => {
       const items = call.items ?? [];
-      const kept = items.filter((access) => !access.partition.startsWith('BUDGET#')).flatMap((access) => spreadOpen(spreadSpend(access, i)));
+      const kept = items.filter((access) => !access.partition.startsWith('BUDGET#')).flatMap((access) => spreadOpen(spreadSpend(access)));
       // A grant (all its accesses on a ledger) is counted as a renewal below.
       return items.length > 0 && kept.length === 0 ? [] : [{ ...call, items: kept }];
     }),
@@ -199,12 +199,16 @@ function nextPeriod(call: AwsCall): AwsCall {
   return { ...call, items: call.items?.map((access) => ({ ...access, item: `${access.item ?? ''}+1` })) };
 }
 
-/** A spend write on the shard request `i`'s container would have drawn. */
-function spreadSpend(access: ItemAccess, i: number): ItemAccess {
+/**
+ * A spend write as the fleet spreads it: each container draws one of its scope's shards at
+ * random, so what one measured request stands for lands evenly on every shard, one item a shard
+ * (its bucket's). One, at a share of the shards, stands for each of them, as {@link spreadOpen}.
+ */
+function spreadSpend(access: ItemAccess): ItemAccess {
   const match = /^SPEND#(K|W)#(.*)#(\d+)$/.exec(access.partition);
   if (!match) return access;
   const shards = SPEND_SHARDS[match[1] === 'K' ? 'key' : 'workspace'];
-  return { ...access, partition: `SPEND#${match[1]}#${match[2]}#${i % shards}` };
+  return { ...access, partition: `SPEND#${match[1]}#${match[2]}#<each>`, units: access.units / shards };
 }
 
 /**
@@ -246,8 +250,13 @@ export function backgroundParts(containers: Partial<Record<FunctionId, number>>,
 /** A row's requests at its rate, with the requests' own calls and what its containers read on their own. */
 export function rowParts(row: MeasuredRow, moment: LimitMoment = 'steady'): Part[] {
   if (row.budgets) return limitedParts(row, moment);
-  // A completion's open item, spread as AWS spreads it.
-  if (row.id !== 'address-exchanges') return [{ calls: row.calls.map((call) => (call.items ? { ...call, items: call.items.flatMap(spreadOpen) } : call)), timesPerSecond: row.rate! / row.requests }];
+  // A completion's open item, spread as AWS spreads it, and its spend in flight on its container's shard.
+  if (row.id !== 'address-exchanges') {
+    return row.callsPerRequest.map((calls) => ({
+      calls: calls.map((call) => (call.items ? { ...call, items: call.items.map(spreadSpend).flatMap(spreadOpen) } : call)),
+      timesPerSecond: row.rate! / row.requests,
+    }));
+  }
   // One address over a window: its limit counted (each a write), then every container that meets
   // the full counter writes once and remembers it; the rest of the window costs no write.
   const windowSeconds = DEFAULT_SETTINGS.exchangeRateWindowSeconds;

@@ -45,7 +45,7 @@ export function inferenceDependencies(
     responses: new DynamoResponseStore(documentClient, tables.responses, clock, settings.responseRetentionDays),
     // One per container: what it holds of each spending limit lives as long as it does.
     spending: new SpendingGate({
-      ledgers: new DynamoLedgers(documentClient, tables.usage),
+      ledgers: new DynamoLedgers(documentClient, tables.usage, { spendShards: context.spendShards }),
       spendBefore: spendBeforeFrom(accounts, usage),
       clock,
       random: context.random,

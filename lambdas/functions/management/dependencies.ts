@@ -42,7 +42,7 @@ export function managementDependencies(
     service,
     usage,
     generations: new DynamoGenerationStore(documentClient, tables.usage, clock),
-    ledgerSeeds: ledgerSeeds(service, new DynamoLedgers(documentClient, tables.usage), { spendBefore: spendBeforeFrom(accounts, usage), usage }, clock),
+    ledgerSeeds: ledgerSeeds(service, new DynamoLedgers(documentClient, tables.usage, { spendShards: context.spendShards }), { spendBefore: spendBeforeFrom(accounts, usage), usage }, clock),
     federation: new FederationService({
       store: new DynamoFederationStore(documentClient, tables.policies, clock, undefined, context.writersSince),
       accounts,

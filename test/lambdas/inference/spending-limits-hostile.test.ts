@@ -153,29 +153,35 @@ describe('spending limits against hostile requests', () => {
     expect(await spent(key.hash)).toBeLessThanOrEqual(limit);
   });
 
-  it('holds a limit first set while completions without it run to the stated bound: they count once they end, and what follows is held to it', async () => {
+  it.each([
+    ['its first request starts', 0],
+    ['the change seeds', 1],
+  ])('holds a limit first set while completions without it run (%s its ledger): their estimates count until they end, and nothing passes it', async (_, before) => {
     const shape = { max_tokens: 200 };
     const cost = (await complete((await newKey(null)).secret, shape)).body.usage.cost as number;
     const estimate = await estimateOf(shape);
     const key = await newKey(null);
+    // A key that spent today is seeded by the change; one that did not, by its first request.
+    for (let i = 0; i < before; i++) expect((await complete(key.secret, shape)).status).toBe(200);
     upstream.reset();
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     for (let i = 0; i < 3; i++) upstream.script('billing', { kind: 'answer', until: released });
     const running = Array.from({ length: 3 }, () => complete(key.secret, shape));
     await eventually(async () => expect(upstream.received).toHaveLength(3), 60_000);
-    // Set while the three run: room for two estimates and a half, from what the key has spent (nothing yet).
-    const limit = Math.ceil(estimate * 2.5 * 1e6) / 1e6;
+    // Set while the three run: room for four estimates and a half beyond what was spent, of which the three take three.
+    const limit = Math.ceil((before * cost + estimate * 4.5) * 1e6) / 1e6;
     await manage('PATCH', `/keys/${key.hash}`, { limit });
+    expect((await complete(key.secret, shape)).status).toBe(200);
+    const refused = await complete(key.secret, shape);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.metadata.remaining_usd).toBeLessThan(estimate);
     release();
     expect((await Promise.all(running)).map((answer) => answer.status)).toEqual([200, 200, 200]);
-    await eventually(async () => expect(await spent(key.hash)).toBeCloseTo(3 * cost, 12));
-    // The three were not held against it; what came after was, from the spend the limit started at.
-    const admitted = await untilRefused(key.secret, shape);
-    expect(admitted).toBeGreaterThanOrEqual(2);
-    const total = await spent(key.hash);
-    expect(total).toBeGreaterThan(limit);
-    expect(total).toBeLessThanOrEqual(limit + 3 * cost + 1e-9);
+    await eventually(async () => expect(await spent(key.hash)).toBeCloseTo((before + 4) * cost, 12));
+    // Their estimates stay counted until none of them can be running: nothing more is let in meanwhile.
+    expect(await untilRefused(key.secret, shape)).toBe(0);
+    expect(await spent(key.hash)).toBeLessThanOrEqual(limit);
   });
 
   it('reads a stream its client left to its end and charges what the provider reported', async () => {

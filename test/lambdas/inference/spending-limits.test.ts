@@ -141,7 +141,7 @@ describe('spending limits on POST /chat/completions', () => {
     expect((await complete(key.secret)).body.error.metadata).toMatchObject({ layer: 'key_limit', interval: 'daily' });
   });
 
-  it("seeds the ledger of a guardrail's budget for every key of an assignment, 101 at once, each at what it spent, and again when the budget changes", async () => {
+  it("seeds the ledger of a guardrail's budget for every key of an assignment that spent today, 101 at once, each at what it spent, and again when the budget changes", async () => {
     const organizationId = service.runtime.demo.organizationId;
     const made = await Promise.all(Array.from({ length: 101 }, (_, i) => stores.accounts.createApiKey(organizationId, { kind: 'workspace', name: `seeded ${i}` })));
     const hashes = made.map(({ key }) => key.hash);
@@ -155,15 +155,16 @@ describe('spending limits on POST /chat/completions', () => {
       return (ledgers.Items ?? []).map((item) => ({ pk: item.pk as string, committed: item.committed as number }));
     };
     expect((await manage('POST', `/guardrails/${guardrail.id}/assignments/keys`, { key_hashes: hashes })).assigned_count).toBe(101);
-    const first = await seeded();
-    expect(new Set(first.map(({ pk }) => pk.split('#')[4]))).toEqual(new Set(hashes));
-    expect(first).toHaveLength(101);
-    // Each key's ledger starts at what it spent, read for all of them at once.
-    const committed = new Map(first.map(({ pk, committed: amount }) => [pk.split('#')[4], amount]));
-    expect([committed.get(hashes[7]!), committed.get(hashes[60]!), committed.get(hashes[0]!)]).toEqual([expect.closeTo(cost, 12), expect.closeTo(2 * cost, 12), 0]);
-    // A new reset interval starts new ledgers: every key's again.
+    // Each key that spent today starts at what it spent, read for all of them at once; the rest
+    // serve no fleet, and each starts its own on its first request.
+    const first = new Map((await seeded()).map(({ pk, committed: amount }) => [pk.split('#')[4], amount]));
+    expect([...first.keys()].sort()).toEqual([hashes[7]!, hashes[60]!].sort());
+    expect([first.get(hashes[7]!), first.get(hashes[60]!)]).toEqual([expect.closeTo(cost, 12), expect.closeTo(2 * cost, 12)]);
+    expect((await complete(made[0]!.secret)).status).toBe(200);
+    expect(await seeded()).toHaveLength(3);
+    // A new reset interval starts new ledgers: those of the three keys that spent today.
     await manage('PATCH', `/guardrails/${guardrail.id}`, { reset_interval: 'weekly' });
-    expect(new Set((await seeded()).map(({ pk }) => pk)).size).toBe(202);
+    expect(new Set((await seeded()).map(({ pk }) => pk)).size).toBe(6);
   });
 
   it("counts what the workspace's deleted keys spent in the window when its budget is set later", async () => {

@@ -9,6 +9,8 @@ import { INFERENCE_ROUTES } from '../../../lambdas/inference/routes';
 import { upstreamOptions } from '../../../lambdas/wiring/upstream-options';
 import type { UsageRecord } from '../../../lambdas/usage/usage';
 import type { OpenCompletion } from '../../../lambdas/spending/open-completions';
+import { NOTHING_RESERVED, type Reservation } from '../../../lambdas/spending/reservation';
+import type { SpendScope } from '../../../lambdas/spending/limits';
 import { authenticationRecords } from '../../support/accounts';
 import { catalogEntry, providerEndpoint } from '../../support/catalog-fixtures';
 import { makeOrganization, makeWorkspaceKey } from '../../support/federation-fixtures';
@@ -94,8 +96,8 @@ function inferenceApi(clock: FixedClock, deps: Pick<InferenceApiDeps, 'upstream'
     generations: { put: async () => undefined },
     openCompletions: { open: async () => undefined, close: async () => undefined },
     responses: { put: async () => 'stored', get: async () => undefined, delete: async () => false },
-    // The key has no spending limit: no request asks.
-    spending: { reserve: () => Promise.reject(new Error('no spending limit applies here')) },
+    // The key has no spending limit: no request asks one; its estimate is counted in flight, written nowhere here.
+    spending: { reserve: () => Promise.reject(new Error('no spending limit applies here')), track: () => NOTHING_RESERVED },
     resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
     logger: { error: () => undefined },
     ...deps,
@@ -251,50 +253,42 @@ const clock = new FixedClock(new Date('2026-11-18T12:00:00Z'));
 const providerAnswer = (status?: number) =>
   status ? new Response('{"error":{"message":"down"}}', { status }) : new Response(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }), { headers: { 'Content-Type': 'application/json' } });
 
+/** A reservation whose every step is recorded in `steps`, failing where `failing` says; charged, kept or released once, as the gate's are. */
+function steppedReservation(steps: string[], failing: { ahead?: boolean; charge?: boolean }): Reservation {
+  let done = false;
+  const once = (step: string) => !done && Boolean(steps.push(step)) && (done = true);
+  return {
+    estimate: '0.01',
+    writeAhead: () => (steps.push('ahead'), throttledWhen(failing.ahead)),
+    charge: (cost: string) => throttledWhen(once(`charge ${cost}`) && failing.charge),
+    keep: () => void once('keep'),
+    release: async () => void once('release'),
+  };
+}
+
 /** The open completions and the usage store, each step recorded in `steps`: the put as `open` says, then failing where `failing` says. */
 function stepped(steps: string[], failing: { open?: boolean; usage?: boolean }, open: (completion: OpenCompletion) => Promise<void>): Pick<InferenceApiDeps, 'openCompletions' | 'usage'> {
   return {
-    openCompletions: {
-      open: async (completion) => {
-        await open(completion);
-        if (failing.open) throw new Error('throttled');
-      },
-      close: async () => void steps.push('close'),
-    },
-    usage: {
-      record: async () => {
-        steps.push('usage');
-        if (failing.usage) throw new Error('throttled');
-      },
-    },
+    openCompletions: { open: (completion) => open(completion).then(() => throttledWhen(failing.open)), close: async () => void steps.push('close') },
+    usage: { record: () => (steps.push('usage'), throttledWhen(failing.usage)) },
   };
 }
+
+/** A write that fails as a throttled one does when `when` says. */
+const throttledWhen = (when: boolean | undefined) => (when ? Promise.reject(new Error('throttled')) : Promise.resolve());
 
 describe('a completion under a spending limit', () => {
   const limited = { ...key, limit: { amountUsd: '5', reset: null, since: '2026-01-01T00:00:00.000Z' } };
   const run = async (failing: { ahead?: boolean; open?: boolean; charge?: boolean; usage?: boolean }, status?: number) => {
     const steps: string[] = [];
     const logged: string[] = [];
-    // Charged or released once, as the gate's reservations are.
-    let done = false;
-    const once = (step: string) => !done && Boolean(steps.push(step)) && (done = true);
-    const reservation = {
-      estimate: '0.01',
-      writeAhead: async () => {
-        steps.push('ahead');
-        if (failing.ahead) throw new Error('throttled');
-      },
-      charge: async (cost: string) => {
-        if (once(`charge ${cost}`) && failing.charge) throw new Error('throttled');
-      },
-      release: async () => void once('release'),
-    };
+    const reservation = steppedReservation(steps, failing);
     const transport = async () => (steps.push('provider'), providerAnswer(status));
     const response = responseStream();
     const answered = await inferenceApi(clock, {
       accounts: authenticationRecords(organization, limited),
       upstream: { ...upstreamOptions({ inferenceUpstreams: { '*': 'https://llm.example.com/v1' }, upstreamTimeoutSeconds: 5 }, { clock, newId: () => 'id-1' }), transport },
-      spending: { reserve: async () => reservation },
+      spending: { reserve: async () => reservation, track: () => NOTHING_RESERVED },
       ...stepped(steps, failing, async () => void steps.push('open')),
       logger: { error: (message) => void logged.push(message) },
     })(completionEvent({}), response.stream, lambdaContext('inference', 'req-4') as Context);
@@ -302,10 +296,10 @@ describe('a completion under a spending limit', () => {
     return { answered, steps, logged, body: response.body() };
   };
 
-  it('writes the estimate ahead of the provider beside the open completion, charges the cost before the usage write, and closes it after', async () => {
+  it('writes the estimate ahead of the provider beside the open completion, charges the cost once the usage write has landed, and closes it after', async () => {
     const { answered, steps } = await run({});
     expect(answered).toBe(200);
-    expect(steps).toEqual(['ahead', 'open', 'provider', expect.stringMatching(/^charge 0\.0000\d+$/), 'usage', 'close']);
+    expect(steps).toEqual(['ahead', 'open', 'provider', 'usage', expect.stringMatching(/^charge 0\.0000\d+$/), 'close']);
   });
 
   it.each([
@@ -322,14 +316,14 @@ describe('a completion under a spending limit', () => {
   it('answers and records usage when the charge write fails: the estimate written ahead stays charged', async () => {
     const { answered, steps, logged } = await run({ charge: true });
     expect(answered).toBe(200);
-    expect(steps).toEqual(['ahead', 'open', 'provider', expect.stringMatching(/^charge /), 'usage', 'close']);
+    expect(steps).toEqual(['ahead', 'open', 'provider', 'usage', expect.stringMatching(/^charge /), 'close']);
     expect(logged).toEqual(['spend not recorded; its estimate stays charged']);
   });
 
-  it('leaves the completion open when its usage write fails: the rollup finds its generation and closes it, or records it if none was written', async () => {
+  it('leaves the completion open and its estimate charged and in flight when its usage write fails: the rollup finds its generation and closes it, or records it if none was written', async () => {
     const { answered, steps, logged } = await run({ usage: true });
     expect(answered).toBe(503);
-    expect(steps).toEqual(['ahead', 'open', 'provider', expect.stringMatching(/^charge /), 'usage']);
+    expect(steps).toEqual(['ahead', 'open', 'provider', 'usage', 'keep']);
     expect(logged).toEqual(['usage not recorded']);
   });
 
@@ -346,6 +340,7 @@ describe('a completion without a spending limit', () => {
     const steps: string[] = [];
     const logged: string[] = [];
     const opened: OpenCompletion[] = [];
+    const tracked: Array<{ scopes: readonly SpendScope[]; estimate: string }> = [];
     let land = () => undefined as void;
     const landed = new Promise<void>((resolve) => (land = resolve));
     // The put is still on its way when the provider answers: the provider's call did not wait for it, the answer's relay does.
@@ -359,17 +354,23 @@ describe('a completion without a spending limit', () => {
         await landed;
         steps.push('open landed');
       }),
+      spending: {
+        reserve: () => Promise.reject(new Error('no spending limit applies here')),
+        track: (scopes, estimate) => (tracked.push({ scopes, estimate }), steppedReservation(steps, {})),
+      },
       logger: { error: (message) => void logged.push(message) },
     })(completionEvent({ max_tokens: 100 }), response.stream, lambdaContext('inference', 'req-5') as Context);
     await response.end;
-    return { answered, steps, logged, opened };
+    return { answered, steps, logged, opened, tracked };
   };
 
-  it('keeps it open beside the provider call, at the most it could cost, relays nothing before the put has landed, and closes it once its usage is recorded', async () => {
-    const { answered, steps, logged, opened } = await run({});
+  it('keeps it open and in flight beside the provider call, at the most it could cost, relays nothing before the put has landed, and closes it once its usage is recorded', async () => {
+    const { answered, steps, logged, opened, tracked } = await run({});
     expect(answered).toBe(200);
-    expect(steps).toEqual(['open asked', 'provider', 'open landed', 'usage', 'close']);
+    expect(steps).toEqual(['open asked', 'ahead', 'provider', 'open landed', 'usage', expect.stringMatching(/^charge 0\.0000\d+$/), 'close']);
     expect(logged).toEqual([]);
+    // Counted in flight on its key's spend items, at the estimate it is kept open at.
+    expect(tracked).toEqual([{ scopes: [{ kind: 'key', organizationId: key.organizationId, keyHash: key.hash }], estimate: opened[0]!.usage.cost }]);
     // 3 prompt tokens' worth of body and 100 completion tokens at their bound, marked so.
     expect(opened[0]!.usage).toMatchObject({ keyHash: key.hash, charge: 'maximum', completionTokens: 100 });
     expect(Number(opened[0]!.usage.cost)).toBeGreaterThan(0);
@@ -378,19 +379,19 @@ describe('a completion without a spending limit', () => {
   it('answers when the put fails: logged, nothing to close', async () => {
     const { answered, steps, logged } = await run({ open: true });
     expect(answered).toBe(200);
-    expect(steps).toEqual(['open asked', 'provider', 'open landed', 'usage']);
+    expect(steps).toEqual(['open asked', 'ahead', 'provider', 'open landed', 'usage', expect.stringMatching(/^charge /)]);
     expect(logged).toEqual(['open completion not kept']);
   });
 
-  it('leaves it open when its usage write fails after the provider answered: the rollup records it', async () => {
+  it('leaves it open and in flight when its usage write fails after the provider answered: the rollup records it', async () => {
     const { answered, steps } = await run({ usage: true });
     expect(answered).toBe(503);
-    expect(steps).toEqual(['open asked', 'provider', 'open landed', 'usage']);
+    expect(steps).toEqual(['open asked', 'ahead', 'provider', 'open landed', 'usage', 'keep']);
   });
 
   it('closes it when no provider answered', async () => {
     const { answered, steps } = await run({}, 503);
     expect(answered).toBe(502);
-    expect(steps).toEqual(['open asked', 'provider', 'open landed', 'close']);
+    expect(steps).toEqual(['open asked', 'ahead', 'provider', 'release', 'open landed', 'close']);
   });
 });

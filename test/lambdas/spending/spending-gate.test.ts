@@ -311,4 +311,31 @@ describe('the budget gate', () => {
     expect((await run([gate], [limit], 6, 1, '0.001', '0.001', () => clock.now())).admitted).toBe(5);
     expect(asked).toHaveLength(1);
   });
+
+  it('starts a limit set while completions without it run at their estimates, then counts what they cost once none can be running', async () => {
+    const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
+    const limit = keyLimit('0.01', 'day', { since: '2026-11-21T11:59:00.000Z' });
+    // Before the limit: one completion ended (0.0005, in usage), two run, one died; each counted in flight at 0.002.
+    const unlimited = new SpendingGate({ ledgers, spendBefore: nothingBefore, clock });
+    const [ended, slow, quick, died] = Array.from({ length: 4 }, () => unlimited.track([limit.scope], '0.002'));
+    await Promise.all([ended, slow, quick, died].map((completion) => completion!.writeAhead()));
+    await ended!.charge('0.0005');
+    const spentBefore: SpendBefore = async () => '0.0005';
+    // Set now: what was spent and the three still in flight at their estimates, 0.0065; room for one more.
+    const gate = new SpendingGate({ ledgers, spendBefore: spentBefore, clock });
+    expect((await run([gate], [limit], 3, 1, '0.002', '0.002', () => clock.now())).admitted).toBe(1);
+    expect(await committed(limit, clock.now())).toBe('0.0085');
+    await slow!.charge('0.0005');
+    await quick!.charge('0.001');
+    // Until none of them can be running, their estimates stay committed.
+    clock.advance(60_000);
+    await expect(new SpendingGate({ ledgers, spendBefore: spentBefore, clock }).reserve([limit], '0.002', clock.now())).rejects.toThrow(SpendingLimitError);
+    clock.advance((HOLD_BUCKET_SECONDS + HOLD_SECONDS + RUNNING_REQUEST_SECONDS + REFUSAL_MEMORY_SECONDS + REFUSAL_SPREAD_SECONDS) * 1000);
+    // Then what they cost: 0.0005 and 0.001, and the one that died its estimate, 0.002; with the usage and the 0.002 admitted, 0.006.
+    const after = new SpendingGate({ ledgers, spendBefore: spentBefore, clock });
+    expect((await run([after], [limit], 3, 1, '0.002', '0.002', () => clock.now())).admitted).toBe(2);
+    expect(await committed(limit, clock.now())).toBe('0.01');
+    // Settled: the usage, the flight at what it cost (0.0035), the first hold's 0.002.
+    expect(await settled(limit, clock.now())).toBe('0.006');
+  });
 });

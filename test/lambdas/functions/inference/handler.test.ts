@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import { NOTHING_RESERVED } from '../../../../lambdas/spending/reservation';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { AccountStore } from '../../../../lambdas/accounts/account-store';
 import type { CatalogCache } from '../../../../lambdas/catalog/catalog-cache';
@@ -32,7 +33,7 @@ describe('inference handler telemetry', () => {
       usage: { record: async () => undefined },
       generations: { put: async () => undefined },
       openCompletions: { open: () => Promise.reject(new Error('no spending limit applies here')), close: async () => undefined },
-      spending: { reserve: () => Promise.reject(new Error('no spending limit applies here')) },
+      spending: { reserve: () => Promise.reject(new Error('no spending limit applies here')), track: () => NOTHING_RESERVED },
       resourceMetadataUrl: 'https://api.example.com/api/v1/.well-known/oauth-protected-resource',
       telemetry,
     });
