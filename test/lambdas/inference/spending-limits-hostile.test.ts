@@ -26,8 +26,8 @@ describe('spending limits against hostile requests', () => {
     if (answer.status >= 300) throw new Error(`${method} ${path} answered ${answer.status}: ${answer.text}`);
     return answer.body;
   };
-  const newKey = async (limit: number | null) => {
-    const created = await manage('POST', '/keys', { name: `hostile ${randomUUID().slice(0, 8)}`, limit });
+  const newKey = async (limit: number | null, workspaceId?: string) => {
+    const created = await manage('POST', '/keys', { name: `hostile ${randomUUID().slice(0, 8)}`, limit, ...(workspaceId ? { workspace_id: workspaceId } : {}) });
     return { secret: created.key as string, hash: created.data.hash as string };
   };
   const spent = async (hash: string) => (await manage('GET', `/keys/${hash}`)).data.usage as number;
@@ -154,13 +154,15 @@ describe('spending limits against hostile requests', () => {
   });
 
   it.each([
-    ['its first request starts', 0],
-    ['the change seeds', 1],
-  ])('holds a limit first set while completions without it run (%s its ledger): their estimates count until they end, and nothing passes it', async (_, before) => {
+    ['a key limit its first request starts', 0, 'key'],
+    ['a key limit the change seeds', 1, 'key'],
+    ["a new workspace's daily budget", 0, 'workspace'],
+  ] as const)('holds a limit first set while completions without it run (%s): their estimates count until they end, and nothing passes it', async (_, before, scope) => {
     const shape = { max_tokens: 200 };
     const cost = (await complete((await newKey(null)).secret, shape)).body.usage.cost as number;
     const estimate = await estimateOf(shape);
-    const key = await newKey(null);
+    const workspace = scope === 'workspace' ? (await manage('POST', '/workspaces', { name: `in flight ${randomUUID().slice(0, 8)}` })).data : undefined;
+    const key = await newKey(null, workspace?.id);
     // A key that spent today is seeded by the change; one that did not, by its first request.
     for (let i = 0; i < before; i++) expect((await complete(key.secret, shape)).status).toBe(200);
     upstream.reset();
@@ -171,10 +173,12 @@ describe('spending limits against hostile requests', () => {
     await eventually(async () => expect(upstream.received).toHaveLength(3), 60_000);
     // Set while the three run: room for four estimates and a half beyond what was spent, of which the three take three.
     const limit = Math.ceil((before * cost + estimate * 4.5) * 1e6) / 1e6;
-    await manage('PATCH', `/keys/${key.hash}`, { limit });
+    if (workspace) await manage('PUT', `/workspaces/${workspace.id}/budgets/daily`, { limit_usd: limit });
+    else await manage('PATCH', `/keys/${key.hash}`, { limit });
     expect((await complete(key.secret, shape)).status).toBe(200);
     const refused = await complete(key.secret, shape);
     expect(refused.status).toBe(402);
+    expect(refused.body.error.metadata).toMatchObject({ layer: workspace ? 'workspace_budget' : 'key_limit', remaining_usd: expect.any(Number) });
     expect(refused.body.error.metadata.remaining_usd).toBeLessThan(estimate);
     release();
     expect((await Promise.all(running)).map((answer) => answer.status)).toEqual([200, 200, 200]);
