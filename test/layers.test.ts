@@ -26,7 +26,7 @@ const LAMBDA_LAYERS = [
   ['credentials/'],
   ['accounts/', 'openapi/'],
   ['signing/', 'usd.ts', 'route-definition.ts', 'ids.ts'],
-  ['observability/', 'clock.ts', 'hostname.ts', 'errors.ts', 'decimal.ts', 'counts.ts', 'base-paths.ts'],
+  ['observability/', 'clock.ts', 'hostname.ts', 'errors.ts', 'decimal.ts', 'counts.ts', 'base-paths.ts', 'batches.ts'],
 ] as const;
 
 /** The features: what the protocol layers (http/, openapi/) must not know. */

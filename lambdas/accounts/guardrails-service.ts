@@ -1,5 +1,6 @@
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, invalidParameter } from '../errors';
 import type { Clock, IdGenerator } from '../clock';
+import { inBatches } from '../batches';
 import { AlreadyExistsError, assignmentsOf, type AccountStore, type GuardrailHolder, type GuardrailPatch } from './account-store';
 import { defaultGuardrailId, keyAssignmentId } from './derived-ids';
 import { guardrailBudgetAfter, type LimitRequest } from './spend-limits';
@@ -353,12 +354,5 @@ export async function conflictIfExists<T>(write: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof AlreadyExistsError) throw new ConflictError(error.message);
     throw error;
-  }
-}
-
-/** Runs one store call per item, a few at a time: many in flight, none unbounded. */
-export async function inBatches<T>(items: readonly T[], run: (item: T) => Promise<unknown>, size = 16): Promise<void> {
-  for (let start = 0; start < items.length; start += size) {
-    await Promise.all(items.slice(start, start + size).map(run));
   }
 }

@@ -3,6 +3,7 @@ import { assignmentsOf, type GuardrailIndexRepair, type GuardrailKeyEntry } from
 import type { ApiKeyRecord } from '../accounts/types';
 import { DynamoItems, type TransactionAction } from './dynamo-items';
 import { apiKeyKey } from './dynamo-key-pages';
+import { inBatches } from '../batches';
 
 /** The sort key of the mark that every assignment of the organization is in its index. */
 const INDEXED = 'INDEXED';
@@ -102,11 +103,8 @@ export class GuardrailKeyIndex {
 
   /** How many of `transactions` were written, sent {@link AT_ONCE} at a time; one refused by its conditions is left. */
   private async written(transactions: readonly TransactionAction[][]): Promise<number> {
-    let written = 0;
-    for (let start = 0; start < transactions.length; start += AT_ONCE) {
-      const outcomes = await Promise.all(transactions.slice(start, start + AT_ONCE).map((actions) => this.items.transact(actions)));
-      written += outcomes.filter((outcome) => outcome.written).length;
-    }
-    return written;
+    const outcomes: boolean[] = [];
+    await inBatches(transactions, async (actions) => outcomes.push((await this.items.transact(actions)).written), AT_ONCE);
+    return outcomes.filter(Boolean).length;
   }
 }

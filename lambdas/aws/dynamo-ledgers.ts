@@ -21,6 +21,7 @@ import type { SpendScope } from '../spending/limits';
 import { ZERO, atMost, minus, negate, plus } from '../usd';
 import { DynamoItems, backoffMs, isThrottling, itemId, type TransactionAction } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
+import { inBatches } from '../batches';
 
 /**
  * Spending-limit ledgers and spend items in the usage table (docs/architecture.md, "Spending
@@ -134,20 +135,16 @@ export class DynamoLedgers implements LedgerStore {
   }
 
   async spendItems(scope: SpendScope, from: number, to: number, ref?: LedgerRef): Promise<SpendItemSums[]> {
-    const shards = Array.from({ length: this.spendShards[scope.kind] }, (_, shard) => spendKey(scope, shard, { bucket: from, epoch: '' }).pk);
+    const shards = Array.from({ length: this.spendShards[scope.kind] }, (_, shard) => spendPartition(scope, shard));
     const found: Record<string, unknown>[] = [];
-    for (let start = 0; start < shards.length; start += PARALLEL_READS) {
-      const pages = await Promise.all(
-        shards.slice(start, start + PARALLEL_READS).map((pk) =>
-          this.items.queryAll({
-            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-            ExpressionAttributeValues: { ':pk': pk, ':from': `${from}:`, ':to': `${to};` },
-            ConsistentRead: true,
-          }),
-        ),
-      );
-      found.push(...pages.flat());
-    }
+    await inBatches(
+      shards,
+      async (pk) => {
+        const query = { KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to', ExpressionAttributeValues: { ':pk': pk, ':from': `${from}:`, ':to': `${to};` } };
+        found.push(...(await this.items.queryAll({ ...query, ConsistentRead: true })));
+      },
+      PARALLEL_READS,
+    );
     const attribute = ref ? spendAttribute(ref) : undefined;
     return found.map((item) => {
       const [bucket, epoch] = String(item.sk).split(':');
@@ -184,7 +181,7 @@ export class DynamoLedgers implements LedgerStore {
 
   async spend(entries: readonly SpendEntry[]): Promise<void> {
     await Promise.all(
-      entries.filter((entry) => entry.amounts.size > 0).map((entry) => {
+      entries.map((entry) => {
         const names: Record<string, string> = {};
         const values: Record<string, unknown> = { ':expires': Math.ceil(foldableAt(entry.hold) / 1000) + SPEND_KEPT_SECONDS };
         const adds = [...entry.amounts].map(([attribute, amount], i) => {
@@ -295,8 +292,12 @@ export function holdAttribute(hold: HoldRef): string {
 
 /** The key of the spend item of a scope's shard for one bucket's holds. */
 export function spendKey(scope: SpendScope, shard: number, hold: HoldRef): { pk: string; sk: string } {
-  const owner = scope.kind === 'key' ? `K#${scope.keyHash}` : `W#${scope.organizationId}#${scope.workspaceId}`;
-  return { pk: `SPEND#${owner}#${shard}`, sk: `${hold.bucket}:${hold.epoch}` };
+  return { pk: spendPartition(scope, shard), sk: `${hold.bucket}:${hold.epoch}` };
+}
+
+/** The partition of a scope's spend shard: its items, one a bucket and writer epoch. */
+function spendPartition(scope: SpendScope, shard: number): string {
+  return `SPEND#${scope.kind === 'key' ? `K#${scope.keyHash}` : `W#${scope.organizationId}#${scope.workspaceId}`}#${shard}`;
 }
 
 /** A ledger item as state; undefined when it does not exist. */

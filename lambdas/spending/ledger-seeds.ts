@@ -1,12 +1,12 @@
 import type { AccountsService } from '../accounts/accounts-service';
-import { inBatches } from '../accounts/guardrails-service';
+import { inBatches } from '../batches';
 import type { ApiKeyRecord, Guardrail } from '../accounts/types';
 import type { Clock } from '../clock';
 import type { SpendBefore } from './spending-gate';
 import type { LedgerStart, LedgerStore } from './ledgers';
 import { readFlight } from './in-flight';
 import { scopeKey } from './holds';
-import { spendingLimits, startsFromSpend, workspaceLimits, type SpendingLimit } from './limits';
+import { spendingLimits, startsFromSpend, workspaceLimits, type SpendingLimit, type SpendScope } from './limits';
 import { periodAt } from './periods';
 import { spentIn } from './spend-before';
 import type { KeyUsage, UsageStore } from '../usage/usage';
@@ -110,7 +110,7 @@ async function seedLedgers(ledgers: Pick<LedgerStore, 'seed' | 'spendItems'>, re
   const starting = [...new Map(limits.map((limit) => [limit.ledger, limit])).values()].filter((limit) => startsFromSpend(limit, at));
   const active = await activeToday(reads, starting, at);
   const flights = new Map<string, (spent: string) => LedgerStart>();
-  const scopes = [...new Map(starting.map(({ scope }) => [scopeKey(scope), scope])).entries()].filter(([key]) => active(key));
+  const scopes = [...new Map(starting.map(({ scope }) => [scopeKey(scope), scope])).entries()].filter(([, scope]) => active(scope));
   await inBatches(
     scopes,
     async ([key, scope]) => {
@@ -132,15 +132,10 @@ async function seedLedgers(ledgers: Pick<LedgerStore, 'seed' | 'spendItems'>, re
   );
 }
 
-/** Whether a scope of `limits` is worth seeding, by its {@link scopeKey}: a workspace always, a key when it spent today. */
-async function activeToday(reads: SeedReads, limits: readonly SpendingLimit[], at: Date): Promise<(scopeKey: string) => boolean> {
+/** Whether a scope of `limits` is worth seeding: a workspace always, a key when it spent today. */
+async function activeToday(reads: SeedReads, limits: readonly SpendingLimit[], at: Date): Promise<(scope: SpendScope) => boolean> {
   const spent = await keysUsage(reads, limits, at);
-  const scopes = new Map(limits.map(({ scope }) => [scopeKey(scope), scope]));
-  return (key) => {
-    const scope = scopes.get(key);
-    if (scope?.kind !== 'key') return true;
-    return compare(spentIn(spent.get(scope.organizationId)?.get(scope.keyHash), 'day'), ZERO) > 0;
-  };
+  return (scope) => scope.kind !== 'key' || compare(spentIn(spent.get(scope.organizationId)?.get(scope.keyHash), 'day'), ZERO) > 0;
 }
 
 /** The usage of every key scope of `limits`, read once per organization. */
