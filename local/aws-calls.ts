@@ -142,23 +142,26 @@ function tablesOf(input: unknown): string[] {
 }
 
 /**
- * Each call's stage: 1 plus the deepest stage of the calls that had answered before it
- * started. Calls that overlap in time share a stage.
+ * Each call's stage: 1 plus the stage of the call it waited for, taken to be the one whose
+ * answer arrived last before it started (a call that depends on another starts within the
+ * same turn of the event loop as that answer). Calls that overlap in time share a stage, and a
+ * branch that ran beside a slower call adds none: a proof claimed while the policy read was
+ * still out does not put the reads that waited for the policy a stage later.
  */
 export function callStages<T extends Pick<AwsCall, 'start' | 'end'>>(calls: readonly T[]): Map<T, number> {
   const sorted = [...calls].sort((a, b) => a.start - b.start);
   const stages = new Map<T, number>();
   for (const call of sorted) {
-    let before = 0;
-    for (const [other, stage] of stages) if (other.end <= call.start) before = Math.max(before, stage);
-    stages.set(call, before + 1);
+    let awaited: T | undefined;
+    for (const other of stages.keys()) if (other.end <= call.start && (!awaited || other.end > awaited.end)) awaited = other;
+    stages.set(call, awaited ? stages.get(awaited)! + 1 : 1);
   }
   return stages;
 }
 
 /**
- * The number of sequential stages: the longest chain of calls each of which started only after
- * the one before it had answered.
+ * The number of sequential stages: the longest chain of calls each of which waited for the one
+ * before it ({@link callStages}).
  */
 export function sequentialDepth(calls: readonly Pick<AwsCall, 'start' | 'end'>[]): number {
   return Math.max(0, ...callStages(calls).values());
