@@ -142,26 +142,27 @@ function tablesOf(input: unknown): string[] {
 }
 
 /**
- * Each call's stage: 1 plus the stage of the call it waited for, taken to be the one whose
- * answer arrived last before it started (a call that depends on another starts within the
- * same turn of the event loop as that answer). Calls that overlap in time share a stage, and a
- * branch that ran beside a slower call adds none: a proof claimed while the policy read was
- * still out does not put the reads that waited for the policy a stage later.
+ * Each call's stage: 1 plus the deepest stage of the calls that had answered before it
+ * started. Calls that overlap in time share a stage. An upper bound of the chain of round trips
+ * the call waited on: exact where a call waits for everything that answered before it (a join
+ * is as deep as its deepest member, whichever answered last), one too many where a call that
+ * answered early is taken as waited for by calls that waited only for a slower one. So a route
+ * starts a branch beside the calls that wait as it does, not beside an earlier one.
  */
 export function callStages<T extends Pick<AwsCall, 'start' | 'end'>>(calls: readonly T[]): Map<T, number> {
   const sorted = [...calls].sort((a, b) => a.start - b.start);
   const stages = new Map<T, number>();
   for (const call of sorted) {
-    let awaited: T | undefined;
-    for (const other of stages.keys()) if (other.end <= call.start && (!awaited || other.end > awaited.end)) awaited = other;
-    stages.set(call, awaited ? stages.get(awaited)! + 1 : 1);
+    let before = 0;
+    for (const [other, stage] of stages) if (other.end <= call.start) before = Math.max(before, stage);
+    stages.set(call, before + 1);
   }
   return stages;
 }
 
 /**
- * The number of sequential stages: the longest chain of calls each of which waited for the one
- * before it ({@link callStages}).
+ * The number of sequential stages: the longest chain of calls each of which started only after
+ * the one before it had answered.
  */
 export function sequentialDepth(calls: readonly Pick<AwsCall, 'start' | 'end'>[]): number {
   return Math.max(0, ...callStages(calls).values());

@@ -36,6 +36,11 @@ export interface ExchangeRequestInput {
    * it resolves. A rejection ends the evaluation with it. @default evaluated at once
    */
   admitted?: Promise<unknown>;
+  /**
+   * Called once the request is admitted and the policy read has answered (or failed), as the
+   * evaluation's next reads start: what the caller runs beside them takes no stage of its own.
+   */
+  onPolicyRead?: () => void;
 }
 
 /** Longer than any identifier the service generates; never sent to a store. */
@@ -84,6 +89,11 @@ export async function evaluateExchange(deps: ExchangeDependencies, input: Exchan
   const policyRead = plausiblePolicyId(input.policyId) ? deps.federation.getPolicy(input.policyId) : Promise.resolve(undefined);
   policyRead.catch(() => undefined);
   await input.admitted;
+  await policyRead.then(
+    () => undefined,
+    () => undefined,
+  );
+  input.onPolicyRead?.();
 
   const refuseBeforeRules = async (refusal: Refusal) => {
     trace.outcome.policy = (await policyRead) ?? null;

@@ -43,7 +43,7 @@ export interface TokenExchangeDeps {
   readonly newId: IdGenerator;
   readonly rateCounters: RateCounterStore;
   /** Verification and the policy decision (docs/reference.md#subject-tokens, docs/reference.md#conditions), bound to its own dependencies. */
-  readonly evaluate: (request: { subjectToken: string; policyId: string; admitted?: Promise<unknown> }) => Promise<ExchangeEvaluation>;
+  readonly evaluate: (request: { subjectToken: string; policyId: string; admitted?: Promise<unknown>; onPolicyRead?: () => void }) => Promise<ExchangeEvaluation>;
   readonly jtis: JtiStore;
   /** DPoP proofs (RFC 9449): checked against this request, claimed once in the replay store. */
   readonly proofs: ProofChecker;
@@ -101,8 +101,9 @@ interface AdmittedExchange {
 /**
  * The request's shape, then its DPoP proof and the policy's evaluation, once the per-address
  * limit lets it through: a proof is verified once the request is admitted (a flood past the
- * limit costs no signature checks); the evaluation goes on once it is, so the proof's replay
- * record and the issuer, organization and key reads start together: no stage of its own.
+ * limit costs no signature checks); the evaluation goes on once it is and the policy is read, and
+ * the proof's replay record is claimed then, as the issuer, organization and key reads start:
+ * no stage of its own, whichever of the first stage's calls answers last.
  */
 async function admit(deps: TokenExchangeDeps, input: TokenExchangeInput, rateChecked: Promise<void>): Promise<AdmittedExchange> {
   let request;
@@ -113,9 +114,13 @@ async function admit(deps: TokenExchangeDeps, input: TokenExchangeInput, rateChe
     throw error;
   }
   const proofChecked = rateChecked.then(() => verifyProof(deps, input));
+  let policyRead!: () => void;
+  const stateReading = new Promise<void>((resolve) => (policyRead = resolve));
   // Their failures when the request is not admitted are the limiter's, thrown first.
-  const evaluating = awaitedLater(deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted: proofChecked }));
-  const proving = awaitedLater(proofChecked.then((outcome) => claimProof(deps, input, outcome)));
+  const evaluating = awaitedLater(deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted: proofChecked, onPolicyRead: policyRead }));
+  // An evaluation that ends before it reads the policy's state (its admission failed) starts the claim too.
+  const beside = Promise.race([stateReading, evaluating.then(settledAnyway, settledAnyway)]);
+  const proving = awaitedLater(Promise.all([proofChecked, beside]).then(([outcome]) => claimProof(deps, input, outcome)));
   await rateChecked;
   return { request, evaluation: await evaluating, proof: await proving };
 }
@@ -370,3 +375,6 @@ async function releaseJti(deps: TokenExchangeDeps, issuerId: string, jti: string
     deps.logger.error('jti claim not released', { claimant, error: (error as Error).name });
   }
 }
+
+/** What a promise that is only waited for, not read, settles to. */
+function settledAnyway(): void {}

@@ -18,19 +18,21 @@ describe('sequential stages of a request’s calls', () => {
     expect(modelledLatencyMs([counter, policy, issuer, key, sign])).toBe(15);
   });
 
-  it('a branch that ran beside a slower call adds no stage to what waited for the slower one', () => {
-    // The proof's claim starts once the counter answered and ends while the policy read is still
-    // out; the issuer read waited for the policy, not the claim.
-    const counter = call('UpdateItem', 0, 3);
-    const policy = call('GetItem', 0.2, 20);
-    const claim = call('PutItem', 4, 10);
-    const issuer = call('GetItem', 20.1, 27);
-    const sign = call('Sign', 27.1, 27.2);
-    expect(sequentialDepth([counter, policy, claim, issuer, sign])).toBe(3);
-    expect(callStages([counter, policy, claim, issuer, sign]).get(claim)).toBe(2);
+  it('a join is as deep as its deepest member, whichever answered last', () => {
+    // The usage write waits for the open completion's put; the charge waits for the usage write
+    // and for the estimate's write, which went out beside the put and answered last.
+    const key = call('BatchGetItem', 0, 5);
+    const open = call('PutItem', 5.1, 10);
+    const estimate = call('UpdateItem', 5.2, 40);
+    const usage = call('PutItem', 20, 25);
+    const charge = call('UpdateItem', 40.1, 45);
+    const calls = [key, open, estimate, usage, charge];
+    expect(callStages(calls).get(usage)).toBe(3);
+    expect(callStages(calls).get(charge)).toBe(4);
+    expect(sequentialDepth(calls)).toBe(4);
   });
 
-  it('a chain of calls, each waiting for the last, is as deep as it is long', () => {
+  it('a chain of calls, each waiting for the last, is as deep as it is long; no calls, no stage', () => {
     const chain = [call('GetItem', 0, 1), call('GetItem', 1, 2), call('GetItem', 2.5, 3), call('PutItem', 3, 4)];
     expect(sequentialDepth(chain)).toBe(4);
     expect(sequentialDepth([])).toBe(0);

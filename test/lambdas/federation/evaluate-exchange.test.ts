@@ -170,7 +170,20 @@ describe('evaluateExchange: the policy and what it stands on (docs/reference.md#
 
   it('throws when a store cannot be read: infrastructure failure is not a refusal', async () => {
     jest.spyOn(world.federation, 'getPolicy').mockRejectedValue(new Error('ProvisionedThroughputExceededException'));
-    await expect(evaluate(token())).rejects.toThrow('ProvisionedThroughputExceededException');
+    const told = jest.fn(); // a failed read is an answer too
+    await expect(evaluateExchange(deps, { subjectToken: token(), policyId: POLICY_ID, onPolicyRead: told })).rejects.toThrow('ProvisionedThroughputExceededException');
+    expect(told).toHaveBeenCalledTimes(1);
+  });
+
+  it('tells the caller once admitted and the policy has answered, as the issuer, organization and key reads start', async () => {
+    const [read, answered, told] = [world.federation.getPolicy.bind(world.federation), jest.fn(), jest.fn()];
+    jest.spyOn(world.federation, 'getPolicy').mockImplementation(async (id) => (await new Promise((resolve) => setTimeout(resolve, 100)), answered(), read(id)));
+    const getIssuer = jest.spyOn(world.federation, 'getIssuer');
+    // Admitted after 20 ms; the policy answers after 100.
+    const evaluation = await evaluateExchange(deps, { subjectToken: token(), policyId: POLICY_ID, admitted: new Promise((resolve) => setTimeout(resolve, 20)), onPolicyRead: told });
+    expect(evaluation.result).toBe('pass');
+    const order = [answered, told, getIssuer].map((mock) => mock.mock.invocationCallOrder[0]!);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
   });
 });
 

@@ -56,8 +56,9 @@ function harness(evaluation: ExchangeEvaluation, overrides: Partial<TokenExchang
     newId: () => `id-${++id}`,
     rateCounters: new MemoryRateCounterStore(),
     // As evaluateExchange does: nothing is evaluated before the request is admitted.
-    evaluate: async ({ admitted, ...request }) => {
+    evaluate: async ({ admitted, onPolicyRead, ...request }) => {
       await admitted;
+      onPolicyRead?.();
       evaluations.push(request);
       return structuredClone(evaluation);
     },
@@ -360,6 +361,27 @@ describe('exchangeToken with DPoP (RFC 9449 §5)', () => {
     const error = await refusal(h.run(form(), undefined, [await proof()]));
     expect([error.status, error.code, error.headers['Retry-After']]).toEqual([503, 'temporarily_unavailable', '1']);
     expect(h.errors).toEqual([expect.objectContaining({ message: 'DPoP proof replay store unavailable', error: 'Error' })]);
+  });
+
+  it('claims the proof as the reads after the policy start, whichever of the first stage answers last', async () => {
+    const seen: string[] = [];
+    const replays = new MemoryProofReplayStore();
+    const h = harness(passingEvaluation({ exp: NOW_S + 3600 }), {
+      proofs: new DpopChecker({ apiBaseUrl: ISSUER, servedHostnames: [], clock: new FixedClock(NOW), replays: { claim: (...args) => (seen.push('claim'), replays.claim(...args)) } }),
+      // The policy read answers after 60 ms, the reads after it 60 ms later.
+      evaluate: async ({ admitted, onPolicyRead }) => {
+        await Promise.all([admitted, new Promise((resolve) => setTimeout(resolve, 60))]);
+        onPolicyRead?.();
+        seen.push('issuer, organization and key reads');
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        return passingEvaluation({ exp: NOW_S + 3600 });
+      },
+    });
+    const issuing = h.run(form(), undefined, [await proof()]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(seen).toEqual([]);
+    await expect(issuing).resolves.toMatchObject({ token_type: 'DPoP' });
+    expect(seen).toEqual(['issuer, organization and key reads', 'claim']);
   });
 
   it('takes a proof once: a replayed proof is refused and recorded', async () => {
