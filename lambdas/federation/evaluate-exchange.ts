@@ -89,10 +89,7 @@ export async function evaluateExchange(deps: ExchangeDependencies, input: Exchan
   const policyRead = plausiblePolicyId(input.policyId) ? deps.federation.getPolicy(input.policyId) : Promise.resolve(undefined);
   policyRead.catch(() => undefined);
   await input.admitted;
-  await policyRead.then(
-    () => undefined,
-    () => undefined,
-  );
+  await policyRead.catch(() => undefined);
   input.onPolicyRead?.();
 
   const refuseBeforeRules = async (refusal: Refusal) => {

@@ -114,12 +114,12 @@ async function admit(deps: TokenExchangeDeps, input: TokenExchangeInput, rateChe
     throw error;
   }
   const proofChecked = rateChecked.then(() => verifyProof(deps, input));
-  let policyRead!: () => void;
-  const stateReading = new Promise<void>((resolve) => (policyRead = resolve));
+  let policyAnswered!: () => void;
+  const policyRead = new Promise<void>((resolve) => (policyAnswered = resolve));
   // Their failures when the request is not admitted are the limiter's, thrown first.
-  const evaluating = awaitedLater(deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted: proofChecked, onPolicyRead: policyRead }));
-  // An evaluation that ends before it reads the policy's state (its admission failed) starts the claim too.
-  const beside = Promise.race([stateReading, evaluating.then(settledAnyway, settledAnyway)]);
+  const evaluating = awaitedLater(deps.evaluate({ subjectToken: request.subjectToken, policyId: request.federationPolicyId, admitted: proofChecked, onPolicyRead: policyAnswered }));
+  // The hook is optional: an evaluator that never calls it starts the claim when it ends.
+  const beside = Promise.race([policyRead, evaluating.catch(() => undefined)]);
   const proving = awaitedLater(Promise.all([proofChecked, beside]).then(([outcome]) => claimProof(deps, input, outcome)));
   await rateChecked;
   return { request, evaluation: await evaluating, proof: await proving };
@@ -375,6 +375,3 @@ async function releaseJti(deps: TokenExchangeDeps, issuerId: string, jti: string
     deps.logger.error('jti claim not released', { claimant, error: (error as Error).name });
   }
 }
-
-/** What a promise that is only waited for, not read, settles to. */
-function settledAnyway(): void {}
