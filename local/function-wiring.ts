@@ -56,7 +56,7 @@ export function functionContexts(
     if (options.observeAwsCalls) observeClientCalls(client, fn, 'DynamoDB', options.observeAwsCalls, options.awsCallRecording);
     clients.push(client);
     const { clock, writersSince, random } = options;
-    return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random, openShards: LOCAL_OPEN_SHARDS, spendShards: LOCAL_SPEND_SHARDS };
+    return { documentClient: createDocumentClient(client), tables: LOCAL_TABLES, clock, telemetry: telemetryOf(fn), writersSince, random, openShards: LOCAL_OPEN_SHARDS, spendShards: LOCAL_SPEND_SHARDS, ledgerBranches: 0 };
   };
   return { contextOf, telemetryOf };
 }

@@ -18,10 +18,11 @@ import {
   type SpendItemSums,
 } from '../spending/ledgers';
 import type { SpendScope } from '../spending/limits';
-import { ZERO, atMost, minus, negate, plus } from '../usd';
+import { ZERO, atMost, minus, negate, plus, smaller } from '../usd';
 import { DynamoItems, backoffMs, isThrottling, itemId, type TransactionAction } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
 import { inBatches } from '../batches';
+import { LedgerBranches, holdAttribute } from './dynamo-ledger-branches';
 
 /**
  * Spending-limit ledgers and spend items in the usage table (docs/architecture.md, "Spending
@@ -38,14 +39,22 @@ import { inBatches } from '../batches';
 export class DynamoLedgers implements LedgerStore {
   private readonly items: DynamoItems;
   readonly spendShards: Readonly<Record<SpendScope['kind'], number>>;
+  /** This container's branch of every ledger, where ledgers have branches. */
+  private readonly branches?: LedgerBranches;
 
+  /**
+   * `branches`: how many branches each ledger has (lambdas/aws/dynamo-ledger-branches.ts); none
+   * by default, where containers grant on the ledger's item. `random` picks this container's branch.
+   */
   constructor(
     client: DynamoDBDocumentClient,
     tableName: string,
-    options: { spendShards?: Readonly<Record<SpendScope['kind'], number>> } = {},
+    options: { spendShards?: Readonly<Record<SpendScope['kind'], number>>; branches?: number; random?: () => number } = {},
   ) {
     this.items = new DynamoItems(client, tableName);
     this.spendShards = options.spendShards ?? SPEND_SHARDS;
+    const direct = (grant: Grant, start: LedgerStart | undefined, maxCommitted?: string) => untilNoConflict(() => this.grantNow(grant, start, maxCommitted));
+    if (options.branches) this.branches = new LedgerBranches(this.items, direct, options.branches, { ...(options.random ? { random: options.random } : {}) });
   }
 
   /**
@@ -54,6 +63,7 @@ export class DynamoLedgers implements LedgerStore {
    */
   async grant(grant: Grant, start?: LedgerStart): Promise<GrantOutcome> {
     try {
+      if (this.branches && grant.branched) return await this.branches.grant(grant, start);
       return await untilNoConflict(() => this.grantNow(grant, start));
     } catch (error) {
       if (isThrottling(error) || isTransactionConflict(error)) return { granted: false, busy: true };
@@ -61,14 +71,16 @@ export class DynamoLedgers implements LedgerStore {
     }
   }
 
-  private async grantNow(grant: Grant, start?: LedgerStart): Promise<GrantOutcome> {
+  /** The grant on the ledger's item; `maxCommitted`, when given, a lower bound than the limit's on what it may have committed before. */
+  private async grantNow(grant: Grant, start?: LedgerStart, maxCommitted?: string): Promise<GrantOutcome> {
     const { ref, limitUsd, amount, hold, giveBack } = grant;
     const back = giveBack?.amount ?? ZERO;
+    const max = plus(minus(limitUsd, amount), back);
     const names: Record<string, string> = { '#hold': holdAttribute(hold) };
     const values: Record<string, unknown> = {
       ':amount': NumberValue.from(amount),
       ':delta': NumberValue.from(minus(amount, back)),
-      ':max': NumberValue.from(plus(minus(limitUsd, amount), back)),
+      ':max': NumberValue.from(maxCommitted === undefined ? max : smaller(max, maxCommitted)),
       ':limit': NumberValue.from(limitUsd),
     };
     names['#cap'] = 'cap';
@@ -285,10 +297,7 @@ const HOLD_PREFIX = 'h:';
 /** The key of a ledger's item for one period. */
 export const ledgerKey = (ref: LedgerRef) => ({ pk: `${LEDGER_PREFIX}${ref.ledger}`, sk: ref.period });
 
-/** The ledger attribute that counts the holds of one bucket and writer epoch. */
-export function holdAttribute(hold: HoldRef): string {
-  return `${HOLD_PREFIX}${hold.bucket}:${hold.epoch}`;
-}
+export { holdAttribute };
 
 /** The key of the spend item of a scope's shard for one bucket's holds. */
 export function spendKey(scope: SpendScope, shard: number, hold: HoldRef): { pk: string; sk: string } {

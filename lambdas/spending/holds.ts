@@ -61,6 +61,8 @@ export interface GrantAsk {
    * and a ledger not started yet is started at what the scope spent; `skip`: false for all three.
    */
   readonly whenShort: { refuse: SpendingLimit } | 'skip';
+  /** Asked through the holder's branch: the fleet may be meeting the ledger together (lambdas/spending/herds.ts). */
+  readonly branched?: boolean;
 }
 
 /** A ledger's refusal, remembered: until when, under which amount of the limit, and the room it had. */

@@ -72,12 +72,21 @@ export interface Grant {
   hold: HoldRef;
   /** The unspent part of the holder's previous hold, given back in the same write. */
   giveBack?: { hold: HoldRef; amount: string };
+  /**
+   * Asked while the fleet may be meeting the ledger together (a limit just set, an amount just
+   * lowered: lambdas/spending/herds.ts): through the holder's branch, where the store has them.
+   */
+  branched?: boolean;
 }
 
 /** Whether a grant landed, with the ledger as it then stands. */
 export type GrantOutcome =
-  /** `before`: the ledger as the grant found it (undefined: the grant created it). */
-  | { granted: true; before: LedgerState | undefined; after: LedgerState }
+  /**
+   * `before`: the ledger as the grant found it (undefined: the grant created it); both undefined
+   * where the hold was taken from a branch (lambdas/aws/dynamo-ledger-branches.ts), the ledger's
+   * item not written.
+   */
+  | { granted: true; before: LedgerState | undefined; after: LedgerState | undefined }
   /**
    * `state`: the ledger as it stands (undefined: it does not exist yet). `cap`: the limit's amount
    * as its last change wrote it on the ledger's item ({@link LedgerStore.grant}).

@@ -1,4 +1,4 @@
-import { SpendingLimitError } from '../errors';
+import { SpendingLimitError, TooManyRequestsError } from '../errors';
 import type { SpendingLimit } from './limits';
 import { periodAt } from './periods';
 import { ZERO, compare } from '../usd';
@@ -29,4 +29,16 @@ export function unboundedRefusal(limit: SpendingLimit, reason: string): Spending
     limit_usd: Number(limit.amountUsd),
     reason: 'cost_not_bounded',
   });
+}
+
+/**
+ * A ledger found past its throughput is left alone this long, and a little more at random, so
+ * the containers that met it together do not come back together: their requests meanwhile are
+ * answered 429 with this `Retry-After`, from memory.
+ */
+export const BUSY_MEMORY_SECONDS = 1;
+
+/** The answer while a ledger is past its throughput: a retry shortly, never a server error. */
+export function busyLedger(): TooManyRequestsError {
+  return new TooManyRequestsError('Too many requests are checking this spending limit at once; retry shortly', BUSY_MEMORY_SECONDS);
 }

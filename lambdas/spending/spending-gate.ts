@@ -1,8 +1,9 @@
 import { systemClock, systemRandom, writerEpoch, writerStopped, type Clock, type Random } from '../clock';
-import { TooManyRequestsError, UnavailableError } from '../errors';
-import { refusal } from './refusal';
+import { UnavailableError } from '../errors';
+import { BUSY_MEMORY_SECONDS, busyLedger, refusal } from './refusal';
 import { HOLD_SECONDS, bucketOf, foldableAt, sameHold, type LedgerStore, type HoldRef, type LedgerRef, type LedgerStart, type LedgerState } from './ledgers';
 import { flightLapsed, settleFlight, startWithFlight } from './in-flight';
+import { HERD_HOLD_JITTER, HerdMemory } from './herds';
 import { startsFromSpend, type SpendingLimit, type SpendScope } from './limits';
 import { grantedWithin, refKey, roomIn, scopeKey, spendEntries, type GrantAsk, type Hold, type HoldSet, type Refusal, type ScopeHolds } from './holds';
 import { NOTHING_RESERVED, setAside, type Reservation } from './reservation';
@@ -39,12 +40,6 @@ const MAX_ROUNDS = 1000;
 export const REFUSAL_MEMORY_SECONDS = 30;
 /** So a fleet refused together reads the ledger again spread over a minute: 100,000 containers, about 830 read units a second. */
 export const REFUSAL_SPREAD_SECONDS = 60;
-/**
- * A ledger found past its throughput is left alone this long, and a little more at random, so
- * the containers that met it together do not come back together: their requests meanwhile are
- * answered 429 with this `Retry-After`, from memory.
- */
-export const BUSY_MEMORY_SECONDS = 1;
 /**
  * How long before a window resets a container takes its first hold of the next period, each at
  * a moment of its own in that time, so the fleet's first grants of a period spread over it
@@ -87,6 +82,7 @@ export class SpendingGate {
   private readonly aheadAt: number;
   /** Next periods' ledgers this container has asked ahead, by ledger and period. */
   private readonly ahead = new Set<string>();
+  private readonly herds = new HerdMemory();
 
   constructor(deps: SpendingGateDeps) {
     this.ledgers = deps.ledgers;
@@ -191,11 +187,13 @@ export class SpendingGate {
     const hold = current.holds.get(key);
     if (!hold || grantedWithin(hold, limit.amountUsd)) return hold;
     const held = limit.heldAtChange;
-    if (!held?.periods.includes(ref.period)) return undefined;
-    if (held.fit) {
+    if (held?.periods.includes(ref.period) && held.fit) {
       hold.limitUsd = limit.amountUsd;
       return hold;
     }
+    // Lowered under the hold: every container that held the ledger asks it again.
+    this.herds.sawLowered(ref, now);
+    if (!held?.periods.includes(ref.period)) return undefined;
     current.holds.delete(key);
     this.refusals.set(key, { until: this.refusalEnds(now), limitUsd: limit.amountUsd, room: ZERO });
     return undefined;
@@ -238,10 +236,12 @@ export class SpendingGate {
     const holdRef: HoldRef = { bucket: bucketOf(new Date(now)), epoch: this.epoch };
     const previous = holds.current;
     const sameSet = previous !== undefined && sameHold(previous.hold, holdRef) && previous.usableUntil > now;
-    const into: HoldSet = sameSet ? previous : { hold: holdRef, usableUntil: now + HOLD_SECONDS * 1000, holds: new Map() };
+    const branched = this.herds.branched(limit, ref, now);
+    const life = HOLD_SECONDS * 1000 * (branched ? 1 - HERD_HOLD_JITTER * this.random() : 1);
+    const into: HoldSet = sameSet ? previous : { hold: holdRef, usableUntil: now + life, holds: new Map() };
     const others = previous && !sameSet ? [...previous.holds.values()].filter((hold) => refKey(hold.ref) !== refKey(ref)) : [];
     const asked = { previous, into, holds, at };
-    const granted = await this.grant({ ...asked, ref, window: limit.window, scope: limit.scope, limitUsd: limit.amountUsd, estimate, whenShort: { refuse: limit } });
+    const granted = await this.grant({ ...asked, ref, window: limit.window, scope: limit.scope, limitUsd: limit.amountUsd, estimate, whenShort: { refuse: limit }, branched });
     if (!sameSet) {
       for (const hold of previous?.holds.values() ?? []) holds.used.set(refKey(hold.ref), plus(hold.charged, hold.reserved));
       // eslint-disable-next-line require-atomic-updates -- a scope's renewals run one at a time (obtain): nothing else set it meanwhile.
@@ -252,7 +252,7 @@ export class SpendingGate {
     await Promise.all(
       others.map(async (hold) => {
         if (hold.ref.period !== periodAt(hold.window, at).id) return;
-        await this.grant({ ...asked, ref: hold.ref, window: hold.window, scope: hold.scope, limitUsd: hold.limitUsd, estimate: ZERO, whenShort: 'skip' }).catch(() => undefined);
+        await this.grant({ ...asked, ref: hold.ref, window: hold.window, scope: hold.scope, limitUsd: hold.limitUsd, estimate: ZERO, whenShort: 'skip', branched }).catch(() => undefined);
       }),
     );
   }
@@ -283,7 +283,7 @@ export class SpendingGate {
     let base: LedgerStart | undefined;
     for (let attempt = 0; attempt < 6; attempt++) {
       if (compare(amount, ZERO) <= 0) return false;
-      const outcome = await this.ledgers.grant({ ref, limitUsd, amount, hold: into.hold, ...(back ? { giveBack: back } : {}) }, base);
+      const outcome = await this.ledgers.grant({ ref, limitUsd, amount, hold: into.hold, ...(back ? { giveBack: back } : {}), ...(ask.branched ? { branched: true } : {}) }, base);
       if ('busy' in outcome) {
         this.busy.set(key, now + BUSY_MEMORY_SECONDS * 1000 * (1 + this.random()));
         if (!refuse) return false;
@@ -298,7 +298,7 @@ export class SpendingGate {
         } else into.holds.set(key, { scope, ref, window, limitUsd, granted: amount, reserved: ZERO, charged: ZERO });
         this.refusals.delete(key);
         // The first grant of a bucket folds what has lapsed, so a ledger holds a few buckets at most.
-        if (outcome.before && !outcome.before.holds.some((h) => sameHold(h.hold, into.hold))) await this.foldLapsed(ref, scope, outcome.after);
+        if (outcome.before && outcome.after && !outcome.before.holds.some((h) => sameHold(h.hold, into.hold))) await this.foldLapsed(ref, scope, outcome.after);
         return true;
       }
       // The limit was changed after this container read it: its amount is the ledger's cap.
@@ -388,9 +388,4 @@ export class SpendingGate {
     if (!startsFromSpend(limit, at)) return { spent: ZERO };
     return startWithFlight(this.ledgers, limit.scope, this.clock.now(), () => this.spendBefore(limit.scope, limit.window, at), this.writersSince);
   }
-}
-
-/** The answer while a ledger is past its throughput: a retry shortly, never a server error. */
-function busyLedger(): TooManyRequestsError {
-  return new TooManyRequestsError('Too many requests are checking this spending limit at once; retry shortly', BUSY_MEMORY_SECONDS);
 }

@@ -27,6 +27,8 @@ export interface FunctionContext<T extends TableId> {
   readonly openShards?: number;
   /** How many spend shards a key's and a workspace's writes spread over: `SPEND_SHARDS` in AWS; locally a few. */
   readonly spendShards?: Readonly<Record<'key' | 'workspace', number>>;
+  /** How many branches each spending ledger has (lambdas/aws/dynamo-ledger-branches.ts): `LEDGER_BRANCHES` in AWS; locally none, one process being one container. */
+  readonly ledgerBranches?: number;
 }
 
 /** The API base URL, the `iss` and `aud` of issued access tokens, and their longest lifetime (docs/reference.md#access-tokens, docs/reference.md#limits). */

@@ -46,13 +46,16 @@ describe('the data layout at internet scale', () => {
     ['limited-key-completions', 'refused'],
     ['limited-workspace-completions', 'reset'],
     ['limited-workspace-completions', 'refused'],
+    ['limited-key-completions', 'herd'],
+    ['limited-workspace-completions', 'herd'],
   ] as const)('%s at the moment the fleet meets its ledgers together (%s): within the limits', (id, moment) => {
     const row = rows.get(id)!;
     const load = rowLoad(row, background, moment);
     expectWithinTargets(load);
-    // The moment is in the figures: the ledger items take the grants of the next period, or the refused fleet's reads.
+    // The moment is in the figures: the ledger items take the grants of the next period, the refused fleet's reads, or the herd's takes from the branches.
     const ledgers = load.items.filter((item) => item.name.includes('BUDGET#'));
-    expect(ledgers.some((item) => (moment === 'reset' ? item.name.endsWith('+1') && item.writeUnitsPerSecond > 0 : item.readUnitsPerSecond > 0))).toBe(true);
+    const shown = { reset: (name: string) => name.endsWith('+1'), refused: () => true, herd: (name: string) => name.includes('#<each>') }[moment];
+    expect(ledgers.some((item) => shown(item.name) && (moment === 'refused' ? item.readUnitsPerSecond : item.writeUnitsPerSecond) > 0)).toBe(true);
   });
 
   it.each([5, 30])('every completion row with completions of %d s, at the rate the modelled concurrency serves, at each moment of its ledgers: within the limits', (seconds) => {
@@ -60,7 +63,7 @@ describe('the data layout at internet scale', () => {
       if (row.functionName !== 'inference' || row.rate === undefined) continue;
       const long = atCompletionSeconds(row, seconds);
       expect(containersOf(long).inference).toBeLessThanOrEqual(MODELLED_CONCURRENCY);
-      for (const moment of ['steady', 'reset', 'refused'] as const) expectWithinTargets(rowLoad(long, background, moment));
+      for (const moment of ['steady', 'reset', 'refused', 'herd'] as const) expectWithinTargets(rowLoad(long, background, moment));
     }
   });
 

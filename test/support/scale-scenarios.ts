@@ -18,6 +18,7 @@ import type { MeasuredRow } from './scale-rows';
 import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, SPEND_SHARDS } from '../../lambdas/spending/ledgers';
 import { OPEN_PREFIX, OPEN_SHARDS } from '../../lambdas/aws/dynamo-open-completions';
 import { AHEAD_OF_RESET_SECONDS, REFUSAL_SPREAD_SECONDS } from '../../lambdas/spending/spending-gate';
+import { LEDGER_BRANCHES } from '../../lambdas/aws/dynamo-ledger-branches';
 import type { SpendScope } from '../../lambdas/spending/limits';
 import type { ItemAccess } from '../../local/dynamodb-capacity';
 
@@ -143,7 +144,12 @@ async function reloads(versionCopies: AwsCall[][], load: (copy: number) => Promi
 
 type Part = { calls: readonly AwsCall[]; timesPerSecond: number };
 
-/** What keeps one spending limit's ledger, measured: a container's grant, the fold of one bucket of holds, a refused container's read. */
+/**
+ * What keeps one spending limit's ledger, measured: a container's grant, the fold of one bucket of
+ * holds, a refused container's read; and through a branch (lambdas/aws/dynamo-ledger-branches.ts),
+ * a hold taken from the branch's room (its read and its take) and a branch's refill (its claim,
+ * the grant on the ledger, the chunk added to its room).
+ */
 export interface BudgetUpkeep {
   limit: string;
   scope: SpendScope['kind'];
@@ -152,14 +158,29 @@ export interface BudgetUpkeep {
   grant: AwsCall[];
   fold: AwsCall[];
   read: AwsCall[];
+  take: AwsCall[];
+  refill: AwsCall[];
 }
+
+/**
+ * What a container's first hold costs its branch when the fleet meets a ledger together: its take,
+ * and the claims and takes it lost to other containers' races, at most 3.5 writes a container as
+ * measured on the embedded server (test/lambdas/aws/dynamo-ledger-branches.test.ts), whose round
+ * trips, slower than a region's, leave more containers in each race.
+ */
+export const HERD_BRANCH_WRITES = 3.5;
+/** The refills each branch asks of the ledger meanwhile: four holds, then half its share of what the ledger had left. */
+export const HERD_REFILLS = 2;
 
 /**
  * The moments a limited row is held at: `steady`; `reset`, the minutes before a window resets,
  * when every container also takes its next period's hold; `refused`, a limit without room, when
- * no grant lands and every container reads the ledger again after its refusal memory.
+ * no grant lands and every container reads the ledger again after its refusal memory; `herd`, a
+ * limit just set (or its interval changed, a guardrail assigned) or its amount lowered under the
+ * holds out, when every container asks the ledger for a hold on its next request, through its
+ * branch (lambdas/spending/herds.ts).
  */
-export type LimitMoment = 'steady' | 'reset' | 'refused';
+export type LimitMoment = 'steady' | 'reset' | 'refused' | 'herd';
 
 /**
  * A limited row's requests and its ledgers' upkeep (docs/architecture.md, "Spending limits"):
@@ -187,6 +208,7 @@ function limitedParts(row: MeasuredRow, moment: LimitMoment): Part[] {
       { calls: ledger.fold, timesPerSecond: 1 / HOLD_BUCKET_SECONDS },
     ];
     if (moment === 'refused') return [{ calls: ledger.read, timesPerSecond: containers / REFUSAL_SPREAD_SECONDS }];
+    if (moment === 'herd') return herdParts(ledger, containers, invocationSeconds(row));
     // Each container's first hold of the next period, at its own moment in the minutes before the reset: the next period's item.
     if (moment === 'reset' && ledger.resets) return [...steady, { calls: ledger.grant.map(nextPeriod), timesPerSecond: containers / AHEAD_OF_RESET_SECONDS }];
     return steady;
@@ -194,9 +216,40 @@ function limitedParts(row: MeasuredRow, moment: LimitMoment): Part[] {
   return [...requests, ...upkeep];
 }
 
+/**
+ * A herd on one ledger: every container's next request comes within an invocation (`seconds`), so
+ * the `containers` arrive over it, each taking its first hold from its branch (the branch's read,
+ * and {@link HERD_BRANCH_WRITES} writes), spread over every branch alike; each branch refills
+ * {@link HERD_REFILLS} times from the ledger meanwhile; its buckets fold as ever.
+ */
+function herdParts(ledger: BudgetUpkeep, containers: number, seconds: number): Part[] {
+  const writes = (calls: AwsCall[]) => calls.filter((call) => call.items?.some((access) => access.operation === 'write'));
+  const arrivals = containers / seconds;
+  const refillsPerSecond = (LEDGER_BRANCHES * HERD_REFILLS) / seconds;
+  return [
+    { calls: ledger.take.map(spreadBranch), timesPerSecond: arrivals },
+    { calls: writes(ledger.take).map(spreadBranch), timesPerSecond: arrivals * (HERD_BRANCH_WRITES - 1) },
+    { calls: ledger.refill.map(spreadBranch), timesPerSecond: refillsPerSecond },
+    { calls: ledger.fold, timesPerSecond: 1 / HOLD_BUCKET_SECONDS },
+  ];
+}
+
 /** A ledger's call as made on its next period's item (the same partition). */
 function nextPeriod(call: AwsCall): AwsCall {
   return { ...call, items: call.items?.map((access) => ({ ...access, item: `${access.item ?? ''}+1` })) };
+}
+
+/**
+ * A call on a ledger's branch as the fleet spreads them: each container takes from the branch its
+ * draw picks, so one branch, at a share of {@link LEDGER_BRANCHES}, stands for each of them, as
+ * {@link spreadSpend}. Calls on the ledger's own item are as measured.
+ */
+function spreadBranch(call: AwsCall): AwsCall {
+  const items = call.items?.map((access) => {
+    const match = /^(BUDGET#.*)#(\d+)$/.exec(access.partition);
+    return match ? { ...access, partition: `${match[1]}#<each>`, units: access.units / LEDGER_BRANCHES } : access;
+  });
+  return { ...call, ...(items ? { items } : {}) };
 }
 
 /**

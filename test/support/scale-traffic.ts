@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoLedgers } from '../../lambdas/aws/dynamo-ledgers';
+import { LEDGER_BRANCHES } from '../../lambdas/aws/dynamo-ledger-branches';
+import { MAX_CAP_USD } from '../../lambdas/accounts/stored-limits';
 import { createDocumentClient, createDynamoDbClient } from '../../lambdas/aws/dynamo-client';
 import { TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';
 import { bucketOf } from '../../lambdas/spending/ledgers';
@@ -109,6 +111,8 @@ function upkeepMeter(runtime: LocalRuntime, at: Date): { measure(limits: Spendin
   let upkeepCalls: AwsCall[] = [];
   observeClientCalls(upkeepClient, 'inference', 'DynamoDB', (call) => upkeepCalls.push(call), 'items');
   const upkeepLedgers = new DynamoLedgers(createDocumentClient(upkeepClient), TABLE_SCHEMAS.usage.localName);
+  // The same container's grants through a branch, as AWS's containers ask a ledger at a herd.
+  const branchedLedgers = new DynamoLedgers(createDocumentClient(upkeepClient), TABLE_SCHEMAS.usage.localName, { branches: LEDGER_BRANCHES });
   return {
     measure: async (limits) => {
       const upkeep: BudgetUpkeep[] = [];
@@ -124,7 +128,19 @@ function upkeepMeter(runtime: LocalRuntime, at: Date): { measure(limits: Spendin
         const fold = upkeepCalls;
         upkeepCalls = [];
         await upkeepLedgers.read(ref);
-        upkeep.push({ limit: limit.description, scope: limit.scope.kind, resets: limit.window !== 'all', grant, fold, read: upkeepCalls });
+        const read = upkeepCalls;
+        // A branch's refill (its first hold of a bucket), then a hold taken from the room it added: asked under the
+        // largest amount, as a ledger the row's traffic has nearly spent still has room for a branch's chunk under it.
+        const branched = { ref, limitUsd: String(MAX_CAP_USD), amount: '0.000001', hold: { ...hold, bucket: hold.bucket + 1 }, branched: true };
+        upkeepCalls = [];
+        if (!(await branchedLedgers.grant(branched)).granted) throw new Error(`a branch of the ledger of ${limit.description} refused a refill`);
+        const refill = upkeepCalls;
+        upkeepCalls = [];
+        if (!(await branchedLedgers.grant(branched)).granted) throw new Error(`a branch of the ledger of ${limit.description} refused a take`);
+        const take = upkeepCalls;
+        upkeepCalls = [];
+        await upkeepLedgers.fold(ref, limit.scope, branched.hold, '0.000005');
+        upkeep.push({ limit: limit.description, scope: limit.scope.kind, resets: limit.window !== 'all', grant, fold, read, take, refill });
       }
       return upkeep;
     },

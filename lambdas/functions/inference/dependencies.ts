@@ -9,6 +9,7 @@ import { DynamoUsageStore } from '../../aws/dynamo-usage-store';
 import { DynamoGenerationStore } from '../../aws/dynamo-generation-store';
 import { DynamoResponseStore } from '../../aws/dynamo-response-store';
 import { DynamoLedgers } from '../../aws/dynamo-ledgers';
+import { LEDGER_BRANCHES } from '../../aws/dynamo-ledger-branches';
 import { SpendingGate } from '../../spending/spending-gate';
 import { spendBeforeFrom } from '../../spending/spend-before';
 import type { AccessTokenSettings, ApiSettings, CatalogSettings, FunctionContext } from '../../wiring/context';
@@ -45,7 +46,7 @@ export function inferenceDependencies(
     responses: new DynamoResponseStore(documentClient, tables.responses, clock, settings.responseRetentionDays),
     // One per container: what it holds of each spending limit lives as long as it does.
     spending: new SpendingGate({
-      ledgers: new DynamoLedgers(documentClient, tables.usage, { spendShards: context.spendShards }),
+      ledgers: new DynamoLedgers(documentClient, tables.usage, { spendShards: context.spendShards, branches: context.ledgerBranches ?? LEDGER_BRANCHES, random: context.random }),
       spendBefore: spendBeforeFrom(accounts, usage),
       clock,
       random: context.random,

@@ -1,6 +1,7 @@
 import { DynamoLedgers } from '../../../lambdas/aws/dynamo-ledgers';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
-import { BUSY_MEMORY_SECONDS, SpendingGate, REFUSAL_MEMORY_SECONDS, REFUSAL_SPREAD_SECONDS, type SpendBefore } from '../../../lambdas/spending/spending-gate';
+import { SpendingGate, REFUSAL_MEMORY_SECONDS, REFUSAL_SPREAD_SECONDS, type SpendBefore } from '../../../lambdas/spending/spending-gate';
+import { BUSY_MEMORY_SECONDS } from '../../../lambdas/spending/refusal';
 import type { Reservation } from '../../../lambdas/spending/reservation';
 import { HOLD_BUCKET_SECONDS, HOLD_SECONDS, RUNNING_REQUEST_SECONDS } from '../../../lambdas/spending/ledgers';
 import type { SpendingLimit, SpendScope } from '../../../lambdas/spending/limits';
