@@ -192,7 +192,7 @@ export class SpendingGate {
       return hold;
     }
     // Lowered under the hold: every container that held the ledger asks it again.
-    this.herds.sawLowered(ref, now);
+    this.herds.together(ref, now);
     if (!held?.periods.includes(ref.period)) return undefined;
     current.holds.delete(key);
     this.refusals.set(key, { until: this.refusalEnds(now), limitUsd: limit.amountUsd, room: ZERO });
@@ -286,6 +286,7 @@ export class SpendingGate {
       const outcome = await this.ledgers.grant({ ref, limitUsd, amount, hold: into.hold, ...(back ? { giveBack: back } : {}), ...(ask.branched ? { branched: true } : {}) }, base);
       if ('busy' in outcome) {
         this.busy.set(key, now + BUSY_MEMORY_SECONDS * 1000 * (1 + this.random()));
+        this.herds.together(ref, now);
         if (!refuse) return false;
         throw busyLedger();
       }
@@ -319,6 +320,7 @@ export class SpendingGate {
       if (!refuse) return false;
       const left = plus(room, leftover);
       this.refusals.set(key, { until: this.refusalEnds(now), limitUsd, room: left });
+      this.herds.together(ref, now);
       throw refusal(refuse, at, estimate, left);
     }
     // Contended: the caller looks again.
@@ -376,6 +378,7 @@ export class SpendingGate {
       return;
     }
     this.refusals.set(key, { until: this.refusalEnds(now), limitUsd: limit.amountUsd, room });
+    this.herds.together(ref, now);
     throw refusal(limit, at, estimate, room);
   }
 

@@ -107,7 +107,7 @@ describe("a ledger's branches", () => {
     expect(ledger).toBeLessThanOrEqual(HERD_REFILLS * 4);
   });
 
-  it('is asked through branches only while its limit is young, or after its amount was lowered under the holds out', async () => {
+  it('is asked through branches only while its limit is young, or after its amount was lowered under the holds out or it refused', async () => {
     const clock = new FixedClock();
     const [gate] = fleet(1, 4, clock);
     const admit = async (limit: SpendingLimit) => (await gate!.reserve([limit], ESTIMATE, clock.now())).charge(ESTIMATE);
@@ -128,6 +128,13 @@ describe("a ledger's branches", () => {
     clock.advance(BRANCHED_SECONDS * 1000);
     await admit(young);
     expect(branchWrites(young)).toBe(taken);
+    // Refused: the fleet refused together asks together once there is room (here, a raise).
+    const tight = keyLimit('0.0015', new Date(clock.now().getTime() - 3600_000));
+    await admit(tight);
+    await expect(admit(tight)).rejects.toThrow(SpendingLimitError);
+    expect(branchWrites(tight)).toBe(0);
+    await admit({ ...tight, amountUsd: '1' });
+    expect(branchWrites(tight)).toBeGreaterThan(0);
   });
 
   it('never lets a fleet on branches overrun a limit, however the room is spread over them', async () => {
