@@ -279,7 +279,10 @@ function holdOfRoom(name: string): HoldRef | undefined {
 /** The branch attribute of the next chunk it takes of one bucket. */
 const chunkAttribute = (hold: HoldRef): string => `${CHUNK_PREFIX}${hold.bucket}:${hold.epoch}`;
 
-/** The ledger attribute that counts the holds of one bucket and writer epoch (as lambdas/aws/dynamo-ledgers.ts names it). */
+/** The prefix of a ledger's hold attributes (`h:<bucket>:<epoch>`). */
+export const HOLD_PREFIX = 'h:';
+
+/** The ledger attribute that counts the holds of one bucket and writer epoch. */
 export function holdAttribute(hold: HoldRef): string {
-  return `h:${hold.bucket}:${hold.epoch}`;
+  return `${HOLD_PREFIX}${hold.bucket}:${hold.epoch}`;
 }

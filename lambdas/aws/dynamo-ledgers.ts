@@ -22,7 +22,7 @@ import { ZERO, atMost, minus, negate, plus, smaller } from '../usd';
 import { DynamoItems, backoffMs, isThrottling, itemId, type TransactionAction } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
 import { inBatches } from '../batches';
-import { LedgerBranches, holdAttribute } from './dynamo-ledger-branches';
+import { HOLD_PREFIX, LedgerBranches, holdAttribute } from './dynamo-ledger-branches';
 
 /**
  * Spending-limit ledgers and spend items in the usage table (docs/architecture.md, "Spending
@@ -292,12 +292,8 @@ function startWrite(start: LedgerStart, committed: string): { update: string; na
 /** Spend items outlive the fold of their holds by a day: enough to audit, not enough to pile up. */
 const SPEND_KEPT_SECONDS = 24 * 3600;
 
-const HOLD_PREFIX = 'h:';
-
 /** The key of a ledger's item for one period. */
 export const ledgerKey = (ref: LedgerRef) => ({ pk: `${LEDGER_PREFIX}${ref.ledger}`, sk: ref.period });
-
-export { holdAttribute };
 
 /** The key of the spend item of a scope's shard for one bucket's holds. */
 export function spendKey(scope: SpendScope, shard: number, hold: HoldRef): { pk: string; sk: string } {
