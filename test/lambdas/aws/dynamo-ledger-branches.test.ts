@@ -1,6 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoLedgers, ledgerKey } from '../../../lambdas/aws/dynamo-ledgers';
-import { branchKey, roomAttribute } from '../../../lambdas/aws/dynamo-ledger-branches';
+import { LedgerBranches, branchKey, roomAttribute } from '../../../lambdas/aws/dynamo-ledger-branches';
+import { DynamoItems } from '../../../lambdas/aws/dynamo-items';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { SpendingLimitError } from '../../../lambdas/errors';
 import { HOLD_BUCKET_SECONDS, bucketOf, foldableAt, type LedgerRef } from '../../../lambdas/spending/ledgers';
@@ -211,6 +212,35 @@ describe("a ledger's branches", () => {
     await ask({ ...first, bucket: first.bucket + 2 });
     const after = (await ledgers.read(ledgerOf(limit)))!;
     expect(after.holds).toEqual(expect.arrayContaining([{ hold: first, amount: '0.0006' }, { hold: second, amount: '0.002' }]));
+  });
+
+  it("takes over a claim its container left, and asks the ledger alone after waiting out another container's refills", async () => {
+    let now = Date.now();
+    const limit = keyLimit('1', new Date(now));
+    const ref = ledgerOf(limit);
+    await seed(limit);
+    const hold = { bucket: bucketOf(new Date(now)), epoch: '-' };
+    const onLedger = new DynamoLedgers(counted, TABLE);
+    // One branch, with a clock and waits of the test's own: each wait moves the clock on by a tenth of a second.
+    const branches = new LedgerBranches(new DynamoItems(counted, TABLE), (grant, start) => onLedger.grant(grant, start), 1, {
+      now: () => now,
+      sleep: async () => {
+        now += 100;
+      },
+    });
+    const ask = () => branches.grant({ ref, limitUsd: '1', amount: ESTIMATE, hold, branched: true }, undefined);
+    const claimOf = async (until: number) => tables.documentClient.send(new PutCommand({ TableName: TABLE, Item: { ...branchKey(ref, 0), refillBy: 'a container gone', refillUntil: until } }));
+    // A claim that lapsed: taken over, and the branch refilled.
+    await claimOf(now - 1);
+    await expect(ask()).resolves.toMatchObject({ granted: true });
+    expect((await itemOf(branchKey(ref, 0)))?.[roomAttribute(hold)]).toBe(0.004);
+    // A claim that stays (its container hung): waited on for twice its life, then the hold alone from the ledger.
+    await claimOf(now + 3_600_000);
+    const [before, started] = [writesOn(limit).ledger, now];
+    await expect(ask()).resolves.toMatchObject({ granted: true });
+    expect(now - started).toBeGreaterThanOrEqual(4000);
+    expect(writesOn(limit).ledger).toBe(before + 1);
+    expect((await itemOf(branchKey(ref, 0)))?.[roomAttribute(hold)]).toBeUndefined();
   });
 
   it("folds a bucket as before: what its branches' holders spent is counted, what the branches did not hand out lapses", async () => {
