@@ -209,15 +209,17 @@ async function send(client: DynamoDBDocumentClient, action: ConditionalAction): 
 /** Errors of a table or partition past its throughput, once the SDK's own retries are spent. */
 const THROTTLING_ERRORS = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
 
+/** An error's name: DynamoDB's error code, as the SDK names its exceptions. */
+const errorName = (error: unknown): string => (error as { name?: string } | null)?.name ?? '';
+
 /** True when DynamoDB refused the request for throughput, not for anything in it. */
-export function isThrottling(error: unknown): boolean {
-  return THROTTLING_ERRORS.has((error as { name?: string } | null)?.name ?? '');
-}
+export const isThrottling = (error: unknown): boolean => THROTTLING_ERRORS.has(errorName(error));
+
+/** True when a write met a transaction holding its item (the SDK does not retry that). */
+export const isTransactionConflict = (error: unknown): boolean => errorName(error) === 'TransactionConflictException';
 
 /** True when the error is DynamoDB's answer to a failed condition expression. */
-function isConditionalCheckFailed(error: unknown): boolean {
-  return (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
-}
+const isConditionalCheckFailed = (error: unknown): boolean => errorName(error) === 'ConditionalCheckFailedException';
 
 /**
  * Item access to one table of the single-table layout (`pk`, `sk`, the `gsi1pk`/`gsi1sk`

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { LEDGER_PREFIX, foldableAt, type Grant, type GrantOutcome, type HoldRef, type LedgerRef, type LedgerStart } from '../spending/ledgers';
+import { foldableAt, type Grant, type GrantOutcome, type HoldRef, type LedgerRef, type LedgerStart } from '../spending/ledgers';
 import { ZERO, atMost, compare, larger, minus, negate, plus, smaller, times } from '../usd';
-import { isThrottling, type DynamoItems } from './dynamo-items';
+import { isThrottling, isTransactionConflict, type DynamoItems } from './dynamo-items';
+import { branchKey, bucketAttribute, bucketOfAttribute, holdAttribute, ledgerKey } from './dynamo-ledger-keys';
 import { decimal } from './dynamo-usage-store';
 
 /**
@@ -70,7 +71,7 @@ export class LedgerBranches {
     for (;;) {
       if (hasRoom(branch, grant)) {
         const taken = await this.take(key, grant);
-        if (taken === TAKEN) return this.taken();
+        if (taken === TAKEN) return TAKEN_FROM_BRANCH;
         branch = taken;
         continue;
       }
@@ -112,11 +113,6 @@ export class LedgerBranches {
     return answer.written ? TAKEN : answer.item;
   }
 
-  /** A grant taken from the branch: the ledger's item is not written, nor read. */
-  private taken(): GrantOutcome {
-    return { granted: true, before: undefined, after: undefined };
-  }
-
   /**
    * Claims the branch's refill unless another container holds a claim still fresh, taking in
    * the same write what the branch has left of its older buckets (no container takes from them):
@@ -142,7 +138,7 @@ export class LedgerBranches {
     });
     if (!answer.written) return undefined;
     return Object.entries(answer.item ?? {}).flatMap(([name, value]) => {
-      const hold = holdOfRoom(name);
+      const hold = bucketOfAttribute(ROOM_PREFIX, name);
       return hold && name !== current && compare(decimal(value), ZERO) > 0 ? [{ hold, amount: decimal(value) }] : [];
     });
   }
@@ -234,7 +230,7 @@ export class LedgerBranches {
     try {
       await this.items.write({
         Update: {
-          Key: { pk: `${LEDGER_PREFIX}${ref.ledger}`, sk: ref.period },
+          Key: ledgerKey(ref),
           UpdateExpression: 'ADD committed :taken, #back :taken',
           ConditionExpression: '#back >= :amount',
           ExpressionAttributeNames: { '#back': holdAttribute(left.hold) },
@@ -242,7 +238,7 @@ export class LedgerBranches {
         },
       });
     } catch (error) {
-      if (!isThrottling(error) && (error as { name?: string } | null)?.name !== 'TransactionConflictException') throw error;
+      if (!isThrottling(error) && !isTransactionConflict(error)) throw error;
     }
   }
 }
@@ -250,6 +246,8 @@ export class LedgerBranches {
 type BranchKey = { pk: string; sk: string };
 
 const TAKEN = Symbol('taken');
+/** A grant taken from the branch: the ledger's item is not written, nor read. */
+const TAKEN_FROM_BRANCH: GrantOutcome = { granted: true, before: undefined, after: undefined };
 
 /** Whether the branch as read has room for the grant, granted under its amount or a lower one. */
 function hasRoom(branch: Record<string, unknown> | undefined, grant: Grant): boolean {
@@ -262,27 +260,8 @@ const UNDER = 'under';
 const ROOM_PREFIX = 'room:';
 const CHUNK_PREFIX = 'chunk:';
 
-/** The key of one branch's item of a ledger's period. */
-export const branchKey = (ref: LedgerRef, branch: number): BranchKey => ({ pk: `${LEDGER_PREFIX}${ref.ledger}#${branch}`, sk: ref.period });
-
 /** The branch attribute of the room it has left to hand out of one bucket's hold. */
-export const roomAttribute = (hold: HoldRef): string => `${ROOM_PREFIX}${hold.bucket}:${hold.epoch}`;
-
-/** The bucket and epoch a room attribute counts; undefined for any other attribute. */
-function holdOfRoom(name: string): HoldRef | undefined {
-  if (!name.startsWith(ROOM_PREFIX)) return undefined;
-  const [bucket, epoch] = name.slice(ROOM_PREFIX.length).split(':');
-  const parsed = Number(bucket);
-  return Number.isSafeInteger(parsed) && epoch !== undefined ? { bucket: parsed, epoch } : undefined;
-}
+export const roomAttribute = (hold: HoldRef): string => bucketAttribute(ROOM_PREFIX, hold);
 
 /** The branch attribute of the next chunk it takes of one bucket. */
-const chunkAttribute = (hold: HoldRef): string => `${CHUNK_PREFIX}${hold.bucket}:${hold.epoch}`;
-
-/** The prefix of a ledger's hold attributes (`h:<bucket>:<epoch>`). */
-export const HOLD_PREFIX = 'h:';
-
-/** The ledger attribute that counts the holds of one bucket and writer epoch. */
-export function holdAttribute(hold: HoldRef): string {
-  return `${HOLD_PREFIX}${hold.bucket}:${hold.epoch}`;
-}
+const chunkAttribute = (hold: HoldRef): string => bucketAttribute(CHUNK_PREFIX, hold);

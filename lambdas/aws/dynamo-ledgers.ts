@@ -1,7 +1,6 @@
 import { NumberValue, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   FLIGHT_ATTRIBUTE,
-  LEDGER_PREFIX,
   SPEND_SHARDS,
   TOTAL_ATTRIBUTE,
   foldableAt,
@@ -19,10 +18,11 @@ import {
 } from '../spending/ledgers';
 import type { SpendScope } from '../spending/limits';
 import { ZERO, atMost, minus, negate, plus, smaller } from '../usd';
-import { DynamoItems, backoffMs, isThrottling, itemId, type TransactionAction } from './dynamo-items';
+import { DynamoItems, backoffMs, isThrottling, isTransactionConflict, itemId, type TransactionAction } from './dynamo-items';
 import { decimal } from './dynamo-usage-store';
 import { inBatches } from '../batches';
-import { HOLD_PREFIX, LedgerBranches, holdAttribute } from './dynamo-ledger-branches';
+import { LedgerBranches } from './dynamo-ledger-branches';
+import { HOLD_PREFIX, bucketOfAttribute, holdAttribute, ledgerKey } from './dynamo-ledger-keys';
 
 /**
  * Spending-limit ledgers and spend items in the usage table (docs/architecture.md, "Spending
@@ -269,7 +269,6 @@ async function untilNoConflict<T>(write: () => Promise<T>): Promise<T> {
 }
 
 const CONFLICT_ATTEMPTS = 4;
-const isTransactionConflict = (error: unknown) => (error as { name?: string } | null)?.name === 'TransactionConflictException';
 
 /** How many spend shards the local runtime spreads a scope's writes over: one process's rate needs few, and a new ledger reads them all. */
 export const LOCAL_SPEND_SHARDS: Readonly<Record<SpendScope['kind'], number>> = { key: 4, workspace: 8 };
@@ -292,9 +291,6 @@ function startWrite(start: LedgerStart, committed: string): { update: string; na
 /** Spend items outlive the fold of their holds by a day: enough to audit, not enough to pile up. */
 const SPEND_KEPT_SECONDS = 24 * 3600;
 
-/** The key of a ledger's item for one period. */
-export const ledgerKey = (ref: LedgerRef) => ({ pk: `${LEDGER_PREFIX}${ref.ledger}`, sk: ref.period });
-
 /** The key of the spend item of a scope's shard for one bucket's holds. */
 export function spendKey(scope: SpendScope, shard: number, hold: HoldRef): { pk: string; sk: string } {
   return { pk: spendPartition(scope, shard), sk: `${hold.bucket}:${hold.epoch}` };
@@ -310,11 +306,8 @@ function ledgerState(item: Record<string, unknown> | undefined): LedgerState | u
   if (!item || item.committed === undefined) return undefined;
   const holds: LedgerState['holds'] = [];
   for (const [name, value] of Object.entries(item)) {
-    if (!name.startsWith(HOLD_PREFIX)) continue;
-    const [bucket, epoch] = name.slice(HOLD_PREFIX.length).split(':');
-    const parsed = Number(bucket);
-    if (!Number.isSafeInteger(parsed) || epoch === undefined) continue;
-    holds.push({ hold: { bucket: parsed, epoch }, amount: decimal(value) });
+    const hold = bucketOfAttribute(HOLD_PREFIX, name);
+    if (hold) holds.push({ hold, amount: decimal(value) });
   }
   const flight = flightOf(item[FLIGHT_ATTRIBUTE]);
   return { committed: decimal(item.committed), settled: decimal(item.settled ?? 0), holds, ...(flight ? { flight } : {}) };

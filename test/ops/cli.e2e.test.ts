@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { hashApiKey } from '../../lambdas/accounts/api-keys';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ledgerKey } from '../../lambdas/aws/dynamo-ledgers';
+import { ledgerKey } from '../../lambdas/aws/dynamo-ledger-keys';
 import { DynamoOpenCompletions, LOCAL_OPEN_SHARDS } from '../../lambdas/aws/dynamo-open-completions';
 import { DynamoUsageStore } from '../../lambdas/aws/dynamo-usage-store';
 import { ALL_TABLES, TABLE_SCHEMAS } from '../../lambdas/aws/table-schemas';

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoLedgers, ledgerKey } from '../../../lambdas/aws/dynamo-ledgers';
-import { LedgerBranches, branchKey, roomAttribute } from '../../../lambdas/aws/dynamo-ledger-branches';
+import { DynamoLedgers } from '../../../lambdas/aws/dynamo-ledgers';
+import { branchKey, ledgerKey } from '../../../lambdas/aws/dynamo-ledger-keys';
+import { LedgerBranches, roomAttribute } from '../../../lambdas/aws/dynamo-ledger-branches';
 import { DynamoItems } from '../../../lambdas/aws/dynamo-items';
 import { TABLE_SCHEMAS } from '../../../lambdas/aws/table-schemas';
 import { SpendingLimitError } from '../../../lambdas/errors';
